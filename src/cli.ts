@@ -1,0 +1,169 @@
+/**
+ * The command line: flags to {@linkcode SettingsInput}, and the usage text.
+ * Pure: no `Deno.args`, no exit (those live in `main.ts`).
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { DEFAULT_SETTINGS, type SettingsInput } from "./config.ts";
+import { LOG_LEVELS } from "./error_log.ts";
+
+/** What the command line asks for. */
+export interface CliOptions {
+  /** `--help`. */
+  help: boolean;
+  /** `--version`. */
+  version: boolean;
+  /** `--config FILE`, if given. */
+  configPath?: string;
+  /** Settings given as flags; they override the config file. */
+  settings: SettingsInput;
+}
+
+const OPTIONS = {
+  listen: { type: "string" },
+  upstream: { type: "string" },
+  root: { type: "string" },
+  "server-name": { type: "string" },
+  "error-log": { type: "string" },
+  "access-log": { type: "string" },
+  "error-log-level": { type: "string" },
+  "add-forwarded-headers": { type: "boolean" },
+  "log-max-size": { type: "string" },
+  "log-keep": { type: "string" },
+  config: { type: "string", short: "c" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const;
+
+function quoted(message: string): string {
+  return message.match(/'([^']+)'/)?.[1] ?? "";
+}
+
+/**
+ * Parses the command line.
+ *
+ * @param args The arguments, without the program.
+ * @returns What they ask for.
+ * @throws {TypeError} On an unknown flag, a missing value or a stray
+ * argument, with a one-line message naming it.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseCliArgs } from "./cli.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const cli = parseCliArgs(["--listen", "127.0.0.1:9000", "--access-log", "off"]);
+ * strictEqual(cli.settings.listen, "127.0.0.1:9000");
+ * strictEqual(cli.settings.accessLog, "off");
+ * ```
+ */
+export function parseCliArgs(args: string[]): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: OPTIONS,
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      throw new TypeError(`Unknown option "${quoted(message)}"`);
+    }
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+      const flag = message.match(/--[a-z-]+/)?.[0] ?? quoted(message);
+      throw new TypeError(`Option "${flag}" needs a value`);
+    }
+    if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
+      throw new TypeError(`Unexpected argument "${quoted(message)}"`);
+    }
+    throw new TypeError(message);
+  }
+  const settings: SettingsInput = {};
+  if (values.listen !== undefined) settings.listen = values.listen;
+  if (values.upstream !== undefined) settings.upstream = values.upstream;
+  if (values.root !== undefined) settings.root = values.root;
+  if (values["server-name"] !== undefined) {
+    settings.serverName = values["server-name"];
+  }
+  if (values["error-log"] !== undefined) {
+    settings.errorLog = values["error-log"];
+  }
+  if (values["access-log"] !== undefined) {
+    settings.accessLog = values["access-log"];
+  }
+  if (values["error-log-level"] !== undefined) {
+    settings.errorLogLevel = values["error-log-level"];
+  }
+  if (values["add-forwarded-headers"] !== undefined) {
+    settings.addForwardedHeaders = values["add-forwarded-headers"];
+  }
+  if (values["log-max-size"] !== undefined) {
+    settings.logMaxSize = values["log-max-size"];
+  }
+  if (values["log-keep"] !== undefined) {
+    const keep = values["log-keep"];
+    if (!/^\d+$/.test(keep)) {
+      throw new TypeError(
+        `Cannot parse log-keep "${keep}": expected a whole number`,
+      );
+    }
+    settings.logKeep = Number(keep);
+  }
+  return {
+    help: values.help ?? false,
+    version: values.version ?? false,
+    ...(values.config === undefined ? {} : { configPath: values.config }),
+    settings,
+  };
+}
+
+/**
+ * The usage text printed by `--help` and after a bad flag.
+ *
+ * @returns The text.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatUsage } from "./cli.ts";
+ * import { match } from "node:assert/strict";
+ *
+ * match(formatUsage(), /--upstream/);
+ * ```
+ */
+export function formatUsage(): string {
+  const d = DEFAULT_SETTINGS;
+  return `station-gateway: serves a client app and forwards /api/ to an upstream
+
+USAGE:
+  station-gateway [OPTIONS]
+
+OPTIONS:
+  --listen [HOST:]PORT     Where to listen (default: ${d.listen}, on 127.0.0.1 and ::1;
+                           give *:PORT or 0.0.0.0:PORT to accept other machines)
+  --upstream URL           Where /api/ goes: http://host[:port] (default:
+                           ${d.upstream}; port 8080 when omitted)
+  --root DIR               The client-app folder (default: ${d.root})
+  --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
+  --error-log FILE         The error log (default: ${d.errorLog})
+  --access-log FILE|off    The access log, nginx "combined" (default: ${d.accessLog})
+  --error-log-level LEVEL  ${
+    LOG_LEVELS.join(", ")
+  } (default: ${d.errorLogLevel})
+  --add-forwarded-headers  Send X-Forwarded-For, -Proto and -Host upstream
+  --log-max-size SIZE      Rotate a log before it exceeds SIZE, e.g. 16m; 0 = never
+                           (default: ${d.logMaxSize})
+  --log-keep N             Rotated files kept per log (default: ${d.logKeep})
+  -c, --config FILE        JSON file with the same settings in camelCase
+                           (e.g. {"upstream": "http://10.0.0.5"}); flags override it
+  -h, --help               Print this help
+  -V, --version            Print the version
+
+Relative paths start from the executable's folder (the project folder under
+"deno run"), never from the working directory.
+`;
+}

@@ -1,0 +1,246 @@
+/**
+ * The request handler: routes `/api/` to the upstream and everything else to
+ * the client app, and logs each request as nginx would. It never throws to
+ * `Deno.serve`: an unexpected exception becomes a 500 and an `[alert]` line.
+ *
+ * @module
+ */
+
+import { basicAuthUser } from "./access_log.ts";
+import type { UpstreamAddress } from "./config.ts";
+import type { ConnectionCounter } from "./connection_counter.ts";
+import { probeUpstream, renderDefaultPage } from "./default_page.ts";
+import { errorResponse } from "./error_pages.ts";
+import type { ErrorEvent, Logger } from "./logger.ts";
+import { requestTarget, routeRequest } from "./path_rewrite.ts";
+import { proxyRequest } from "./proxy.ts";
+import { serveStatic } from "./static_handler.ts";
+import { upstreamStatus } from "./upstream_error.ts";
+
+/** A `Deno.serve` handler. */
+export type GatewayHandler = (
+  req: Request,
+  info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+) => Promise<Response>;
+
+/** What the handler needs to know. */
+export interface GatewayOptions {
+  /** Where `/api/` goes. */
+  upstream: UpstreamAddress;
+  /** The client-app folder, absolute. */
+  root: string;
+  /** The `server:` field. */
+  serverName: string;
+  /** The port the gateway listens on, for absolute redirects (nginx uses the listen socket's port). */
+  publicPort: number;
+  /** Add `X-Forwarded-*` upstream. */
+  addForwardedHeaders: boolean;
+  /** Time allowed for the upstream's response headers. */
+  headerTimeoutMs: number;
+  /** The gateway's version, for the default page. */
+  version: string;
+  /** Match `/api/` ignoring case (nginx for Windows does). */
+  caseless?: boolean;
+}
+
+/** The handler's collaborators. */
+export interface GatewayDeps {
+  /** Where lines go. */
+  logger: Logger;
+  /** nginx's `*N` numbers. */
+  counter: ConnectionCounter;
+}
+
+// A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
+// 3986 §3.2.2); nginx rejects others with 400 (ngx_http_validate_host). This
+// also keeps a Host such as "a/b" from shifting the path in `req.url`.
+const VALID_HOST =
+  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
+
+function publicOrigin(host: string | null, port: number): string {
+  const name = host === null || host === ""
+    ? "127.0.0.1"
+    : host.startsWith("[")
+    ? host.slice(0, host.indexOf("]") + 1)
+    : host.split(":")[0];
+  return `http://${name}${port === 80 ? "" : `:${port}`}`;
+}
+
+/** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
+function countingBody(
+  body: ReadableStream<Uint8Array>,
+  onChunk: (n: number) => void,
+): ReadableStream<Uint8Array> {
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        onChunk(chunk.byteLength);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+}
+
+/**
+ * Creates the gateway's request handler.
+ *
+ * @param options Routing and proxy settings.
+ * @param deps Logger and connection counter.
+ * @returns The handler for `Deno.serve`.
+ */
+export function createGatewayHandler(
+  options: GatewayOptions,
+  deps: GatewayDeps,
+): GatewayHandler {
+  const { logger, counter } = deps;
+  const upstream = options.upstream;
+  const defaultPage = async (req: Request) => {
+    const html = renderDefaultPage({
+      version: options.version,
+      upstream: upstream.origin,
+      root: options.root,
+      probe: await probeUpstream(upstream.hostname, upstream.port, 3000),
+    });
+    return new Response(req.method === "HEAD" ? null : html, {
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+      },
+    });
+  };
+
+  return async (req, info) => {
+    const client = info.remoteAddr.hostname;
+    const connection = counter.forPeer(client, info.remoteAddr.port);
+    const host = req.headers.get("host");
+    const referrer = req.headers.get("referer");
+    const target = requestTarget(req.url, host);
+    const request = `${req.method} ${target} HTTP/1.1`;
+    const context = {
+      connection,
+      client,
+      server: options.serverName,
+      request,
+      ...(host === null ? {} : { host }),
+      ...(referrer === null ? {} : { referrer }),
+    };
+    const log = (event: Omit<ErrorEvent, keyof typeof context>) =>
+      logger.error({ ...context, ...event });
+
+    let response: Response;
+    try {
+      response = await handle(req, { target, host, client, log });
+    } catch (error) {
+      log({
+        level: "alert",
+        message: `unexpected error: ${
+          error instanceof Error ? error.stack ?? error.message : error
+        }`.replaceAll("\n", " "),
+      });
+      response = errorResponse(500);
+    }
+
+    let sent = 0;
+    const length = response.headers.get("content-length");
+    if (length !== null || response.body === null) {
+      sent = response.body === null || req.method === "HEAD"
+        ? 0
+        : Number(length);
+    } else {
+      response = new Response(
+        countingBody(response.body, (n) => sent += n),
+        response,
+      );
+    }
+    const status = response.status;
+    const remoteUser = basicAuthUser(req.headers.get("authorization"));
+    const userAgent = req.headers.get("user-agent");
+    const accessLine = () =>
+      logger.access({
+        remoteAddr: client,
+        ...(remoteUser === undefined ? {} : { remoteUser }),
+        request,
+        status,
+        bodyBytesSent: status === 499 ? 0 : sent,
+        ...(referrer === null ? {} : { referrer }),
+        ...(userAgent === null ? {} : { userAgent }),
+      });
+    info.completed.then(accessLine, accessLine);
+    return response;
+  };
+
+  async function handle(
+    req: Request,
+    { target, host, client, log }: {
+      target: string;
+      host: string | null;
+      client: string;
+      log: (
+        event: Omit<ErrorEvent, "connection" | "client" | "server">,
+      ) => void;
+    },
+  ): Promise<Response> {
+    const head = req.method === "HEAD";
+    if (host !== null && !VALID_HOST.test(host)) {
+      log({ level: "info", message: "client sent invalid host header" });
+      return errorResponse(400, { head });
+    }
+    const route = routeRequest(
+      target,
+      options.caseless === undefined ? {} : { caseless: options.caseless },
+    );
+    switch (route.kind) {
+      case "invalid":
+        log({
+          level: "info",
+          message: `client sent invalid request: ${route.reason}`,
+        });
+        return errorResponse(400, { head });
+      case "redirect":
+        return errorResponse(301, {
+          head,
+          headers: {
+            location: publicOrigin(host, options.publicPort) + route.location,
+          },
+        });
+      case "proxy": {
+        counter.take(); // nginx numbers every upstream connect attempt
+        const result = await proxyRequest(req, {
+          origin: upstream.origin,
+          hostname: upstream.hostname,
+          upstreamPath: route.upstreamPath,
+          clientAddress: client,
+          publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
+          addForwarded: options.addForwardedHeaders,
+          headerTimeoutMs: options.headerTimeoutMs,
+        });
+        if (result.ok) return result.response;
+        const error = result.error;
+        log({
+          level: error.level,
+          message: error.message,
+          ...(error.osError ? { osError: error.osError } : {}),
+          action: error.action,
+          upstream: `http://${upstream.peer}${route.upstreamPath}`,
+        });
+        return errorResponse(upstreamStatus(error), { head });
+      }
+      case "static": {
+        const result = await serveStatic(req, route, {
+          root: options.root,
+          defaultPage,
+        });
+        if (result.failure) {
+          log({
+            level: result.failure.level,
+            message: result.failure.message,
+            ...(result.failure.osError
+              ? { osError: result.failure.osError }
+              : {}),
+          });
+        }
+        return result.response;
+      }
+    }
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * Header policy between the client and the upstream, both directions.
+ *
+ * @module
+ */
+
+/**
+ * Hop-by-hop fields, removed in both directions together with every field
+ * the `Connection` header names (RFC 9110 §7.6.1). `Trailer` is added as Caddy
+ * and Go's `httputil` do (`hopHeaders` in `reverseproxy.go`).
+ */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/**
+ * Request fields the gateway never forwards besides the hop-by-hop set:
+ * `host` (the upstream gets its own, as nginx's `Host $proxy_host`),
+ * `content-length` (`fetch` frames the streamed body itself) and `expect`
+ * (nginx answers `100 Continue` itself and strips it).
+ */
+const REQUEST_DROPPED = new Set(["host", "content-length", "expect"]);
+
+/**
+ * Response fields nginx hides by default (`ngx_http_proxy_hide_headers[]`):
+ * the upstream's `Server`, and `X-Pad`/`X-Accel-*` internal fields.
+ */
+const RESPONSE_HIDDEN = new Set([
+  "server",
+  "x-pad",
+  "x-accel-expires",
+  "x-accel-redirect",
+  "x-accel-limit-rate",
+  "x-accel-buffering",
+  "x-accel-charset",
+]);
+
+function connectionTokens(headers: Headers): Set<string> {
+  const value = headers.get("connection");
+  const tokens = new Set<string>();
+  if (value === null) return tokens;
+  for (const token of value.split(",")) {
+    const t = token.trim().toLowerCase();
+    if (t !== "") tokens.add(t);
+  }
+  return tokens;
+}
+
+/** Options for {@linkcode upstreamRequestHeaders}. */
+export interface UpstreamRequestOptions {
+  /** The client's address, for `X-Forwarded-For`. */
+  clientAddress: string;
+  /**
+   * Add `X-Forwarded-For` (appended, as nginx's
+   * `$proxy_add_x_forwarded_for`), `X-Forwarded-Proto` and
+   * `X-Forwarded-Host`. nginx adds none by default.
+   *
+   * @default {false}
+   */
+  addForwarded?: boolean;
+}
+
+/**
+ * Builds the headers sent upstream from the client's.
+ *
+ * Drops hop-by-hop fields, fields named in `Connection`, `Host`,
+ * `Content-Length`, `Expect`, and names with `_` (nginx's
+ * `underscores_in_headers off` drops them on read). When the client sent no
+ * `Accept-Encoding`, sends `identity`: otherwise Deno's `fetch` would ask for
+ * `gzip,br` on its own and decode the answer (anchors §3.4 pitfall 1).
+ *
+ * @param client The client's request headers.
+ * @param options Forwarding options.
+ * @returns New headers for the upstream request.
+ *
+ * @example Usage
+ * ```ts
+ * import { upstreamRequestHeaders } from "./headers.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const h = upstreamRequestHeaders(
+ *   new Headers({ connection: "keep-alive, x-foo", "x-foo": "1", cookie: "a=1" }),
+ *   { clientAddress: "127.0.0.1" },
+ * );
+ * strictEqual(h.get("x-foo"), null);
+ * strictEqual(h.get("cookie"), "a=1");
+ * ```
+ */
+export function upstreamRequestHeaders(
+  client: Headers,
+  options: UpstreamRequestOptions,
+): Headers {
+  const named = connectionTokens(client);
+  const out = new Headers();
+  for (const [name, value] of client) {
+    if (
+      HOP_BY_HOP_HEADERS.has(name) || REQUEST_DROPPED.has(name) ||
+      named.has(name) || name.includes("_")
+    ) continue;
+    out.append(name, value);
+  }
+  if (!out.has("accept-encoding")) out.set("accept-encoding", "identity");
+  if (options.addForwarded) {
+    const prior = client.get("x-forwarded-for");
+    out.set(
+      "x-forwarded-for",
+      prior ? `${prior}, ${options.clientAddress}` : options.clientAddress,
+    );
+    out.set("x-forwarded-proto", "http");
+    const host = client.get("host");
+    if (host !== null) out.set("x-forwarded-host", host);
+  }
+  return out;
+}
+
+/** Options for {@linkcode clientResponseHeaders}. */
+export interface ClientResponseOptions {
+  /** The upstream origin whose absolute URLs are rewritten. */
+  upstreamOrigin: string;
+  /** The gateway's own absolute `/api/` URL that replaces it. */
+  publicApiBase: string;
+  /** `fetch` decoded the body (single `gzip` or `br` coding). */
+  decoded: boolean;
+}
+
+/**
+ * Applies nginx's `proxy_redirect default` to one `Location` or `Refresh`
+ * value: a value starting with `<upstream origin>/` gets that part replaced
+ * by the gateway's `/api/` URL; anything else is left alone.
+ *
+ * @param value The header value.
+ * @param upstreamOrigin e.g. `http://127.0.0.1:8080`.
+ * @param publicApiBase e.g. `http://localhost:8081/api/`.
+ * @returns The rewritten value.
+ *
+ * @example Usage
+ * ```ts
+ * import { rewriteRedirect } from "./headers.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(
+ *   rewriteRedirect("http://127.0.0.1:8080/foo?a=1", "http://127.0.0.1:8080", "http://localhost:8081/api/"),
+ *   "http://localhost:8081/api/foo?a=1",
+ * );
+ * ```
+ */
+export function rewriteRedirect(
+  value: string,
+  upstreamOrigin: string,
+  publicApiBase: string,
+): string {
+  const prefix = `${upstreamOrigin}/`;
+  if (value.startsWith(prefix)) {
+    return publicApiBase + value.slice(prefix.length);
+  }
+  // Refresh: "5; url=http://..." (nginx rewrites the URL after "url=").
+  const m = value.match(/^(\s*\d+\s*;\s*url\s*=\s*)(.*)$/i);
+  if (m?.[1] !== undefined && m[2]?.startsWith(prefix)) {
+    return m[1] + publicApiBase + m[2].slice(prefix.length);
+  }
+  return value;
+}
+
+/**
+ * Builds the headers sent to the client from the upstream's.
+ *
+ * Drops hop-by-hop fields, fields named in `Connection`, and the ones nginx
+ * hides; rewrites `Location`/`Refresh`; keeps every `Set-Cookie` separate.
+ * When `fetch` decoded the body, drops `Content-Encoding` and
+ * `Content-Length`, which describe bytes the client will not get (Deno ≥ 2.9
+ * keeps them: denoland/deno#35124).
+ *
+ * @param upstream The upstream response headers.
+ * @param options Rewrite options.
+ * @returns New headers for the client.
+ *
+ * @example Usage
+ * ```ts
+ * import { clientResponseHeaders } from "./headers.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const h = clientResponseHeaders(
+ *   new Headers({ "content-encoding": "gzip", "content-length": "28" }),
+ *   { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/", decoded: true },
+ * );
+ * strictEqual(h.has("content-encoding"), false);
+ * ```
+ */
+export function clientResponseHeaders(
+  upstream: Headers,
+  options: ClientResponseOptions,
+): Headers {
+  const named = connectionTokens(upstream);
+  const out = new Headers();
+  for (const [name, value] of upstream) {
+    if (
+      HOP_BY_HOP_HEADERS.has(name) || RESPONSE_HIDDEN.has(name) ||
+      named.has(name)
+    ) continue;
+    if (
+      options.decoded &&
+      (name === "content-encoding" || name === "content-length")
+    ) continue;
+    if (name === "location" || name === "refresh") {
+      out.append(
+        name,
+        rewriteRedirect(value, options.upstreamOrigin, options.publicApiBase),
+      );
+      continue;
+    }
+    out.append(name, value);
+  }
+  return out;
+}
+
+/**
+ * Tells whether Deno's `fetch` decoded a response body. Measured on 2.9.6: it
+ * decodes exactly one `gzip` or `br` coding, unless the request's
+ * `Accept-Encoding` was `identity` or it carried a `Range`; bodiless answers
+ * have nothing to decode.
+ *
+ * @param response The upstream response.
+ * @param sent The headers that were sent upstream.
+ * @param method The request method.
+ * @returns Whether the body was decoded.
+ *
+ * @example Usage
+ * ```ts
+ * import { fetchDecodedBody } from "./headers.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const res = new Response("x", { headers: { "content-encoding": "gzip" } });
+ * strictEqual(fetchDecodedBody(res, new Headers({ "accept-encoding": "gzip" }), "GET"), true);
+ * strictEqual(fetchDecodedBody(res, new Headers({ "accept-encoding": "identity" }), "GET"), false);
+ * ```
+ */
+export function fetchDecodedBody(
+  response: Response,
+  sent: Headers,
+  method: string,
+): boolean {
+  if (method === "HEAD" || response.status === 204 || response.status === 304) {
+    return false;
+  }
+  const coding = response.headers.get("content-encoding")?.trim().toLowerCase();
+  if (coding !== "gzip" && coding !== "br") return false;
+  return sent.get("accept-encoding") !== "identity" && !sent.has("range");
+}

@@ -1,0 +1,220 @@
+/**
+ * An append-only log file that survives being renamed and never grows
+ * without bound.
+ *
+ * Each line goes out in one synchronous `write` on a file opened for append,
+ * so lines from one process never interleave and a line is on disk (in the
+ * OS cache) before the request that caused it finishes — nothing is buffered
+ * in the process to be lost on a crash. At most once a second it checks that
+ * the path still names the open file: when another process renamed it (the
+ * nginx way of rotating, which Windows allows because Rust opens files with
+ * `FILE_SHARE_DELETE`) or deleted it, the next line goes to a new file at the
+ * path. It also rotates by size itself, keeping a fixed number of old files.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+
+/** Options for {@linkcode LogFile.open}. */
+export interface LogFileOptions {
+  /**
+   * Rotate before the file would exceed this many bytes; `0` never rotates.
+   *
+   * @default {16 * 1024 * 1024}
+   */
+  maxBytes?: number;
+  /**
+   * Rotated files kept as `<path>.1` … `<path>.N`; older ones are deleted.
+   *
+   * @default {5}
+   */
+  keep?: number;
+  /**
+   * How often, at most, to check that the path still names the open file.
+   *
+   * @default {1000}
+   */
+  checkIntervalMs?: number;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+  /** Told about write, reopen and rotation failures (never throws). */
+  onError?: (message: string) => void;
+}
+
+/** Retry a failed rotation (a file held open by another program) this late. */
+const ROTATE_RETRY_MS = 60_000;
+
+const encoder = new TextEncoder();
+
+/** An append-only, self-rotating log file. */
+export class LogFile {
+  #path: string;
+  #file: Deno.FsFile | null = null;
+  #size = 0;
+  #ino: number | null = null;
+  #lastCheck = 0;
+  #nextRotateTry = 0;
+  #maxBytes: number;
+  #keep: number;
+  #checkIntervalMs: number;
+  #now: () => number;
+  #onError: (message: string) => void;
+
+  private constructor(path: string, options: LogFileOptions) {
+    this.#path = path;
+    this.#maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
+    this.#keep = options.keep ?? 5;
+    this.#checkIntervalMs = options.checkIntervalMs ?? 1000;
+    this.#now = options.now ?? Date.now;
+    this.#onError = options.onError ?? (() => {});
+  }
+
+  /**
+   * Opens (creating it and its folder) a log file for appending.
+   *
+   * @param path The file's path.
+   * @param options Rotation and checking options.
+   * @returns The open log file.
+   * @throws {Deno.errors.PermissionDenied | Error} When the folder or file
+   * cannot be created: a startup error, reported as nginx's `[emerg]`.
+   *
+   * @example Usage
+   * ```ts
+   * import { LogFile } from "./log_file.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const dir = Deno.makeTempDirSync();
+   * const log = LogFile.open(`${dir}/logs/error.log`);
+   * log.write("first line");
+   * log.close();
+   * strictEqual(Deno.readTextFileSync(`${dir}/logs/error.log`), "first line\n");
+   * Deno.removeSync(dir, { recursive: true });
+   * ```
+   */
+  static open(path: string, options: LogFileOptions = {}): LogFile {
+    const log = new LogFile(path, options);
+    log.#openFile();
+    return log;
+  }
+
+  /** The path the file is written at. */
+  get path(): string {
+    return this.#path;
+  }
+
+  #openFile(): void {
+    Deno.mkdirSync(dirname(this.#path), { recursive: true });
+    const file = Deno.openSync(this.#path, {
+      append: true,
+      create: true,
+      read: false,
+    });
+    const info = file.statSync();
+    this.#file = file;
+    this.#size = info.size;
+    this.#ino = info.ino ?? null;
+    this.#lastCheck = this.#now();
+  }
+
+  #closeFile(): void {
+    try {
+      this.#file?.close();
+    } catch {
+      // Already closed; nothing to release.
+    }
+    this.#file = null;
+  }
+
+  /** Reopens when the path no longer names the open file. */
+  #checkPath(): void {
+    this.#lastCheck = this.#now();
+    let info: Deno.FileInfo;
+    try {
+      info = Deno.statSync(this.#path);
+    } catch {
+      // Renamed away or deleted: start a new file at the path.
+      this.#reopen();
+      return;
+    }
+    const replaced = info.ino !== null && this.#ino !== null
+      ? info.ino !== this.#ino
+      : info.size < this.#size;
+    if (replaced) this.#reopen();
+    else this.#size = info.size;
+  }
+
+  #reopen(): void {
+    this.#closeFile();
+    try {
+      this.#openFile();
+    } catch (error) {
+      this.#onError(`cannot reopen log file "${this.#path}": ${error}`);
+    }
+  }
+
+  #rotate(): void {
+    this.#closeFile();
+    try {
+      if (this.#keep === 0) {
+        Deno.removeSync(this.#path);
+      } else {
+        for (let i = this.#keep - 1; i >= 1; i--) {
+          try {
+            Deno.renameSync(`${this.#path}.${i}`, `${this.#path}.${i + 1}`);
+          } catch (error) {
+            if (!(error instanceof Deno.errors.NotFound)) throw error;
+          }
+        }
+        Deno.renameSync(this.#path, `${this.#path}.1`);
+      }
+    } catch (error) {
+      // Typically Windows error 32: another program holds the file without
+      // sharing delete access. Keep appending and try again later.
+      this.#nextRotateTry = this.#now() + ROTATE_RETRY_MS;
+      this.#onError(`cannot rotate log file "${this.#path}": ${error}`);
+    }
+    this.#reopen();
+  }
+
+  /**
+   * Appends one line (a newline is added). Never throws: a failure is
+   * reported to `onError` and the file is reopened on the next line.
+   *
+   * @param line The line, without its newline.
+   * @returns Whether the line was written.
+   */
+  write(line: string): boolean {
+    const bytes = encoder.encode(`${line}\n`);
+    const now = this.#now();
+    if (this.#file === null || now - this.#lastCheck >= this.#checkIntervalMs) {
+      if (this.#file === null) this.#reopen();
+      else this.#checkPath();
+    }
+    if (
+      this.#maxBytes > 0 && this.#size > 0 &&
+      this.#size + bytes.length > this.#maxBytes && now >= this.#nextRotateTry
+    ) {
+      this.#rotate();
+    }
+    const file = this.#file;
+    if (file === null) return false;
+    try {
+      let written = 0;
+      while (written < bytes.length) {
+        written += file.writeSync(bytes.subarray(written));
+      }
+      this.#size += bytes.length;
+      return true;
+    } catch (error) {
+      this.#onError(`cannot write log file "${this.#path}": ${error}`);
+      this.#closeFile();
+      return false;
+    }
+  }
+
+  /** Closes the file; later writes reopen it. */
+  close(): void {
+    this.#closeFile();
+  }
+}

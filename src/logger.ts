@@ -1,0 +1,114 @@
+/**
+ * The gateway's only log I/O: the error log (nginx grammar, level filter)
+ * and the access log (`combined`), each written to a line sink.
+ *
+ * @module
+ */
+
+import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
+import {
+  type ErrorLogEntry,
+  formatErrorLogLine,
+  isLevelEnabled,
+  type LogLevel,
+} from "./error_log.ts";
+
+/** Where formatted lines go: a {@linkcode LogFile} or, in tests, an array. */
+export interface LineSink {
+  /** Writes one line, without its newline. */
+  write(line: string): unknown;
+  /** Releases the sink. */
+  close?(): void;
+}
+
+/** An error-log entry before the logger adds time, pid and tid. */
+export type ErrorEvent = Omit<ErrorLogEntry, "time" | "pid" | "tid">;
+
+/** An access-log entry before the logger adds the time. */
+export type AccessEvent = Omit<AccessLogEntry, "time">;
+
+/** Writes error and access lines. */
+export interface Logger {
+  /** Writes an error-log line if its level is enabled. */
+  error(event: ErrorEvent): void;
+  /** Writes an access-log line (when the access log is on). */
+  access(event: AccessEvent): void;
+  /** Whether lines at `level` are written. */
+  enabled(level: LogLevel): boolean;
+  /** Closes both sinks. */
+  close(): void;
+}
+
+/** Options for {@linkcode createLogger}. */
+export interface LoggerOptions {
+  /** The error log. */
+  errorLog: LineSink;
+  /** The access log; `null` when off. */
+  accessLog: LineSink | null;
+  /**
+   * The least severe level written.
+   *
+   * @default {"error"}
+   */
+  level?: LogLevel;
+  /** @default {Deno.pid} */
+  pid?: number;
+  /**
+   * The thread id printed after `#`. On Linux nginx prints `gettid()`, which
+   * is the pid for the main thread that runs JavaScript here too; Windows'
+   * `GetCurrentThreadId()` cannot be read without FFI, so 0 is printed there.
+   *
+   * @default {Deno.build.os === "windows" ? 0 : Deno.pid}
+   */
+  tid?: number;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+/**
+ * Creates the logger.
+ *
+ * @param options Sinks, level and identity.
+ * @returns The logger.
+ *
+ * @example Usage
+ * ```ts
+ * import { createLogger } from "./logger.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const lines: string[] = [];
+ * const logger = createLogger({
+ *   errorLog: { write: (l: string) => lines.push(l) },
+ *   accessLog: null,
+ *   pid: 1,
+ *   tid: 1,
+ * });
+ * logger.error({ level: "info", message: "hidden" });
+ * logger.error({ level: "error", message: "shown" });
+ * strictEqual(lines.length, 1);
+ * ```
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const level = options.level ?? "error";
+  const pid = options.pid ?? Deno.pid;
+  const tid = options.tid ?? (Deno.build.os === "windows" ? 0 : Deno.pid);
+  const now = options.now ?? (() => new Date());
+  return {
+    error(event) {
+      if (!isLevelEnabled(event.level, level)) return;
+      options.errorLog.write(
+        formatErrorLogLine({ ...event, time: now(), pid, tid }),
+      );
+    },
+    access(event) {
+      options.accessLog?.write(formatAccessLogLine({ ...event, time: now() }));
+    },
+    enabled(l) {
+      return isLevelEnabled(l, level);
+    },
+    close() {
+      options.errorLog.close?.();
+      options.accessLog?.close?.();
+    },
+  };
+}

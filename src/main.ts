@@ -1,0 +1,279 @@
+/**
+ * station-gateway's entry point: flags and config, logs, `Deno.serve`,
+ * signals and exit codes. The only module that reads `Deno.args` or calls
+ * `Deno.exit`.
+ *
+ * Exit codes: 0 after a clean shutdown or `--help`/`--version`; 2 for a bad
+ * command line; 1 for a bad configuration or a failed start (port taken, log
+ * folder not writable).
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import denoJson from "../deno.json" with { type: "json" };
+import { formatUsage, parseCliArgs } from "./cli.ts";
+import {
+  type GatewayConfig,
+  parseConfigFile,
+  resolveConfig,
+} from "./config.ts";
+import { ConnectionCounter } from "./connection_counter.ts";
+import { formatErrorLogLine, type OsErrorText } from "./error_log.ts";
+import { createGatewayHandler } from "./gateway.ts";
+import { LogFile } from "./log_file.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { currentOsFamily, osErrorText } from "./os_errors.ts";
+import { parseOsErrorCode } from "./upstream_error.ts";
+
+/** The gateway's version, from `deno.json`. */
+export const VERSION: string = denoJson.version;
+
+/** How long in-flight requests may take to finish at shutdown. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * The folder relative paths start from: the executable's folder for the
+ * compiled binary (a scheduled task starts in System32: caddyserver/caddy#5115),
+ * the project folder under `deno run`.
+ */
+function baseDir(): string {
+  return Deno.build.standalone
+    ? dirname(Deno.execPath())
+    : fileURLToPath(new URL("..", import.meta.url));
+}
+
+function stderr(text: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(text));
+}
+
+function osErrorOf(error: unknown): OsErrorText | undefined {
+  const code = error instanceof Error
+    ? parseOsErrorCode(error.message)
+    : undefined;
+  return code === undefined
+    ? undefined
+    : { code, text: osErrorText(code, currentOsFamily()) };
+}
+
+/** An `[emerg]` line on stderr (nginx: `nginx: [emerg] …`) and in the log. */
+function emerg(
+  message: string,
+  osError: OsErrorText | undefined,
+  logger?: Logger,
+): void {
+  const os = osError ? ` (${osError.code}: ${osError.text})` : "";
+  stderr(`station-gateway: [emerg] ${message}${os}\n`);
+  logger?.error({ level: "emerg", message, ...(osError ? { osError } : {}) });
+}
+
+function loadConfig(args: ReturnType<typeof parseCliArgs>): GatewayConfig {
+  const base = baseDir();
+  let file = {};
+  if (args.configPath !== undefined) {
+    const path = resolveConfig({}, { root: args.configPath }, base).root;
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch (error) {
+      throw new TypeError(
+        `Cannot read config file "${path}": ${
+          error instanceof Error ? error.message : error
+        }`,
+      );
+    }
+    file = parseConfigFile(text, path);
+  }
+  return resolveConfig(file, args.settings, base);
+}
+
+function openLogs(config: GatewayConfig): Logger {
+  const options = {
+    maxBytes: config.logMaxBytes,
+    keep: config.logKeep,
+    onError: (message: string) =>
+      stderr(`station-gateway: [alert] ${message}\n`),
+  };
+  const open = (path: string) => {
+    try {
+      return LogFile.open(path, options);
+    } catch (error) {
+      emerg(`open() "${path}" failed`, osErrorOf(error));
+      throw error;
+    }
+  };
+  const errorLog = open(config.errorLog);
+  let accessLog = null;
+  try {
+    accessLog = config.accessLog === null ? null : open(config.accessLog);
+  } catch (error) {
+    errorLog.close();
+    throw error;
+  }
+  return createLogger({ errorLog, accessLog, level: config.errorLogLevel });
+}
+
+/** The addresses to bind: `localhost` is both loopbacks, IPv4 first. */
+function listenHosts(hostname: string): string[] {
+  return hostname === "localhost" ? ["127.0.0.1", "::1"] : [hostname];
+}
+
+function displayHost(hostname: string): string {
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
+/**
+ * Runs the gateway until a signal stops it.
+ *
+ * @param args The command-line arguments.
+ * @returns The process exit code.
+ */
+export async function main(args: string[]): Promise<number> {
+  let cli;
+  try {
+    cli = parseCliArgs(args);
+  } catch (error) {
+    stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
+    return 2;
+  }
+  if (cli.help) {
+    Deno.stdout.writeSync(new TextEncoder().encode(formatUsage()));
+    return 0;
+  }
+  if (cli.version) {
+    Deno.stdout.writeSync(
+      new TextEncoder().encode(`station-gateway ${VERSION}\n`),
+    );
+    return 0;
+  }
+
+  let config: GatewayConfig;
+  try {
+    config = loadConfig(cli);
+  } catch (error) {
+    stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
+    return 1;
+  }
+
+  let logger: Logger;
+  try {
+    logger = openLogs(config);
+  } catch {
+    return 1;
+  }
+
+  const counter = new ConnectionCounter();
+  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
+  let port = config.listen.port;
+  let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  for (const hostname of listenHosts(config.listen.hostname)) {
+    try {
+      const server = Deno.serve({
+        hostname,
+        port,
+        onListen() {},
+        onError(error) {
+          logger.error({
+            level: "alert",
+            message: `unexpected error: ${error}`.replaceAll("\n", " "),
+          });
+          return new Response("Internal Server Error", { status: 500 });
+        },
+      }, (req, info) => handler!(req, info));
+      port = server.addr.port;
+      servers.push(server);
+    } catch (error) {
+      const address = `${displayHost(hostname)}:${port}`;
+      const optionalV6 = hostname === "::1" && servers.length > 0 &&
+        !(error instanceof Deno.errors.AddrInUse);
+      if (optionalV6) {
+        // No IPv6 loopback on this machine: 127.0.0.1 alone serves localhost.
+        logger.error({
+          level: "notice",
+          message: `bind() to ${address} failed, listening on IPv4 only`,
+          ...(osErrorOf(error) ? { osError: osErrorOf(error)! } : {}),
+        });
+        continue;
+      }
+      emerg(`bind() to ${address} failed`, osErrorOf(error), logger);
+      await Promise.all(servers.map((s) => s.shutdown()));
+      logger.close();
+      return 1;
+    }
+  }
+  handler = createGatewayHandler({
+    upstream: config.upstream,
+    root: config.root,
+    serverName: config.serverName,
+    publicPort: port,
+    addForwardedHeaders: config.addForwardedHeaders,
+    headerTimeoutMs: 120_000,
+    version: VERSION,
+  }, { logger, counter });
+
+  const urls = servers.map((s) =>
+    `http://${displayHost(s.addr.hostname)}:${port}/`
+  );
+  Deno.stdout.writeSync(new TextEncoder().encode(
+    `station-gateway ${VERSION} listening on ${urls.join(" and ")}; ` +
+      `/api/ -> ${config.upstream.origin}/; root ${config.root}; ` +
+      `error log ${config.errorLog}\n`,
+  ));
+  logger.error({
+    level: "notice",
+    message: `station-gateway/${VERSION} started`,
+  });
+
+  // An exception that escapes a request (a bug) must not end a gateway that
+  // nobody watches: log it and keep serving.
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    logger.error({
+      level: "alert",
+      message: `unhandled rejection: ${event.reason}`.replaceAll("\n", " "),
+    });
+  });
+
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT", "SIGBREAK"]
+    : ["SIGINT", "SIGTERM"];
+  const numbers: Partial<Record<Deno.Signal, number>> = {
+    SIGINT: 2,
+    SIGTERM: 15,
+    SIGBREAK: 21,
+  };
+  const stopped = Promise.withResolvers<Deno.Signal>();
+  const listeners = signals.map((signal) => {
+    const listener = () => stopped.resolve(signal);
+    Deno.addSignalListener(signal, listener);
+    return [signal, listener] as const;
+  });
+  const signal = await stopped.promise;
+  for (const [s, l] of listeners) Deno.removeSignalListener(s, l);
+
+  logger.error({
+    level: "notice",
+    message: `signal ${numbers[signal]} (${signal}) received, exiting`,
+  });
+  const graceful = Promise.all(servers.map((s) => s.shutdown()));
+  const timer = new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS, "timeout"));
+  const outcome = await Promise.race([graceful.then(() => "done"), timer]);
+  if (outcome === "timeout") {
+    logger.error({
+      level: "warn",
+      message:
+        `in-flight requests still open after ${SHUTDOWN_GRACE_MS} ms, exiting`,
+    });
+  }
+  logger.error({ level: "notice", message: "exit" });
+  logger.close();
+  return 0;
+}
+
+// Re-exported for tests of the startup lines.
+export { formatErrorLogLine };
+
+if (import.meta.main) {
+  Deno.exit(await main(Deno.args));
+}
