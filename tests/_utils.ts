@@ -1,0 +1,242 @@
+/**
+ * Test helpers: real servers on 127.0.0.1 (port 0) only.
+ *
+ * @module
+ */
+
+import { ConnectionCounter } from "../src/connection_counter.ts";
+import { parseUpstream } from "../src/config.ts";
+import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
+import { createLogger } from "../src/logger.ts";
+
+/** What a test upstream saw of one request. */
+export interface SeenRequest {
+  method: string;
+  /** The raw request target, exactly as received. */
+  target: string;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+/** A real upstream server on loopback that records what it receives. */
+export interface TestUpstream extends AsyncDisposable {
+  port: number;
+  origin: string;
+  seen: SeenRequest[];
+}
+
+/**
+ * Starts an upstream on 127.0.0.1:0. The handler gets the request with its
+ * body already read (recorded in `seen`).
+ */
+export function startUpstream(
+  handler: (req: SeenRequest) => Response | Promise<Response> = () =>
+    new Response("ok"),
+): TestUpstream {
+  const seen: SeenRequest[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      const host = req.headers.get("host") ?? "";
+      const target = req.url.slice(`http://${host}`.length);
+      const body = new Uint8Array(await req.arrayBuffer());
+      const entry = { method: req.method, target, headers: req.headers, body };
+      seen.push(entry);
+      return await handler(entry);
+    },
+  );
+  const port = server.addr.port;
+  return {
+    port,
+    origin: `http://127.0.0.1:${port}`,
+    seen,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
+export function refusedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
+
+/** An in-process gateway on a real socket, with captured log lines. */
+export interface TestGateway extends AsyncDisposable {
+  port: number;
+  url: string;
+  errorLines: string[];
+  accessLines: string[];
+}
+
+/** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
+export function startGateway(
+  options: Partial<GatewayOptions> & { upstreamUrl: string },
+): TestGateway {
+  const errorLines: string[] = [];
+  const accessLines: string[] = [];
+  const logger = createLogger({
+    errorLog: { write: (line: string) => errorLines.push(line) },
+    accessLog: { write: (line: string) => accessLines.push(line) },
+    level: "info",
+  });
+  let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req, info) => handler!(req, info),
+  );
+  const port = server.addr.port;
+  handler = createGatewayHandler({
+    upstream: parseUpstream(options.upstreamUrl),
+    root: options.root ?? "/nonexistent-station-gateway-root",
+    serverName: options.serverName ?? "localhost",
+    publicPort: port,
+    addForwardedHeaders: options.addForwardedHeaders ?? false,
+    headerTimeoutMs: options.headerTimeoutMs ?? 10_000,
+    version: "test",
+    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
+  }, { logger, counter: new ConnectionCounter() });
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    errorLines,
+    accessLines,
+    async [Symbol.asyncDispose]() {
+      await server.shutdown();
+    },
+  };
+}
+
+/**
+ * Sends raw bytes on a new connection and returns everything read until the
+ * server closes or `timeoutMs` passes.
+ */
+export async function rawRequest(
+  port: number,
+  text: string,
+  timeoutMs = 3000,
+): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const timer = setTimeout(() => conn.close(), timeoutMs);
+  let out = "";
+  try {
+    await conn.write(new TextEncoder().encode(text));
+    const buf = new Uint8Array(64 * 1024);
+    while (true) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      out += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    conn.close();
+  } catch {
+    // closed by the timer
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}
+
+/** Waits until `check` is true, polling every 10 ms, at most `timeoutMs`. */
+export async function waitFor(
+  check: () => boolean,
+  timeoutMs = 3000,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("Timed out waiting for condition");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Replaces nginx's variable parts (time, pid#tid, *N) in an error line. */
+export function maskErrorLine(line: string): string {
+  return line.replace(
+    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d (\[\w+\]) \d+#\d+: (?:\*\d+ )?/,
+    "TIME $1 PID#TID: *N ",
+  );
+}
+
+/**
+ * The exact permission flags `deno task start` and `deno task compile` give
+ * the gateway: tests that spawn it use these and no more, so a missing
+ * permission fails a test rather than a station.
+ */
+export const GATEWAY_FLAGS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--unstable-no-legacy-abort",
+] as const;
+
+/** The gateway entry point. */
+export const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+
+/** A gateway running as its own process, as on a station. */
+export interface GatewayProcess extends AsyncDisposable {
+  child: Deno.ChildProcess;
+  port: number;
+  /** stdout and stderr so far. */
+  output: () => string;
+}
+
+/** Runs `deno run <GATEWAY_FLAGS> src/main.ts <args>` and waits for it to listen. */
+export async function spawnGateway(args: string[]): Promise<GatewayProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...GATEWAY_FLAGS, MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  let text = "";
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+    }
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already exited
+    }
+    await child.status;
+    await drained;
+  };
+  try {
+    await waitFor(() => /listening on http:\/\/[^ ]+:\d+\//.test(text), 15_000);
+  } catch (error) {
+    await stop();
+    throw new Error(`gateway did not start: ${text}`, { cause: error });
+  }
+  const port = Number(text.match(/listening on http:\/\/[^ ]+:(\d+)\//)![1]);
+  return {
+    child,
+    port,
+    output: () => text,
+    async [Symbol.asyncDispose]() {
+      await stop();
+    },
+  };
+}
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export async function runCli(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...GATEWAY_FLAGS, MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}

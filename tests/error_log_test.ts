@@ -1,0 +1,111 @@
+import { strictEqual } from "node:assert/strict";
+import {
+  formatErrorLogLine,
+  formatErrorLogTime,
+  isLevelEnabled,
+  MAX_ERROR_LINE_LENGTH,
+} from "../src/error_log.ts";
+
+const base = {
+  time: new Date(2026, 10, 21, 7, 46, 35),
+  level: "error" as const,
+  pid: 2118,
+  tid: 2118,
+};
+
+Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) => {
+  const cases: [string, Parameters<typeof formatErrorLogLine>[0], string][] = [
+    [
+      "refused, Linux, with referrer (nginx-observed a.1)",
+      {
+        ...base,
+        connection: 1,
+        message: "connect() failed",
+        osError: { code: 111, text: "Connection refused" },
+        action: "connecting to upstream",
+        client: "127.0.0.1",
+        server: "localhost",
+        request: "POST /api/loginms HTTP/1.1",
+        upstream: "http://127.0.0.1:8080/loginms",
+        host: "localhost:8081",
+        referrer: "http://localhost:8081/",
+      },
+      '2026/11/21 07:46:35 [error] 2118#2118: *1 connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:8080/loginms", host: "localhost:8081", referrer: "http://localhost:8081/"',
+    ],
+    [
+      "no referrer, no host (HTTP/1.0, nginx-observed a.2)",
+      {
+        ...base,
+        connection: 28,
+        message: "connect() failed",
+        osError: { code: 111, text: "Connection refused" },
+        action: "connecting to upstream",
+        client: "127.0.0.1",
+        server: "localhost",
+        request: "POST /api/loginms HTTP/1.0",
+        upstream: "http://127.0.0.1:8080/loginms",
+      },
+      '2026/11/21 07:46:35 [error] 2118#2118: *28 connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.0", upstream: "http://127.0.0.1:8080/loginms"',
+    ],
+    [
+      "static file missing: no action, no upstream",
+      {
+        ...base,
+        connection: 2,
+        message: 'open() "/srv/html/favicon.ico" failed',
+        osError: { code: 2, text: "No such file or directory" },
+        client: "127.0.0.1",
+        server: "localhost",
+        request: "GET /favicon.ico HTTP/1.1",
+        host: "localhost:8081",
+        referrer: "http://localhost:8081/",
+      },
+      '2026/11/21 07:46:35 [error] 2118#2118: *2 open() "/srv/html/favicon.ico" failed (2: No such file or directory), client: 127.0.0.1, server: localhost, request: "GET /favicon.ico HTTP/1.1", host: "localhost:8081", referrer: "http://localhost:8081/"',
+    ],
+    [
+      "premature close: no OS error",
+      {
+        ...base,
+        connection: 48,
+        message: "upstream prematurely closed connection",
+        action: "reading response header from upstream",
+        client: "127.0.0.1",
+        server: "localhost",
+        request: "POST /api/loginms HTTP/1.1",
+        upstream: "http://127.0.0.1:8080/loginms",
+        host: "localhost:8081",
+      },
+      '2026/11/21 07:46:35 [error] 2118#2118: *48 upstream prematurely closed connection while reading response header from upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:8080/loginms", host: "localhost:8081"',
+    ],
+    [
+      "outside a request: no connection, no client",
+      { ...base, level: "emerg", message: "bind() to 127.0.0.1:8081 failed", osError: { code: 98, text: "Address already in use" } },
+      "2026/11/21 07:46:35 [emerg] 2118#2118: bind() to 127.0.0.1:8081 failed (98: Address already in use)",
+    ],
+  ];
+  for (const [name, entry, expected] of cases) {
+    await t.step(name, () => strictEqual(formatErrorLogLine(entry), expected));
+  }
+});
+
+Deno.test("formatErrorLogLine() cuts lines at nginx's 2048 bytes", () => {
+  const line = formatErrorLogLine({
+    ...base,
+    message: "x",
+    client: "127.0.0.1",
+    server: "localhost",
+    referrer: "r".repeat(5000),
+  });
+  strictEqual(line.length, MAX_ERROR_LINE_LENGTH);
+});
+
+Deno.test("formatErrorLogTime() pads every field", () => {
+  strictEqual(formatErrorLogTime(new Date(2024, 0, 5, 3, 4, 5)), "2024/01/05 03:04:05");
+});
+
+Deno.test("isLevelEnabled() writes a level and everything more severe", () => {
+  strictEqual(isLevelEnabled("error", "error"), true);
+  strictEqual(isLevelEnabled("crit", "error"), true);
+  strictEqual(isLevelEnabled("warn", "error"), false);
+  strictEqual(isLevelEnabled("debug", "debug"), true);
+});

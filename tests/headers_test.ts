@@ -1,0 +1,129 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import {
+  clientResponseHeaders,
+  fetchDecodedBody,
+  rewriteRedirect,
+  upstreamRequestHeaders,
+} from "../src/headers.ts";
+
+Deno.test("upstreamRequestHeaders() drops hop-by-hop and Connection-named fields", () => {
+  const client = new Headers([
+    ["host", "localhost:8081"],
+    ["connection", "keep-alive, X-Foo"],
+    ["keep-alive", "timeout=5"],
+    ["te", "trailers"],
+    ["upgrade", "h2c"],
+    ["proxy-connection", "keep-alive"],
+    ["transfer-encoding", "chunked"],
+    ["content-length", "12"],
+    ["expect", "100-continue"],
+    ["x-foo", "bar"],
+    ["x_under_score", "dropped"],
+    ["cookie", "a=1"],
+    ["authorization", "Basic dTpw"],
+    ["x-forwarded-for", "203.0.113.9"],
+    ["accept-encoding", "gzip, br"],
+  ]);
+  const out = upstreamRequestHeaders(client, { clientAddress: "127.0.0.1" });
+  deepStrictEqual([...out.keys()].sort(), [
+    "accept-encoding",
+    "authorization",
+    "cookie",
+    "x-forwarded-for",
+  ]);
+  strictEqual(out.get("x-forwarded-for"), "203.0.113.9");
+});
+
+Deno.test("upstreamRequestHeaders() asks for identity when the client named no encoding", () => {
+  const out = upstreamRequestHeaders(new Headers(), { clientAddress: "::1" });
+  strictEqual(out.get("accept-encoding"), "identity");
+});
+
+Deno.test("upstreamRequestHeaders() adds X-Forwarded-* only when asked", () => {
+  const client = new Headers({ host: "localhost:8081", "x-forwarded-for": "10.9.9.9" });
+  const off = upstreamRequestHeaders(client, { clientAddress: "127.0.0.1" });
+  strictEqual(off.has("x-forwarded-proto"), false);
+  const on = upstreamRequestHeaders(client, {
+    clientAddress: "127.0.0.1",
+    addForwarded: true,
+  });
+  strictEqual(on.get("x-forwarded-for"), "10.9.9.9, 127.0.0.1");
+  strictEqual(on.get("x-forwarded-proto"), "http");
+  strictEqual(on.get("x-forwarded-host"), "localhost:8081");
+});
+
+Deno.test("rewriteRedirect() follows nginx's proxy_redirect default", async (t) => {
+  const up = "http://127.0.0.1:8080";
+  const pub = "http://localhost:8081/api/";
+  const cases: [string, string][] = [
+    ["http://127.0.0.1:8080/foo", "http://localhost:8081/api/foo"],
+    ["http://127.0.0.1:8080/", "http://localhost:8081/api/"],
+    ["http://127.0.0.1:8080/foo?a=1&b=%20", "http://localhost:8081/api/foo?a=1&b=%20"],
+    ["http://127.0.0.1:8080", "http://127.0.0.1:8080"],
+    ["http://localhost:8080/foo", "http://localhost:8080/foo"],
+    ["/foo", "/foo"],
+    ["5; url=http://127.0.0.1:8080/next", "5; url=http://localhost:8081/api/next"],
+    ["0;URL=/rel", "0;URL=/rel"],
+  ];
+  for (const [value, expected] of cases) {
+    await t.step(value, () => strictEqual(rewriteRedirect(value, up, pub), expected));
+  }
+});
+
+Deno.test("clientResponseHeaders() strips hop-by-hop, hides Server, keeps cookies apart", () => {
+  const upstream = new Headers([
+    ["connection", "close, x-secret"],
+    ["x-secret", "1"],
+    ["keep-alive", "timeout=5"],
+    ["transfer-encoding", "chunked"],
+    ["server", "tiny-upstream/1.0"],
+    ["x-accel-redirect", "/internal"],
+    ["set-cookie", "sid=abc; Path=/"],
+    ["set-cookie", "theme=dark"],
+    ["location", "http://127.0.0.1:8080/home"],
+    ["x-lower-case", "yes"],
+  ]);
+  const out = clientResponseHeaders(upstream, {
+    upstreamOrigin: "http://127.0.0.1:8080",
+    publicApiBase: "http://localhost:8081/api/",
+    decoded: false,
+  });
+  deepStrictEqual(out.getSetCookie(), ["sid=abc; Path=/", "theme=dark"]);
+  strictEqual(out.get("location"), "http://localhost:8081/api/home");
+  strictEqual(out.get("x-lower-case"), "yes");
+  for (const gone of ["connection", "x-secret", "keep-alive", "transfer-encoding", "server", "x-accel-redirect"]) {
+    strictEqual(out.has(gone), false, gone);
+  }
+});
+
+Deno.test("clientResponseHeaders() drops encoding and length of a decoded body only", () => {
+  const upstream = new Headers({ "content-encoding": "gzip", "content-length": "28" });
+  const opts = { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/" };
+  const decoded = clientResponseHeaders(upstream, { ...opts, decoded: true });
+  strictEqual(decoded.has("content-encoding"), false);
+  strictEqual(decoded.has("content-length"), false);
+  const raw = clientResponseHeaders(upstream, { ...opts, decoded: false });
+  strictEqual(raw.get("content-encoding"), "gzip");
+  strictEqual(raw.get("content-length"), "28");
+});
+
+Deno.test("fetchDecodedBody() matches what Deno 2.9.6 fetch decodes", async (t) => {
+  const cases: [string, Record<string, string>, string, number, boolean][] = [
+    ["gzip", { "accept-encoding": "gzip, br" }, "GET", 200, true],
+    ["br", { "accept-encoding": "br" }, "POST", 200, true],
+    ["GZIP ", { "accept-encoding": "gzip" }, "GET", 200, true],
+    ["gzip", { "accept-encoding": "identity" }, "GET", 200, false],
+    ["gzip", { "accept-encoding": "gzip", range: "bytes=0-1" }, "GET", 206, false],
+    ["deflate", { "accept-encoding": "deflate" }, "GET", 200, false],
+    ["zstd", { "accept-encoding": "zstd" }, "GET", 200, false],
+    ["gzip, br", { "accept-encoding": "gzip, br" }, "GET", 200, false],
+    ["gzip", { "accept-encoding": "gzip" }, "HEAD", 200, false],
+    ["gzip", { "accept-encoding": "gzip" }, "GET", 304, false],
+  ];
+  for (const [coding, sent, method, status, expected] of cases) {
+    await t.step(`${coding} ${JSON.stringify(sent)} ${method} ${status}`, () => {
+      const res = new Response(null, { status, headers: { "content-encoding": coding } });
+      strictEqual(fetchDecodedBody(res, new Headers(sent), method), expected);
+    });
+  }
+});

@@ -1,0 +1,113 @@
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import {
+  requestTarget,
+  type Route,
+  routeRequest,
+  upstreamUrl,
+} from "../src/path_rewrite.ts";
+
+const proxy = (upstreamPath: string): Route => ({ kind: "proxy", upstreamPath });
+const stat = (segments: string[], directory = false): Route => ({
+  kind: "static",
+  segments,
+  directory,
+});
+
+const CASES: { target: string; expected: Route; caseless?: boolean }[] = [
+  { target: "/api/loginms", expected: proxy("/loginms") },
+  { target: "/api/Home31/UpDateTitle", expected: proxy("/Home31/UpDateTitle") },
+  { target: "/api/loginms?a=1&b=%20", expected: proxy("/loginms?a=1&b=%20") },
+  { target: "/api/x?", expected: proxy("/x?") },
+  { target: "/api/a%2Fb/C%2fd", expected: proxy("/a%2Fb/C%2fd") },
+  { target: "/api/%7Euser/%E4%B8%AD", expected: proxy("/%7Euser/%E4%B8%AD") },
+  { target: "/api/", expected: proxy("/") },
+  { target: "/api/?q=1", expected: proxy("/?q=1") },
+  { target: "/api/dir/", expected: proxy("/dir/") },
+  { target: "/api/x/./y", expected: proxy("/x/y") },
+  { target: "/api/x/../loginms", expected: proxy("/loginms") },
+  { target: "/api/x/%2e%2E/loginms", expected: proxy("/loginms") },
+  { target: "//api//loginms", expected: proxy("/loginms") },
+  { target: "/api/x/.", expected: proxy("/x/") },
+  { target: "/api/x#frag", expected: proxy("/x") },
+  { target: "/%61pi/x", expected: proxy("/x") },
+  { target: "/api", expected: { kind: "redirect", location: "/api/" } },
+  { target: "/api?x=1", expected: { kind: "redirect", location: "/api/?x=1" } },
+  { target: "/API/x", expected: stat(["API", "x"]), caseless: false },
+  { target: "/API/x", expected: proxy("/x"), caseless: true },
+  { target: "/apix/loginms", expected: stat(["apix", "loginms"]) },
+  { target: "/foo/api/x", expected: stat(["foo", "api", "x"]) },
+  { target: "/api/../index.html", expected: stat(["index.html"]) },
+  { target: "/api/%2e%2e/index.html", expected: stat(["index.html"]) },
+  { target: "/api\\..\\index.html", expected: stat(["index.html"]) },
+  { target: "/", expected: stat([], true) },
+  { target: "/app/", expected: stat(["app"], true) },
+  { target: "/a%20b.js", expected: stat(["a b.js"]) },
+  { target: "/%252e%252e/x", expected: stat(["%2e%2e", "x"]) },
+  {
+    target: "/..",
+    expected: { kind: "invalid", reason: "path climbs above the root" },
+  },
+  {
+    target: "/%2e%2e/%2e%2e/etc/passwd",
+    expected: { kind: "invalid", reason: "path climbs above the root" },
+  },
+  {
+    target: "/x/%zz",
+    expected: { kind: "invalid", reason: "malformed percent-encoding" },
+  },
+];
+
+Deno.test("routeRequest() routes, normalizes and keeps bytes", async (t) => {
+  for (const { target, expected, caseless } of CASES) {
+    await t.step(`${target}${caseless ? " (caseless)" : ""}`, () => {
+      deepStrictEqual(
+        routeRequest(target, { caseless: caseless ?? false }),
+        expected,
+      );
+    });
+  }
+});
+
+Deno.test("requestTarget() recovers the raw target from Deno.serve's URL", async (t) => {
+  const cases: [string, string | null, string][] = [
+    ["http://localhost:8081/api/a?b", "localhost:8081", "/api/a?b"],
+    ["http://localhost:8081//evil.example/x", "localhost:8081", "//evil.example/x"],
+    ["http://other/api/x", "localhost:8081", "/api/x"],
+    ["http://u:p@evil/api/x", "localhost:8081", "/api/x"],
+    ["http://localhost:41287/api/x", null, "/api/x"],
+    ["http://a/b/api/x", "a/b", "/api/x"],
+    ["http://localhost:8081/a@b/api/x", "localhost:8081", "/a@b/api/x"],
+    ["http://ab/x", "a", "/x"],
+    ["http://h?x=1", "z", "/?x=1"],
+  ];
+  for (const [url, host, expected] of cases) {
+    await t.step(`${url} (Host ${host})`, () => {
+      strictEqual(requestTarget(url, host), expected);
+    });
+  }
+});
+
+Deno.test("upstreamUrl() never names another host", async (t) => {
+  const origin = "http://127.0.0.1:8080";
+  const hostile = [
+    "//evil.example/x",
+    "/api//evil.example/x",
+    "http://other/api/x",
+    "/api/@evil.example/x",
+    "/api/\\\\evil.example\\x",
+    "/api/..%2f..%2f/x",
+    "/api/%2F%2Fevil.example/x",
+  ];
+  for (const target of hostile) {
+    await t.step(target, () => {
+      const route = routeRequest(requestTarget(target, "localhost:8081"), {
+        caseless: false,
+      });
+      if (route.kind !== "proxy") return; // not proxied at all: safe
+      const url = new URL(upstreamUrl(origin, route.upstreamPath));
+      strictEqual(url.host, "127.0.0.1:8080");
+    });
+  }
+  throws(() => upstreamUrl(origin, "//evil.example/x"), RangeError);
+  throws(() => upstreamUrl(origin, "@evil.example/x"), RangeError);
+});

@@ -1,0 +1,238 @@
+/** Behaviour of /api/ forwarding against a real upstream on loopback. */
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { rawRequest, startGateway, startUpstream } from "./_utils.ts";
+
+Deno.test("gateway forwards both spec endpoints with their POST bodies", async () => {
+  await using upstream = startUpstream((r) =>
+    new Response(`seen ${r.target} ${new TextDecoder().decode(r.body)}`)
+  );
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const cases: [string, string][] = [
+    ["/api/loginms", '{"user":"demo","password":"x"}'],
+    ["/api/Home31/UpDateTitle", "title=Station%201"],
+  ];
+  for (const [path, body] of cases) {
+    const res = await fetch(gw.url + path, { method: "POST", body });
+    strictEqual(res.status, 200);
+    strictEqual(await res.text(), `seen ${path.slice(4)} ${body}`);
+  }
+  deepStrictEqual(upstream.seen.map((r) => `${r.method} ${r.target}`), [
+    "POST /loginms",
+    "POST /Home31/UpDateTitle",
+  ]);
+  strictEqual(upstream.seen[0]!.headers.get("content-length"), "30");
+  strictEqual(upstream.seen[0]!.headers.get("host"), `127.0.0.1:${upstream.port}`);
+});
+
+Deno.test("gateway passes case, encoding and query byte for byte", async () => {
+  await using upstream = startUpstream();
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const targets = [
+    "/api/Home31/UpDateTitle?Id=7&Name=A%20b&x=%2F",
+    "/api/a%2Fb/C%2fd%5C",
+    "/api/%E4%B8%AD/%7e",
+    "/api/x/../loginms?q",
+    "/api/",
+  ];
+  for (const target of targets) {
+    const res = await rawRequest(
+      gw.port,
+      `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    );
+    match(res, /^HTTP\/1\.1 200/);
+  }
+  deepStrictEqual(upstream.seen.map((r) => r.target), [
+    "/Home31/UpDateTitle?Id=7&Name=A%20b&x=%2F",
+    "/a%2Fb/C%2fd%5C",
+    "/%E4%B8%AD/%7e",
+    "/loginms?q",
+    "/",
+  ]);
+});
+
+Deno.test("gateway answers /api with 301 to /api/ as nginx does", async () => {
+  await using upstream = startUpstream();
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  // fetch cannot set Host (Deno ignores it), so this one speaks raw HTTP.
+  const res = await rawRequest(
+    gw.port,
+    "GET /api?x=1 HTTP/1.1\r\nHost: localhost:8081\r\nConnection: close\r\n\r\n",
+  );
+  match(res, /^HTTP\/1\.1 301 /);
+  match(res, new RegExp(`\r\nlocation: http://localhost:${gw.port}/api/\\?x=1\r\n`, "i"));
+  strictEqual(upstream.seen.length, 0);
+});
+
+Deno.test("gateway never lets the request target choose the upstream host", async () => {
+  await using upstream = startUpstream((r) => new Response(`at ${r.target}`));
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const attempts = [
+    "GET //evil.example/x HTTP/1.1\r\nHost: localhost\r\n",
+    "GET /api//evil.example/x HTTP/1.1\r\nHost: localhost\r\n",
+    "GET http://evil.example/api/x HTTP/1.1\r\nHost: localhost\r\n",
+    "GET http://u:p@evil.example/api/y HTTP/1.1\r\nHost: localhost\r\n",
+    "GET /api/@evil.example/z HTTP/1.1\r\nHost: localhost\r\n",
+    "GET /api\\\\evil.example\\w HTTP/1.1\r\nHost: localhost\r\n",
+    "GET /api/x HTTP/1.1\r\nHost: evil.example/zz\r\n",
+    "GET /api/x HTTP/1.1\r\nHost: a@evil.example\r\n",
+  ];
+  const statuses = [];
+  for (const head of attempts) {
+    const res = await rawRequest(gw.port, `${head}Connection: close\r\n\r\n`);
+    statuses.push(res.slice(9, 12));
+  }
+  // Every forwarded request reached our one upstream, on its own host.
+  for (const r of upstream.seen) {
+    strictEqual(r.headers.get("host"), `127.0.0.1:${upstream.port}`);
+  }
+  deepStrictEqual(upstream.seen.map((r) => r.target), [
+    "/evil.example/x",
+    "/x",
+    "/y",
+    "/@evil.example/z",
+    "/evil.example/w",
+  ]);
+  // "//evil.example/x" is a static path; the bad Host headers get 400.
+  deepStrictEqual(statuses, ["404", "200", "200", "200", "200", "200", "400", "400"]);
+});
+
+Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host", async () => {
+  await using upstream = startUpstream(() =>
+    new Response("ok", {
+      headers: {
+        connection: "x-internal",
+        "x-internal": "secret",
+        "keep-alive": "timeout=5",
+        server: "tiny-upstream/1.0",
+        "x-upstream": "app",
+      },
+    })
+  );
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const res = await rawRequest(
+    gw.port,
+    "GET /api/h HTTP/1.1\r\nHost: localhost:8081\r\nConnection: close, X-Foo\r\n" +
+      "X-Foo: bar\r\nKeep-Alive: timeout=5\r\nTE: trailers\r\nUpgrade: h2c\r\n" +
+      "X_Under_Score: dropped\r\nCookie: a=1\r\nX-Forwarded-For: 203.0.113.9\r\n\r\n",
+  );
+  const seen = upstream.seen[0]!.headers;
+  strictEqual(seen.get("host"), `127.0.0.1:${upstream.port}`);
+  for (const name of ["x-foo", "keep-alive", "te", "upgrade", "x_under_score"]) {
+    strictEqual(seen.has(name), false, name);
+  }
+  strictEqual(seen.get("cookie"), "a=1");
+  strictEqual(seen.get("x-forwarded-for"), "203.0.113.9");
+  strictEqual(seen.get("accept-encoding"), "identity");
+  match(res, /x-upstream: app/i);
+  strictEqual(/x-internal|keep-alive: timeout|tiny-upstream/i.test(res), false);
+});
+
+Deno.test("gateway adds X-Forwarded-* only when asked", async () => {
+  await using upstream = startUpstream();
+  await using gw = startGateway({ upstreamUrl: upstream.origin, addForwardedHeaders: true });
+  await rawRequest(
+    gw.port,
+    "GET /api/x HTTP/1.1\r\nHost: station:8081\r\nConnection: close\r\n\r\n",
+  );
+  const seen = upstream.seen[0]!.headers;
+  strictEqual(seen.get("x-forwarded-for"), "127.0.0.1");
+  strictEqual(seen.get("x-forwarded-proto"), "http");
+  strictEqual(seen.get("x-forwarded-host"), "station:8081");
+});
+
+Deno.test("gateway hands 3xx and Set-Cookie to the browser and rewrites Location", async () => {
+  await using upstream = startUpstream(() => new Response(null));
+  const origin = upstream.origin;
+  await using redirecting = startUpstream((r) => {
+    const headers = new Headers([
+      ["location", r.target === "/abs" ? `${origin.replace(/:\d+$/, ":" + redirectingPort())}/home?a=1` : "/rel"],
+      ["set-cookie", "sid=abc; Path=/"],
+      ["set-cookie", "theme=dark"],
+    ]);
+    return new Response("moved!", { status: 302, headers });
+  });
+  function redirectingPort() {
+    return redirecting.port;
+  }
+  await using gw = startGateway({ upstreamUrl: redirecting.origin });
+  const abs = await rawRequest(
+    gw.port,
+    "POST /api/abs HTTP/1.1\r\nHost: localhost:8081\r\nContent-Length: 9\r\n" +
+      "Connection: close\r\n\r\nuser=demo",
+  );
+  match(abs, /^HTTP\/1\.1 302 /);
+  match(abs, /\r\n\r\nmoved!$/);
+  match(abs, new RegExp(`\r\nlocation: http://localhost:${gw.port}/api/home\\?a=1\r\n`, "i"));
+  deepStrictEqual(abs.match(/^set-cookie: .*$/gim), ["set-cookie: sid=abc; Path=/", "set-cookie: theme=dark"]);
+  const rel = await fetch(`${gw.url}/api/rel`, { redirect: "manual" });
+  await rel.body?.cancel();
+  strictEqual(rel.headers.get("location"), "/rel");
+  strictEqual(redirecting.seen.length, 2, "the gateway must not follow redirects");
+});
+
+Deno.test("gateway never sends a decoded body with its old Content-Encoding", async () => {
+  const text = "hello gzip ".repeat(100);
+  const packed = new Uint8Array(gzipSync(new TextEncoder().encode(text)));
+  await using upstream = startUpstream((r) => {
+    const wants = r.headers.get("accept-encoding") ?? "";
+    return wants.includes("gzip")
+      ? new Response(packed, { headers: { "content-encoding": "gzip", "content-type": "text/plain" } })
+      : new Response(text, { headers: { "content-type": "text/plain" } });
+  });
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+
+  // A browser that accepts gzip: whatever arrives must decode to the text.
+  const raw = await rawRequest(
+    gw.port,
+    "GET /api/z HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n",
+  );
+  const [head, ...rest] = raw.split("\r\n\r\n");
+  const hasEncoding = /content-encoding: gzip/i.test(head!);
+  const body = rest.join("\r\n\r\n");
+  if (hasEncoding) throw new Error("a decoded body went out as gzip");
+  match(body, /hello gzip hello gzip/);
+  const length = head!.match(/content-length: (\d+)/i)?.[1];
+  if (length !== undefined) strictEqual(Number(length), text.length);
+
+  // fetch (which decodes) sees the full text, and a client that named no
+  // encoding gets the plain body with the upstream's own length.
+  const res = await fetch(`${gw.url}/api/z`, { headers: { "accept-encoding": "gzip" } });
+  strictEqual(await res.text(), text);
+  const plain = await rawRequest(gw.port, "GET /api/z HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  match(plain, new RegExp(`content-length: ${text.length}`, "i"));
+  strictEqual(upstream.seen[2]!.headers.get("accept-encoding"), "identity");
+});
+
+Deno.test("gateway keeps every method, status and reason", async () => {
+  await using upstream = startUpstream((r) =>
+    new Response(r.method === "HEAD" ? null : `m=${r.method}`, {
+      status: r.method === "DELETE" ? 404 : 200,
+      headers: { "x-method": r.method },
+    })
+  );
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]) {
+    const res = await fetch(`${gw.url}/api/m`, { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "b" }) });
+    await res.body?.cancel();
+    strictEqual(res.headers.get("x-method"), method);
+    strictEqual(res.status, method === "DELETE" ? 404 : 200);
+  }
+});
+
+Deno.test("gateway writes one access line per request in combined format", async () => {
+  await using upstream = startUpstream(() => new Response("twenty bytes of body"));
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const res = await fetch(`${gw.url}/api/loginms`, {
+    method: "POST",
+    body: "x",
+    headers: { referer: "http://localhost:8081/", "user-agent": "test-agent", authorization: "Basic dTpw" },
+  });
+  await res.text();
+  const { waitFor } = await import("./_utils.ts");
+  await waitFor(() => gw.accessLines.length === 1);
+  match(
+    gw.accessLines[0]!,
+    /^127\.0\.0\.1 - u \[\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "POST \/api\/loginms HTTP\/1\.1" 200 20 "http:\/\/localhost:8081\/" "test-agent"$/,
+  );
+});
