@@ -35,7 +35,7 @@ Deno.test("formatAccessLogLine() writes nginx's combined format", () => {
 
 Deno.test("escapeLogValue() escapes as ngx_http_log_escape", async (t) => {
   const cases: [string, string][] = [
-    ["GET /api/q\"x HTTP/1.1", "GET /api/q\\x22x HTTP/1.1"],
+    ['GET /api/q"x HTTP/1.1', "GET /api/q\\x22x HTTP/1.1"],
     ["a\\b", "a\\x5Cb"],
     ["tab\there", "tab\\x09here"],
     ["ü", "\\xC3\\xBC"],
@@ -47,7 +47,12 @@ Deno.test("escapeLogValue() escapes as ngx_http_log_escape", async (t) => {
 });
 
 Deno.test("formatTimeLocal() prints the offset as +hhmm/-hhmm", () => {
-  strictEqual(/^\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}$/.test(formatTimeLocal(new Date())), true);
+  strictEqual(
+    /^\d\d\/[A-Z][a-z]{2}\/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}$/.test(
+      formatTimeLocal(new Date()),
+    ),
+    true,
+  );
 });
 
 Deno.test("basicAuthUser() reads the user of Basic credentials only", () => {

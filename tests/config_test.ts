@@ -23,14 +23,33 @@ Deno.test("parseUpstream() accepts http URLs with a host, 8080 by default", asyn
       strictEqual(u.peer, peer);
     });
   }
-  for (const bad of ["https://x", "http://", "x:8080", "http://a/b", "http://a?b", "http://u@a", "http://a:0", "http://a:70000", "ftp://a", ""]) {
-    throws(() => parseUpstream(bad), new RegExp(`Cannot parse upstream "${bad.replace(/[?/]/g, "\\$&")}"`));
+  for (
+    const bad of [
+      "https://x",
+      "http://",
+      "x:8080",
+      "http://a/b",
+      "http://a?b",
+      "http://u@a",
+      "http://a:0",
+      "http://a:70000",
+      "ftp://a",
+      "",
+    ]
+  ) {
+    throws(
+      () => parseUpstream(bad),
+      new RegExp(`Cannot parse upstream "${bad.replace(/[?/]/g, "\\$&")}"`),
+    );
   }
 });
 
 Deno.test("parseListen() reads [host:]port and keeps a bare port on loopback", () => {
   deepStrictEqual(parseListen("8081"), { hostname: "localhost", port: 8081 });
-  deepStrictEqual(parseListen("127.0.0.1:0"), { hostname: "127.0.0.1", port: 0 });
+  deepStrictEqual(parseListen("127.0.0.1:0"), {
+    hostname: "127.0.0.1",
+    port: 0,
+  });
   deepStrictEqual(parseListen("[::1]:8081"), { hostname: "::1", port: 8081 });
   deepStrictEqual(parseListen("0.0.0.0:80"), { hostname: "0.0.0.0", port: 80 });
   throws(() => parseListen("65536"), RangeError);
@@ -46,14 +65,26 @@ Deno.test("parseSize() reads nginx sizes", () => {
 });
 
 Deno.test("parseConfigFile() names unknown keys and wrong types", () => {
-  deepStrictEqual(parseConfigFile('{"upstream": "http://a", "logKeep": 3}', "f"), { upstream: "http://a", logKeep: 3 });
-  throws(() => parseConfigFile('{"Upstream": "x"}', "f"), /unknown key "Upstream"/);
-  throws(() => parseConfigFile('{"addForwardedHeaders": "yes"}', "f"), /key "addForwardedHeaders" must be a boolean/);
+  deepStrictEqual(
+    parseConfigFile('{"upstream": "http://a", "logKeep": 3}', "f"),
+    { upstream: "http://a", logKeep: 3 },
+  );
+  throws(
+    () => parseConfigFile('{"Upstream": "x"}', "f"),
+    /unknown key "Upstream"/,
+  );
+  throws(
+    () => parseConfigFile('{"addForwardedHeaders": "yes"}', "f"),
+    /key "addForwardedHeaders" must be a boolean/,
+  );
   throws(() => parseConfigFile("{", "f"), SyntaxError);
 });
 
 Deno.test("resolveConfig() merges defaults < file < flags and anchors paths", () => {
-  const c = resolveConfig({ serverName: "from-file", root: "app" }, { serverName: "from-flag", accessLog: "off" }, "/opt/gw");
+  const c = resolveConfig({ serverName: "from-file", root: "app" }, {
+    serverName: "from-flag",
+    accessLog: "off",
+  }, "/opt/gw");
   strictEqual(c.serverName, "from-flag");
   strictEqual(c.root, "/opt/gw/app");
   strictEqual(c.accessLog, null);
@@ -62,14 +93,32 @@ Deno.test("resolveConfig() merges defaults < file < flags and anchors paths", ()
   strictEqual(c.upstream.origin, "http://127.0.0.1:8080");
   strictEqual(c.errorLogLevel, "error");
   strictEqual(c.logMaxBytes, 16 * 1024 * 1024);
-  strictEqual(resolveConfig({}, { errorLog: "/var/log/e.log" }, "/opt").errorLog, "/var/log/e.log");
-  throws(() => resolveConfig({}, { serverName: "two words" }, "/"), /server-name/);
+  strictEqual(
+    resolveConfig({}, { errorLog: "/var/log/e.log" }, "/opt").errorLog,
+    "/var/log/e.log",
+  );
+  throws(
+    () => resolveConfig({}, { serverName: "two words" }, "/"),
+    /server-name/,
+  );
   throws(() => resolveConfig({ logKeep: -1 }, {}, "/"), /log-keep/);
 });
 
 Deno.test("parseCliArgs() maps flags to settings", () => {
-  const cli = parseCliArgs(["--upstream", "http://10.0.0.5", "--add-forwarded-headers", "--log-keep", "3", "-c", "gw.json"]);
-  deepStrictEqual(cli.settings, { upstream: "http://10.0.0.5", addForwardedHeaders: true, logKeep: 3 });
+  const cli = parseCliArgs([
+    "--upstream",
+    "http://10.0.0.5",
+    "--add-forwarded-headers",
+    "--log-keep",
+    "3",
+    "-c",
+    "gw.json",
+  ]);
+  deepStrictEqual(cli.settings, {
+    upstream: "http://10.0.0.5",
+    addForwardedHeaders: true,
+    logKeep: 3,
+  });
   strictEqual(cli.configPath, "gw.json");
   throws(() => parseCliArgs(["--nope"]), /Unknown option "--nope"/);
   throws(() => parseCliArgs(["--log-keep", "x"]), /Cannot parse log-keep "x"/);

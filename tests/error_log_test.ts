@@ -79,7 +79,12 @@ Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) =
     ],
     [
       "outside a request: no connection, no client",
-      { ...base, level: "emerg", message: "bind() to 127.0.0.1:8081 failed", osError: { code: 98, text: "Address already in use" } },
+      {
+        ...base,
+        level: "emerg",
+        message: "bind() to 127.0.0.1:8081 failed",
+        osError: { code: 98, text: "Address already in use" },
+      },
       "2026/11/21 07:46:35 [emerg] 2118#2118: bind() to 127.0.0.1:8081 failed (98: Address already in use)",
     ],
   ];
@@ -100,7 +105,10 @@ Deno.test("formatErrorLogLine() cuts lines at nginx's 2048 bytes", () => {
 });
 
 Deno.test("formatErrorLogTime() pads every field", () => {
-  strictEqual(formatErrorLogTime(new Date(2024, 0, 5, 3, 4, 5)), "2024/01/05 03:04:05");
+  strictEqual(
+    formatErrorLogTime(new Date(2024, 0, 5, 3, 4, 5)),
+    "2024/01/05 03:04:05",
+  );
 });
 
 Deno.test("isLevelEnabled() writes a level and everything more severe", () => {

@@ -40,7 +40,10 @@ Deno.test("upstreamRequestHeaders() asks for identity when the client named no e
 });
 
 Deno.test("upstreamRequestHeaders() adds X-Forwarded-* only when asked", () => {
-  const client = new Headers({ host: "localhost:8081", "x-forwarded-for": "10.9.9.9" });
+  const client = new Headers({
+    host: "localhost:8081",
+    "x-forwarded-for": "10.9.9.9",
+  });
   const off = upstreamRequestHeaders(client, { clientAddress: "127.0.0.1" });
   strictEqual(off.has("x-forwarded-proto"), false);
   const on = upstreamRequestHeaders(client, {
@@ -58,15 +61,24 @@ Deno.test("rewriteRedirect() follows nginx's proxy_redirect default", async (t) 
   const cases: [string, string][] = [
     ["http://127.0.0.1:8080/foo", "http://localhost:8081/api/foo"],
     ["http://127.0.0.1:8080/", "http://localhost:8081/api/"],
-    ["http://127.0.0.1:8080/foo?a=1&b=%20", "http://localhost:8081/api/foo?a=1&b=%20"],
+    [
+      "http://127.0.0.1:8080/foo?a=1&b=%20",
+      "http://localhost:8081/api/foo?a=1&b=%20",
+    ],
     ["http://127.0.0.1:8080", "http://127.0.0.1:8080"],
     ["http://localhost:8080/foo", "http://localhost:8080/foo"],
     ["/foo", "/foo"],
-    ["5; url=http://127.0.0.1:8080/next", "5; url=http://localhost:8081/api/next"],
+    [
+      "5; url=http://127.0.0.1:8080/next",
+      "5; url=http://localhost:8081/api/next",
+    ],
     ["0;URL=/rel", "0;URL=/rel"],
   ];
   for (const [value, expected] of cases) {
-    await t.step(value, () => strictEqual(rewriteRedirect(value, up, pub), expected));
+    await t.step(
+      value,
+      () => strictEqual(rewriteRedirect(value, up, pub), expected),
+    );
   }
 });
 
@@ -91,14 +103,29 @@ Deno.test("clientResponseHeaders() strips hop-by-hop, hides Server, keeps cookie
   deepStrictEqual(out.getSetCookie(), ["sid=abc; Path=/", "theme=dark"]);
   strictEqual(out.get("location"), "http://localhost:8081/api/home");
   strictEqual(out.get("x-lower-case"), "yes");
-  for (const gone of ["connection", "x-secret", "keep-alive", "transfer-encoding", "server", "x-accel-redirect"]) {
+  for (
+    const gone of [
+      "connection",
+      "x-secret",
+      "keep-alive",
+      "transfer-encoding",
+      "server",
+      "x-accel-redirect",
+    ]
+  ) {
     strictEqual(out.has(gone), false, gone);
   }
 });
 
 Deno.test("clientResponseHeaders() drops encoding and length of a decoded body only", () => {
-  const upstream = new Headers({ "content-encoding": "gzip", "content-length": "28" });
-  const opts = { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/" };
+  const upstream = new Headers({
+    "content-encoding": "gzip",
+    "content-length": "28",
+  });
+  const opts = {
+    upstreamOrigin: "http://127.0.0.1:8080",
+    publicApiBase: "/api/",
+  };
   const decoded = clientResponseHeaders(upstream, { ...opts, decoded: true });
   strictEqual(decoded.has("content-encoding"), false);
   strictEqual(decoded.has("content-length"), false);
@@ -113,7 +140,13 @@ Deno.test("fetchDecodedBody() matches what Deno 2.9.6 fetch decodes", async (t) 
     ["br", { "accept-encoding": "br" }, "POST", 200, true],
     ["GZIP ", { "accept-encoding": "gzip" }, "GET", 200, true],
     ["gzip", { "accept-encoding": "identity" }, "GET", 200, false],
-    ["gzip", { "accept-encoding": "gzip", range: "bytes=0-1" }, "GET", 206, false],
+    [
+      "gzip",
+      { "accept-encoding": "gzip", range: "bytes=0-1" },
+      "GET",
+      206,
+      false,
+    ],
     ["deflate", { "accept-encoding": "deflate" }, "GET", 200, false],
     ["zstd", { "accept-encoding": "zstd" }, "GET", 200, false],
     ["gzip, br", { "accept-encoding": "gzip, br" }, "GET", 200, false],
@@ -121,9 +154,15 @@ Deno.test("fetchDecodedBody() matches what Deno 2.9.6 fetch decodes", async (t) 
     ["gzip", { "accept-encoding": "gzip" }, "GET", 304, false],
   ];
   for (const [coding, sent, method, status, expected] of cases) {
-    await t.step(`${coding} ${JSON.stringify(sent)} ${method} ${status}`, () => {
-      const res = new Response(null, { status, headers: { "content-encoding": coding } });
-      strictEqual(fetchDecodedBody(res, new Headers(sent), method), expected);
-    });
+    await t.step(
+      `${coding} ${JSON.stringify(sent)} ${method} ${status}`,
+      () => {
+        const res = new Response(null, {
+          status,
+          headers: { "content-encoding": coding },
+        });
+        strictEqual(fetchDecodedBody(res, new Headers(sent), method), expected);
+      },
+    );
   }
 });

@@ -57,9 +57,19 @@ Deno.test("LogFile.write() rotates by size, keeps N files, and loses and splits 
     log.close();
     const files = [`${path}.2`, `${path}.1`, path];
     for (const f of files) {
-      strictEqual(Deno.statSync(f).size <= 100, true, f);
+      strictEqual((await Deno.stat(f)).size <= 100, true, f);
     }
-    strictEqual((() => { try { Deno.statSync(`${path}.3`); return true; } catch { return false; } })(), false);
+    strictEqual(
+      (() => {
+        try {
+          Deno.statSync(`${path}.3`);
+          return true;
+        } catch {
+          return false;
+        }
+      })(),
+      false,
+    );
     const kept = files.flatMap(lines);
     deepStrictEqual(kept, written.slice(written.length - kept.length));
     for (const l of kept) strictEqual(/^line \d{3} x{10}$/.test(l), true);
@@ -89,9 +99,15 @@ Deno.test("LogFile.write() reports a failure instead of throwing", async () => {
   const errors: string[] = [];
   let now = 0;
   try {
-    const log = LogFile.open(`${dir}/logs/e.log`, { now: () => now, onError: (m) => errors.push(m) });
+    const log = LogFile.open(`${dir}/logs/e.log`, {
+      now: () => now,
+      onError: (m) => errors.push(m),
+    });
     await Deno.remove(`${dir}/logs`, { recursive: true });
-    await Deno.writeTextFile(`${dir}/logs`, "now a file, so the folder cannot come back");
+    await Deno.writeTextFile(
+      `${dir}/logs`,
+      "now a file, so the folder cannot come back",
+    );
     now += 2000;
     strictEqual(log.write("lost"), false);
     strictEqual(errors.length > 0, true);

@@ -5,7 +5,19 @@ import { refusedPort, runCli, spawnGateway, waitFor } from "./_utils.ts";
 Deno.test("main() prints usage for --help and exits 0", async () => {
   const { code, stdout } = await runCli(["--help"]);
   strictEqual(code, 0);
-  for (const flag of ["--listen", "--upstream", "--root", "--server-name", "--error-log", "--access-log", "--error-log-level", "--config", "--version"]) {
+  for (
+    const flag of [
+      "--listen",
+      "--upstream",
+      "--root",
+      "--server-name",
+      "--error-log",
+      "--access-log",
+      "--error-log-level",
+      "--config",
+      "--version",
+    ]
+  ) {
     match(stdout, new RegExp(flag));
   }
 });
@@ -18,16 +30,40 @@ Deno.test("main() prints the version from deno.json", async () => {
 
 Deno.test("main() refuses bad flags with one clear message and usage", async (t) => {
   const cases: [string[], number, RegExp][] = [
-    [["--lisen", "8081"], 2, /^station-gateway: Unknown option "--lisen"\n\nstation-gateway: serves/],
+    [
+      ["--lisen", "8081"],
+      2,
+      /^station-gateway: Unknown option "--lisen"\n\nstation-gateway: serves/,
+    ],
     [["--listen"], 2, /^station-gateway: Option "--listen" needs a value\n/],
     [["extra"], 2, /^station-gateway: Unexpected argument "extra"\n/],
-    [["--upstream", "https://10.0.0.5"], 1, /^station-gateway: Cannot parse upstream "https:\/\/10\.0\.0\.5": expected an http URL with a host/],
+    [
+      ["--upstream", "https://10.0.0.5"],
+      1,
+      /^station-gateway: Cannot parse upstream "https:\/\/10\.0\.0\.5": expected an http URL with a host/,
+    ],
     [["--upstream", "http://"], 1, /Cannot parse upstream "http:\/\/"/],
-    [["--upstream", "http://10.0.0.5/app"], 1, /Cannot parse upstream "http:\/\/10\.0\.0\.5\/app"/],
-    [["--upstream", "127.0.0.1:8080"], 1, /Cannot parse upstream "127\.0\.0\.1:8080"/],
-    [["--listen", "99999"], 1, /Cannot parse listen "99999": port must be 0 to 65535/],
+    [
+      ["--upstream", "http://10.0.0.5/app"],
+      1,
+      /Cannot parse upstream "http:\/\/10\.0\.0\.5\/app"/,
+    ],
+    [
+      ["--upstream", "127.0.0.1:8080"],
+      1,
+      /Cannot parse upstream "127\.0\.0\.1:8080"/,
+    ],
+    [
+      ["--listen", "99999"],
+      1,
+      /Cannot parse listen "99999": port must be 0 to 65535/,
+    ],
     [["--listen", "a b:1"], 1, /Cannot parse listen "a b:1"/],
-    [["--error-log-level", "loud"], 1, /Cannot parse error-log-level "loud": expected one of emerg, alert/],
+    [
+      ["--error-log-level", "loud"],
+      1,
+      /Cannot parse error-log-level "loud": expected one of emerg, alert/,
+    ],
     [["--log-max-size", "lots"], 1, /Cannot parse log-max-size "lots"/],
   ];
   for (const [args, expectedCode, message] of cases) {
@@ -72,20 +108,30 @@ Deno.test("main() refuses a bad config file, naming the key", async (t) => {
 Deno.test("main() takes settings from --config and lets flags override them", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await Deno.writeTextFile(`${dir}/gw.json`, JSON.stringify({
-      listen: "127.0.0.1:1",
-      serverName: "station-7",
-      errorLog: `${dir}/from-config.log`,
-      accessLog: "off",
-      upstream: `http://127.0.0.1:${refusedPort()}`,
-    }));
-    await using gw = await spawnGateway(["--config", `${dir}/gw.json`, "--listen", "127.0.0.1:0"]);
+    await Deno.writeTextFile(
+      `${dir}/gw.json`,
+      JSON.stringify({
+        listen: "127.0.0.1:1",
+        serverName: "station-7",
+        errorLog: `${dir}/from-config.log`,
+        accessLog: "off",
+        upstream: `http://127.0.0.1:${refusedPort()}`,
+      }),
+    );
+    await using gw = await spawnGateway([
+      "--config",
+      `${dir}/gw.json`,
+      "--listen",
+      "127.0.0.1:0",
+    ]);
     const res = await fetch(`http://127.0.0.1:${gw.port}/api/x`);
     await res.body?.cancel();
     strictEqual(res.status, 502);
     await waitFor(() => {
       try {
-        return Deno.readTextFileSync(`${dir}/from-config.log`).includes("server: station-7");
+        return Deno.readTextFileSync(`${dir}/from-config.log`).includes(
+          "server: station-7",
+        );
       } catch {
         return false;
       }
@@ -100,18 +146,27 @@ Deno.test("main() fails to start with an [emerg] line when the port is taken", a
   const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     const { code, stderr, stdout } = await runCli([
-      "--listen", `127.0.0.1:${taken.addr.port}`,
-      "--error-log", `${dir}/error.log`,
+      "--listen",
+      `127.0.0.1:${taken.addr.port}`,
+      "--error-log",
+      `${dir}/error.log`,
     ]);
     strictEqual(code, 1);
     strictEqual(stdout, "");
     const os = Deno.build.os === "windows"
       ? "10048: Only one usage of each socket address (protocol/network address/port) is normally permitted"
       : "98: Address already in use";
-    strictEqual(stderr, `station-gateway: [emerg] bind() to 127.0.0.1:${taken.addr.port} failed (${os})\n`);
+    strictEqual(
+      stderr,
+      `station-gateway: [emerg] bind() to 127.0.0.1:${taken.addr.port} failed (${os})\n`,
+    );
     match(
       await Deno.readTextFile(`${dir}/error.log`),
-      new RegExp(`^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[emerg\\] \\d+#\\d+: bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\(${os.replace(/[()/]/g, "\\$&")}\\)\\n$`),
+      new RegExp(
+        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[emerg\\] \\d+#\\d+: bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\(${
+          os.replace(/[()/]/g, "\\$&")
+        }\\)\\n$`,
+      ),
     );
   } finally {
     taken.close();
@@ -119,57 +174,102 @@ Deno.test("main() fails to start with an [emerg] line when the port is taken", a
   }
 });
 
-Deno.test("main() fails to start clearly when the log folder cannot be created", { ignore: Deno.build.os === "windows" }, async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await Deno.writeTextFile(`${dir}/file`, "not a folder");
-    const { code, stderr } = await runCli(["--listen", "127.0.0.1:0", "--error-log", `${dir}/file/logs/error.log`]);
-    strictEqual(code, 1);
-    match(stderr, new RegExp(`^station-gateway: \\[emerg\\] open\\(\\) "${dir}/file/logs/error\\.log" failed \\(20: Not a directory\\)\\n$`));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "main() fails to start clearly when the log folder cannot be created",
+  { ignore: Deno.build.os === "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/file`, "not a folder");
+      const { code, stderr } = await runCli([
+        "--listen",
+        "127.0.0.1:0",
+        "--error-log",
+        `${dir}/file/logs/error.log`,
+      ]);
+      strictEqual(code, 1);
+      match(
+        stderr,
+        new RegExp(
+          `^station-gateway: \\[emerg\\] open\\(\\) "${dir}/file/logs/error\\.log" failed \\(20: Not a directory\\)\\n$`,
+        ),
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
 Deno.test("main() listens on both loopbacks for a bare port, not on the LAN", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await using gw = await spawnGateway(["--listen", "0", "--error-log", `${dir}/e.log`, "--access-log", "off", "--root", dir]);
-    match(gw.output(), /listening on http:\/\/127\.0\.0\.1:\d+\/( and http:\/\/\[::1\]:\d+\/)?;/);
+    await using gw = await spawnGateway([
+      "--listen",
+      "0",
+      "--error-log",
+      `${dir}/e.log`,
+      "--access-log",
+      "off",
+      "--root",
+      dir,
+    ]);
+    match(
+      gw.output(),
+      /listening on http:\/\/127\.0\.0\.1:\d+\/( and http:\/\/\[::1\]:\d+\/)?;/,
+    );
     strictEqual(/0\.0\.0\.0/.test(gw.output()), false);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("main() shuts down on SIGTERM: in-flight request finishes, logs flushed, exit 0", { ignore: Deno.build.os === "windows" }, async () => {
-  const dir = await Deno.makeTempDir();
-  const upstream = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
-    await new Promise((r) => setTimeout(r, 300));
-    return new Response("slow but whole");
-  });
-  try {
-    const gw = await spawnGateway([
-      "--listen", "127.0.0.1:0",
-      "--upstream", `http://127.0.0.1:${upstream.addr.port}`,
-      "--error-log", `${dir}/error.log`,
-      "--access-log", `${dir}/access.log`,
-      "--error-log-level", "notice",
-    ]);
-    const pending = fetch(`http://127.0.0.1:${gw.port}/api/slow`);
-    await new Promise((r) => setTimeout(r, 100));
-    gw.child.kill("SIGTERM");
-    const res = await pending;
-    strictEqual(await res.text(), "slow but whole");
-    const status = await gw.child.status;
-    strictEqual(status.code, 0);
-    await gw[Symbol.asyncDispose]();
-    const errorLog = await Deno.readTextFile(`${dir}/error.log`);
-    match(errorLog, /\[notice\] \d+#\d+: signal 15 \(SIGTERM\) received, exiting\n/);
-    match(errorLog, /\[notice\] \d+#\d+: exit\n$/);
-    match(await Deno.readTextFile(`${dir}/access.log`), /"GET \/api\/slow HTTP\/1\.1" 200 14 /);
-  } finally {
-    await upstream.shutdown();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "main() shuts down on SIGTERM: in-flight request finishes, logs flushed, exit 0",
+  { ignore: Deno.build.os === "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    const upstream = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen() {},
+    }, async () => {
+      await new Promise((r) => setTimeout(r, 300));
+      return new Response("slow but whole");
+    });
+    try {
+      const gw = await spawnGateway([
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        `http://127.0.0.1:${upstream.addr.port}`,
+        "--error-log",
+        `${dir}/error.log`,
+        "--access-log",
+        `${dir}/access.log`,
+        "--error-log-level",
+        "notice",
+      ]);
+      const pending = fetch(`http://127.0.0.1:${gw.port}/api/slow`);
+      await new Promise((r) => setTimeout(r, 100));
+      gw.child.kill("SIGTERM");
+      const res = await pending;
+      strictEqual(await res.text(), "slow but whole");
+      const status = await gw.child.status;
+      strictEqual(status.code, 0);
+      await gw[Symbol.asyncDispose]();
+      const errorLog = await Deno.readTextFile(`${dir}/error.log`);
+      match(
+        errorLog,
+        /\[notice\] \d+#\d+: signal 15 \(SIGTERM\) received, exiting\n/,
+      );
+      match(errorLog, /\[notice\] \d+#\d+: exit\n$/);
+      match(
+        await Deno.readTextFile(`${dir}/access.log`),
+        /"GET \/api\/slow HTTP\/1\.1" 200 14 /,
+      );
+    } finally {
+      await upstream.shutdown();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

@@ -6,7 +6,10 @@ import {
   upstreamUrl,
 } from "../src/path_rewrite.ts";
 
-const proxy = (upstreamPath: string): Route => ({ kind: "proxy", upstreamPath });
+const proxy = (upstreamPath: string): Route => ({
+  kind: "proxy",
+  upstreamPath,
+});
 const stat = (segments: string[], directory = false): Route => ({
   kind: "static",
   segments,
@@ -71,7 +74,11 @@ Deno.test("routeRequest() routes, normalizes and keeps bytes", async (t) => {
 Deno.test("requestTarget() recovers the raw target from Deno.serve's URL", async (t) => {
   const cases: [string, string | null, string][] = [
     ["http://localhost:8081/api/a?b", "localhost:8081", "/api/a?b"],
-    ["http://localhost:8081//evil.example/x", "localhost:8081", "//evil.example/x"],
+    [
+      "http://localhost:8081//evil.example/x",
+      "localhost:8081",
+      "//evil.example/x",
+    ],
     ["http://other/api/x", "localhost:8081", "/api/x"],
     ["http://u:p@evil/api/x", "localhost:8081", "/api/x"],
     ["http://localhost:41287/api/x", null, "/api/x"],

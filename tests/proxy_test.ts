@@ -22,7 +22,10 @@ Deno.test("gateway forwards both spec endpoints with their POST bodies", async (
     "POST /Home31/UpDateTitle",
   ]);
   strictEqual(upstream.seen[0]!.headers.get("content-length"), "30");
-  strictEqual(upstream.seen[0]!.headers.get("host"), `127.0.0.1:${upstream.port}`);
+  strictEqual(
+    upstream.seen[0]!.headers.get("host"),
+    `127.0.0.1:${upstream.port}`,
+  );
 });
 
 Deno.test("gateway passes case, encoding and query byte for byte", async () => {
@@ -60,7 +63,10 @@ Deno.test("gateway answers /api with 301 to /api/ as nginx does", async () => {
     "GET /api?x=1 HTTP/1.1\r\nHost: localhost:8081\r\nConnection: close\r\n\r\n",
   );
   match(res, /^HTTP\/1\.1 301 /);
-  match(res, new RegExp(`\r\nlocation: http://localhost:${gw.port}/api/\\?x=1\r\n`, "i"));
+  match(
+    res,
+    new RegExp(`\r\nlocation: http://localhost:${gw.port}/api/\\?x=1\r\n`, "i"),
+  );
   strictEqual(upstream.seen.length, 0);
 });
 
@@ -94,7 +100,16 @@ Deno.test("gateway never lets the request target choose the upstream host", asyn
     "/evil.example/w",
   ]);
   // "//evil.example/x" is a static path; the bad Host headers get 400.
-  deepStrictEqual(statuses, ["404", "200", "200", "200", "200", "200", "400", "400"]);
+  deepStrictEqual(statuses, [
+    "404",
+    "200",
+    "200",
+    "200",
+    "200",
+    "200",
+    "400",
+    "400",
+  ]);
 });
 
 Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host", async () => {
@@ -118,7 +133,9 @@ Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host",
   );
   const seen = upstream.seen[0]!.headers;
   strictEqual(seen.get("host"), `127.0.0.1:${upstream.port}`);
-  for (const name of ["x-foo", "keep-alive", "te", "upgrade", "x_under_score"]) {
+  for (
+    const name of ["x-foo", "keep-alive", "te", "upgrade", "x_under_score"]
+  ) {
     strictEqual(seen.has(name), false, name);
   }
   strictEqual(seen.get("cookie"), "a=1");
@@ -130,7 +147,10 @@ Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host",
 
 Deno.test("gateway adds X-Forwarded-* only when asked", async () => {
   await using upstream = startUpstream();
-  await using gw = startGateway({ upstreamUrl: upstream.origin, addForwardedHeaders: true });
+  await using gw = startGateway({
+    upstreamUrl: upstream.origin,
+    addForwardedHeaders: true,
+  });
   await rawRequest(
     gw.port,
     "GET /api/x HTTP/1.1\r\nHost: station:8081\r\nConnection: close\r\n\r\n",
@@ -146,7 +166,12 @@ Deno.test("gateway hands 3xx and Set-Cookie to the browser and rewrites Location
   const origin = upstream.origin;
   await using redirecting = startUpstream((r) => {
     const headers = new Headers([
-      ["location", r.target === "/abs" ? `${origin.replace(/:\d+$/, ":" + redirectingPort())}/home?a=1` : "/rel"],
+      [
+        "location",
+        r.target === "/abs"
+          ? `${origin.replace(/:\d+$/, ":" + redirectingPort())}/home?a=1`
+          : "/rel",
+      ],
       ["set-cookie", "sid=abc; Path=/"],
       ["set-cookie", "theme=dark"],
     ]);
@@ -163,12 +188,25 @@ Deno.test("gateway hands 3xx and Set-Cookie to the browser and rewrites Location
   );
   match(abs, /^HTTP\/1\.1 302 /);
   match(abs, /\r\n\r\nmoved!$/);
-  match(abs, new RegExp(`\r\nlocation: http://localhost:${gw.port}/api/home\\?a=1\r\n`, "i"));
-  deepStrictEqual(abs.match(/^set-cookie: .*$/gim), ["set-cookie: sid=abc; Path=/", "set-cookie: theme=dark"]);
+  match(
+    abs,
+    new RegExp(
+      `\r\nlocation: http://localhost:${gw.port}/api/home\\?a=1\r\n`,
+      "i",
+    ),
+  );
+  deepStrictEqual(abs.match(/^set-cookie: .*$/gim), [
+    "set-cookie: sid=abc; Path=/",
+    "set-cookie: theme=dark",
+  ]);
   const rel = await fetch(`${gw.url}/api/rel`, { redirect: "manual" });
   await rel.body?.cancel();
   strictEqual(rel.headers.get("location"), "/rel");
-  strictEqual(redirecting.seen.length, 2, "the gateway must not follow redirects");
+  strictEqual(
+    redirecting.seen.length,
+    2,
+    "the gateway must not follow redirects",
+  );
 });
 
 Deno.test("gateway never sends a decoded body with its old Content-Encoding", async () => {
@@ -177,7 +215,9 @@ Deno.test("gateway never sends a decoded body with its old Content-Encoding", as
   await using upstream = startUpstream((r) => {
     const wants = r.headers.get("accept-encoding") ?? "";
     return wants.includes("gzip")
-      ? new Response(packed, { headers: { "content-encoding": "gzip", "content-type": "text/plain" } })
+      ? new Response(packed, {
+        headers: { "content-encoding": "gzip", "content-type": "text/plain" },
+      })
       : new Response(text, { headers: { "content-type": "text/plain" } });
   });
   await using gw = startGateway({ upstreamUrl: upstream.origin });
@@ -197,9 +237,14 @@ Deno.test("gateway never sends a decoded body with its old Content-Encoding", as
 
   // fetch (which decodes) sees the full text, and a client that named no
   // encoding gets the plain body with the upstream's own length.
-  const res = await fetch(`${gw.url}/api/z`, { headers: { "accept-encoding": "gzip" } });
+  const res = await fetch(`${gw.url}/api/z`, {
+    headers: { "accept-encoding": "gzip" },
+  });
   strictEqual(await res.text(), text);
-  const plain = await rawRequest(gw.port, "GET /api/z HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+  const plain = await rawRequest(
+    gw.port,
+    "GET /api/z HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+  );
   match(plain, new RegExp(`content-length: ${text.length}`, "i"));
   strictEqual(upstream.seen[2]!.headers.get("accept-encoding"), "identity");
 });
@@ -212,8 +257,13 @@ Deno.test("gateway keeps every method, status and reason", async () => {
     })
   );
   await using gw = startGateway({ upstreamUrl: upstream.origin });
-  for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]) {
-    const res = await fetch(`${gw.url}/api/m`, { method, ...(method === "GET" || method === "HEAD" ? {} : { body: "b" }) });
+  for (
+    const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
+  ) {
+    const res = await fetch(`${gw.url}/api/m`, {
+      method,
+      ...(method === "GET" || method === "HEAD" ? {} : { body: "b" }),
+    });
     await res.body?.cancel();
     strictEqual(res.headers.get("x-method"), method);
     strictEqual(res.status, method === "DELETE" ? 404 : 200);
@@ -221,12 +271,18 @@ Deno.test("gateway keeps every method, status and reason", async () => {
 });
 
 Deno.test("gateway writes one access line per request in combined format", async () => {
-  await using upstream = startUpstream(() => new Response("twenty bytes of body"));
+  await using upstream = startUpstream(() =>
+    new Response("twenty bytes of body")
+  );
   await using gw = startGateway({ upstreamUrl: upstream.origin });
   const res = await fetch(`${gw.url}/api/loginms`, {
     method: "POST",
     body: "x",
-    headers: { referer: "http://localhost:8081/", "user-agent": "test-agent", authorization: "Basic dTpw" },
+    headers: {
+      referer: "http://localhost:8081/",
+      "user-agent": "test-agent",
+      authorization: "Basic dTpw",
+    },
   });
   await res.text();
   const { waitFor } = await import("./_utils.ts");

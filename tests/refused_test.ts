@@ -34,17 +34,24 @@ Deno.test("refused upstream gives 502 and exactly the spec's line per attempt", 
     const path = paths[i]!;
     strictEqual(
       maskErrorLine(line),
-      `TIME [error] PID#TID: *N connect() failed (${os}) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST ${path} HTTP/1.1", upstream: "http://127.0.0.1:${dead}${path.slice(4)}", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"`,
+      `TIME [error] PID#TID: *N connect() failed (${os}) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST ${path} HTTP/1.1", upstream: "http://127.0.0.1:${dead}${
+        path.slice(4)
+      }", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"`,
     );
   });
   await waitFor(() => gw.accessLines.length === paths.length);
-  for (const line of gw.accessLines) match(line, /" 502 \d+ "http:\/\/localhost:\d+\/"/);
+  for (const line of gw.accessLines) {
+    match(line, /" 502 \d+ "http:\/\/localhost:\d+\/"/);
+  }
 });
 
 Deno.test("refused upstream line omits host and referrer the client did not send", async () => {
   const dead = refusedPort();
   await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
-  await rawRequest(gw.port, "POST /api/loginms HTTP/1.0\r\nContent-Length: 0\r\n\r\n");
+  await rawRequest(
+    gw.port,
+    "POST /api/loginms HTTP/1.0\r\nContent-Length: 0\r\n\r\n",
+  );
   strictEqual(gw.errorLines.length, 1);
   match(gw.errorLines[0]!, /upstream: "http:\/\/127\.0\.0\.1:\d+\/loginms"$/);
 });
@@ -54,32 +61,47 @@ Deno.test("main.ts writes the spec's line to the error log file and counts conne
   const dead = refusedPort();
   try {
     await using gw = await spawnGateway([
-      "--listen", "127.0.0.1:0",
-      "--upstream", `http://127.0.0.1:${dead}`,
-      "--error-log", `${dir}/logs/error.log`,
-      "--access-log", `${dir}/logs/access.log`,
-      "--root", `${dir}/html`,
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream",
+      `http://127.0.0.1:${dead}`,
+      "--error-log",
+      `${dir}/logs/error.log`,
+      "--access-log",
+      `${dir}/logs/access.log`,
+      "--root",
+      `${dir}/html`,
     ]);
     // Two requests on one keep-alive connection, then one on a new one.
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
     const post = (path: string, close: boolean) =>
-      specPost(path, gw.port).replace("Connection: close", close ? "Connection: close" : "Connection: keep-alive");
+      specPost(path, gw.port).replace(
+        "Connection: close",
+        close ? "Connection: close" : "Connection: keep-alive",
+      );
     await conn.write(new TextEncoder().encode(post("/api/loginms", false)));
     const buf = new Uint8Array(4096);
     await conn.read(buf);
-    await conn.write(new TextEncoder().encode(post("/api/Home31/UpDateTitle", true)));
+    await conn.write(
+      new TextEncoder().encode(post("/api/Home31/UpDateTitle", true)),
+    );
     while ((await conn.read(buf)) !== null) { /* drain */ }
     conn.close();
     await rawRequest(gw.port, specPost("/api/loginms", gw.port));
     const log = `${dir}/logs/error.log`;
     await waitFor(() => Deno.readTextFileSync(log).split("\n").length > 3);
-    const lines = Deno.readTextFileSync(log).trim().split("\n");
+    const lines = (await Deno.readTextFile(log)).trim().split("\n");
     strictEqual(lines.length, 3);
     const numbers = lines.map((l) => Number(l.match(/: \*(\d+) /)![1]));
     // Same connection keeps its number; every upstream attempt uses one up.
     strictEqual(numbers[0], numbers[1]);
     strictEqual(numbers[2], numbers[0]! + 3);
-    match(lines[0]!, new RegExp(`^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[error\\] ${gw.child.pid}#\\d+: \\*\\d+ connect\\(\\) failed \\(111: Connection refused\\) while connecting to upstream, client: 127\\.0\\.0\\.1, server: localhost, request: "POST /api/loginms HTTP/1\\.1", upstream: "http://127\\.0\\.0\\.1:${dead}/loginms", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"$`));
+    match(
+      lines[0]!,
+      new RegExp(
+        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[error\\] ${gw.child.pid}#\\d+: \\*\\d+ connect\\(\\) failed \\(111: Connection refused\\) while connecting to upstream, client: 127\\.0\\.0\\.1, server: localhost, request: "POST /api/loginms HTTP/1\\.1", upstream: "http://127\\.0\\.0\\.1:${dead}/loginms", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"$`,
+      ),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

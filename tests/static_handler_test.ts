@@ -16,16 +16,24 @@ async function makeRoot(): Promise<string> {
 Deno.test("serveStatic() serves files with types, index.html and validators", async () => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${refusedPort()}`, root: `${dir}/html` });
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: `${dir}/html`,
+    });
     const index = await fetch(`${gw.url}/`);
     strictEqual(await index.text(), "<h1>station app</h1>");
     strictEqual(index.headers.get("content-type"), "text/html; charset=utf-8");
     const js = await fetch(`${gw.url}/assets/app.js`);
     strictEqual(await js.text(), "console.log(1)");
-    strictEqual(js.headers.get("content-type"), "text/javascript; charset=utf-8");
+    strictEqual(
+      js.headers.get("content-type"),
+      "text/javascript; charset=utf-8",
+    );
     const etag = js.headers.get("etag")!;
     match(etag, /^"[0-9a-f]+-e"$/);
-    const again = await fetch(`${gw.url}/assets/app.js`, { headers: { "if-none-match": etag } });
+    const again = await fetch(`${gw.url}/assets/app.js`, {
+      headers: { "if-none-match": etag },
+    });
     await again.body?.cancel();
     strictEqual(again.status, 304);
     const head = await fetch(`${gw.url}/index.html`, { method: "HEAD" });
@@ -35,7 +43,10 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
     await dir301.body?.cancel();
     strictEqual(dir301.status, 301);
     strictEqual(dir301.headers.get("location"), "/assets/");
-    const post = await fetch(`${gw.url}/index.html`, { method: "POST", body: "x" });
+    const post = await fetch(`${gw.url}/index.html`, {
+      method: "POST",
+      body: "x",
+    });
     await post.body?.cancel();
     strictEqual(post.status, 405);
     strictEqual(post.headers.get("allow"), "GET, HEAD");
@@ -47,14 +58,21 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
 Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing file", async () => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${refusedPort()}`, root: `${dir}/html` });
-    const res = await fetch(`${gw.url}/favicon.ico`, { headers: { referer: `${gw.url}/` } });
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: `${dir}/html`,
+    });
+    const res = await fetch(`${gw.url}/favicon.ico`, {
+      headers: { referer: `${gw.url}/` },
+    });
     await res.body?.cancel();
     strictEqual(res.status, 404);
     strictEqual(gw.errorLines.length, 1);
     match(
       gw.errorLines[0]!,
-      new RegExp(`\\[error\\] \\d+#\\d+: \\*\\d+ open\\(\\) "${dir}/html/favicon\\.ico" failed \\(2: No such file or directory\\), client: 127\\.0\\.0\\.1, server: localhost, request: "GET /favicon\\.ico HTTP/1\\.1", host: "127\\.0\\.0\\.1:${gw.port}", referrer: "${gw.url}/"$`),
+      new RegExp(
+        `\\[error\\] \\d+#\\d+: \\*\\d+ open\\(\\) "${dir}/html/favicon\\.ico" failed \\(2: No such file or directory\\), client: 127\\.0\\.0\\.1, server: localhost, request: "GET /favicon\\.ico HTTP/1\\.1", host: "127\\.0\\.0\\.1:${gw.port}", referrer: "${gw.url}/"$`,
+      ),
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -64,7 +82,10 @@ Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing 
 Deno.test("serveStatic() never serves outside the root, whatever the encoding", async (t) => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${refusedPort()}`, root: `${dir}/html` });
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: `${dir}/html`,
+    });
     const attempts = [
       "/../secret.txt",
       "/%2e%2e/secret.txt",
@@ -85,7 +106,10 @@ Deno.test("serveStatic() never serves outside the root, whatever the encoding", 
     ];
     for (const target of attempts) {
       await t.step(target, async () => {
-        const res = await rawRequest(gw.port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+        const res = await rawRequest(
+          gw.port,
+          `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+        );
         strictEqual(/outside the root|SECRET|root:x:0/.test(res), false, res);
         match(res, /^HTTP\/1\.1 (400|404) /);
       });
@@ -96,13 +120,19 @@ Deno.test("serveStatic() never serves outside the root, whatever the encoding", 
 });
 
 Deno.test("serveStatic() shows the embedded default page when the root is missing", async () => {
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${refusedPort()}`, root: "/nonexistent/station/html" });
+  await using gw = startGateway({
+    upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+    root: "/nonexistent/station/html",
+  });
   const res = await fetch(`${gw.url}/`);
   const html = await res.text();
   strictEqual(res.status, 200);
   match(html, /station-gateway/);
   match(html, /forwards\s+every request under <code>\/api\/<\/code>/);
-  match(html, /does not answer: connect\(\) failed \((111: Connection refused|10061: No connection could be made because the target machine actively refused it)\)/);
+  match(
+    html,
+    /does not answer: connect\(\) failed \((111: Connection refused|10061: No connection could be made because the target machine actively refused it)\)/,
+  );
   const other = await fetch(`${gw.url}/app.js`);
   await other.body?.cancel();
   strictEqual(other.status, 404);

@@ -62,16 +62,21 @@ Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", asyn
     },
     {
       name: "Windows gave up the SYN (10060) is a 502, not a 504",
-      thrown: fetchFailure("client error (Connect): tcp connect error: x (os error 10060)"),
+      thrown: fetchFailure(
+        "client error (Connect): tcp connect error: x (os error 10060)",
+      ),
       family: "windows",
       message: "connect() failed",
-      os: "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
+      os:
+        "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
       action: "connecting to upstream",
       status: 502,
     },
     {
       name: "unreachable host, Windows",
-      thrown: fetchFailure("client error (Connect): tcp connect error: x (os error 10065)"),
+      thrown: fetchFailure(
+        "client error (Connect): tcp connect error: x (os error 10065)",
+      ),
       family: "windows",
       message: "connect() failed",
       os: "10065: A socket operation was attempted to an unreachable host",
@@ -80,16 +85,21 @@ Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", asyn
     },
     {
       name: "reset, Windows",
-      thrown: fetchFailure("client error (SendRequest): connection error: x (os error 10054)"),
+      thrown: fetchFailure(
+        "client error (SendRequest): connection error: x (os error 10054)",
+      ),
       family: "windows",
       message: "WSARecv() failed",
-      os: "10054: An existing connection was forcibly closed by the remote host",
+      os:
+        "10054: An existing connection was forcibly closed by the remote host",
       action: "reading response header from upstream",
       status: 502,
     },
     {
       name: "reset, Linux",
-      thrown: fetchFailure("client error (SendRequest): connection error: Connection reset by peer (os error 104)"),
+      thrown: fetchFailure(
+        "client error (SendRequest): connection error: Connection reset by peer (os error 104)",
+      ),
       family: "linux",
       message: "recv() failed",
       os: "104: Connection reset by peer",
@@ -108,7 +118,9 @@ Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", asyn
     },
     {
       name: "host not found",
-      thrown: fetchFailure("client error (Connect): dns error: failed to lookup address information: Name or service not known"),
+      thrown: fetchFailure(
+        "client error (Connect): dns error: failed to lookup address information: Name or service not known",
+      ),
       family: "linux",
       message: "upstream.invalid could not be resolved",
       os: "3: Host not found",
@@ -121,7 +133,8 @@ Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", asyn
       family: "windows",
       context: { timedOut: true },
       message: "upstream timed out",
-      os: "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
+      os:
+        "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
       action: "reading response header from upstream",
       status: 504,
     },
@@ -146,7 +159,9 @@ Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", asyn
       });
       strictEqual(e.message, c.message);
       strictEqual(
-        e.osError === undefined ? undefined : `${e.osError.code}: ${e.osError.text}`,
+        e.osError === undefined
+          ? undefined
+          : `${e.osError.code}: ${e.osError.text}`,
         c.os,
       );
       strictEqual(e.action, c.action);

@@ -1,0 +1,103 @@
+/**
+ * Builds `dist/station-gateway.exe` for Windows with `deno compile`.
+ *
+ * The permissions baked into the executable are exactly the ones
+ * `deno task start` runs with and the tests spawn the gateway with
+ * (`GATEWAY_FLAGS` in `tests/_utils.ts`; `tests/compile_flags_test.ts` keeps
+ * the three in step). `deno compile` needs the `denort` base binary for the
+ * target; it downloads it unless `DENORT_BIN` names a local copy. Where the
+ * download is blocked, this script says so and exits non-zero.
+ *
+ * Usage: deno task compile [--target TRIPLE] [--output FILE]
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+
+/** The runtime permissions and flags the executable is built with. */
+export const COMPILE_FLAGS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--unstable-no-legacy-abort",
+] as const;
+
+/** The default target: the station PCs. */
+export const DEFAULT_TARGET = "x86_64-pc-windows-msvc";
+
+/** Give up on a compile (and its download) after this long: never hang. */
+const TIMEOUT_MS = 180_000;
+
+/**
+ * The `deno compile` arguments for a target and output file.
+ *
+ * @param target The target triple.
+ * @param output The output path.
+ * @returns The arguments after `deno`.
+ */
+export function compileArgs(target: string, output: string): string[] {
+  return [
+    "compile",
+    ...COMPILE_FLAGS,
+    "--target",
+    target,
+    "--output",
+    output,
+    "src/main.ts",
+  ];
+}
+
+async function run(): Promise<number> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      target: { type: "string", default: DEFAULT_TARGET },
+      output: { type: "string", default: "dist/station-gateway.exe" },
+    },
+  });
+  const args = compileArgs(values.target, values.output);
+  const denort = Deno.env.get("DENORT_BIN");
+  // deno-lint-ignore no-console
+  console.log(
+    `deno ${args.join(" ")}${denort ? `  (DENORT_BIN=${denort})` : ""}`,
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    stdout: "inherit",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill(), TIMEOUT_MS);
+  const [status, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stderr).text(),
+  ]);
+  clearTimeout(timer);
+  if (status.success) {
+    const { size } = await Deno.stat(values.output);
+    // deno-lint-ignore no-console
+    console.log(
+      `built ${values.output} (${(size / 1024 / 1024).toFixed(1)} MiB)`,
+    );
+    return 0;
+  }
+  // deno-lint-ignore no-console
+  console.error(stderr);
+  if (!denort) {
+    // deno-lint-ignore no-console
+    console.error(
+      `Cannot compile for ${values.target}: deno compile needs the denort base ` +
+        `binary for that target and could not download it.\n` +
+        `Offline, download denort-${values.target}.zip for Deno ${Deno.version.deno} ` +
+        `on a connected machine, unzip it here and run:\n` +
+        `  DENORT_BIN=/path/to/denort${
+          values.target.includes("windows") ? ".exe" : ""
+        } deno task compile`,
+    );
+  }
+  return status.code === 0 ? 1 : status.code;
+}
+
+if (import.meta.main) {
+  Deno.exit(await run());
+}

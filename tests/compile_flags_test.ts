@@ -1,0 +1,27 @@
+/** The .exe, `deno task start` and the spawning tests use the same permissions. */
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import denoJson from "../deno.json" with { type: "json" };
+import {
+  COMPILE_FLAGS,
+  compileArgs,
+  DEFAULT_TARGET,
+} from "../scripts/compile.ts";
+import { GATEWAY_FLAGS } from "./_utils.ts";
+
+Deno.test("compileArgs() bakes exactly the flags the tests run the gateway with", () => {
+  deepStrictEqual([...COMPILE_FLAGS], [...GATEWAY_FLAGS]);
+  const args = compileArgs(DEFAULT_TARGET, "dist/station-gateway.exe");
+  strictEqual(args.includes("-A") || args.includes("--allow-all"), false);
+  deepStrictEqual(args.slice(-5), [
+    "--target",
+    "x86_64-pc-windows-msvc",
+    "--output",
+    "dist/station-gateway.exe",
+    "src/main.ts",
+  ]);
+});
+
+Deno.test("deno task start runs with the compile flags", () => {
+  const start = denoJson.tasks.start.command;
+  strictEqual(start, `deno run ${GATEWAY_FLAGS.join(" ")} src/main.ts`);
+});
