@@ -32,6 +32,11 @@ const OPTIONS = {
   "add-forwarded-headers": { type: "boolean" },
   "log-max-size": { type: "string" },
   "log-keep": { type: "string" },
+  "proxy-connect-timeout": { type: "string" },
+  "proxy-send-timeout": { type: "string" },
+  "proxy-read-timeout": { type: "string" },
+  "client-max-body-size": { type: "string" },
+  "upstream-keepalive": { type: "string" },
   config: { type: "string", short: "c" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
@@ -39,6 +44,15 @@ const OPTIONS = {
 
 function quoted(message: string): string {
   return message.match(/'([^']+)'/)?.[1] ?? "";
+}
+
+function wholeNumber(text: string, name: string): number {
+  if (!/^\d+$/.test(text)) {
+    throw new TypeError(
+      `Cannot parse ${name} "${text}": expected a whole number`,
+    );
+  }
+  return Number(text);
 }
 
 /**
@@ -106,13 +120,25 @@ export function parseCliArgs(args: string[]): CliOptions {
     settings.logMaxSize = values["log-max-size"];
   }
   if (values["log-keep"] !== undefined) {
-    const keep = values["log-keep"];
-    if (!/^\d+$/.test(keep)) {
-      throw new TypeError(
-        `Cannot parse log-keep "${keep}": expected a whole number`,
-      );
-    }
-    settings.logKeep = Number(keep);
+    settings.logKeep = wholeNumber(values["log-keep"], "log-keep");
+  }
+  if (values["proxy-connect-timeout"] !== undefined) {
+    settings.proxyConnectTimeout = values["proxy-connect-timeout"];
+  }
+  if (values["proxy-send-timeout"] !== undefined) {
+    settings.proxySendTimeout = values["proxy-send-timeout"];
+  }
+  if (values["proxy-read-timeout"] !== undefined) {
+    settings.proxyReadTimeout = values["proxy-read-timeout"];
+  }
+  if (values["client-max-body-size"] !== undefined) {
+    settings.clientMaxBodySize = values["client-max-body-size"];
+  }
+  if (values["upstream-keepalive"] !== undefined) {
+    settings.upstreamKeepalive = wholeNumber(
+      values["upstream-keepalive"],
+      "upstream-keepalive",
+    );
   }
   return {
     help: values.help ?? false,
@@ -158,6 +184,12 @@ OPTIONS:
   --log-max-size SIZE      Rotate a log before it exceeds SIZE, e.g. 16m; 0 = never
                            (default: ${d.logMaxSize})
   --log-keep N             Rotated files kept per log (default: ${d.logKeep})
+  --proxy-connect-timeout T  Connecting to the upstream (default: ${d.proxyConnectTimeout})
+  --proxy-send-timeout T   Between two writes to the upstream (default: ${d.proxySendTimeout})
+  --proxy-read-timeout T   Between two reads from the upstream (default: ${d.proxyReadTimeout})
+  --client-max-body-size SIZE  Largest request body, 0 = no limit (default: ${d.clientMaxBodySize})
+  --upstream-keepalive N   Idle upstream connections kept; 0 = a new connection
+                           per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase
                            (e.g. {"upstream": "http://10.0.0.5"}); flags override it
   -h, --help               Print this help

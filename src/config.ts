@@ -52,6 +52,16 @@ export interface SettingsInput {
   logMaxSize?: string;
   /** How many rotated files to keep per log. */
   logKeep?: number;
+  /** nginx `proxy_connect_timeout`, e.g. `60s`. */
+  proxyConnectTimeout?: string;
+  /** nginx `proxy_send_timeout`: between two successive writes. */
+  proxySendTimeout?: string;
+  /** nginx `proxy_read_timeout`: between two successive reads. */
+  proxyReadTimeout?: string;
+  /** nginx `client_max_body_size`, e.g. `1m`; `0` is unlimited. */
+  clientMaxBodySize?: string;
+  /** Idle upstream connections kept for reuse; 0 = one connection per request. */
+  upstreamKeepalive?: number;
 }
 
 /** The validated settings the gateway runs with. */
@@ -76,6 +86,12 @@ export interface GatewayConfig {
   logMaxBytes: number;
   /** Rotated files kept per log. */
   logKeep: number;
+  /** The upstream timers in milliseconds. */
+  timeouts: { connectMs: number; sendMs: number; readMs: number };
+  /** `client_max_body_size` in bytes; 0 is unlimited. */
+  clientMaxBodySize: number;
+  /** Idle upstream connections kept. */
+  upstreamKeepalive: number;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -90,6 +106,11 @@ export const DEFAULT_SETTINGS = {
   addForwardedHeaders: false,
   logMaxSize: "16m",
   logKeep: 5,
+  proxyConnectTimeout: "60s",
+  proxySendTimeout: "60s",
+  proxyReadTimeout: "60s",
+  clientMaxBodySize: "1m",
+  upstreamKeepalive: 32,
 } as const satisfies Required<SettingsInput>;
 
 /** The port the upstream gets when `--upstream` names none. */
@@ -214,6 +235,42 @@ export function parseSize(value: string, name: string): number {
   return Number(m[1]) * unit;
 }
 
+/**
+ * Parses an nginx time: `500ms`, `60s`, `1m`, `1h`, or bare seconds.
+ *
+ * @param value The text.
+ * @param name The setting's name, for the error.
+ * @returns Milliseconds.
+ * @throws {TypeError} On a malformed time.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseDuration } from "./config.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parseDuration("60s", "t"), 60000);
+ * strictEqual(parseDuration("250ms", "t"), 250);
+ * ```
+ */
+export function parseDuration(value: string, name: string): number {
+  const m = value.trim().match(/^(\d+)(ms|s|m|h)?$/);
+  if (!m?.[1]) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": expected a time like 500ms, 60s or 2m`,
+    );
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[
+    (m[2] ?? "s") as "ms" | "s" | "m" | "h"
+  ];
+  const ms = Number(m[1]) * unit;
+  if (ms === 0) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be more than 0`,
+    );
+  }
+  return ms;
+}
+
 function parseLevel(value: string): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
     throw new TypeError(
@@ -238,6 +295,11 @@ const FILE_KEYS: Readonly<
   addForwardedHeaders: "boolean",
   logMaxSize: "string",
   logKeep: "number",
+  proxyConnectTimeout: "string",
+  proxySendTimeout: "string",
+  proxyReadTimeout: "string",
+  clientMaxBodySize: "string",
+  upstreamKeepalive: "number",
 };
 
 /**
@@ -329,6 +391,14 @@ export function resolveConfig(
       `Cannot parse log-keep "${s.logKeep}": expected a whole number from 0 to 1000`,
     );
   }
+  if (
+    !Number.isInteger(s.upstreamKeepalive) || s.upstreamKeepalive < 0 ||
+    s.upstreamKeepalive > 1024
+  ) {
+    throw new RangeError(
+      `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to 1024`,
+    );
+  }
   if (s.serverName === "" || /[\s"]/.test(s.serverName)) {
     throw new TypeError(
       `Cannot parse server-name "${s.serverName}": expected a name without spaces or quotes`,
@@ -345,5 +415,12 @@ export function resolveConfig(
     addForwardedHeaders: s.addForwardedHeaders,
     logMaxBytes: parseSize(s.logMaxSize, "log-max-size"),
     logKeep: s.logKeep,
+    timeouts: {
+      connectMs: parseDuration(s.proxyConnectTimeout, "proxy-connect-timeout"),
+      sendMs: parseDuration(s.proxySendTimeout, "proxy-send-timeout"),
+      readMs: parseDuration(s.proxyReadTimeout, "proxy-read-timeout"),
+    },
+    clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
+    upstreamKeepalive: s.upstreamKeepalive,
   };
 }

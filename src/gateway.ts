@@ -15,7 +15,8 @@ import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
 import { serveStatic } from "./static_handler.ts";
-import { upstreamStatus } from "./upstream_error.ts";
+import type { UpstreamClient } from "./upstream_client.ts";
+import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -35,8 +36,8 @@ export interface GatewayOptions {
   publicPort: number;
   /** Add `X-Forwarded-*` upstream. */
   addForwardedHeaders: boolean;
-  /** Time allowed for the upstream's response headers. */
-  headerTimeoutMs: number;
+  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
+  maxBodySize: number;
   /** The gateway's version, for the default page. */
   version: string;
   /** Match `/api/` ignoring case (nginx for Windows does). */
@@ -49,6 +50,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** nginx's `*N` numbers. */
   counter: ConnectionCounter;
+  /** The upstream connection pool. */
+  client: UpstreamClient;
 }
 
 // A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
@@ -81,6 +84,15 @@ function countingBody(
   );
 }
 
+/** nginx's 413: the line has no `while` and no upstream; the connection closes. */
+function tooLarge(
+  message: string,
+  log: (event: Omit<ErrorEvent, "connection" | "client" | "server">) => void,
+): Response {
+  log({ level: "error", message });
+  return errorResponse(413, { headers: { connection: "close" } });
+}
+
 /**
  * Creates the gateway's request handler.
  *
@@ -92,8 +104,9 @@ export function createGatewayHandler(
   options: GatewayOptions,
   deps: GatewayDeps,
 ): GatewayHandler {
-  const { logger, counter } = deps;
+  const { logger, client: upstreamClient } = deps;
   const upstream = options.upstream;
+  const upstreamHost = upstream.origin.slice("http://".length);
   const defaultPage = async (req: Request) => {
     const html = renderDefaultPage({
       version: options.version,
@@ -111,7 +124,7 @@ export function createGatewayHandler(
 
   return async (req, info) => {
     const client = info.remoteAddr.hostname;
-    const connection = counter.forPeer(client, info.remoteAddr.port);
+    const connection = deps.counter.forPeer(client, info.remoteAddr.port);
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
@@ -185,6 +198,15 @@ export function createGatewayHandler(
       log({ level: "info", message: "client sent invalid host header" });
       return errorResponse(400, { head });
     }
+    const declared = Number(req.headers.get("content-length") ?? 0);
+    if (options.maxBodySize > 0 && declared > options.maxBodySize) {
+      // nginx checks client_max_body_size for every location, before the
+      // body is read (no 100 Continue is sent).
+      return tooLarge(
+        `client intended to send too large body: ${declared} bytes`,
+        log,
+      );
+    }
     const route = routeRequest(
       target,
       options.caseless === undefined ? {} : { caseless: options.caseless },
@@ -204,26 +226,30 @@ export function createGatewayHandler(
           },
         });
       case "proxy": {
-        counter.take(); // nginx numbers every upstream connect attempt
+        const upstreamField = `http://${upstream.peer}${route.upstreamPath}`;
+        const logUpstream = (error: UpstreamError) =>
+          log({
+            level: error.level,
+            message: error.message,
+            ...(error.osError ? { osError: error.osError } : {}),
+            action: error.action,
+            upstream: upstreamField,
+          });
         const result = await proxyRequest(req, {
+          client: upstreamClient,
           origin: upstream.origin,
-          hostname: upstream.hostname,
+          upstreamHost,
           upstreamPath: route.upstreamPath,
           clientAddress: client,
           publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
           addForwarded: options.addForwardedHeaders,
-          headerTimeoutMs: options.headerTimeoutMs,
+          maxBodySize: options.maxBodySize,
+          onBodyError: logUpstream,
         });
-        if (result.ok) return result.response;
-        const error = result.error;
-        log({
-          level: error.level,
-          message: error.message,
-          ...(error.osError ? { osError: error.osError } : {}),
-          action: error.action,
-          upstream: `http://${upstream.peer}${route.upstreamPath}`,
-        });
-        return errorResponse(upstreamStatus(error), { head });
+        if (result.kind === "response") return result.response;
+        if (result.kind === "too-large") return tooLarge(result.message, log);
+        logUpstream(result.error);
+        return errorResponse(upstreamStatus(result.error), { head });
       }
       case "static": {
         const result = await serveStatic(req, route, {

@@ -22,7 +22,7 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
 /**
  * Request fields the gateway never forwards besides the hop-by-hop set:
  * `host` (the upstream gets its own, as nginx's `Host $proxy_host`),
- * `content-length` (`fetch` frames the streamed body itself) and `expect`
+ * `content-length` (the upstream client frames the body) and `expect`
  * (nginx answers `100 Continue` itself and strips it).
  */
 const REQUEST_DROPPED = new Set(["host", "content-length", "expect"]);
@@ -70,10 +70,10 @@ export interface UpstreamRequestOptions {
  * Builds the headers sent upstream from the client's.
  *
  * Drops hop-by-hop fields, fields named in `Connection`, `Host`,
- * `Content-Length`, `Expect`, and names with `_` (nginx's
- * `underscores_in_headers off` drops them on read). When the client sent no
- * `Accept-Encoding`, sends `identity`: otherwise Deno's `fetch` would ask for
- * `gzip,br` on its own and decode the answer (anchors §3.4 pitfall 1).
+ * `Content-Length` (the upstream client frames the body itself), `Expect`,
+ * and names with `_` (nginx's `underscores_in_headers off` drops them on
+ * read). `Accept-Encoding` passes unchanged: the upstream's bytes reach the
+ * client as they are, as with nginx.
  *
  * @param client The client's request headers.
  * @param options Forwarding options.
@@ -105,7 +105,6 @@ export function upstreamRequestHeaders(
     ) continue;
     out.append(name, value);
   }
-  if (!out.has("accept-encoding")) out.set("accept-encoding", "identity");
   if (options.addForwarded) {
     const prior = client.get("x-forwarded-for");
     out.set(
@@ -125,8 +124,6 @@ export interface ClientResponseOptions {
   upstreamOrigin: string;
   /** The gateway's own absolute `/api/` URL that replaces it. */
   publicApiBase: string;
-  /** `fetch` decoded the body (single `gzip` or `br` coding). */
-  decoded: boolean;
 }
 
 /**
@@ -172,9 +169,8 @@ export function rewriteRedirect(
  *
  * Drops hop-by-hop fields, fields named in `Connection`, and the ones nginx
  * hides; rewrites `Location`/`Refresh`; keeps every `Set-Cookie` separate.
- * When `fetch` decoded the body, drops `Content-Encoding` and
- * `Content-Length`, which describe bytes the client will not get (Deno ≥ 2.9
- * keeps them: denoland/deno#35124).
+ * `Content-Encoding` and `Content-Length` pass unchanged: the body's bytes
+ * are the upstream's own.
  *
  * @param upstream The upstream response headers.
  * @param options Rewrite options.
@@ -186,10 +182,11 @@ export function rewriteRedirect(
  * import { strictEqual } from "node:assert/strict";
  *
  * const h = clientResponseHeaders(
- *   new Headers({ "content-encoding": "gzip", "content-length": "28" }),
- *   { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/", decoded: true },
+ *   new Headers({ "content-encoding": "gzip", "keep-alive": "timeout=5" }),
+ *   { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/" },
  * );
- * strictEqual(h.has("content-encoding"), false);
+ * strictEqual(h.get("content-encoding"), "gzip");
+ * strictEqual(h.has("keep-alive"), false);
  * ```
  */
 export function clientResponseHeaders(
@@ -203,10 +200,6 @@ export function clientResponseHeaders(
       HOP_BY_HOP_HEADERS.has(name) || RESPONSE_HIDDEN.has(name) ||
       named.has(name)
     ) continue;
-    if (
-      options.decoded &&
-      (name === "content-encoding" || name === "content-length")
-    ) continue;
     if (name === "location" || name === "refresh") {
       out.append(
         name,
@@ -217,38 +210,4 @@ export function clientResponseHeaders(
     out.append(name, value);
   }
   return out;
-}
-
-/**
- * Tells whether Deno's `fetch` decoded a response body. Measured on 2.9.6: it
- * decodes exactly one `gzip` or `br` coding, unless the request's
- * `Accept-Encoding` was `identity` or it carried a `Range`; bodiless answers
- * have nothing to decode.
- *
- * @param response The upstream response.
- * @param sent The headers that were sent upstream.
- * @param method The request method.
- * @returns Whether the body was decoded.
- *
- * @example Usage
- * ```ts
- * import { fetchDecodedBody } from "./headers.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const res = new Response("x", { headers: { "content-encoding": "gzip" } });
- * strictEqual(fetchDecodedBody(res, new Headers({ "accept-encoding": "gzip" }), "GET"), true);
- * strictEqual(fetchDecodedBody(res, new Headers({ "accept-encoding": "identity" }), "GET"), false);
- * ```
- */
-export function fetchDecodedBody(
-  response: Response,
-  sent: Headers,
-  method: string,
-): boolean {
-  if (method === "HEAD" || response.status === 204 || response.status === 304) {
-    return false;
-  }
-  const coding = response.headers.get("content-encoding")?.trim().toLowerCase();
-  if (coding !== "gzip" && coding !== "br") return false;
-  return sent.get("accept-encoding") !== "identity" && !sent.has("range");
 }

@@ -25,6 +25,7 @@ import { createGatewayHandler } from "./gateway.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { currentOsFamily, osErrorText } from "./os_errors.ts";
+import { UpstreamClient } from "./upstream_client.ts";
 import { parseOsErrorCode } from "./upstream_error.ts";
 
 /** The gateway's version, from `deno.json`. */
@@ -202,15 +203,22 @@ export async function main(args: string[]): Promise<number> {
       return 1;
     }
   }
+  const client = new UpstreamClient({
+    hostname: config.upstream.hostname,
+    port: config.upstream.port,
+    timeouts: config.timeouts,
+    maxIdle: config.upstreamKeepalive,
+    onConnect: () => counter.take(),
+  });
   handler = createGatewayHandler({
     upstream: config.upstream,
     root: config.root,
     serverName: config.serverName,
     publicPort: port,
     addForwardedHeaders: config.addForwardedHeaders,
-    headerTimeoutMs: 120_000,
+    maxBodySize: config.clientMaxBodySize,
     version: VERSION,
-  }, { logger, counter });
+  }, { logger, counter, client });
 
   const urls = servers.map((s) =>
     `http://${displayHost(s.addr.hostname)}:${port}/`
@@ -266,6 +274,7 @@ export async function main(args: string[]): Promise<number> {
         `in-flight requests still open after ${SHUTDOWN_GRACE_MS} ms, exiting`,
     });
   }
+  client.close();
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return 0;

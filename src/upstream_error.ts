@@ -1,8 +1,9 @@
 /**
- * Every failure of the upstream leg becomes one {@linkcode UpstreamError},
- * built only by {@linkcode toUpstreamError}, and one function,
- * {@linkcode upstreamStatus}, maps it to the status the client gets — as
- * nginx's `ngx_http_upstream_next` and Caddy's `statusError` do.
+ * Every failure of the upstream leg is one {@linkcode UpstreamError}, made
+ * here, and {@linkcode upstreamStatus} is the one place that maps it to the
+ * client's status, as nginx's `ngx_http_upstream_next` and Caddy's
+ * `statusError` do. The OS code is read from Deno's `(os error N)` here and
+ * nowhere else; the text printed comes from our own English table.
  *
  * @module
  */
@@ -47,7 +48,7 @@ export class UpstreamError extends Error {
   readonly level: LogLevel;
 
   /**
-   * Creates the error; use {@linkcode toUpstreamError} rather than this.
+   * Creates the error.
    *
    * @param message The nginx message text, e.g. `connect() failed`.
    * @param init The failure's parts.
@@ -69,34 +70,30 @@ export class UpstreamError extends Error {
     this.osError = init.osError;
     this.level = init.level ?? "error";
   }
-}
 
-/** What the caller knows about how a fetch ended. */
-export interface FailureContext {
-  /** The gateway's own timer aborted the request. */
-  timedOut?: boolean;
-  /** The client went away first (`req.signal` aborted). */
-  clientClosed?: boolean;
-  /** The upstream host name, for resolver failures. */
-  upstreamHost?: string;
   /**
-   * Whose numbering the `(os error N)` codes use.
+   * The client went away: nginx logs "client prematurely closed connection,
+   * so upstream connection is closed too" at `info` and records 499
+   * (nginx-observed §g).
    *
-   * @default {currentOsFamily()}
+   * @param cause What was thrown, if anything.
+   * @returns The error.
    */
-  family?: OsFamily;
-}
-
-function detailOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  // Deno ≥ 2.9.2 throws TypeError("fetch failed", { cause }) with the detail
-  // in the cause (denoland/deno#35618); older versions put it in the message.
-  const cause = error.cause instanceof Error ? ` ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
+  static clientClosed(cause?: unknown): UpstreamError {
+    return new UpstreamError(
+      "client prematurely closed connection, so upstream connection is closed too",
+      {
+        kind: "client-closed",
+        action: "sending request to upstream",
+        level: "info",
+        cause,
+      },
+    );
+  }
 }
 
 /**
- * Parses the `(os error N)` that Deno appends to network errors.
+ * Parses the `(os error N)` that Deno appends to OS errors.
  *
  * @param detail An error message.
  * @returns The code, or `undefined`.
@@ -106,7 +103,7 @@ function detailOf(error: unknown): string {
  * import { parseOsErrorCode } from "./upstream_error.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * strictEqual(parseOsErrorCode("tcp connect error: refused (os error 10061)"), 10061);
+ * strictEqual(parseOsErrorCode("Connection refused (os error 10061)"), 10061);
  * ```
  */
 export function parseOsErrorCode(detail: string): number | undefined {
@@ -119,125 +116,129 @@ function os(code: number, family: OsFamily): OsErrorText {
 }
 
 /**
- * Turns whatever `fetch` (or its body stream) threw into an
- * {@linkcode UpstreamError}. The only place that reads Deno's error strings.
+ * The gateway's own timer fired. nginx prints `ETIMEDOUT` with it, which is
+ * `WSAETIMEDOUT` (10060) on Windows (`src/os/win32/ngx_errno.h`).
  *
- * @param error What was thrown.
- * @param context What the caller knows.
- * @returns The typed error.
+ * @param action The phase that took too long.
+ * @param family Whose code to print.
+ * @returns The error (504 before the head, a cut connection after).
  *
- * @example A refused connection on Windows
+ * @example Usage
  * ```ts
- * import { toUpstreamError } from "./upstream_error.ts";
+ * import { upstreamTimeout } from "./upstream_error.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * const thrown = new TypeError("fetch failed", {
- *   cause: new Error("client error (Connect): tcp connect error: (os error 10061)"),
- * });
- * const e = toUpstreamError(thrown, { family: "windows" });
- * strictEqual(e.message, "connect() failed");
- * strictEqual(e.osError?.code, 10061);
- * strictEqual(e.action, "connecting to upstream");
+ * const e = upstreamTimeout("connecting to upstream", "linux");
+ * strictEqual(`${e.message} (${e.osError?.code}: ${e.osError?.text})`, "upstream timed out (110: Connection timed out)");
  * ```
  */
-export function toUpstreamError(
-  error: unknown,
-  context: FailureContext = {},
+export function upstreamTimeout(
+  action: UpstreamAction,
+  family: OsFamily = currentOsFamily(),
 ): UpstreamError {
-  const family = context.family ?? currentOsFamily();
-  if (error instanceof UpstreamError) return error;
-  if (context.clientClosed) {
-    // nginx: "client prematurely closed connection, so upstream connection is
-    // closed too" at level info, status 499 (nginx-observed §g).
+  return new UpstreamError("upstream timed out", {
+    kind: "timed-out",
+    action,
+    osError: os(osErrorCode("timed-out", family), family),
+  });
+}
+
+/** The system call nginx names for a failed operation in a phase. */
+function callName(
+  action: UpstreamAction,
+  code: number | undefined,
+  family: OsFamily,
+): string {
+  if (action === "connecting to upstream") return "connect()";
+  const windows = family === "windows";
+  if (action === "sending request to upstream") {
+    if (windows) return "WSASend()";
+    return code === 32 ? "writev()" : "send()";
+  }
+  return windows ? "WSARecv()" : "recv()";
+}
+
+/**
+ * Turns an OS-level failure of `Deno.connect`, `read` or `write` in a phase
+ * into an {@linkcode UpstreamError} worded as nginx words it.
+ *
+ * @param error What Deno threw.
+ * @param action The phase it happened in.
+ * @param family Whose numbering the code uses.
+ * @param context The upstream host, for resolver failures.
+ * @returns The error.
+ *
+ * @example The interface spec's case on Windows
+ * ```ts
+ * import { upstreamErrorFromOs } from "./upstream_error.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const thrown = new Error("目标计算机积极拒绝 (os error 10061)");
+ * const e = upstreamErrorFromOs(thrown, "connecting to upstream", "windows");
+ * strictEqual(
+ *   `${e.message} (${e.osError?.code}: ${e.osError?.text}) while ${e.action}`,
+ *   "connect() failed (10061: No connection could be made because the target machine actively refused it) while connecting to upstream",
+ * );
+ * ```
+ */
+export function upstreamErrorFromOs(
+  error: unknown,
+  action: UpstreamAction,
+  family: OsFamily = currentOsFamily(),
+  context: { upstreamHost?: string } = {},
+): UpstreamError {
+  const detail = error instanceof Error ? error.message : String(error);
+  const code = parseOsErrorCode(detail);
+  if (
+    action === "connecting to upstream" &&
+    (/lookup|resolve|dns|name or service|no such host|nodename/i.test(detail) ||
+      (code !== undefined && osErrorKind(code, family) === "other" &&
+        family === "windows" && code === 11001))
+  ) {
+    // nginx's resolver wording (ngx_resolver.c).
     return new UpstreamError(
-      "client prematurely closed connection, so upstream connection is closed too",
+      `${context.upstreamHost ?? "upstream"} could not be resolved`,
       {
-        kind: "client-closed",
-        action: "sending request to upstream",
-        level: "info",
+        kind: "not-resolved",
+        action,
+        osError: { code: 3, text: "Host not found" },
         cause: error,
       },
     );
   }
-  if (context.timedOut) {
-    return new UpstreamError("upstream timed out", {
-      kind: "timed-out",
-      action: "reading response header from upstream",
-      osError: os(osErrorCode("timed-out", family), family),
+  if (code === undefined) {
+    return new UpstreamError(`upstream connection failed: ${detail}`, {
+      kind: "unknown",
+      action,
       cause: error,
     });
   }
-  const detail = detailOf(error);
-  const code = parseOsErrorCode(detail);
-  const windows = family === "windows";
-  if (/client error \(Connect\)/.test(detail)) {
-    if (/dns error/i.test(detail)) {
-      // nginx's resolver wording (ngx_resolver.c): "<name> could not be
-      // resolved (3: Host not found)".
-      return new UpstreamError(
-        `${context.upstreamHost ?? "upstream"} could not be resolved`,
-        {
-          kind: "not-resolved",
-          action: "connecting to upstream",
-          osError: { code: 3, text: "Host not found" },
-          cause: error,
-        },
-      );
-    }
-    const kind = code === undefined ? "other" : osErrorKind(code, family);
-    return new UpstreamError("connect() failed", {
-      kind: kind === "refused" ? "refused" : "connect-failed",
-      action: "connecting to upstream",
-      ...(code === undefined ? {} : { osError: os(code, family) }),
-      cause: error,
-    });
-  }
-  if (code !== undefined) {
-    const kind = osErrorKind(code, family);
-    if (kind === "reset" || kind === "aborted") {
-      return new UpstreamError(windows ? "WSARecv() failed" : "recv() failed", {
-        kind: "reset",
-        action: "reading response header from upstream",
-        osError: os(code, family),
-        cause: error,
-      });
-    }
-  }
-  if (/connection closed before message completed/.test(detail)) {
-    return new UpstreamError("upstream prematurely closed connection", {
-      kind: "premature-close",
-      action: "reading response header from upstream",
-      cause: error,
-    });
-  }
-  if (/invalid HTTP|parse|Parse/.test(detail)) {
-    return new UpstreamError("upstream sent no valid HTTP/1.0 header", {
-      kind: "invalid-response",
-      action: "reading response header from upstream",
-      cause: error,
-    });
-  }
-  return new UpstreamError(`upstream request failed: ${detail}`, {
-    kind: "unknown",
-    action: "reading response header from upstream",
-    ...(code === undefined ? {} : { osError: os(code, family) }),
+  const kind = osErrorKind(code, family);
+  return new UpstreamError(`${callName(action, code, family)} failed`, {
+    kind: action === "connecting to upstream"
+      ? (kind === "refused" ? "refused" : "connect-failed")
+      : (kind === "reset" || kind === "aborted" ? "reset" : "unknown"),
+    action,
+    osError: os(code, family),
     cause: error,
   });
 }
 
 /**
- * The status the client gets for an upstream failure: 504 for the gateway's
- * own timers, 499 (logged only) when the client left, 502 for the rest.
+ * The status the client gets: 504 for the gateway's own timers, 499 (logged
+ * only; nobody is left to read it) when the client left, 502 for the rest.
+ * An OS-level connect timeout (Windows gives up a SYN after ≈21 s) is an
+ * error, not nginx's timer, so it is a 502 as in nginx.
  *
  * @param error The failure.
  * @returns The HTTP status.
  *
  * @example Usage
  * ```ts
- * import { toUpstreamError, upstreamStatus } from "./upstream_error.ts";
+ * import { upstreamStatus, upstreamTimeout } from "./upstream_error.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * strictEqual(upstreamStatus(toUpstreamError(new Error("x"), { timedOut: true })), 504);
+ * strictEqual(upstreamStatus(upstreamTimeout("reading response header from upstream")), 504);
  * ```
  */
 export function upstreamStatus(error: UpstreamError): 499 | 502 | 504 {

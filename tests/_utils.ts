@@ -8,6 +8,10 @@ import { ConnectionCounter } from "../src/connection_counter.ts";
 import { parseUpstream } from "../src/config.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
+import {
+  UpstreamClient,
+  type UpstreamTimeouts,
+} from "../src/upstream_client.ts";
 
 /** What a test upstream saw of one request. */
 export interface SeenRequest {
@@ -74,7 +78,11 @@ export interface TestGateway extends AsyncDisposable {
 
 /** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
 export function startGateway(
-  options: Partial<GatewayOptions> & { upstreamUrl: string },
+  options: Partial<GatewayOptions> & {
+    upstreamUrl: string;
+    timeouts?: Partial<UpstreamTimeouts>;
+    keepalive?: number;
+  },
 ): TestGateway {
   const errorLines: string[] = [];
   const accessLines: string[] = [];
@@ -89,16 +97,30 @@ export function startGateway(
     (req, info) => handler!(req, info),
   );
   const port = server.addr.port;
+  const upstream = parseUpstream(options.upstreamUrl);
+  const counter = new ConnectionCounter();
+  const client = new UpstreamClient({
+    hostname: upstream.hostname,
+    port: upstream.port,
+    timeouts: {
+      connectMs: 10_000,
+      sendMs: 10_000,
+      readMs: 10_000,
+      ...options.timeouts,
+    },
+    maxIdle: options.keepalive ?? 32,
+    onConnect: () => counter.take(),
+  });
   handler = createGatewayHandler({
-    upstream: parseUpstream(options.upstreamUrl),
+    upstream,
     root: options.root ?? "/nonexistent-station-gateway-root",
     serverName: options.serverName ?? "localhost",
     publicPort: port,
     addForwardedHeaders: options.addForwardedHeaders ?? false,
-    headerTimeoutMs: options.headerTimeoutMs ?? 10_000,
+    maxBodySize: options.maxBodySize ?? 1024 * 1024,
     version: "test",
     ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
-  }, { logger, counter: new ConnectionCounter() });
+  }, { logger, counter, client });
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -106,6 +128,7 @@ export function startGateway(
     accessLines,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
+      client.close();
     },
   };
 }

@@ -3,180 +3,171 @@ import { formatErrorLogLine } from "../src/error_log.ts";
 import type { OsFamily } from "../src/os_errors.ts";
 import {
   parseOsErrorCode,
-  toUpstreamError,
+  type UpstreamAction,
+  UpstreamError,
+  upstreamErrorFromOs,
   upstreamStatus,
+  upstreamTimeout,
 } from "../src/upstream_error.ts";
-
-/** What Deno 2.9.6's fetch throws: TypeError("fetch failed", { cause }). */
-function fetchFailure(detail: string): TypeError {
-  return new TypeError("fetch failed", { cause: new Error(detail) });
-}
 
 const WIN_REFUSED =
   "No connection could be made because the target machine actively refused it";
+const WIN_TIMEDOUT =
+  "A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond";
 
-Deno.test("toUpstreamError() classifies Deno fetch failures as nginx does", async (t) => {
-  const cases: {
-    name: string;
-    thrown: unknown;
-    family: OsFamily;
-    context?: { timedOut?: boolean; clientClosed?: boolean };
-    message: string;
-    os?: string;
-    action: string;
-    status: number;
-    level?: string;
-  }[] = [
-    {
-      name: "refused, Windows",
-      thrown: fetchFailure(
-        "error sending request for url (http://127.0.0.1:8080/loginms): client error (Connect): tcp connect error: 由于目标计算机积极拒绝，无法连接。 (os error 10061)",
-      ),
-      family: "windows",
-      message: "connect() failed",
-      os: `10061: ${WIN_REFUSED}`,
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "refused, Linux",
-      thrown: fetchFailure(
-        "error sending request for url (http://127.0.0.1:8080/x): client error (Connect): tcp connect error: Connection refused (os error 111)",
-      ),
-      family: "linux",
-      message: "connect() failed",
-      os: "111: Connection refused",
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "refused, Deno <= 2.9.1 message shape",
-      thrown: new TypeError(
-        "error sending request for url (http://127.0.0.1:8080/x): client error (Connect): tcp connect error: refused (os error 10061)",
-      ),
-      family: "windows",
-      message: "connect() failed",
-      os: `10061: ${WIN_REFUSED}`,
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "Windows gave up the SYN (10060) is a 502, not a 504",
-      thrown: fetchFailure(
-        "client error (Connect): tcp connect error: x (os error 10060)",
-      ),
-      family: "windows",
-      message: "connect() failed",
-      os:
-        "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "unreachable host, Windows",
-      thrown: fetchFailure(
-        "client error (Connect): tcp connect error: x (os error 10065)",
-      ),
-      family: "windows",
-      message: "connect() failed",
-      os: "10065: A socket operation was attempted to an unreachable host",
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "reset, Windows",
-      thrown: fetchFailure(
-        "client error (SendRequest): connection error: x (os error 10054)",
-      ),
-      family: "windows",
-      message: "WSARecv() failed",
-      os:
-        "10054: An existing connection was forcibly closed by the remote host",
-      action: "reading response header from upstream",
-      status: 502,
-    },
-    {
-      name: "reset, Linux",
-      thrown: fetchFailure(
-        "client error (SendRequest): connection error: Connection reset by peer (os error 104)",
-      ),
-      family: "linux",
-      message: "recv() failed",
-      os: "104: Connection reset by peer",
-      action: "reading response header from upstream",
-      status: 502,
-    },
-    {
-      name: "closed before the response",
-      thrown: fetchFailure(
-        "error sending request from 127.0.0.1:40994 for http://127.0.0.1:41851/x (127.0.0.1:41851): client error (SendRequest): connection closed before message completed",
-      ),
-      family: "linux",
-      message: "upstream prematurely closed connection",
-      action: "reading response header from upstream",
-      status: 502,
-    },
-    {
-      name: "host not found",
-      thrown: fetchFailure(
-        "client error (Connect): dns error: failed to lookup address information: Name or service not known",
-      ),
-      family: "linux",
-      message: "upstream.invalid could not be resolved",
-      os: "3: Host not found",
-      action: "connecting to upstream",
-      status: 502,
-    },
-    {
-      name: "gateway timer fired, Windows text",
-      thrown: new DOMException("header timeout", "TimeoutError"),
-      family: "windows",
-      context: { timedOut: true },
-      message: "upstream timed out",
-      os:
-        "10060: A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
-      action: "reading response header from upstream",
-      status: 504,
-    },
-    {
-      name: "client went away",
-      thrown: new DOMException("aborted", "AbortError"),
-      family: "linux",
-      context: { clientClosed: true },
-      message:
-        "client prematurely closed connection, so upstream connection is closed too",
-      action: "sending request to upstream",
-      status: 499,
-      level: "info",
-    },
+Deno.test("upstreamErrorFromOs() words OS failures as nginx does, per phase and platform", async (t) => {
+  const cases: [string, string, UpstreamAction, OsFamily, string, number][] = [
+    [
+      "refused, Windows (localized Deno text)",
+      "由于目标计算机积极拒绝，无法连接。 (os error 10061)",
+      "connecting to upstream",
+      "windows",
+      `connect() failed (10061: ${WIN_REFUSED}) while connecting to upstream`,
+      502,
+    ],
+    [
+      "refused, Linux",
+      "Connection refused (os error 111)",
+      "connecting to upstream",
+      "linux",
+      "connect() failed (111: Connection refused) while connecting to upstream",
+      502,
+    ],
+    [
+      "Windows gave up the SYN: an error, so 502",
+      "x (os error 10060)",
+      "connecting to upstream",
+      "windows",
+      `connect() failed (10060: ${WIN_TIMEDOUT}) while connecting to upstream`,
+      502,
+    ],
+    [
+      "unreachable host, Windows",
+      "x (os error 10065)",
+      "connecting to upstream",
+      "windows",
+      "connect() failed (10065: A socket operation was attempted to an unreachable host) while connecting to upstream",
+      502,
+    ],
+    [
+      "unreachable network, Linux",
+      "x (os error 101)",
+      "connecting to upstream",
+      "linux",
+      "connect() failed (101: Network is unreachable) while connecting to upstream",
+      502,
+    ],
+    [
+      "reset reading the header, Linux",
+      "Connection reset by peer (os error 104)",
+      "reading response header from upstream",
+      "linux",
+      "recv() failed (104: Connection reset by peer) while reading response header from upstream",
+      502,
+    ],
+    [
+      "reset reading the header, Windows",
+      "x (os error 10054)",
+      "reading response header from upstream",
+      "windows",
+      "WSARecv() failed (10054: An existing connection was forcibly closed by the remote host) while reading response header from upstream",
+      502,
+    ],
+    [
+      "broken pipe sending, Linux",
+      "Broken pipe (os error 32)",
+      "sending request to upstream",
+      "linux",
+      "writev() failed (32: Broken pipe) while sending request to upstream",
+      502,
+    ],
+    [
+      "reset sending, Linux",
+      "x (os error 104)",
+      "sending request to upstream",
+      "linux",
+      "send() failed (104: Connection reset by peer) while sending request to upstream",
+      502,
+    ],
+    [
+      "aborted sending, Windows",
+      "x (os error 10053)",
+      "sending request to upstream",
+      "windows",
+      "WSASend() failed (10053: An established connection was aborted by the software in your host machine) while sending request to upstream",
+      502,
+    ],
+    [
+      "reset in the body, Linux",
+      "x (os error 104)",
+      "reading upstream",
+      "linux",
+      "recv() failed (104: Connection reset by peer) while reading upstream",
+      502,
+    ],
+    [
+      "host not found",
+      "failed to lookup address information: Name or service not known",
+      "connecting to upstream",
+      "linux",
+      "app.invalid could not be resolved (3: Host not found) while connecting to upstream",
+      502,
+    ],
   ];
-  for (const c of cases) {
-    await t.step(c.name, () => {
-      const e = toUpstreamError(c.thrown, {
-        family: c.family,
-        upstreamHost: "upstream.invalid",
-        ...c.context,
+  for (const [name, message, action, family, expected, status] of cases) {
+    await t.step(name, () => {
+      const e = upstreamErrorFromOs(new Error(message), action, family, {
+        upstreamHost: "app.invalid",
       });
-      strictEqual(e.message, c.message);
-      strictEqual(
-        e.osError === undefined
-          ? undefined
-          : `${e.osError.code}: ${e.osError.text}`,
-        c.os,
-      );
-      strictEqual(e.action, c.action);
-      strictEqual(upstreamStatus(e), c.status);
-      strictEqual(e.level, c.level ?? "error");
+      const os = e.osError ? ` (${e.osError.code}: ${e.osError.text})` : "";
+      strictEqual(`${e.message}${os} while ${e.action}`, expected);
+      strictEqual(upstreamStatus(e), status);
+      strictEqual(e.level, "error");
     });
   }
 });
 
-Deno.test("toUpstreamError() gives the interface spec's line from an injected (os error 10061)", () => {
-  const e = toUpstreamError(
-    fetchFailure(
-      "error sending request for url (http://127.0.0.1:8080/loginms): client error (Connect): tcp connect error: (os error 10061)",
+Deno.test("upstreamTimeout() prints ETIMEDOUT as nginx does, 504", async (t) => {
+  const actions: UpstreamAction[] = [
+    "connecting to upstream",
+    "sending request to upstream",
+    "reading response header from upstream",
+    "reading upstream",
+  ];
+  for (const action of actions) {
+    await t.step(action, () => {
+      const linux = upstreamTimeout(action, "linux");
+      strictEqual(
+        `${linux.message} (${linux.osError?.code}: ${linux.osError?.text})`,
+        "upstream timed out (110: Connection timed out)",
+      );
+      const windows = upstreamTimeout(action, "windows");
+      strictEqual(
+        `${windows.osError?.code}: ${windows.osError?.text}`,
+        `10060: ${WIN_TIMEDOUT}`,
+      );
+      strictEqual(upstreamStatus(windows), 504);
+    });
+  }
+});
+
+Deno.test("UpstreamError.clientClosed() is nginx's info line and status 499", () => {
+  const e = UpstreamError.clientClosed();
+  strictEqual(e.level, "info");
+  strictEqual(upstreamStatus(e), 499);
+  strictEqual(
+    e.message,
+    "client prematurely closed connection, so upstream connection is closed too",
+  );
+});
+
+Deno.test("upstreamErrorFromOs() gives the interface spec's line from an injected (os error 10061)", () => {
+  const e = upstreamErrorFromOs(
+    new Deno.errors.ConnectionRefused(
+      "No connection could be made because the target machine actively refused it. (os error 10061)",
     ),
-    { family: "windows" },
+    "connecting to upstream",
+    "windows",
   );
   const line = formatErrorLogLine({
     time: new Date(2024, 0, 15, 10, 23, 45),

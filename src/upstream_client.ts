@@ -1,0 +1,597 @@
+/**
+ * The upstream leg: HTTP/1.1 over `Deno.connect`, with a keep-alive pool,
+ * nginx's three timers and phase-exact failures.
+ *
+ * Why not `fetch`: it cannot tell a FIN from an RST, a slow connect from a
+ * slow response, or sending from reading (all are "fetch failed"), has no
+ * timeouts (denoland/deno#28115), decodes gzip/br behind the proxy's back
+ * (denoland/deno#35124), and costs about twice the CPU per request
+ * (perf-baseline.md §5; `deno task bench` measures it here).
+ *
+ * Timers follow nginx: connect is one deadline (`proxy_connect_timeout`);
+ * send and read are between two successive operations, not totals
+ * (`proxy_send_timeout`, `proxy_read_timeout`).
+ *
+ * Pooled connections are watched while idle: a pending read notices the
+ * upstream closing them at once, so a stale connection is rarely picked. A
+ * request that still meets one (no response byte arrived) is retried once on
+ * a new connection only if it is idempotent and its body was buffered;
+ * non-idempotent requests never take a connection that has idled long
+ * enough to be at risk, and are never sent twice (RFC 9110 §9.2.2).
+ *
+ * @module
+ */
+
+import {
+  ChunkedDecoder,
+  ChunkedFormatError,
+  InvalidResponseError,
+  keepsAlive,
+  parseResponseHead,
+  type ResponseFraming,
+  responseFraming,
+  type ResponseHead,
+  serializeRequestHead,
+} from "./http1.ts";
+import type { OsFamily } from "./os_errors.ts";
+import {
+  type UpstreamAction,
+  UpstreamError,
+  upstreamErrorFromOs,
+  upstreamTimeout,
+} from "./upstream_error.ts";
+
+/** nginx's upstream timers, in milliseconds. */
+export interface UpstreamTimeouts {
+  /** `proxy_connect_timeout`: establishing the connection. */
+  connectMs: number;
+  /** `proxy_send_timeout`: between two successive writes. */
+  sendMs: number;
+  /** `proxy_read_timeout`: between two successive reads. */
+  readMs: number;
+}
+
+/** Options for {@linkcode UpstreamClient}. */
+export interface UpstreamClientOptions {
+  /** Upstream host name or address. */
+  hostname: string;
+  /** Upstream port. */
+  port: number;
+  /** The timers. */
+  timeouts: UpstreamTimeouts;
+  /**
+   * Idle connections kept (nginx `keepalive 32`); 0 opens a new connection
+   * per request, as nginx before 1.29.7 does by default.
+   *
+   * @default {32}
+   */
+  maxIdle?: number;
+  /**
+   * Close an idle connection after this long (nginx `keepalive_timeout`).
+   *
+   * @default {60_000}
+   */
+  idleTimeoutMs?: number;
+  /** Called for every new upstream connection (nginx counts them). */
+  onConnect?: () => void;
+  /** @default {currentOsFamily()} */
+  family?: OsFamily;
+}
+
+/** One request for the upstream. */
+export interface UpstreamCall {
+  /** The method. */
+  method: string;
+  /** The path and query. */
+  path: string;
+  /** The `Host` header value. */
+  host: string;
+  /** Header fields, already filtered. */
+  headers: Iterable<[string, string]>;
+  /** The body: buffered bytes, a stream of known length, or `null`. */
+  body:
+    | { kind: "bytes"; bytes: Uint8Array }
+    | {
+      kind: "stream";
+      stream: ReadableStream<Uint8Array>;
+      length: number | null;
+    }
+    | null;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+  /** Told about a failure after the head was returned (`while reading upstream`). */
+  onBodyError: (error: UpstreamError) => void;
+}
+
+/** The upstream's answer. */
+export interface UpstreamReply {
+  /** The status line and fields. */
+  head: ResponseHead;
+  /** The body, `null` when the response has none. */
+  body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
+  /** The body's length, when known. */
+  length: number | null;
+}
+
+const READ_SIZE = 64 * 1024;
+const ENCODER = new TextEncoder();
+const CRLF = ENCODER.encode("\r\n");
+const LAST_CHUNK = ENCODER.encode("0\r\n\r\n");
+/** Non-idempotent requests do not reuse a connection idle longer than this. */
+const RISKY_IDLE_MS = 2000;
+const IDEMPOTENT = new Set([
+  "GET",
+  "HEAD",
+  "PUT",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+]);
+
+class Connection {
+  conn: Deno.TcpConn;
+  pending: Uint8Array = new Uint8Array(0);
+  reused = false;
+  idleSince = 0;
+  idleRead: Promise<number | null | Error> | null = null;
+  idleBuf: Uint8Array | null = null;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  closed = false;
+
+  constructor(conn: Deno.TcpConn) {
+    this.conn = conn;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.idleTimer);
+    try {
+      this.conn.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** A timer fired first (nginx's send or read timeout). */
+class TimerExpired extends Error {}
+
+function withTimer<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimerExpired()), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** A keep-alive HTTP/1.1 client for one upstream peer. */
+export class UpstreamClient {
+  #options: UpstreamClientOptions;
+  #idle: Connection[] = [];
+  #maxIdle: number;
+  #idleTimeoutMs: number;
+  #family: OsFamily;
+  #closed = false;
+
+  /**
+   * Creates the client; connections are opened on demand.
+   *
+   * @param options The peer, timers and pool settings.
+   */
+  constructor(options: UpstreamClientOptions) {
+    this.#options = options;
+    this.#maxIdle = options.maxIdle ?? 32;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+    this.#family = options.family ??
+      (Deno.build.os === "windows" ? "windows" : "linux");
+  }
+
+  /** Idle connections in the pool (for tests and status). */
+  get idleCount(): number {
+    return this.#idle.length;
+  }
+
+  /** Closes every pooled connection; later calls still work. */
+  close(): void {
+    this.#closed = true;
+    for (const c of this.#idle.splice(0)) c.close();
+  }
+
+  /**
+   * Sends a request and returns the response head and body.
+   *
+   * @param call The request.
+   * @returns The reply.
+   * @throws {UpstreamError} For every failure before the head arrived.
+   */
+  async send(call: UpstreamCall): Promise<UpstreamReply> {
+    const retryable = IDEMPOTENT.has(call.method) &&
+      call.body?.kind !== "stream";
+    const risky = !IDEMPOTENT.has(call.method);
+    const first = this.#takeIdle(risky);
+    if (first !== null) {
+      try {
+        return await this.#exchange(first, call);
+      } catch (error) {
+        const stale = error instanceof UpstreamError &&
+          (error as UpstreamError & { stale?: boolean }).stale === true;
+        if (!(stale && retryable)) throw error;
+        // The pooled connection was closed under us before any response
+        // byte: the request was not processed, so it is safe to resend.
+      }
+    }
+    const fresh = await this.#connect(call.signal);
+    return await this.#exchange(fresh, call);
+  }
+
+  #takeIdle(risky: boolean): Connection | null {
+    const now = Date.now();
+    while (this.#idle.length > 0) {
+      const c = this.#idle.pop()!;
+      if (c.closed) continue;
+      if (risky && now - c.idleSince > RISKY_IDLE_MS) {
+        c.close();
+        continue;
+      }
+      clearTimeout(c.idleTimer);
+      c.reused = true;
+      return c;
+    }
+    return null;
+  }
+
+  #release(c: Connection): void {
+    if (
+      this.#closed || c.closed || this.#idle.length >= this.#maxIdle ||
+      c.pending.length > 0
+    ) {
+      c.close();
+      return;
+    }
+    c.idleSince = Date.now();
+    c.idleBuf = new Uint8Array(1024);
+    // A pending read while idle: it settles when the upstream closes the
+    // connection (or, illegally, sends bytes), and the connection is dropped.
+    c.idleRead = c.conn.read(c.idleBuf).catch((e) => e as Error);
+    c.idleRead.then((result) => {
+      if (this.#idle.includes(c)) {
+        this.#idle.splice(this.#idle.indexOf(c), 1);
+        c.close();
+      } else if (result === null || result instanceof Error) {
+        // Picked up meanwhile; the exchange sees the same result.
+      }
+    });
+    c.idleTimer = setTimeout(() => {
+      const i = this.#idle.indexOf(c);
+      if (i >= 0) this.#idle.splice(i, 1);
+      c.close();
+    }, this.#idleTimeoutMs);
+    // setTimeout returns Deno's numeric id at run time (the Node typings
+    // that node:util pulls in say otherwise).
+    Deno.unrefTimer(c.idleTimer as unknown as number);
+    this.#idle.push(c);
+  }
+
+  #timedOut(action: UpstreamAction): UpstreamError {
+    return upstreamTimeout(action, this.#family);
+  }
+
+  async #connect(signal: AbortSignal): Promise<Connection> {
+    if (signal.aborted) throw UpstreamError.clientClosed();
+    this.#options.onConnect?.();
+    const timer = new AbortController();
+    const id = setTimeout(
+      () => timer.abort(),
+      this.#options.timeouts.connectMs,
+    );
+    const onAbort = () => timer.abort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const conn = await Deno.connect({
+        hostname: this.#options.hostname,
+        port: this.#options.port,
+        signal: timer.signal,
+      });
+      conn.setNoDelay(true);
+      return new Connection(conn);
+    } catch (error) {
+      if (signal.aborted) throw UpstreamError.clientClosed(error);
+      if (timer.signal.aborted) throw this.#timedOut("connecting to upstream");
+      throw upstreamErrorFromOs(error, "connecting to upstream", this.#family, {
+        upstreamHost: this.#options.hostname,
+      });
+    } finally {
+      clearTimeout(id);
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async #write(c: Connection, bytes: Uint8Array): Promise<void> {
+    let written = 0;
+    while (written < bytes.length) {
+      written += await withTimer(
+        c.conn.write(bytes.subarray(written)),
+        this.#options.timeouts.sendMs,
+      );
+    }
+  }
+
+  async #read(c: Connection): Promise<Uint8Array | null> {
+    if (c.idleRead !== null) {
+      // The read started while the connection sat in the pool.
+      const result = await c.idleRead;
+      const buf = c.idleBuf!;
+      c.idleRead = null;
+      c.idleBuf = null;
+      if (result instanceof Error) throw result;
+      return result === null ? null : buf.subarray(0, result);
+    }
+    const buf = new Uint8Array(READ_SIZE);
+    const n = await withTimer(c.conn.read(buf), this.#options.timeouts.readMs);
+    return n === null ? null : buf.subarray(0, n);
+  }
+
+  async #sendRequest(c: Connection, call: UpstreamCall): Promise<void> {
+    const body = call.body;
+    const framing = body === null
+      ? { kind: "none" as const }
+      : body.kind === "bytes"
+      ? { kind: "length" as const, length: body.bytes.length }
+      : body.length === null
+      ? { kind: "chunked" as const }
+      : { kind: "length" as const, length: body.length };
+    const head = serializeRequestHead({
+      method: call.method,
+      path: call.path,
+      host: call.host,
+      headers: call.headers,
+      framing,
+    });
+    if (body === null) return await this.#write(c, head);
+    if (body.kind === "bytes") {
+      return await this.#write(c, concat(head, body.bytes));
+    }
+    await this.#write(c, head);
+    const chunked = framing.kind === "chunked";
+    const reader = body.stream.getReader();
+    try {
+      while (true) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          throw UpstreamError.clientClosed(error);
+        }
+        if (next.done) break;
+        const chunk = next.value;
+        if (chunk.length === 0) continue;
+        // Chunk framing goes out in its own small writes, so the payload is
+        // never copied (a copy per chunk doubled the garbage).
+        if (chunked) {
+          await this.#write(
+            c,
+            ENCODER.encode(`${chunk.length.toString(16)}\r\n`),
+          );
+        }
+        await this.#write(c, chunk);
+        if (chunked) await this.#write(c, CRLF);
+      }
+      if (chunked) await this.#write(c, LAST_CHUNK);
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  async #exchange(c: Connection, call: UpstreamCall): Promise<UpstreamReply> {
+    const onAbort = () => c.close();
+    call.signal.addEventListener("abort", onAbort, { once: true });
+    let got = 0;
+    try {
+      try {
+        await this.#sendRequest(c, call);
+      } catch (error) {
+        if (error instanceof UpstreamError) throw error;
+        if (error instanceof TimerExpired) {
+          throw this.#timedOut("sending request to upstream");
+        }
+        if (call.signal.aborted) throw UpstreamError.clientClosed(error);
+        throw this.#stale(
+          c,
+          upstreamErrorFromOs(
+            error,
+            "sending request to upstream",
+            this.#family,
+          ),
+        );
+      }
+      let buffer: Uint8Array = c.pending;
+      c.pending = new Uint8Array(0);
+      let head: ResponseHead | null = null;
+      while (true) {
+        head = buffer.length > 0 ? parseResponseHead(buffer) : null;
+        if (head !== null) {
+          if (head.status >= 100 && head.status < 200 && head.status !== 101) {
+            buffer = buffer.subarray(head.headLength); // 100 Continue etc.
+            continue;
+          }
+          break;
+        }
+        let chunk: Uint8Array | null;
+        try {
+          chunk = await this.#read(c);
+        } catch (error) {
+          if (error instanceof TimerExpired) {
+            throw this.#timedOut("reading response header from upstream");
+          }
+          if (call.signal.aborted) throw UpstreamError.clientClosed(error);
+          const e = upstreamErrorFromOs(
+            error,
+            "reading response header from upstream",
+            this.#family,
+          );
+          throw got === 0 ? this.#stale(c, e) : e;
+        }
+        if (chunk === null) {
+          const e = new UpstreamError(
+            "upstream prematurely closed connection",
+            {
+              kind: "premature-close",
+              action: "reading response header from upstream",
+            },
+          );
+          throw got === 0 ? this.#stale(c, e) : e;
+        }
+        got += chunk.length;
+        buffer = concat(buffer, chunk);
+      }
+      const rest = buffer.subarray(head.headLength);
+      const framing = responseFraming(head, call.method);
+      const reply = this.#body(c, call, head, framing, rest);
+      call.signal.removeEventListener("abort", onAbort);
+      return reply;
+    } catch (error) {
+      call.signal.removeEventListener("abort", onAbort);
+      c.close();
+      if (error instanceof UpstreamError) throw error;
+      if (error instanceof InvalidResponseError) {
+        throw new UpstreamError(error.message, {
+          kind: "invalid-response",
+          action: "reading response header from upstream",
+        });
+      }
+      throw error;
+    }
+  }
+
+  #stale(c: Connection, error: UpstreamError): UpstreamError {
+    if (c.reused) (error as UpstreamError & { stale?: boolean }).stale = true;
+    return error;
+  }
+
+  #body(
+    c: Connection,
+    call: UpstreamCall,
+    head: ResponseHead,
+    framing: ResponseFraming,
+    rest: Uint8Array,
+  ): UpstreamReply {
+    const reusable = keepsAlive(head) && framing.kind !== "close";
+    if (framing.kind === "none") {
+      if (reusable) this.#release(c);
+      else c.close();
+      return { head, body: null, length: null };
+    }
+    if (framing.kind === "length" && rest.length >= framing.length) {
+      // The whole body arrived with the head: no stream needed.
+      c.pending = rest.subarray(framing.length);
+      if (reusable && c.pending.length === 0) this.#release(c);
+      else c.close();
+      return {
+        head,
+        body: rest.slice(0, framing.length),
+        length: framing.length,
+      };
+    }
+    const decoder = framing.kind === "chunked" ? new ChunkedDecoder() : null;
+    let left = framing.kind === "length" ? framing.length : Infinity;
+    let first: Uint8Array | null = rest.length > 0 ? rest : null;
+    const fail = (
+      controller: ReadableStreamDefaultController<Uint8Array>,
+      e: UpstreamError,
+    ) => {
+      c.close();
+      call.onBodyError(e);
+      controller.error(e);
+    };
+    const stream = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        let chunk: Uint8Array | null;
+        if (first !== null) {
+          chunk = first;
+          first = null;
+        } else {
+          try {
+            chunk = await this.#read(c);
+          } catch (error) {
+            if (call.signal.aborted) {
+              c.close();
+              return controller.error(UpstreamError.clientClosed(error));
+            }
+            return fail(
+              controller,
+              error instanceof TimerExpired
+                ? this.#timedOut("reading upstream")
+                : upstreamErrorFromOs(error, "reading upstream", this.#family),
+            );
+          }
+        }
+        if (chunk === null) {
+          if (framing.kind === "close") {
+            c.close();
+            return controller.close();
+          }
+          return fail(
+            controller,
+            new UpstreamError("upstream prematurely closed connection", {
+              kind: "premature-close",
+              action: "reading upstream",
+            }),
+          );
+        }
+        if (decoder !== null) {
+          let out;
+          try {
+            out = decoder.push(chunk);
+          } catch (error) {
+            if (!(error instanceof ChunkedFormatError)) throw error;
+            return fail(
+              controller,
+              new UpstreamError("upstream sent invalid chunked response", {
+                kind: "invalid-response",
+                action: "reading upstream",
+              }),
+            );
+          }
+          // Each read has its own buffer (#read), so pieces need no copy.
+          for (const piece of out.data) controller.enqueue(piece);
+          if (decoder.done) {
+            c.pending = chunk.subarray(out.used);
+            if (reusable && c.pending.length === 0) this.#release(c);
+            else c.close();
+            controller.close();
+          }
+          return;
+        }
+        const take = Math.min(left, chunk.length);
+        controller.enqueue(chunk.subarray(0, take));
+        left -= take;
+        if (left === 0) {
+          c.pending = chunk.subarray(take);
+          if (reusable && c.pending.length === 0) this.#release(c);
+          else c.close();
+          controller.close();
+        }
+      },
+      cancel: () => {
+        // The client went away mid-body: this connection is unusable.
+        c.close();
+      },
+    }, { highWaterMark: 0 });
+    return {
+      head,
+      body: stream,
+      length: framing.kind === "length" ? framing.length : null,
+    };
+  }
+}
