@@ -84,13 +84,22 @@ function countingBody(
   );
 }
 
-/** nginx's 413: the line has no `while` and no upstream; the connection closes. */
+/**
+ * nginx's 413: the line has no `while` and no upstream, and the connection
+ * closes. `Deno.serve` adds `Connection: close` itself when the body was left
+ * unread (a declared `Content-Length` over the limit); when the gateway read
+ * part of a chunked body it must say so itself, or the connection stays open.
+ */
 function tooLarge(
   message: string,
   log: (event: Omit<ErrorEvent, "connection" | "client" | "server">) => void,
+  bodyRead: boolean,
 ): Response {
   log({ level: "error", message });
-  return errorResponse(413, { headers: { connection: "close" } });
+  return errorResponse(
+    413,
+    bodyRead ? { headers: { connection: "close" } } : {},
+  );
 }
 
 /**
@@ -205,6 +214,7 @@ export function createGatewayHandler(
       return tooLarge(
         `client intended to send too large body: ${declared} bytes`,
         log,
+        false,
       );
     }
     const route = routeRequest(
@@ -247,7 +257,9 @@ export function createGatewayHandler(
           onBodyError: logUpstream,
         });
         if (result.kind === "response") return result.response;
-        if (result.kind === "too-large") return tooLarge(result.message, log);
+        if (result.kind === "too-large") {
+          return tooLarge(result.message, log, true);
+        }
         logUpstream(result.error);
         return errorResponse(upstreamStatus(result.error), { head });
       }

@@ -263,3 +263,78 @@ export async function runCli(
     stderr: dec.decode(out.stderr),
   };
 }
+
+/** A raw TCP upstream whose behaviour each test scripts per connection. */
+export interface RawUpstream extends AsyncDisposable {
+  port: number;
+  origin: string;
+  /** Connections accepted so far. */
+  connections: number;
+  /** Every request head (up to the blank line) received, in order. */
+  heads: string[];
+}
+
+/** Reads one request head (and returns it) from a raw connection. */
+export async function readHead(conn: Deno.Conn): Promise<string | null> {
+  const buf = new Uint8Array(64 * 1024);
+  let text = "";
+  while (!text.includes("\r\n\r\n")) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) return null;
+    text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  return text;
+}
+
+/**
+ * Starts a raw upstream on 127.0.0.1:0. `script` runs for each accepted
+ * connection with its 0-based index; the connection is closed afterwards
+ * unless the script already did.
+ */
+export function startRawUpstream(
+  script: (conn: Deno.Conn, index: number, up: RawUpstream) => Promise<void>,
+): RawUpstream {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const tasks: Promise<void>[] = [];
+  const up: RawUpstream = {
+    port: listener.addr.port,
+    origin: `http://127.0.0.1:${listener.addr.port}`,
+    connections: 0,
+    heads: [],
+    async [Symbol.asyncDispose]() {
+      listener.close();
+      for (const c of open) {
+        try {
+          c.close();
+        } catch { /* already closed */ }
+      }
+      await Promise.allSettled(tasks);
+      await accepting;
+    },
+  };
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        const index = up.connections++;
+        open.add(conn);
+        tasks.push(
+          script(conn, index, up).catch(() => {}).finally(() => {
+            open.delete(conn);
+            try {
+              conn.close();
+            } catch { /* closed by the script */ }
+          }),
+        );
+      }
+    } catch { /* listener closed */ }
+  })();
+  return up;
+}
+
+/** Writes a whole string to a connection. */
+export async function writeText(conn: Deno.Conn, text: string): Promise<void> {
+  const bytes = new TextEncoder().encode(text);
+  let n = 0;
+  while (n < bytes.length) n += await conn.write(bytes.subarray(n));
+}

@@ -1,0 +1,187 @@
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import {
+  ChunkedDecoder,
+  ChunkedFormatError,
+  InvalidResponseError,
+  keepsAlive,
+  MAX_RESPONSE_HEAD,
+  parseResponseHead,
+  responseFraming,
+  serializeRequestHead,
+} from "../src/http1.ts";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+Deno.test("serializeRequestHead() writes request line, Host, framing, then fields", () => {
+  const head = (
+    framing: Parameters<typeof serializeRequestHead>[0]["framing"],
+  ) =>
+    dec(serializeRequestHead({
+      method: "GET",
+      path: "/a?b",
+      host: "10.0.0.5:8080",
+      headers: [["cookie", "a=1"]],
+      framing,
+    }));
+  strictEqual(
+    head({ kind: "none" }),
+    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\ncookie: a=1\r\n\r\n",
+  );
+  strictEqual(
+    head({ kind: "chunked" }),
+    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\nTransfer-Encoding: chunked\r\ncookie: a=1\r\n\r\n",
+  );
+  strictEqual(
+    head({ kind: "length", length: 0 }),
+    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\nContent-Length: 0\r\ncookie: a=1\r\n\r\n",
+  );
+});
+
+Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (t) => {
+  const ok: [string, number, string, [string, string][]][] = [
+    ["HTTP/1.1 200 OK\r\nA: 1\r\n\r\n", 200, "OK", [["A", "1"]]],
+    ["HTTP/1.0 200 Everything Fine\r\n\r\n", 200, "Everything Fine", []],
+    ["HTTP/1.1 204\r\n\r\n", 204, "", []],
+    [
+      "HTTP/1.1 302 Found\r\nSet-Cookie: a\r\nSet-Cookie: b\r\nx-lower: yes\r\n\r\n",
+      302,
+      "Found",
+      [["Set-Cookie", "a"], ["Set-Cookie", "b"], ["x-lower", "yes"]],
+    ],
+    ["HTTP/1.1 200 OK\r\nEmpty:\r\n\r\n", 200, "OK", [["Empty", ""]]],
+  ];
+  for (const [text, status, reason, fields] of ok) {
+    await t.step(JSON.stringify(text), () => {
+      const head = parseResponseHead(enc(text))!;
+      strictEqual(head.status, status);
+      strictEqual(head.reason, reason);
+      deepStrictEqual(head.fields, fields);
+      strictEqual(head.headLength, enc(text).length);
+    });
+  }
+  strictEqual(parseResponseHead(enc("HTTP/1.1 200 OK\r\nA: 1\r\n")), null);
+  const bad: [string, RegExp][] = [
+    ["SSH-2.0-OpenSSH\r\n\r\n", /^upstream sent no valid HTTP\/1\.0 header$/],
+    ["garbage", /^upstream sent no valid HTTP\/1\.0 header$/],
+    ["HTTP/2 200\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    [
+      "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n",
+      /^upstream sent invalid header: "Bad Name: x"$/,
+    ],
+    [
+      "HTTP/1.1 200 OK\r\nA: 1\r\n folded\r\n\r\n",
+      /^upstream sent invalid header: " folded"$/,
+    ],
+  ];
+  for (const [text, message] of bad) {
+    await t.step(`rejects ${JSON.stringify(text)}`, () => {
+      throws(
+        () => parseResponseHead(enc(text)),
+        (e: unknown) =>
+          e instanceof InvalidResponseError && message.test(e.message),
+      );
+    });
+  }
+  throws(
+    () =>
+      parseResponseHead(
+        enc(`HTTP/1.1 200 OK\r\nX: ${"a".repeat(MAX_RESPONSE_HEAD)}`),
+      ),
+    /too big header/,
+  );
+});
+
+Deno.test("responseFraming() follows RFC 9112 §6.3", async (t) => {
+  const head = (status: number, fields: [string, string][]) => ({
+    version: "HTTP/1.1",
+    status,
+    reason: "",
+    fields,
+    headLength: 0,
+  });
+  const cases: [string, ReturnType<typeof head>, string, unknown][] = [
+    ["length", head(200, [["Content-Length", "5"]]), "GET", {
+      kind: "length",
+      length: 5,
+    }],
+    [
+      "chunked wins over length",
+      head(200, [["Content-Length", "5"], ["Transfer-Encoding", "chunked"]]),
+      "GET",
+      { kind: "chunked" },
+    ],
+    [
+      "gzip, chunked",
+      head(200, [["Transfer-Encoding", "gzip, chunked"]]),
+      "GET",
+      { kind: "chunked" },
+    ],
+    ["no framing: until close", head(200, []), "GET", { kind: "close" }],
+    ["HEAD", head(200, [["Content-Length", "5"]]), "HEAD", { kind: "none" }],
+    ["204", head(204, []), "GET", { kind: "none" }],
+    ["304", head(304, [["Content-Length", "5"]]), "GET", { kind: "none" }],
+    [
+      "equal duplicates",
+      head(200, [["Content-Length", "5"], ["content-length", "5"]]),
+      "GET",
+      { kind: "length", length: 5 },
+    ],
+  ];
+  for (const [name, h, method, expected] of cases) {
+    await t.step(
+      name,
+      () => deepStrictEqual(responseFraming(h, method), expected),
+    );
+  }
+  throws(
+    () =>
+      responseFraming(
+        head(200, [["Content-Length", "5"], ["Content-Length", "6"]]),
+        "GET",
+      ),
+    InvalidResponseError,
+  );
+  throws(
+    () => responseFraming(head(200, [["Content-Length", "-1"]]), "GET"),
+    InvalidResponseError,
+  );
+});
+
+Deno.test("keepsAlive() keeps HTTP/1.1 unless told to close", () => {
+  const h = (version: string, fields: [string, string][]) => ({
+    version,
+    status: 200,
+    reason: "",
+    fields,
+    headLength: 0,
+  });
+  strictEqual(keepsAlive(h("HTTP/1.1", [])), true);
+  strictEqual(keepsAlive(h("HTTP/1.1", [["Connection", "Close"]])), false);
+  strictEqual(keepsAlive(h("HTTP/1.0", [])), false);
+});
+
+Deno.test("ChunkedDecoder.push() decodes across any split", () => {
+  const wire = enc(
+    "5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nTrailer: x\r\n\r\nNEXT",
+  );
+  for (let split = 1; split < wire.length; split++) {
+    const d = new ChunkedDecoder();
+    const parts: Uint8Array[] = [];
+    let used = 0;
+    for (const piece of [wire.subarray(0, split), wire.subarray(split)]) {
+      if (d.done) break;
+      const out = d.push(piece);
+      parts.push(...out.data.map((x) => x.slice()));
+      used += out.used;
+    }
+    strictEqual(parts.map(dec).join(""), "hello 0123456789", `split ${split}`);
+    strictEqual(d.done, true);
+    strictEqual(dec(wire.subarray(used)), "NEXT", `split ${split}`);
+  }
+  throws(() => new ChunkedDecoder().push(enc("zz\r\n")), ChunkedFormatError);
+  throws(
+    () => new ChunkedDecoder().push(enc("1\r\nab\r\n")),
+    ChunkedFormatError,
+  );
+});
