@@ -23,7 +23,8 @@ export interface CliOptions {
 
 const OPTIONS = {
   listen: { type: "string" },
-  upstream: { type: "string" },
+  upstream: { type: "string", multiple: true },
+  "upstream-group": { type: "string" },
   root: { type: "string" },
   "server-name": { type: "string" },
   "error-log": { type: "string" },
@@ -99,7 +100,14 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   const settings: SettingsInput = {};
   if (values.listen !== undefined) settings.listen = values.listen;
-  if (values.upstream !== undefined) settings.upstream = values.upstream;
+  if (values.upstream !== undefined) {
+    settings.upstream = values.upstream.length === 1
+      ? values.upstream[0]!
+      : values.upstream;
+  }
+  if (values["upstream-group"] !== undefined) {
+    settings.upstreamGroup = values["upstream-group"];
+  }
   if (values.root !== undefined) settings.root = values.root;
   if (values["server-name"] !== undefined) {
     settings.serverName = values["server-name"];
@@ -171,8 +179,12 @@ USAGE:
 OPTIONS:
   --listen [HOST:]PORT     Where to listen (default: ${d.listen}, on 127.0.0.1 and ::1;
                            give *:PORT or 0.0.0.0:PORT to accept other machines)
-  --upstream URL           Where /api/ goes: http://host[:port] (default:
-                           ${d.upstream}; port 8080 when omitted)
+  --upstream URL [PARAMS]  Where /api/ goes: http://host[:port] (default:
+                           ${d.upstream}; port 8080 when omitted). Give it
+                           again for failover, as nginx's server lines:
+                           --upstream "http://10.0.0.5" --upstream "http://127.0.0.1 backup"
+                           PARAMS: backup, max_fails=N (1), fail_timeout=T (10s)
+  --upstream-group NAME    Name in "no live upstreams" lines (default: ${d.upstreamGroup})
   --root DIR               The client-app folder (default: ${d.root})
   --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
   --error-log FILE         The error log (default: ${d.errorLog})

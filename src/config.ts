@@ -34,8 +34,10 @@ export interface UpstreamAddress {
 export interface SettingsInput {
   /** `[host:]port`. */
   listen?: string;
-  /** `http://host[:port]`. */
-  upstream?: string;
+  /** `http://host[:port] [backup] [max_fails=N] [fail_timeout=T]`, one or more. */
+  upstream?: string | string[];
+  /** The group name printed in `no live upstreams` lines. */
+  upstreamGroup?: string;
   /** The client-app folder. */
   root?: string;
   /** The `server:` field of error-log lines. */
@@ -68,8 +70,10 @@ export interface SettingsInput {
 export interface GatewayConfig {
   /** Where to listen. */
   listen: ListenAddress;
-  /** Where `/api/` goes. */
-  upstream: UpstreamAddress;
+  /** Where `/api/` goes: one server or several with failover. */
+  upstreams: UpstreamServerSpec[];
+  /** The group name printed in `no live upstreams` lines. */
+  upstreamGroup: string;
   /** The client-app folder, absolute. */
   root: string;
   /** The `server:` field. */
@@ -98,6 +102,7 @@ export interface GatewayConfig {
 export const DEFAULT_SETTINGS = {
   listen: "8081",
   upstream: "http://127.0.0.1:8080",
+  upstreamGroup: "backend",
   root: "html",
   serverName: "localhost",
   errorLog: "logs/error.log",
@@ -112,6 +117,18 @@ export const DEFAULT_SETTINGS = {
   clientMaxBodySize: "1m",
   upstreamKeepalive: 32,
 } as const satisfies Required<SettingsInput>;
+
+/** One `server` of the upstream group (parsed in `upstream_group.ts`). */
+export interface UpstreamServerSpec {
+  /** The address. */
+  address: UpstreamAddress;
+  /** Used only when every primary is unavailable. */
+  backup: boolean;
+  /** Failures within `failTimeoutMs` that make the server unavailable (0 = never). */
+  maxFails: number;
+  /** How long failures count, and how long an unavailable server is skipped. */
+  failTimeoutMs: number;
+}
 
 /** The port the upstream gets when `--upstream` names none. */
 export const DEFAULT_UPSTREAM_PORT = 8080;
@@ -283,10 +300,11 @@ function parseLevel(value: string): LogLevel {
 }
 
 const FILE_KEYS: Readonly<
-  Record<keyof SettingsInput, "string" | "boolean" | "number">
+  Record<keyof SettingsInput, "string" | "boolean" | "number" | "strings">
 > = {
   listen: "string",
-  upstream: "string",
+  upstream: "strings",
+  upstreamGroup: "string",
   root: "string",
   serverName: "string",
   errorLog: "string",
@@ -344,15 +362,90 @@ export function parseConfigFile(text: string, path: string): SettingsInput {
         `Cannot parse config file "${path}": unknown key "${key}"`,
       );
     }
-    const actual: string = typeof value;
-    if (actual !== type) {
+    const actual: string = Array.isArray(value) &&
+        value.every((v) => typeof v === "string")
+      ? "strings"
+      : typeof value;
+    const fits = actual === type ||
+      (type === "strings" && actual === "string");
+    if (!fits) {
       throw new TypeError(
-        `Cannot parse config file "${path}": key "${key}" must be a ${type}`,
+        `Cannot parse config file "${path}": key "${key}" must be a ${
+          type === "strings" ? "string or a list of strings" : type
+        }`,
       );
     }
     out[key] = value;
   }
   return out as SettingsInput;
+}
+
+function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
+  const list = typeof value === "string" ? [value] : [...value];
+  if (list.length === 0) {
+    throw new TypeError("Cannot parse upstream: at least one is needed");
+  }
+  const specs = list.map(parseUpstreamServer);
+  if (specs.every((s) => s.backup)) {
+    throw new TypeError(
+      `Cannot parse upstream "${
+        list[0]
+      }": every upstream is a backup, at least one must not be`,
+    );
+  }
+  return specs;
+}
+
+function parseGroupName(value: string): string {
+  if (!/^[A-Za-z0-9._-]+$/.test(value)) {
+    throw new TypeError(
+      `Cannot parse upstream-group "${value}": expected letters, digits, ".", "_" or "-"`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Parses one upstream as nginx writes a `server` line:
+ * `URL [backup] [max_fails=N] [fail_timeout=T]`.
+ *
+ * @param value The text.
+ * @returns The server.
+ * @throws {TypeError | RangeError} On anything else, naming the value.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseUpstreamServer } from "./config.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const s = parseUpstreamServer("http://127.0.0.1 backup fail_timeout=30s");
+ * strictEqual(s.address.peer, "127.0.0.1:8080");
+ * strictEqual(s.backup, true);
+ * strictEqual(s.failTimeoutMs, 30000);
+ * ```
+ */
+export function parseUpstreamServer(value: string): UpstreamServerSpec {
+  const [url = "", ...params] = value.trim().split(/\s+/);
+  const spec: UpstreamServerSpec = {
+    address: parseUpstream(url),
+    backup: false,
+    maxFails: 1,
+    failTimeoutMs: 10_000,
+  };
+  for (const param of params) {
+    const [key, arg] = param.split("=", 2) as [string, string | undefined];
+    if (key === "backup" && arg === undefined) spec.backup = true;
+    else if (key === "max_fails" && arg !== undefined && /^\d+$/.test(arg)) {
+      spec.maxFails = Number(arg);
+    } else if (key === "fail_timeout" && arg !== undefined) {
+      spec.failTimeoutMs = parseDuration(arg, "fail_timeout");
+    } else {
+      throw new TypeError(
+        `Cannot parse upstream "${value}": unknown parameter "${param}", expected backup, max_fails=N or fail_timeout=T`,
+      );
+    }
+  }
+  return spec;
 }
 
 function absolute(baseDir: string, path: string): string {
@@ -406,7 +499,8 @@ export function resolveConfig(
   }
   return {
     listen: parseListen(s.listen),
-    upstream: parseUpstream(s.upstream),
+    upstreams: upstreamList(s.upstream),
+    upstreamGroup: parseGroupName(s.upstreamGroup),
     root: absolute(baseDir, s.root),
     serverName: s.serverName,
     errorLog: absolute(baseDir, s.errorLog),

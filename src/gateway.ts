@@ -7,7 +7,6 @@
  */
 
 import { basicAuthUser } from "./access_log.ts";
-import type { UpstreamAddress } from "./config.ts";
 import type { ConnectionCounter } from "./connection_counter.ts";
 import { probeUpstream, renderDefaultPage } from "./default_page.ts";
 import { errorResponse } from "./error_pages.ts";
@@ -15,8 +14,8 @@ import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
 import { serveStatic } from "./static_handler.ts";
-import type { UpstreamClient } from "./upstream_client.ts";
-import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
+import { upstreamStatus } from "./upstream_error.ts";
+import type { UpstreamGroup } from "./upstream_group.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -26,8 +25,6 @@ export type GatewayHandler = (
 
 /** What the handler needs to know. */
 export interface GatewayOptions {
-  /** Where `/api/` goes. */
-  upstream: UpstreamAddress;
   /** The client-app folder, absolute. */
   root: string;
   /** The `server:` field. */
@@ -50,8 +47,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** nginx's `*N` numbers. */
   counter: ConnectionCounter;
-  /** The upstream connection pool. */
-  client: UpstreamClient;
+  /** The upstream servers and their connection pools. */
+  group: UpstreamGroup;
 }
 
 // A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
@@ -113,15 +110,15 @@ export function createGatewayHandler(
   options: GatewayOptions,
   deps: GatewayDeps,
 ): GatewayHandler {
-  const { logger, client: upstreamClient } = deps;
-  const upstream = options.upstream;
-  const upstreamHost = upstream.origin.slice("http://".length);
+  const { logger, group } = deps;
+  // The default page probes the first primary server.
+  const first = group.peers[0]!.spec.address;
   const defaultPage = async (req: Request) => {
     const html = renderDefaultPage({
       version: options.version,
-      upstream: upstream.origin,
+      upstream: first.origin,
       root: options.root,
-      probe: await probeUpstream(upstream.hostname, upstream.port, 3000),
+      probe: await probeUpstream(first.hostname, first.port, 3000),
     });
     return new Response(req.method === "HEAD" ? null : html, {
       headers: {
@@ -236,32 +233,47 @@ export function createGatewayHandler(
           },
         });
       case "proxy": {
-        const upstreamField = `http://${upstream.peer}${route.upstreamPath}`;
-        const logUpstream = (error: UpstreamError) =>
-          log({
-            level: error.level,
-            message: error.message,
-            ...(error.osError ? { osError: error.osError } : {}),
-            action: error.action,
-            upstream: upstreamField,
-          });
         const result = await proxyRequest(req, {
-          client: upstreamClient,
-          origin: upstream.origin,
-          upstreamHost,
+          group,
           upstreamPath: route.upstreamPath,
           clientAddress: client,
           publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
           addForwarded: options.addForwardedHeaders,
           maxBodySize: options.maxBodySize,
-          onBodyError: logUpstream,
+          onAttemptError: (error, upstream, disabled) => {
+            const fields = { action: error.action, upstream };
+            log({
+              level: error.level,
+              message: error.message,
+              ...(error.osError ? { osError: error.osError } : {}),
+              ...fields,
+            });
+            if (disabled) {
+              log({
+                level: "warn",
+                message: "upstream server temporarily disabled",
+                ...fields,
+              });
+            }
+          },
         });
-        if (result.kind === "response") return result.response;
-        if (result.kind === "too-large") {
-          return tooLarge(result.message, log, true);
+        switch (result.kind) {
+          case "response":
+            return result.response;
+          case "too-large":
+            return tooLarge(result.message, log, true);
+          case "no-live":
+            log({
+              level: "error",
+              message: "no live upstreams",
+              action: "connecting to upstream",
+              upstream: `http://${group.name}${route.upstreamPath}`,
+            });
+            return errorResponse(502, { head });
+          case "failed":
+            return errorResponse(upstreamStatus(result.error), { head });
         }
-        logUpstream(result.error);
-        return errorResponse(upstreamStatus(result.error), { head });
+        break;
       }
       case "static": {
         const result = await serveStatic(req, route, {

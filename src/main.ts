@@ -25,7 +25,7 @@ import { createGatewayHandler } from "./gateway.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { currentOsFamily, osErrorText } from "./os_errors.ts";
-import { UpstreamClient } from "./upstream_client.ts";
+import { createUpstreamGroup } from "./upstream_group.ts";
 import { parseOsErrorCode } from "./upstream_error.ts";
 
 /** The gateway's version, from `deno.json`. */
@@ -203,29 +203,28 @@ export async function main(args: string[]): Promise<number> {
       return 1;
     }
   }
-  const client = new UpstreamClient({
-    hostname: config.upstream.hostname,
-    port: config.upstream.port,
+  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
     timeouts: config.timeouts,
-    maxIdle: config.upstreamKeepalive,
+    keepalive: config.upstreamKeepalive,
     onConnect: () => counter.take(),
   });
   handler = createGatewayHandler({
-    upstream: config.upstream,
     root: config.root,
     serverName: config.serverName,
     publicPort: port,
     addForwardedHeaders: config.addForwardedHeaders,
     maxBodySize: config.clientMaxBodySize,
     version: VERSION,
-  }, { logger, counter, client });
+  }, { logger, counter, group });
 
   const urls = servers.map((s) =>
     `http://${displayHost(s.addr.hostname)}:${port}/`
   );
   Deno.stdout.writeSync(new TextEncoder().encode(
     `station-gateway ${VERSION} listening on ${urls.join(" and ")}; ` +
-      `/api/ -> ${config.upstream.origin}/; root ${config.root}; ` +
+      `/api/ -> ${
+        config.upstreams.map((u) => u.address.origin + "/").join(", ")
+      }; root ${config.root}; ` +
       `error log ${config.errorLog}\n`,
   ));
   logger.error({
@@ -274,7 +273,7 @@ export async function main(args: string[]): Promise<number> {
         `in-flight requests still open after ${SHUTDOWN_GRACE_MS} ms, exiting`,
     });
   }
-  client.close();
+  group.close();
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return 0;

@@ -6,20 +6,21 @@
  */
 
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
-import type { UpstreamCall, UpstreamClient } from "./upstream_client.ts";
+import type { UpstreamCall, UpstreamReply } from "./upstream_client.ts";
 import { UpstreamError } from "./upstream_error.ts";
+import {
+  shouldTryNext,
+  type UpstreamGroup,
+  type UpstreamPeer,
+} from "./upstream_group.ts";
 
 /** Bodies up to this size are read whole and sent with the head in one write. */
 const SMALL_BODY = 64 * 1024;
 
 /** Where and how to forward. */
 export interface ProxyOptions {
-  /** The upstream client (pool and timers). */
-  client: UpstreamClient;
-  /** The upstream origin, for `Location` rewriting. */
-  origin: string;
-  /** The `Host` sent upstream (nginx's `$proxy_host`). */
-  upstreamHost: string;
+  /** The upstream servers. */
+  group: UpstreamGroup;
   /** The path and query to request. */
   upstreamPath: string;
   /** The client's address, for `X-Forwarded-For`. */
@@ -30,18 +31,34 @@ export interface ProxyOptions {
   addForwarded: boolean;
   /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
   maxBodySize: number;
-  /** Told about failures after the response head went to the client. */
-  onBodyError: (error: UpstreamError) => void;
+  /**
+   * Told about every failed attempt, with the `upstream:` field naming the
+   * server tried, and whether that failure made the server unavailable.
+   */
+  onAttemptError: (
+    error: UpstreamError,
+    upstream: string,
+    disabled: boolean,
+  ) => void;
 }
 
 /** The result of forwarding. */
 export type ProxyResult =
   | { kind: "response"; response: Response }
-  | { kind: "failed"; error: UpstreamError }
+  | {
+    /** Every attempt failed; each was reported to `onAttemptError`. */
+    kind: "failed";
+    /** The last failure, which decides the status. */
+    error: UpstreamError;
+  }
+  | {
+    /** No server was available: nginx's "no live upstreams". */
+    kind: "no-live";
+  }
   | {
     /** The body is over `client_max_body_size`: 413, nothing forwarded. */
     kind: "too-large";
-    /** nginx's message, e.g. `client intended to send too large body: 1048577 bytes`. */
+    /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
     message: string;
   };
 
@@ -121,82 +138,104 @@ async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
   };
 }
 
+function toResponse(
+  reply: UpstreamReply,
+  peer: UpstreamPeer,
+  publicApiBase: string,
+): Response {
+  const { head } = reply;
+  const headers = clientResponseHeaders(new Headers(head.fields), {
+    upstreamOrigin: peer.spec.address.origin,
+    publicApiBase,
+  });
+  if (reply.length !== null) {
+    headers.set("content-length", String(reply.length));
+  }
+  return new Response(reply.body, {
+    status: head.status,
+    statusText: head.reason,
+    headers,
+  });
+}
+
+function invalid(message: string): UpstreamError {
+  return new UpstreamError(message, {
+    kind: "invalid-response",
+    action: "reading response header from upstream",
+  });
+}
+
 /**
- * Forwards a request to the upstream and returns the client's response.
- * Redirects are not followed: 3xx and their `Set-Cookie` go to the browser.
+ * Forwards a request to the upstream group and returns the client's
+ * response. Redirects are not followed: 3xx and their `Set-Cookie` go to the
+ * browser. A failed attempt moves to the next server when nginx would
+ * ({@linkcode shouldTryNext}); nothing has reached the client by then.
  *
  * @param req The client's request.
  * @param options Where and how to forward.
- * @returns The response, the failure, or the 413 verdict.
+ * @returns The response, the failure, "no live upstreams", or the 413 verdict.
  */
 export async function proxyRequest(
   req: Request,
   options: ProxyOptions,
 ): Promise<ProxyResult> {
+  let plan: BodyPlan;
   try {
-    const plan = await planBody(req, options.maxBodySize);
-    if (plan.kind === "too-large") return plan;
-    const reply = await options.client.send({
-      method: req.method,
-      path: options.upstreamPath,
-      host: options.upstreamHost,
-      headers: upstreamRequestHeaders(req.headers, {
-        clientAddress: options.clientAddress,
-        addForwarded: options.addForwarded,
-      }),
-      body: plan.body,
-      signal: req.signal,
-      onBodyError: options.onBodyError,
-    });
-    const { head } = reply;
-    if (head.status < 200) {
-      // 101 Switching Protocols needs a tunnel, which is not built yet.
-      await cancel(reply.body);
-      return {
-        kind: "failed",
-        error: new UpstreamError(
-          `upstream sent unexpected status ${head.status}`,
-          {
-            kind: "invalid-response",
-            action: "reading response header from upstream",
-          },
-        ),
-      };
-    }
-    let upstreamHeaders: Headers;
-    try {
-      upstreamHeaders = new Headers(head.fields);
-    } catch {
-      await cancel(reply.body);
-      return {
-        kind: "failed",
-        error: new UpstreamError("upstream sent invalid header", {
-          kind: "invalid-response",
-          action: "reading response header from upstream",
-        }),
-      };
-    }
-    const headers = clientResponseHeaders(upstreamHeaders, {
-      upstreamOrigin: options.origin,
-      publicApiBase: options.publicApiBase,
-    });
-    if (reply.length !== null) {
-      headers.set("content-length", String(reply.length));
-    }
-    return {
-      kind: "response",
-      response: new Response(reply.body, {
-        status: head.status,
-        statusText: head.reason,
-        headers,
-      }),
-    };
+    plan = await planBody(req, options.maxBodySize);
   } catch (error) {
     if (error instanceof UpstreamError) return { kind: "failed", error };
     throw error;
   }
-}
-
-async function cancel(body: Uint8Array | ReadableStream<Uint8Array> | null) {
-  if (body instanceof ReadableStream) await body.cancel();
+  if (plan.kind === "too-large") return plan;
+  const headers = upstreamRequestHeaders(req.headers, {
+    clientAddress: options.clientAddress,
+    addForwarded: options.addForwarded,
+  });
+  const { group, upstreamPath } = options;
+  const tried = new Set<UpstreamPeer>();
+  let last: UpstreamError | null = null;
+  while (true) {
+    const choice = group.choose(tried);
+    if (choice.kind === "no-live") return { kind: "no-live" };
+    if (choice.kind === "none-left") return { kind: "failed", error: last! };
+    const peer = choice.peer;
+    tried.add(peer);
+    const field = `http://${peer.spec.address.peer}${upstreamPath}`;
+    try {
+      const reply = await peer.client.send({
+        method: req.method,
+        path: upstreamPath,
+        host: peer.spec.address.origin.slice("http://".length),
+        headers,
+        body: plan.body,
+        signal: req.signal,
+        onBodyError: (error) => options.onAttemptError(error, field, false),
+      });
+      if (reply.head.status < 200) {
+        // 101 Switching Protocols needs a tunnel, which is not built yet.
+        if (reply.body instanceof ReadableStream) await reply.body.cancel();
+        throw invalid(`upstream sent unexpected status ${reply.head.status}`);
+      }
+      let response: Response;
+      try {
+        response = toResponse(reply, peer, options.publicApiBase);
+      } catch {
+        if (reply.body instanceof ReadableStream) await reply.body.cancel();
+        throw invalid("upstream sent invalid header");
+      }
+      group.succeeded(peer);
+      return { kind: "response", response };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      last = error;
+      const counts = error.kind !== "client-closed";
+      options.onAttemptError(error, field, counts && group.failed(peer));
+      // A streamed body cannot be sent again once reading it has begun.
+      const bodyGone = plan.body?.kind === "stream" &&
+        error.action !== "connecting to upstream";
+      if (!shouldTryNext(error, req.method) || bodyGone) {
+        return { kind: "failed", error };
+      }
+    }
+  }
 }

@@ -5,13 +5,11 @@
  */
 
 import { ConnectionCounter } from "../src/connection_counter.ts";
-import { parseUpstream } from "../src/config.ts";
+import { parseUpstreamServer } from "../src/config.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
-import {
-  UpstreamClient,
-  type UpstreamTimeouts,
-} from "../src/upstream_client.ts";
+import type { UpstreamTimeouts } from "../src/upstream_client.ts";
+import { createUpstreamGroup } from "../src/upstream_group.ts";
 
 /** What a test upstream saw of one request. */
 export interface SeenRequest {
@@ -79,7 +77,8 @@ export interface TestGateway extends AsyncDisposable {
 /** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
 export function startGateway(
   options: Partial<GatewayOptions> & {
-    upstreamUrl: string;
+    /** One upstream, or several `server` lines for failover. */
+    upstreamUrl: string | string[];
     timeouts?: Partial<UpstreamTimeouts>;
     keepalive?: number;
   },
@@ -97,22 +96,21 @@ export function startGateway(
     (req, info) => handler!(req, info),
   );
   const port = server.addr.port;
-  const upstream = parseUpstream(options.upstreamUrl);
   const counter = new ConnectionCounter();
-  const client = new UpstreamClient({
-    hostname: upstream.hostname,
-    port: upstream.port,
+  const urls = typeof options.upstreamUrl === "string"
+    ? [options.upstreamUrl]
+    : options.upstreamUrl;
+  const group = createUpstreamGroup("backend", urls.map(parseUpstreamServer), {
     timeouts: {
       connectMs: 10_000,
       sendMs: 10_000,
       readMs: 10_000,
       ...options.timeouts,
     },
-    maxIdle: options.keepalive ?? 32,
+    keepalive: options.keepalive ?? 32,
     onConnect: () => counter.take(),
   });
   handler = createGatewayHandler({
-    upstream,
     root: options.root ?? "/nonexistent-station-gateway-root",
     serverName: options.serverName ?? "localhost",
     publicPort: port,
@@ -120,7 +118,7 @@ export function startGateway(
     maxBodySize: options.maxBodySize ?? 1024 * 1024,
     version: "test",
     ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
-  }, { logger, counter, client });
+  }, { logger, counter, group });
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -128,7 +126,7 @@ export function startGateway(
     accessLines,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
-      client.close();
+      group.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   parseListen,
   parseSize,
   parseUpstream,
+  parseUpstreamServer,
   resolveConfig,
 } from "../src/config.ts";
 import { parseCliArgs } from "../src/cli.ts";
@@ -90,7 +91,9 @@ Deno.test("resolveConfig() merges defaults < file < flags and anchors paths", ()
   strictEqual(c.accessLog, null);
   strictEqual(c.errorLog, "/opt/gw/logs/error.log");
   strictEqual(c.listen.port, 8081);
-  strictEqual(c.upstream.origin, "http://127.0.0.1:8080");
+  strictEqual(c.upstreams.length, 1);
+  strictEqual(c.upstreams[0]!.address.origin, "http://127.0.0.1:8080");
+  strictEqual(c.upstreamGroup, "backend");
   strictEqual(c.errorLogLevel, "error");
   strictEqual(c.logMaxBytes, 16 * 1024 * 1024);
   strictEqual(
@@ -122,4 +125,52 @@ Deno.test("parseCliArgs() maps flags to settings", () => {
   strictEqual(cli.configPath, "gw.json");
   throws(() => parseCliArgs(["--nope"]), /Unknown option "--nope"/);
   throws(() => parseCliArgs(["--log-keep", "x"]), /Cannot parse log-keep "x"/);
+});
+
+Deno.test("parseUpstreamServer() reads nginx's server parameters", () => {
+  const s = parseUpstreamServer(
+    "http://10.0.0.5:9000 max_fails=3 fail_timeout=30s",
+  );
+  deepStrictEqual(
+    {
+      peer: s.address.peer,
+      backup: s.backup,
+      maxFails: s.maxFails,
+      failTimeoutMs: s.failTimeoutMs,
+    },
+    { peer: "10.0.0.5:9000", backup: false, maxFails: 3, failTimeoutMs: 30000 },
+  );
+  strictEqual(parseUpstreamServer("http://127.0.0.1 backup").backup, true);
+  throws(
+    () => parseUpstreamServer("http://a weight=2"),
+    /unknown parameter "weight=2"/,
+  );
+  throws(
+    () => parseUpstreamServer("http://a fail_timeout=x"),
+    /Cannot parse fail_timeout "x"/,
+  );
+});
+
+Deno.test("resolveConfig() takes a list of upstreams and refuses an all-backup list", () => {
+  const c = resolveConfig(
+    { upstream: ["http://10.0.0.5", "http://127.0.0.1 backup"] },
+    {},
+    "/",
+  );
+  deepStrictEqual(c.upstreams.map((u) => [u.address.peer, u.backup]), [[
+    "10.0.0.5:8080",
+    false,
+  ], ["127.0.0.1:8080", true]]);
+  throws(
+    () => resolveConfig({}, { upstream: ["http://a backup"] }, "/"),
+    /every upstream is a backup/,
+  );
+  throws(
+    () => resolveConfig({}, { upstreamGroup: "a b" }, "/"),
+    /upstream-group/,
+  );
+  throws(
+    () => parseConfigFile('{"upstream": [1]}', "f"),
+    /key "upstream" must be a string or a list of strings/,
+  );
 });
