@@ -122,7 +122,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  *   "HTTP/1.1 200 Everything Fine\r\nContent-Length: 2\r\n\r\nok",
  * ));
  * strictEqual(head?.reason, "Everything Fine");
- * strictEqual(head?.headLength, 52);
+ * strictEqual(head?.headLength, 51);
  * ```
  */
 export function parseResponseHead(bytes: Uint8Array): ResponseHead | null {

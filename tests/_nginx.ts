@@ -1,0 +1,143 @@
+/**
+ * Runs a real nginx (Debian's, installed by scripts/install_test_deps.sh)
+ * on loopback with a generated configuration, for the side-by-side suite.
+ *
+ * @module
+ */
+
+import { waitFor } from "./_utils.ts";
+
+/** Settings mirrored from the gateway's. */
+export interface NginxSettings {
+  /** `server` lines of the `upstream backend {}` block. */
+  servers: string[];
+  /** e.g. `400ms`. */
+  timeouts?: { connect?: string; send?: string; read?: string };
+  /** `client_max_body_size`. */
+  clientMaxBodySize?: string;
+}
+
+/** A running nginx. */
+export interface NginxProcess extends AsyncDisposable {
+  port: number;
+  errorLines(): string[];
+  accessLines(): string[];
+}
+
+/** Finds nginx, installing it from Debian's archive when missing. */
+export async function nginxBinary(): Promise<string> {
+  for (const path of ["/usr/sbin/nginx", "/usr/bin/nginx"]) {
+    try {
+      await Deno.stat(path);
+      return path;
+    } catch { /* not here */ }
+  }
+  const script = new URL("../scripts/install_test_deps.sh", import.meta.url)
+    .pathname;
+  const out = await new Deno.Command("bash", { args: [script] }).output();
+  if (!out.success) {
+    throw new Error(
+      `nginx is needed: ${new TextDecoder().decode(out.stderr)}`,
+    );
+  }
+  return "/usr/sbin/nginx";
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = l.addr.port;
+  l.close();
+  return port;
+}
+
+function lines(path: string): string[] {
+  try {
+    return Deno.readTextFileSync(path).split("\n").filter((l) => l !== "");
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Starts nginx configured as the gateway: `location /api/ { proxy_pass
+ * http://<server>/; }` (or an `upstream backend {}` block for several
+ * servers), `server_name localhost`, the default (pre-1.29.7) upstream
+ * handling, error log at `info`.
+ */
+export async function startNginx(
+  settings: NginxSettings,
+): Promise<NginxProcess> {
+  const binary = await nginxBinary();
+  const dir = await Deno.makeTempDir({ prefix: "nginx-compat-" });
+  const port = freePort();
+  const t = settings.timeouts ?? {};
+  // One plain server is written as the stations write it (proxy_pass
+  // http://127.0.0.1:8080/, so Host is host:port); several need a block.
+  const single = settings.servers.length === 1 &&
+    !settings.servers[0]!.includes(" ");
+  const target = single ? settings.servers[0]! : "backend";
+  const block = single
+    ? ""
+    : `  upstream backend {\n${
+      settings.servers.map((s) => `    server ${s};`).join("\n")
+    }\n  }`;
+  const conf = `
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+events { worker_connections 256; }
+http {
+  access_log ${dir}/access.log combined;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  proxy_connect_timeout ${t.connect ?? "60s"};
+  proxy_send_timeout ${t.send ?? "60s"};
+  proxy_read_timeout ${t.read ?? "60s"};
+  client_max_body_size ${settings.clientMaxBodySize ?? "1m"};
+${block}
+  server {
+    listen 127.0.0.1:${port};
+    server_name localhost;
+    location /api/ { proxy_pass http://${target}/; }
+    location / { root ${dir}/html; }
+  }
+}
+`;
+  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+  const child = new Deno.Command(binary, {
+    args: ["-p", dir, "-c", `${dir}/nginx.conf`, "-e", `${dir}/error.log`],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    await waitFor(() => {
+      try {
+        Deno.statSync(`${dir}/nginx.pid`);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 5000);
+  } catch (error) {
+    child.kill();
+    await child.status;
+    throw new Error(`nginx did not start: ${await stderr}`, { cause: error });
+  }
+  return {
+    port,
+    errorLines: () => lines(`${dir}/error.log`),
+    accessLines: () => lines(`${dir}/access.log`),
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGTERM");
+      await child.status;
+      await stderr;
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
