@@ -20,6 +20,8 @@ export const COMPILE_FLAGS = [
   "--allow-net",
   "--allow-read",
   "--allow-write",
+  // Only for `task install|remove|status`; nothing else is run.
+  "--allow-run=schtasks",
   "--unstable-no-legacy-abort",
 ] as const;
 

@@ -13,6 +13,8 @@ import { LOG_LEVELS } from "./error_log.ts";
 export interface CliOptions {
   /** `--help`. */
   help: boolean;
+  /** `--check`: validate the configuration and paths, then exit. */
+  check: boolean;
   /** `--version`. */
   version: boolean;
   /** `--config FILE`, if given. */
@@ -40,6 +42,7 @@ const OPTIONS = {
   "upstream-keepalive": { type: "string" },
   config: { type: "string", short: "c" },
   help: { type: "boolean", short: "h" },
+  check: { type: "boolean", short: "t" },
   version: { type: "boolean", short: "V" },
 } as const;
 
@@ -150,6 +153,7 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   return {
     help: values.help ?? false,
+    check: values.check ?? false,
     version: values.version ?? false,
     ...(values.config === undefined ? {} : { configPath: values.config }),
     settings,
@@ -175,6 +179,8 @@ export function formatUsage(): string {
 
 USAGE:
   station-gateway [OPTIONS]
+  station-gateway task install|remove|status [...]   (Windows scheduled task;
+                                                      see: task --help)
 
 OPTIONS:
   --listen [HOST:]PORT     Where to listen (default: ${d.listen}, on 127.0.0.1 and ::1;
@@ -204,6 +210,8 @@ OPTIONS:
                            per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase
                            (e.g. {"upstream": "http://10.0.0.5"}); flags override it
+  -t, --check              Check the configuration, log files and port, then
+                           exit 0 or 1 with the reason (like nginx -t)
   -h, --help               Print this help
   -V, --version            Print the version
 

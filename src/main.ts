@@ -13,6 +13,7 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
+import { checkConfig } from "./check.ts";
 import { formatUsage, parseCliArgs } from "./cli.ts";
 import {
   type GatewayConfig,
@@ -25,6 +26,7 @@ import { createGatewayHandler } from "./gateway.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { currentOsFamily, osErrorText } from "./os_errors.ts";
+import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
 import { parseOsErrorCode } from "./upstream_error.ts";
 
@@ -131,6 +133,7 @@ function displayHost(hostname: string): string {
  * @returns The process exit code.
  */
 export async function main(args: string[]): Promise<number> {
+  if (args[0] === "task") return await taskMain(args.slice(1));
   let cli;
   try {
     cli = parseCliArgs(args);
@@ -155,6 +158,10 @@ export async function main(args: string[]): Promise<number> {
   } catch (error) {
     stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
     return 1;
+  }
+
+  if (cli.check) {
+    return checkConfig(config, (line) => stderr(`${line}\n`));
   }
 
   let logger: Logger;
@@ -277,6 +284,39 @@ export async function main(args: string[]): Promise<number> {
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return 0;
+}
+
+async function taskMain(args: string[]): Promise<number> {
+  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
+    Deno.stdout.writeSync(new TextEncoder().encode(formatTaskUsage()));
+    return args.length === 0 ? 2 : 0;
+  }
+  let task;
+  try {
+    task = parseTaskArgs(args);
+  } catch (error) {
+    stderr(
+      `station-gateway: ${(error as Error).message}\n\n${formatTaskUsage()}`,
+    );
+    return 2;
+  }
+  return await runTask(task, {
+    execPath: Deno.execPath(),
+    os: Deno.build.os,
+    version: VERSION,
+  }, {
+    out: (text) => Deno.stdout.writeSync(new TextEncoder().encode(text)),
+    writeFile: (path, bytes) => Deno.writeFileSync(path, bytes),
+    schtasks: async (schtasksArgs) => {
+      const child = new Deno.Command("schtasks", {
+        args: schtasksArgs,
+        stdin: "inherit",
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      return (await child.status).code;
+    },
+  });
 }
 
 // Re-exported for tests of the startup lines.

@@ -183,12 +183,15 @@ export function maskErrorLine(line: string): string {
 /**
  * The exact permission flags `deno task start` and `deno task compile` give
  * the gateway: tests that spawn it use these and no more, so a missing
- * permission fails a test rather than a station.
+ * permission fails a test rather than a station. (`-q` is added when
+ * spawning: on Linux Deno otherwise prints that it cannot find `schtasks`
+ * for `--allow-run=schtasks`; it grants nothing.)
  */
 export const GATEWAY_FLAGS = [
   "--allow-net",
   "--allow-read",
   "--allow-write",
+  "--allow-run=schtasks",
   "--unstable-no-legacy-abort",
 ] as const;
 
@@ -206,7 +209,7 @@ export interface GatewayProcess extends AsyncDisposable {
 /** Runs `deno run <GATEWAY_FLAGS> src/main.ts <args>` and waits for it to listen. */
 export async function spawnGateway(args: string[]): Promise<GatewayProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...GATEWAY_FLAGS, MAIN, ...args],
+    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, ...args],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
@@ -249,7 +252,7 @@ export async function runCli(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...GATEWAY_FLAGS, MAIN, ...args],
+    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, ...args],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

@@ -23,5 +23,5 @@ Deno.test("compileArgs() bakes exactly the flags the tests run the gateway with"
 
 Deno.test("deno task start runs with the compile flags", () => {
   const start = denoJson.tasks.start.command;
-  strictEqual(start, `deno run ${GATEWAY_FLAGS.join(" ")} src/main.ts`);
+  strictEqual(start, `deno run -q ${GATEWAY_FLAGS.join(" ")} src/main.ts`);
 });

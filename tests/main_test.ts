@@ -273,3 +273,55 @@ Deno.test(
     }
   },
 );
+
+Deno.test("main() --check passes a good configuration and says what it found", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { code, stderr, stdout } = await runCli([
+      "--check",
+      "--listen",
+      "127.0.0.1:0",
+      "--error-log",
+      `${dir}/logs/error.log`,
+      "--root",
+      `${dir}/missing-app`,
+    ]);
+    strictEqual(code, 0, stderr);
+    strictEqual(stdout, "");
+    match(
+      stderr,
+      /\[warn\] client app folder ".*missing-app" does not exist: the built-in page will be served at \//,
+    );
+    match(stderr, /\/api\/ goes to http:\/\/127\.0\.0\.1:8080\//);
+    match(stderr, /configuration test is successful\n$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("main() --check fails with the reason: port taken, log not writable", async () => {
+  const dir = await Deno.makeTempDir();
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    await Deno.writeTextFile(`${dir}/file`, "");
+    const { code, stderr } = await runCli([
+      "--check",
+      "--listen",
+      `127.0.0.1:${taken.addr.port}`,
+      "--error-log",
+      `${dir}/file/error.log`,
+    ]);
+    strictEqual(code, 1);
+    match(
+      stderr,
+      new RegExp(
+        `\\[emerg\\] bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\((98: Address already in use|10048: [^)]+)\\)`,
+      ),
+    );
+    match(stderr, /\[emerg\] open\(\) ".*file\/error\.log" failed/);
+    match(stderr, /configuration test failed\n$/);
+  } finally {
+    taken.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

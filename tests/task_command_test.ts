@@ -1,0 +1,180 @@
+import {
+  deepStrictEqual,
+  match,
+  strictEqual,
+  throws,
+} from "node:assert/strict";
+import { parseTaskArgs, runTask, type TaskIo } from "../src/task_command.ts";
+import { runCli } from "./_utils.ts";
+
+function captureIo() {
+  const out: string[] = [];
+  const runs: string[][] = [];
+  const files: [string, Uint8Array][] = [];
+  const io: TaskIo = {
+    out: (t) => void out.push(t),
+    schtasks: (args) => (runs.push(args), Promise.resolve(0)),
+    writeFile: (path, bytes) => void files.push([path, bytes]),
+  };
+  return { io, out, runs, files };
+}
+
+const WIN = {
+  execPath: "C:\\Station\\station-gateway.exe",
+  os: "windows",
+  version: "1.0.0",
+};
+
+Deno.test("parseTaskArgs() separates task options from gateway flags and checks both", () => {
+  const t = parseTaskArgs([
+    "install",
+    "--task-name",
+    "gw 2",
+    "--user",
+    "ST\\kiosk",
+    "--listen",
+    "8081",
+    "--upstream",
+    "http://10.0.0.5",
+    "--upstream",
+    "http://127.0.0.1 backup",
+  ]);
+  deepStrictEqual([t.action, t.name, t.user, t.atLogon, t.dryRun], [
+    "install",
+    "gw 2",
+    "ST\\kiosk",
+    false,
+    false,
+  ]);
+  deepStrictEqual(t.gatewayArgs, [
+    "--listen",
+    "8081",
+    "--upstream",
+    "http://10.0.0.5",
+    "--upstream",
+    "http://127.0.0.1 backup",
+  ]);
+  throws(() => parseTaskArgs(["start"]), /Unknown task action "start"/);
+  throws(
+    () => parseTaskArgs(["install", "--upstream", "ftp://x"]),
+    /Cannot parse upstream "ftp:\/\/x"/,
+  );
+  throws(
+    () => parseTaskArgs(["install", "--bogus"]),
+    /Unknown option "--bogus"/,
+  );
+  throws(
+    () => parseTaskArgs(["remove", "--listen", "1"]),
+    /Unexpected argument "--listen" for task remove/,
+  );
+  throws(
+    () => parseTaskArgs(["install", "--task-name", "a/b"]),
+    /Cannot parse task-name/,
+  );
+  throws(
+    () => parseTaskArgs(["install", "--user"]),
+    /Option "--user" needs a value/,
+  );
+});
+
+Deno.test("runTask() installs: writes UTF-16 XML beside the exe and calls schtasks", async () => {
+  const { io, runs, files } = captureIo();
+  const code = await runTask(
+    parseTaskArgs(["install", "--upstream", "http://10.0.0.5"]),
+    WIN,
+    io,
+  );
+  strictEqual(code, 0);
+  deepStrictEqual(runs, [[
+    "/Create",
+    "/XML",
+    "C:\\Station\\station-gateway-task.xml",
+    "/TN",
+    "station-gateway",
+    "/F",
+  ]]);
+  strictEqual(files[0]![0], "C:\\Station\\station-gateway-task.xml");
+  deepStrictEqual([...files[0]![1].slice(0, 2)], [0xff, 0xfe]);
+});
+
+Deno.test("runTask() removes and queries by name", async () => {
+  const { io, runs } = captureIo();
+  await runTask(parseTaskArgs(["remove", "--task-name", "gw"]), WIN, io);
+  await runTask(parseTaskArgs(["status", "--task-name", "gw"]), WIN, io);
+  deepStrictEqual(runs, [["/Delete", "/TN", "gw", "/F"], [
+    "/Query",
+    "/TN",
+    "gw",
+    "/V",
+    "/FO",
+    "LIST",
+  ]]);
+});
+
+Deno.test("runTask() explains it is Windows-only elsewhere, and refuses deno.exe", async () => {
+  const linux = captureIo();
+  strictEqual(
+    await runTask(
+      parseTaskArgs(["install"]),
+      { ...WIN, os: "linux" },
+      linux.io,
+    ),
+    1,
+  );
+  match(linux.out.join(""), /scheduled tasks exist on Windows only/);
+  strictEqual(linux.runs.length, 0);
+  const deno = captureIo();
+  strictEqual(
+    await runTask(parseTaskArgs(["install"]), {
+      ...WIN,
+      execPath: "C:\\deno\\deno.exe",
+    }, deno.io),
+    1,
+  );
+  match(deno.out.join(""), /registers the compiled station-gateway\.exe/);
+});
+
+Deno.test("runTask() --dry-run prints the command and XML and runs nothing", async () => {
+  const { io, out, runs, files } = captureIo();
+  const code = await runTask(
+    parseTaskArgs([
+      "install",
+      "--dry-run",
+      "--executable",
+      "C:\\Station Gateway\\station-gateway.exe",
+      "--root",
+      "C:\\Station Gateway\\app",
+    ]),
+    { ...WIN, os: "linux" },
+    io,
+  );
+  strictEqual(code, 0);
+  strictEqual(runs.length + files.length, 0);
+  const text = out.join("");
+  match(
+    text,
+    /^schtasks \/Create \/XML "C:\\Station Gateway\\station-gateway-task\.xml" \/TN station-gateway \/F\n/,
+  );
+  match(
+    text,
+    /<Arguments>--root &quot;C:\\Station Gateway\\app&quot;<\/Arguments>/,
+  );
+});
+
+Deno.test("main() task: usage, a bad value, and a dry run through the real CLI", async () => {
+  const usage = await runCli(["task"]);
+  strictEqual(usage.code, 2);
+  match(usage.stdout, /station-gateway task install/);
+  const bad = await runCli(["task", "install", "--upstream", "x"]);
+  strictEqual(bad.code, 2);
+  match(bad.stderr, /^station-gateway: Cannot parse upstream "x"/);
+  const dry = await runCli([
+    "task",
+    "install",
+    "--dry-run",
+    "--executable",
+    "C:\\S\\station-gateway.exe",
+  ]);
+  strictEqual(dry.code, 0);
+  match(dry.stdout, /<ExecutionTimeLimit>PT0S<\/ExecutionTimeLimit>/);
+});
