@@ -8,7 +8,8 @@
  * could name something else on some file system is refused here — `/`, `\`,
  * NUL and control characters, `:` (drive letters, NTFS streams such as
  * `::$DATA`), trailing dots and spaces (Windows strips them), dotfiles, and on
- * Windows 8.3 short names (nginx: `ngx_win32_check_filename`). Files are
+ * Windows 8.3 short names (nginx: `ngx_win32_check_filename`) and DOS device
+ * names such as `con` or `nul.txt`. Files are
  * opened per request and closed after, so a redeploy can replace them.
  *
  * @module
@@ -73,6 +74,11 @@ export function isSafeSegment(segment: string, family: OsFamily): boolean {
   if (/[. ]$/.test(segment)) return false;
   if (family === "windows") {
     if (/~\d/.test(segment)) return false; // 8.3 short names
+    // DOS device names open devices, not files, with any extension
+    // ("con", "NUL.txt", "com1.js").
+    if (/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i.test(segment)) {
+      return false;
+    }
     if (/[<>"|?*]/.test(segment)) return false; // invalid in Win32 names
   }
   return true;

@@ -9,6 +9,10 @@ import {
   waitFor,
 } from "./_utils.ts";
 
+const REFUSED_RE = Deno.build.os === "windows"
+  ? "10061: No connection could be made because the target machine actively refused it"
+  : "111: Connection refused";
+
 function specPost(path: string, port: number): string {
   return `POST ${path} HTTP/1.1\r\nHost: localhost:${port}\r\n` +
     `Referer: http://localhost:${port}/\r\nContent-Type: application/json\r\n` +
@@ -99,7 +103,7 @@ Deno.test("main.ts writes the spec's line to the error log file and counts conne
     match(
       lines[0]!,
       new RegExp(
-        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[error\\] ${gw.child.pid}#\\d+: \\*\\d+ connect\\(\\) failed \\(111: Connection refused\\) while connecting to upstream, client: 127\\.0\\.0\\.1, server: localhost, request: "POST /api/loginms HTTP/1\\.1", upstream: "http://127\\.0\\.0\\.1:${dead}/loginms", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"$`,
+        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[error\\] ${gw.child.pid}#\\d+: \\*\\d+ connect\\(\\) failed \\(${REFUSED_RE}\\) while connecting to upstream, client: 127\\.0\\.0\\.1, server: localhost, request: "POST /api/loginms HTTP/1\\.1", upstream: "http://127\\.0\\.0\\.1:${dead}/loginms", host: "localhost:${gw.port}", referrer: "http://localhost:${gw.port}/"$`,
       ),
     );
   } finally {

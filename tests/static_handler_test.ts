@@ -1,7 +1,20 @@
 /** The client app at /: files, index, 404, and never outside the root. */
 import { match, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
 import { isSafeSegment } from "../src/static_handler.ts";
 import { rawRequest, refusedPort, startGateway } from "./_utils.ts";
+
+/** nginx's line for a missing file: open() on Linux, CreateFile() on Windows. */
+function MISSING(dir: string): string {
+  const esc = (t: string) => t.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
+  return Deno.build.os === "windows"
+    ? `CreateFile\\(\\) "${
+      esc(join(dir, "html", "favicon.ico"))
+    }" failed \\(2: The system cannot find the file specified\\)`
+    : `open\\(\\) "${
+      esc(`${dir}/html/favicon.ico`)
+    }" failed \\(2: No such file or directory\\)`;
+}
 
 async function makeRoot(): Promise<string> {
   const dir = await Deno.makeTempDir();
@@ -71,7 +84,9 @@ Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing 
     match(
       gw.errorLines[0]!,
       new RegExp(
-        `\\[error\\] \\d+#\\d+: \\*\\d+ open\\(\\) "${dir}/html/favicon\\.ico" failed \\(2: No such file or directory\\), client: 127\\.0\\.0\\.1, server: localhost, request: "GET /favicon\\.ico HTTP/1\\.1", host: "127\\.0\\.0\\.1:${gw.port}", referrer: "${gw.url}/"$`,
+        `\\[error\\] \\d+#\\d+: \\*\\d+ ${
+          MISSING(dir)
+        }, client: 127\\.0\\.0\\.1, server: localhost, request: "GET /favicon\\.ico HTTP/1\\.1", host: "127\\.0\\.0\\.1:${gw.port}", referrer: "${gw.url}/"$`,
       ),
     );
   } finally {
@@ -151,6 +166,12 @@ Deno.test("isSafeSegment() refuses names that mean something else on Windows", a
     ["a\u0000b", "linux", false],
     [".git", "linux", false],
     ["a|b", "windows", false],
+    ["con", "windows", false],
+    ["NUL.txt", "windows", false],
+    ["com1.js", "windows", false],
+    ["lpt9", "windows", false],
+    ["console.js", "windows", true],
+    ["con", "linux", true],
   ];
   for (const [segment, family, expected] of cases) {
     await t.step(`${JSON.stringify(segment)} on ${family}`, () => {

@@ -1,0 +1,216 @@
+/**
+ * Windows code paths. Runs everywhere; under the Windows deno.exe (Wine,
+ * scripts/wine_test.sh) the Windows branches really run: Winsock codes,
+ * Windows paths, SIGBREAK. Assertions are on codes, never on Wine's message
+ * texts (windows-under-wine.md §6.2).
+ */
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { resolveConfig } from "../src/config.ts";
+import { parseTaskArgs, runTask } from "../src/task_command.ts";
+import { upstreamErrorFromOs } from "../src/upstream_error.ts";
+import { at, parseXml } from "./_xml.ts";
+import {
+  maskErrorLine,
+  rawRequest,
+  refusedPort,
+  runCli,
+  spawnGateway,
+  startGateway,
+} from "./_utils.ts";
+
+const WINDOWS = Deno.build.os === "windows";
+
+Deno.test("a real refused connect gives the spec's line on this platform", async () => {
+  // Deno.connect's own error: (os error 10061) on Windows, 111 on Linux.
+  const dead = refusedPort();
+  const thrown = await Deno.connect({ hostname: "127.0.0.1", port: dead }).then(
+    (c) => (c.close(), null),
+    (e: unknown) => e,
+  );
+  const e = upstreamErrorFromOs(thrown, "connecting to upstream");
+  strictEqual(e.osError?.code, WINDOWS ? 10061 : 111);
+
+  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await rawRequest(
+    gw.port,
+    "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+  );
+  const os = WINDOWS
+    ? "10061: No connection could be made because the target machine actively refused it"
+    : "111: Connection refused";
+  deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+    `TIME [error] PID#TID: *N connect() failed (${os}) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:${dead}/loginms", host: "localhost:8081", referrer: "http://localhost:8081/"`,
+  ]);
+});
+
+Deno.test("static serving refuses Windows path tricks", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "html", "app"), { recursive: true });
+    await Deno.writeTextFile(join(dir, "html", "index.html"), "app");
+    await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    const drive = dir.match(/^[A-Za-z]:/)?.[0] ?? "C:";
+    const attempts = [
+      "/..\\secret.txt",
+      "/app\\..\\..\\secret.txt",
+      "/%5c..%5csecret.txt",
+      `/${drive}/Windows/win.ini`,
+      `/${drive}%5cWindows%5cwin.ini`,
+      "/index.html::$DATA",
+      "/index.html:stream",
+      "/index.html.",
+      "/index.html%20",
+      "/INDEX~1.HTM",
+      "/index.html%00",
+      "/con",
+    ];
+    for (const target of attempts) {
+      await t.step(target, async () => {
+        const res = await rawRequest(
+          gw.port,
+          `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+        );
+        match(res, /^HTTP\/1\.1 (400|404) /);
+        strictEqual(res.includes("outside the root"), false);
+      });
+    }
+    match(
+      await rawRequest(
+        gw.port,
+        "GET /index.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+      ),
+      /\r\n\r\napp$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("task install --dry-run registers this executable's folder as the working directory", async () => {
+  const out: string[] = [];
+  const exe = Deno.execPath();
+  const code = await runTask(
+    parseTaskArgs(["install", "--dry-run", "--executable", exe]),
+    {
+      execPath: exe,
+      os: Deno.build.os,
+      version: "test",
+    },
+    {
+      out: (t) => void out.push(t),
+      schtasks: () => Promise.resolve(1),
+      writeFile() {},
+    },
+  );
+  strictEqual(code, 0);
+  const xml = out.join("").slice(out.join("").indexOf("<?xml"));
+  const exec = at(parseXml(xml), "Actions/Exec");
+  strictEqual(at(exec, "Command").text, exe);
+  if (WINDOWS) {
+    strictEqual(
+      at(exec, "WorkingDirectory").text,
+      exe.slice(0, exe.lastIndexOf("\\")),
+    );
+  }
+});
+
+Deno.test("the shutdown signals of this platform can be listened to", () => {
+  const signals: Deno.Signal[] = WINDOWS
+    ? ["SIGINT", "SIGBREAK"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) {
+    const listener = () => {};
+    Deno.addSignalListener(signal, listener);
+    Deno.removeSignalListener(signal, listener);
+  }
+});
+
+Deno.test("relative paths start from the base folder, Windows paths included", () => {
+  if (WINDOWS) {
+    const c = resolveConfig(
+      {},
+      { root: "app", errorLog: "logs\\error.log" },
+      "C:\\Station Gateway",
+    );
+    strictEqual(c.root, "C:\\Station Gateway\\app");
+    strictEqual(c.errorLog, "C:\\Station Gateway\\logs\\error.log");
+    strictEqual(c.accessLog, "C:\\Station Gateway\\logs\\access.log");
+    strictEqual(
+      resolveConfig({}, { errorLog: "D:\\logs\\e.log" }, "C:\\S").errorLog,
+      "D:\\logs\\e.log",
+    );
+  } else {
+    strictEqual(
+      resolveConfig({}, { root: "app" }, "/opt/station").root,
+      "/opt/station/app",
+    );
+  }
+});
+
+Deno.test("main.ts resolves relative log paths from its own folder, not the working directory", async () => {
+  const name = `lane-${crypto.randomUUID()}.log`;
+  const project = new URL("..", import.meta.url);
+  const expected = join(
+    decodeURIComponent(project.pathname.replace(/^\/([A-Za-z]:)/, "$1")),
+    "logs",
+    name,
+  );
+  const elsewhere = await Deno.makeTempDir();
+  const cwd = Deno.cwd();
+  try {
+    Deno.chdir(elsewhere);
+    const { code, stderr } = await runCli([
+      "--check",
+      "--listen",
+      "127.0.0.1:0",
+      "--error-log",
+      `logs/${name}`,
+      "--access-log",
+      "off",
+    ]);
+    strictEqual(code, 0, stderr);
+    strictEqual((await Deno.stat(expected)).isFile, true);
+  } finally {
+    Deno.chdir(cwd);
+    await Deno.remove(expected).catch(() => {});
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("a second gateway on the same port fails to start with the platform's code", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await using first = await spawnGateway([
+      "--listen",
+      "127.0.0.1:0",
+      "--error-log",
+      join(dir, "a.log"),
+      "--access-log",
+      "off",
+    ]);
+    const second = await runCli([
+      "--listen",
+      `127.0.0.1:${first.port}`,
+      "--error-log",
+      join(dir, "b.log"),
+      "--access-log",
+      "off",
+    ]);
+    strictEqual(second.code, 1);
+    match(
+      second.stderr,
+      new RegExp(
+        `\\[emerg\\] bind\\(\\) to 127\\.0\\.0\\.1:${first.port} failed \\(${
+          WINDOWS ? "10048" : "98"
+        }: `,
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
