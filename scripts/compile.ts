@@ -1,5 +1,7 @@
 /**
- * Builds `dist/station-gateway.exe` for Windows with `deno compile`.
+ * Builds `dist/station-gateway.exe` (console) and
+ * `dist/station-gateway-noconsole.exe` (`--no-terminal`, for the scheduled
+ * task) for Windows with `deno compile`.
  *
  * The permissions baked into the executable are exactly the ones
  * `deno task start` runs with and the tests spawn the gateway with
@@ -36,12 +38,21 @@ const TIMEOUT_MS = 180_000;
  *
  * @param target The target triple.
  * @param output The output path.
+ * @param noTerminal Build the console-less variant (`--no-terminal`): no
+ * console window when the scheduled task starts it at logon. Before
+ * denoland/deno#28823 such binaries panicked on the missing stdio handles
+ * (denoland/deno#27730); the gateway also never relies on stdout/stderr.
  * @returns The arguments after `deno`.
  */
-export function compileArgs(target: string, output: string): string[] {
+export function compileArgs(
+  target: string,
+  output: string,
+  noTerminal = false,
+): string[] {
   return [
     "compile",
     ...COMPILE_FLAGS,
+    ...(noTerminal ? ["--no-terminal"] : []),
     "--target",
     target,
     "--output",
@@ -50,20 +61,14 @@ export function compileArgs(target: string, output: string): string[] {
   ];
 }
 
-async function run(): Promise<number> {
-  const { values } = parseArgs({
-    args: Deno.args,
-    options: {
-      target: { type: "string", default: DEFAULT_TARGET },
-      output: { type: "string", default: "dist/station-gateway.exe" },
-    },
-  });
-  const args = compileArgs(values.target, values.output);
-  const denort = Deno.env.get("DENORT_BIN");
+/** The console-less build's file name beside the console one. */
+export function noConsoleOutput(output: string): string {
+  return output.replace(/(\.exe)?$/i, "-noconsole$1");
+}
+
+async function compileOne(args: string[], output: string): Promise<number> {
   // deno-lint-ignore no-console
-  console.log(
-    `deno ${args.join(" ")}${denort ? `  (DENORT_BIN=${denort})` : ""}`,
-  );
+  console.log(`deno ${args.join(" ")}`);
   const child = new Deno.Command(Deno.execPath(), {
     args,
     stdout: "inherit",
@@ -76,28 +81,51 @@ async function run(): Promise<number> {
   ]);
   clearTimeout(timer);
   if (status.success) {
-    const { size } = await Deno.stat(values.output);
+    const { size } = await Deno.stat(output);
     // deno-lint-ignore no-console
-    console.log(
-      `built ${values.output} (${(size / 1024 / 1024).toFixed(1)} MiB)`,
-    );
+    console.log(`built ${output} (${(size / 1024 / 1024).toFixed(1)} MiB)`);
     return 0;
   }
   // deno-lint-ignore no-console
   console.error(stderr);
-  if (!denort) {
-    // deno-lint-ignore no-console
-    console.error(
-      `Cannot compile for ${values.target}: deno compile needs the denort base ` +
-        `binary for that target and could not download it.\n` +
-        `Offline, download denort-${values.target}.zip for Deno ${Deno.version.deno} ` +
-        `on a connected machine, unzip it here and run:\n` +
-        `  DENORT_BIN=/path/to/denort${
-          values.target.includes("windows") ? ".exe" : ""
-        } deno task compile`,
-    );
-  }
   return status.code === 0 ? 1 : status.code;
+}
+
+async function run(): Promise<number> {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      target: { type: "string", default: DEFAULT_TARGET },
+      output: { type: "string", default: "dist/station-gateway.exe" },
+    },
+  });
+  const denort = Deno.env.get("DENORT_BIN");
+  if (denort) {
+    // deno-lint-ignore no-console
+    console.log(`DENORT_BIN=${denort}`);
+  }
+  for (const noTerminal of [false, true]) {
+    const output = noTerminal ? noConsoleOutput(values.output) : values.output;
+    const code = await compileOne(
+      compileArgs(values.target, output, noTerminal),
+      output,
+    );
+    if (code === 0) continue;
+    if (!denort) {
+      // deno-lint-ignore no-console
+      console.error(
+        `Cannot compile for ${values.target}: deno compile needs the denort base ` +
+          `binary for that target and could not download it.\n` +
+          `Offline, download denort-${values.target}.zip for Deno ${Deno.version.deno} ` +
+          `on a connected machine, unzip it here and run:\n` +
+          `  DENORT_BIN=/path/to/denort${
+            values.target.includes("windows") ? ".exe" : ""
+          } deno task compile`,
+      );
+    }
+    return code;
+  }
+  return 0;
 }
 
 if (import.meta.main) {

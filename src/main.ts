@@ -47,8 +47,26 @@ function baseDir(): string {
     : fileURLToPath(new URL("..", import.meta.url));
 }
 
+/**
+ * Writes to stderr, and never fails: a console-less build (`--no-terminal`)
+ * or a scheduled task may have no usable stdio handle, and the error log is
+ * the channel that must work.
+ */
 function stderr(text: string): void {
-  Deno.stderr.writeSync(new TextEncoder().encode(text));
+  try {
+    Deno.stderr.writeSync(new TextEncoder().encode(text));
+  } catch {
+    // No console: nothing to do.
+  }
+}
+
+/** Writes to stdout, and never fails (see {@linkcode stderr}). */
+function stdout(text: string): void {
+  try {
+    Deno.stdout.writeSync(new TextEncoder().encode(text));
+  } catch {
+    // No console: nothing to do.
+  }
 }
 
 function osErrorOf(error: unknown): OsErrorText | undefined {
@@ -142,13 +160,11 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   if (cli.help) {
-    Deno.stdout.writeSync(new TextEncoder().encode(formatUsage()));
+    stdout(formatUsage());
     return 0;
   }
   if (cli.version) {
-    Deno.stdout.writeSync(
-      new TextEncoder().encode(`station-gateway ${VERSION}\n`),
-    );
+    stdout(`station-gateway ${VERSION}\n`);
     return 0;
   }
 
@@ -227,13 +243,13 @@ export async function main(args: string[]): Promise<number> {
   const urls = servers.map((s) =>
     `http://${displayHost(s.addr.hostname)}:${port}/`
   );
-  Deno.stdout.writeSync(new TextEncoder().encode(
+  stdout(
     `station-gateway ${VERSION} listening on ${urls.join(" and ")}; ` +
       `/api/ -> ${
         config.upstreams.map((u) => u.address.origin + "/").join(", ")
       }; root ${config.root}; ` +
       `error log ${config.errorLog}\n`,
-  ));
+  );
   logger.error({
     level: "notice",
     message: `station-gateway/${VERSION} started`,
@@ -288,7 +304,7 @@ export async function main(args: string[]): Promise<number> {
 
 async function taskMain(args: string[]): Promise<number> {
   if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
-    Deno.stdout.writeSync(new TextEncoder().encode(formatTaskUsage()));
+    stdout(formatTaskUsage());
     return args.length === 0 ? 2 : 0;
   }
   let task;
@@ -305,8 +321,15 @@ async function taskMain(args: string[]): Promise<number> {
     os: Deno.build.os,
     version: VERSION,
   }, {
-    out: (text) => Deno.stdout.writeSync(new TextEncoder().encode(text)),
+    out: stdout,
     writeFile: (path, bytes) => Deno.writeFileSync(path, bytes),
+    exists: (path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    },
     schtasks: async (schtasksArgs) => {
       const child = new Deno.Command("schtasks", {
         args: schtasksArgs,

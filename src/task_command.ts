@@ -133,6 +133,35 @@ export interface TaskIo {
   schtasks(args: string[]): Promise<number>;
   /** Writes the XML file. */
   writeFile(path: string, bytes: Uint8Array): void;
+  /** Whether a file exists (for the console-less build beside this one). */
+  exists?(path: string): boolean;
+}
+
+/**
+ * The executable the task should run: the console-less build
+ * (`station-gateway-noconsole.exe`, made by `deno task compile`) when it sits
+ * beside the running one, so no console window opens at logon; else this one.
+ *
+ * @param execPath The running executable.
+ * @param exists Tells whether a file exists.
+ * @returns The executable to register.
+ *
+ * @example Usage
+ * ```ts
+ * import { taskExecutable } from "./task_command.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => true), "C:\\S\\station-gateway-noconsole.exe");
+ * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => false), "C:\\S\\station-gateway.exe");
+ * ```
+ */
+export function taskExecutable(
+  execPath: string,
+  exists: (path: string) => boolean,
+): string {
+  if (/-noconsole\.exe$/i.test(execPath)) return execPath;
+  const quiet = execPath.replace(/(\.exe)?$/i, "-noconsole.exe");
+  return exists(quiet) ? quiet : execPath;
 }
 
 /**
@@ -148,7 +177,8 @@ export async function runTask(
   context: { execPath: string; os: string; version: string },
   io: TaskIo,
 ): Promise<number> {
-  const executable = task.executable ?? context.execPath;
+  const executable = task.executable ??
+    taskExecutable(context.execPath, io.exists ?? (() => false));
   if (!task.dryRun && context.os !== "windows") {
     io.out(
       `station-gateway: task ${task.action}: scheduled tasks exist on Windows only; use --dry-run to see what would be registered\n`,

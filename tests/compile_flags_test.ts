@@ -5,6 +5,7 @@ import {
   COMPILE_FLAGS,
   compileArgs,
   DEFAULT_TARGET,
+  noConsoleOutput,
 } from "../scripts/compile.ts";
 import { GATEWAY_FLAGS } from "./_utils.ts";
 
@@ -24,4 +25,25 @@ Deno.test("compileArgs() bakes exactly the flags the tests run the gateway with"
 Deno.test("deno task start runs with the compile flags", () => {
   const start = denoJson.tasks.start.command;
   strictEqual(start, `deno run -q ${GATEWAY_FLAGS.join(" ")} src/main.ts`);
+});
+
+Deno.test("compileArgs() builds a console-less twin for the scheduled task", () => {
+  strictEqual(
+    noConsoleOutput("dist/station-gateway.exe"),
+    "dist/station-gateway-noconsole.exe",
+  );
+  const args = compileArgs(
+    DEFAULT_TARGET,
+    "dist/station-gateway-noconsole.exe",
+    true,
+  );
+  strictEqual(args.includes("--no-terminal"), true);
+  deepStrictEqual(
+    args.filter((a) => a.startsWith("--allow") || a.startsWith("--unstable")),
+    [...COMPILE_FLAGS],
+  );
+  strictEqual(
+    compileArgs(DEFAULT_TARGET, "x.exe").includes("--no-terminal"),
+    false,
+  );
 });

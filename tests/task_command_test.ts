@@ -4,7 +4,12 @@ import {
   strictEqual,
   throws,
 } from "node:assert/strict";
-import { parseTaskArgs, runTask, type TaskIo } from "../src/task_command.ts";
+import {
+  parseTaskArgs,
+  runTask,
+  taskExecutable,
+  type TaskIo,
+} from "../src/task_command.ts";
 import { runCli } from "./_utils.ts";
 
 function captureIo() {
@@ -177,4 +182,22 @@ Deno.test("main() task: usage, a bad value, and a dry run through the real CLI",
   ]);
   strictEqual(dry.code, 0);
   match(dry.stdout, /<ExecutionTimeLimit>PT0S<\/ExecutionTimeLimit>/);
+});
+
+Deno.test("taskExecutable() prefers the console-less build beside this one", () => {
+  strictEqual(
+    taskExecutable(
+      "C:\\S\\station-gateway.exe",
+      (p) => p === "C:\\S\\station-gateway-noconsole.exe",
+    ),
+    "C:\\S\\station-gateway-noconsole.exe",
+  );
+  strictEqual(
+    taskExecutable("C:\\S\\station-gateway.exe", () => false),
+    "C:\\S\\station-gateway.exe",
+  );
+  strictEqual(
+    taskExecutable("C:\\S\\station-gateway-noconsole.exe", () => false),
+    "C:\\S\\station-gateway-noconsole.exe",
+  );
 });
