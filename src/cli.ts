@@ -40,6 +40,11 @@ const OPTIONS = {
   "proxy-read-timeout": { type: "string" },
   "client-max-body-size": { type: "string" },
   "upstream-keepalive": { type: "string" },
+  "spa-fallback": { type: "string" },
+  "log-not-found": { type: "string" },
+  "cache-html": { type: "string" },
+  "cache-fingerprinted": { type: "string" },
+  "cache-other": { type: "string" },
   config: { type: "string", short: "c" },
   help: { type: "boolean", short: "h" },
   check: { type: "boolean", short: "t" },
@@ -145,6 +150,21 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["client-max-body-size"] !== undefined) {
     settings.clientMaxBodySize = values["client-max-body-size"];
   }
+  if (values["spa-fallback"] !== undefined) {
+    settings.spaFallback = values["spa-fallback"];
+  }
+  if (values["log-not-found"] !== undefined) {
+    settings.logNotFound = values["log-not-found"];
+  }
+  if (values["cache-html"] !== undefined) {
+    settings.cacheHtml = values["cache-html"];
+  }
+  if (values["cache-fingerprinted"] !== undefined) {
+    settings.cacheFingerprinted = values["cache-fingerprinted"];
+  }
+  if (values["cache-other"] !== undefined) {
+    settings.cacheOther = values["cache-other"];
+  }
   if (values["upstream-keepalive"] !== undefined) {
     settings.upstreamKeepalive = wholeNumber(
       values["upstream-keepalive"],
@@ -192,6 +212,12 @@ OPTIONS:
                            PARAMS: backup, max_fails=N (1), fail_timeout=T (10s)
   --upstream-group NAME    Name in "no live upstreams" lines (default: ${d.upstreamGroup})
   --root DIR               The client-app folder (default: ${d.root})
+  --spa-fallback on|off    App routes with no file get index.html (default: on)
+  --log-not-found on|off   Log missing files as nginx does (default: on)
+  --cache-html VALUE       Cache-Control for HTML (default: ${d.cacheHtml})
+  --cache-fingerprinted V  Cache-Control for app.3f9a2c1b.js-style files
+                           (default: ${d.cacheFingerprinted})
+  --cache-other VALUE      Cache-Control for other files (default: ${d.cacheOther})
   --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
   --error-log FILE         The error log (default: ${d.errorLog})
   --access-log FILE|off    The access log, nginx "combined" (default: ${d.accessLog})

@@ -8,6 +8,10 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
+import {
+  type CachePolicy,
+  DEFAULT_CACHE_POLICY,
+} from "./content_negotiation.ts";
 import { LOG_LEVELS, type LogLevel } from "./error_log.ts";
 
 /** An address to listen on. `localhost` means both 127.0.0.1 and ::1. */
@@ -64,6 +68,16 @@ export interface SettingsInput {
   clientMaxBodySize?: string;
   /** Idle upstream connections kept for reuse; 0 = one connection per request. */
   upstreamKeepalive?: number;
+  /** `on`: app routes without a file get `index.html`; `off`: 404. */
+  spaFallback?: string;
+  /** `on`: missing files are logged as nginx does; `off`: not. */
+  logNotFound?: string;
+  /** `Cache-Control` for HTML documents. */
+  cacheHtml?: string;
+  /** `Cache-Control` for fingerprinted assets (`app.3f9a2c1b.js`). */
+  cacheFingerprinted?: string;
+  /** `Cache-Control` for other static files. */
+  cacheOther?: string;
 }
 
 /** The validated settings the gateway runs with. */
@@ -96,6 +110,12 @@ export interface GatewayConfig {
   clientMaxBodySize: number;
   /** Idle upstream connections kept. */
   upstreamKeepalive: number;
+  /** App routes without a file get `index.html`. */
+  spaFallback: boolean;
+  /** Missing files are logged. */
+  logNotFound: boolean;
+  /** `Cache-Control` values for static files. */
+  cachePolicy: CachePolicy;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -116,6 +136,11 @@ export const DEFAULT_SETTINGS = {
   proxyReadTimeout: "60s",
   clientMaxBodySize: "1m",
   upstreamKeepalive: 32,
+  spaFallback: "on",
+  logNotFound: "on",
+  cacheHtml: DEFAULT_CACHE_POLICY.html,
+  cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
+  cacheOther: DEFAULT_CACHE_POLICY.other,
 } as const satisfies Required<SettingsInput>;
 
 /** One `server` of the upstream group (parsed in `upstream_group.ts`). */
@@ -318,6 +343,11 @@ const FILE_KEYS: Readonly<
   proxyReadTimeout: "string",
   clientMaxBodySize: "string",
   upstreamKeepalive: "number",
+  spaFallback: "string",
+  logNotFound: "string",
+  cacheHtml: "string",
+  cacheFingerprinted: "string",
+  cacheOther: "string",
 };
 
 /**
@@ -394,6 +424,23 @@ function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
     );
   }
   return specs;
+}
+
+function parseSwitch(value: string, name: string): boolean {
+  if (value !== "on" && value !== "off") {
+    throw new TypeError(`Cannot parse ${name} "${value}": expected on or off`);
+  }
+  return value === "on";
+}
+
+function parseHeaderValue(value: string, name: string): string {
+  // deno-lint-ignore no-control-regex
+  if (value.trim() === "" || /[\x00-\x1f\x7f]/.test(value)) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": expected a Cache-Control value such as no-cache`,
+    );
+  }
+  return value.trim();
 }
 
 function parseGroupName(value: string): string {
@@ -516,5 +563,15 @@ export function resolveConfig(
     },
     clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
     upstreamKeepalive: s.upstreamKeepalive,
+    spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
+    logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
+    cachePolicy: {
+      html: parseHeaderValue(s.cacheHtml, "cache-html"),
+      fingerprinted: parseHeaderValue(
+        s.cacheFingerprinted,
+        "cache-fingerprinted",
+      ),
+      other: parseHeaderValue(s.cacheOther, "cache-other"),
+    },
   };
 }

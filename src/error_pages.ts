@@ -15,6 +15,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   408: "Request Time-out",
   413: "Request Entity Too Large",
   414: "Request-URI Too Large",
+  416: "Requested Range Not Satisfiable",
   431: "Request Header Fields Too Large",
   499: "Client Closed Request",
   500: "Internal Server Error",

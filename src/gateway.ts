@@ -9,6 +9,7 @@
 import { basicAuthUser } from "./access_log.ts";
 import type { ConnectionCounter } from "./connection_counter.ts";
 import { probeUpstream, renderDefaultPage } from "./default_page.ts";
+import type { CachePolicy } from "./content_negotiation.ts";
 import { errorResponse } from "./error_pages.ts";
 import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
@@ -39,6 +40,12 @@ export interface GatewayOptions {
   version: string;
   /** Match `/api/` ignoring case (nginx for Windows does). */
   caseless?: boolean;
+  /** App routes without a file get `index.html`. @default {true} */
+  spaFallback?: boolean;
+  /** Missing files are logged. @default {true} */
+  logNotFound?: boolean;
+  /** `Cache-Control` values for static files. */
+  cachePolicy?: CachePolicy;
 }
 
 /** The handler's collaborators. */
@@ -279,6 +286,9 @@ export function createGatewayHandler(
         const result = await serveStatic(req, route, {
           root: options.root,
           defaultPage,
+          spaFallback: options.spaFallback ?? true,
+          logNotFound: options.logNotFound ?? true,
+          ...(options.cachePolicy ? { cachePolicy: options.cachePolicy } : {}),
         });
         if (result.failure) {
           log({

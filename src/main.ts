@@ -238,6 +238,9 @@ export async function main(args: string[]): Promise<number> {
     addForwardedHeaders: config.addForwardedHeaders,
     maxBodySize: config.clientMaxBodySize,
     version: VERSION,
+    spaFallback: config.spaFallback,
+    logNotFound: config.logNotFound,
+    cachePolicy: config.cachePolicy,
   }, { logger, counter, group });
 
   const urls = servers.map((s) =>

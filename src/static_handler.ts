@@ -1,23 +1,33 @@
 /**
- * Serves the client app from its folder: GET and HEAD, `index.html` for
- * directories, nginx validators (`ETag`, `Last-Modified`, 304), and never a
- * byte from outside the root.
+ * Serves the client app from its folder, as nginx (`try_files $uri $uri/
+ * /index.html`) or Caddy's SPA pattern would: GET and HEAD, `index.html` for
+ * folders and app routes, nginx's validators, single ranges, a cache policy,
+ * precompressed sidecars, and never a byte from outside the root.
  *
  * Containment is by construction: the path arrives as decoded segments from
  * `routeRequest` (dot segments already resolved), and every segment that
- * could name something else on some file system is refused here — `/`, `\`,
- * NUL and control characters, `:` (drive letters, NTFS streams such as
+ * could name something else on some file system is refused — `/`, `\`, NUL
+ * and control characters, `:` (drive letters, NTFS streams such as
  * `::$DATA`), trailing dots and spaces (Windows strips them), dotfiles, and on
  * Windows 8.3 short names (nginx: `ngx_win32_check_filename`) and DOS device
- * names such as `con` or `nul.txt`. Files are
- * opened per request and closed after, so a redeploy can replace them.
+ * names such as `con` or `nul.txt`. A symlink that resolves outside the root
+ * is refused too. Files are opened per request and closed after, so a
+ * redeploy can replace them while the gateway runs.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join, sep } from "node:path";
+import {
+  acceptsEncoding,
+  cacheControlFor,
+  type CachePolicy,
+  DEFAULT_CACHE_POLICY,
+  looksLikeAppRoute,
+} from "./content_negotiation.ts";
 import type { OsErrorText } from "./error_log.ts";
 import { errorResponse } from "./error_pages.ts";
+import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, osErrorText, type OsFamily } from "./os_errors.ts";
 import { parseOsErrorCode } from "./upstream_error.ts";
@@ -46,6 +56,21 @@ export interface StaticOptions {
   root: string;
   /** Answers `/` when the root folder does not exist. */
   defaultPage?: (req: Request) => Promise<Response>;
+  /**
+   * Answer app routes (no extension, or a navigation asking for HTML) that
+   * name no file with `/index.html`, as a single-page app needs.
+   *
+   * @default {true}
+   */
+  spaFallback?: boolean;
+  /**
+   * Log missing files as nginx does (`log_not_found on`).
+   *
+   * @default {true}
+   */
+  logNotFound?: boolean;
+  /** `Cache-Control` values. @default {DEFAULT_CACHE_POLICY} */
+  cachePolicy?: CachePolicy;
   /** @default {currentOsFamily()} */
   family?: OsFamily;
 }
@@ -85,7 +110,7 @@ export function isSafeSegment(segment: string, family: OsFamily): boolean {
 }
 
 function etagFor(info: Deno.FileInfo): string {
-  // nginx's format: "<mtime seconds hex>-<size hex>" (ngx_http_set_etag).
+  // nginx's strong ETag: "<mtime seconds hex>-<size hex>" (ngx_http_set_etag).
   const mtime = Math.floor((info.mtime?.getTime() ?? 0) / 1000);
   return `"${mtime.toString(16)}-${info.size.toString(16)}"`;
 }
@@ -132,9 +157,75 @@ function fsFailure(
   return { response: errorResponse(500), failure: failure("crit") };
 }
 
-function rootExists(root: string): boolean {
+/**
+ * nginx's line for a missing file: `(2: …)`, or on Windows `(3: The system
+ * cannot find the path specified)` when the folder is missing too.
+ */
+async function missingFile(
+  path: string,
+  family: OsFamily,
+): Promise<StaticResult> {
+  const folderMissing = family === "windows" &&
+    (await statOrNull(dirname(path))) === null;
+  const code = folderMissing ? 3 : 2;
+  return fsFailure(
+    new Deno.errors.NotFound(`(os error ${code})`),
+    path,
+    family,
+  );
+}
+
+async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
   try {
-    return Deno.statSync(root).isDirectory;
+    return await Deno.stat(path);
+  } catch {
+    return null;
+  }
+}
+
+/** A file stream of `length` bytes from `start`; the file closes at the end. */
+function fileSlice(
+  file: Deno.FsFile,
+  start: number,
+  length: number,
+): ReadableStream<Uint8Array> {
+  let left = length;
+  let positioned = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        if (!positioned) {
+          await file.seek(start, Deno.SeekMode.Start);
+          positioned = true;
+        }
+        const buf = new Uint8Array(Math.min(64 * 1024, left));
+        const n = await file.read(buf);
+        if (n === null || n === 0) throw new Error("file shrank while read");
+        controller.enqueue(buf.subarray(0, n));
+        left -= n;
+        if (left === 0) {
+          file.close();
+          controller.close();
+        }
+      } catch (error) {
+        file.close();
+        controller.error(error);
+      }
+    },
+    cancel() {
+      file.close();
+    },
+  });
+}
+
+/** Containment of symlinks: the real path must stay inside the real root. */
+async function insideRoot(root: string, path: string): Promise<boolean> {
+  try {
+    const [realRoot, realPath] = await Promise.all([
+      Deno.realPath(root),
+      Deno.realPath(path),
+    ]);
+    return realPath === realRoot || realPath.startsWith(realRoot + sep);
   } catch {
     return false;
   }
@@ -145,7 +236,7 @@ function rootExists(root: string): boolean {
  *
  * @param req The request.
  * @param route The decoded segments and whether the path ended in `/`.
- * @param options The root folder and fallbacks.
+ * @param options The root folder and policies.
  * @returns The response and, where nginx would log one, a failure line.
  */
 export async function serveStatic(
@@ -163,7 +254,9 @@ export async function serveStatic(
   if (!route.segments.every((s) => isSafeSegment(s, family))) {
     return { response: errorResponse(404, { head }) };
   }
-  if (options.defaultPage && !rootExists(options.root)) {
+  const spa = options.spaFallback ?? true;
+  const rootInfo = await statOrNull(options.root);
+  if (options.defaultPage && !rootInfo?.isDirectory) {
     const isIndex = route.segments.length === 0 ||
       (route.segments.length === 1 && route.segments[0] === "index.html");
     return {
@@ -175,48 +268,93 @@ export async function serveStatic(
 
   let path = join(options.root, ...route.segments);
   if (route.directory) path = join(path, "index.html");
+  let info = await statOrNull(path);
+  if (info?.isDirectory) {
+    // nginx answers a folder without its slash with 301 to the slash.
+    const q = new URL(req.url).search;
+    const location = `/${
+      route.segments.map(encodeURIComponent).join("/")
+    }/${q}`;
+    return { response: errorResponse(301, { head, headers: { location } }) };
+  }
+  if (info === null) {
+    const index = join(options.root, "index.html");
+    const isAppRoute = spa &&
+      looksLikeAppRoute(route.segments, req.headers.get("accept"));
+    if (!isAppRoute || path === index) {
+      const result = await missingFile(path, family);
+      if (options.logNotFound === false) delete result.failure;
+      if (head) result.response = errorResponse(404, { head });
+      return result;
+    }
+    // try_files $uri $uri/ /index.html: an app route gets the app, unlogged.
+    path = index;
+    info = await statOrNull(path);
+    if (info === null) return { response: errorResponse(404, { head }) };
+  }
+  if (!(await insideRoot(options.root, path))) {
+    return { response: errorResponse(404, { head }) };
+  }
+
+  const headers = new Headers({
+    "content-type": contentTypeFor(path),
+    "cache-control": cacheControlFor(
+      path,
+      options.cachePolicy ?? DEFAULT_CACHE_POLICY,
+    ),
+    "accept-ranges": "bytes",
+  });
+  // Precompressed sidecars (nginx gzip_static, Caddy `precompressed`).
+  const acceptEncoding = req.headers.get("accept-encoding");
+  let servedPath = path;
+  let servedInfo = info;
+  for (const [coding, ext] of [["br", ".br"], ["gzip", ".gz"]] as const) {
+    const sidecar = await statOrNull(path + ext);
+    if (sidecar === null || !sidecar.isFile) continue;
+    headers.set("vary", "Accept-Encoding");
+    if (servedPath === path && acceptsEncoding(acceptEncoding, coding)) {
+      servedPath = path + ext;
+      servedInfo = sidecar;
+      headers.set("content-encoding", coding);
+    }
+  }
+  const etag = etagFor(servedInfo);
+  const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
+  headers.set("etag", etag);
+  headers.set("last-modified", lastModified);
+  if (notModified(req, etag, lastModified)) {
+    return { response: new Response(null, { status: 304, headers }) };
+  }
+
+  const size = servedInfo.size;
+  const range = ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
+    ? parseRange(req.headers.get("range"), size)
+    : null;
+  if (range === "unsatisfiable") {
+    headers.set("content-range", `bytes */${size}`);
+    return {
+      response: errorResponse(416, {
+        head,
+        headers: { "content-range": `bytes */${size}` },
+      }),
+    };
+  }
+  const start = range?.start ?? 0;
+  const length = range === null ? size : range.end - range.start + 1;
+  headers.set("content-length", String(length));
+  if (range !== null) {
+    headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
+  }
+  const status = range === null ? 200 : 206;
+  if (head || length === 0) {
+    return { response: new Response(head ? null : "", { status, headers }) };
+  }
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true });
+    file = await Deno.open(servedPath, { read: true });
   } catch (error) {
-    return fsFailure(error, path, family);
+    return fsFailure(error, servedPath, family);
   }
-  try {
-    const info = await file.stat();
-    if (info.isDirectory) {
-      file.close();
-      // nginx answers a directory without its slash with 301 to the slash.
-      const q = new URL(req.url).search;
-      return {
-        response: errorResponse(301, {
-          head,
-          headers: {
-            location: `/${
-              route.segments.map(encodeURIComponent).join("/")
-            }/${q}`,
-          },
-        }),
-      };
-    }
-    const etag = etagFor(info);
-    const lastModified = (info.mtime ?? new Date(0)).toUTCString();
-    const headers = new Headers({
-      "content-type": contentTypeFor(path),
-      "last-modified": lastModified,
-      etag,
-    });
-    if (notModified(req, etag, lastModified)) {
-      file.close();
-      return { response: new Response(null, { status: 304, headers }) };
-    }
-    headers.set("content-length", String(info.size));
-    if (head) {
-      file.close();
-      return { response: new Response(null, { status: 200, headers }) };
-    }
-    return { response: new Response(file.readable, { status: 200, headers }) };
-  } catch (error) {
-    file.close();
-    return fsFailure(error, path, family);
-  }
+  const body = range === null ? file.readable : fileSlice(file, start, length);
+  return { response: new Response(body, { status, headers }) };
 }

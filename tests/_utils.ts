@@ -118,6 +118,15 @@ export function startGateway(
     maxBodySize: options.maxBodySize ?? 1024 * 1024,
     version: "test",
     ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
+    ...(options.spaFallback === undefined
+      ? {}
+      : { spaFallback: options.spaFallback }),
+    ...(options.logNotFound === undefined
+      ? {}
+      : { logNotFound: options.logNotFound }),
+    ...(options.cachePolicy === undefined
+      ? {}
+      : { cachePolicy: options.cachePolicy }),
   }, { logger, counter, group });
   return {
     port,

@@ -179,3 +179,193 @@ Deno.test("isSafeSegment() refuses names that mean something else on Windows", a
     });
   }
 });
+
+async function makeApp(): Promise<string> {
+  const dir = await Deno.makeTempDir();
+  const html = join(dir, "html");
+  await Deno.mkdir(join(html, "assets"), { recursive: true });
+  await Deno.writeTextFile(join(html, "index.html"), "<h1>the app</h1>");
+  await Deno.writeTextFile(
+    join(html, "assets", "index-BQ3x9f2a.js"),
+    "x".repeat(1000),
+  );
+  await Deno.writeTextFile(
+    join(html, "assets", "index-BQ3x9f2a.js.br"),
+    "BR-BYTES",
+  );
+  await Deno.writeTextFile(
+    join(html, "assets", "index-BQ3x9f2a.js.gz"),
+    "GZIP-BYTES!",
+  );
+  await Deno.writeTextFile(join(html, "data.txt"), "0123456789");
+  return dir;
+}
+
+Deno.test("serveStatic() answers app routes with index.html and missing assets with 404", async () => {
+  const dir = await makeApp();
+  try {
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    const deep = await fetch(`${gw.url}/orders/42`);
+    strictEqual(deep.status, 200);
+    strictEqual(await deep.text(), "<h1>the app</h1>");
+    strictEqual(deep.headers.get("cache-control"), "no-cache");
+    const nav = await fetch(`${gw.url}/report.v2`, {
+      headers: { accept: "text/html,application/xhtml+xml" },
+    });
+    strictEqual(await nav.text(), "<h1>the app</h1>");
+    const asset = await fetch(`${gw.url}/assets/missing.js`);
+    await asset.body?.cancel();
+    strictEqual(asset.status, 404);
+    strictEqual(gw.errorLines.length, 1, "only the missing asset is logged");
+    match(gw.errorLines[0]!, /missing\.js" failed \(2: /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serveStatic() can switch the SPA fallback and missing-file lines off", async () => {
+  const dir = await makeApp();
+  try {
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+      spaFallback: false,
+      logNotFound: false,
+    });
+    const deep = await fetch(`${gw.url}/orders/42`);
+    await deep.body?.cancel();
+    strictEqual(deep.status, 404);
+    const head = await fetch(`${gw.url}/nope.js`, { method: "HEAD" });
+    strictEqual(head.status, 404);
+    strictEqual(await head.text(), "");
+    strictEqual(gw.errorLines.length, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", async () => {
+  const dir = await makeApp();
+  try {
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    const part = await fetch(`${gw.url}/data.txt`, {
+      headers: { range: "bytes=2-5" },
+    });
+    strictEqual(part.status, 206);
+    strictEqual(await part.text(), "2345");
+    strictEqual(part.headers.get("content-range"), "bytes 2-5/10");
+    strictEqual(part.headers.get("content-length"), "4");
+    strictEqual(part.headers.get("accept-ranges"), "bytes");
+    const tail = await fetch(`${gw.url}/data.txt`, {
+      headers: { range: "bytes=-3" },
+    });
+    strictEqual(await tail.text(), "789");
+    const over = await fetch(`${gw.url}/data.txt`, {
+      headers: { range: "bytes=10-" },
+    });
+    await over.body?.cancel();
+    strictEqual(over.status, 416);
+    strictEqual(over.headers.get("content-range"), "bytes */10");
+    const stale = await fetch(`${gw.url}/data.txt`, {
+      headers: { range: "bytes=2-5", "if-range": '"old-etag"' },
+    });
+    strictEqual(stale.status, 200);
+    strictEqual(await stale.text(), "0123456789");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serveStatic() serves precompressed sidecars with Vary and long caching for fingerprints", async () => {
+  const dir = await makeApp();
+  try {
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    const get = async (ae: string | null) => {
+      const raw = await rawRequest(
+        gw.port,
+        `GET /assets/index-BQ3x9f2a.js HTTP/1.1\r\nHost: localhost\r\n${
+          ae === null ? "" : `Accept-Encoding: ${ae}\r\n`
+        }Connection: close\r\n\r\n`,
+      );
+      return {
+        head: raw.split("\r\n\r\n")[0]!,
+        body: raw.split("\r\n\r\n")[1]!,
+      };
+    };
+    const br = await get("gzip, deflate, br");
+    match(br.head, /content-encoding: br/i);
+    match(br.head, /content-type: text\/javascript/i);
+    match(br.head, /vary: Accept-Encoding/i);
+    match(br.head, /cache-control: public, max-age=31536000, immutable/i);
+    strictEqual(br.body, "BR-BYTES");
+    const gz = await get("gzip");
+    match(gz.head, /content-encoding: gzip/i);
+    strictEqual(gz.body, "GZIP-BYTES!");
+    const plain = await get(null);
+    strictEqual(/content-encoding/i.test(plain.head), false);
+    match(plain.head, /vary: Accept-Encoding/i);
+    strictEqual(plain.body, "x".repeat(1000));
+    // Each representation has its own ETag, so caches never mix them.
+    const tag = (h: string) => h.match(/etag: ("[^"]+")/i)![1];
+    strictEqual(new Set([tag(br.head), tag(gz.head), tag(plain.head)]).size, 3);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serveStatic() refuses a symlink that leaves the root", {
+  ignore: Deno.build.os === "windows",
+}, async () => {
+  const dir = await makeApp();
+  try {
+    await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
+    await Deno.symlink(join(dir, "secret.txt"), join(dir, "html", "link.txt"));
+    await Deno.symlink(
+      join(dir, "html", "data.txt"),
+      join(dir, "html", "inside.txt"),
+    );
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    const out = await fetch(`${gw.url}/link.txt`);
+    strictEqual(out.status, 404);
+    strictEqual((await out.text()).includes("outside"), false);
+    const inside = await fetch(`${gw.url}/inside.txt`);
+    strictEqual(await inside.text(), "0123456789");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("serveStatic() picks up a redeployed file at once (nothing held open)", async () => {
+  const dir = await makeApp();
+  try {
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    strictEqual(await (await fetch(`${gw.url}/data.txt`)).text(), "0123456789");
+    // Replace by rename, as deploy tools do.
+    await Deno.writeTextFile(join(dir, "html", "data.txt.new"), "new version");
+    await Deno.rename(
+      join(dir, "html", "data.txt.new"),
+      join(dir, "html", "data.txt"),
+    );
+    strictEqual(
+      await (await fetch(`${gw.url}/data.txt`)).text(),
+      "new version",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -53,6 +53,7 @@ Deno.test("static serving refuses Windows path tricks", async (t) => {
     await using gw = startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
+      spaFallback: false, // containment only: a missing name must be a 404
     });
     const drive = dir.match(/^[A-Za-z]:/)?.[0] ?? "C:";
     const attempts = [
