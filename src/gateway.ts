@@ -15,7 +15,8 @@ import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
 import { serveStatic } from "./static_handler.ts";
-import { upstreamStatus } from "./upstream_error.ts";
+import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
+import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
 
 /** A `Deno.serve` handler. */
@@ -36,6 +37,8 @@ export interface GatewayOptions {
   addForwardedHeaders: boolean;
   /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
   maxBodySize: number;
+  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
+  tunnelIdleTimeoutMs?: number;
   /** The gateway's version, for the default page. */
   version: string;
   /** Match `/api/` ignoring case (nginx for Windows does). */
@@ -135,6 +138,9 @@ export function createGatewayHandler(
     });
   };
 
+  // Upgraded responses whose access line waits for the tunnel to close.
+  const tunnels = new WeakMap<Response, Promise<number>>();
+
   return async (req, info) => {
     const client = info.remoteAddr.hostname;
     const connection = deps.counter.forPeer(client, info.remoteAddr.port);
@@ -166,6 +172,7 @@ export function createGatewayHandler(
       response = errorResponse(500);
     }
 
+    const tunnel = tunnels.get(response);
     let sent = 0;
     const length = response.headers.get("content-length");
     if (length !== null || response.body === null) {
@@ -191,7 +198,15 @@ export function createGatewayHandler(
         ...(referrer === null ? {} : { referrer }),
         ...(userAgent === null ? {} : { userAgent }),
       });
-    info.completed.then(accessLine, accessLine);
+    if (tunnel) {
+      // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
+      tunnel.then((bytes) => {
+        sent = bytes;
+        accessLine();
+      });
+    } else {
+      info.completed.then(accessLine, accessLine);
+    }
     return response;
   };
 
@@ -240,30 +255,51 @@ export function createGatewayHandler(
           },
         });
       case "proxy": {
-        const result = await proxyRequest(req, {
+        const onAttemptError = (
+          error: UpstreamError,
+          upstream: string,
+          disabled: boolean,
+        ) => {
+          const fields = { action: error.action, upstream };
+          log({
+            level: error.level,
+            message: error.message,
+            ...(error.osError ? { osError: error.osError } : {}),
+            ...fields,
+          });
+          if (disabled) {
+            log({
+              level: "warn",
+              message: "upstream server temporarily disabled",
+              ...fields,
+            });
+          }
+        };
+        const common = {
           group,
           upstreamPath: route.upstreamPath,
           clientAddress: client,
           publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
           addForwarded: options.addForwardedHeaders,
-          maxBodySize: options.maxBodySize,
-          onAttemptError: (error, upstream, disabled) => {
-            const fields = { action: error.action, upstream };
-            log({
-              level: error.level,
-              message: error.message,
-              ...(error.osError ? { osError: error.osError } : {}),
-              ...fields,
-            });
-            if (disabled) {
-              log({
-                level: "warn",
-                message: "upstream server temporarily disabled",
-                ...fields,
-              });
-            }
-          },
-        });
+          onAttemptError,
+        };
+        let closed: (bytes: number) => void = () => {};
+        const done = new Promise<number>((r) => closed = r);
+        const result = isWebSocketRequest(req)
+          ? await proxyWebSocket(req, {
+            ...common,
+            idleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
+            onClosed: closed,
+            onTunnelError: (error, upstream) =>
+              onAttemptError(error, upstream, false),
+          })
+          : await proxyRequest(req, {
+            ...common,
+            maxBodySize: options.maxBodySize,
+          });
+        if (result.kind === "response" && result.response.status === 101) {
+          tunnels.set(result.response, done);
+        }
         switch (result.kind) {
           case "response":
             return result.response;

@@ -237,6 +237,7 @@ export async function main(args: string[]): Promise<number> {
     publicPort: port,
     addForwardedHeaders: config.addForwardedHeaders,
     maxBodySize: config.clientMaxBodySize,
+    tunnelIdleTimeoutMs: config.timeouts.readMs,
     version: VERSION,
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,

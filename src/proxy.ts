@@ -165,6 +165,61 @@ function invalid(message: string): UpstreamError {
   });
 }
 
+/** The outcome of walking the group's servers for one request. */
+export type PeerOutcome<T> =
+  | { kind: "ok"; value: T; peer: UpstreamPeer }
+  | { kind: "failed"; error: UpstreamError }
+  | { kind: "no-live" };
+
+/**
+ * Tries the group's servers for one request as nginx does: the next server
+ * after a failure only when {@linkcode shouldTryNext} allows it, each failure
+ * reported with the `upstream:` field of the server tried.
+ *
+ * @param group The servers.
+ * @param options The request's method and path, whether its body can be
+ * sent again after reading began, and the failure callback.
+ * @param attempt One attempt on one server.
+ * @returns The first success, the last failure, or "no live upstreams".
+ */
+export async function tryPeers<T>(
+  group: UpstreamGroup,
+  options: {
+    method: string;
+    upstreamPath: string;
+    streamedBody: boolean;
+    onAttemptError: ProxyOptions["onAttemptError"];
+  },
+  attempt: (peer: UpstreamPeer, field: string) => Promise<T>,
+): Promise<PeerOutcome<T>> {
+  const tried = new Set<UpstreamPeer>();
+  let last: UpstreamError | null = null;
+  while (true) {
+    const choice = group.choose(tried);
+    if (choice.kind === "no-live") return { kind: "no-live" };
+    if (choice.kind === "none-left") return { kind: "failed", error: last! };
+    const peer = choice.peer;
+    tried.add(peer);
+    const field = `http://${peer.spec.address.peer}${options.upstreamPath}`;
+    try {
+      const value = await attempt(peer, field);
+      group.succeeded(peer);
+      return { kind: "ok", value, peer };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      last = error;
+      const counts = error.kind !== "client-closed";
+      options.onAttemptError(error, field, counts && group.failed(peer));
+      // A streamed body cannot be sent again once reading it has begun.
+      const bodyGone = options.streamedBody &&
+        error.action !== "connecting to upstream";
+      if (!shouldTryNext(error, options.method) || bodyGone) {
+        return { kind: "failed", error };
+      }
+    }
+  }
+}
+
 /**
  * Forwards a request to the upstream group and returns the client's
  * response. Redirects are not followed: 3xx and their `Set-Cookie` go to the
@@ -191,51 +246,51 @@ export async function proxyRequest(
     clientAddress: options.clientAddress,
     addForwarded: options.addForwarded,
   });
-  const { group, upstreamPath } = options;
-  const tried = new Set<UpstreamPeer>();
-  let last: UpstreamError | null = null;
-  while (true) {
-    const choice = group.choose(tried);
-    if (choice.kind === "no-live") return { kind: "no-live" };
-    if (choice.kind === "none-left") return { kind: "failed", error: last! };
-    const peer = choice.peer;
-    tried.add(peer);
-    const field = `http://${peer.spec.address.peer}${upstreamPath}`;
-    try {
-      const reply = await peer.client.send({
-        method: req.method,
-        path: upstreamPath,
-        host: peer.spec.address.origin.slice("http://".length),
-        headers,
-        body: plan.body,
-        signal: req.signal,
-        onBodyError: (error) => options.onAttemptError(error, field, false),
-      });
-      if (reply.head.status < 200) {
-        // 101 Switching Protocols needs a tunnel, which is not built yet.
-        if (reply.body instanceof ReadableStream) await reply.body.cancel();
-        throw invalid(`upstream sent unexpected status ${reply.head.status}`);
-      }
-      let response: Response;
-      try {
-        response = toResponse(reply, peer, options.publicApiBase);
-      } catch {
-        if (reply.body instanceof ReadableStream) await reply.body.cancel();
-        throw invalid("upstream sent invalid header");
-      }
-      group.succeeded(peer);
-      return { kind: "response", response };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
-      last = error;
-      const counts = error.kind !== "client-closed";
-      options.onAttemptError(error, field, counts && group.failed(peer));
-      // A streamed body cannot be sent again once reading it has begun.
-      const bodyGone = plan.body?.kind === "stream" &&
-        error.action !== "connecting to upstream";
-      if (!shouldTryNext(error, req.method) || bodyGone) {
-        return { kind: "failed", error };
-      }
-    }
+  const outcome = await tryPeers(options.group, {
+    method: req.method,
+    upstreamPath: options.upstreamPath,
+    streamedBody: plan.body?.kind === "stream",
+    onAttemptError: options.onAttemptError,
+  }, async (peer, field) => {
+    const reply = await peer.client.send({
+      method: req.method,
+      path: options.upstreamPath,
+      host: peer.spec.address.origin.slice("http://".length),
+      headers,
+      body: plan.body,
+      signal: req.signal,
+      onBodyError: (error) => options.onAttemptError(error, field, false),
+    });
+    return replyToResponse(reply, peer, options.publicApiBase);
+  });
+  return outcome.kind === "ok"
+    ? { kind: "response", response: outcome.value }
+    : outcome;
+}
+
+/**
+ * Turns an upstream reply into the client's response (headers filtered,
+ * `Location` rewritten for that server).
+ *
+ * @param reply The upstream's reply.
+ * @param peer The server that sent it.
+ * @param publicApiBase The gateway's absolute `/api/` URL.
+ * @returns The response.
+ * @throws {UpstreamError} On a reply that cannot be relayed.
+ */
+export async function replyToResponse(
+  reply: UpstreamReply,
+  peer: UpstreamPeer,
+  publicApiBase: string,
+): Promise<Response> {
+  if (reply.head.status < 200) {
+    if (reply.body instanceof ReadableStream) await reply.body.cancel();
+    throw invalid(`upstream sent unexpected status ${reply.head.status}`);
+  }
+  try {
+    return toResponse(reply, peer, publicApiBase);
+  } catch {
+    if (reply.body instanceof ReadableStream) await reply.body.cancel();
+    throw invalid("upstream sent invalid header");
   }
 }

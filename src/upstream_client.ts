@@ -101,6 +101,11 @@ export interface UpstreamCall {
   signal: AbortSignal;
   /** Told about a failure after the head was returned (`while reading upstream`). */
   onBodyError: (error: UpstreamError) => void;
+  /**
+   * A protocol upgrade (WebSocket): a new connection is used, and on
+   * `101 Switching Protocols` it is handed over in `upgraded`.
+   */
+  upgrade?: boolean;
 }
 
 /** The upstream's answer. */
@@ -111,6 +116,8 @@ export interface UpstreamReply {
   body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
   /** The body's length, when known. */
   length: number | null;
+  /** After `101 Switching Protocols`: the connection, now the caller's. */
+  upgraded?: { conn: Deno.TcpConn; rest: Uint8Array };
 }
 
 const READ_SIZE = 64 * 1024;
@@ -219,7 +226,7 @@ export class UpstreamClient {
     const retryable = IDEMPOTENT.has(call.method) &&
       call.body?.kind !== "stream";
     const risky = !IDEMPOTENT.has(call.method);
-    const first = this.#takeIdle(risky);
+    const first = call.upgrade ? null : this.#takeIdle(risky);
     if (first !== null) {
       try {
         return await this.#exchange(first, call);
@@ -456,6 +463,15 @@ export class UpstreamClient {
         buffer = concat(buffer, chunk);
       }
       const rest = buffer.subarray(head.headLength);
+      if (head.status === 101 && call.upgrade) {
+        call.signal.removeEventListener("abort", onAbort);
+        return {
+          head,
+          body: null,
+          length: null,
+          upgraded: { conn: c.conn, rest: rest.slice() },
+        };
+      }
       const framing = responseFraming(head, call.method);
       const reply = this.#body(c, call, head, framing, rest);
       call.signal.removeEventListener("abort", onAbort);

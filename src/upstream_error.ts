@@ -22,7 +22,8 @@ export type UpstreamAction =
   | "connecting to upstream"
   | "sending request to upstream"
   | "reading response header from upstream"
-  | "reading upstream";
+  | "reading upstream"
+  | "proxying upgraded connection";
 
 /** What went wrong, independent of platform. */
 export type UpstreamFailureKind =

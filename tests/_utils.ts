@@ -116,6 +116,9 @@ export function startGateway(
     publicPort: port,
     addForwardedHeaders: options.addForwardedHeaders ?? false,
     maxBodySize: options.maxBodySize ?? 1024 * 1024,
+    ...(options.tunnelIdleTimeoutMs === undefined
+      ? {}
+      : { tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs }),
     version: "test",
     ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
     ...(options.spaFallback === undefined
