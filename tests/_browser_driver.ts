@@ -1,0 +1,76 @@
+/**
+ * Drives headless Chromium with playwright-core for tests/browser_test.ts
+ * and prints what the page showed as JSON. It runs as its own process with
+ * --allow-all because playwright-core reads /proc at load (a WSL check),
+ * which Deno allows only under --allow-all; the suite itself keeps explicit
+ * permissions.
+ *
+ * Usage: deno run -A tests/_browser_driver.ts live|down|assets BASE_URL
+ *
+ * @module
+ */
+
+import { chromium, type Page } from "npm:playwright-core@1.65.1";
+
+const [scenario, base] = Deno.args;
+
+async function text(page: Page, id: string, not = "pending"): Promise<string> {
+  // Runs in the page (a string: Deno's types have no DOM).
+  await page.waitForFunction(
+    `document.getElementById(${JSON.stringify(id)})?.textContent !== ${
+      JSON.stringify(not)
+    }`,
+    undefined,
+    { timeout: 10_000 },
+  );
+  return (await page.textContent(`#${id}`)) ?? "";
+}
+
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+  ],
+});
+const result: Record<string, unknown> = {};
+try {
+  const page = await browser.newPage();
+  const statuses: Record<string, number[]> = {};
+  const encodings: Record<string, string | null> = {};
+  page.on("response", async (res) => {
+    const path = new URL(res.url()).pathname;
+    (statuses[path] ??= []).push(res.status());
+    encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
+  });
+  if (scenario === "assets") {
+    const deep = await page.goto(`${base}/orders/42`);
+    result.deepStatus = deep?.status();
+    result.route = await text(page, "route", "");
+    await page.reload();
+    await text(page, "route", "");
+    const end = Date.now() + 5000;
+    while ((statuses["/app.js"] ?? []).length < 2 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    result.lib = await text(page, "lib", "not loaded");
+  } else {
+    await page.goto(`${base}/`);
+    result.login = await text(page, "login");
+    result.title = await text(page, "title");
+    result.ws = await text(page, "ws");
+    result.lib = await text(page, "lib", "not loaded");
+  }
+  result.statuses = statuses;
+  result.encodings = encodings;
+} finally {
+  await browser.close();
+}
+// deno-lint-ignore no-console
+console.log(JSON.stringify(result));

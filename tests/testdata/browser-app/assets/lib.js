@@ -1,0 +1,1 @@
+document.getElementById("lib").textContent = "loaded from the plain file";
