@@ -135,7 +135,7 @@ export const DEFAULT_SETTINGS = {
   proxySendTimeout: "60s",
   proxyReadTimeout: "60s",
   clientMaxBodySize: "1m",
-  upstreamKeepalive: 32,
+  upstreamKeepalive: 64,
   spaFallback: "on",
   logNotFound: "on",
   cacheHtml: DEFAULT_CACHE_POLICY.html,

@@ -14,6 +14,7 @@ import { errorResponse } from "./error_pages.ts";
 import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
+import { StaticCache } from "./static_cache.ts";
 import { serveStatic } from "./static_handler.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
@@ -121,6 +122,7 @@ export function createGatewayHandler(
   deps: GatewayDeps,
 ): GatewayHandler {
   const { logger, group } = deps;
+  const staticCache = new StaticCache();
   // The default page probes the first primary server.
   const first = group.peers[0]!.spec.address;
   const defaultPage = async (req: Request) => {
@@ -175,10 +177,15 @@ export function createGatewayHandler(
     const tunnel = tunnels.get(response);
     let sent = 0;
     const length = response.headers.get("content-length");
-    if (length !== null || response.body === null) {
-      sent = response.body === null || req.method === "HEAD"
+    // Read response.body only when there is no length: the getter turns a
+    // byte body into a stream, which takes Deno.serve off its fast path
+    // (measured: about a quarter of the throughput for small answers).
+    if (length !== null) {
+      sent = req.method === "HEAD" || response.status === 304
         ? 0
         : Number(length);
+    } else if (response.body === null) {
+      sent = 0;
     } else {
       response = new Response(
         countingBody(response.body, (n) => sent += n),
@@ -322,6 +329,7 @@ export function createGatewayHandler(
         const result = await serveStatic(req, route, {
           root: options.root,
           defaultPage,
+          cache: staticCache,
           spaFallback: options.spaFallback ?? true,
           logNotFound: options.logNotFound ?? true,
           ...(options.cachePolicy ? { cachePolicy: options.cachePolicy } : {}),

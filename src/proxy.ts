@@ -114,7 +114,14 @@ async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
       message: `client intended to send too large body: ${length} bytes`,
     };
   }
-  if (req.body === null || length === 0) return { kind: "ready", body: null };
+  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no
+  // body (RFC 9112 §6.3). Decided from the headers: the `req.body` getter
+  // builds a stream even to say null, a cost on every request.
+  if (
+    length === 0 || (length === null && !req.headers.has("transfer-encoding"))
+  ) {
+    return { kind: "ready", body: null };
+  }
   if (length !== null && length <= SMALL_BODY) {
     try {
       return {
@@ -125,6 +132,7 @@ async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
       throw UpstreamError.clientClosed(error);
     }
   }
+  if (req.body === null) return { kind: "ready", body: null };
   if (length !== null) {
     return {
       kind: "ready",
@@ -144,7 +152,7 @@ function toResponse(
   publicApiBase: string,
 ): Response {
   const { head } = reply;
-  const headers = clientResponseHeaders(new Headers(head.fields), {
+  const headers = clientResponseHeaders(head.fields, {
     upstreamOrigin: peer.spec.address.origin,
     publicApiBase,
   });

@@ -30,6 +30,7 @@ import { errorResponse } from "./error_pages.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, osErrorText, type OsFamily } from "./os_errors.ts";
+import type { StaticCache } from "./static_cache.ts";
 import { parseOsErrorCode } from "./upstream_error.ts";
 
 /** A failure nginx would log for a static request. */
@@ -73,6 +74,8 @@ export interface StaticOptions {
   cachePolicy?: CachePolicy;
   /** @default {currentOsFamily()} */
   family?: OsFamily;
+  /** Small files served from memory; without it every file is streamed. */
+  cache?: StaticCache;
 }
 
 /**
@@ -161,12 +164,9 @@ function fsFailure(
  * nginx's line for a missing file: `(2: …)`, or on Windows `(3: The system
  * cannot find the path specified)` when the folder is missing too.
  */
-async function missingFile(
-  path: string,
-  family: OsFamily,
-): Promise<StaticResult> {
+function missingFile(path: string, family: OsFamily): StaticResult {
   const folderMissing = family === "windows" &&
-    (await statOrNull(dirname(path))) === null;
+    statOrNull(dirname(path)) === null;
   const code = folderMissing ? 3 : 2;
   return fsFailure(
     new Deno.errors.NotFound(`(os error ${code})`),
@@ -175,9 +175,9 @@ async function missingFile(
   );
 }
 
-async function statOrNull(path: string): Promise<Deno.FileInfo | null> {
+function statOrNull(path: string): Deno.FileInfo | null {
   try {
-    return await Deno.stat(path);
+    return Deno.statSync(path);
   } catch {
     return null;
   }
@@ -219,17 +219,28 @@ function fileSlice(
 }
 
 /** Containment of symlinks: the real path must stay inside the real root. */
-async function insideRoot(root: string, path: string): Promise<boolean> {
+function insideRoot(root: string, path: string): boolean {
   try {
-    const [realRoot, realPath] = await Promise.all([
-      Deno.realPath(root),
-      Deno.realPath(path),
-    ]);
+    const realRoot = Deno.realPathSync(root);
+    const realPath = Deno.realPathSync(path);
     return realPath === realRoot || realPath.startsWith(realRoot + sep);
   } catch {
     return false;
   }
 }
+
+/** What {@linkcode planStatic} decided. */
+type StaticPlan =
+  | { kind: "done"; result: StaticResult }
+  | { kind: "default-page" }
+  | {
+    kind: "stream";
+    path: string;
+    start: number;
+    length: number;
+    status: number;
+    headers: Headers;
+  };
 
 /**
  * Serves one static request.
@@ -244,58 +255,86 @@ export async function serveStatic(
   route: { segments: string[]; directory: boolean },
   options: StaticOptions,
 ): Promise<StaticResult> {
+  const plan = planStatic(req, route, options);
+  if (plan.kind === "done") return plan.result;
+  if (plan.kind === "default-page") {
+    return { response: await options.defaultPage!(req) };
+  }
+  const family = options.family ?? currentOsFamily();
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(plan.path, { read: true });
+  } catch (error) {
+    return fsFailure(error, plan.path, family);
+  }
+  const body = plan.start === 0 && plan.status === 200
+    ? file.readable
+    : fileSlice(file, plan.start, plan.length);
+  return {
+    response: new Response(body, {
+      status: plan.status,
+      headers: plan.headers,
+    }),
+  };
+}
+
+/**
+ * Everything but streaming, synchronously: a sync `stat` needs no hop to
+ * Deno's thread pool, and small files come from the cache.
+ */
+function planStatic(
+  req: Request,
+  route: { segments: string[]; directory: boolean },
+  options: StaticOptions,
+): StaticPlan {
+  const done = (result: StaticResult): StaticPlan => ({ kind: "done", result });
   const family = options.family ?? currentOsFamily();
   const head = req.method === "HEAD";
   if (req.method !== "GET" && !head) {
-    return {
+    return done({
       response: errorResponse(405, { headers: { allow: "GET, HEAD" } }),
-    };
+    });
   }
   if (!route.segments.every((s) => isSafeSegment(s, family))) {
-    return { response: errorResponse(404, { head }) };
+    return done({ response: errorResponse(404, { head }) });
   }
   const spa = options.spaFallback ?? true;
-  const rootInfo = await statOrNull(options.root);
-  if (options.defaultPage && !rootInfo?.isDirectory) {
+  if (options.defaultPage && !statOrNull(options.root)?.isDirectory) {
     const isIndex = route.segments.length === 0 ||
       (route.segments.length === 1 && route.segments[0] === "index.html");
-    return {
-      response: isIndex
-        ? await options.defaultPage(req)
-        : errorResponse(404, { head }),
-    };
+    return isIndex
+      ? { kind: "default-page" }
+      : done({ response: errorResponse(404, { head }) });
   }
 
   let path = join(options.root, ...route.segments);
   if (route.directory) path = join(path, "index.html");
-  let info = await statOrNull(path);
+  let info = statOrNull(path);
   if (info?.isDirectory) {
     // nginx answers a folder without its slash with 301 to the slash.
     const q = new URL(req.url).search;
     const location = `/${
       route.segments.map(encodeURIComponent).join("/")
     }/${q}`;
-    return { response: errorResponse(301, { head, headers: { location } }) };
+    return done({
+      response: errorResponse(301, { head, headers: { location } }),
+    });
   }
   if (info === null) {
     const index = join(options.root, "index.html");
     const isAppRoute = spa &&
       looksLikeAppRoute(route.segments, req.headers.get("accept"));
     if (!isAppRoute || path === index) {
-      const result = await missingFile(path, family);
+      const result = missingFile(path, family);
       if (options.logNotFound === false) delete result.failure;
       if (head) result.response = errorResponse(404, { head });
-      return result;
+      return done(result);
     }
     // try_files $uri $uri/ /index.html: an app route gets the app, unlogged.
     path = index;
-    info = await statOrNull(path);
-    if (info === null) return { response: errorResponse(404, { head }) };
+    info = statOrNull(path);
+    if (info === null) return done({ response: errorResponse(404, { head }) });
   }
-  if (!(await insideRoot(options.root, path))) {
-    return { response: errorResponse(404, { head }) };
-  }
-
   const headers = new Headers({
     "content-type": contentTypeFor(path),
     "cache-control": cacheControlFor(
@@ -309,7 +348,9 @@ export async function serveStatic(
   let servedPath = path;
   let servedInfo = info;
   for (const [coding, ext] of [["br", ".br"], ["gzip", ".gz"]] as const) {
-    const sidecar = await statOrNull(path + ext);
+    const sidecar = options.cache
+      ? options.cache.statOptional(path + ext)
+      : statOrNull(path + ext);
     if (sidecar === null || !sidecar.isFile) continue;
     headers.set("vary", "Accept-Encoding");
     if (servedPath === path && acceptsEncoding(acceptEncoding, coding)) {
@@ -318,12 +359,21 @@ export async function serveStatic(
       headers.set("content-encoding", coding);
     }
   }
+  // Symlinks must not lead outside the root. A fresh cache hit needs no
+  // check: its stat (which follows links) still matches, inode included,
+  // so nothing was swapped since the file was read and checked.
+  if (
+    !options.cache?.isFresh(servedPath, servedInfo) &&
+    !insideRoot(options.root, servedPath)
+  ) {
+    return done({ response: errorResponse(404, { head }) });
+  }
   const etag = etagFor(servedInfo);
   const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
   headers.set("etag", etag);
   headers.set("last-modified", lastModified);
   if (notModified(req, etag, lastModified)) {
-    return { response: new Response(null, { status: 304, headers }) };
+    return done({ response: new Response(null, { status: 304, headers }) });
   }
 
   const size = servedInfo.size;
@@ -331,13 +381,12 @@ export async function serveStatic(
     ? parseRange(req.headers.get("range"), size)
     : null;
   if (range === "unsatisfiable") {
-    headers.set("content-range", `bytes */${size}`);
-    return {
+    return done({
       response: errorResponse(416, {
         head,
         headers: { "content-range": `bytes */${size}` },
       }),
-    };
+    });
   }
   const start = range?.start ?? 0;
   const length = range === null ? size : range.end - range.start + 1;
@@ -347,14 +396,19 @@ export async function serveStatic(
   }
   const status = range === null ? 200 : 206;
   if (head || length === 0) {
-    return { response: new Response(head ? null : "", { status, headers }) };
+    return done({
+      response: new Response(head ? null : "", { status, headers }),
+    });
   }
-  let file: Deno.FsFile;
+  let bytes: Uint8Array<ArrayBuffer> | null = null;
   try {
-    file = await Deno.open(servedPath, { read: true });
+    bytes = options.cache?.get(servedPath, servedInfo) ?? null;
   } catch (error) {
-    return fsFailure(error, servedPath, family);
+    return done(fsFailure(error, servedPath, family));
   }
-  const body = range === null ? file.readable : fileSlice(file, start, length);
-  return { response: new Response(body, { status, headers }) };
+  if (bytes !== null && bytes.length === size) {
+    const body = range === null ? bytes : bytes.subarray(start, start + length);
+    return done({ response: new Response(body, { status, headers }) });
+  }
+  return { kind: "stream", path: servedPath, start, length, status, headers };
 }

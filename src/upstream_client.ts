@@ -60,8 +60,8 @@ export interface UpstreamClientOptions {
   /** The timers. */
   timeouts: UpstreamTimeouts;
   /**
-   * Idle connections kept (nginx `keepalive 32`); 0 opens a new connection
-   * per request, as nginx before 1.29.7 does by default.
+   * Idle connections kept per server (nginx `keepalive N`); 0 opens a new
+   * connection per request, as nginx before 1.29.7 does by default.
    *
    * @default {32}
    */
@@ -142,8 +142,14 @@ class Connection {
   idleSince = 0;
   idleRead: Promise<number | null | Error> | null = null;
   idleBuf: Uint8Array | null = null;
+  /** Reused for reads whose bytes are copied out (heads, small answers). */
+  scratch = new Uint8Array(16 * 1024);
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   closed = false;
+  /** When the current read or write times out (epoch ms); 0 when none. */
+  deadline = 0;
+  /** The watchdog closed the connection because a deadline passed. */
+  expired = false;
 
   constructor(conn: Deno.TcpConn) {
     this.conn = conn;
@@ -164,14 +170,23 @@ class Connection {
 /** A timer fired first (nginx's send or read timeout). */
 class TimerExpired extends Error {}
 
-function withTimer<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimerExpired()), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
+/**
+ * How often the watchdog looks for expired operations. A timer armed and
+ * cleared around every read and write cost 15-100 µs per operation
+ * (measured against 5 µs for the write itself); nginx keeps deadlines in a
+ * timer tree, and this does the same with one interval per client that runs
+ * only while operations are in flight. Timeouts fire within this period.
+ */
+const WATCHDOG_MS = 50;
+
+/** One chunk of a chunked body: size line, data, CRLF (RFC 9112 §7.1). */
+function frameChunk(data: Uint8Array): Uint8Array {
+  const size = ENCODER.encode(`${data.length.toString(16)}\r\n`);
+  const out = new Uint8Array(size.length + data.length + 2);
+  out.set(size);
+  out.set(data, size.length);
+  out.set(CRLF, size.length + data.length);
+  return out;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -190,6 +205,8 @@ export class UpstreamClient {
   #idleTimeoutMs: number;
   #family: OsFamily;
   #closed = false;
+  #timed = new Set<Connection>();
+  #watchdog: ReturnType<typeof setInterval> | undefined;
 
   /**
    * Creates the client; connections are opened on demand.
@@ -213,6 +230,48 @@ export class UpstreamClient {
   close(): void {
     this.#closed = true;
     for (const c of this.#idle.splice(0)) c.close();
+    clearInterval(this.#watchdog);
+    this.#watchdog = undefined;
+    this.#timed.clear();
+  }
+
+  /** Runs one read or write under a deadline kept by the watchdog. */
+  async #withDeadline<T>(
+    c: Connection,
+    ms: number,
+    op: () => Promise<T>,
+  ): Promise<T> {
+    c.deadline = Date.now() + ms;
+    this.#timed.add(c);
+    if (this.#watchdog === undefined) {
+      this.#watchdog = setInterval(() => this.#tick(), WATCHDOG_MS);
+      Deno.unrefTimer(this.#watchdog as unknown as number);
+    }
+    try {
+      return await op();
+    } catch (error) {
+      if (c.expired) throw new TimerExpired();
+      throw error;
+    } finally {
+      c.deadline = 0;
+    }
+  }
+
+  #tick(): void {
+    const now = Date.now();
+    for (const c of this.#timed) {
+      if (c.closed || c.deadline === 0) {
+        this.#timed.delete(c);
+      } else if (now >= c.deadline) {
+        this.#timed.delete(c);
+        c.expired = true;
+        c.close(); // fails the pending read or write
+      }
+    }
+    if (this.#timed.size === 0) {
+      clearInterval(this.#watchdog);
+      this.#watchdog = undefined;
+    }
   }
 
   /**
@@ -267,7 +326,7 @@ export class UpstreamClient {
       return;
     }
     c.idleSince = Date.now();
-    c.idleBuf = new Uint8Array(1024);
+    c.idleBuf = c.scratch;
     // A pending read while idle: it settles when the upstream closes the
     // connection (or, illegally, sends bytes), and the connection is dropped.
     c.idleRead = c.conn.read(c.idleBuf).catch((e) => e as Error);
@@ -327,26 +386,47 @@ export class UpstreamClient {
   async #write(c: Connection, bytes: Uint8Array): Promise<void> {
     let written = 0;
     while (written < bytes.length) {
-      written += await withTimer(
-        c.conn.write(bytes.subarray(written)),
+      written += await this.#withDeadline(
+        c,
         this.#options.timeouts.sendMs,
+        () => c.conn.write(bytes.subarray(written)),
       );
     }
   }
 
-  async #read(c: Connection): Promise<Uint8Array | null> {
+  /**
+   * Reads what is there. `fresh` returns a newly allocated buffer the caller
+   * may keep (body chunks handed to the client); otherwise the bytes are
+   * read into the connection's scratch buffer and copied out, so a small
+   * answer allocates only its own size, not 64 KiB (a fresh 64 KiB per read
+   * made GC pauses of tens of milliseconds under load).
+   */
+  async #read(c: Connection, fresh = false): Promise<Uint8Array | null> {
     if (c.idleRead !== null) {
       // The read started while the connection sat in the pool.
-      const result = await c.idleRead;
+      const idleRead = c.idleRead;
+      const result = await this.#withDeadline(
+        c,
+        this.#options.timeouts.readMs,
+        () => idleRead,
+      );
       const buf = c.idleBuf!;
       c.idleRead = null;
       c.idleBuf = null;
-      if (result instanceof Error) throw result;
-      return result === null ? null : buf.subarray(0, result);
+      if (result instanceof Error) {
+        if (c.expired) throw new TimerExpired();
+        throw result;
+      }
+      return result === null ? null : buf.slice(0, result);
     }
-    const buf = new Uint8Array(READ_SIZE);
-    const n = await withTimer(c.conn.read(buf), this.#options.timeouts.readMs);
-    return n === null ? null : buf.subarray(0, n);
+    const buf = fresh ? new Uint8Array(READ_SIZE) : c.scratch;
+    const n = await this.#withDeadline(
+      c,
+      this.#options.timeouts.readMs,
+      () => c.conn.read(buf),
+    );
+    if (n === null) return null;
+    return fresh ? buf.subarray(0, n) : buf.slice(0, n);
   }
 
   async #sendRequest(c: Connection, call: UpstreamCall): Promise<void> {
@@ -383,16 +463,11 @@ export class UpstreamClient {
         if (next.done) break;
         const chunk = next.value;
         if (chunk.length === 0) continue;
-        // Chunk framing goes out in its own small writes, so the payload is
-        // never copied (a copy per chunk doubled the garbage).
-        if (chunked) {
-          await this.#write(
-            c,
-            ENCODER.encode(`${chunk.length.toString(16)}\r\n`),
-          );
-        }
-        await this.#write(c, chunk);
-        if (chunked) await this.#write(c, CRLF);
+        // One write per piece, framing included: Deno.serve hands a chunked
+        // body over in many small pieces, and separate tiny writes for the
+        // size line and CRLF (with TCP_NODELAY) made a 100 MiB upload take
+        // 7.5 s instead of 0.4 s. The copy costs far less.
+        await this.#write(c, chunked ? frameChunk(chunk) : chunk);
       }
       if (chunked) await this.#write(c, LAST_CHUNK);
     } finally {
@@ -538,7 +613,7 @@ export class UpstreamClient {
           first = null;
         } else {
           try {
-            chunk = await this.#read(c);
+            chunk = await this.#read(c, true);
           } catch (error) {
             if (call.signal.aborted) {
               c.close();

@@ -89,22 +89,23 @@ export async function proxyWebSocket(
     clientAddress: options.clientAddress,
     addForwarded: options.addForwarded,
   });
-  for (
-    const h of [
-      "sec-websocket-key",
-      "sec-websocket-version",
-      "sec-websocket-extensions",
-    ]
-  ) {
-    headers.delete(h);
-  }
   const key = btoa(
     String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))),
   );
-  headers.set("upgrade", "websocket");
-  headers.set("connection", "Upgrade");
-  headers.set("sec-websocket-key", key);
-  headers.set("sec-websocket-version", "13");
+  // Our own handshake: the client's key, version and extensions (no
+  // compression upstream) stay on the browser's side of the tunnel.
+  const ours = new Set([
+    "sec-websocket-key",
+    "sec-websocket-version",
+    "sec-websocket-extensions",
+  ]);
+  const handshake: [string, string][] = [
+    ...headers.filter(([name]) => !ours.has(name)),
+    ["upgrade", "websocket"],
+    ["connection", "Upgrade"],
+    ["sec-websocket-key", key],
+    ["sec-websocket-version", "13"],
+  ];
 
   const outcome = await tryPeers(options.group, {
     method: "GET",
@@ -116,7 +117,7 @@ export async function proxyWebSocket(
       method: "GET",
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
-      headers,
+      headers: handshake,
       body: null,
       signal: req.signal,
       upgrade: true,

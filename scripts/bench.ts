@@ -1,0 +1,659 @@
+/**
+ * `deno task bench`: the gateway beside nginx and Caddy under wrk, on
+ * loopback only, with bounded run times.
+ *
+ * Installs nginx, caddy and wrk from Debian's archive when missing. One
+ * upstream nginx (a fixed small JSON, a 1 MiB file, and a 1 MiB upload it
+ * reads whole) serves every proxy. Proxies: nginx as the stations run it
+ * (`proxy_pass http://…/`: HTTP/1.0 and a new upstream connection per
+ * request), nginx with upstream keep-alive, Caddy (`handle_path /api/*` +
+ * `reverse_proxy`, `file_server`), and the gateway under the compile
+ * task's permissions. No proxy writes an access log (as in perf-baseline.md).
+ *
+ * Pinning: each proxy on CPU 0; wrk and the upstream on CPU 1 (taskset), so
+ * every proxy gets exactly one core. Rounds are interleaved (every scenario,
+ * proxies in a fresh shuffled order, each started fresh, warmed 1 s, then
+ * measured); ratios are computed per round and their median reported.
+ *
+ * Usage:
+ *   deno task bench [--rounds 3] [--seconds 5] [--only post-small-c50,...]
+ *   deno task bench --cold 10        cold start to the first proxied 200
+ *   deno task bench --soak 600       steady load on the gateway, RSS curve
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { GATEWAY_FLAGS } from "../tests/_utils.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+interface Scenario {
+  name: string;
+  conns: number;
+  path: string;
+  lua?: string;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: "post-small-c1", conns: 1, path: "/api/loginms", lua: "small" },
+  { name: "post-small-c50", conns: 50, path: "/api/loginms", lua: "small" },
+  { name: "get-1mib-c10", conns: 10, path: "/api/big" },
+  { name: "post-1mib-c10", conns: 10, path: "/api/upload", lua: "big" },
+  { name: "static-index-c50", conns: 50, path: "/index.html" },
+  { name: "static-appjs-c50", conns: 50, path: "/app.js" },
+];
+
+const PROXIES = ["nginx-deployed", "nginx-ka", "caddy", "gateway"] as const;
+type ProxyName = typeof PROXIES[number];
+
+interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuUsPerReq: number;
+  peakRssMb: number;
+}
+
+function log(text: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(`${text}\n`));
+}
+
+async function run(cmd: string[], options: Deno.CommandOptions = {}) {
+  const out = await new Deno.Command(cmd[0]!, {
+    args: cmd.slice(1),
+    stdout: "piped",
+    stderr: "piped",
+    ...options,
+  }).output();
+  return {
+    ok: out.success,
+    out: new TextDecoder().decode(out.stdout),
+    err: new TextDecoder().decode(out.stderr),
+  };
+}
+
+async function ensureTools(): Promise<void> {
+  const missing: string[] = [];
+  for (
+    const [bin, pkg] of [["/usr/sbin/nginx", "nginx"], [
+      "/usr/bin/caddy",
+      "caddy",
+    ], ["/usr/bin/wrk", "wrk"]]
+  ) {
+    try {
+      await Deno.stat(bin!);
+    } catch {
+      missing.push(pkg!);
+    }
+  }
+  if (missing.length === 0) return;
+  log(`installing ${missing.join(" ")} from Debian's archive`);
+  const policy = "/usr/sbin/policy-rc.d";
+  await Deno.writeTextFile(policy, "#!/bin/sh\nexit 101\n", { mode: 0o755 });
+  try {
+    await run(["apt-get", "update", "-qq"]);
+    const r = await run([
+      "apt-get",
+      "install",
+      "-y",
+      "-qq",
+      "--no-install-recommends",
+      ...missing,
+    ], {
+      env: { DEBIAN_FRONTEND: "noninteractive" },
+    });
+    if (!r.ok) {
+      throw new Error(`apt-get install ${missing.join(" ")} failed: ${r.err}`);
+    }
+  } finally {
+    await Deno.remove(policy).catch(() => {});
+  }
+}
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = l.addr.port;
+  l.close();
+  return port;
+}
+
+async function waitReady(
+  port: number,
+  path: string,
+  method = "GET",
+): Promise<void> {
+  const end = Date.now() + 15_000;
+  while (Date.now() < end) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method,
+        ...(method === "POST" ? { body: "{}" } : {}),
+      });
+      await res.body?.cancel();
+      if (res.status < 500) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`nothing answered on ${port}${path}`);
+}
+
+function procStat(pid: number): { cpuTicks: number; hwmKb: number } {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    return {
+      cpuTicks: Number(fields[11]) + Number(fields[12]),
+      hwmKb: Number(status.match(/VmHWM:\s+(\d+)/)?.[1] ?? 0),
+    };
+  } catch {
+    return { cpuTicks: 0, hwmKb: 0 };
+  }
+}
+
+interface Lab {
+  dir: string;
+  www: string;
+  upstreamPort: number;
+  upstream: Deno.ChildProcess;
+}
+
+async function setUp(): Promise<Lab> {
+  const dir = await Deno.makeTempDir({ prefix: "gw-bench-" });
+  const www = `${dir}/www`;
+  await Deno.mkdir(www);
+  await Deno.writeTextFile(
+    `${www}/index.html`,
+    `<!doctype html><title>station</title>${
+      "<p>station client app</p>".repeat(80)
+    }`,
+  );
+  await Deno.writeFile(`${www}/app.js`, new Uint8Array(200 * 1024).fill(0x61));
+  await Deno.writeFile(
+    `${dir}/big.bin`,
+    new Uint8Array(1024 * 1024).fill(0x62),
+  );
+  await Deno.writeTextFile(
+    `${dir}/small.lua`,
+    `wrk.method = "POST"\nwrk.body = '{"user":"demo","password":"x","round":0}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/big.lua`,
+    `wrk.method = "POST"\nwrk.body = string.rep("a", 1048576)\nwrk.headers["Content-Type"] = "application/octet-stream"\n`,
+  );
+  const upstreamPort = freePort();
+  const json = JSON.stringify({
+    ok: true,
+    user: "demo",
+    session: "0123456789abcdef",
+    title: "Station 7",
+    padding: "xxxxxxxx",
+  });
+  await Deno.writeTextFile(
+    `${dir}/upstream.conf`,
+    `
+daemon off; master_process off; worker_processes 1; pid ${dir}/up.pid;
+error_log ${dir}/up-error.log crit;
+events { worker_connections 4096; }
+http {
+  access_log off; client_body_temp_path ${dir}/up-body; proxy_temp_path ${dir}/up-proxy;
+  fastcgi_temp_path ${dir}/up-f; uwsgi_temp_path ${dir}/up-u; scgi_temp_path ${dir}/up-s;
+  client_max_body_size 2m; client_body_buffer_size 2m; keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:${upstreamPort};
+    location = /loginms { default_type application/json; return 200 '${json}'; }
+    location = /big { alias ${dir}/big.bin; }
+    # Read the whole upload before answering, as an application would.
+    location = /upload { proxy_pass http://127.0.0.1:${upstreamPort}/ack; }
+    location = /ack { default_type application/json; return 200 '{"received":"$content_length"}'; }
+  }
+}`,
+  );
+  const upstream = new Deno.Command("taskset", {
+    args: [
+      "-c",
+      "1",
+      "/usr/sbin/nginx",
+      "-p",
+      dir,
+      "-c",
+      `${dir}/upstream.conf`,
+      "-e",
+      `${dir}/up-error.log`,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitReady(upstreamPort, "/loginms", "POST");
+  return { dir, www, upstreamPort, upstream };
+}
+
+async function startProxy(
+  lab: Lab,
+  name: ProxyName,
+): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
+  const port = freePort();
+  const { dir, www, upstreamPort } = lab;
+  let cmd: string[];
+  const env: Record<string, string> = {};
+  if (name === "gateway") {
+    cmd = [
+      Deno.execPath(),
+      "run",
+      "-q",
+      ...GATEWAY_FLAGS,
+      `${ROOT}src/main.ts`,
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--upstream",
+      `http://127.0.0.1:${upstreamPort}`,
+      "--root",
+      www,
+      "--error-log",
+      `${dir}/gw-error.log`,
+      "--access-log",
+      "off",
+      "--client-max-body-size",
+      "2m",
+    ];
+  } else if (name === "caddy") {
+    await Deno.writeTextFile(
+      `${dir}/Caddyfile`,
+      `{
+  admin off
+  auto_https off
+}
+http://127.0.0.1:${port} {
+  handle_path /api/* {
+    reverse_proxy 127.0.0.1:${upstreamPort}
+  }
+  handle {
+    root * ${www}
+    file_server
+  }
+}
+`,
+    );
+    cmd = [
+      "/usr/bin/caddy",
+      "run",
+      "--config",
+      `${dir}/Caddyfile`,
+      "--adapter",
+      "caddyfile",
+    ];
+    env.GOMAXPROCS = "1";
+    env.HOME = dir;
+    env.XDG_DATA_HOME = `${dir}/caddy-data`;
+    env.XDG_CONFIG_HOME = `${dir}/caddy-config`;
+  } else {
+    const ka = name === "nginx-ka";
+    await Deno.writeTextFile(
+      `${dir}/${name}.conf`,
+      `
+daemon off; master_process off; worker_processes 1; pid ${dir}/${name}.pid;
+error_log ${dir}/${name}-error.log crit;
+events { worker_connections 4096; }
+http {
+  access_log off; sendfile on; keepalive_requests 1000000; client_max_body_size 2m;
+  client_body_temp_path ${dir}/${name}-body; proxy_temp_path ${dir}/${name}-proxy;
+  fastcgi_temp_path ${dir}/${name}-f; uwsgi_temp_path ${dir}/${name}-u; scgi_temp_path ${dir}/${name}-s;
+  types { text/html html; application/javascript js; }
+  ${
+        ka
+          ? `upstream app { server 127.0.0.1:${upstreamPort}; keepalive 32; }`
+          : ""
+      }
+  server {
+    listen 127.0.0.1:${port}; server_name localhost; root ${www};
+    location /api/ {
+      ${
+        ka
+          ? 'proxy_pass http://app/; proxy_http_version 1.1; proxy_set_header Connection "";'
+          : `proxy_pass http://127.0.0.1:${upstreamPort}/;`
+      }
+    }
+  }
+}`,
+    );
+    cmd = [
+      "/usr/sbin/nginx",
+      "-p",
+      dir,
+      "-c",
+      `${dir}/${name}.conf`,
+      "-e",
+      `${dir}/${name}-error.log`,
+    ];
+  }
+  const logFile = await Deno.open(`${dir}/${name}.out`, {
+    write: true,
+    create: true,
+    truncate: true,
+  });
+  const child = new Deno.Command("taskset", {
+    args: ["-c", "0", ...cmd],
+    stdout: "null",
+    stderr: "piped",
+    env,
+  }).spawn();
+  const drained = child.stderr.pipeTo(logFile.writable);
+  try {
+    await waitReady(port, "/api/loginms", "POST");
+  } catch (error) {
+    child.kill("SIGKILL");
+    await child.status;
+    await drained.catch(() => {});
+    const out = await Deno.readTextFile(`${dir}/${name}.out`).catch(() => "");
+    throw new Error(`${name} did not start: ${out.slice(-2000)}`, {
+      cause: error,
+    });
+  }
+  return {
+    port,
+    pid: child.pid,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 3000);
+      await child.status;
+      clearTimeout(timer);
+      await drained.catch(() => {});
+    },
+  };
+}
+
+function parseDuration(text: string): number {
+  const m = text.match(/([\d.]+)(us|ms|s)/);
+  if (!m) return NaN;
+  const v = Number(m[1]);
+  return m[2] === "us" ? v / 1000 : m[2] === "s" ? v * 1000 : v;
+}
+
+async function wrk(
+  lab: Lab,
+  port: number,
+  s: Scenario,
+  seconds: number,
+): Promise<
+  Omit<Measurement, "cpuUsPerReq" | "peakRssMb"> & { requests: number }
+> {
+  const args = [
+    "-c",
+    "1",
+    "wrk",
+    "-t1",
+    `-c${s.conns}`,
+    `-d${seconds}s`,
+    "--latency",
+    "--timeout",
+    "10s",
+  ];
+  if (s.lua) args.push("-s", `${lab.dir}/${s.lua}.lua`);
+  args.push(`http://127.0.0.1:${port}${s.path}`);
+  const r = await run(["taskset", ...args]);
+  const out = r.out;
+  const requests = Number(out.match(/(\d+) requests in/)?.[1] ?? 0);
+  const socket = out.match(
+    /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/,
+  );
+  const non2xx = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
+  const errors = non2xx +
+    (socket ? socket.slice(1).map(Number).reduce((a, b) => a + b, 0) : 0);
+  return {
+    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0),
+    p50: parseDuration(out.match(/\s50%\s+(\S+)/)?.[1] ?? ""),
+    p99: parseDuration(out.match(/\s99%\s+(\S+)/)?.[1] ?? ""),
+    errors,
+    requests,
+  };
+}
+
+async function measure(
+  lab: Lab,
+  name: ProxyName,
+  s: Scenario,
+  seconds: number,
+): Promise<Measurement> {
+  const proxy = await startProxy(lab, name);
+  try {
+    await wrk(lab, proxy.port, s, 1); // warm-up
+    const before = procStat(proxy.pid);
+    const result = await wrk(lab, proxy.port, s, seconds);
+    const after = procStat(proxy.pid);
+    const ticks = after.cpuTicks - before.cpuTicks;
+    return {
+      rps: result.rps,
+      p50: result.p50,
+      p99: result.p99,
+      errors: result.errors,
+      cpuUsPerReq: result.requests > 0
+        ? (ticks * 10_000) / result.requests
+        : NaN,
+      peakRssMb: after.hwmKb / 1024,
+    };
+  } finally {
+    await proxy.stop();
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function fmt(x: number, digits = 0): string {
+  return Number.isFinite(x) ? x.toFixed(digits) : "-";
+}
+
+function shuffled<T>(xs: readonly T[]): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+async function compare(
+  lab: Lab,
+  rounds: number,
+  seconds: number,
+  only: Set<string> | null,
+): Promise<string> {
+  const scenarios = SCENARIOS.filter((s) => only === null || only.has(s.name));
+  const results = new Map<string, Measurement[]>();
+  for (let round = 1; round <= rounds; round++) {
+    for (const s of scenarios) {
+      for (const p of shuffled(PROXIES)) {
+        const m = await measure(lab, p, s, seconds);
+        results.set(`${s.name}|${p}`, [
+          ...(results.get(`${s.name}|${p}`) ?? []),
+          m,
+        ]);
+        log(
+          `round ${round} ${s.name} ${p}: ${fmt(m.rps)} req/s, p99 ${
+            fmt(m.p99, 2)
+          } ms, ${fmt(m.cpuUsPerReq)} µs/req, ${
+            fmt(m.peakRssMb)
+          } MB, errors ${m.errors}`,
+        );
+      }
+    }
+  }
+  let md = `Measured ${
+    new Date().toISOString().slice(0, 16).replace("T", " ")
+  } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds}\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
+  md +=
+    "| scenario | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | peak RSS MB |\n|---|---|---|---|---|---|---|---|\n";
+  const ratioRows: string[] = [];
+  for (const s of scenarios) {
+    for (const p of PROXIES) {
+      const ms = results.get(`${s.name}|${p}`)!;
+      const rps = ms.map((m) => m.rps);
+      md += `| ${s.name} | ${p} | ${fmt(median(rps))} [${
+        fmt(Math.min(...rps))
+      }–${fmt(Math.max(...rps))}] | ${fmt(median(ms.map((m) => m.p50)), 2)} | ${
+        fmt(median(ms.map((m) => m.p99)), 2)
+      } | ${ms.reduce((n, m) => n + m.errors, 0)} | ${
+        fmt(median(ms.map((m) => m.cpuUsPerReq)))
+      } | ${fmt(Math.max(...ms.map((m) => m.peakRssMb)))} |\n`;
+    }
+    const gw = results.get(`${s.name}|gateway`)!;
+    const ratio = (other: ProxyName) => {
+      const r = gw.map((m, i) =>
+        m.rps / results.get(`${s.name}|${other}`)![i]!.rps
+      );
+      return `${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
+        fmt(Math.max(...r), 2)
+      }]`;
+    };
+    ratioRows.push(
+      `| ${s.name} | ${ratio("nginx-deployed")} | ${ratio("nginx-ka")} | ${
+        ratio("caddy")
+      } |`,
+    );
+  }
+  md +=
+    "\nGateway req/s ÷ the other proxy's, per round:\n\n| scenario | ÷ nginx as deployed | ÷ nginx keep-alive | ÷ Caddy |\n|---|---|---|---|\n" +
+    ratioRows.join("\n") + "\n";
+  return md;
+}
+
+async function coldStart(lab: Lab, runs: number): Promise<string> {
+  const times: number[] = [];
+  const idle: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const port = freePort();
+    const started = performance.now();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        ...GATEWAY_FLAGS,
+        `${ROOT}src/main.ts`,
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--upstream",
+        `http://127.0.0.1:${lab.upstreamPort}`,
+        "--root",
+        lab.www,
+        "--error-log",
+        `${lab.dir}/cold.log`,
+        "--access-log",
+        "off",
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    while (true) {
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/api/loginms`, {
+          method: "POST",
+          body: "{}",
+        });
+        await res.body?.cancel();
+        if (res.status === 200) break;
+      } catch { /* not yet */ }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    times.push(performance.now() - started);
+    await new Promise((r) => setTimeout(r, 2000));
+    idle.push(
+      Number(
+        (await Deno.readTextFile(`/proc/${child.pid}/status`)).match(
+          /VmRSS:\s+(\d+)/,
+        )![1],
+      ) / 1024,
+    );
+    child.kill("SIGTERM");
+    await child.status;
+  }
+  return `Cold start to the first proxied 200 (\`deno task bench --cold ${runs}\`, deno run, modules cached): median ${
+    fmt(median(times))
+  } ms [${fmt(Math.min(...times))}–${
+    fmt(Math.max(...times))
+  }]; idle RSS 2 s later: median ${fmt(median(idle), 1)} MB.\n`;
+}
+
+async function soak(lab: Lab, seconds: number): Promise<string> {
+  const proxy = await startProxy(lab, "gateway");
+  const samples: [number, number][] = [];
+  const started = Date.now();
+  const sampler = setInterval(() => {
+    const kb = Number(
+      Deno.readTextFileSync(`/proc/${proxy.pid}/status`).match(/VmRSS:\s+(\d+)/)
+        ?.[1] ?? 0,
+    );
+    samples.push([Math.round((Date.now() - started) / 1000), kb / 1024]);
+  }, 10_000);
+  try {
+    const r = await wrk(lab, proxy.port, {
+      name: "soak",
+      conns: 8,
+      path: "/api/loginms",
+      lua: "small",
+    }, seconds);
+    clearInterval(sampler);
+    const rss = samples.map(([, mb]) => mb);
+    return `Soak: ${seconds} s of POST /api/loginms at 8 connections (\`deno task bench --soak ${seconds}\`): ${r.requests} requests, ${
+      fmt(r.rps)
+    } req/s, ${r.errors} errors, p99 ${
+      fmt(r.p99, 2)
+    } ms. RSS (MB) every 10 s: ${
+      samples.map(([t, mb]) => `${t}s ${fmt(mb, 1)}`).join(", ")
+    }. First/last/max: ${fmt(rss[0] ?? NaN, 1)} / ${
+      fmt(rss.at(-1) ?? NaN, 1)
+    } / ${fmt(Math.max(...rss), 1)}.\n`;
+  } finally {
+    clearInterval(sampler);
+    await proxy.stop();
+  }
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      rounds: { type: "string", default: "3" },
+      seconds: { type: "string", default: "5" },
+      only: { type: "string" },
+      cold: { type: "string" },
+      soak: { type: "string" },
+    },
+  });
+  if (Deno.build.os !== "linux") {
+    throw new Error(
+      "The benchmark runs on Linux (taskset, /proc, Debian's packages).",
+    );
+  }
+  await ensureTools();
+  const lab = await setUp();
+  try {
+    let report: string;
+    if (values.cold) report = await coldStart(lab, Number(values.cold));
+    else if (values.soak) {
+      report = await soak(lab, Math.min(Number(values.soak), 3600));
+    } else {
+      report = await compare(
+        lab,
+        Number(values.rounds),
+        Math.min(Number(values.seconds), 60),
+        values.only ? new Set(values.only.split(",")) : null,
+      );
+    }
+    Deno.stdout.writeSync(new TextEncoder().encode(report));
+  } finally {
+    lab.upstream.kill("SIGTERM");
+    await lab.upstream.status;
+    await Deno.remove(lab.dir, { recursive: true });
+  }
+}
