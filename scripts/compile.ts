@@ -25,6 +25,10 @@ export const COMPILE_FLAGS = [
   // Only for `task install|remove|status`; nothing else is run.
   "--allow-run=schtasks",
   "--unstable-no-legacy-abort",
+  // V8's young generation capped at 4 MiB: peak RSS under 50 connections
+  // 127-129 MB -> 80 MB, throughput within noise (deno task bench; the same
+  // finding as perf-baseline.md §5).
+  "--v8-flags=--max-semi-space-size=4",
 ] as const;
 
 /** The default target: the station PCs. */

@@ -41,6 +41,7 @@ const OPTIONS = {
   "client-max-body-size": { type: "string" },
   "upstream-keepalive": { type: "string" },
   "spa-fallback": { type: "string" },
+  "status-path": { type: "string" },
   "log-not-found": { type: "string" },
   "cache-html": { type: "string" },
   "cache-fingerprinted": { type: "string" },
@@ -150,6 +151,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["client-max-body-size"] !== undefined) {
     settings.clientMaxBodySize = values["client-max-body-size"];
   }
+  if (values["status-path"] !== undefined) {
+    settings.statusPath = values["status-path"];
+  }
   if (values["spa-fallback"] !== undefined) {
     settings.spaFallback = values["spa-fallback"];
   }
@@ -212,6 +216,8 @@ OPTIONS:
                            PARAMS: backup, max_fails=N (1), fail_timeout=T (10s)
   --upstream-group NAME    Name in "no live upstreams" lines (default: ${d.upstreamGroup})
   --root DIR               The client-app folder (default: ${d.root})
+  --status-path PATH|off   JSON counters at PATH, for loopback clients only,
+                           like nginx stub_status (default: off)
   --spa-fallback on|off    App routes with no file get index.html (default: on)
   --log-not-found on|off   Log missing files as nginx does (default: on)
   --cache-html VALUE       Cache-Control for HTML (default: ${d.cacheHtml})

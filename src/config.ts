@@ -78,6 +78,8 @@ export interface SettingsInput {
   cacheFingerprinted?: string;
   /** `Cache-Control` for other static files. */
   cacheOther?: string;
+  /** The status endpoint's path, or `off`. */
+  statusPath?: string;
 }
 
 /** The validated settings the gateway runs with. */
@@ -116,6 +118,8 @@ export interface GatewayConfig {
   logNotFound: boolean;
   /** `Cache-Control` values for static files. */
   cachePolicy: CachePolicy;
+  /** The status endpoint's path, or `null` when off. */
+  statusPath: string | null;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -141,6 +145,7 @@ export const DEFAULT_SETTINGS = {
   cacheHtml: DEFAULT_CACHE_POLICY.html,
   cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
   cacheOther: DEFAULT_CACHE_POLICY.other,
+  statusPath: "off",
 } as const satisfies Required<SettingsInput>;
 
 /** One `server` of the upstream group (parsed in `upstream_group.ts`). */
@@ -348,6 +353,7 @@ const FILE_KEYS: Readonly<
   cacheHtml: "string",
   cacheFingerprinted: "string",
   cacheOther: "string",
+  statusPath: "string",
 };
 
 /**
@@ -424,6 +430,16 @@ function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
     );
   }
   return specs;
+}
+
+function parseStatusPath(value: string): string | null {
+  if (value === "off") return null;
+  if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value) || value.startsWith("/api/")) {
+    throw new TypeError(
+      `Cannot parse status-path "${value}": expected off or a path like /__status outside /api/`,
+    );
+  }
+  return value;
 }
 
 function parseSwitch(value: string, name: string): boolean {
@@ -563,6 +579,7 @@ export function resolveConfig(
     },
     clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
     upstreamKeepalive: s.upstreamKeepalive,
+    statusPath: parseStatusPath(s.statusPath),
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
     cachePolicy: {

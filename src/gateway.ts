@@ -15,6 +15,7 @@ import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
 import { StaticCache } from "./static_cache.ts";
+import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
@@ -40,6 +41,8 @@ export interface GatewayOptions {
   maxBodySize: number;
   /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
   tunnelIdleTimeoutMs?: number;
+  /** The status endpoint's path (loopback clients only); none when absent. */
+  statusPath?: string;
   /** The gateway's version, for the default page. */
   version: string;
   /** Match `/api/` ignoring case (nginx for Windows does). */
@@ -60,6 +63,8 @@ export interface GatewayDeps {
   counter: ConnectionCounter;
   /** The upstream servers and their connection pools. */
   group: UpstreamGroup;
+  /** Counters for the status endpoint. */
+  stats?: GatewayStats;
 }
 
 // A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
@@ -123,6 +128,7 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger, group } = deps;
   const staticCache = new StaticCache();
+  const stats = deps.stats ?? new GatewayStats();
   // The default page probes the first primary server.
   const first = group.peers[0]!.spec.address;
   const defaultPage = async (req: Request) => {
@@ -162,6 +168,8 @@ export function createGatewayHandler(
       logger.error({ ...context, ...event });
 
     let response: Response;
+    stats.requests++;
+    stats.inFlight++;
     try {
       response = await handle(req, { target, host, client, log });
     } catch (error) {
@@ -174,6 +182,8 @@ export function createGatewayHandler(
       response = errorResponse(500);
     }
 
+    stats.inFlight--;
+    stats.answered(response.status);
     const tunnel = tunnels.get(response);
     let sent = 0;
     const length = response.headers.get("content-length");
@@ -233,6 +243,21 @@ export function createGatewayHandler(
       log({ level: "info", message: "client sent invalid host header" });
       return errorResponse(400, { head });
     }
+    if (
+      options.statusPath !== undefined && isLoopback(client) &&
+      target.split("?")[0] === options.statusPath
+    ) {
+      return Response.json(
+        statusDocument({
+          version: options.version,
+          stats,
+          group,
+          connections: deps.counter.size,
+          staticCacheBytes: staticCache.totalBytes,
+        }),
+        { headers: { "cache-control": "no-store" } },
+      );
+    }
     const declared = Number(req.headers.get("content-length") ?? 0);
     if (options.maxBodySize > 0 && declared > options.maxBodySize) {
       // nginx checks client_max_body_size for every location, before the
@@ -267,6 +292,7 @@ export function createGatewayHandler(
           upstream: string,
           disabled: boolean,
         ) => {
+          if (error.kind !== "client-closed") stats.failed(error.kind);
           const fields = { action: error.action, upstream };
           log({
             level: error.level,
@@ -313,6 +339,7 @@ export function createGatewayHandler(
           case "too-large":
             return tooLarge(result.message, log, true);
           case "no-live":
+            stats.failed("no-live");
             log({
               level: "error",
               message: "no live upstreams",

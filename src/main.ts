@@ -238,6 +238,7 @@ export async function main(args: string[]): Promise<number> {
     addForwardedHeaders: config.addForwardedHeaders,
     maxBodySize: config.clientMaxBodySize,
     tunnelIdleTimeoutMs: config.timeouts.readMs,
+    ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
     version: VERSION,
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,

@@ -119,6 +119,9 @@ export function startGateway(
     ...(options.tunnelIdleTimeoutMs === undefined
       ? {}
       : { tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs }),
+    ...(options.statusPath === undefined
+      ? {}
+      : { statusPath: options.statusPath }),
     version: "test",
     ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
     ...(options.spaFallback === undefined
@@ -205,6 +208,7 @@ export const GATEWAY_FLAGS = [
   "--allow-write",
   "--allow-run=schtasks",
   "--unstable-no-legacy-abort",
+  "--v8-flags=--max-semi-space-size=4",
 ] as const;
 
 /** The gateway entry point. */

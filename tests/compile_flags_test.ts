@@ -39,7 +39,10 @@ Deno.test("compileArgs() builds a console-less twin for the scheduled task", () 
   );
   strictEqual(args.includes("--no-terminal"), true);
   deepStrictEqual(
-    args.filter((a) => a.startsWith("--allow") || a.startsWith("--unstable")),
+    args.filter((a) =>
+      a.startsWith("--allow") || a.startsWith("--unstable") ||
+      a.startsWith("--v8-flags")
+    ),
     [...COMPILE_FLAGS],
   );
   strictEqual(

@@ -1,0 +1,126 @@
+/**
+ * The opt-in status endpoint, like nginx's `stub_status`: counters as JSON
+ * on a configured path, answered only to loopback clients.
+ *
+ * `Deno.serve` exposes no connection table, so "connections" is the number
+ * of client connections seen in the last 75 s (nginx's keep-alive timeout),
+ * and requests in flight stand in for nginx's reading/writing counts.
+ *
+ * @module
+ */
+
+import type { UpstreamFailureKind } from "./upstream_error.ts";
+import type { UpstreamGroup } from "./upstream_group.ts";
+
+/** Counters the gateway keeps. */
+export class GatewayStats {
+  /** When counting began. */
+  readonly started = Date.now();
+  /** Requests handled (finished or not). */
+  requests = 0;
+  /** Requests not answered yet. */
+  inFlight = 0;
+  /** Answers by status class. */
+  readonly byStatus: Record<"1xx" | "2xx" | "3xx" | "4xx" | "5xx", number> = {
+    "1xx": 0,
+    "2xx": 0,
+    "3xx": 0,
+    "4xx": 0,
+    "5xx": 0,
+  };
+  /** Failed upstream attempts by kind. */
+  readonly upstreamFailures: Partial<
+    Record<UpstreamFailureKind | "no-live", number>
+  > = {};
+
+  /**
+   * Counts an answer.
+   *
+   * @param status The status sent.
+   */
+  answered(status: number): void {
+    const cls = `${
+      Math.floor(status / 100)
+    }xx` as keyof GatewayStats["byStatus"];
+    if (cls in this.byStatus) this.byStatus[cls]++;
+  }
+
+  /**
+   * Counts a failed upstream attempt.
+   *
+   * @param kind What went wrong.
+   */
+  failed(kind: UpstreamFailureKind | "no-live"): void {
+    this.upstreamFailures[kind] = (this.upstreamFailures[kind] ?? 0) + 1;
+  }
+}
+
+/**
+ * Whether an address is on this machine (127.0.0.0/8, ::1, or IPv4-mapped
+ * loopback).
+ *
+ * @param address A client address.
+ * @returns Whether it is loopback.
+ *
+ * @example Usage
+ * ```ts
+ * import { isLoopback } from "./status.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(isLoopback("127.0.0.1"), true);
+ * strictEqual(isLoopback("::ffff:127.0.0.2"), true);
+ * strictEqual(isLoopback("10.0.0.5"), false);
+ * ```
+ */
+export function isLoopback(address: string): boolean {
+  return address === "::1" || /^(::ffff:)?127\./i.test(address);
+}
+
+/** What the status document is built from. */
+export interface StatusSources {
+  /** The gateway's version. */
+  version: string;
+  /** The counters. */
+  stats: GatewayStats;
+  /** The upstream servers. */
+  group: UpstreamGroup;
+  /** Client connections seen recently. */
+  connections: number;
+  /** Bytes held by the static cache. */
+  staticCacheBytes: number;
+}
+
+/**
+ * The status document.
+ *
+ * @param sources Where the numbers come from.
+ * @param now The clock, for tests.
+ * @returns A JSON-ready object.
+ */
+export function statusDocument(
+  sources: StatusSources,
+  now = Date.now(),
+): Record<string, unknown> {
+  const { stats } = sources;
+  return {
+    version: sources.version,
+    uptimeSeconds: Math.floor((now - stats.started) / 1000),
+    connections: sources.connections,
+    requests: {
+      total: stats.requests,
+      inFlight: stats.inFlight,
+      byStatus: { ...stats.byStatus },
+    },
+    upstream: {
+      group: sources.group.name,
+      failures: { ...stats.upstreamFailures },
+      servers: sources.group.peers.map((p) => ({
+        server: p.spec.address.peer,
+        backup: p.spec.backup,
+        fails: p.fails,
+        idleConnections: p.client.idleCount,
+      })),
+    },
+    staticCacheBytes: sources.staticCacheBytes,
+  };
+}
