@@ -24,7 +24,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { GATEWAY_FLAGS } from "../tests/_utils.ts";
+import { COMPILE_FLAGS as GATEWAY_FLAGS } from "./compile.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -230,6 +230,28 @@ http {
   return { dir, www, upstreamPort, upstream };
 }
 
+/** `deno run` arguments for the gateway as the stations run it. */
+function gatewayArgs(lab: Lab, port: number, errorLog: string): string[] {
+  return [
+    "run",
+    "-q",
+    ...GATEWAY_FLAGS,
+    `${ROOT}src/main.ts`,
+    "--listen",
+    `127.0.0.1:${port}`,
+    "--upstream",
+    `http://127.0.0.1:${lab.upstreamPort}`,
+    "--root",
+    lab.www,
+    "--error-log",
+    `${lab.dir}/${errorLog}`,
+    "--access-log",
+    "off",
+    "--client-max-body-size",
+    "2m",
+  ];
+}
+
 async function startProxy(
   lab: Lab,
   name: ProxyName,
@@ -239,25 +261,7 @@ async function startProxy(
   let cmd: string[];
   const env: Record<string, string> = {};
   if (name === "gateway") {
-    cmd = [
-      Deno.execPath(),
-      "run",
-      "-q",
-      ...GATEWAY_FLAGS,
-      `${ROOT}src/main.ts`,
-      "--listen",
-      `127.0.0.1:${port}`,
-      "--upstream",
-      `http://127.0.0.1:${upstreamPort}`,
-      "--root",
-      www,
-      "--error-log",
-      `${dir}/gw-error.log`,
-      "--access-log",
-      "off",
-      "--client-max-body-size",
-      "2m",
-    ];
+    cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
   } else if (name === "caddy") {
     await Deno.writeTextFile(
       `${dir}/Caddyfile`,
@@ -535,22 +539,7 @@ async function coldStart(lab: Lab, runs: number): Promise<string> {
     const port = freePort();
     const started = performance.now();
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        ...GATEWAY_FLAGS,
-        `${ROOT}src/main.ts`,
-        "--listen",
-        `127.0.0.1:${port}`,
-        "--upstream",
-        `http://127.0.0.1:${lab.upstreamPort}`,
-        "--root",
-        lab.www,
-        "--error-log",
-        `${lab.dir}/cold.log`,
-        "--access-log",
-        "off",
-      ],
+      args: gatewayArgs(lab, port, "cold.log"),
       stdout: "null",
       stderr: "null",
     }).spawn();

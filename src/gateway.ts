@@ -316,13 +316,15 @@ export function createGatewayHandler(
           addForwarded: options.addForwardedHeaders,
           onAttemptError,
         };
-        let closed: (bytes: number) => void = () => {};
-        const done = new Promise<number>((r) => closed = r);
-        const result = isWebSocketRequest(req)
+        // Only a tunnel needs to report its end (for its access line).
+        const tunnel = isWebSocketRequest(req)
+          ? Promise.withResolvers<number>()
+          : null;
+        const result = tunnel
           ? await proxyWebSocket(req, {
             ...common,
             idleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
-            onClosed: closed,
+            onClosed: tunnel.resolve,
             onTunnelError: (error, upstream) =>
               onAttemptError(error, upstream, false),
           })
@@ -330,8 +332,10 @@ export function createGatewayHandler(
             ...common,
             maxBodySize: options.maxBodySize,
           });
-        if (result.kind === "response" && result.response.status === 101) {
-          tunnels.set(result.response, done);
+        if (
+          tunnel && result.kind === "response" && result.response.status === 101
+        ) {
+          tunnels.set(result.response, tunnel.promise);
         }
         switch (result.kind) {
           case "response":

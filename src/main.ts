@@ -21,7 +21,7 @@ import {
   resolveConfig,
 } from "./config.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
-import { formatErrorLogLine, type OsErrorText } from "./error_log.ts";
+import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -346,9 +346,6 @@ async function taskMain(args: string[]): Promise<number> {
     },
   });
 }
-
-// Re-exported for tests of the startup lines.
-export { formatErrorLogLine };
 
 if (import.meta.main) {
   Deno.exit(await main(Deno.args));

@@ -196,20 +196,14 @@ export function maskErrorLine(line: string): string {
 }
 
 /**
- * The exact permission flags `deno task start` and `deno task compile` give
- * the gateway: tests that spawn it use these and no more, so a missing
- * permission fails a test rather than a station. (`-q` is added when
- * spawning: on Linux Deno otherwise prints that it cannot find `schtasks`
- * for `--allow-run=schtasks`; it grants nothing.)
+ * The exact flags `deno task start` and `deno task compile` run the gateway
+ * with (one list, in scripts/compile.ts): tests that spawn it use these and
+ * no more, so a missing permission fails a test rather than a station.
+ * (`-q` is added when spawning: on Linux Deno otherwise prints that it
+ * cannot find `schtasks` for `--allow-run=schtasks`; it grants nothing.)
  */
-export const GATEWAY_FLAGS = [
-  "--allow-net",
-  "--allow-read",
-  "--allow-write",
-  "--allow-run=schtasks",
-  "--unstable-no-legacy-abort",
-  "--v8-flags=--max-semi-space-size=4",
-] as const;
+export { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
+import { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
 
 /** The gateway entry point. */
 export const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
