@@ -144,7 +144,6 @@ class Connection {
   idleBuf: Uint8Array | null = null;
   /** Reused for reads whose bytes are copied out (heads, small answers). */
   scratch = new Uint8Array(16 * 1024);
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
   closed = false;
   /** When the current read or write times out (epoch ms); 0 when none. */
   deadline = 0;
@@ -158,7 +157,6 @@ class Connection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    clearTimeout(this.idleTimer);
     try {
       this.conn.close();
     } catch {
@@ -206,6 +204,7 @@ export class UpstreamClient {
   #family: OsFamily;
   #closed = false;
   #timed = new Set<Connection>();
+  #sweeper: ReturnType<typeof setInterval> | undefined;
   #watchdog: ReturnType<typeof setInterval> | undefined;
 
   /**
@@ -233,6 +232,8 @@ export class UpstreamClient {
     clearInterval(this.#watchdog);
     this.#watchdog = undefined;
     this.#timed.clear();
+    clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
   }
 
   /** Runs one read or write under a deadline kept by the watchdog. */
@@ -254,6 +255,20 @@ export class UpstreamClient {
       throw error;
     } finally {
       c.deadline = 0;
+    }
+  }
+
+  #sweep(): void {
+    const oldest = Date.now() - this.#idleTimeoutMs;
+    this.#idle = this.#idle.filter((c) => {
+      if (c.closed) return false;
+      if (c.idleSince > oldest) return true;
+      c.close();
+      return false;
+    });
+    if (this.#idle.length === 0) {
+      clearInterval(this.#sweeper);
+      this.#sweeper = undefined;
     }
   }
 
@@ -310,7 +325,6 @@ export class UpstreamClient {
         c.close();
         continue;
       }
-      clearTimeout(c.idleTimer);
       c.reused = true;
       return c;
     }
@@ -330,22 +344,21 @@ export class UpstreamClient {
     // A pending read while idle: it settles when the upstream closes the
     // connection (or, illegally, sends bytes), and the connection is dropped.
     c.idleRead = c.conn.read(c.idleBuf).catch((e) => e as Error);
-    c.idleRead.then((result) => {
+    c.idleRead.then(() => {
+      // Settled while pooled: the upstream closed it (or sent bytes it
+      // should not have). If it was picked up meanwhile, the exchange sees
+      // the same result through c.idleRead.
       if (this.#idle.includes(c)) {
         this.#idle.splice(this.#idle.indexOf(c), 1);
         c.close();
-      } else if (result === null || result instanceof Error) {
-        // Picked up meanwhile; the exchange sees the same result.
       }
     });
-    c.idleTimer = setTimeout(() => {
-      const i = this.#idle.indexOf(c);
-      if (i >= 0) this.#idle.splice(i, 1);
-      c.close();
-    }, this.#idleTimeoutMs);
-    // setTimeout returns Deno's numeric id at run time (the Node typings
-    // that node:util pulls in say otherwise).
-    Deno.unrefTimer(c.idleTimer as unknown as number);
+    // Idle connections past idleTimeoutMs are closed by one sweep per
+    // second (a timer per returned connection was a timer per request).
+    if (this.#sweeper === undefined) {
+      this.#sweeper = setInterval(() => this.#sweep(), 1000);
+      Deno.unrefTimer(this.#sweeper as unknown as number);
+    }
     this.#idle.push(c);
   }
 

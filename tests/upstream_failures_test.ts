@@ -454,3 +454,39 @@ Deno.test("stale pooled connection: a GET is retried once, a POST is never sent 
     strictEqual(status === 200 || status === 502, true);
   }
 });
+
+Deno.test("idle pooled connections are closed after the idle timeout", async () => {
+  const { UpstreamClient } = await import("../src/upstream_client.ts");
+  await using up = startRawUpstream(async (conn) => {
+    while ((await readHead(conn)) !== null) {
+      await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  const client = new UpstreamClient({
+    hostname: "127.0.0.1",
+    port: up.port,
+    timeouts: { connectMs: 1000, sendMs: 1000, readMs: 1000 },
+    idleTimeoutMs: 200,
+  });
+  try {
+    const reply = await client.send({
+      method: "GET",
+      path: "/",
+      host: "x",
+      headers: [],
+      body: null,
+      signal: new AbortController().signal,
+      onBodyError() {},
+    });
+    strictEqual(new TextDecoder().decode(reply.body as Uint8Array), "ok");
+    strictEqual(client.idleCount, 1);
+    // The sweep runs once a second; the connection idles past 200 ms.
+    const end = Date.now() + 3000;
+    while (client.idleCount > 0 && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    strictEqual(client.idleCount, 0);
+  } finally {
+    client.close();
+  }
+});
