@@ -184,6 +184,9 @@ export function createGatewayHandler(
 
     stats.inFlight--;
     stats.answered(response.status);
+    // Everything below serves only the access log: with it off, nothing to
+    // compute, and bodies keep Deno.serve's native path (no counting wrap).
+    if (!logger.accessEnabled) return response;
     const tunnel = tunnels.get(response);
     let sent = 0;
     const length = response.headers.get("content-length");

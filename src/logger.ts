@@ -35,6 +35,8 @@ export interface Logger {
   access(event: AccessEvent): void;
   /** Whether lines at `level` are written. */
   enabled(level: LogLevel): boolean;
+  /** Whether there is an access log (nothing to compute for it if not). */
+  readonly accessEnabled: boolean;
   /** Closes both sinks. */
   close(): void;
 }
@@ -106,6 +108,7 @@ export function createLogger(options: LoggerOptions): Logger {
     enabled(l) {
       return isLevelEnabled(l, level);
     },
+    accessEnabled: options.accessLog !== null,
     close() {
       options.errorLog.close?.();
       options.accessLog?.close?.();
