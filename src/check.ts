@@ -8,16 +8,11 @@
 
 import type { GatewayConfig } from "./config.ts";
 import { LogFile } from "./log_file.ts";
-import { currentOsFamily, osErrorText } from "./os_errors.ts";
-import { parseOsErrorCode } from "./upstream_error.ts";
+import { osErrorOf } from "./upstream_error.ts";
 
 function osText(error: unknown): string {
-  const code = error instanceof Error
-    ? parseOsErrorCode(error.message)
-    : undefined;
-  return code === undefined
-    ? String(error)
-    : `${code}: ${osErrorText(code, currentOsFamily())}`;
+  const os = osErrorOf(error);
+  return os === undefined ? String(error) : `${os.code}: ${os.text}`;
 }
 
 /**

@@ -6,8 +6,7 @@
  * @module
  */
 
-import { currentOsFamily, osErrorText } from "./os_errors.ts";
-import { parseOsErrorCode } from "./upstream_error.ts";
+import { osErrorOf } from "./upstream_error.ts";
 
 /** The upstream's state as the page reports it. */
 export type ProbeResult = { ok: true } | { ok: false; reason: string };
@@ -105,11 +104,10 @@ export async function probeUpstream(
     if (error instanceof DOMException) {
       return { ok: false, reason: `no answer within ${timeoutMs} ms` };
     }
-    const message = error instanceof Error ? error.message : String(error);
-    const code = parseOsErrorCode(message);
-    const reason = code === undefined
-      ? message
-      : `connect() failed (${code}: ${osErrorText(code, currentOsFamily())})`;
+    const os = osErrorOf(error);
+    const reason = os === undefined
+      ? (error instanceof Error ? error.message : String(error))
+      : `connect() failed (${os.code}: ${os.text})`;
     return { ok: false, reason };
   }
 }

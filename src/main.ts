@@ -25,10 +25,9 @@ import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { currentOsFamily, osErrorText } from "./os_errors.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
-import { parseOsErrorCode } from "./upstream_error.ts";
+import { osErrorOf } from "./upstream_error.ts";
 
 /** The gateway's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
@@ -67,15 +66,6 @@ function stdout(text: string): void {
   } catch {
     // No console: nothing to do.
   }
-}
-
-function osErrorOf(error: unknown): OsErrorText | undefined {
-  const code = error instanceof Error
-    ? parseOsErrorCode(error.message)
-    : undefined;
-  return code === undefined
-    ? undefined
-    : { code, text: osErrorText(code, currentOsFamily()) };
 }
 
 /** An `[emerg]` line on stderr (nginx: `nginx: [emerg] …`) and in the log. */

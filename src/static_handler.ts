@@ -29,9 +29,9 @@ import type { OsErrorText } from "./error_log.ts";
 import { errorResponse } from "./error_pages.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { contentTypeFor } from "./media_types.ts";
-import { currentOsFamily, osErrorText, type OsFamily } from "./os_errors.ts";
+import { currentOsFamily, type OsFamily } from "./os_errors.ts";
 import type { StaticCache } from "./static_cache.ts";
-import { parseOsErrorCode } from "./upstream_error.ts";
+import { osErrorOf } from "./upstream_error.ts";
 
 /** A failure nginx would log for a static request. */
 export interface StaticFailure {
@@ -139,13 +139,8 @@ function fsFailure(
   path: string,
   family: OsFamily,
 ): StaticResult {
-  const code = error instanceof Error
-    ? parseOsErrorCode(error.message)
-    : undefined;
   const call = family === "windows" ? "CreateFile()" : "open()";
-  const osError = code === undefined
-    ? undefined
-    : { code, text: osErrorText(code, family) };
+  const osError = osErrorOf(error, family);
   const failure = (level: "error" | "crit"): StaticFailure => ({
     level,
     message: `${call} "${path}" failed`,

@@ -112,6 +112,32 @@ export function parseOsErrorCode(detail: string): number | undefined {
   return m?.[1] === undefined ? undefined : Number(m[1]);
 }
 
+/**
+ * The OS error inside anything Deno threw, as nginx prints it: the code from
+ * `(os error N)` and our English text for it.
+ *
+ * @param error What was thrown.
+ * @param family Whose numbering the code uses.
+ * @returns The code and text, or `undefined` when there is no OS code.
+ *
+ * @example Usage
+ * ```ts
+ * import { osErrorOf } from "./upstream_error.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(osErrorOf(new Error("x (os error 98)"), "linux"), { code: 98, text: "Address already in use" });
+ * ```
+ */
+export function osErrorOf(
+  error: unknown,
+  family: OsFamily = currentOsFamily(),
+): OsErrorText | undefined {
+  const code = error instanceof Error
+    ? parseOsErrorCode(error.message)
+    : undefined;
+  return code === undefined ? undefined : os(code, family);
+}
+
 function os(code: number, family: OsFamily): OsErrorText {
   return { code, text: osErrorText(code, family) };
 }

@@ -202,8 +202,8 @@ export function maskErrorLine(line: string): string {
  * (`-q` is added when spawning: on Linux Deno otherwise prints that it
  * cannot find `schtasks` for `--allow-run=schtasks`; it grants nothing.)
  */
-export { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
 import { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
+export { GATEWAY_FLAGS };
 
 /** The gateway entry point. */
 export const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
