@@ -30,7 +30,7 @@ import { errorResponse } from "./error_pages.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "./os_errors.ts";
-import type { StaticCache } from "./static_cache.ts";
+import type { CachedBody, StaticCache } from "./static_cache.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
 /** A failure nginx would log for a static request. */
@@ -395,14 +395,17 @@ function planStatic(
       response: new Response(head ? null : "", { status, headers }),
     });
   }
-  let bytes: Uint8Array<ArrayBuffer> | null = null;
+  let cached: CachedBody | null = null;
   try {
-    bytes = options.cache?.get(servedPath, servedInfo) ?? null;
+    cached = options.cache?.get(servedPath, servedInfo) ?? null;
   } catch (error) {
     return done(fsFailure(error, servedPath, family));
   }
-  if (bytes !== null && bytes.length === size) {
-    const body = range === null ? bytes : bytes.subarray(start, start + length);
+  if (cached !== null && cached.bytes.length === size) {
+    // An ASCII file goes out as a string: no per-response copy (CachedBody).
+    const body = range === null
+      ? cached.ascii ?? cached.bytes
+      : cached.bytes.subarray(start, start + length);
     return done({ response: new Response(body, { status, headers }) });
   }
   return { kind: "stream", path: servedPath, start, length, status, headers };

@@ -369,3 +369,43 @@ Deno.test("serveStatic() picks up a redeployed file at once (nothing held open)"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("serveStatic() sends ASCII, UTF-8 and binary files byte for byte, whole and in ranges", async () => {
+  const dir = await makeRoot();
+  const files: Record<string, Uint8Array> = {
+    // Over a write buffer, so the string body is really exercised.
+    "ascii.js": new TextEncoder().encode("let a = 'x';\n".repeat(9000)),
+    "utf8.js": new TextEncoder().encode("const t = '日本語 ü';\n".repeat(4000)),
+    "blob.bin": Uint8Array.from({ length: 70000 }, (_, i) => (i * 7) & 0xff),
+  };
+  try {
+    for (const [name, data] of Object.entries(files)) {
+      await Deno.writeFile(`${dir}/html/${name}`, data);
+    }
+    await using gw = startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: `${dir}/html`,
+    });
+    for (const [name, data] of Object.entries(files)) {
+      for (let round = 0; round < 2; round++) { // a miss, then a cache hit
+        const res = await fetch(`${gw.url}/${name}`);
+        const got = new Uint8Array(await res.arrayBuffer());
+        strictEqual(res.headers.get("content-length"), String(data.length));
+        strictEqual(got.length, data.length, name);
+        strictEqual(
+          got.every((b, i) => b === data[i]),
+          true,
+          `${name} differs`,
+        );
+      }
+      const part = await fetch(`${gw.url}/${name}`, {
+        headers: { range: "bytes=100-199" },
+      });
+      const slice = new Uint8Array(await part.arrayBuffer());
+      strictEqual(part.status, 206);
+      strictEqual(slice.every((b, i) => b === data[100 + i]), true, name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
