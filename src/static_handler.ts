@@ -234,7 +234,7 @@ type StaticPlan =
     start: number;
     length: number;
     status: number;
-    headers: Headers;
+    headers: [string, string][];
   };
 
 /**
@@ -294,17 +294,21 @@ function planStatic(
     return done({ response: errorResponse(404, { head }) });
   }
   const spa = options.spaFallback ?? true;
-  if (options.defaultPage && !statOrNull(options.root)?.isDirectory) {
+  let path = join(options.root, ...route.segments);
+  if (route.directory) path = join(path, "index.html");
+  let info = statOrNull(path);
+  // The root is looked at only when the file is not there: a found file
+  // proves the root, and a stat per request is not free.
+  if (
+    info === null && options.defaultPage &&
+    !statOrNull(options.root)?.isDirectory
+  ) {
     const isIndex = route.segments.length === 0 ||
       (route.segments.length === 1 && route.segments[0] === "index.html");
     return isIndex
       ? { kind: "default-page" }
       : done({ response: errorResponse(404, { head }) });
   }
-
-  let path = join(options.root, ...route.segments);
-  if (route.directory) path = join(path, "index.html");
-  let info = statOrNull(path);
   if (info?.isDirectory) {
     // nginx answers a folder without its slash with 301 to the slash.
     const q = new URL(req.url).search;
@@ -330,14 +334,16 @@ function planStatic(
     info = statOrNull(path);
     if (info === null) return done({ response: errorResponse(404, { head }) });
   }
-  const headers = new Headers({
-    "content-type": contentTypeFor(path),
-    "cache-control": cacheControlFor(
-      path,
-      options.cachePolicy ?? DEFAULT_CACHE_POLICY,
-    ),
-    "accept-ranges": "bytes",
-  });
+  // A plain list, not Headers: Response copies either, and building and
+  // iterating a Headers object costs more than the list (profiled).
+  const headers: [string, string][] = [
+    ["content-type", contentTypeFor(path)],
+    [
+      "cache-control",
+      cacheControlFor(path, options.cachePolicy ?? DEFAULT_CACHE_POLICY),
+    ],
+    ["accept-ranges", "bytes"],
+  ];
   // Precompressed sidecars (nginx gzip_static, Caddy `precompressed`).
   const acceptEncoding = req.headers.get("accept-encoding");
   let servedPath = path;
@@ -347,11 +353,13 @@ function planStatic(
       ? options.cache.statOptional(path + ext)
       : statOrNull(path + ext);
     if (sidecar === null || !sidecar.isFile) continue;
-    headers.set("vary", "Accept-Encoding");
+    if (!headers.some(([name]) => name === "vary")) {
+      headers.push(["vary", "Accept-Encoding"]);
+    }
     if (servedPath === path && acceptsEncoding(acceptEncoding, coding)) {
       servedPath = path + ext;
       servedInfo = sidecar;
-      headers.set("content-encoding", coding);
+      headers.push(["content-encoding", coding]);
     }
   }
   // Symlinks must not lead outside the root. A fresh cache hit needs no
@@ -365,8 +373,7 @@ function planStatic(
   }
   const etag = etagFor(servedInfo);
   const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
-  headers.set("etag", etag);
-  headers.set("last-modified", lastModified);
+  headers.push(["etag", etag], ["last-modified", lastModified]);
   if (notModified(req, etag, lastModified)) {
     return done({ response: new Response(null, { status: 304, headers }) });
   }
@@ -385,9 +392,12 @@ function planStatic(
   }
   const start = range?.start ?? 0;
   const length = range === null ? size : range.end - range.start + 1;
-  headers.set("content-length", String(length));
+  headers.push(["content-length", String(length)]);
   if (range !== null) {
-    headers.set("content-range", `bytes ${range.start}-${range.end}/${size}`);
+    headers.push([
+      "content-range",
+      `bytes ${range.start}-${range.end}/${size}`,
+    ]);
   }
   const status = range === null ? 200 : 206;
   if (head || length === 0) {
