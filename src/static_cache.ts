@@ -14,13 +14,14 @@ export interface CachedBody {
   bytes: Uint8Array<ArrayBuffer>;
   /**
    * The same bytes as a string when every byte is ASCII, else `null`.
-   * `Deno.serve` copies a `Uint8Array` body into each response (and, with
-   * more headers than a content type, through a slow native path), while a
-   * one-byte string is written as it is: a 200 KB script measured 86–96
-   * against 149–178 µs of CPU per response (`scripts/bench.ts`,
-   * static-appjs-c50). Minified bundles are ASCII (esbuild's default
-   * `charset`). A non-ASCII string would be UTF-8-encoded per response,
-   * which is slower than the bytes, so those stay bytes.
+   * `Deno.serve` copies a `Uint8Array` body into each response, while a
+   * one-byte string is written as it is: a bare `Deno.serve` sending a
+   * 200 KB script (wrk -c50, pinned) took 149–178 µs of CPU per response as
+   * bytes and 86–96 µs as a string, and the gateway's static-appjs-c50 in
+   * `deno task bench` went from 0.44× to 0.74–0.79× Caddy. Minified bundles
+   * are ASCII (esbuild's default `charset`). A non-ASCII string would be
+   * UTF-8-encoded per response (477 µs for the same size), so those stay
+   * bytes.
    */
   ascii: string | null;
 }
