@@ -78,9 +78,7 @@ export class StaticCache {
    */
   isFresh(path: string, info: Deno.FileInfo): boolean {
     const hit = this.#entries.get(path);
-    return hit !== undefined && hit.size === info.size &&
-      hit.mtimeMs === (info.mtime?.getTime() ?? 0) &&
-      hit.ino === (info.ino ?? null);
+    return hit !== undefined && matches(hit, info);
   }
 
   /**
@@ -107,13 +105,8 @@ export class StaticCache {
    */
   get(path: string, info: Deno.FileInfo): CachedBody | null {
     if (info.size > this.#maxFile) return null;
-    const mtimeMs = info.mtime?.getTime() ?? 0;
-    const ino = info.ino ?? null;
     const hit = this.#entries.get(path);
-    if (
-      hit && hit.size === info.size && hit.mtimeMs === mtimeMs &&
-      hit.ino === ino
-    ) {
+    if (hit && matches(hit, info)) {
       this.#entries.delete(path); // refresh its place in the LRU order
       this.#entries.set(path, hit);
       return hit;
@@ -123,7 +116,13 @@ export class StaticCache {
     // Changing right now: serve, do not keep.
     if (bytes.length !== info.size) return { bytes, ascii: null };
     const ascii = asciiText(bytes);
-    const entry = { bytes, ascii, size: info.size, mtimeMs, ino };
+    const entry = {
+      bytes,
+      ascii,
+      size: info.size,
+      mtimeMs: info.mtime?.getTime() ?? 0,
+      ino: info.ino ?? null,
+    };
     this.#entries.set(path, entry);
     this.#total += weight(bytes, ascii);
     for (const [key, old] of this.#entries) {
@@ -162,6 +161,13 @@ export class StaticCache {
     this.#entries.delete(path);
     this.#total -= weight(entry.bytes, entry.ascii);
   }
+}
+
+/** Whether a cached copy was read with the same size, mtime and inode as `info`. */
+function matches(hit: CachedFile, info: Deno.FileInfo): boolean {
+  return hit.size === info.size &&
+    hit.mtimeMs === (info.mtime?.getTime() ?? 0) &&
+    hit.ino === (info.ino ?? null);
 }
 
 /** Memory a cached file holds: its bytes, and its text (one byte a character in V8). */
