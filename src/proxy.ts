@@ -266,7 +266,8 @@ export async function proxyRequest(
       host: peer.spec.address.origin.slice("http://".length),
       headers,
       body: plan.body,
-      signal: req.signal,
+      // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
+      signal: () => req.signal,
       onBodyError: (error) => options.onAttemptError(error, field, false),
     });
     return replyToResponse(reply, peer, options.publicApiBase);
