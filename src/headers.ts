@@ -131,6 +131,12 @@ export interface ClientResponseOptions {
   upstreamOrigin: string;
   /** The gateway's own absolute `/api/` URL that replaces it. */
   publicApiBase: string;
+  /**
+   * The body's length as framed upstream: sent as the only
+   * `Content-Length`. When `null` or absent, the upstream's fields pass as
+   * they are (a HEAD answer keeps the length of the body it did not send).
+   */
+  contentLength?: number | null;
 }
 
 /**
@@ -179,9 +185,13 @@ export function rewriteRedirect(
  * `Content-Encoding` and `Content-Length` pass unchanged: the body's bytes
  * are the upstream's own.
  *
+ * A plain list, lower-case names, in the upstream's order: `new Response`
+ * takes it as it is, where a `Headers` object would be filled first and
+ * then copied again.
+ *
  * @param upstream The upstream response's fields, as received.
  * @param options Rewrite options.
- * @returns New headers for the client.
+ * @returns The fields for the client.
  *
  * @example Usage
  * ```ts
@@ -192,35 +202,36 @@ export function rewriteRedirect(
  *   [["Content-Encoding", "gzip"], ["Keep-Alive", "timeout=5"]],
  *   { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/" },
  * );
- * strictEqual(h.get("content-encoding"), "gzip");
- * strictEqual(h.has("keep-alive"), false);
+ * strictEqual(JSON.stringify(h), '[["content-encoding","gzip"]]');
  * ```
  */
 export function clientResponseHeaders(
   upstream: readonly (readonly [string, string])[],
   options: ClientResponseOptions,
-): Headers {
+): [string, string][] {
   let named: Set<string> | null = null;
   for (const [name, value] of upstream) {
     if (name.toLowerCase() === "connection") {
       named = connectionTokens(value);
     }
   }
-  const out = new Headers();
+  const length = options.contentLength ?? null;
+  const out: [string, string][] = [];
   for (const [rawName, value] of upstream) {
     const name = rawName.toLowerCase();
     if (
       HOP_BY_HOP_HEADERS.has(name) || RESPONSE_HIDDEN.has(name) ||
-      named?.has(name)
+      named?.has(name) || (length !== null && name === "content-length")
     ) continue;
     if (name === "location" || name === "refresh") {
-      out.append(
+      out.push([
         name,
         rewriteRedirect(value, options.upstreamOrigin, options.publicApiBase),
-      );
+      ]);
       continue;
     }
-    out.append(name, value);
+    out.push([name, value]);
   }
+  if (length !== null) out.push(["content-length", String(length)]);
   return out;
 }

@@ -155,15 +155,11 @@ function toResponse(
   const headers = clientResponseHeaders(head.fields, {
     upstreamOrigin: peer.spec.address.origin,
     publicApiBase,
+    contentLength: reply.length,
   });
-  if (reply.length !== null) {
-    headers.set("content-length", String(reply.length));
-  }
-  return new Response(reply.body, {
-    status: head.status,
-    statusText: head.reason,
-    headers,
-  });
+  // No statusText: Deno.serve writes its own reason phrase whatever is
+  // given, and a given one is checked by a regular expression first.
+  return new Response(reply.body, { status: head.status, headers });
 }
 
 function invalid(message: string): UpstreamError {

@@ -102,10 +102,10 @@ Deno.test("clientResponseHeaders() strips hop-by-hop, hides Server, keeps cookie
     ["location", "http://127.0.0.1:8080/home"],
     ["x-lower-case", "yes"],
   ];
-  const out = clientResponseHeaders(upstream, {
+  const out = new Headers(clientResponseHeaders(upstream, {
     upstreamOrigin: "http://127.0.0.1:8080",
     publicApiBase: "http://localhost:8081/api/",
-  });
+  }));
   deepStrictEqual(out.getSetCookie(), ["sid=abc; Path=/", "theme=dark"]);
   strictEqual(out.get("location"), "http://localhost:8081/api/home");
   strictEqual(out.get("x-lower-case"), "yes");
@@ -132,6 +132,29 @@ Deno.test("clientResponseHeaders() passes the upstream's encoding and length thr
     upstreamOrigin: "http://127.0.0.1:8080",
     publicApiBase: "/api/",
   });
-  strictEqual(out.get("content-encoding"), "gzip");
-  strictEqual(out.get("content-length"), "28");
+  deepStrictEqual(out, [["content-encoding", "gzip"], [
+    "content-length",
+    "28",
+  ]]);
+});
+
+Deno.test("clientResponseHeaders() sends the framed length as the only Content-Length", () => {
+  const upstream: [string, string][] = [
+    ["Content-Length", "007"],
+    ["X-A", "1"],
+    ["content-length", "7"],
+  ];
+  const options = {
+    upstreamOrigin: "http://127.0.0.1:8080",
+    publicApiBase: "/api/",
+  };
+  deepStrictEqual(
+    clientResponseHeaders(upstream, { ...options, contentLength: 7 }),
+    [["x-a", "1"], ["content-length", "7"]],
+  );
+  // No framed length (a HEAD answer, a 304): the upstream's fields as sent.
+  deepStrictEqual(
+    clientResponseHeaders(upstream, { ...options, contentLength: null }),
+    [["content-length", "007"], ["x-a", "1"], ["content-length", "7"]],
+  );
 });
