@@ -73,12 +73,21 @@ export interface GatewayDeps {
 const VALID_HOST =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
 
+/** An error line's own fields; the request's context is added by the handler. */
+type RequestEvent = Omit<
+  ErrorEvent,
+  "connection" | "client" | "server" | "request" | "host" | "referrer"
+>;
+
 function publicOrigin(host: string | null, port: number): string {
+  const colon = host === null ? -1 : host.indexOf(":");
   const name = host === null || host === ""
     ? "127.0.0.1"
     : host.startsWith("[")
     ? host.slice(0, host.indexOf("]") + 1)
-    : host.split(":")[0];
+    : colon < 0
+    ? host
+    : host.slice(0, colon);
   return `http://${name}${port === 80 ? "" : `:${port}`}`;
 }
 
@@ -105,7 +114,7 @@ function countingBody(
  */
 function tooLarge(
   message: string,
-  log: (event: Omit<ErrorEvent, "connection" | "client" | "server">) => void,
+  log: (event: RequestEvent) => void,
   bodyRead: boolean,
 ): Response {
   log({ level: "error", message });
@@ -156,16 +165,17 @@ export function createGatewayHandler(
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
     const request = `${req.method} ${target} HTTP/1.1`;
-    const context = {
-      connection,
-      client,
-      server: options.serverName,
-      request,
-      ...(host === null ? {} : { host }),
-      ...(referrer === null ? {} : { referrer }),
-    };
-    const log = (event: Omit<ErrorEvent, keyof typeof context>) =>
-      logger.error({ ...context, ...event });
+    // The line's context is assembled only when a line is written.
+    const log = (event: RequestEvent) =>
+      logger.error({
+        connection,
+        client,
+        server: options.serverName,
+        request,
+        ...(host === null ? {} : { host }),
+        ...(referrer === null ? {} : { referrer }),
+        ...event,
+      });
 
     let response: Response;
     stats.requests++;
@@ -236,9 +246,7 @@ export function createGatewayHandler(
       target: string;
       host: string | null;
       client: string;
-      log: (
-        event: Omit<ErrorEvent, "connection" | "client" | "server">,
-      ) => void;
+      log: (event: RequestEvent) => void;
     },
   ): Promise<Response> {
     const head = req.method === "HEAD";

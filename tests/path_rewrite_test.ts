@@ -71,6 +71,50 @@ Deno.test("routeRequest() routes, normalizes and keeps bytes", async (t) => {
   }
 });
 
+Deno.test("routeRequest() fast /api/ path agrees with full normalisation", () => {
+  // "/." in front changes no route (a dot segment is dropped) but always
+  // takes the general path, so each pair compares the two code paths.
+  const pieces = [
+    "api",
+    "API",
+    "Home31",
+    "x",
+    ".",
+    "..",
+    "%2e",
+    "%2F",
+    "a%20b",
+    "",
+    "\\",
+    ".x",
+    "q?a=1/./b",
+    "#f",
+  ];
+  let seed = 7;
+  const next = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor(seed / 65536) % n; // the high bits: the low ones cycle
+  };
+  let fast = 0;
+  for (let i = 0; i < 5000; i++) {
+    const parts = [i % 2 === 0 ? "api" : pieces[next(pieces.length)]!];
+    const count = 1 + next(4);
+    for (let j = 0; j < count; j++) parts.push(pieces[next(pieces.length)]!);
+    const target = "/" + parts.join("/");
+    for (const caseless of [false, true]) {
+      const direct = routeRequest(target, { caseless });
+      deepStrictEqual(
+        direct,
+        routeRequest(`/.${target}`, { caseless }),
+        target,
+      );
+      if (direct.kind === "proxy" && !target.includes("/.")) fast++;
+    }
+  }
+  // Both paths were exercised.
+  strictEqual(fast > 500, true, `fast-path cases: ${fast}`);
+});
+
 Deno.test("requestTarget() recovers the raw target from Deno.serve's URL", async (t) => {
   const cases: [string, string | null, string][] = [
     ["http://localhost:8081/api/a?b", "localhost:8081", "/api/a?b"],
