@@ -38,11 +38,33 @@ interface Scenario {
 const SCENARIOS: Scenario[] = [
   { name: "post-small-c1", conns: 1, path: "/api/loginms", lua: "small" },
   { name: "post-small-c50", conns: 50, path: "/api/loginms", lua: "small" },
+  // The same POST with the fields Chromium sends from the client app.
+  { name: "post-browser-c50", conns: 50, path: "/api/loginms", lua: "browser" },
   { name: "get-1mib-c10", conns: 10, path: "/api/big" },
   { name: "post-1mib-c10", conns: 10, path: "/api/upload", lua: "big" },
   { name: "static-index-c50", conns: 50, path: "/index.html" },
   { name: "static-appjs-c50", conns: 50, path: "/app.js" },
 ];
+
+/** What Chromium 130 sends with a fetch() POST from the client app (wrk adds Host and Content-Length). */
+const BROWSER_FIELDS: Record<string, string> = {
+  "Connection": "keep-alive",
+  "sec-ch-ua-platform": '"Windows"',
+  "User-Agent":
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36",
+  "Accept": "application/json, text/plain, */*",
+  "sec-ch-ua": '"Chromium";v="130", "Not?A_Brand";v="99"',
+  "Content-Type": "application/json",
+  "sec-ch-ua-mobile": "?0",
+  "Origin": "http://localhost:8081",
+  "Sec-Fetch-Site": "same-origin",
+  "Sec-Fetch-Mode": "cors",
+  "Sec-Fetch-Dest": "empty",
+  "Referer": "http://localhost:8081/",
+  "Accept-Encoding": "gzip, deflate, br, zstd",
+  "Accept-Language": "en-US,en;q=0.9",
+  "Cookie": "ASP.NET_SessionId=0123456789abcdefghijklmn",
+};
 
 const PROXIES = ["nginx-deployed", "nginx-ka", "caddy", "gateway"] as const;
 type ProxyName = typeof PROXIES[number];
@@ -178,6 +200,14 @@ async function setUp(): Promise<Lab> {
   await Deno.writeTextFile(
     `${dir}/small.lua`,
     `wrk.method = "POST"\nwrk.body = '{"user":"demo","password":"x","round":0}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
+  await Deno.writeTextFile(
+    `${dir}/browser.lua`,
+    `wrk.method = "POST"\nwrk.body = '{"user":"demo","password":"x","round":0}'\n${
+      Object.entries(BROWSER_FIELDS).map(([name, value]) =>
+        `wrk.headers["${name}"] = '${value}'\n`
+      ).join("")
+    }`,
   );
   await Deno.writeTextFile(
     `${dir}/big.lua`,
