@@ -19,6 +19,7 @@
  *   deno task bench [--rounds 3] [--seconds 5] [--only post-small-c50,...]
  *   deno task bench --cold 10        cold start to the first proxied 200
  *   deno task bench --soak 600       steady load on the gateway, RSS curve
+ *   deno task bench --gib 1          1 GiB down and up, RSS sampled
  *
  * @module
  */
@@ -638,6 +639,110 @@ async function soak(lab: Lab, seconds: number): Promise<string> {
   }
 }
 
+/**
+ * Streams `gib` GiB down and then up through a gateway with no body limit,
+ * sampling its RSS every 200 ms: the bytes must flow, not pile up. The
+ * upstream is a Deno server in this process (a 1 GiB answer from a stream,
+ * a sink that counts the upload); curl is the client, uploading a sparse file.
+ */
+async function bigTransfers(lab: Lab, gib: number): Promise<string> {
+  const size = gib * 1024 ** 3;
+  const chunk = 64 * 1024;
+  const bulk = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req) => {
+      if (req.method === "POST") {
+        let n = 0;
+        for await (const piece of req.body ?? []) n += piece.length;
+        return new Response(String(n));
+      }
+      let left = size;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const n = Math.min(chunk, left);
+          left -= n;
+          controller.enqueue(new Uint8Array(n));
+          if (left === 0) controller.close();
+        },
+      }, { highWaterMark: 0 });
+      return new Response(body, {
+        headers: { "content-length": String(size) },
+      });
+    },
+  );
+  const sparse = `${lab.dir}/upload.bin`;
+  const file = await Deno.open(sparse, { create: true, write: true });
+  await file.truncate(size);
+  file.close();
+  const port = freePort();
+  const args = gatewayArgs(lab, port, "gib-error.log");
+  args[args.indexOf("--upstream") + 1] = `http://127.0.0.1:${bulk.addr.port}`;
+  args[args.indexOf("--client-max-body-size") + 1] = "0";
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const rssMb = () =>
+    Number(
+      Deno.readTextFileSync(`/proc/${child.pid}/status`).match(
+        /VmRSS:\s+(\d+)/,
+      )?.[1] ?? 0,
+    ) / 1024;
+  try {
+    await waitReady(port, "/api/x", "POST");
+    const phases: string[] = [];
+    const curl = async (name: string, extra: string[], path: string) => {
+      const before = rssMb();
+      let peak = before;
+      const sampler = setInterval(() => peak = Math.max(peak, rssMb()), 200);
+      const started = performance.now();
+      const out = await new Deno.Command("curl", {
+        args: [
+          "-s",
+          "-o",
+          "/dev/null",
+          "-w",
+          "%{http_code} %{size_download} %{size_upload}",
+          ...extra,
+          `http://127.0.0.1:${port}${path}`,
+        ],
+        stdout: "piped",
+      }).output();
+      clearInterval(sampler);
+      const seconds = (performance.now() - started) / 1000;
+      const [status, down, up] = new TextDecoder().decode(out.stdout).split(
+        " ",
+      );
+      const bytes = Math.max(Number(down), Number(up));
+      if (status !== "200" || bytes !== size) {
+        throw new Error(`${name}: status ${status}, ${bytes} of ${size} bytes`);
+      }
+      phases.push(
+        `${name} ${gib} GiB in ${fmt(seconds, 1)} s (${
+          fmt(bytes / seconds / 1024 ** 2)
+        } MiB/s): RSS ${fmt(before, 1)} MB before, peak ${fmt(peak, 1)}, ${
+          fmt(rssMb(), 1)
+        } after`,
+      );
+    };
+    await curl("download", [], "/api/gib");
+    await curl("upload", ["-X", "POST", "-T", sparse], "/api/sink");
+    const hwm = Number(
+      (await Deno.readTextFile(`/proc/${child.pid}/status`)).match(
+        /VmHWM:\s+(\d+)/,
+      )?.[1] ?? 0,
+    ) / 1024;
+    return `Big transfers through the gateway (\`deno task bench --gib ${gib}\`, body limit off, RSS sampled every 200 ms): ${
+      phases.join("; ")
+    }; peak RSS of the whole run (VmHWM) ${fmt(hwm, 1)} MB.\n`;
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await bulk.shutdown();
+  }
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
@@ -647,6 +752,7 @@ if (import.meta.main) {
       only: { type: "string" },
       cold: { type: "string" },
       soak: { type: "string" },
+      gib: { type: "string" },
     },
   });
   if (Deno.build.os !== "linux") {
@@ -659,7 +765,9 @@ if (import.meta.main) {
   try {
     let report: string;
     if (values.cold) report = await coldStart(lab, Number(values.cold));
-    else if (values.soak) {
+    else if (values.gib) {
+      report = await bigTransfers(lab, Math.min(Number(values.gib), 8));
+    } else if (values.soak) {
       report = await soak(lab, Math.min(Number(values.soak), 3600));
     } else {
       report = await compare(
