@@ -127,6 +127,9 @@ export interface UpstreamReply {
 }
 
 const READ_SIZE = 64 * 1024;
+/** Shared, never written: a connection with no bytes left over. */
+const EMPTY = new Uint8Array(0);
+const NOTHING = () => {};
 const ENCODER = new TextEncoder();
 const CRLF = ENCODER.encode("\r\n");
 const LAST_CHUNK = ENCODER.encode("0\r\n\r\n");
@@ -143,7 +146,7 @@ const IDEMPOTENT = new Set([
 
 class Connection {
   conn: Deno.TcpConn;
-  pending: Uint8Array = new Uint8Array(0);
+  pending: Uint8Array = EMPTY;
   reused = false;
   idleSince = 0;
   idleRead: Promise<number | null | Error> | null = null;
@@ -185,7 +188,7 @@ class ClientWatch {
   /** When the call started (epoch ms). */
   since: number;
   /** Stops the current phase; set by each phase. */
-  onAbort: () => void = () => {};
+  onAbort: () => void = NOTHING;
   #listener = () => this.onAbort();
 
   constructor(source: AbortSignal | (() => AbortSignal), now: number) {
@@ -473,7 +476,7 @@ export class UpstreamClient {
       });
     } finally {
       clearTimeout(id);
-      watch.onAbort = () => {};
+      watch.onAbort = NOTHING;
     }
   }
 
@@ -605,7 +608,7 @@ export class UpstreamClient {
         );
       }
       let buffer: Uint8Array = c.pending;
-      c.pending = new Uint8Array(0);
+      c.pending = EMPTY;
       let head: ResponseHead | null = null;
       while (true) {
         head = buffer.length > 0 ? parseResponseHead(buffer) : null;
@@ -646,7 +649,7 @@ export class UpstreamClient {
       }
       const rest = buffer.subarray(head.headLength);
       if (head.status === 101 && call.upgrade) {
-        watch.onAbort = () => {};
+        watch.onAbort = NOTHING;
         return {
           head,
           body: null,
@@ -656,10 +659,10 @@ export class UpstreamClient {
       }
       const framing = responseFraming(head, call.method);
       const reply = this.#body(c, { call, watch, head, framing, rest });
-      watch.onAbort = () => {};
+      watch.onAbort = NOTHING;
       return reply;
     } catch (error) {
-      watch.onAbort = () => {};
+      watch.onAbort = NOTHING;
       c.close();
       if (error instanceof UpstreamError) throw error;
       if (error instanceof InvalidResponseError) {

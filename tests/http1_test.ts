@@ -73,6 +73,19 @@ Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (
       "HTTP/1.1 200 OK\r\nA: 1\r\n folded\r\n\r\n",
       /^upstream sent invalid header: " folded"$/,
     ],
+    // NUL, a bare LF and a bare CR inside a field line.
+    [
+      "HTTP/1.1 200 OK\r\nA: 1\0x\r\n\r\n",
+      /^upstream sent invalid header: "A: 1\0x"$/,
+    ],
+    [
+      "HTTP/1.1 200 OK\r\nA: 1\nB: 2\r\n\r\n",
+      /^upstream sent invalid header: "A: 1\nB: 2"$/,
+    ],
+    [
+      "HTTP/1.1 200 OK\r\nA: 1\rB\r\n\r\n",
+      /^upstream sent invalid header: "A: 1\rB"$/,
+    ],
   ];
   for (const [text, message] of bad) {
     await t.step(`rejects ${JSON.stringify(text)}`, () => {
