@@ -104,7 +104,6 @@ function indexOfHeadEnd(bytes: Uint8Array): number {
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// deno-lint-ignore no-control-regex -- NUL is what this looks for
 const BAD_IN_LINE = /\0|\r(?!\n)|(?<!\r)\n/;
 
 /**
