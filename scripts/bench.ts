@@ -645,6 +645,9 @@ async function soak(lab: Lab, seconds: number): Promise<string> {
  * upstream is a Deno server in this process (a 1 GiB answer from a stream,
  * a sink that counts the upload); curl is the client, uploading a sparse file.
  */
+/** Moved each way before a big-transfer measurement. */
+const WARM_BYTES = 64 * 1024 ** 2;
+
 async function bigTransfers(lab: Lab, gib: number): Promise<string> {
   const size = gib * 1024 ** 3;
   const chunk = 64 * 1024;
@@ -656,7 +659,8 @@ async function bigTransfers(lab: Lab, gib: number): Promise<string> {
         for await (const piece of req.body ?? []) n += piece.length;
         return new Response(String(n));
       }
-      let left = size;
+      let left = new URL(req.url).pathname === "/warm" ? WARM_BYTES : size;
+      const total = left;
       const body = new ReadableStream<Uint8Array>({
         pull(controller) {
           const n = Math.min(chunk, left);
@@ -666,7 +670,7 @@ async function bigTransfers(lab: Lab, gib: number): Promise<string> {
         },
       }, { highWaterMark: 0 });
       return new Response(body, {
-        headers: { "content-length": String(size) },
+        headers: { "content-length": String(total) },
       });
     },
   );
@@ -674,6 +678,8 @@ async function bigTransfers(lab: Lab, gib: number): Promise<string> {
   const file = await Deno.open(sparse, { create: true, write: true });
   await file.truncate(size);
   file.close();
+  const warmFile = `${lab.dir}/warm.bin`;
+  await Deno.writeFile(warmFile, new Uint8Array(WARM_BYTES));
   const port = freePort();
   const args = gatewayArgs(lab, port, "gib-error.log");
   args[args.indexOf("--upstream") + 1] = `http://127.0.0.1:${bulk.addr.port}`;
@@ -726,6 +732,25 @@ async function bigTransfers(lab: Lab, gib: number): Promise<string> {
         } after`,
       );
     };
+    // Warm up first (64 MiB each way: JIT, heap, allocator), so "before"
+    // is a gateway that has moved bytes, and growth is what 1 GiB adds.
+    const fresh = rssMb();
+    for (const extra of [[], ["-X", "POST", "-T", warmFile]]) {
+      await new Deno.Command("curl", {
+        args: [
+          "-s",
+          "-o",
+          "/dev/null",
+          ...extra,
+          `http://127.0.0.1:${port}/api/warm`,
+        ],
+      }).output();
+    }
+    phases.push(
+      `RSS ${fmt(fresh, 1)} MB at rest, ${
+        fmt(rssMb(), 1)
+      } after 64 MiB each way`,
+    );
     await curl("download", [], "/api/gib");
     await curl("upload", ["-X", "POST", "-T", sparse], "/api/sink");
     const hwm = Number(

@@ -34,6 +34,7 @@ import {
   serializeRequestHead,
 } from "./http1.ts";
 import type { OsFamily } from "./os_errors.ts";
+import { sendBody } from "./request_body.ts";
 import {
   type UpstreamAction,
   UpstreamError,
@@ -131,9 +132,6 @@ const READ_SIZE = 64 * 1024;
 /** Shared, never written: a connection with no bytes left over. */
 const EMPTY = new Uint8Array(0);
 const NOTHING = () => {};
-const ENCODER = new TextEncoder();
-const CRLF = ENCODER.encode("\r\n");
-const LAST_CHUNK = ENCODER.encode("0\r\n\r\n");
 /** Non-idempotent requests do not reuse a connection idle longer than this. */
 const RISKY_IDLE_MS = 2000;
 const IDEMPOTENT = new Set([
@@ -240,16 +238,6 @@ class ClientWatch {
  * only while operations are in flight. Timeouts fire within this period.
  */
 const WATCHDOG_MS = 50;
-
-/** One chunk of a chunked body: size line, data, CRLF (RFC 9112 §7.1). */
-function frameChunk(data: Uint8Array): Uint8Array {
-  const size = ENCODER.encode(`${data.length.toString(16)}\r\n`);
-  const out = new Uint8Array(size.length + data.length + 2);
-  out.set(size);
-  out.set(data, size.length);
-  out.set(CRLF, size.length + data.length);
-  return out;
-}
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   if (a.length === 0) return b;
@@ -558,29 +546,11 @@ export class UpstreamClient {
       return await this.#write(c, concat(head, body.bytes));
     }
     await this.#write(c, head);
-    const chunked = framing.kind === "chunked";
-    const reader = body.stream.getReader();
-    try {
-      while (true) {
-        let next: ReadableStreamReadResult<Uint8Array>;
-        try {
-          next = await reader.read();
-        } catch (error) {
-          throw UpstreamError.clientClosed(error);
-        }
-        if (next.done) break;
-        const chunk = next.value;
-        if (chunk.length === 0) continue;
-        // One write per piece, framing included: Deno.serve hands a chunked
-        // body over in many small pieces, and separate tiny writes for the
-        // size line and CRLF (with TCP_NODELAY) made a 100 MiB upload take
-        // 7.5 s instead of 0.4 s. The copy costs far less.
-        await this.#write(c, chunked ? frameChunk(chunk) : chunk);
-      }
-      if (chunked) await this.#write(c, LAST_CHUNK);
-    } finally {
-      reader.releaseLock();
-    }
+    await sendBody(body.stream, {
+      chunked: framing.kind === "chunked",
+      write: (bytes) => this.#write(c, bytes),
+      onReadError: (error) => UpstreamError.clientClosed(error),
+    });
   }
 
   async #exchange(

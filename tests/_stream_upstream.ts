@@ -1,7 +1,7 @@
 /**
  * A test upstream in its own process (as on a station), so a test that
  * measures the gateway does not share an event loop with it. `GET` answers
- * `BYTES` bytes with a Content-Length; `POST` counts the body and answers the
+ * `BYTES` bytes (or `?bytes=N`) with a Content-Length; `POST` counts the body and answers the
  * count. Prints its port, then serves until killed.
  *
  * Usage: deno run --allow-net tests/_stream_upstream.ts BYTES
@@ -20,7 +20,9 @@ const server = Deno.serve(
       for await (const c of req.body ?? []) got += c.byteLength;
       return new Response(String(got));
     }
-    let left = total;
+    const asked = new URL(req.url).searchParams.get("bytes");
+    const size = asked === null ? total : Number(asked);
+    let left = size;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
         if (left <= 0) return controller.close();
@@ -29,7 +31,7 @@ const server = Deno.serve(
         left -= n;
       },
     });
-    return new Response(body, { headers: { "content-length": String(total) } });
+    return new Response(body, { headers: { "content-length": String(size) } });
   },
 );
 // deno-lint-ignore no-console

@@ -1,0 +1,140 @@
+/**
+ * Sending a streamed request body upstream, through one reused buffer.
+ *
+ * `Deno.serve` hands a request body over as a byte stream. Read with the
+ * default reader, every chunk is a new 64 KiB `ArrayBuffer`; V8 frees those
+ * only when its external-memory heuristic starts a full collection, about 64
+ * MiB later, so a 1 GiB upload took the gateway's RSS from 83 to 141 MB
+ * (`deno task bench --gib 1`, session 3). Read with a BYOB reader into one
+ * buffer per upload, the same memory is filled and written again: nothing
+ * is left for the collector. Reusing it is safe because a socket write in
+ * Deno has finished with the bytes when its promise settles (unlike a
+ * response body chunk, which `Deno.serve` keeps until it is sent).
+ *
+ * @module
+ */
+
+/** Bytes asked for per read, Deno's own chunk size for socket streams. */
+const READ_SIZE = 64 * 1024;
+/** Room before the data for a chunk-size line: 14 hex digits and CRLF. */
+const HEAD_ROOM = 16;
+const LAST_CHUNK = new TextEncoder().encode("0\r\n\r\n");
+
+/** Options for {@linkcode sendBody}. */
+export interface SendBodyOptions {
+  /** Frame the body as chunked (RFC 9112 §7.1); otherwise as it comes. */
+  chunked: boolean;
+  /** Writes all of the bytes; they may be reused once it settles. */
+  write: (bytes: Uint8Array) => Promise<void>;
+  /** Wraps an error from reading the client's body (it went away). */
+  onReadError: (error: unknown) => Error;
+}
+
+/**
+ * Writes every chunk of `stream` through `options.write`, framed when
+ * `options.chunked`, then the last chunk. A byte stream is read into one
+ * reused buffer; any other stream chunk by chunk.
+ *
+ * @example Counting what would be sent
+ * ```ts
+ * import { sendBody } from "./request_body.ts";
+ *
+ * let sent = 0;
+ * await sendBody(new Blob(["hello"]).stream(), {
+ *   chunked: true,
+ *   write: (bytes) => {
+ *     sent += bytes.length;
+ *     return Promise.resolve();
+ *   },
+ *   onReadError: (error) => new Error("client gone", { cause: error }),
+ * });
+ * // "5\r\nhello\r\n" and "0\r\n\r\n"
+ * if (sent !== 15) throw new Error(`sent ${sent}`);
+ * ```
+ *
+ * @param stream The client's request body.
+ * @param options Framing, the writer and the read-error wrapper.
+ */
+export async function sendBody(
+  stream: ReadableStream<Uint8Array>,
+  options: SendBodyOptions,
+): Promise<void> {
+  let byob: ReadableStreamBYOBReader | null = null;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    // Not a byte stream: a body built in JS rather than by Deno.serve.
+  }
+  if (byob === null) return await sendChunks(stream, options);
+  let buffer = new ArrayBuffer(HEAD_ROOM + READ_SIZE + 2);
+  try {
+    while (true) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await byob.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
+      } catch (error) {
+        throw options.onReadError(error);
+      }
+      if (next.done) break;
+      // The read detached `buffer`; the same memory comes back in a new one.
+      const data = next.value;
+      buffer = data.buffer as ArrayBuffer;
+      if (data.length === 0) continue;
+      await options.write(
+        options.chunked ? frameInPlace(buffer, data.length) : data,
+      );
+    }
+  } finally {
+    byob.releaseLock();
+  }
+  if (options.chunked) await options.write(LAST_CHUNK);
+}
+
+/**
+ * Writes the size line before and CRLF after the `length` bytes at
+ * `HEAD_ROOM`, returning the framed chunk as a view of the same memory.
+ */
+function frameInPlace(buffer: ArrayBuffer, length: number): Uint8Array {
+  const all = new Uint8Array(buffer);
+  const size = length.toString(16);
+  const start = HEAD_ROOM - size.length - 2;
+  for (let i = 0; i < size.length; i++) all[start + i] = size.charCodeAt(i);
+  all[HEAD_ROOM - 2] = 13;
+  all[HEAD_ROOM - 1] = 10;
+  all[HEAD_ROOM + length] = 13;
+  all[HEAD_ROOM + length + 1] = 10;
+  return all.subarray(start, HEAD_ROOM + length + 2);
+}
+
+async function sendChunks(
+  stream: ReadableStream<Uint8Array>,
+  options: SendBodyOptions,
+): Promise<void> {
+  const reader = stream.getReader();
+  try {
+    while (true) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch (error) {
+        throw options.onReadError(error);
+      }
+      if (next.done) break;
+      const chunk = next.value;
+      if (chunk.length === 0) continue;
+      // One write per piece, framing included: separate tiny writes for the
+      // size line and CRLF (with TCP_NODELAY) made a 100 MiB upload take
+      // 7.5 s instead of 0.4 s. The copy costs far less.
+      if (!options.chunked) {
+        await options.write(chunk);
+        continue;
+      }
+      const framed = new ArrayBuffer(HEAD_ROOM + chunk.length + 2);
+      new Uint8Array(framed).set(chunk, HEAD_ROOM);
+      await options.write(frameInPlace(framed, chunk.length));
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (options.chunked) await options.write(LAST_CHUNK);
+}
