@@ -27,8 +27,10 @@ export const COMPILE_FLAGS = [
   "--unstable-no-legacy-abort",
   // V8's young generation capped at 4 MiB: peak RSS under 50 connections
   // 127-129 MB -> 80 MB, throughput within noise (deno task bench; the same
-  // finding as perf-baseline.md §5).
-  "--v8-flags=--max-semi-space-size=4",
+  // finding as perf-baseline.md §5). `gc()` exposed for src/gc_pacer.ts:
+  // streamed response chunks are collected as they go (1 GiB download: +8
+  // instead of +40 MB RSS).
+  "--v8-flags=--max-semi-space-size=4,--expose-gc",
 ] as const;
 
 /** The default target: the station PCs. */

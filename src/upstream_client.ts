@@ -33,6 +33,7 @@ import {
   type ResponseHead,
   serializeRequestHead,
 } from "./http1.ts";
+import { GcPacer } from "./gc_pacer.ts";
 import type { OsFamily } from "./os_errors.ts";
 import { sendBody } from "./request_body.ts";
 import {
@@ -77,6 +78,8 @@ export interface UpstreamClientOptions {
   onConnect?: () => void;
   /** @default {currentOsFamily()} */
   family?: OsFamily;
+  /** Paces collections of streamed body chunks; one may serve many clients. */
+  gcPacer?: GcPacer;
 }
 
 /** One request for the upstream. */
@@ -254,6 +257,7 @@ export class UpstreamClient {
   #maxIdle: number;
   #idleTimeoutMs: number;
   #family: OsFamily;
+  #gcPacer: GcPacer;
   #closed = false;
   #timed = new Set<Connection>();
   /** Calls whose client may need watching (see ClientWatch). */
@@ -272,6 +276,7 @@ export class UpstreamClient {
     this.#idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
     this.#family = options.family ??
       (Deno.build.os === "windows" ? "windows" : "linux");
+    this.#gcPacer = options.gcPacer ?? new GcPacer();
   }
 
   /** Idle connections in the pool (for tests and status). */
@@ -727,6 +732,8 @@ export class UpstreamClient {
             }),
           );
         }
+        // Each chunk holds a buffer of its own until Deno.serve has sent it.
+        this.#gcPacer.add(chunk.buffer.byteLength);
         if (decoder !== null) {
           let out;
           try {

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { GcPacer } from "./gc_pacer.ts";
 import type { UpstreamServerSpec } from "./config.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import type { UpstreamError } from "./upstream_error.ts";
@@ -174,6 +175,8 @@ export function createUpstreamGroup(
   specs: UpstreamServerSpec[],
   options: GroupClientOptions,
 ): UpstreamGroup {
+  // One pacer for all: the garbage it counts is the process's.
+  const gcPacer = new GcPacer();
   return new UpstreamGroup(
     name,
     specs.map((spec) => ({
@@ -183,6 +186,7 @@ export function createUpstreamGroup(
         port: spec.address.port,
         timeouts: options.timeouts,
         maxIdle: options.keepalive,
+        gcPacer,
         ...(options.onConnect ? { onConnect: options.onConnect } : {}),
       }),
     })),
