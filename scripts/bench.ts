@@ -12,11 +12,12 @@
  *
  * Pinning: each proxy on CPU 0; wrk and the upstream on CPU 1 (taskset), so
  * every proxy gets exactly one core. Rounds are interleaved (every scenario,
- * proxies in a fresh shuffled order, each started fresh, warmed 1 s, then
- * measured); ratios are computed per round and their median reported.
+ * proxies in a fresh shuffled order, each started fresh, warmed up under
+ * the same load (5 s: see Timing), then measured); ratios are computed per
+ * round and their median reported.
  *
  * Usage:
- *   deno task bench [--rounds 3] [--seconds 5] [--only post-small-c50,...]
+ *   deno task bench [--rounds 3] [--seconds 5] [--warmup 5] [--only a,b]
  *   deno task bench --cold 10        cold start to the first proxied 200
  *   deno task bench --soak 600       steady load on the gateway, RSS curve
  *   deno task bench --gib 1          1 GiB down and up, RSS sampled
@@ -451,15 +452,30 @@ async function wrk(
   };
 }
 
+/** How long each measurement runs and warms up, in seconds. */
+interface Timing {
+  seconds: number;
+  /**
+   * Before each measurement, the same load for this long. A JIT runtime
+   * needs it: in the first seconds V8 still compiles ~70 hot functions with
+   * TurboFan (3-9 ms each, --trace-opt), on a worker thread that shares the
+   * pinned core, and `perf sched timehist` shows the main thread waiting
+   * 1.5-4 ms behind it. After 1 s the gateway's p99 at c1 was 2.5 ms, after
+   * 8 s 0.9 ms. A station runs for months: steady state is the figure.
+   */
+  warmup: number;
+}
+
 async function measure(
   lab: Lab,
-  name: ProxyName,
-  s: Scenario,
-  seconds: number,
+  target: { name: ProxyName; scenario: Scenario },
+  timing: Timing,
 ): Promise<Measurement> {
+  const { name, scenario: s } = target;
+  const seconds = timing.seconds;
   const proxy = await startProxy(lab, name);
   try {
-    await wrk(lab, proxy.port, s, 1); // warm-up
+    await wrk(lab, proxy.port, s, timing.warmup);
     const before = procStat(proxy.pid);
     const result = await wrk(lab, proxy.port, s, seconds);
     const after = procStat(proxy.pid);
@@ -500,16 +516,18 @@ function shuffled<T>(xs: readonly T[]): T[] {
 
 async function compare(
   lab: Lab,
-  rounds: number,
-  seconds: number,
-  only: Set<string> | null,
+  options: Timing & { rounds: number; only: Set<string> | null },
 ): Promise<string> {
+  const { rounds, seconds, warmup, only } = options;
   const scenarios = SCENARIOS.filter((s) => only === null || only.has(s.name));
   const results = new Map<string, Measurement[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
       for (const p of shuffled(PROXIES)) {
-        const m = await measure(lab, p, s, seconds);
+        const m = await measure(lab, { name: p, scenario: s }, {
+          seconds,
+          warmup,
+        });
         results.set(`${s.name}|${p}`, [
           ...(results.get(`${s.name}|${p}`) ?? []),
           m,
@@ -526,7 +544,7 @@ async function compare(
   }
   let md = `Measured ${
     new Date().toISOString().slice(0, 16).replace("T", " ")
-  } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds}\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
+  } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds} --warmup ${warmup}\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
   md +=
     "| scenario | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | peak RSS MB |\n|---|---|---|---|---|---|---|---|\n";
   const ratioRows: string[] = [];
@@ -768,12 +786,28 @@ async function bigTransfers(lab: Lab, gib: number): Promise<string> {
   }
 }
 
+/** A flag's number, within `[min, max]`, or a clear error. */
+function numberFlag(
+  name: string,
+  value: string,
+  range: { min: number; max: number },
+): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < range.min) {
+    throw new Error(
+      `Cannot parse --${name} "${value}": expected a number from ${range.min}`,
+    );
+  }
+  return Math.min(n, range.max);
+}
+
 if (import.meta.main) {
   const { values } = parseArgs({
     args: Deno.args,
     options: {
       rounds: { type: "string", default: "3" },
       seconds: { type: "string", default: "5" },
+      warmup: { type: "string", default: "5" },
       only: { type: "string" },
       cold: { type: "string" },
       soak: { type: "string" },
@@ -785,23 +819,32 @@ if (import.meta.main) {
       "The benchmark runs on Linux (taskset, /proc, Debian's packages).",
     );
   }
+  // Flags are checked before anything is installed or started.
+  const flag = (name: keyof typeof values, min: number, max: number) => {
+    const value = values[name];
+    return typeof value === "string"
+      ? numberFlag(name, value, { min, max })
+      : null;
+  };
+  const cold = flag("cold", 1, 100);
+  const gib = flag("gib", 1, 8);
+  const soakSeconds = flag("soak", 1, 3600);
+  const options = {
+    rounds: flag("rounds", 1, 50)!,
+    seconds: flag("seconds", 1, 60)!,
+    warmup: flag("warmup", 0, 60)!,
+    only: values.only ? new Set(values.only.split(",")) : null,
+  };
   await ensureTools();
   const lab = await setUp();
   try {
-    let report: string;
-    if (values.cold) report = await coldStart(lab, Number(values.cold));
-    else if (values.gib) {
-      report = await bigTransfers(lab, Math.min(Number(values.gib), 8));
-    } else if (values.soak) {
-      report = await soak(lab, Math.min(Number(values.soak), 3600));
-    } else {
-      report = await compare(
-        lab,
-        Number(values.rounds),
-        Math.min(Number(values.seconds), 60),
-        values.only ? new Set(values.only.split(",")) : null,
-      );
-    }
+    const report = cold !== null
+      ? await coldStart(lab, cold)
+      : gib !== null
+      ? await bigTransfers(lab, gib)
+      : soakSeconds !== null
+      ? await soak(lab, soakSeconds)
+      : await compare(lab, options);
     Deno.stdout.writeSync(new TextEncoder().encode(report));
   } finally {
     lab.upstream.kill("SIGTERM");
