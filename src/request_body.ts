@@ -65,27 +65,39 @@ export async function sendBody(
   } catch {
     // Not a byte stream: a body built in JS rather than by Deno.serve.
   }
-  if (byob === null) return await sendChunks(stream, options);
-  let buffer = new ArrayBuffer(HEAD_ROOM + READ_SIZE + 2);
+  const plain = byob === null ? stream.getReader() : null;
+  let buffer = new ArrayBuffer(plain !== null ? 0 : HEAD_ROOM + READ_SIZE + 2);
   try {
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
       try {
-        next = await byob.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
+        next = plain !== null
+          ? await plain.read()
+          : await byob!.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
       } catch (error) {
         throw options.onReadError(error);
       }
       if (next.done) break;
-      // The read detached `buffer`; the same memory comes back in a new one.
       const data = next.value;
-      buffer = data.buffer as ArrayBuffer;
+      // A BYOB read detached `buffer`; the same memory came back in `data`.
+      if (plain === null) buffer = data.buffer as ArrayBuffer;
       if (data.length === 0) continue;
-      await options.write(
-        options.chunked ? frameInPlace(buffer, data.length) : data,
-      );
+      if (!options.chunked) {
+        await options.write(data);
+        continue;
+      }
+      // One write per piece, framing included: separate tiny writes for the
+      // size line and CRLF (with TCP_NODELAY) made a 100 MiB upload take
+      // 7.5 s instead of 0.4 s. A plain stream's chunk is copied for it.
+      let room = buffer;
+      if (plain !== null) {
+        room = new ArrayBuffer(HEAD_ROOM + data.length + 2);
+        new Uint8Array(room).set(data, HEAD_ROOM);
+      }
+      await options.write(frameInPlace(room, data.length));
     }
   } finally {
-    byob.releaseLock();
+    (plain ?? byob!).releaseLock();
   }
   if (options.chunked) await options.write(LAST_CHUNK);
 }
@@ -104,37 +116,4 @@ function frameInPlace(buffer: ArrayBuffer, length: number): Uint8Array {
   all[HEAD_ROOM + length] = 13;
   all[HEAD_ROOM + length + 1] = 10;
   return all.subarray(start, HEAD_ROOM + length + 2);
-}
-
-async function sendChunks(
-  stream: ReadableStream<Uint8Array>,
-  options: SendBodyOptions,
-): Promise<void> {
-  const reader = stream.getReader();
-  try {
-    while (true) {
-      let next: ReadableStreamReadResult<Uint8Array>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        throw options.onReadError(error);
-      }
-      if (next.done) break;
-      const chunk = next.value;
-      if (chunk.length === 0) continue;
-      // One write per piece, framing included: separate tiny writes for the
-      // size line and CRLF (with TCP_NODELAY) made a 100 MiB upload take
-      // 7.5 s instead of 0.4 s. The copy costs far less.
-      if (!options.chunked) {
-        await options.write(chunk);
-        continue;
-      }
-      const framed = new ArrayBuffer(HEAD_ROOM + chunk.length + 2);
-      new Uint8Array(framed).set(chunk, HEAD_ROOM);
-      await options.write(frameInPlace(framed, chunk.length));
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  if (options.chunked) await options.write(LAST_CHUNK);
 }

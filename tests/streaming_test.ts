@@ -60,6 +60,17 @@ async function download(port: number, bytes: number): Promise<number> {
   return received;
 }
 
+/** Fails unless `growth` (MiB of peak RSS) is under {@linkcode FLAT_MIB}. */
+function assertFlat(direction: string, growth: number, from: number): void {
+  strictEqual(
+    growth < FLAT_MIB,
+    true,
+    `${direction}: peak RSS grew by ${growth.toFixed(1)} MiB (from ${
+      from.toFixed(1)
+    })`,
+  );
+}
+
 async function peakRssMiB(pid: number): Promise<number> {
   const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
     .output();
@@ -110,13 +121,7 @@ Deno.test("gateway streams 512 MiB up and down with flat memory", {
     // Buffering the body adds 512 MiB. Read chunk by chunk into new
     // buffers, it added 31-36 MiB of chunks waiting for V8's external-memory
     // heuristic; read into one reused buffer (src/request_body.ts), 4-8.
-    strictEqual(
-      upGrowth < FLAT_MIB,
-      true,
-      `upload: peak RSS grew by ${upGrowth.toFixed(1)} MiB (from ${
-        before.toFixed(1)
-      })`,
-    );
+    assertFlat("upload", upGrowth, before);
 
     const afterUp = await peakRssMiB(gw.child.pid);
     strictEqual(await download(gw.port, TOTAL), TOTAL);
@@ -124,13 +129,7 @@ Deno.test("gateway streams 512 MiB up and down with flat memory", {
     // Each chunk of a response body is a new buffer that Deno.serve keeps
     // until it is sent. Left to V8's heuristics they added 35-45 MiB here;
     // collected every 4 MiB (src/gc_pacer.ts), 6-9.
-    strictEqual(
-      downGrowth < FLAT_MIB,
-      true,
-      `download: peak RSS grew by ${downGrowth.toFixed(1)} MiB (from ${
-        afterUp.toFixed(1)
-      })`,
-    );
+    assertFlat("download", downGrowth, afterUp);
 
     // A chunked upload arrives whole too (8 MiB: this part checks bytes,
     // not memory). It is outside the measured window: Deno 2.9.6's server
