@@ -422,16 +422,12 @@ export class UpstreamClient {
     c.idleBuf = c.scratch;
     // A pending read while idle: it settles when the upstream closes the
     // connection (or, illegally, sends bytes), and the connection is dropped.
-    c.idleRead = c.conn.read(c.idleBuf).catch((e) => e as Error);
-    c.idleRead.then(() => {
-      // Settled while pooled: the upstream closed it (or sent bytes it
-      // should not have). If it was picked up meanwhile, the exchange sees
-      // the same result through c.idleRead.
-      if (this.#idle.includes(c)) {
-        this.#idle.splice(this.#idle.indexOf(c), 1);
-        c.close();
-      }
-    });
+    // One promise for both outcomes (not .catch then .then): this runs
+    // once per proxied request.
+    c.idleRead = c.conn.read(c.idleBuf).then(
+      (n) => this.#settledIdle(c, n),
+      (e) => this.#settledIdle(c, e as Error),
+    );
     // Idle connections past idleTimeoutMs are closed by one sweep per
     // second (a timer per returned connection was a timer per request).
     if (this.#sweeper === undefined) {
@@ -439,6 +435,20 @@ export class UpstreamClient {
       Deno.unrefTimer(this.#sweeper as unknown as number);
     }
     this.#idle.push(c);
+  }
+
+  /**
+   * A pooled connection's pending read settled: the upstream closed it (or
+   * sent bytes it should not have), so it leaves the pool. If an exchange
+   * picked it up meanwhile, that exchange sees `result` through `idleRead`.
+   */
+  #settledIdle<T>(c: Connection, result: T): T {
+    const at = this.#idle.indexOf(c);
+    if (at !== -1) {
+      this.#idle.splice(at, 1);
+      c.close();
+    }
+    return result;
   }
 
   #timedOut(action: UpstreamAction): UpstreamError {
