@@ -657,15 +657,15 @@ async function soak(lab: Lab, seconds: number): Promise<string> {
   }
 }
 
+/** Moved each way before a big-transfer measurement. */
+const WARM_BYTES = 64 * 1024 ** 2;
+
 /**
  * Streams `gib` GiB down and then up through a gateway with no body limit,
  * sampling its RSS every 200 ms: the bytes must flow, not pile up. The
  * upstream is a Deno server in this process (a 1 GiB answer from a stream,
  * a sink that counts the upload); curl is the client, uploading a sparse file.
  */
-/** Moved each way before a big-transfer measurement. */
-const WARM_BYTES = 64 * 1024 ** 2;
-
 async function bigTransfers(lab: Lab, gib: number): Promise<string> {
   const size = gib * 1024 ** 3;
   const chunk = 64 * 1024;

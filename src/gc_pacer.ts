@@ -12,9 +12,11 @@
  *
  * With `--expose-gc` (one of the run flags), a minor collection after every
  * 4 MiB of streamed body frees the chunks already sent: the same download
- * then peaks 8 MB above a warmed-up gateway (`deno task bench --gib 1`). A
- * minor collection of a young generation that is almost all garbage takes
- * tens of microseconds. Without the flag, the pacer does nothing.
+ * then peaks 8-11 MB above a warmed-up gateway (`deno task bench --gib 1`),
+ * and a 1 MiB download costs less CPU than before (1338-1474 against
+ * 1596-1823 µs, old and new build side by side on one core): collecting
+ * often and small is cheaper than collecting late. Without the flag, the
+ * pacer does nothing.
  *
  * @module
  */
