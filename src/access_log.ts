@@ -81,6 +81,9 @@ const HEX = "0123456789ABCDEF";
  * Escapes a value as `ngx_http_log_escape` does.
  *
  * @param value The raw value.
+ * @param encoding How `value` holds its bytes: `utf-8` for text decoded
+ * from UTF-8 (the request line, as `Deno.serve` gives it), `latin1` for a
+ * header value (a ByteString: one char per byte, as received).
  * @returns The escaped value.
  *
  * @example Usage
@@ -91,11 +94,17 @@ const HEX = "0123456789ABCDEF";
  * strictEqual(escapeLogValue('GET /q"x HTTP/1.1'), "GET /q\\x22x HTTP/1.1");
  * ```
  */
-export function escapeLogValue(value: string): string {
+export function escapeLogValue(
+  value: string,
+  encoding: "utf-8" | "latin1" = "utf-8",
+): string {
   // Fast path: printable ASCII without `"` or `\` needs no work.
   if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(value)) return value;
+  const bytes = encoding === "utf-8"
+    ? encoder.encode(value)
+    : Uint8Array.from(value, (c) => c.charCodeAt(0));
   let out = "";
-  for (const byte of encoder.encode(value)) {
+  for (const byte of bytes) {
     if (byte < 0x20 || byte > 0x7e || byte === 0x22 || byte === 0x5c) {
       out += `\\x${HEX[byte >> 4]}${HEX[byte & 15]}`;
     } else {
@@ -105,8 +114,13 @@ export function escapeLogValue(value: string): string {
   return out;
 }
 
-function field(value: string | undefined): string {
-  return value === undefined || value === "" ? "-" : escapeLogValue(value);
+function field(
+  value: string | undefined,
+  encoding: "utf-8" | "latin1",
+): string {
+  return value === undefined || value === ""
+    ? "-"
+    : escapeLogValue(value, encoding);
 }
 
 /**
@@ -133,13 +147,13 @@ function field(value: string | undefined): string {
  * ```
  */
 export function formatAccessLogLine(entry: AccessLogEntry): string {
-  return `${entry.remoteAddr} - ${field(entry.remoteUser)} [${
+  return `${entry.remoteAddr} - ${field(entry.remoteUser, "utf-8")} [${
     formatTimeLocal(entry.time)
   }] "${
     escapeLogValue(entry.request)
-  }" ${entry.status} ${entry.bodyBytesSent} "${field(entry.referrer)}" "${
-    field(entry.userAgent)
-  }"`;
+  }" ${entry.status} ${entry.bodyBytesSent} "${
+    field(entry.referrer, "latin1")
+  }" "${field(entry.userAgent, "latin1")}"`;
 }
 
 /**

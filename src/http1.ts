@@ -59,13 +59,80 @@ export interface RequestHeadOptions {
  * ```
  */
 export function serializeRequestHead(options: RequestHeadOptions): Uint8Array {
-  let head =
-    `${options.method} ${options.path} HTTP/1.1\r\nHost: ${options.host}\r\n`;
+  const line = encoder.encode(requestLine(options));
+  const fields = fieldLines(options);
+  const bytes = new Uint8Array(line.length + fields.length);
+  bytes.set(line);
+  writeByteString(fields, bytes, line.length);
+  return bytes;
+}
+
+/**
+ * Writes the head {@linkcode serializeRequestHead} makes into `into`, so a
+ * connection can reuse one buffer for every request instead of allocating
+ * two (the head, then head and body together) per request.
+ *
+ * @param options The head's parts.
+ * @param into Where to write, from index 0.
+ * @returns The bytes written, or -1 when the head does not fit (nothing
+ * meaningful is left in `into` then).
+ *
+ * @example Usage
+ * ```ts
+ * import { writeRequestHead } from "./http1.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const options = {
+ *   method: "GET",
+ *   path: "/",
+ *   host: "h",
+ *   headers: [],
+ *   framing: { kind: "none" as const },
+ * };
+ * strictEqual(writeRequestHead(options, new Uint8Array(64)), 27);
+ * strictEqual(writeRequestHead(options, new Uint8Array(8)), -1);
+ * ```
+ */
+export function writeRequestHead(
+  options: RequestHeadOptions,
+  into: Uint8Array,
+): number {
+  const line = requestLine(options);
+  const { read, written } = encoder.encodeInto(line, into);
+  if (read < line.length) return -1;
+  const fields = fieldLines(options);
+  if (written + fields.length > into.length) return -1;
+  writeByteString(fields, into, written);
+  return written + fields.length;
+}
+
+/**
+ * The request line, to be encoded as UTF-8: `Deno.serve` decodes the
+ * target's bytes as UTF-8 (and answers 400 to invalid ones), so encoding
+ * gives back the bytes the client sent.
+ */
+function requestLine(options: RequestHeadOptions): string {
+  return `${options.method} ${options.path} HTTP/1.1\r\n`;
+}
+
+/** `Host`, the framing field and the others, ending with the blank line. */
+function fieldLines(options: RequestHeadOptions): string {
+  let head = `Host: ${options.host}\r\n`;
   const f = options.framing;
   if (f.kind === "length") head += `Content-Length: ${f.length}\r\n`;
   else if (f.kind === "chunked") head += "Transfer-Encoding: chunked\r\n";
   for (const [name, value] of options.headers) head += `${name}: ${value}\r\n`;
-  return encoder.encode(`${head}\r\n`);
+  return `${head}\r\n`;
+}
+
+/**
+ * Writes a ByteString one byte per char, as `Headers` hold them: a header's
+ * bytes reach JavaScript as chars U+0000-U+00FF and must leave as the same
+ * bytes (nginx forwards them untouched). UTF-8 would turn a UTF-8 `é`
+ * (C3 A9), held as the two chars "Ã©", into four bytes.
+ */
+function writeByteString(text: string, into: Uint8Array, at: number): void {
+  for (let i = 0; i < text.length; i++) into[at + i] = text.charCodeAt(i);
 }
 
 /** A parsed response head. */

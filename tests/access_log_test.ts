@@ -34,15 +34,22 @@ Deno.test("formatAccessLogLine() writes nginx's combined format", () => {
 });
 
 Deno.test("escapeLogValue() escapes as ngx_http_log_escape", async (t) => {
-  const cases: [string, string][] = [
-    ['GET /api/q"x HTTP/1.1', "GET /api/q\\x22x HTTP/1.1"],
-    ["a\\b", "a\\x5Cb"],
-    ["tab\there", "tab\\x09here"],
-    ["ü", "\\xC3\\xBC"],
-    ["plain ~!", "plain ~!"],
+  const cases: [string, "utf-8" | "latin1", string][] = [
+    ['GET /api/q"x HTTP/1.1', "utf-8", "GET /api/q\\x22x HTTP/1.1"],
+    ["a\\b", "utf-8", "a\\x5Cb"],
+    ["tab\there", "utf-8", "tab\\x09here"],
+    ["ü", "utf-8", "\\xC3\\xBC"],
+    ["plain ~!", "utf-8", "plain ~!"],
+    // A header's UTF-8 "ü" as Deno holds it: the two chars of its bytes.
+    ["\u00c3\u00bc", "latin1", "\\xC3\\xBC"],
+    ['\u00ff"', "latin1", "\\xFF\\x22"],
+    ["plain ~!", "latin1", "plain ~!"],
   ];
-  for (const [input, expected] of cases) {
-    await t.step(input, () => strictEqual(escapeLogValue(input), expected));
+  for (const [input, encoding, expected] of cases) {
+    await t.step(
+      `${encoding} ${input}`,
+      () => strictEqual(escapeLogValue(input, encoding), expected),
+    );
   }
 });
 

@@ -54,6 +54,61 @@ Deno.test("gateway passes case, encoding and query byte for byte", async () => {
   ]);
 });
 
+Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () => {
+  // Deno holds header values as ByteStrings (one char per byte): a UTF-8
+  // "é" (C3 A9) arrives as "\u00c3\u00a9". nginx forwards the bytes as they
+  // are; encoding those chars as UTF-8 again would send C3 83 C2 A9.
+  await using upstream = startUpstream(() =>
+    new Response("ok", { headers: { "x-back": "\u00c3\u00a9\u00ff" } })
+  );
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const head = [
+    ...new TextEncoder().encode(
+      "GET /api/caf\u00e9 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Name: ",
+    ),
+    0xc3,
+    0xa9,
+    0xff,
+    ...new TextEncoder().encode("\r\n\r\n"),
+  ];
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  await conn.write(new Uint8Array(head));
+  const received: number[] = [];
+  const buf = new Uint8Array(4096);
+  for (let i = 0; i < 100; i++) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    received.push(...buf.subarray(0, n));
+  }
+  conn.close();
+  strictEqual(upstream.seen[0]!.target, "/caf\u00e9");
+  strictEqual(upstream.seen[0]!.headers.get("x-name"), "\u00c3\u00a9\u00ff");
+  const text = String.fromCharCode(...received);
+  match(text, /^HTTP\/1\.1 200/);
+  match(text, /\r\nx-back: \u00c3\u00a9\u00ff\r\n/);
+});
+
+Deno.test("gateway sends each request's own bytes on a reused connection", async () => {
+  // Heads and small bodies are built in one buffer per upstream connection;
+  // a later, shorter request must not carry a longer one's leftovers.
+  await using upstream = startUpstream((r) =>
+    new Response(String(r.body.length))
+  );
+  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  const sizes = [3000, 10, 16_200, 16_384, 20_000, 1, 0, 700];
+  for (const [i, size] of sizes.entries()) {
+    const body = new Uint8Array(size).fill(0x61 + i);
+    const res = await fetch(`${gw.url}/api/b${i}`, { method: "POST", body });
+    strictEqual(await res.text(), String(size));
+  }
+  strictEqual(upstream.seen.length, sizes.length);
+  for (const [i, size] of sizes.entries()) {
+    const seen = upstream.seen[i]!;
+    strictEqual(seen.target, `/b${i}`);
+    deepStrictEqual(seen.body, new Uint8Array(size).fill(0x61 + i), `${i}`);
+  }
+});
+
 Deno.test("gateway answers /api with 301 to /api/ as nginx does", async () => {
   await using upstream = startUpstream();
   await using gw = startGateway({ upstreamUrl: upstream.origin });
