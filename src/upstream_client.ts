@@ -32,6 +32,7 @@ import {
   responseFraming,
   type ResponseHead,
   serializeRequestHead,
+  writeRequestHead,
 } from "./http1.ts";
 import { GcPacer } from "./gc_pacer.ts";
 import type { OsFamily } from "./os_errors.ts";
@@ -132,9 +133,12 @@ export interface UpstreamReply {
 }
 
 const READ_SIZE = 64 * 1024;
+const SCRATCH_SIZE = 16 * 1024;
 /** Shared, never written: a connection with no bytes left over. */
 const EMPTY = new Uint8Array(0);
 const NOTHING = () => {};
+const NO_BODY = { kind: "none" } as const;
+const CHUNKED = { kind: "chunked" } as const;
 /** Non-idempotent requests do not reuse a connection idle longer than this. */
 const RISKY_IDLE_MS = 2000;
 const IDEMPOTENT = new Set([
@@ -154,7 +158,12 @@ class Connection {
   idleRead: Promise<number | null | Error> | null = null;
   idleBuf: Uint8Array | null = null;
   /** Reused for reads whose bytes are copied out (heads, small answers). */
-  scratch = new Uint8Array(16 * 1024);
+  scratch = new Uint8Array(SCRATCH_SIZE);
+  /**
+   * Reused for request heads with small bodies: a write has finished with
+   * its bytes when it settles, and one exchange at a time uses a connection.
+   */
+  out: Uint8Array | null = null;
   closed = false;
   /** When the current read or write times out (epoch ms); 0 when none. */
   deadline = 0;
@@ -503,7 +512,8 @@ export class UpstreamClient {
   /**
    * Reads what is there. `fresh` returns a newly allocated buffer the caller
    * may keep (body chunks handed to the client); otherwise the bytes are
-   * read into the connection's scratch buffer and copied out, so a small
+   * read into the connection's scratch buffer and a view of it is returned,
+   * valid until the next read: the caller copies what it keeps, so a small
    * answer allocates only its own size, not 64 KiB (a fresh 64 KiB per read
    * made GC pauses of tens of milliseconds under load).
    */
@@ -524,7 +534,7 @@ export class UpstreamClient {
         if (c.expired) throw new TimerExpired();
         throw result;
       }
-      return result === null ? null : buf.slice(0, result);
+      return result === null ? null : buf.subarray(0, result);
     }
     const buf = fresh ? new Uint8Array(READ_SIZE) : c.scratch;
     this.#arm(c, this.#options.timeouts.readMs);
@@ -537,32 +547,53 @@ export class UpstreamClient {
       c.deadline = 0;
     }
     if (n === null) return null;
-    return fresh ? buf.subarray(0, n) : buf.slice(0, n);
+    return buf.subarray(0, n);
   }
 
-  async #sendRequest(c: Connection, call: UpstreamCall): Promise<void> {
+  /**
+   * Writes the request. Not `async` itself: a buffered request (nearly all)
+   * is one write, and an async layer per call is garbage per request.
+   */
+  #sendRequest(c: Connection, call: UpstreamCall): Promise<void> {
     const body = call.body;
     const framing = body === null
-      ? { kind: "none" as const }
+      ? NO_BODY
       : body.kind === "bytes"
       ? { kind: "length" as const, length: body.bytes.length }
       : body.length === null
-      ? { kind: "chunked" as const }
+      ? CHUNKED
       : { kind: "length" as const, length: body.length };
-    const head = serializeRequestHead({
+    const options = {
       method: call.method,
       path: call.path,
       host: call.host,
       headers: call.headers,
       framing,
-    });
-    if (body === null) return await this.#write(c, head);
-    if (body.kind === "bytes") {
-      return await this.#write(c, concat(head, body.bytes));
+    };
+    if (body?.kind === "stream") {
+      return this.#sendStreamed(c, serializeRequestHead(options), body);
     }
+    const bodySize = body === null ? 0 : body.bytes.length;
+    if (bodySize < SCRATCH_SIZE) {
+      const out = c.out ??= new Uint8Array(SCRATCH_SIZE);
+      const n = writeRequestHead(options, out);
+      if (n !== -1 && n + bodySize <= out.length) {
+        if (body !== null) out.set(body.bytes, n);
+        return this.#write(c, out.subarray(0, n + bodySize));
+      }
+    }
+    const head = serializeRequestHead(options);
+    return this.#write(c, body === null ? head : concat(head, body.bytes));
+  }
+
+  async #sendStreamed(
+    c: Connection,
+    head: Uint8Array,
+    body: { stream: ReadableStream<Uint8Array>; length: number | null },
+  ): Promise<void> {
     await this.#write(c, head);
     await sendBody(body.stream, {
-      chunked: framing.kind === "chunked",
+      chunked: body.length === null,
       write: (bytes) => this.#write(c, bytes),
       onReadError: (error) => UpstreamError.clientClosed(error),
     });
@@ -605,6 +636,8 @@ export class UpstreamClient {
           }
           break;
         }
+        // The next read reuses the scratch buffer a partial head may be in.
+        if (buffer.buffer === c.scratch.buffer) buffer = buffer.slice();
         let chunk: Uint8Array | null;
         try {
           chunk = await this.#read(c);
@@ -695,7 +728,13 @@ export class UpstreamClient {
     }
     const decoder = framing.kind === "chunked" ? new ChunkedDecoder() : null;
     let left = framing.kind === "length" ? framing.length : Infinity;
-    let first: Uint8Array | null = rest.length > 0 ? rest : null;
+    // The client keeps each chunk until it is sent, and the scratch buffer
+    // is read into again once the connection is back in the pool.
+    let first: Uint8Array | null = rest.length === 0
+      ? null
+      : rest.buffer === c.scratch.buffer
+      ? rest.slice()
+      : rest;
     // Deno.serve cancels the body when the client goes away; a read pending
     // then fails because cancel() closed the connection, not the upstream.
     let cancelled = false;
