@@ -208,34 +208,92 @@ export function parseResponseHead(bytes: Uint8Array): ResponseHead | null {
   if (end > MAX_RESPONSE_HEAD) {
     throw new InvalidResponseError("upstream sent too big header");
   }
-  const text = decoder.decode(bytes.subarray(0, end - 4));
+  const text = byteString(bytes.subarray(0, end - 4));
   // NUL, or CR or LF other than as a line end, is checked per line only
   // when the head has one (one scan of the text instead of a test per line).
   const suspect = BAD_IN_LINE.test(text);
-  const lines = text.split("\r\n");
-  const status = lines[0]!.match(/^(HTTP\/1\.[01]) (\d{3})(?: (.*))?$/);
-  if (!status) {
+  let lineEnd = text.indexOf("\r\n");
+  if (lineEnd < 0) lineEnd = text.length;
+  if (suspect && /[\0\r\n]/.test(text.slice(0, lineEnd))) {
     throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
   }
+  const status = statusLine(text, lineEnd);
+  // Fields are cut straight out of the text (no array of lines): this runs
+  // for every proxied response.
   const fields: [string, string][] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const colon = line.indexOf(":");
-    const name = colon > 0 ? line.slice(0, colon) : "";
-    if (!TOKEN.test(name) || (suspect && /[\0\r\n]/.test(line))) {
+  while (lineEnd < text.length) {
+    const start = lineEnd + 2;
+    lineEnd = text.indexOf("\r\n", start);
+    if (lineEnd < 0) lineEnd = text.length;
+    const colon = text.indexOf(":", start);
+    const name = colon > start && colon < lineEnd
+      ? text.slice(start, colon)
+      : "";
+    if (
+      !TOKEN.test(name) ||
+      (suspect && /[\0\r\n]/.test(text.slice(start, lineEnd)))
+    ) {
       // Includes obs-fold continuation lines (RFC 9112 §5.2).
-      throw new InvalidResponseError(`upstream sent invalid header: "${line}"`);
+      throw new InvalidResponseError(
+        `upstream sent invalid header: "${text.slice(start, lineEnd)}"`,
+      );
     }
-    fields.push([name, line.slice(colon + 1).trim()]);
+    fields.push([name, trimOws(text, colon + 1, lineEnd)]);
   }
-  return {
-    version: status[1]!,
-    status: Number(status[2]),
-    reason: status[3] ?? "",
-    fields,
-    headLength: end,
-  };
+  return { ...status, fields, headLength: end };
 }
+
+/**
+ * `HTTP/1.x NNN reason`, checked by hand rather than by a regular
+ * expression whose match array and groups are garbage per response.
+ */
+function statusLine(
+  text: string,
+  end: number,
+): { version: string; status: number; reason: string } {
+  const version = text.slice(0, 8);
+  const code = Number(text.slice(9, 12));
+  if (
+    (version !== "HTTP/1.1" && version !== "HTTP/1.0") ||
+    text.charCodeAt(8) !== 0x20 || !DIGITS3.test(text.slice(9, 12)) ||
+    (end > 12 && text.charCodeAt(12) !== 0x20) || end < 12
+  ) {
+    throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
+  }
+  return { version, status: code, reason: end > 13 ? text.slice(13, end) : "" };
+}
+
+const DIGITS3 = /^\d{3}$/;
+
+/** A field value without leading and trailing SP and HTAB (RFC 9110 §5.5). */
+function trimOws(text: string, start: number, end: number): string {
+  while (start < end && isOws(text.charCodeAt(start))) start++;
+  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+function isOws(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+/**
+ * The bytes as a ByteString, one char per byte, as `Headers` take them, so
+ * a value leaves for the client as the bytes the upstream sent. The
+ * "latin1" `TextDecoder` is really windows-1252, which turns 0x80-0x9F into
+ * other code points (0x80 into "€", U+20AC), and those bytes are common in
+ * UTF-8 (E2 80 94 is "—"); such heads are redone char by char.
+ */
+function byteString(bytes: Uint8Array): string {
+  const text = decoder.decode(bytes);
+  if (!BEYOND_LATIN1.test(text)) return text;
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 4096) {
+    out += String.fromCharCode(...bytes.subarray(i, i + 4096));
+  }
+  return out;
+}
+
+const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 /** How the response body is delimited. */
 export type ResponseFraming =

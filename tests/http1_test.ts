@@ -91,6 +91,9 @@ Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (
       [["Set-Cookie", "a"], ["Set-Cookie", "b"], ["x-lower", "yes"]],
     ],
     ["HTTP/1.1 200 OK\r\nEmpty:\r\n\r\n", 200, "OK", [["Empty", ""]]],
+    ["HTTP/1.1 200 \r\n\r\n", 200, "", []],
+    ["HTTP/1.1 200 OK\r\nA: \t 1 x \t\r\n\r\n", 200, "OK", [["A", "1 x"]]],
+    ["HTTP/1.0 404 Not: Found\r\nB:2\r\n\r\n", 404, "Not: Found", [["B", "2"]]],
   ];
   for (const [text, status, reason, fields] of ok) {
     await t.step(JSON.stringify(text), () => {
@@ -102,10 +105,30 @@ Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (
     });
   }
   strictEqual(parseResponseHead(enc("HTTP/1.1 200 OK\r\nA: 1\r\n")), null);
+  await t.step("keeps every byte of a value, one char per byte", () => {
+    // 0x80-0x9F are where windows-1252 (the "latin1" TextDecoder) differs;
+    // E2 80 94 is a UTF-8 "—". 0xA0 and 0x85 are not whitespace in HTTP.
+    const value = [0xe2, 0x80, 0x94, 0x9f, 0x81, 0xa0, 0x85];
+    const head = parseResponseHead(
+      new Uint8Array([
+        ...enc("HTTP/1.1 200 OK\r\nX: "),
+        ...value,
+        ...enc("\r\n\r\n"),
+      ]),
+    )!;
+    deepStrictEqual(head.fields, [["X", String.fromCharCode(...value)]]);
+  });
   const bad: [string, RegExp][] = [
     ["SSH-2.0-OpenSSH\r\n\r\n", /^upstream sent no valid HTTP\/1\.0 header$/],
     ["garbage", /^upstream sent no valid HTTP\/1\.0 header$/],
     ["HTTP/2 200\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1 2000\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1 20\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1 2x0 OK\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.10 200\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1  200\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1 200 O\rK\r\n\r\n", /no valid HTTP\/1\.0 header/],
+    ["HTTP/1.1 200 OK\r\n: x\r\n\r\n", /^upstream sent invalid header: ": x"$/],
     [
       "HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n",
       /^upstream sent invalid header: "Bad Name: x"$/,

@@ -59,7 +59,10 @@ Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () 
   // "é" (C3 A9) arrives as "\u00c3\u00a9". nginx forwards the bytes as they
   // are; encoding those chars as UTF-8 again would send C3 83 C2 A9.
   await using upstream = startUpstream(() =>
-    new Response("ok", { headers: { "x-back": "\u00c3\u00a9\u00ff" } })
+    // UTF-8 "—é" and FF: 0x80-0x9F are where windows-1252 differs.
+    new Response("ok", {
+      headers: { "x-back": "\u00e2\u0080\u0094\u00c3\u00a9\u00ff" },
+    })
   );
   await using gw = startGateway({ upstreamUrl: upstream.origin });
   const head = [
@@ -85,7 +88,7 @@ Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () 
   strictEqual(upstream.seen[0]!.headers.get("x-name"), "\u00c3\u00a9\u00ff");
   const text = String.fromCharCode(...received);
   match(text, /^HTTP\/1\.1 200/);
-  match(text, /\r\nx-back: \u00c3\u00a9\u00ff\r\n/);
+  match(text, /\r\nx-back: \u00e2\u0080\u0094\u00c3\u00a9\u00ff\r\n/);
 });
 
 Deno.test("gateway sends each request's own bytes on a reused connection", async () => {
