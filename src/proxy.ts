@@ -169,6 +169,22 @@ function invalid(message: string): UpstreamError {
   });
 }
 
+const NONE_TRIED: ReadonlySet<UpstreamPeer> = new Set();
+
+/**
+ * The `upstream:` field of an error line: the server tried and the path.
+ *
+ * @param peer The server.
+ * @param upstreamPath The path and query sent.
+ * @returns e.g. `http://127.0.0.1:8080/loginms`.
+ */
+export function upstreamField(
+  peer: UpstreamPeer,
+  upstreamPath: string,
+): string {
+  return `http://${peer.spec.address.peer}${upstreamPath}`;
+}
+
 /** The outcome of walking the group's servers for one request. */
 export type PeerOutcome<T> =
   | { kind: "ok"; value: T; peer: UpstreamPeer }
@@ -194,26 +210,30 @@ export async function tryPeers<T>(
     streamedBody: boolean;
     onAttemptError: ProxyOptions["onAttemptError"];
   },
-  attempt: (peer: UpstreamPeer, field: string) => Promise<T>,
+  attempt: (peer: UpstreamPeer) => Promise<T>,
 ): Promise<PeerOutcome<T>> {
-  const tried = new Set<UpstreamPeer>();
+  // Made on the first failure: nearly every request succeeds at once.
+  let tried: Set<UpstreamPeer> | null = null;
   let last: UpstreamError | null = null;
   while (true) {
-    const choice = group.choose(tried);
+    const choice = group.choose(tried ?? NONE_TRIED);
     if (choice.kind === "no-live") return { kind: "no-live" };
     if (choice.kind === "none-left") return { kind: "failed", error: last! };
     const peer = choice.peer;
-    tried.add(peer);
-    const field = `http://${peer.spec.address.peer}${options.upstreamPath}`;
     try {
-      const value = await attempt(peer, field);
+      const value = await attempt(peer);
       group.succeeded(peer);
       return { kind: "ok", value, peer };
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
+      (tried ??= new Set()).add(peer);
       last = error;
       const counts = error.kind !== "client-closed";
-      options.onAttemptError(error, field, counts && group.failed(peer));
+      options.onAttemptError(
+        error,
+        upstreamField(peer, options.upstreamPath),
+        counts && group.failed(peer),
+      );
       // A streamed body cannot be sent again once reading it has begun.
       const bodyGone = options.streamedBody &&
         error.action !== "connecting to upstream";
@@ -255,7 +275,7 @@ export async function proxyRequest(
     upstreamPath: options.upstreamPath,
     streamedBody: plan.body?.kind === "stream",
     onAttemptError: options.onAttemptError,
-  }, async (peer, field) => {
+  }, async (peer) => {
     const reply = await peer.client.send({
       method: req.method,
       path: options.upstreamPath,
@@ -264,7 +284,12 @@ export async function proxyRequest(
       body: plan.body,
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
-      onBodyError: (error) => options.onAttemptError(error, field, false),
+      onBodyError: (error) =>
+        options.onAttemptError(
+          error,
+          upstreamField(peer, options.upstreamPath),
+          false,
+        ),
     });
     return replyToResponse(reply, peer, options.publicApiBase);
   });

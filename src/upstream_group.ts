@@ -64,6 +64,10 @@ export type PeerChoice =
   | { kind: "none-left" }
   | { kind: "no-live" };
 
+const BACKUP_LAST = [false, true] as const;
+const NO_LIVE: PeerChoice = { kind: "no-live" };
+const NONE_LEFT: PeerChoice = { kind: "none-left" };
+
 /** A group of upstream servers. */
 export class UpstreamGroup {
   /** The name printed as `http://<name>/…` when no server is available. */
@@ -108,17 +112,32 @@ export class UpstreamGroup {
    */
   choose(tried: ReadonlySet<UpstreamPeer>): PeerChoice {
     const now = this.#now();
-    for (const backup of [false, true]) {
-      const candidates = this.peers.filter((p) =>
-        p.spec.backup === backup && !tried.has(p)
-      );
-      const live = candidates.filter((p) => this.#available(p, now));
-      if (live.length > 0) {
-        const peer = live[this.#next++ % live.length]!;
-        return { kind: "peer", peer };
+    // Counted, then picked, in two passes over the servers: no arrays or
+    // closures, since this runs for every proxied request.
+    for (const backup of BACKUP_LAST) {
+      let live = 0;
+      for (const p of this.peers) {
+        if (this.#candidate(p, backup, tried, now)) live++;
+      }
+      if (live === 0) continue;
+      let pick = this.#next++ % live;
+      for (const peer of this.peers) {
+        if (this.#candidate(peer, backup, tried, now) && pick-- === 0) {
+          return { kind: "peer", peer };
+        }
       }
     }
-    return tried.size === 0 ? { kind: "no-live" } : { kind: "none-left" };
+    return tried.size === 0 ? NO_LIVE : NONE_LEFT;
+  }
+
+  #candidate(
+    peer: UpstreamPeer,
+    backup: boolean,
+    tried: ReadonlySet<UpstreamPeer>,
+    now: number,
+  ): boolean {
+    return peer.spec.backup === backup && !tried.has(peer) &&
+      this.#available(peer, now);
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   type ProxyResult,
   replyToResponse,
   tryPeers,
+  upstreamField,
 } from "./proxy.ts";
 import type { UpstreamReply } from "./upstream_client.ts";
 import { UpstreamError, upstreamTimeout } from "./upstream_error.ts";
@@ -112,7 +113,7 @@ export async function proxyWebSocket(
     upstreamPath: options.upstreamPath,
     streamedBody: false,
     onAttemptError: options.onAttemptError,
-  }, async (peer, field) => {
+  }, async (peer) => {
     const reply = await peer.client.send({
       method: "GET",
       path: options.upstreamPath,
@@ -121,9 +122,14 @@ export async function proxyWebSocket(
       body: null,
       signal: req.signal,
       upgrade: true,
-      onBodyError: (error) => options.onAttemptError(error, field, false),
+      onBodyError: (error) =>
+        options.onAttemptError(
+          error,
+          upstreamField(peer, options.upstreamPath),
+          false,
+        ),
     });
-    return { reply, field, peer };
+    return { reply, field: upstreamField(peer, options.upstreamPath), peer };
   });
   if (outcome.kind !== "ok") return outcome;
   const { reply, field, peer } = outcome.value;
