@@ -13,6 +13,8 @@
  * @module
  */
 
+const REPLACE_MS = 1000;
+
 /** Options for {@linkcode ConnectionCounter}. */
 export interface ConnectionCounterOptions {
   /** @default {75_000} */
@@ -26,7 +28,10 @@ export interface ConnectionCounterOptions {
 /** Assigns nginx-style connection numbers. */
 export class ConnectionCounter {
   #next = 1;
-  #byPeer = new Map<string, { serial: number; seen: number }>();
+  #byPeer = new Map<
+    string,
+    { serial: number; seen: number; placed: number }
+  >();
   #idleMs: number;
   #maxEntries: number;
   #now: () => number;
@@ -65,14 +70,19 @@ export class ConnectionCounter {
     const now = this.#now();
     const known = this.#byPeer.get(key);
     if (known !== undefined && now - known.seen < this.#idleMs) {
-      // Re-insert so the map stays in least-recently-seen order.
-      this.#byPeer.delete(key);
       known.seen = now;
-      this.#byPeer.set(key, known);
+      // Re-inserted so the map stays in (roughly) least-recently-seen order
+      // for #evict, but at most once a second: a delete and a set on every
+      // request churned the map's table.
+      if (now - known.placed >= REPLACE_MS) {
+        this.#byPeer.delete(key);
+        known.placed = now;
+        this.#byPeer.set(key, known);
+      }
       return known.serial;
     }
     if (known !== undefined) this.#byPeer.delete(key);
-    const entry = { serial: this.#take(), seen: now };
+    const entry = { serial: this.#take(), seen: now, placed: now };
     this.#byPeer.set(key, entry);
     this.#evict(now);
     return entry.serial;
@@ -99,6 +109,9 @@ export class ConnectionCounter {
   }
 
   #evict(now: number): void {
+    // In insertion order, which is last-seen order to within REPLACE_MS: an
+    // entry seen since it was placed can stop the walk early, leaving an
+    // expired one behind it until a later call; the cap still holds.
     for (const [key, entry] of this.#byPeer) {
       if (
         this.#byPeer.size <= this.#maxEntries && now - entry.seen < this.#idleMs
