@@ -155,6 +155,9 @@ export function createGatewayHandler(
     });
   };
 
+  const routeOptions = options.caseless === undefined
+    ? {}
+    : { caseless: options.caseless };
   // Upgraded responses whose access line waits for the tunnel to close.
   const tunnels = new WeakMap<Response, Promise<number>>();
 
@@ -279,10 +282,7 @@ export function createGatewayHandler(
         false,
       );
     }
-    const route = routeRequest(
-      target,
-      options.caseless === undefined ? {} : { caseless: options.caseless },
-    );
+    const route = routeRequest(target, routeOptions);
     switch (route.kind) {
       case "invalid":
         log({
@@ -326,6 +326,7 @@ export function createGatewayHandler(
           publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
           addForwarded: options.addForwardedHeaders,
           onAttemptError,
+          maxBodySize: options.maxBodySize,
         };
         // Only a tunnel needs to report its end (for its access line).
         const tunnel = isWebSocketRequest(req)
@@ -339,10 +340,7 @@ export function createGatewayHandler(
             onTunnelError: (error, upstream) =>
               onAttemptError(error, upstream, false),
           })
-          : await proxyRequest(req, {
-            ...common,
-            maxBodySize: options.maxBodySize,
-          });
+          : await proxyRequest(req, common);
         if (
           tunnel && result.kind === "response" && result.response.status === 101
         ) {

@@ -215,7 +215,8 @@ export function clientResponseHeaders(
 ): [string, string][] {
   let named: Set<string> | null = null;
   for (const [name, value] of upstream) {
-    if (name.toLowerCase() === "connection") {
+    // The length first: lower-casing every name here made a string each.
+    if (name.length === 10 && name.toLowerCase() === "connection") {
       named = connectionTokens(value);
     }
   }

@@ -376,32 +376,30 @@ export class UpstreamClient {
       this.#watches.add(watch);
       this.#startWatchdog();
     }
+    // One async layer for the pooled try and the fresh one: each layer is
+    // a frame and promises of garbage per request.
     try {
-      return await this.#send(call, watch);
+      const retryable = IDEMPOTENT.has(call.method) &&
+        call.body?.kind !== "stream";
+      const risky = !IDEMPOTENT.has(call.method);
+      const first = call.upgrade ? null : this.#takeIdle(risky);
+      if (first !== null) {
+        try {
+          return await this.#exchange(first, call, watch);
+        } catch (error) {
+          const stale = error instanceof UpstreamError &&
+            (error as UpstreamError & { stale?: boolean }).stale === true;
+          if (!(stale && retryable)) throw error;
+          // The pooled connection was closed under us before any response
+          // byte: the request was not processed, so it is safe to resend.
+        }
+      }
+      const fresh = await this.#connect(watch);
+      return await this.#exchange(fresh, call, watch);
     } finally {
       this.#watches.delete(watch);
       watch.detach();
     }
-  }
-
-  async #send(call: UpstreamCall, watch: ClientWatch): Promise<UpstreamReply> {
-    const retryable = IDEMPOTENT.has(call.method) &&
-      call.body?.kind !== "stream";
-    const risky = !IDEMPOTENT.has(call.method);
-    const first = call.upgrade ? null : this.#takeIdle(risky);
-    if (first !== null) {
-      try {
-        return await this.#exchange(first, call, watch);
-      } catch (error) {
-        const stale = error instanceof UpstreamError &&
-          (error as UpstreamError & { stale?: boolean }).stale === true;
-        if (!(stale && retryable)) throw error;
-        // The pooled connection was closed under us before any response
-        // byte: the request was not processed, so it is safe to resend.
-      }
-    }
-    const fresh = await this.#connect(watch);
-    return await this.#exchange(fresh, call, watch);
   }
 
   #takeIdle(risky: boolean): Connection | null {
