@@ -28,7 +28,7 @@ export interface RequestHeadOptions {
   /** The `Host` value (nginx's `$proxy_host`). */
   host: string;
   /** The other header fields, already filtered. */
-  headers: Iterable<[string, string]>;
+  headers: readonly (readonly [string, string])[];
   /** How the body is framed. */
   framing: BodyFraming;
 }
@@ -59,11 +59,14 @@ export interface RequestHeadOptions {
  * ```
  */
 export function serializeRequestHead(options: RequestHeadOptions): Uint8Array {
-  const line = encoder.encode(requestLine(options));
+  const line = requestLine(options);
   const fields = fieldLines(options);
-  const bytes = new Uint8Array(line.length + fields.length);
-  bytes.set(line);
-  writeByteString(fields, bytes, line.length);
+  const ascii = encoder.encode(line + fields);
+  if (ascii.length === line.length + fields.length) return ascii;
+  const lineBytes = encoder.encode(line);
+  const bytes = new Uint8Array(lineBytes.length + fields.length);
+  bytes.set(lineBytes);
+  writeByteString(fields, bytes, lineBytes.length);
   return bytes;
 }
 
@@ -98,12 +101,17 @@ export function writeRequestHead(
   into: Uint8Array,
 ): number {
   const line = requestLine(options);
-  const { read, written } = encoder.encodeInto(line, into);
-  if (read < line.length) return -1;
   const fields = fieldLines(options);
-  if (written + fields.length > into.length) return -1;
-  writeByteString(fields, into, written);
-  return written + fields.length;
+  // One native encode; it is exact when every char is ASCII, which shows as
+  // one byte per char. Otherwise the fields are redone byte per char.
+  const head = line + fields;
+  const { read, written } = encoder.encodeInto(head, into);
+  if (written === head.length && read === head.length) return written;
+  const lineBytes = encoder.encodeInto(line, into);
+  if (lineBytes.read < line.length) return -1;
+  if (lineBytes.written + fields.length > into.length) return -1;
+  writeByteString(fields, into, lineBytes.written);
+  return lineBytes.written + fields.length;
 }
 
 /**
@@ -121,7 +129,10 @@ function fieldLines(options: RequestHeadOptions): string {
   const f = options.framing;
   if (f.kind === "length") head += `Content-Length: ${f.length}\r\n`;
   else if (f.kind === "chunked") head += "Transfer-Encoding: chunked\r\n";
-  for (const [name, value] of options.headers) head += `${name}: ${value}\r\n`;
+  const fields = options.headers;
+  for (let i = 0; i < fields.length; i++) {
+    head += `${fields[i]![0]}: ${fields[i]![1]}\r\n`;
+  }
   return `${head}\r\n`;
 }
 

@@ -92,7 +92,7 @@ export interface UpstreamCall {
   /** The `Host` header value. */
   host: string;
   /** Header fields, already filtered. */
-  headers: Iterable<[string, string]>;
+  headers: readonly (readonly [string, string])[];
   /** The body: buffered bytes, a stream of known length, or `null`. */
   body:
     | { kind: "bytes"; bytes: Uint8Array }
