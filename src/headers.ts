@@ -97,7 +97,10 @@ export function upstreamRequestHeaders(
   // directly, and Headers copies cost about 30 µs a request
   // (perf-baseline.md §5).
   const connection = client.get("connection");
-  const named = connection === null ? null : connectionTokens(connection);
+  // What browsers send names a field dropped anyway: no token set to build.
+  const named = connection === null || connection === "keep-alive"
+    ? null
+    : connectionTokens(connection);
   const out: [string, string][] = [];
   let forwardedFor: string | null = null;
   // forEach, not for..of: Deno's Headers iterator rebuilds and sorts the
@@ -213,17 +216,21 @@ export function clientResponseHeaders(
   upstream: readonly (readonly [string, string])[],
   options: ClientResponseOptions,
 ): [string, string][] {
+  // Indexed loops: destructuring `[name, value]` runs the iterator protocol
+  // for each field.
   let named: Set<string> | null = null;
-  for (const [name, value] of upstream) {
+  for (let i = 0; i < upstream.length; i++) {
+    const name = upstream[i]![0];
     // The length first: lower-casing every name here made a string each.
     if (name.length === 10 && name.toLowerCase() === "connection") {
-      named = connectionTokens(value);
+      named = connectionTokens(upstream[i]![1]);
     }
   }
   const length = options.contentLength ?? null;
   const out: [string, string][] = [];
-  for (const [rawName, value] of upstream) {
-    const name = rawName.toLowerCase();
+  for (let i = 0; i < upstream.length; i++) {
+    const name = upstream[i]![0].toLowerCase();
+    const value = upstream[i]![1];
     if (
       HOP_BY_HOP_HEADERS.has(name) || RESPONSE_HIDDEN.has(name) ||
       named?.has(name) || (length !== null && name === "content-length")
