@@ -268,6 +268,7 @@ export function createGatewayHandler(
           group,
           connections: deps.counter.size,
           staticCacheBytes: staticCache.totalBytes,
+          memory: Deno.memoryUsage(),
         }),
         { headers: { "cache-control": "no-store" } },
       );

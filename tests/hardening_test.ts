@@ -193,4 +193,6 @@ Deno.test("status endpoint: JSON counters for loopback clients, off by default",
     [`127.0.0.1:${dead}`],
   );
   strictEqual(typeof doc.uptimeSeconds, "number");
+  strictEqual(doc.memory.rssBytes > 10_000_000, true, "a real RSS");
+  strictEqual(doc.memory.heapUsedBytes <= doc.memory.heapTotalBytes, true);
 });

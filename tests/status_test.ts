@@ -1,0 +1,91 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { GatewayStats, isLoopback, statusDocument } from "../src/status.ts";
+import { createUpstreamGroup } from "../src/upstream_group.ts";
+import { parseUpstreamServer } from "../src/config.ts";
+
+Deno.test("GatewayStats.answered() counts each status in its class", async (t) => {
+  const cases: [number, string | null][] = [
+    [99, null],
+    [100, "1xx"],
+    [101, "1xx"],
+    [200, "2xx"],
+    [299, "2xx"],
+    [304, "3xx"],
+    [404, "4xx"],
+    [499, "4xx"],
+    [500, "5xx"],
+    [599, "5xx"],
+    [600, null],
+  ];
+  for (const [status, cls] of cases) {
+    await t.step(String(status), () => {
+      const stats = new GatewayStats();
+      stats.answered(status);
+      const counted = Object.entries(stats.byStatus).filter(([, n]) => n > 0);
+      deepStrictEqual(counted, cls === null ? [] : [[cls, 1]]);
+    });
+  }
+});
+
+Deno.test("isLoopback() accepts 127/8 and ::1 only", async (t) => {
+  const cases: [string, boolean][] = [
+    ["127.0.0.1", true],
+    ["127.1.2.3", true],
+    ["::1", true],
+    ["::ffff:127.0.0.1", true],
+    ["10.0.0.1", false],
+    ["128.0.0.1", false],
+    ["::2", false],
+  ];
+  for (const [address, expected] of cases) {
+    await t.step(address, () => strictEqual(isLoopback(address), expected));
+  }
+});
+
+Deno.test("statusDocument() reports uptime, counters and memory", () => {
+  const group = createUpstreamGroup(
+    "backend",
+    [parseUpstreamServer("http://127.0.0.1:8080")],
+    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, keepalive: 0 },
+  );
+  const stats = new GatewayStats();
+  stats.requests = 3;
+  stats.answered(502);
+  stats.failed("refused");
+  const doc = statusDocument({
+    version: "1.2.3",
+    stats,
+    group,
+    connections: 2,
+    staticCacheBytes: 10,
+    memory: { rss: 50, heapTotal: 40, heapUsed: 30, external: 20 },
+  }, stats.started + 61_500) as Record<string, unknown>;
+  group.close();
+  deepStrictEqual(doc, {
+    version: "1.2.3",
+    uptimeSeconds: 61,
+    connections: 2,
+    requests: {
+      total: 3,
+      inFlight: 0,
+      byStatus: { "1xx": 0, "2xx": 0, "3xx": 0, "4xx": 0, "5xx": 1 },
+    },
+    upstream: {
+      group: "backend",
+      failures: { refused: 1 },
+      servers: [{
+        server: "127.0.0.1:8080",
+        backup: false,
+        fails: 0,
+        idleConnections: 0,
+      }],
+    },
+    staticCacheBytes: 10,
+    memory: {
+      rssBytes: 50,
+      heapUsedBytes: 30,
+      heapTotalBytes: 40,
+      externalBytes: 20,
+    },
+  });
+});
