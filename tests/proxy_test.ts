@@ -1,7 +1,12 @@
 /** Behaviour of /api/ forwarding against a real upstream on loopback. */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { rawRequest, startGateway, startUpstream } from "./_utils.ts";
+import {
+  rawRequest,
+  refusedPort,
+  startGateway,
+  startUpstream,
+} from "./_utils.ts";
 
 Deno.test("gateway forwards both spec endpoints with their POST bodies", async () => {
   await using upstream = startUpstream((r) =>
@@ -89,6 +94,22 @@ Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () 
   const text = String.fromCharCode(...received);
   match(text, /^HTTP\/1\.1 200/);
   match(text, /\r\nx-back: \u00e2\u0080\u0094\u00c3\u00a9\u00ff\r\n/);
+});
+
+Deno.test("error lines hold a non-ASCII Referer as the bytes received", async () => {
+  // nginx writes the raw bytes; the log file is UTF-8, so a UTF-8 Referer
+  // must reach it as "é", not as the two chars Deno holds for its bytes.
+  await using gw = startGateway({
+    upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+  });
+  const res = await rawRequest(
+    gw.port,
+    "GET /api/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" +
+      "Referer: http://localhost/caf\u00e9\r\n\r\n",
+  );
+  match(res, /^HTTP\/1\.1 502/);
+  strictEqual(gw.errorLines.length, 1);
+  match(gw.errorLines[0]!, /, referrer: "http:\/\/localhost\/caf\u00e9"$/);
 });
 
 Deno.test("gateway sends each request's own bytes on a reused connection", async () => {
