@@ -46,5 +46,6 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/task_command_test.ts \
   tests/path_rewrite_test.ts \
   tests/http1_test.ts \
+  tests/proxy_test.ts \
   tests/request_body_test.ts \
   tests/gc_pacer_test.ts
