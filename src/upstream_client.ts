@@ -157,7 +157,7 @@ class Connection {
   idleSince = 0;
   idleRead: Promise<number | null | Error> | null = null;
   idleBuf: Uint8Array | null = null;
-  /** Reused for reads whose bytes are copied out (heads, small answers). */
+  /** Reused for reads of the response head; what is kept is copied out. */
   scratch = new Uint8Array(SCRATCH_SIZE);
   /**
    * Reused for request heads with small bodies: a write has finished with
