@@ -10,6 +10,8 @@
  * @module
  */
 
+import { byteStringToBytes } from "./byte_string.ts";
+
 const MONTHS = [
   "Jan",
   "Feb",
@@ -102,7 +104,7 @@ export function escapeLogValue(
   if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(value)) return value;
   const bytes = encoding === "utf-8"
     ? encoder.encode(value)
-    : Uint8Array.from(value, (c) => c.charCodeAt(0));
+    : byteStringToBytes(value);
   let out = "";
   for (const byte of bytes) {
     if (byte < 0x20 || byte > 0x7e || byte === 0x22 || byte === 0x5c) {

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { byteStringToText } from "./byte_string.ts";
+
 /** nginx's levels, most severe first (`err_levels[]` in `ngx_log.c`). */
 export const LOG_LEVELS = [
   "emerg",
@@ -61,9 +63,9 @@ export interface ErrorLogEntry {
   request?: string;
   /** The upstream URL: scheme, peer and the URI sent upstream. */
   upstream?: string;
-  /** The raw `Host` header. */
+  /** The raw `Host` header, as `Headers` holds it (one char per byte). */
   host?: string;
-  /** The raw `Referer` header. */
+  /** The raw `Referer` header, as `Headers` holds it (one char per byte). */
   referrer?: string;
 }
 
@@ -148,8 +150,14 @@ export function formatErrorLogLine(entry: ErrorLogEntry): string {
   }
   if (entry.request !== undefined) line += `, request: "${entry.request}"`;
   if (entry.upstream !== undefined) line += `, upstream: "${entry.upstream}"`;
-  if (entry.host !== undefined) line += `, host: "${entry.host}"`;
-  if (entry.referrer !== undefined) line += `, referrer: "${entry.referrer}"`;
+  // nginx writes these bytes raw; the line is written as UTF-8, so they go
+  // in as the text their bytes spell.
+  if (entry.host !== undefined) {
+    line += `, host: "${byteStringToText(entry.host)}"`;
+  }
+  if (entry.referrer !== undefined) {
+    line += `, referrer: "${byteStringToText(entry.referrer)}"`;
+  }
   return line.length > MAX_ERROR_LINE_LENGTH
     ? line.slice(0, MAX_ERROR_LINE_LENGTH)
     : line;

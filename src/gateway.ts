@@ -11,7 +11,6 @@ import type { ConnectionCounter } from "./connection_counter.ts";
 import { probeUpstream, renderDefaultPage } from "./default_page.ts";
 import type { CachePolicy } from "./content_negotiation.ts";
 import { errorResponse } from "./error_pages.ts";
-import { headerText } from "./headers.ts";
 import type { ErrorEvent, Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
 import { proxyRequest } from "./proxy.ts";
@@ -176,9 +175,8 @@ export function createGatewayHandler(
         client,
         server: options.serverName,
         request,
-        // Header values as text, so the line holds the bytes received.
-        ...(host === null ? {} : { host: headerText(host) }),
-        ...(referrer === null ? {} : { referrer: headerText(referrer) }),
+        ...(host === null ? {} : { host }),
+        ...(referrer === null ? {} : { referrer }),
         ...event,
       });
 

@@ -56,32 +56,6 @@ function connectionTokens(value: string | null): Set<string> | null {
   return tokens;
 }
 
-/**
- * A request header's value as the text its bytes spell in UTF-8, for a log
- * line (written as UTF-8). `Deno.serve` holds a value as one char per byte,
- * so a UTF-8 `é` arrives as "Ã©"; nginx writes the bytes as received, and
- * this gives back the same bytes whenever they are UTF-8. Bytes that are not
- * become U+FFFD.
- *
- * @param value The value as `Headers` holds it.
- * @returns The text.
- *
- * @example Usage
- * ```ts
- * import { headerText } from "./headers.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(headerText("http://x/\u00c3\u00a9"), "http://x/\u00e9");
- * strictEqual(headerText("plain"), "plain");
- * ```
- */
-export function headerText(value: string): string {
-  if (!/[\u0080-\u00ff]/.test(value)) return value;
-  return new TextDecoder().decode(
-    Uint8Array.from(value, (c) => c.charCodeAt(0)),
-  );
-}
-
 /** Options for {@linkcode upstreamRequestHeaders}. */
 export interface UpstreamRequestOptions {
   /** The client's address, for `X-Forwarded-For`. */

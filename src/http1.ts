@@ -7,6 +7,8 @@
  * @module
  */
 
+import { byteStringFromBytes, writeByteString } from "./byte_string.ts";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("latin1");
 
@@ -136,16 +138,6 @@ function fieldLines(options: RequestHeadOptions): string {
   return `${head}\r\n`;
 }
 
-/**
- * Writes a ByteString one byte per char, as `Headers` hold them: a header's
- * bytes reach JavaScript as chars U+0000-U+00FF and must leave as the same
- * bytes (nginx forwards them untouched). UTF-8 would turn a UTF-8 `é`
- * (C3 A9), held as the two chars "Ã©", into four bytes.
- */
-function writeByteString(text: string, into: Uint8Array, at: number): void {
-  for (let i = 0; i < text.length; i++) into[at + i] = text.charCodeAt(i);
-}
-
 /** A parsed response head. */
 export interface ResponseHead {
   /** `HTTP/1.0` or `HTTP/1.1`. */
@@ -219,7 +211,8 @@ export function parseResponseHead(bytes: Uint8Array): ResponseHead | null {
   if (end > MAX_RESPONSE_HEAD) {
     throw new InvalidResponseError("upstream sent too big header");
   }
-  const text = byteString(bytes.subarray(0, end - 4));
+  // One char per byte, so each value leaves for the client as sent.
+  const text = byteStringFromBytes(bytes.subarray(0, end - 4));
   // NUL, or CR or LF other than as a line end, is checked per line only
   // when the head has one (one scan of the text instead of a test per line).
   const suspect = BAD_IN_LINE.test(text);
@@ -286,25 +279,6 @@ function trimOws(text: string, start: number, end: number): string {
 function isOws(c: number): boolean {
   return c === 0x20 || c === 0x09;
 }
-
-/**
- * The bytes as a ByteString, one char per byte, as `Headers` take them, so
- * a value leaves for the client as the bytes the upstream sent. The
- * "latin1" `TextDecoder` is really windows-1252, which turns 0x80-0x9F into
- * other code points (0x80 into "€", U+20AC), and those bytes are common in
- * UTF-8 (E2 80 94 is "—"); such heads are redone char by char.
- */
-function byteString(bytes: Uint8Array): string {
-  const text = decoder.decode(bytes);
-  if (!BEYOND_LATIN1.test(text)) return text;
-  let out = "";
-  for (let i = 0; i < bytes.length; i += 4096) {
-    out += String.fromCharCode(...bytes.subarray(i, i + 4096));
-  }
-  return out;
-}
-
-const BEYOND_LATIN1 = /[\u0100-\uffff]/;
 
 /** How the response body is delimited. */
 export type ResponseFraming =

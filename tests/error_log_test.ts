@@ -33,6 +33,23 @@ Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) =
       '2026/11/21 07:46:35 [error] 2118#2118: *1 connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:8080/loginms", host: "localhost:8081", referrer: "http://localhost:8081/"',
     ],
     [
+      "a UTF-8 Referer as Headers holds it: the line spells its bytes",
+      {
+        ...base,
+        connection: 3,
+        message: "connect() failed",
+        osError: { code: 111, text: "Connection refused" },
+        action: "connecting to upstream",
+        client: "127.0.0.1",
+        server: "localhost",
+        request: "GET /api/caf\u00e9 HTTP/1.1",
+        upstream: "http://127.0.0.1:8080/caf\u00e9",
+        host: "localhost",
+        referrer: "http://localhost/caf\u00c3\u00a9",
+      },
+      '2026/11/21 07:46:35 [error] 2118#2118: *3 connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "GET /api/caf\u00e9 HTTP/1.1", upstream: "http://127.0.0.1:8080/caf\u00e9", host: "localhost", referrer: "http://localhost/caf\u00e9"',
+    ],
+    [
       "no referrer, no host (HTTP/1.0, nginx-observed a.2)",
       {
         ...base,
