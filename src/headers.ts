@@ -225,7 +225,10 @@ export function clientResponseHeaders(
     const name = upstream[i]![0];
     // The length first: lower-casing every name here made a string each.
     if (name.length === 10 && name.toLowerCase() === "connection") {
-      named = connectionTokens(upstream[i]![1]);
+      // Every Connection field counts (RFC 9110 §5.3: they are one list).
+      const tokens = connectionTokens(upstream[i]![1]);
+      if (named === null) named = tokens;
+      else for (const t of tokens ?? []) named.add(t);
     }
   }
   const length = options.contentLength ?? null;

@@ -158,3 +158,20 @@ Deno.test("clientResponseHeaders() sends the framed length as the only Content-L
     [["content-length", "007"], ["x-a", "1"], ["content-length", "7"]],
   );
 });
+
+Deno.test("clientResponseHeaders() drops what any Connection field names", async (t) => {
+  const cases: [string, [string, string][]][] = [
+    ["named first", [["Connection", "x-foo"], ["Connection", "keep-alive"]]],
+    ["named last", [["Connection", "keep-alive"], ["Connection", "x-foo"]]],
+    ["two names", [["Connection", "x-bar"], ["Connection", "x-foo"]]],
+  ];
+  for (const [name, connection] of cases) {
+    await t.step(name, () => {
+      const out = clientResponseHeaders(
+        [...connection, ["X-Foo", "1"], ["X-Keep", "2"]],
+        { upstreamOrigin: "http://127.0.0.1:8080", publicApiBase: "/api/" },
+      );
+      deepStrictEqual(out, [["x-keep", "2"]]);
+    });
+  }
+});
