@@ -63,13 +63,9 @@ export interface RequestHeadOptions {
 export function serializeRequestHead(options: RequestHeadOptions): Uint8Array {
   const line = requestLine(options);
   const fields = fieldLines(options);
-  const ascii = encoder.encode(line + fields);
-  if (ascii.length === line.length + fields.length) return ascii;
-  const lineBytes = encoder.encode(line);
-  const bytes = new Uint8Array(lineBytes.length + fields.length);
-  bytes.set(lineBytes);
-  writeByteString(fields, bytes, lineBytes.length);
-  return bytes;
+  // Room for the worst case: three UTF-8 bytes per char of the line.
+  const bytes = new Uint8Array(line.length * 3 + fields.length);
+  return bytes.subarray(0, encodeHead(line, fields, bytes));
 }
 
 /**
@@ -102,8 +98,14 @@ export function writeRequestHead(
   options: RequestHeadOptions,
   into: Uint8Array,
 ): number {
-  const line = requestLine(options);
-  const fields = fieldLines(options);
+  return encodeHead(requestLine(options), fieldLines(options), into);
+}
+
+/**
+ * Writes the line as UTF-8 and the fields one byte per char; the bytes
+ * written, or -1 when they do not fit.
+ */
+function encodeHead(line: string, fields: string, into: Uint8Array): number {
   // One native encode; it is exact when every char is ASCII, which shows as
   // one byte per char. Otherwise the fields are redone byte per char.
   const head = line + fields;
