@@ -6,7 +6,7 @@
  */
 
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
-import type { UpstreamCall, UpstreamReply } from "./upstream_client.ts";
+import type { UpstreamCall, UpstreamReply } from "./upstream_types.ts";
 import { UpstreamError } from "./upstream_error.ts";
 import {
   shouldTryNext,

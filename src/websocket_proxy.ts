@@ -22,7 +22,7 @@ import {
   tryPeers,
   upstreamField,
 } from "./proxy.ts";
-import type { UpstreamReply } from "./upstream_client.ts";
+import type { UpstreamReply } from "./upstream_types.ts";
 import { UpstreamError, upstreamTimeout } from "./upstream_error.ts";
 import {
   closePayload,

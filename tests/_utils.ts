@@ -8,7 +8,7 @@ import { ConnectionCounter } from "../src/connection_counter.ts";
 import { parseUpstreamServer } from "../src/config.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
-import type { UpstreamTimeouts } from "../src/upstream_client.ts";
+import type { UpstreamTimeouts } from "../src/upstream_types.ts";
 import { createUpstreamGroup } from "../src/upstream_group.ts";
 
 /** What a test upstream saw of one request. */
@@ -348,4 +348,40 @@ export async function writeText(conn: Deno.Conn, text: string): Promise<void> {
   const bytes = new TextEncoder().encode(text);
   let n = 0;
   while (n < bytes.length) n += await conn.write(bytes.subarray(n));
+}
+
+/** Both ends of one TCP connection on 127.0.0.1, and the listener to close. */
+export interface LoopbackPair extends AsyncDisposable {
+  /** The connecting end (the upstream client's side). */
+  client: Deno.TcpConn;
+  /** The accepted end (the upstream's side). */
+  server: Deno.Conn;
+}
+
+/** Opens a TCP connection to a listener on 127.0.0.1, port 0. */
+export async function loopbackPair(): Promise<LoopbackPair> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted = listener.accept();
+  const client = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: listener.addr.port,
+  });
+  const server = await accepted;
+  listener.close();
+  const close = (c: Deno.Conn) => {
+    try {
+      c.close();
+    } catch {
+      // already closed by the test
+    }
+  };
+  return {
+    client,
+    server,
+    [Symbol.asyncDispose]: () => {
+      close(client);
+      close(server);
+      return Promise.resolve();
+    },
+  };
 }
