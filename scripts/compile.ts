@@ -29,15 +29,9 @@ export const COMPILE_FLAGS = [
   // 127-129 MB -> 80 MB, throughput within noise (deno task bench; the same
   // finding as perf-baseline.md §5). `gc()` exposed for src/gc_pacer.ts:
   // streamed response chunks are collected as they go (1 GiB download: +8
-  // instead of +40 MB RSS). `--memory-saver-mode` ("keep memory footprint
-  // low at the expense of extra cpu cycles", V8's own words): under 50
-  // connections the requests' short-lived objects that outlive two
-  // scavenges pile up in the old generation, which V8 let grow from 7 to
-  // ~29 MB before its first mark-compact, and the pages stay committed. In
-  // this mode it compacts at ~12 MB and returns the pages: peak RSS 74-77
-  // instead of 79-93 MB (small POST c50, alone on one core, 4+3 runs each),
-  // for 0-6 % more CPU (old and new side by side on one core, 4 pairs).
-  "--v8-flags=--max-semi-space-size=4,--expose-gc,--memory-saver-mode",
+  // instead of +40 MB RSS), and for src/heap_pacer.ts: the old generation
+  // is collected after 4 MiB of growth (c50 peak RSS 74-80 vs 79-93 MB).
+  "--v8-flags=--max-semi-space-size=4,--expose-gc",
 ] as const;
 
 /** The default target: the station PCs. */

@@ -22,7 +22,7 @@
  */
 
 /** V8's `gc()`, present with `--expose-gc`. */
-export type Collect = (options: { type: "minor" }) => void;
+export type Collect = (options: { type: "minor" | "major" }) => void;
 
 /** Bytes of streamed body between two collections. */
 export const DEFAULT_GC_EVERY_BYTES = 4 * 1024 * 1024;

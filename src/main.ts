@@ -23,6 +23,7 @@ import {
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";
+import { HeapPacer } from "./heap_pacer.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
@@ -235,6 +236,9 @@ export async function main(args: string[]): Promise<number> {
     cachePolicy: config.cachePolicy,
   }, { logger, counter, group });
 
+  const heapPacer = new HeapPacer();
+  heapPacer.start();
+
   const urls = servers.map((s) =>
     `http://${displayHost(s.addr.hostname)}:${port}/`
   );
@@ -292,6 +296,7 @@ export async function main(args: string[]): Promise<number> {
     });
   }
   group.close();
+  heapPacer.stop();
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return 0;
