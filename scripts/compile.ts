@@ -30,7 +30,7 @@ export const COMPILE_FLAGS = [
   // finding as perf-baseline.md §5). `gc()` exposed for src/gc_pacer.ts:
   // streamed response chunks are collected as they go (1 GiB download: +8
   // instead of +40 MB RSS), and for src/heap_pacer.ts: the old generation
-  // is collected after 4 MiB of growth (c50 peak RSS 74-80 vs 79-93 MB).
+  // is collected after 6 MiB of growth (c50 peak RSS 76-81 vs 79-93 MB).
   "--v8-flags=--max-semi-space-size=4,--expose-gc",
 ] as const;
 

@@ -6,16 +6,18 @@
  * generation at 3-5 MB/s. V8 let it grow from 7 to ~29 MB before its first
  * mark-compact, which freed all but ~7 MB, and kept the pages: peak RSS
  * 79-93 MB against the target of 80. A major collection once the heap has
- * grown by {@linkcode DEFAULT_SLACK_BYTES} since the last one keeps V8's
- * committed heap at ~20 instead of ~36 MB and the peak at 74-80 MB (small
- * POST c50 alone on one core). Under that load it collects once a second
- * (11-15 ms); old and new build side by side on one core: 5-9 % more CPU
- * per small POST, 1 MiB downloads unchanged. An idle or lightly loaded
- * gateway never grows that fast, and is not collected.
+ * grown by {@linkcode DEFAULT_SLACK_BYTES} since the last one (looked at once
+ * a second) keeps V8's committed heap near 20 instead of 36 MB and the peak
+ * at 76-81 MB (small POST c50 alone on one core). The slack is a trade:
+ * with 4 MiB the pacer collected every second under that load (11-15 ms
+ * each) and cost 11-15 % more CPU per small POST (old and new side by side
+ * on one core, 4 pairs; 74-80 MB); with 8 MiB nothing measurable (80-83
+ * MB); 6 MiB sits between. 1 MiB downloads are unchanged; an idle or
+ * lightly loaded gateway never grows that fast and is not collected.
  *
  * The young generation (at most 4 MiB, a run flag) is part of the heap in
  * use; the floor is taken when it is nearly empty, so young objects alone
- * do not exceed a slack of 4 MiB.
+ * do not exceed the slack.
  *
  * V8's `--memory-saver-mode` reaches the same peak, but it also counts the
  * external memory of streamed chunks and collected every ~250 ms during
@@ -30,7 +32,7 @@
 import type { Collect } from "./gc_pacer.ts";
 
 /** Heap growth between two collections of this pacer. */
-export const DEFAULT_SLACK_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_SLACK_BYTES = 6 * 1024 * 1024;
 
 /** How often the heap is looked at. */
 export const DEFAULT_INTERVAL_MS = 1000;
