@@ -385,3 +385,20 @@ export async function loopbackPair(): Promise<LoopbackPair> {
     },
   };
 }
+
+/**
+ * Runs `code` with `deno eval` under the gateway's V8 flags (`--expose-gc`
+ * among them), which this test process need not have.
+ */
+export async function evalWithGatewayV8Flags(
+  code: string,
+): Promise<{ stdout: string; stderr: string }> {
+  const v8 = GATEWAY_FLAGS.find((f) => f.startsWith("--v8-flags="))!;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", v8, code],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder();
+  return { stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}

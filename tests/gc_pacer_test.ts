@@ -1,4 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { evalWithGatewayV8Flags } from "./_utils.ts";
 import { DEFAULT_GC_EVERY_BYTES, GcPacer } from "../src/gc_pacer.ts";
 
 for (
@@ -32,21 +33,13 @@ Deno.test("GcPacer does nothing without a collector", () => {
 });
 
 Deno.test("GcPacer uses V8's gc() when the run flags expose it", async () => {
-  // The gateway runs with --expose-gc (scripts/compile.ts); this process
-  // need not, so ask a child started with the same V8 flags.
-  const { COMPILE_FLAGS } = await import("../scripts/compile.ts");
-  const v8 = COMPILE_FLAGS.find((f) => f.startsWith("--v8-flags="))!;
   const code = `import { GcPacer } from ${
     JSON.stringify(new URL("../src/gc_pacer.ts", import.meta.url).href)
   };
 const pacer = new GcPacer({ everyBytes: 1 });
 pacer.add(1);
 console.log(pacer.active);`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", v8, code],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  strictEqual(new TextDecoder().decode(out.stderr), "");
-  strictEqual(new TextDecoder().decode(out.stdout).trim(), "true");
+  const out = await evalWithGatewayV8Flags(code);
+  strictEqual(out.stderr, "");
+  strictEqual(out.stdout.trim(), "true");
 });

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { COMPILE_FLAGS } from "../scripts/compile.ts";
+import { evalWithGatewayV8Flags } from "./_utils.ts";
 import { HeapPacer } from "../src/heap_pacer.ts";
 
 Deno.test("HeapPacer.check() collects when the heap outgrew the floor by the slack", async (t) => {
@@ -55,7 +55,6 @@ Deno.test("HeapPacer does nothing without a collector", () => {
 });
 
 Deno.test("HeapPacer collects in a process run with the gateway's V8 flags", async () => {
-  const v8 = COMPILE_FLAGS.find((f) => f.startsWith("--v8-flags="))!;
   const code = `import { HeapPacer } from ${
     JSON.stringify(new URL("../src/heap_pacer.ts", import.meta.url).href)
   };
@@ -66,11 +65,7 @@ for (let i = 0; i < 200_000; i++) keep.push({ i });
 const collected = pacer.check();
 keep = null;
 console.log(pacer.active, collected);`;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", v8, code],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  strictEqual(new TextDecoder().decode(out.stderr), "");
-  strictEqual(new TextDecoder().decode(out.stdout).trim(), "true true");
+  const out = await evalWithGatewayV8Flags(code);
+  strictEqual(out.stderr, "");
+  strictEqual(out.stdout.trim(), "true true");
 });
