@@ -83,7 +83,6 @@ export class UpstreamClient {
   #options: UpstreamClientOptions;
   #pool: IdlePool;
   #family: OsFamily;
-  #gcPacer: GcPacer;
   #watchdog = new Watchdog();
   /** What streamed bodies read through: one object per client, not per body. */
   #bodySource: BodySource;
@@ -101,11 +100,10 @@ export class UpstreamClient {
     });
     this.#family = options.family ??
       (Deno.build.os === "windows" ? "windows" : "linux");
-    this.#gcPacer = options.gcPacer ?? new GcPacer();
     this.#bodySource = {
       read: (c) => this.#read(c, true),
       release: (c) => this.#pool.put(c),
-      gcPacer: this.#gcPacer,
+      gcPacer: options.gcPacer ?? new GcPacer(),
       family: this.#family,
     };
   }
