@@ -170,6 +170,11 @@ function missingFile(path: string, family: OsFamily): StaticResult {
   );
 }
 
+/** A file's `stat` for a request: shared through the cache when there is one. */
+function statFile(path: string, cache?: StaticCache): Deno.FileInfo | null {
+  return cache ? cache.stat(path) : statOrNull(path);
+}
+
 function statOrNull(path: string): Deno.FileInfo | null {
   try {
     return Deno.statSync(path);
@@ -296,7 +301,7 @@ function planStatic(
   const spa = options.spaFallback ?? true;
   let path = join(options.root, ...route.segments);
   if (route.directory) path = join(path, "index.html");
-  let info = statOrNull(path);
+  let info = statFile(path, options.cache);
   // The root is looked at only when the file is not there: a found file
   // proves the root, and a stat per request is not free.
   if (
@@ -331,7 +336,7 @@ function planStatic(
     }
     // try_files $uri $uri/ /index.html: an app route gets the app, unlogged.
     path = index;
-    info = statOrNull(path);
+    info = statFile(path, options.cache);
     if (info === null) return done({ response: errorResponse(404, { head }) });
   }
   // A plain list, not Headers: Response copies either, and building and

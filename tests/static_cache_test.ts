@@ -71,3 +71,63 @@ Deno.test("StaticCache.get() rereads a file whose stat changed and stays within 
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("StaticCache.stat() shares one stat per path within one millisecond only", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/app.js`;
+  const other = `${dir}/other.js`;
+  const cache = new StaticCache();
+  // Each step changes the file (or not) and then asks at a given clock
+  // reading; `want` is the size the answer reports (null: missing).
+  const table: [string, () => void, string, number, number | null][] = [
+    ["missing: null", () => {}, path, 100, null],
+    [
+      "created, same ms: the shared null",
+      () => {
+        Deno.writeTextFileSync(path, "12345");
+      },
+      path,
+      100,
+      null,
+    ],
+    ["next ms: a fresh stat sees it", () => {}, path, 101, 5],
+    [
+      "another path, same ms: its own stat",
+      () => {
+        Deno.writeTextFileSync(other, "1");
+      },
+      other,
+      101,
+      1,
+    ],
+    [
+      "replaced, same ms: the shared stat",
+      () => {
+        Deno.writeTextFileSync(path, "1234567");
+      },
+      path,
+      101,
+      5,
+    ],
+    ["clock stepped back: a fresh stat", () => {}, path, 50, 7],
+    [
+      "removed, later ms: null",
+      () => {
+        Deno.removeSync(path);
+      },
+      path,
+      10_000,
+      null,
+    ],
+  ];
+  try {
+    for (const [name, change, file, now, want] of table) {
+      await t.step(name, () => {
+        change();
+        strictEqual(cache.stat(file, now)?.size ?? null, want);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
