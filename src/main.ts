@@ -15,11 +15,8 @@ import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
 import { checkConfig } from "./check.ts";
 import { formatUsage, parseCliArgs } from "./cli.ts";
-import {
-  type GatewayConfig,
-  parseConfigFile,
-  resolveConfig,
-} from "./config.ts";
+import { type GatewayConfig, resolveConfig } from "./config.ts";
+import { parseConfigFile } from "./config_file.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";

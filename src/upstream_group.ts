@@ -6,13 +6,13 @@
  * is skipped for `fail_timeout`, and a single-server group is never marked
  * down. Which failures move a request to the next server is decided in
  * {@linkcode shouldTryNext}. The `server` syntax is parsed by
- * `parseUpstreamServer` in `config.ts`.
+ * `parseUpstreamServer` in `addresses.ts`.
  *
  * @module
  */
 
 import { GcPacer } from "./gc_pacer.ts";
-import type { UpstreamServerSpec } from "./config.ts";
+import type { UpstreamServerSpec } from "./addresses.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import type { UpstreamError } from "./upstream_error.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import { ConnectionCounter } from "../src/connection_counter.ts";
-import { parseUpstreamServer } from "../src/config.ts";
+import { parseUpstreamServer } from "../src/addresses.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
 import type { UpstreamTimeouts } from "../src/upstream_types.ts";

@@ -1,6 +1,6 @@
 /** The handler's own policies, over a real socket. */
 import { match, strictEqual } from "node:assert/strict";
-import { parseUpstreamServer } from "../src/config.ts";
+import { parseUpstreamServer } from "../src/addresses.ts";
 import { ConnectionCounter } from "../src/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
