@@ -4,20 +4,14 @@
  * folders and app routes, nginx's validators, single ranges, a cache policy,
  * precompressed sidecars, and never a byte from outside the root.
  *
- * Containment is by construction: the path arrives as decoded segments from
- * `routeRequest` (dot segments already resolved), and every segment that
- * could name something else on some file system is refused — `/`, `\`, NUL
- * and control characters, `:` (drive letters, NTFS streams such as
- * `::$DATA`), trailing dots and spaces (Windows strips them), dotfiles, and on
- * Windows 8.3 short names (nginx: `ngx_win32_check_filename`) and DOS device
- * names such as `con` or `nul.txt`. A symlink that resolves outside the root
- * is refused too. Files are opened per request and closed after, so a
- * redeploy can replace them while the gateway runs.
+ * Containment is by construction (`static_containment.ts`), and small files
+ * come from memory (`static_cache.ts`); nothing is held open between
+ * requests, so a redeploy can replace files while the gateway runs.
  *
  * @module
  */
 
-import { dirname, join, sep } from "node:path";
+import { dirname, join } from "node:path";
 import {
   acceptsEncoding,
   cacheControlFor,
@@ -28,9 +22,11 @@ import {
 import type { OsErrorText } from "./error_log.ts";
 import { errorResponse } from "./error_pages.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
+import { fileSlice } from "./file_slice.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "./os_errors.ts";
 import type { CachedBody, StaticCache } from "./static_cache.ts";
+import { insideRoot, isSafeSegment } from "./static_containment.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
 /** A failure nginx would log for a static request. */
@@ -76,40 +72,6 @@ export interface StaticOptions {
   family?: OsFamily;
   /** Small files served from memory; without it every file is streamed. */
   cache?: StaticCache;
-}
-
-/**
- * Tells whether a decoded path segment is safe to use as a file name.
- *
- * @param segment A decoded segment.
- * @param family The platform's rules.
- * @returns Whether it may be served.
- *
- * @example Usage
- * ```ts
- * import { isSafeSegment } from "./static_handler.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(isSafeSegment("app.js", "linux"), true);
- * strictEqual(isSafeSegment("index.html::$DATA", "windows"), false);
- * strictEqual(isSafeSegment(".env", "linux"), false);
- * ```
- */
-export function isSafeSegment(segment: string, family: OsFamily): boolean {
-  if (segment === "" || segment.startsWith(".")) return false;
-  // deno-lint-ignore no-control-regex
-  if (/[\x00-\x1f\x7f/\\:]/.test(segment)) return false;
-  if (/[. ]$/.test(segment)) return false;
-  if (family === "windows") {
-    if (/~\d/.test(segment)) return false; // 8.3 short names
-    // DOS device names open devices, not files, with any extension
-    // ("con", "NUL.txt", "com1.js").
-    if (/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i.test(segment)) {
-      return false;
-    }
-    if (/[<>"|?*]/.test(segment)) return false; // invalid in Win32 names
-  }
-  return true;
 }
 
 function etagFor(info: Deno.FileInfo): string {
@@ -180,52 +142,6 @@ function statOrNull(path: string): Deno.FileInfo | null {
     return Deno.statSync(path);
   } catch {
     return null;
-  }
-}
-
-/** A file stream of `length` bytes from `start`; the file closes at the end. */
-function fileSlice(
-  file: Deno.FsFile,
-  start: number,
-  length: number,
-): ReadableStream<Uint8Array> {
-  let left = length;
-  let positioned = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        if (!positioned) {
-          await file.seek(start, Deno.SeekMode.Start);
-          positioned = true;
-        }
-        const buf = new Uint8Array(Math.min(64 * 1024, left));
-        const n = await file.read(buf);
-        if (n === null || n === 0) throw new Error("file shrank while read");
-        controller.enqueue(buf.subarray(0, n));
-        left -= n;
-        if (left === 0) {
-          file.close();
-          controller.close();
-        }
-      } catch (error) {
-        file.close();
-        controller.error(error);
-      }
-    },
-    cancel() {
-      file.close();
-    },
-  });
-}
-
-/** Containment of symlinks: the real path must stay inside the real root. */
-function insideRoot(root: string, path: string): boolean {
-  try {
-    const realRoot = Deno.realPathSync(root);
-    const realPath = Deno.realPathSync(path);
-    return realPath === realRoot || realPath.startsWith(realRoot + sep);
-  } catch {
-    return false;
   }
 }
 

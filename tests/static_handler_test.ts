@@ -1,7 +1,6 @@
 /** The client app at /: files, index, 404, and never outside the root. */
 import { match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { isSafeSegment } from "../src/static_handler.ts";
 import { rawRequest, refusedPort, startGateway } from "./_utils.ts";
 
 /** nginx's line for a missing file: open() on Linux, CreateFile() on Windows. */
@@ -151,33 +150,6 @@ Deno.test("serveStatic() shows the embedded default page when the root is missin
   const other = await fetch(`${gw.url}/app.js`);
   await other.body?.cancel();
   strictEqual(other.status, 404);
-});
-
-Deno.test("isSafeSegment() refuses names that mean something else on Windows", async (t) => {
-  const cases: [string, "windows" | "linux", boolean][] = [
-    ["app.js", "windows", true],
-    ["PROGRA~1", "windows", false],
-    ["a~1.js", "linux", true],
-    ["index.html::$DATA", "linux", false],
-    ["C:", "windows", false],
-    ["x.", "windows", false],
-    ["x ", "linux", false],
-    ["a\\b", "linux", false],
-    ["a\u0000b", "linux", false],
-    [".git", "linux", false],
-    ["a|b", "windows", false],
-    ["con", "windows", false],
-    ["NUL.txt", "windows", false],
-    ["com1.js", "windows", false],
-    ["lpt9", "windows", false],
-    ["console.js", "windows", true],
-    ["con", "linux", true],
-  ];
-  for (const [segment, family, expected] of cases) {
-    await t.step(`${JSON.stringify(segment)} on ${family}`, () => {
-      strictEqual(isSafeSegment(segment, family), expected);
-    });
-  }
 });
 
 async function makeApp(): Promise<string> {
