@@ -55,6 +55,7 @@ export class StaticCache {
   #entries = new Map<string, CachedFile>();
   #absent = new Map<string, number>();
   #shared = new Map<string, { info: Deno.FileInfo | null; at: number }>();
+  #lastStatAt = 0;
   #total = 0;
   #maxFile: number;
   #maxTotal: number;
@@ -146,7 +147,8 @@ export class StaticCache {
    * millisecond on; a per-request `stat` does no better, since a file can
    * change between the `stat` and the send just as well. The clock has to
    * read the very same value, so a wall-clock step (either way) only ends
-   * the sharing.
+   * the sharing; after a step back every shared `stat` is dropped, so none
+   * is reused when the clock reads its millisecond again.
    *
    * @param path The file.
    * @param now The clock, for tests.
@@ -167,6 +169,9 @@ export class StaticCache {
    * ```
    */
   stat(path: string, now: number = Date.now()): Deno.FileInfo | null {
+    // After a step back, an old reading comes round again: forget them all.
+    if (now < this.#lastStatAt) this.#shared.clear();
+    this.#lastStatAt = now;
     const last = this.#shared.get(path);
     if (last !== undefined && last.at === now) return last.info;
     let info: Deno.FileInfo | null = null;

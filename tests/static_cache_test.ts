@@ -111,6 +111,15 @@ Deno.test("StaticCache.stat() shares one stat per path within one millisecond on
     ],
     ["clock stepped back: a fresh stat", () => {}, path, 50, 7],
     [
+      "back at an old reading: a fresh stat, not the old one",
+      () => {
+        Deno.writeTextFileSync(other, "22");
+      },
+      other,
+      101,
+      2,
+    ],
+    [
       "removed, later ms: null",
       () => {
         Deno.removeSync(path);
