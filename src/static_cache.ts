@@ -1,9 +1,10 @@
 /**
  * A bounded in-memory cache of small static files, revalidated with one
  * synchronous `stat` (size, mtime and inode) per path and millisecond, so a
- * redeploy is visible from the next millisecond and no file is held open. Async file
- * operations each cost a hop to Deno's blocking thread pool (perf-baseline.md
- * §5: 175–190 µs for a 2 KB file); a sync `stat` and a memory copy do not.
+ * redeploy is visible from the next millisecond and no file is held open.
+ * Async file operations each cost a hop to Deno's blocking thread pool
+ * (perf-baseline.md §5: 175–190 µs for a 2 KB file); a sync `stat` and a
+ * memory copy do not.
  *
  * @module
  */
