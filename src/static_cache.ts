@@ -39,9 +39,17 @@ export interface CachedFile extends CachedBody {
 
 /** Options for {@linkcode StaticCache}. */
 export interface StaticCacheOptions {
-  /** @default {256 * 1024} */
+  /**
+   * Files larger than this are streamed from disk, not cached.
+   *
+   * @default {256 * 1024}
+   */
   maxFileBytes?: number;
-  /** @default {32 * 1024 * 1024} */
+  /**
+   * Memory all cached files may hold together (bytes plus ASCII text).
+   *
+   * @default {32 * 1024 * 1024}
+   */
   maxTotalBytes?: number;
 }
 
@@ -62,6 +70,8 @@ export class StaticCache {
   #maxTotal: number;
 
   /**
+   * An empty cache.
+   *
    * @param options Size limits.
    */
   constructor(options: StaticCacheOptions = {}) {
