@@ -185,12 +185,7 @@ export class StaticCache {
     this.#lastStatAt = now;
     const last = this.#shared.get(path);
     if (last !== undefined && last.at === now) return last.info;
-    let info: Deno.FileInfo | null = null;
-    try {
-      info = Deno.statSync(path);
-    } catch {
-      // Missing, or not readable: either way there is no file to serve.
-    }
+    const info = statOrNull(path);
     if (this.#shared.size >= MAX_SHARED_STATS) this.#shared.clear();
     this.#shared.set(path, { info, at: now });
     return info;
@@ -224,6 +219,21 @@ export class StaticCache {
   #forget(path: string, entry: CachedFile): void {
     this.#entries.delete(path);
     this.#total -= weight(entry.bytes, entry.ascii);
+  }
+}
+
+/**
+ * A synchronous `stat`, `null` when the file is missing or cannot be read:
+ * either way there is no file to serve.
+ *
+ * @param path The file.
+ * @returns Its `stat`, or `null`.
+ */
+export function statOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.statSync(path);
+  } catch {
+    return null;
   }
 }
 

@@ -25,7 +25,11 @@ import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "./os_errors.ts";
-import type { CachedBody, StaticCache } from "./static_cache.ts";
+import {
+  type CachedBody,
+  type StaticCache,
+  statOrNull,
+} from "./static_cache.ts";
 import { insideRoot, isSafeSegment } from "./static_containment.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
@@ -135,14 +139,6 @@ function missingFile(path: string, family: OsFamily): StaticResult {
 /** A file's `stat` for a request: shared through the cache when there is one. */
 function statFile(path: string, cache?: StaticCache): Deno.FileInfo | null {
   return cache ? cache.stat(path) : statOrNull(path);
-}
-
-function statOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.statSync(path);
-  } catch {
-    return null;
-  }
 }
 
 /** What {@linkcode planStatic} decided. */
