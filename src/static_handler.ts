@@ -29,6 +29,7 @@ import {
   type CachedBody,
   type StaticCache,
   statOrNull,
+  wholeFileResponse,
 } from "./static_cache.ts";
 import { insideRoot, isSafeSegment } from "./static_containment.ts";
 import { osErrorOf } from "./upstream_error.ts";
@@ -329,11 +330,15 @@ function planStatic(
     return done(fsFailure(error, servedPath, family));
   }
   if (cached !== null && cached.bytes.length === size) {
-    // An ASCII file goes out as a string: no per-response copy (CachedBody).
-    const body = range === null
-      ? cached.ascii ?? cached.bytes
-      : cached.bytes.subarray(start, start + length);
-    return done({ response: new Response(body, { status, headers }) });
+    // A whole file goes out without a per-response copy (wholeFileResponse).
+    return done({
+      response: range === null
+        ? wholeFileResponse(cached, { status, headers })
+        : new Response(cached.bytes.subarray(start, start + length), {
+          status,
+          headers,
+        }),
+    });
   }
   return { kind: "stream", path: servedPath, start, length, status, headers };
 }
