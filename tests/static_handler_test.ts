@@ -347,7 +347,7 @@ Deno.test("serveStatic() picks up a redeployed file from the next millisecond (n
 Deno.test("serveStatic() sends ASCII, UTF-8 and binary files byte for byte, whole and in ranges", async () => {
   const dir = await makeRoot();
   const files: Record<string, Uint8Array> = {
-    // Over a write buffer, so the string body is really exercised.
+    // Over a write buffer, so the shared body stream is really exercised.
     "ascii.js": new TextEncoder().encode("let a = 'x';\n".repeat(9000)),
     "utf8.js": new TextEncoder().encode("const t = '日本語 ü';\n".repeat(4000)),
     "blob.bin": Uint8Array.from({ length: 70000 }, (_, i) => (i * 7) & 0xff),
