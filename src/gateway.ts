@@ -162,8 +162,11 @@ export function createGatewayHandler(
   const tunnels = new WeakMap<Response, Promise<number>>();
 
   return async (req, info) => {
-    const client = info.remoteAddr.hostname;
-    const connection = deps.counter.forPeer(client, info.remoteAddr.port);
+    // Read once: each read of `info.remoteAddr` is a call into Deno and a
+    // new object.
+    const peer = info.remoteAddr;
+    const client = peer.hostname;
+    const connection = deps.counter.forPeer(client, peer.port);
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);

@@ -71,7 +71,9 @@ export class ClientWatch {
   since: number;
   /** Stops the current phase; set by each phase. */
   onAbort: () => void = NOTHING;
-  #listener = () => this.onAbort();
+  // Made when a signal is attached, which nearly no call lives long enough
+  // for: a closure per call is garbage per request.
+  #listener: (() => void) | null = null;
 
   /**
    * @param source The client's signal, or a function that reads it later.
@@ -107,12 +109,15 @@ export class ClientWatch {
 
   #attach(signal: AbortSignal): void {
     this.#signal = signal;
+    this.#listener = () => this.onAbort();
     signal.addEventListener("abort", this.#listener, { once: true });
   }
 
   /** Stops listening. */
   detach(): void {
     this.#source = null;
-    this.#signal?.removeEventListener("abort", this.#listener);
+    if (this.#listener !== null) {
+      this.#signal?.removeEventListener("abort", this.#listener);
+    }
   }
 }
