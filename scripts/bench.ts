@@ -18,6 +18,8 @@
  *
  * Usage:
  *   deno task bench [--rounds 3] [--seconds 5] [--warmup 5] [--only a,b]
+ *                   [--floor]      adds deno-min (bench_min_proxy.ts) to
+ *                                  the small-POST scenarios
  *   deno task bench --cold 10        cold start to the first proxied 200
  *   deno task bench --soak 600       steady load on the gateway, RSS curve
  *   deno task bench --gib 1          1 GiB down and up, RSS sampled
@@ -69,7 +71,19 @@ const BROWSER_FIELDS: Record<string, string> = {
 };
 
 const PROXIES = ["nginx-deployed", "nginx-ka", "caddy", "gateway"] as const;
-type ProxyName = typeof PROXIES[number];
+/**
+ * The reference floor: the least a `Deno.serve` proxy can do, same runtime
+ * and flags (scripts/bench_min_proxy.ts). It answers only the small POSTs.
+ */
+const FLOOR = "deno-min";
+type ProxyName = typeof PROXIES[number] | typeof FLOOR;
+
+/** The proxies measured in one scenario. */
+function proxiesFor(s: Scenario, floor: boolean): ProxyName[] {
+  return floor && s.path === "/api/loginms"
+    ? [...PROXIES, FLOOR]
+    : [...PROXIES];
+}
 
 interface Measurement {
   rps: number;
@@ -294,6 +308,15 @@ async function startProxy(
   const env: Record<string, string> = {};
   if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
+  } else if (name === FLOOR) {
+    cmd = [
+      Deno.execPath(),
+      "run",
+      ...GATEWAY_FLAGS,
+      `${ROOT}scripts/bench_min_proxy.ts`,
+      String(port),
+      String(upstreamPort),
+    ];
   } else if (name === "caddy") {
     await Deno.writeTextFile(
       `${dir}/Caddyfile`,
@@ -516,14 +539,18 @@ function shuffled<T>(xs: readonly T[]): T[] {
 
 async function compare(
   lab: Lab,
-  options: Timing & { rounds: number; only: Set<string> | null },
+  options: Timing & {
+    rounds: number;
+    only: Set<string> | null;
+    floor: boolean;
+  },
 ): Promise<string> {
-  const { rounds, seconds, warmup, only } = options;
+  const { rounds, seconds, warmup, only, floor } = options;
   const scenarios = SCENARIOS.filter((s) => only === null || only.has(s.name));
   const results = new Map<string, Measurement[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
-      for (const p of shuffled(PROXIES)) {
+      for (const p of shuffled(proxiesFor(s, floor))) {
         const m = await measure(lab, { name: p, scenario: s }, {
           seconds,
           warmup,
@@ -544,12 +571,14 @@ async function compare(
   }
   let md = `Measured ${
     new Date().toISOString().slice(0, 16).replace("T", " ")
-  } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds} --warmup ${warmup}\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
+  } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds} --warmup ${warmup}${
+    floor ? " --floor" : ""
+  }\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
   md +=
     "| scenario | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | peak RSS MB |\n|---|---|---|---|---|---|---|---|\n";
   const ratioRows: string[] = [];
   for (const s of scenarios) {
-    for (const p of PROXIES) {
+    for (const p of proxiesFor(s, floor)) {
       const ms = results.get(`${s.name}|${p}`)!;
       const rps = ms.map((m) => m.rps);
       md += `| ${s.name} | ${p} | ${fmt(median(rps))} [${
@@ -569,14 +598,17 @@ async function compare(
         fmt(Math.max(...r), 2)
       }]`;
     };
+    const withFloor = floor && proxiesFor(s, floor).includes(FLOOR);
     ratioRows.push(
       `| ${s.name} | ${ratio("nginx-deployed")} | ${ratio("nginx-ka")} | ${
         ratio("caddy")
-      } |`,
+      } |${floor ? ` ${withFloor ? ratio(FLOOR) : "-"} |` : ""}`,
     );
   }
   md +=
-    "\nGateway req/s ÷ the other proxy's, per round:\n\n| scenario | ÷ nginx as deployed | ÷ nginx keep-alive | ÷ Caddy |\n|---|---|---|---|\n" +
+    `\nGateway req/s ÷ the other proxy's, per round:\n\n| scenario | ÷ nginx as deployed | ÷ nginx keep-alive | ÷ Caddy |${
+      floor ? " ÷ deno-min |" : ""
+    }\n|---|---|---|---|${floor ? "---|" : ""}\n` +
     ratioRows.join("\n") + "\n";
   return md;
 }
@@ -812,6 +844,7 @@ if (import.meta.main) {
       cold: { type: "string" },
       soak: { type: "string" },
       gib: { type: "string" },
+      floor: { type: "boolean", default: false },
     },
   });
   if (Deno.build.os !== "linux") {
@@ -834,6 +867,7 @@ if (import.meta.main) {
     seconds: flag("seconds", 1, 60)!,
     warmup: flag("warmup", 0, 60)!,
     only: values.only ? new Set(values.only.split(",")) : null,
+    floor: values.floor === true,
   };
   await ensureTools();
   const lab = await setUp();

@@ -1,0 +1,93 @@
+/**
+ * The benchmark's reference floor (`deno task bench --floor`): the least
+ * HTTP work a `Deno.serve` proxy can do, with the same runtime and flags as
+ * the gateway. It forwards every client field unfiltered over a pooled
+ * `Deno.connect` connection, frames the body by `Content-Length` only, and
+ * has no timeouts, error handling, logging or header rules. It is not a
+ * proxy anyone should run; it measures what `Deno.serve` itself costs, so
+ * the gateway's own cost per request can be told apart from the runtime's.
+ *
+ * Usage: `deno run --allow-net scripts/bench_min_proxy.ts <port> <upstream port>`
+ *
+ * @module
+ */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("latin1");
+const pool: Deno.TcpConn[] = [];
+
+/** Reads until the head and `Content-Length` bytes of body have arrived. */
+async function readResponse(
+  conn: Deno.TcpConn,
+): Promise<{ head: string; body: Uint8Array<ArrayBuffer> }> {
+  let buf = new Uint8Array(16 * 1024);
+  let got = 0;
+  while (true) {
+    if (got === buf.length) {
+      const bigger = new Uint8Array(buf.length * 2);
+      bigger.set(buf);
+      buf = bigger;
+    }
+    const n = await conn.read(buf.subarray(got));
+    if (n === null) throw new Error("upstream closed the connection");
+    got += n;
+    const text = decoder.decode(buf.subarray(0, got));
+    const end = text.indexOf("\r\n\r\n");
+    if (end < 0) continue;
+    const length = Number(/content-length:\s*(\d+)/i.exec(text)?.[1] ?? 0);
+    if (got >= end + 4 + length) {
+      return {
+        head: text.slice(0, end),
+        body: buf.slice(end + 4, end + 4 + length),
+      };
+    }
+  }
+}
+
+if (import.meta.main) {
+  const port = Number(Deno.args[0]);
+  const upstreamPort = Number(Deno.args[1]);
+  if (!(port > 0 && upstreamPort > 0)) {
+    throw new Error(
+      "Usage: bench_min_proxy.ts <port> <upstream port>: expected two ports",
+    );
+  }
+  Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
+  Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (req) => {
+    const body = new Uint8Array(await req.arrayBuffer());
+    const path = new URL(req.url).pathname.slice("/api".length);
+    let head = `${req.method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n`;
+    req.headers.forEach((value, name) => {
+      if (name !== "host" && name !== "content-length") {
+        head += `${name}: ${value}\r\n`;
+      }
+    });
+    head += `content-length: ${body.length}\r\n\r\n`;
+    const out = new Uint8Array(head.length + body.length);
+    encoder.encodeInto(head, out);
+    out.set(body, head.length);
+    const conn = pool.pop() ??
+      await Deno.connect({ hostname: "127.0.0.1", port: upstreamPort });
+    for (let sent = 0; sent < out.length;) {
+      sent += await conn.write(out.subarray(sent));
+    }
+    const response = await readResponse(conn);
+    pool.push(conn);
+    const lines = response.head.split("\r\n");
+    const headers: [string, string][] = [];
+    for (let i = 1; i < lines.length; i++) {
+      const colon = lines[i]!.indexOf(":");
+      const name = lines[i]!.slice(0, colon).toLowerCase();
+      // Deno.serve frames the body itself.
+      if (
+        name === "connection" || name === "keep-alive" ||
+        name === "content-length"
+      ) continue;
+      headers.push([name, lines[i]!.slice(colon + 1).trim()]);
+    }
+    return new Response(response.body, {
+      status: Number(lines[0]!.slice(9, 12)),
+      headers,
+    });
+  });
+}
