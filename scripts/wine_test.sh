@@ -50,6 +50,7 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/path_rewrite_test.ts \
   tests/http1_test.ts \
   tests/proxy_test.ts \
+  tests/api_forward_test.ts \
   tests/request_body_test.ts \
   tests/upstream_pool_test.ts \
   tests/upstream_watchdog_test.ts \

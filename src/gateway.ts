@@ -10,15 +10,19 @@ import { basicAuthUser } from "./access_log.ts";
 import type { ConnectionCounter } from "./connection_counter.ts";
 import { probeUpstream, renderDefaultPage } from "./default_page.ts";
 import type { CachePolicy } from "./content_negotiation.ts";
+import {
+  type ApiForwarder,
+  forwardApi,
+  publicOrigin,
+  type RequestEvent,
+  tooLarge,
+} from "./api_forward.ts";
 import { errorResponse } from "./error_pages.ts";
-import type { ErrorEvent, Logger } from "./logger.ts";
+import type { Logger } from "./logger.ts";
 import { requestTarget, routeRequest } from "./path_rewrite.ts";
-import { proxyRequest } from "./proxy.ts";
 import { StaticCache } from "./static_cache.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
-import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
-import { type UpstreamError, upstreamStatus } from "./upstream_error.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
 
 /** A `Deno.serve` handler. */
@@ -73,24 +77,6 @@ export interface GatewayDeps {
 const VALID_HOST =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
 
-/** An error line's own fields; the request's context is added by the handler. */
-type RequestEvent = Omit<
-  ErrorEvent,
-  "connection" | "client" | "server" | "request" | "host" | "referrer"
->;
-
-function publicOrigin(host: string | null, port: number): string {
-  const colon = host === null ? -1 : host.indexOf(":");
-  const name = host === null || host === ""
-    ? "127.0.0.1"
-    : host.startsWith("[")
-    ? host.slice(0, host.indexOf("]") + 1)
-    : colon < 0
-    ? host
-    : host.slice(0, colon);
-  return `http://${name}${port === 80 ? "" : `:${port}`}`;
-}
-
 /** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
 function countingBody(
   body: ReadableStream<Uint8Array>,
@@ -103,24 +89,6 @@ function countingBody(
         controller.enqueue(chunk);
       },
     }),
-  );
-}
-
-/**
- * nginx's 413: the line has no `while` and no upstream, and the connection
- * closes. `Deno.serve` adds `Connection: close` itself when the body was left
- * unread (a declared `Content-Length` over the limit); when the gateway read
- * part of a chunked body it must say so itself, or the connection stays open.
- */
-function tooLarge(
-  message: string,
-  log: (event: RequestEvent) => void,
-  bodyRead: boolean,
-): Response {
-  log({ level: "error", message });
-  return errorResponse(
-    413,
-    bodyRead ? { headers: { connection: "close" } } : {},
   );
 }
 
@@ -160,6 +128,15 @@ export function createGatewayHandler(
     : { caseless: options.caseless };
   // Upgraded responses whose access line waits for the tunnel to close.
   const tunnels = new WeakMap<Response, Promise<number>>();
+  const forwarder: ApiForwarder = {
+    group,
+    stats,
+    publicPort: options.publicPort,
+    addForwardedHeaders: options.addForwardedHeaders,
+    maxBodySize: options.maxBodySize,
+    tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
+    tunnels,
+  };
 
   return async (req, info) => {
     // Read once: each read of `info.remoteAddr` is a call into Deno and a
@@ -301,74 +278,12 @@ export function createGatewayHandler(
             location: publicOrigin(host, options.publicPort) + route.location,
           },
         });
-      case "proxy": {
-        const onAttemptError = (
-          error: UpstreamError,
-          upstream: string,
-          disabled: boolean,
-        ) => {
-          if (error.kind !== "client-closed") stats.failed(error.kind);
-          const fields = { action: error.action, upstream };
-          log({
-            level: error.level,
-            message: error.message,
-            ...(error.osError ? { osError: error.osError } : {}),
-            ...fields,
-          });
-          if (disabled) {
-            log({
-              level: "warn",
-              message: "upstream server temporarily disabled",
-              ...fields,
-            });
-          }
-        };
-        const common = {
-          group,
-          upstreamPath: route.upstreamPath,
-          clientAddress: client,
-          publicApiBase: `${publicOrigin(host, options.publicPort)}/api/`,
-          addForwarded: options.addForwardedHeaders,
-          onAttemptError,
-          maxBodySize: options.maxBodySize,
-        };
-        // Only a tunnel needs to report its end (for its access line).
-        const tunnel = isWebSocketRequest(req)
-          ? Promise.withResolvers<number>()
-          : null;
-        const result = tunnel
-          ? await proxyWebSocket(req, {
-            ...common,
-            idleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
-            onClosed: tunnel.resolve,
-            onTunnelError: (error, upstream) =>
-              onAttemptError(error, upstream, false),
-          })
-          : await proxyRequest(req, common);
-        if (
-          tunnel && result.kind === "response" && result.response.status === 101
-        ) {
-          tunnels.set(result.response, tunnel.promise);
-        }
-        switch (result.kind) {
-          case "response":
-            return result.response;
-          case "too-large":
-            return tooLarge(result.message, log, true);
-          case "no-live":
-            stats.failed("no-live");
-            log({
-              level: "error",
-              message: "no live upstreams",
-              action: "connecting to upstream",
-              upstream: `http://${group.name}${route.upstreamPath}`,
-            });
-            return errorResponse(502, { head });
-          case "failed":
-            return errorResponse(upstreamStatus(result.error), { head });
-        }
-        break;
-      }
+      case "proxy":
+        return await forwardApi(
+          req,
+          { upstreamPath: route.upstreamPath, host, client, log },
+          forwarder,
+        );
       case "static": {
         const result = await serveStatic(req, route, {
           root: options.root,
