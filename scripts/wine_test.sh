@@ -49,6 +49,8 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/task_command_test.ts \
   tests/path_rewrite_test.ts \
   tests/http1_test.ts \
+  tests/request_head_test.ts \
+  tests/chunked_decoder_test.ts \
   tests/proxy_test.ts \
   tests/api_forward_test.ts \
   tests/request_body_test.ts \

@@ -1,144 +1,19 @@
 /**
- * HTTP/1.1 message framing for the upstream leg, as pure functions: the
- * request head the gateway writes, the response head it parses, and chunked
- * decoding (RFC 9112). The connection handling lives in
- * `upstream_client.ts`; keeping the byte rules here makes them table-testable.
+ * HTTP/1.1 response heads from the upstream, as pure functions: parsing,
+ * body framing and keep-alive (RFC 9112). The request head is written by
+ * `request_head.ts`, chunked bodies are decoded by `chunked_decoder.ts`, and
+ * the connection handling lives in `upstream_client.ts`; keeping the byte
+ * rules apart makes them table-testable.
  *
  * @module
  */
 
-import { byteStringFromBytes, writeByteString } from "./byte_string.ts";
+import { byteStringFromBytes } from "./byte_string.ts";
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder("latin1");
 
 /** The largest response head accepted; nginx's `proxy_buffer_size` is one page. */
 export const MAX_RESPONSE_HEAD = 64 * 1024;
-
-/** How the request body is framed. */
-export type BodyFraming =
-  | { kind: "none" }
-  | { kind: "length"; length: number }
-  | { kind: "chunked" };
-
-/** Options for {@linkcode serializeRequestHead}. */
-export interface RequestHeadOptions {
-  /** The method. */
-  method: string;
-  /** The path and query, starting with `/`. */
-  path: string;
-  /** The `Host` value (nginx's `$proxy_host`). */
-  host: string;
-  /** The other header fields, already filtered. */
-  headers: readonly (readonly [string, string])[];
-  /** How the body is framed. */
-  framing: BodyFraming;
-}
-
-/**
- * Serializes an HTTP/1.1 request head: request line, `Host`, the framing
- * field, then the others, like nginx's `ngx_http_proxy_create_request`.
- *
- * @param options The head's parts.
- * @returns The bytes, ending with the blank line.
- *
- * @example Usage
- * ```ts
- * import { serializeRequestHead } from "./http1.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const head = serializeRequestHead({
- *   method: "POST",
- *   path: "/loginms",
- *   host: "127.0.0.1:8080",
- *   headers: [["content-type", "application/json"]],
- *   framing: { kind: "length", length: 2 },
- * });
- * strictEqual(
- *   new TextDecoder().decode(head),
- *   "POST /loginms HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 2\r\ncontent-type: application/json\r\n\r\n",
- * );
- * ```
- */
-export function serializeRequestHead(options: RequestHeadOptions): Uint8Array {
-  const line = requestLine(options);
-  const fields = fieldLines(options);
-  // Room for the worst case: three UTF-8 bytes per char of the line.
-  const bytes = new Uint8Array(line.length * 3 + fields.length);
-  return bytes.subarray(0, encodeHead(line, fields, bytes));
-}
-
-/**
- * Writes the head {@linkcode serializeRequestHead} makes into `into`, so a
- * connection can reuse one buffer for every request instead of allocating
- * two (the head, then head and body together) per request.
- *
- * @param options The head's parts.
- * @param into Where to write, from index 0.
- * @returns The bytes written, or -1 when the head does not fit (nothing
- * meaningful is left in `into` then).
- *
- * @example Usage
- * ```ts
- * import { writeRequestHead } from "./http1.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const options = {
- *   method: "GET",
- *   path: "/",
- *   host: "h",
- *   headers: [],
- *   framing: { kind: "none" as const },
- * };
- * strictEqual(writeRequestHead(options, new Uint8Array(64)), 27);
- * strictEqual(writeRequestHead(options, new Uint8Array(8)), -1);
- * ```
- */
-export function writeRequestHead(
-  options: RequestHeadOptions,
-  into: Uint8Array,
-): number {
-  return encodeHead(requestLine(options), fieldLines(options), into);
-}
-
-/**
- * Writes the line as UTF-8 and the fields one byte per char; the bytes
- * written, or -1 when they do not fit.
- */
-function encodeHead(line: string, fields: string, into: Uint8Array): number {
-  // One native encode; it is exact when every char is ASCII, which shows as
-  // one byte per char. Otherwise the fields are redone byte per char.
-  const head = line + fields;
-  const { read, written } = encoder.encodeInto(head, into);
-  if (written === head.length && read === head.length) return written;
-  const lineBytes = encoder.encodeInto(line, into);
-  if (lineBytes.read < line.length) return -1;
-  if (lineBytes.written + fields.length > into.length) return -1;
-  writeByteString(fields, into, lineBytes.written);
-  return lineBytes.written + fields.length;
-}
-
-/**
- * The request line, to be encoded as UTF-8: `Deno.serve` decodes the
- * target's bytes as UTF-8 (and answers 400 to invalid ones), so encoding
- * gives back the bytes the client sent.
- */
-function requestLine(options: RequestHeadOptions): string {
-  return `${options.method} ${options.path} HTTP/1.1\r\n`;
-}
-
-/** `Host`, the framing field and the others, ending with the blank line. */
-function fieldLines(options: RequestHeadOptions): string {
-  let head = `Host: ${options.host}\r\n`;
-  const f = options.framing;
-  if (f.kind === "length") head += `Content-Length: ${f.length}\r\n`;
-  else if (f.kind === "chunked") head += "Transfer-Encoding: chunked\r\n";
-  const fields = options.headers;
-  for (let i = 0; i < fields.length; i++) {
-    head += `${fields[i]![0]}: ${fields[i]![1]}\r\n`;
-  }
-  return `${head}\r\n`;
-}
 
 /** A parsed response head. */
 export interface ResponseHead {
@@ -358,89 +233,4 @@ export function keepsAlive(head: ResponseHead): boolean {
     }
   }
   return true;
-}
-
-/** Thrown by {@linkcode ChunkedDecoder} on malformed chunked framing. */
-export class ChunkedFormatError extends Error {
-  /** @param message What is wrong. */
-  constructor(message: string) {
-    super(message);
-    this.name = "ChunkedFormatError";
-  }
-}
-
-/**
- * An incremental chunked-body decoder (RFC 9112 §7.1): feed it the bytes as
- * they arrive, get the payload out. Chunk extensions and trailers are
- * skipped.
- */
-export class ChunkedDecoder {
-  #state: "size" | "data" | "data-crlf" | "trailer" | "done" = "size";
-  #line = "";
-  #left = 0;
-
-  /** Whether the last chunk and trailers have been read. */
-  get done(): boolean {
-    return this.#state === "done";
-  }
-
-  /**
-   * Decodes the next bytes.
-   *
-   * @param bytes Bytes read from the connection.
-   * @returns The payload pieces found, and how many input bytes were used
-   * (fewer than given only once the body is done).
-   * @throws {ChunkedFormatError} On malformed framing.
-   *
-   * @example Usage
-   * ```ts
-   * import { ChunkedDecoder } from "./http1.ts";
-   * import { strictEqual } from "node:assert/strict";
-   *
-   * const d = new ChunkedDecoder();
-   * const { data } = d.push(new TextEncoder().encode("5\r\nhello\r\n0\r\n\r\n"));
-   * strictEqual(new TextDecoder().decode(data[0]), "hello");
-   * strictEqual(d.done, true);
-   * ```
-   */
-  push(bytes: Uint8Array): { data: Uint8Array[]; used: number } {
-    const data: Uint8Array[] = [];
-    let i = 0;
-    while (i < bytes.length && this.#state !== "done") {
-      if (this.#state === "data") {
-        const n = Math.min(this.#left, bytes.length - i);
-        data.push(bytes.subarray(i, i + n));
-        i += n;
-        this.#left -= n;
-        if (this.#left === 0) this.#state = "data-crlf";
-        continue;
-      }
-      const byte = bytes[i++]!;
-      if (byte !== 10) {
-        this.#line += String.fromCharCode(byte);
-        if (this.#line.length > 4096) {
-          throw new ChunkedFormatError("chunk line too long");
-        }
-        continue;
-      }
-      const line = this.#line.endsWith("\r")
-        ? this.#line.slice(0, -1)
-        : this.#line;
-      this.#line = "";
-      if (this.#state === "data-crlf") {
-        if (line !== "") {
-          throw new ChunkedFormatError("missing CRLF after chunk");
-        }
-        this.#state = "size";
-      } else if (this.#state === "size") {
-        const m = line.match(/^([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/);
-        if (!m) throw new ChunkedFormatError(`invalid chunk size "${line}"`);
-        this.#left = parseInt(m[1]!, 16);
-        this.#state = this.#left === 0 ? "trailer" : "data";
-      } else if (this.#state === "trailer") {
-        if (line === "") this.#state = "done";
-      }
-    }
-    return { data, used: i };
-  }
 }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { ChunkedDecoder, ChunkedFormatError } from "./http1.ts";
+import { ChunkedDecoder, ChunkedFormatError } from "./chunked_decoder.ts";
 import type { GcPacer } from "./gc_pacer.ts";
 import type { OsFamily } from "./os_errors.ts";
 import {

@@ -29,9 +29,8 @@ import {
   type ResponseFraming,
   responseFraming,
   type ResponseHead,
-  serializeRequestHead,
-  writeRequestHead,
 } from "./http1.ts";
+import { serializeRequestHead, writeRequestHead } from "./request_head.ts";
 import { GcPacer } from "./gc_pacer.ts";
 import { type BodySource, streamBody } from "./upstream_body.ts";
 import { IdlePool } from "./upstream_pool.ts";

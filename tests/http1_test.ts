@@ -1,83 +1,13 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import {
-  ChunkedDecoder,
-  ChunkedFormatError,
   InvalidResponseError,
   keepsAlive,
   MAX_RESPONSE_HEAD,
   parseResponseHead,
   responseFraming,
-  serializeRequestHead,
-  writeRequestHead,
 } from "../src/http1.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const dec = (b: Uint8Array) => new TextDecoder().decode(b);
-
-Deno.test("serializeRequestHead() writes request line, Host, framing, then fields", () => {
-  const head = (
-    framing: Parameters<typeof serializeRequestHead>[0]["framing"],
-  ) =>
-    dec(serializeRequestHead({
-      method: "GET",
-      path: "/a?b",
-      host: "10.0.0.5:8080",
-      headers: [["cookie", "a=1"]],
-      framing,
-    }));
-  strictEqual(
-    head({ kind: "none" }),
-    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\ncookie: a=1\r\n\r\n",
-  );
-  strictEqual(
-    head({ kind: "chunked" }),
-    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\nTransfer-Encoding: chunked\r\ncookie: a=1\r\n\r\n",
-  );
-  strictEqual(
-    head({ kind: "length", length: 0 }),
-    "GET /a?b HTTP/1.1\r\nHost: 10.0.0.5:8080\r\nContent-Length: 0\r\ncookie: a=1\r\n\r\n",
-  );
-});
-
-Deno.test("serializeRequestHead() and writeRequestHead() keep the client's bytes", async (t) => {
-  // Deno.serve gives the target decoded from UTF-8 and header values as
-  // ByteStrings (one char per byte); both must leave as the bytes received.
-  const options = {
-    method: "GET",
-    path: "/caf\u00e9/\u6587",
-    host: "h",
-    headers: [["x-name", "\u00c3\u00a9\u00ff"]] as [string, string][],
-    framing: { kind: "none" as const },
-  };
-  const expected = [
-    ...enc("GET /caf\u00e9/\u6587 HTTP/1.1\r\nHost: h\r\nx-name: "),
-    0xc3,
-    0xa9,
-    0xff,
-    ...enc("\r\n\r\n"),
-  ];
-  await t.step("serializeRequestHead()", () => {
-    deepStrictEqual([...serializeRequestHead(options)], expected);
-  });
-  await t.step("writeRequestHead() into a larger buffer", () => {
-    const into = new Uint8Array(256).fill(0x2a);
-    const n = writeRequestHead(options, into);
-    strictEqual(n, expected.length);
-    deepStrictEqual([...into.subarray(0, n)], expected);
-  });
-  await t.step("writeRequestHead() at every size too small, and exact", () => {
-    for (let size = 0; size < expected.length; size++) {
-      strictEqual(
-        writeRequestHead(options, new Uint8Array(size)),
-        -1,
-        `${size}`,
-      );
-    }
-    const exact = new Uint8Array(expected.length);
-    strictEqual(writeRequestHead(options, exact), expected.length);
-    deepStrictEqual([...exact], expected);
-  });
-});
 
 Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (t) => {
   const ok: [string, number, string, [string, string][]][] = [
@@ -236,29 +166,4 @@ Deno.test("keepsAlive() keeps HTTP/1.1 unless told to close", () => {
   strictEqual(keepsAlive(h("HTTP/1.1", [])), true);
   strictEqual(keepsAlive(h("HTTP/1.1", [["Connection", "Close"]])), false);
   strictEqual(keepsAlive(h("HTTP/1.0", [])), false);
-});
-
-Deno.test("ChunkedDecoder.push() decodes across any split", () => {
-  const wire = enc(
-    "5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nTrailer: x\r\n\r\nNEXT",
-  );
-  for (let split = 1; split < wire.length; split++) {
-    const d = new ChunkedDecoder();
-    const parts: Uint8Array[] = [];
-    let used = 0;
-    for (const piece of [wire.subarray(0, split), wire.subarray(split)]) {
-      if (d.done) break;
-      const out = d.push(piece);
-      parts.push(...out.data.map((x) => x.slice()));
-      used += out.used;
-    }
-    strictEqual(parts.map(dec).join(""), "hello 0123456789", `split ${split}`);
-    strictEqual(d.done, true);
-    strictEqual(dec(wire.subarray(used)), "NEXT", `split ${split}`);
-  }
-  throws(() => new ChunkedDecoder().push(enc("zz\r\n")), ChunkedFormatError);
-  throws(
-    () => new ChunkedDecoder().push(enc("1\r\nab\r\n")),
-    ChunkedFormatError,
-  );
 });
