@@ -68,6 +68,29 @@ function forwarder(origin: string): ApiForwarder & AsyncDisposable {
   };
 }
 
+/** POSTs `target` through forwardApi() as a client on 127.0.0.1 would. */
+async function forward(
+  fw: ApiForwarder,
+  target: string,
+  init: RequestInit,
+): Promise<{ res: Response; events: RequestEvent[] }> {
+  const events: RequestEvent[] = [];
+  const res = await forwardApi(
+    new Request(`http://localhost:8081/api${target}`, {
+      method: "POST",
+      ...init,
+    }),
+    {
+      upstreamPath: target,
+      host: "localhost:8081",
+      client: "127.0.0.1",
+      log: (e) => events.push(e),
+    },
+    fw,
+  );
+  return { res, events };
+}
+
 Deno.test("forwardApi() relays the upstream's answer and rewrites its Location", async () => {
   await using upstream = startUpstream((r) =>
     new Response(`seen ${r.method} ${r.target}`, {
@@ -76,20 +99,7 @@ Deno.test("forwardApi() relays the upstream's answer and rewrites its Location",
     })
   );
   await using fw = forwarder(upstream.origin);
-  const events: RequestEvent[] = [];
-  const res = await forwardApi(
-    new Request("http://localhost:8081/api/loginms?a=1", {
-      method: "POST",
-      body: "{}",
-    }),
-    {
-      upstreamPath: "/loginms?a=1",
-      host: "localhost:8081",
-      client: "127.0.0.1",
-      log: (e) => events.push(e),
-    },
-    fw,
-  );
+  const { res, events } = await forward(fw, "/loginms?a=1", { body: "{}" });
   strictEqual(res.status, 302);
   strictEqual(
     res.headers.get("location"),
@@ -102,20 +112,7 @@ Deno.test("forwardApi() relays the upstream's answer and rewrites its Location",
 Deno.test("forwardApi() answers 502 and logs the refusal with the server tried", async () => {
   const port = refusedPort();
   await using fw = forwarder(`http://127.0.0.1:${port}`);
-  const events: RequestEvent[] = [];
-  const res = await forwardApi(
-    new Request("http://localhost:8081/api/loginms", {
-      method: "POST",
-      body: "{}",
-    }),
-    {
-      upstreamPath: "/loginms",
-      host: "localhost:8081",
-      client: "127.0.0.1",
-      log: (e) => events.push(e),
-    },
-    fw,
-  );
+  const { res, events } = await forward(fw, "/loginms", { body: "{}" });
   strictEqual(res.status, 502);
   await res.body?.cancel();
   strictEqual(events[0]?.level, "error");
@@ -128,7 +125,6 @@ Deno.test("forwardApi() answers 502 and logs the refusal with the server tried",
 Deno.test("forwardApi() answers 413 for a chunked body over the limit, nothing forwarded", async () => {
   await using upstream = startUpstream();
   await using fw = forwarder(upstream.origin);
-  const events: RequestEvent[] = [];
   const body = new ReadableStream<Uint8Array>({
     start(c) {
       c.enqueue(new Uint8Array(1000));
@@ -136,22 +132,12 @@ Deno.test("forwardApi() answers 413 for a chunked body over the limit, nothing f
       c.close();
     },
   });
-  const res = await forwardApi(
-    new Request("http://localhost:8081/api/upload", {
-      method: "POST",
-      body,
-      // As Deno.serve's requests carry it: planBody() reads the framing
-      // from the fields, not from `req.body`.
-      headers: { "transfer-encoding": "chunked" },
-    }),
-    {
-      upstreamPath: "/upload",
-      host: "localhost:8081",
-      client: "127.0.0.1",
-      log: (e) => events.push(e),
-    },
-    fw,
-  );
+  const { res, events } = await forward(fw, "/upload", {
+    body,
+    // As Deno.serve's requests carry it: planBody() reads the framing from
+    // the fields, not from `req.body`.
+    headers: { "transfer-encoding": "chunked" },
+  });
   strictEqual(res.status, 413);
   strictEqual(res.headers.get("connection"), "close");
   await res.body?.cancel();
