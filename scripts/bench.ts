@@ -89,6 +89,14 @@ interface Measurement {
   rps: number;
   p50: number;
   p99: number;
+  /**
+   * wrk's mean latency times its request rate. With one connection the
+   * exact value is at most 1.00 (each request waits for the one before);
+   * wrk reads 1.03-1.14 for every proxy on a quiet host. A proxy well above
+   * the others has c1 latencies that overlap in wrk's accounting: in noisy
+   * runs the gateway read 1.27-1.66 while nginx read 1.03.
+   */
+  busy: number;
   errors: number;
   cpuUsPerReq: number;
   peakRssMb: number;
@@ -466,8 +474,11 @@ async function wrk(
   const non2xx = Number(out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? 0);
   const errors = non2xx +
     (socket ? socket.slice(1).map(Number).reduce((a, b) => a + b, 0) : 0);
+  const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0);
+  const mean = parseDuration(out.match(/Latency\s+(\S+)/)?.[1] ?? "");
   return {
-    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)?.[1] ?? 0),
+    rps,
+    busy: (mean / 1000) * rps,
     p50: parseDuration(out.match(/\s50%\s+(\S+)/)?.[1] ?? ""),
     p99: parseDuration(out.match(/\s99%\s+(\S+)/)?.[1] ?? ""),
     errors,
@@ -505,6 +516,7 @@ async function measure(
     const ticks = after.cpuTicks - before.cpuTicks;
     return {
       rps: result.rps,
+      busy: result.busy,
       p50: result.p50,
       p99: result.p99,
       errors: result.errors,
@@ -610,6 +622,20 @@ async function compare(
       floor ? " ÷ deno-min |" : ""
     }\n|---|---|---|---|${floor ? "---|" : ""}\n` +
     ratioRows.join("\n") + "\n";
+  const c1 = scenarios.filter((s) => s.conns === 1);
+  if (c1.length > 0) {
+    md +=
+      "\nCheck of wrk's latencies at one connection: mean latency × req/s, median of the rounds (exactly at most 1.00 with one connection; wrk reads 1.03-1.14 on a quiet host, and a proxy well above the others has overlapping latencies in wrk's accounting):\n\n" +
+      c1.map((s) =>
+        `- ${s.name}: ${
+          proxiesFor(s, floor).map((p) =>
+            `${p} ${
+              fmt(median(results.get(`${s.name}|${p}`)!.map((m) => m.busy)), 2)
+            }`
+          ).join(", ")
+        }`
+      ).join("\n") + "\n";
+  }
   return md;
 }
 
