@@ -66,6 +66,14 @@ type BodyPlan =
   | { kind: "ready"; body: UpstreamCall["body"] }
   | { kind: "too-large"; message: string };
 
+/** What to do with the request body, decided from the headers alone. */
+type BodyDecision =
+  | BodyPlan
+  /** Read it whole (small, with a length): sent with the head in one write. */
+  | { kind: "read" }
+  /** Buffer a chunked body up to `client_max_body_size`. */
+  | { kind: "buffer"; stream: ReadableStream<Uint8Array>; limit: number };
+
 /** Reads a chunked body up to the limit, as nginx buffers it. */
 async function bufferUpTo(
   stream: ReadableStream<Uint8Array>,
@@ -103,7 +111,9 @@ async function bufferUpTo(
   return { kind: "ready", body: { kind: "bytes", bytes } };
 }
 
-async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
+// Not async: the body is read by the caller, so a request costs one async
+// layer fewer (each is a frame and promises of garbage per request).
+function planBody(req: Request, maxBodySize: number): BodyDecision {
   const declared = req.headers.get("content-length");
   const length = declared === null ? null : Number(declared);
   // Checked before a byte is read, so with `Expect: 100-continue` the client
@@ -122,16 +132,7 @@ async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
   ) {
     return { kind: "ready", body: null };
   }
-  if (length !== null && length <= SMALL_BODY) {
-    try {
-      return {
-        kind: "ready",
-        body: { kind: "bytes", bytes: new Uint8Array(await req.arrayBuffer()) },
-      };
-    } catch (error) {
-      throw UpstreamError.clientClosed(error);
-    }
-  }
+  if (length !== null && length <= SMALL_BODY) return { kind: "read" };
   if (req.body === null) return { kind: "ready", body: null };
   if (length !== null) {
     return {
@@ -139,7 +140,9 @@ async function planBody(req: Request, maxBodySize: number): Promise<BodyPlan> {
       body: { kind: "stream", stream: req.body, length },
     };
   }
-  if (maxBodySize > 0) return await bufferUpTo(req.body, maxBodySize);
+  if (maxBodySize > 0) {
+    return { kind: "buffer", stream: req.body, limit: maxBodySize };
+  }
   return {
     kind: "ready",
     body: { kind: "stream", stream: req.body, length: null },
@@ -199,10 +202,13 @@ export type PeerOutcome<T> =
  * @param group The servers.
  * @param options The request's method and path, whether its body can be
  * sent again after reading began, and the failure callback.
- * @param attempt One attempt on one server.
+ * @param attempt One exchange with one server.
+ * @param accept Turns the exchange's result into the outcome's value; an
+ * {@linkcode UpstreamError} it throws is that server's failure. Synchronous,
+ * so a request costs no async layer of its own here.
  * @returns The first success, the last failure, or "no live upstreams".
  */
-export async function tryPeers<T>(
+export async function tryPeers<R, T>(
   group: UpstreamGroup,
   options: {
     method: string;
@@ -210,7 +216,8 @@ export async function tryPeers<T>(
     streamedBody: boolean;
     onAttemptError: ProxyOptions["onAttemptError"];
   },
-  attempt: (peer: UpstreamPeer) => Promise<T>,
+  attempt: (peer: UpstreamPeer) => Promise<R>,
+  accept: (result: R, peer: UpstreamPeer) => T,
 ): Promise<PeerOutcome<T>> {
   // Made on the first failure: nearly every request succeeds at once.
   let tried: Set<UpstreamPeer> | null = null;
@@ -221,7 +228,7 @@ export async function tryPeers<T>(
     if (choice.kind === "none-left") return { kind: "failed", error: last! };
     const peer = choice.peer;
     try {
-      const value = await attempt(peer);
+      const value = accept(await attempt(peer), peer);
       group.succeeded(peer);
       return { kind: "ok", value, peer };
     } catch (error) {
@@ -258,14 +265,24 @@ export async function proxyRequest(
   req: Request,
   options: ProxyOptions,
 ): Promise<ProxyResult> {
-  let plan: BodyPlan;
-  try {
-    plan = await planBody(req, options.maxBodySize);
-  } catch (error) {
-    if (error instanceof UpstreamError) return { kind: "failed", error };
-    throw error;
+  let plan: BodyDecision = planBody(req, options.maxBodySize);
+  if (plan.kind === "read") {
+    try {
+      const bytes = new Uint8Array(await req.arrayBuffer());
+      plan = { kind: "ready", body: { kind: "bytes", bytes } };
+    } catch (error) {
+      return { kind: "failed", error: UpstreamError.clientClosed(error) };
+    }
+  } else if (plan.kind === "buffer") {
+    try {
+      plan = await bufferUpTo(plan.stream, plan.limit);
+    } catch (error) {
+      if (error instanceof UpstreamError) return { kind: "failed", error };
+      throw error;
+    }
   }
   if (plan.kind === "too-large") return plan;
+  const body = plan.body;
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
     addForwarded: options.addForwarded,
@@ -273,15 +290,15 @@ export async function proxyRequest(
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
-    streamedBody: plan.body?.kind === "stream",
+    streamedBody: body?.kind === "stream",
     onAttemptError: options.onAttemptError,
-  }, async (peer) => {
-    const reply = await peer.client.send({
+  }, (peer) =>
+    peer.client.send({
       method: req.method,
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
       headers,
-      body: plan.body,
+      body,
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onBodyError: (error) =>
@@ -290,9 +307,7 @@ export async function proxyRequest(
           upstreamField(peer, options.upstreamPath),
           false,
         ),
-    });
-    return replyToResponse(reply, peer, options.publicApiBase);
-  });
+    }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value }
     : outcome;
@@ -308,19 +323,30 @@ export async function proxyRequest(
  * @returns The response.
  * @throws {UpstreamError} On a reply that cannot be relayed.
  */
-export async function replyToResponse(
+export function replyToResponse(
   reply: UpstreamReply,
   peer: UpstreamPeer,
   publicApiBase: string,
-): Promise<Response> {
+): Response {
   if (reply.head.status < 200) {
-    if (reply.body instanceof ReadableStream) await reply.body.cancel();
+    discard(reply);
     throw invalid(`upstream sent unexpected status ${reply.head.status}`);
   }
   try {
     return toResponse(reply, peer, publicApiBase);
   } catch {
-    if (reply.body instanceof ReadableStream) await reply.body.cancel();
+    discard(reply);
     throw invalid("upstream sent invalid header");
+  }
+}
+
+/**
+ * Cancels a reply's streamed body, which closes its connection. Not awaited:
+ * the verdict does not wait on the socket, and a failed cancel has nothing
+ * left to clean up.
+ */
+function discard(reply: UpstreamReply): void {
+  if (reply.body instanceof ReadableStream) {
+    reply.body.cancel().catch(() => {});
   }
 }

@@ -113,8 +113,8 @@ export async function proxyWebSocket(
     upstreamPath: options.upstreamPath,
     streamedBody: false,
     onAttemptError: options.onAttemptError,
-  }, async (peer) => {
-    const reply = await peer.client.send({
+  }, (peer) =>
+    peer.client.send({
       method: "GET",
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
@@ -128,16 +128,18 @@ export async function proxyWebSocket(
           upstreamField(peer, options.upstreamPath),
           false,
         ),
-    });
-    return { reply, field: upstreamField(peer, options.upstreamPath), peer };
-  });
+    }), (reply, peer) => ({
+      reply,
+      field: upstreamField(peer, options.upstreamPath),
+      peer,
+    }));
   if (outcome.kind !== "ok") return outcome;
   const { reply, field, peer } = outcome.value;
   if (!reply.upgraded) {
     try {
       return {
         kind: "response",
-        response: await replyToResponse(reply, peer, options.publicApiBase),
+        response: replyToResponse(reply, peer, options.publicApiBase),
       };
     } catch (error) {
       if (error instanceof UpstreamError) return { kind: "failed", error };
