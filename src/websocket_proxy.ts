@@ -74,6 +74,16 @@ export interface WebSocketOptions extends
   onTunnelError: (error: UpstreamError, upstream: string) => void;
 }
 
+/** What a server's answer to the handshake turned out to be. */
+type Handshake =
+  | { kind: "answer"; response: Response }
+  | {
+    kind: "tunnel";
+    reply: UpstreamReply;
+    field: string;
+    protocol: string | undefined;
+  };
+
 /**
  * Opens a WebSocket to the upstream and joins it to the client's.
  *
@@ -108,6 +118,10 @@ export async function proxyWebSocket(
     ["sec-websocket-version", "13"],
   ];
 
+  const expected = await acceptFor(key);
+  // Judged inside tryPeers, so an answer that cannot be relayed and a
+  // handshake that does not match are logged and counted as that server's
+  // failure, like any other (every failure reaches the log).
   const outcome = await tryPeers(options.group, {
     method: "GET",
     upstreamPath: options.upstreamPath,
@@ -128,38 +142,36 @@ export async function proxyWebSocket(
           upstreamField(peer, options.upstreamPath),
           false,
         ),
-    }), (reply, peer) => ({
-      reply,
-      field: upstreamField(peer, options.upstreamPath),
-      peer,
-    }));
-  if (outcome.kind !== "ok") return outcome;
-  const { reply, field, peer } = outcome.value;
-  if (!reply.upgraded) {
-    try {
+    }), (reply, peer): Handshake => {
+    if (!reply.upgraded) {
       return {
-        kind: "response",
+        kind: "answer",
         response: replyToResponse(reply, peer, options.publicApiBase),
       };
-    } catch (error) {
-      if (error instanceof UpstreamError) return { kind: "failed", error };
-      throw error;
     }
-  }
-  const fields = new Map(
-    reply.head.fields.map(([k, v]) => [k.toLowerCase(), v]),
-  );
-  if (fields.get("sec-websocket-accept") !== await acceptFor(key)) {
-    reply.upgraded.conn.close();
-    return {
-      kind: "failed",
-      error: new UpstreamError("upstream sent invalid header", {
+    const fields = new Map(
+      reply.head.fields.map(([k, v]) => [k.toLowerCase(), v]),
+    );
+    if (fields.get("sec-websocket-accept") !== expected) {
+      reply.upgraded.conn.close();
+      throw new UpstreamError("upstream sent invalid header", {
         kind: "invalid-response",
         action: "reading response header from upstream",
-      }),
+      });
+    }
+    return {
+      kind: "tunnel",
+      reply,
+      field: upstreamField(peer, options.upstreamPath),
+      protocol: fields.get("sec-websocket-protocol"),
     };
+  });
+  if (outcome.kind !== "ok") return outcome;
+  const settled = outcome.value;
+  if (settled.kind === "answer") {
+    return { kind: "response", response: settled.response };
   }
-  const protocol = fields.get("sec-websocket-protocol");
+  const { reply, field, protocol } = settled;
   const { socket, response } = Deno.upgradeWebSocket(
     req,
     protocol ? { protocol } : {},

@@ -1,11 +1,19 @@
 /** WebSocket and server-sent events through /api/. */
-import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import {
+  deepStrictEqual,
+  doesNotMatch,
+  match,
+  strictEqual,
+} from "node:assert/strict";
 import {
   maskErrorLine,
   rawRequest,
+  readHead,
   refusedPort,
   startGateway,
+  startRawUpstream,
   waitFor,
+  writeText,
 } from "./_utils.ts";
 
 /** A WebSocket upstream: echoes, reports its subprotocol, closes on "bye". */
@@ -161,6 +169,34 @@ Deno.test("WebSocket to an upstream that will not upgrade: its answer is relayed
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("WebSocket upstream with a wrong Sec-WebSocket-Accept: 502 and an invalid header line", async () => {
+  await using up = startRawUpstream(async (conn, _i, self) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    self.heads.push(head);
+    await writeText(
+      conn,
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+    );
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const res = await rawRequest(
+    gw.port,
+    "GET /api/hub HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    1000,
+  );
+  match(res, /^HTTP\/1\.1 502 /);
+  strictEqual(up.heads.length, 1);
+  // The gateway sent its own key, so the browser's accept value is wrong here.
+  doesNotMatch(up.heads[0]!, /dGhlIHNhbXBsZSBub25jZQ==/);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+    `TIME [error] PID#TID: *N upstream sent invalid header while reading response header from upstream, client: 127.0.0.1, server: localhost, request: "GET /api/hub HTTP/1.1", upstream: "${up.origin}/hub", host: "localhost"`,
+  ]);
 });
 
 Deno.test("WebSocket idle past the read timeout: closed, with nginx's line", async () => {
