@@ -56,6 +56,7 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/request_body_test.ts \
   tests/upstream_pool_test.ts \
   tests/upstream_watchdog_test.ts \
+  tests/upstream_io_test.ts \
   tests/upstream_body_test.ts \
   tests/gc_pacer_test.ts \
   tests/heap_pacer_test.ts

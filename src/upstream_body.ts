@@ -139,7 +139,7 @@ export function streamBody(
             }),
           );
         }
-        // Each read has its own buffer (#read), so pieces need no copy.
+        // Each read has its own buffer (readSome), so pieces need no copy.
         for (const piece of out.data) controller.enqueue(piece);
         if (decoder.done) {
           c.pending = chunk.subarray(out.used);

@@ -30,17 +30,21 @@ import {
   responseFraming,
   type ResponseHead,
 } from "./http1.ts";
-import { serializeRequestHead, writeRequestHead } from "./request_head.ts";
 import { GcPacer } from "./gc_pacer.ts";
 import { type BodySource, streamBody } from "./upstream_body.ts";
 import { IdlePool } from "./upstream_pool.ts";
 import { Watchdog } from "./upstream_watchdog.ts";
 import {
+  concat,
+  type ConnectionIo,
+  readSome,
+  writeRequest,
+} from "./upstream_io.ts";
+import {
   ClientWatch,
   Connection,
   EMPTY,
   NOTHING,
-  SCRATCH_SIZE,
   TimerExpired,
 } from "./upstream_connection.ts";
 import type {
@@ -49,7 +53,6 @@ import type {
   UpstreamReply,
 } from "./upstream_types.ts";
 import type { OsFamily } from "./os_errors.ts";
-import { sendBody } from "./request_body.ts";
 import {
   type UpstreamAction,
   UpstreamError,
@@ -57,9 +60,6 @@ import {
   upstreamTimeout,
 } from "./upstream_error.ts";
 
-const READ_SIZE = 64 * 1024;
-const NO_BODY = { kind: "none" } as const;
-const CHUNKED = { kind: "chunked" } as const;
 const IDEMPOTENT = new Set([
   "GET",
   "HEAD",
@@ -69,20 +69,14 @@ const IDEMPOTENT = new Set([
   "TRACE",
 ]);
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
 /** A keep-alive HTTP/1.1 client for one upstream peer. */
 export class UpstreamClient {
   #options: UpstreamClientOptions;
   #pool: IdlePool;
   #family: OsFamily;
   #watchdog = new Watchdog();
+  /** The timed reads and writes (upstream_io.ts). */
+  #io: ConnectionIo;
   /** What streamed bodies read through: one object per client, not per body. */
   #bodySource: BodySource;
 
@@ -93,6 +87,7 @@ export class UpstreamClient {
    */
   constructor(options: UpstreamClientOptions) {
     this.#options = options;
+    this.#io = { watchdog: this.#watchdog, timeouts: options.timeouts };
     this.#pool = new IdlePool({
       maxIdle: options.maxIdle ?? 32,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
@@ -100,7 +95,7 @@ export class UpstreamClient {
     this.#family = options.family ??
       (Deno.build.os === "windows" ? "windows" : "linux");
     this.#bodySource = {
-      read: (c) => this.#read(c, true),
+      read: (c) => readSome(this.#io, c, true),
       release: (c) => this.#pool.put(c),
       gcPacer: options.gcPacer ?? new GcPacer(),
       family: this.#family,
@@ -187,112 +182,6 @@ export class UpstreamClient {
     }
   }
 
-  async #write(c: Connection, bytes: Uint8Array): Promise<void> {
-    let written = 0;
-    while (written < bytes.length) {
-      this.#watchdog.arm(c, this.#options.timeouts.sendMs);
-      try {
-        written += await c.conn.write(
-          written === 0 ? bytes : bytes.subarray(written),
-        );
-      } catch (error) {
-        throw c.expired ? new TimerExpired() : error;
-      } finally {
-        c.deadline = 0;
-      }
-    }
-  }
-
-  /**
-   * Reads what is there. `fresh` returns a newly allocated buffer the caller
-   * may keep (body chunks handed to the client); otherwise the bytes are
-   * read into the connection's scratch buffer and a view of it is returned,
-   * valid until the next read: the caller copies what it keeps, so a small
-   * answer allocates only its own size, not 64 KiB (a fresh 64 KiB per read
-   * made GC pauses of tens of milliseconds under load).
-   */
-  async #read(c: Connection, fresh = false): Promise<Uint8Array | null> {
-    if (c.idleRead !== null) {
-      // The read started while the connection sat in the pool.
-      this.#watchdog.arm(c, this.#options.timeouts.readMs);
-      let result;
-      try {
-        result = await c.idleRead;
-      } finally {
-        c.deadline = 0;
-      }
-      const buf = c.idleBuf!;
-      c.idleRead = null;
-      c.idleBuf = null;
-      if (result instanceof Error) {
-        if (c.expired) throw new TimerExpired();
-        throw result;
-      }
-      return result === null ? null : buf.subarray(0, result);
-    }
-    const buf = fresh ? new Uint8Array(READ_SIZE) : c.scratch;
-    this.#watchdog.arm(c, this.#options.timeouts.readMs);
-    let n;
-    try {
-      n = await c.conn.read(buf);
-    } catch (error) {
-      throw c.expired ? new TimerExpired() : error;
-    } finally {
-      c.deadline = 0;
-    }
-    if (n === null) return null;
-    return buf.subarray(0, n);
-  }
-
-  /**
-   * Writes the request. Not `async` itself: a buffered request (nearly all)
-   * is one write, and an async layer per call is garbage per request.
-   */
-  #sendRequest(c: Connection, call: UpstreamCall): Promise<void> {
-    const body = call.body;
-    const framing = body === null
-      ? NO_BODY
-      : body.kind === "bytes"
-      ? { kind: "length" as const, length: body.bytes.length }
-      : body.length === null
-      ? CHUNKED
-      : { kind: "length" as const, length: body.length };
-    const options = {
-      method: call.method,
-      path: call.path,
-      host: call.host,
-      headers: call.headers,
-      framing,
-    };
-    if (body?.kind === "stream") {
-      return this.#sendStreamed(c, serializeRequestHead(options), body);
-    }
-    const bodySize = body === null ? 0 : body.bytes.length;
-    if (bodySize < SCRATCH_SIZE) {
-      const out = c.out ??= new Uint8Array(SCRATCH_SIZE);
-      const n = writeRequestHead(options, out);
-      if (n !== -1 && n + bodySize <= out.length) {
-        if (body !== null) out.set(body.bytes, n);
-        return this.#write(c, out.subarray(0, n + bodySize));
-      }
-    }
-    const head = serializeRequestHead(options);
-    return this.#write(c, body === null ? head : concat(head, body.bytes));
-  }
-
-  async #sendStreamed(
-    c: Connection,
-    head: Uint8Array,
-    body: { stream: ReadableStream<Uint8Array>; length: number | null },
-  ): Promise<void> {
-    await this.#write(c, head);
-    await sendBody(body.stream, {
-      chunked: body.length === null,
-      write: (bytes) => this.#write(c, bytes),
-      onReadError: (error) => UpstreamError.clientClosed(error),
-    });
-  }
-
   async #exchange(
     c: Connection,
     call: UpstreamCall,
@@ -302,7 +191,7 @@ export class UpstreamClient {
     let got = 0;
     try {
       try {
-        await this.#sendRequest(c, call);
+        await writeRequest(this.#io, c, call);
       } catch (error) {
         if (error instanceof UpstreamError) throw error;
         if (error instanceof TimerExpired) {
@@ -334,7 +223,7 @@ export class UpstreamClient {
         if (buffer.buffer === c.scratch.buffer) buffer = buffer.slice();
         let chunk: Uint8Array | null;
         try {
-          chunk = await this.#read(c);
+          chunk = await readSome(this.#io, c);
         } catch (error) {
           if (error instanceof TimerExpired) {
             throw this.#timedOut("reading response header from upstream");
