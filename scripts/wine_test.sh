@@ -52,6 +52,7 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/request_head_test.ts \
   tests/chunked_decoder_test.ts \
   tests/proxy_test.ts \
+  tests/next_upstream_test.ts \
   tests/api_forward_test.ts \
   tests/request_body_test.ts \
   tests/upstream_pool_test.ts \

@@ -8,11 +8,12 @@
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "./upstream_types.ts";
 import { UpstreamError } from "./upstream_error.ts";
+import type { UpstreamGroup, UpstreamPeer } from "./upstream_group.ts";
 import {
-  shouldTryNext,
-  type UpstreamGroup,
-  type UpstreamPeer,
-} from "./upstream_group.ts";
+  type AttemptErrorHandler,
+  tryPeers,
+  upstreamField,
+} from "./next_upstream.ts";
 
 /** Bodies up to this size are read whole and sent with the head in one write. */
 const SMALL_BODY = 64 * 1024;
@@ -35,11 +36,7 @@ export interface ProxyOptions {
    * Told about every failed attempt, with the `upstream:` field naming the
    * server tried, and whether that failure made the server unavailable.
    */
-  onAttemptError: (
-    error: UpstreamError,
-    upstream: string,
-    disabled: boolean,
-  ) => void;
+  onAttemptError: AttemptErrorHandler;
 }
 
 /** The result of forwarding. */
@@ -170,85 +167,6 @@ function invalid(message: string): UpstreamError {
     kind: "invalid-response",
     action: "reading response header from upstream",
   });
-}
-
-const NONE_TRIED: ReadonlySet<UpstreamPeer> = new Set();
-
-/**
- * The `upstream:` field of an error line: the server tried and the path.
- *
- * @param peer The server.
- * @param upstreamPath The path and query sent.
- * @returns e.g. `http://127.0.0.1:8080/loginms`.
- */
-export function upstreamField(
-  peer: UpstreamPeer,
-  upstreamPath: string,
-): string {
-  return `http://${peer.spec.address.peer}${upstreamPath}`;
-}
-
-/** The outcome of walking the group's servers for one request. */
-export type PeerOutcome<T> =
-  | { kind: "ok"; value: T; peer: UpstreamPeer }
-  | { kind: "failed"; error: UpstreamError }
-  | { kind: "no-live" };
-
-/**
- * Tries the group's servers for one request as nginx does: the next server
- * after a failure only when {@linkcode shouldTryNext} allows it, each failure
- * reported with the `upstream:` field of the server tried.
- *
- * @param group The servers.
- * @param options The request's method and path, whether its body can be
- * sent again after reading began, and the failure callback.
- * @param attempt One exchange with one server.
- * @param accept Turns the exchange's result into the outcome's value; an
- * {@linkcode UpstreamError} it throws is that server's failure. Synchronous,
- * so a request costs no async layer of its own here.
- * @returns The first success, the last failure, or "no live upstreams".
- */
-export async function tryPeers<R, T>(
-  group: UpstreamGroup,
-  options: {
-    method: string;
-    upstreamPath: string;
-    streamedBody: boolean;
-    onAttemptError: ProxyOptions["onAttemptError"];
-  },
-  attempt: (peer: UpstreamPeer) => Promise<R>,
-  accept: (result: R, peer: UpstreamPeer) => T,
-): Promise<PeerOutcome<T>> {
-  // Made on the first failure: nearly every request succeeds at once.
-  let tried: Set<UpstreamPeer> | null = null;
-  let last: UpstreamError | null = null;
-  while (true) {
-    const choice = group.choose(tried ?? NONE_TRIED);
-    if (choice.kind === "no-live") return { kind: "no-live" };
-    if (choice.kind === "none-left") return { kind: "failed", error: last! };
-    const peer = choice.peer;
-    try {
-      const value = accept(await attempt(peer), peer);
-      group.succeeded(peer);
-      return { kind: "ok", value, peer };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
-      (tried ??= new Set()).add(peer);
-      last = error;
-      const counts = error.kind !== "client-closed";
-      options.onAttemptError(
-        error,
-        upstreamField(peer, options.upstreamPath),
-        counts && group.failed(peer),
-      );
-      // A streamed body cannot be sent again once reading it has begun.
-      const bodyGone = options.streamedBody &&
-        error.action !== "connecting to upstream";
-      if (!shouldTryNext(error, options.method) || bodyGone) {
-        return { kind: "failed", error };
-      }
-    }
-  }
 }
 
 /**

@@ -19,9 +19,8 @@ import {
   type ProxyOptions,
   type ProxyResult,
   replyToResponse,
-  tryPeers,
-  upstreamField,
 } from "./proxy.ts";
+import { tryPeers, upstreamField } from "./next_upstream.ts";
 import type { UpstreamReply } from "./upstream_types.ts";
 import { UpstreamError, upstreamTimeout } from "./upstream_error.ts";
 import {
