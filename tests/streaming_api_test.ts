@@ -55,6 +55,19 @@ function startWsUpstream() {
   };
 }
 
+/** The key a browser sent; the gateway uses its own upstream. */
+const BROWSER_KEY = "dGhlIHNhbXBsZSBub25jZQ==";
+
+/** Sends a browser's upgrade request for /api/hub raw; returns the answer. */
+function rawUpgrade(port: number, host: string, extra = ""): Promise<string> {
+  return rawRequest(
+    port,
+    `GET /api/hub HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${BROWSER_KEY}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+    1000,
+  );
+}
+
 function collect(ws: WebSocket) {
   const messages: (string | number[])[] = [];
   ws.binaryType = "arraybuffer";
@@ -130,11 +143,10 @@ Deno.test("WebSocket through /api/: the browser closing ends the upstream side",
 Deno.test("WebSocket to a refused upstream: 502 and the connect() failed line", async () => {
   const dead = refusedPort();
   await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
-  const res = await rawRequest(
+  const res = await rawUpgrade(
     gw.port,
-    "GET /api/hub HTTP/1.1\r\nHost: localhost:8081\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: http://localhost:8081\r\n\r\n",
-    1000,
+    "localhost:8081",
+    "Origin: http://localhost:8081\r\n",
   );
   match(res, /^HTTP\/1\.1 502 /);
   const os = Deno.build.os === "windows"
@@ -158,12 +170,7 @@ Deno.test("WebSocket to an upstream that will not upgrade: its answer is relayed
     await using gw = startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
     });
-    const res = await rawRequest(
-      gw.port,
-      "GET /api/hub HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-      1000,
-    );
+    const res = await rawUpgrade(gw.port, "localhost");
     match(res, /^HTTP\/1\.1 426 /);
     match(res, /websocket please/);
   } finally {
@@ -183,16 +190,11 @@ Deno.test("WebSocket upstream with a wrong Sec-WebSocket-Accept: 502 and an inva
     );
   });
   await using gw = startGateway({ upstreamUrl: up.origin });
-  const res = await rawRequest(
-    gw.port,
-    "GET /api/hub HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-    1000,
-  );
+  const res = await rawUpgrade(gw.port, "localhost");
   match(res, /^HTTP\/1\.1 502 /);
   strictEqual(up.heads.length, 1);
   // The gateway sent its own key, so the browser's accept value is wrong here.
-  doesNotMatch(up.heads[0]!, /dGhlIHNhbXBsZSBub25jZQ==/);
+  doesNotMatch(up.heads[0]!, new RegExp(BROWSER_KEY));
   await waitFor(() => gw.errorLines.length >= 1, 2000);
   deepStrictEqual(gw.errorLines.map(maskErrorLine), [
     `TIME [error] PID#TID: *N upstream sent invalid header while reading response header from upstream, client: 127.0.0.1, server: localhost, request: "GET /api/hub HTTP/1.1", upstream: "${up.origin}/hub", host: "localhost"`,
