@@ -172,6 +172,15 @@ export async function forwardApi(
         upstream: `http://${group.name}${upstreamPath}`,
       });
       return errorResponse(502, { head });
+    case "client-left":
+      // nginx reads the body before it chooses a server, so its line has no
+      // upstream (`ngx_http_do_read_client_request_body`, at info level).
+      log({
+        level: "info",
+        message: "client prematurely closed connection",
+        action: "reading client request body",
+      });
+      return errorResponse(upstreamStatus(result.error), { head });
     case "failed":
       return errorResponse(upstreamStatus(result.error), { head });
   }

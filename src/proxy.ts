@@ -53,6 +53,15 @@ export type ProxyResult =
     kind: "no-live";
   }
   | {
+    /**
+     * The client left while its body was being read, before any server was
+     * chosen: nothing was forwarded.
+     */
+    kind: "client-left";
+    /** The failure, as a client-closed error. */
+    error: UpstreamError;
+  }
+  | {
     /** The body is over `client_max_body_size`: 413, nothing forwarded. */
     kind: "too-large";
     /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
@@ -177,7 +186,8 @@ function invalid(message: string): UpstreamError {
  *
  * @param req The client's request.
  * @param options Where and how to forward.
- * @returns The response, the failure, "no live upstreams", or the 413 verdict.
+ * @returns The response, the failure, "no live upstreams", the 413 verdict,
+ * or the client leaving while its body was read.
  */
 export async function proxyRequest(
   req: Request,
@@ -189,13 +199,13 @@ export async function proxyRequest(
       const bytes = new Uint8Array(await req.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
-      return { kind: "failed", error: UpstreamError.clientClosed(error) };
+      return { kind: "client-left", error: UpstreamError.clientClosed(error) };
     }
   } else if (plan.kind === "buffer") {
     try {
       plan = await bufferUpTo(plan.stream, plan.limit);
     } catch (error) {
-      if (error instanceof UpstreamError) return { kind: "failed", error };
+      if (error instanceof UpstreamError) return { kind: "client-left", error };
       throw error;
     }
   }

@@ -388,6 +388,40 @@ Deno.test("client gives up: upstream connection closed at once, 499, info line o
   );
 });
 
+Deno.test("client leaves while sending its body: 499, nginx's info line, nothing forwarded", async (t) => {
+  // A small body (read whole before forwarding) and a chunked one (buffered
+  // up to client_max_body_size): both are read before any server is chosen.
+  const cases: [string, string][] = [
+    [
+      "with a length",
+      'POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nContent-Length: 100\r\n\r\n{"user":',
+    ],
+    [
+      "chunked",
+      'POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n{"user":\r\n',
+    ],
+  ];
+  for (const [name, partial] of cases) {
+    await t.step(name, async () => {
+      await using up = startRawUpstream(async (conn, _i, self) => {
+        const head = await readHead(conn);
+        if (head !== null) self.heads.push(head);
+      });
+      await using gw = startGateway({ upstreamUrl: up.origin });
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+      await writeText(conn, partial);
+      await new Promise((r) => setTimeout(r, 100));
+      conn.close();
+      await waitFor(() => gw.accessLines.length === 1);
+      match(gw.accessLines[0]!, /"POST \/api\/loginms HTTP\/1\.1" 499 0 /);
+      deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+        'TIME [info] PID#TID: *N client prematurely closed connection while reading client request body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
+      ]);
+      strictEqual(up.connections, 0, "nothing forwarded");
+    });
+  }
+});
+
 Deno.test("pooled connection closed by the upstream while idle is never used", async () => {
   // Answers keep-alive, then closes the idle connection 50 ms later (as an
   // upstream with a short keep-alive timeout does).
