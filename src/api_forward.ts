@@ -97,7 +97,9 @@ export function tooLarge(
  * Forwards one `/api/` request and returns the client's response: the
  * upstream's, or nginx's error page for the failure (502, 504, 413, or 499
  * when the client left). Each failed attempt is logged with the server
- * tried; a server that failed enough is reported as disabled.
+ * tried; a server that failed enough is reported as disabled. A client that
+ * leaves while its body is read gets nginx's `info` line for that, with no
+ * server.
  *
  * @param req The client's request.
  * @param request The request's upstream path, `Host`, address and log.
