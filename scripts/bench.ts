@@ -8,7 +8,7 @@
  * (`proxy_pass http://…/`: HTTP/1.0 and a new upstream connection per
  * request), nginx with upstream keep-alive, Caddy (`handle_path /api/*` +
  * `reverse_proxy`, `file_server`), and the gateway under the compile
- * task's permissions. No proxy writes an access log (as in perf-baseline.md).
+ * task's permissions. No proxy writes an access log.
  *
  * Pinning: each proxy on CPU 0; wrk and the upstream on CPU 1 (taskset), so
  * every proxy gets exactly one core. Rounds are interleaved (every scenario,

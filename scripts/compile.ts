@@ -24,13 +24,12 @@ export const COMPILE_FLAGS = [
   "--allow-write",
   // Only for `task install|remove|status`; nothing else is run.
   "--allow-run=schtasks",
+  // `req.signal` aborts only when the client really goes away, not when
+  // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",
-  // V8's young generation capped at 4 MiB: peak RSS under 50 connections
-  // 127-129 MB -> 80 MB, throughput within noise (deno task bench; the same
-  // finding as perf-baseline.md §5). `gc()` exposed for src/gc_pacer.ts:
-  // streamed response chunks are collected as they go (1 GiB download: +8
-  // instead of +40 MB RSS), and for src/heap_pacer.ts: the old generation
-  // is collected after 6 MiB of growth (c50 peak RSS 76-81 vs 79-93 MB).
+  // V8's young generation capped at 4 MiB, which bounds peak RSS under many
+  // connections at no measurable throughput cost; `gc()` exposed for
+  // src/gc_pacer.ts and src/heap_pacer.ts. Figures: scripts/README.md.
   "--v8-flags=--max-semi-space-size=4,--expose-gc",
 ] as const;
 

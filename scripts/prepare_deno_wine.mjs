@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The project's copy of shared/tools/wine-deno/prepare-deno-wine.mjs (see
-// shared/reference/windows-under-wine.md), used by scripts/wine_test.sh.
+// Used by scripts/wine_test.sh (see tests/README.md, "The Windows lane").
 // Make the Windows deno.exe run under Debian 12's Wine 8.0. Two gaps in Wine 8.0:
 //  1. no bcryptprimitives.dll (Rust >= 1.78 std imports ProcessPrng from it):
 //     write a 1 KiB code-free DLL whose only export, ProcessPrng, forwards to

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Windows test lane: runs the Windows-relevant suites with the Windows
 # build of Deno under Debian's Wine, so Winsock codes, Windows paths and
-# SIGBREAK really run (shared/reference/windows-under-wine.md).
+# SIGBREAK really run (tests/README.md).
 #
 # Two workarounds make deno.exe start under Wine 8.0 (scripts/
 # prepare_deno_wine.mjs): a forwarder bcryptprimitives.dll, and a one-string

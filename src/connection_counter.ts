@@ -4,7 +4,7 @@
  * nginx numbers connections from one global counter, client and upstream
  * alike (`ngx_event_accept.c`, `ngx_event_connect.c`): requests on one
  * keep-alive connection share a number, a new connection takes the next one,
- * and every upstream connect attempt uses one up (nginx-observed §a.2).
+ * and every upstream connect attempt uses one up.
  * `Deno.serve` does not expose connections, but while a connection is open
  * its remote address and port are unique, so they identify it. Entries are
  * forgotten after `idleMs` without a request (nginx's `keepalive_timeout`

@@ -5,17 +5,15 @@
  * keeps the bytes it is given until they are on the wire
  * (`op_readable_stream_resource_write_buf` takes the buffer, not a copy), so
  * one buffer cannot be refilled the way an upload's is (request_body.ts).
- * The chunks die young, but V8 only collects its young generation when that
- * fills with JavaScript objects (a few hundred bytes per chunk), and starts a
- * full collection when external memory has grown by about 64 MiB. Between
- * the two, a 1 GiB download took the gateway's RSS from 45 to 85 MB.
+ * The chunks die young, but they live outside the JS heap: V8 collects its
+ * young generation only when that fills with JavaScript objects (a few
+ * hundred bytes per chunk), and starts a full collection only after tens of
+ * MiB of external growth, so a long download grows RSS by that much.
  *
  * With `--expose-gc` (one of the run flags), a minor collection after every
- * 4 MiB of streamed body frees the chunks already sent: the same download
- * then peaks 8-11 MB above a warmed-up gateway (`deno task bench --gib 1`),
- * and a 1 MiB download costs less CPU than before (1338-1474 against
- * 1596-1823 µs, old and new build side by side on one core): collecting
- * often and small is cheaper than collecting late. Without the flag, the
+ * {@linkcode DEFAULT_GC_EVERY_BYTES} of streamed body frees the chunks
+ * already sent, and collecting often and small costs less CPU than
+ * collecting late (scripts/README.md has the figures). Without the flag, the
  * pacer does nothing.
  *
  * @module

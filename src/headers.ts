@@ -100,8 +100,7 @@ export function upstreamRequestHeaders(
   options: UpstreamRequestOptions,
 ): [string, string][] {
   // A plain list, not a Headers object: the upstream client serializes it
-  // directly, and Headers copies cost about 30 µs a request
-  // (perf-baseline.md §5).
+  // directly, and a Headers copy would validate every field again.
   const named = connectionTokens(client.get("connection"));
   const out: [string, string][] = [];
   let forwardedFor: string | null = null;

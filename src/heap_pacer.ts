@@ -2,41 +2,21 @@
  * Major collections paced by the growth of V8's old generation since the
  * last one.
  *
- * Under 50 connections, objects of requests that outlive two scavenges (the
- * async frames and promises of a request in flight) reach V8's old
- * generation at 3-5 MB/s. V8 let it grow from 7 to ~29 MB before its first
- * mark-compact, which freed all but ~7 MB, and kept the pages: peak RSS
- * 79-93 MB against the target of 80. A major collection once the old
- * generation has grown by {@linkcode DEFAULT_SLACK_BYTES} since the last one (looked at once
- * a second) keeps V8's committed heap near 20 instead of 36 MB and the peak
- * at 76-81 MB (small POST c50 alone on one core). The slack is a trade:
- * with 4 MiB the pacer collected every second under that load (11-15 ms
- * each) and cost 11-15 % more CPU per small POST (old and new side by side
- * on one core, 4 pairs; 74-80 MB); with 8 MiB nothing measurable (80-83
- * MB); 6 MiB sits between. 1 MiB downloads are unchanged; an idle or
- * lightly loaded gateway never grows that fast and is not collected.
+ * Under sustained load, objects of requests in flight that outlive two
+ * scavenges (async frames, promises) are promoted to the old generation.
+ * V8 starts its first mark-compact late and keeps the freed pages, so peak
+ * RSS settles at the high mark. A major collection once the old generation
+ * has grown by {@linkcode DEFAULT_SLACK_BYTES} since the last one (looked at
+ * once a second) keeps the committed heap small; the slack trades CPU (a
+ * smaller one collects every second under load) against peak RSS.
  *
  * Only the old generation is measured (every heap space but the two young
- * ones, from `node:v8`'s `getHeapSpaceStatistics()`, ~18 µs). The pacer
- * first watched `Deno.memoryUsage().heapUsed`, which includes the young
- * generation: 0-4 MiB depending on when the last scavenge ran. With the
- * floor taken at start-up, that and the old generation's own warm-up (4.6
- * to 7.5 MB: compiled code and caches) passed the slack even under one
- * connection, so a lightly loaded gateway was collected every 3-4 s (13-17
- * ms each, `--trace-gc`). Slow requests cluster after each of those
- * collections (a one-connection client counting requests over 2 ms per
- * second saw 9-17 in the second of a collection, 1-4 in the others), and
- * the benchmark's p99 at c1 was about 2.5 ms with it against 0.6-0.8 ms
- * with the pacer checking but never collecting (10 alternating 2 s wrk runs
- * each, same host quarter hour). Watching the old generation, one
- * connection for 20 s grows it by 3 MB and nothing is collected, while at
- * c50 the peak stays where it was (77-82 MB against 77-83 MB, 3 fresh
- * starts each; 88-92 MB with no pacer).
- *
- * V8's `--memory-saver-mode` reaches the same peak, but it also counts the
- * external memory of streamed chunks and collected every ~250 ms during
- * 1 MiB downloads: +30 % CPU per download, old and new side by side on one
- * core. This pacer looks at the JS heap only.
+ * ones, from `node:v8`'s `getHeapSpaceStatistics()`): the young generation
+ * swings by megabytes between scavenges, so counting it collected even a
+ * lightly loaded gateway every few seconds, and each pause landed on the
+ * requests in flight. V8's `--memory-saver-mode` was not used
+ * because it also counts the external memory of streamed chunks and
+ * collects constantly during downloads. Measurements: scripts/README.md.
  *
  * With `--expose-gc` (a run flag); without it, it does nothing.
  *

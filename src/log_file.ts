@@ -11,6 +11,10 @@
  * `FILE_SHARE_DELETE`) or deleted it, the next line goes to a new file at the
  * path. It also rotates by size itself, keeping a fixed number of old files.
  *
+ * Not LogTape's file sink (`@std/log`'s successor): it keeps writing to a
+ * renamed file, either buffers lines in memory or `fsync`s every one, and
+ * throws out of the sink when a rotation's rename fails.
+ *
  * @module
  */
 

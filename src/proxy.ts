@@ -122,8 +122,8 @@ async function bufferUpTo(
 function planBody(req: Request, maxBodySize: number): BodyDecision {
   const declared = req.headers.get("content-length");
   const length = declared === null ? null : Number(declared);
-  // Checked before a byte is read, so with `Expect: 100-continue` the client
-  // gets the 413 instead of "100 Continue" and never uploads (nginx-observed §f).
+  // Checked before a byte is read, as nginx checks the declared length in
+  // ngx_http_core_find_config_phase(), so nothing reaches the upstream.
   if (maxBodySize > 0 && length !== null && length > maxBodySize) {
     return {
       kind: "too-large",

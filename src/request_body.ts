@@ -3,9 +3,9 @@
  *
  * `Deno.serve` hands a request body over as a byte stream. Read with the
  * default reader, every chunk is a new 64 KiB `ArrayBuffer`; V8 frees those
- * only when its external-memory heuristic starts a full collection, about 64
- * MiB later, so a 1 GiB upload took the gateway's RSS from 83 to 141 MB
- * (`deno task bench --gib 1`, session 3). Read with a BYOB reader into one
+ * only when its external-memory heuristic starts a full collection, tens of
+ * MiB later, so a large upload grew the gateway's RSS by that much
+ * (`deno task bench --gib 1`). Read with a BYOB reader into one
  * buffer per upload, the same memory is filled and written again: nothing
  * is left for the collector. Reusing it is safe because a socket write in
  * Deno has finished with the bytes when its promise settles (unlike a

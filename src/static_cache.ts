@@ -2,9 +2,12 @@
  * A bounded in-memory cache of small static files, revalidated with one
  * synchronous `stat` (size, mtime and inode) per path and millisecond, so a
  * redeploy is visible from the next millisecond and no file is held open.
- * Async file operations each cost a hop to Deno's blocking thread pool
- * (perf-baseline.md §5: 175–190 µs for a 2 KB file); a sync `stat` and a
- * memory copy do not.
+ * Async file operations each cost a hop to Deno's blocking thread pool,
+ * which for a small file costs more than reading it; a sync `stat` and a
+ * memory copy do not. There is no file watcher instead of the `stat`: on
+ * Windows one keeps a handle open on the client-app folder
+ * (`ReadDirectoryChangesW`), so a redeploy that renames or deletes the
+ * folder would fail, and a missed event would serve a replaced file.
  *
  * @module
  */
@@ -143,15 +146,14 @@ export class StaticCache {
   /**
    * The file's `stat` (`null` when it is missing), shared by the requests
    * that ask within the same millisecond of `Date.now()`: at most one
-   * system call per path and millisecond. A `statSync` costs a static
-   * request 13–29 µs (its first system call; 3 µs in a loop), and sharing
-   * it took 7–15 % off the CPU time of a cached 200 KB response at c50
-   * (side by side on one core). A redeploy is seen from the next
-   * millisecond on; a per-request `stat` does no better, since a file can
-   * change between the `stat` and the send just as well. The clock has to
-   * read the very same value, so a wall-clock step (either way) only ends
-   * the sharing; after a step back every shared `stat` is dropped, so none
-   * is reused when the clock reads its millisecond again.
+   * system call per path and millisecond. The first system call of a
+   * request is a large share of a cached response's cost, and under load
+   * many requests ask for the same path at once. A redeploy is seen from
+   * the next millisecond on; a per-request `stat` does no better, since a
+   * file can change between the `stat` and the send just as well. The
+   * clock has to read the very same value, so a wall-clock step (either
+   * way) only ends the sharing; after a step back every shared `stat` is
+   * dropped, so none is reused when the clock reads its millisecond again.
    *
    * @param path The file.
    * @param now The clock, for tests.
@@ -267,11 +269,10 @@ function sharedStream(
  * into a new buffer; both are a 200 KB `memcpy` per response of a 200 KB
  * script. A body stream taken from a `Response` over the same bytes is
  * resolved back to that response's static body instead, so nothing is
- * copied and hyper writes from the one buffer (a bare `Deno.serve`, 200 KB,
- * c50, side by side on one core: 72–82 against 87–102 µs of CPU per
- * response for the string). Should a runtime read the stream instead, it
- * would be locked or disturbed after one response: then the bytes are sent
- * (one copy each, still correct) and the stream is given up.
+ * copied and hyper writes from the one buffer (scripts/README.md has the
+ * figures). Should a runtime read the stream instead, it would be locked
+ * or disturbed after one response: then the bytes are sent (one copy each,
+ * still correct) and the stream is given up.
  *
  * @param body The cached file.
  * @param init Status and headers.

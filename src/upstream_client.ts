@@ -4,9 +4,9 @@
  *
  * Why not `fetch`: it cannot tell a FIN from an RST, a slow connect from a
  * slow response, or sending from reading (all are "fetch failed"), has no
- * timeouts (denoland/deno#28115), decodes gzip/br behind the proxy's back
- * (denoland/deno#35124), and costs about twice the CPU per request
- * (perf-baseline.md §5; `deno task bench` measures it here).
+ * timeouts (denoland/deno#28115), and decodes gzip/br behind the proxy's
+ * back (denoland/deno#35124), so nginx's failure classes, timers and
+ * byte-exact passthrough cannot be built on it.
  *
  * Timers follow nginx: connect is one deadline (`proxy_connect_timeout`);
  * send and read are between two successive operations, not totals

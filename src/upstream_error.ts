@@ -75,7 +75,7 @@ export class UpstreamError extends Error {
   /**
    * The client went away: nginx logs "client prematurely closed connection,
    * so upstream connection is closed too" at `info` and records 499
-   * (nginx-observed §g).
+   * (`ngx_http_upstream_check_broken_connection()`).
    *
    * @param cause What was thrown, if anything.
    * @returns The error.

@@ -72,9 +72,8 @@ export interface UpstreamCall {
    * Aborts when the client goes away. A function is called only once the
    * exchange has been waiting for one watchdog period: `req.signal` of
    * `Deno.serve` starts a per-request cancel watch in Deno when first read,
-   * which measured 3-8 % of a proxied small POST's CPU (old and new build
-   * side by side on one core), while nearly every exchange ends well before
-   * the client could matter.
+   * a cost every request would pay, while nearly every exchange ends well
+   * before the client could matter.
    */
   signal: AbortSignal | (() => AbortSignal);
   /** Told about a failure after the head was returned (`while reading upstream`). */

@@ -16,7 +16,7 @@ const base = {
 Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) => {
   const cases: [string, Parameters<typeof formatErrorLogLine>[0], string][] = [
     [
-      "refused, Linux, with referrer (nginx-observed a.1)",
+      "refused, Linux, with referrer (as nginx 1.22 writes it)",
       {
         ...base,
         connection: 1,
@@ -50,7 +50,7 @@ Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) =
       '2026/11/21 07:46:35 [error] 2118#2118: *3 connect() failed (111: Connection refused) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "GET /api/caf\u00e9 HTTP/1.1", upstream: "http://127.0.0.1:8080/caf\u00e9", host: "localhost", referrer: "http://localhost/caf\u00e9"',
     ],
     [
-      "no referrer, no host (HTTP/1.0, nginx-observed a.2)",
+      "no referrer, no host (HTTP/1.0, as nginx 1.22 writes it)",
       {
         ...base,
         connection: 28,

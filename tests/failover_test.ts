@@ -1,4 +1,4 @@
-/** Several upstreams: nginx's failover semantics (nginx-observed §j). */
+/** Several upstreams: nginx's failover semantics (ngx_http_upstream_next()). */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import {
   maskErrorLine,

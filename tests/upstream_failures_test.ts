@@ -1,6 +1,6 @@
 /**
- * Every upstream failure class behaves and logs as nginx does
- * (nginx-observed.md §b, §c, §f, §g; anchors-features.md §2.3).
+ * Every upstream failure class behaves and logs as nginx does (the lines
+ * of ngx_http_upstream.c and ngx_event_connect.c, as nginx 1.22 writes them).
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import {
@@ -94,8 +94,8 @@ Deno.test("stall inside the body: the client connection is cut and nginx's line 
 });
 
 Deno.test("connect timeout: 504 and 'while connecting to upstream'", async () => {
-  // A listener whose accept queue is full drops new SYNs (nginx-observed
-  // §b.2 did the same). Deno listens with a backlog of 511.
+  // A listener whose accept queue is full drops new SYNs, so the connect
+  // never completes and the timer fires. Deno listens with a backlog of 511.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const held: Deno.Conn[] = [];
   try {
@@ -170,8 +170,7 @@ Deno.test("upstream resets the connection: recv() failed (104), 502", {
 }, async () => {
   // A Deno socket closed with unread data sends FIN here, not RST, so the
   // resetting upstream is a few lines of Python: close() with the request
-  // unread in the receive buffer makes the kernel send RST (nginx-observed
-  // §c.2).
+  // unread in the receive buffer makes the kernel send RST (RFC 2525 §2.17).
   const python = new Deno.Command("python3", {
     args: [
       "-c",

@@ -2,7 +2,7 @@
  * Windows code paths. Runs everywhere; under the Windows deno.exe (Wine,
  * scripts/wine_test.sh) the Windows branches really run: Winsock codes,
  * Windows paths, SIGBREAK. Assertions are on codes, never on Wine's message
- * texts (windows-under-wine.md §6.2).
+ * texts, which differ from Windows'.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
