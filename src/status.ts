@@ -123,7 +123,7 @@ export function statusDocument(
       servers: sources.group.peers.map((p) => ({
         server: p.spec.address.peer,
         backup: p.spec.backup,
-        fails: p.fails,
+        fails: p.rr.fails,
         idleConnections: p.client.idleCount,
       })),
     },
