@@ -8,7 +8,7 @@
 
 import { basicAuthUser } from "./access_log.ts";
 import type { ConnectionCounter } from "./connection_counter.ts";
-import { probeUpstream, renderDefaultPage } from "./default_page.ts";
+import { renderDefaultPage } from "./default_page.ts";
 import type { CachePolicy } from "./content_negotiation.ts";
 import {
   type ApiForwarder,
@@ -24,6 +24,10 @@ import { StaticCache } from "./static_cache.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
+import { probeHttp, UpstreamHealth } from "./upstream_health.ts";
+
+/** How long the default page's probe waits for the upstream's answer. */
+const PROBE_TIMEOUT_MS = 3000;
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -49,6 +53,8 @@ export interface GatewayOptions {
   statusPath?: string;
   /** The gateway's version, for the default page. */
   version: string;
+  /** The log files' paths, for the default page. */
+  logFiles?: { error: string; access: string | null };
   /** Match `/api/` ignoring case (nginx for Windows does). */
   caseless?: boolean;
   /** App routes without a file get `index.html`. @default {true} */
@@ -106,14 +112,28 @@ export function createGatewayHandler(
   const { logger, group } = deps;
   const staticCache = new StaticCache();
   const stats = deps.stats ?? new GatewayStats();
-  // The default page probes the first primary server.
+  // The default page probes the first primary server, with a real request,
+  // shared by every page that asks (at most one probe a second).
   const first = group.peers[0]!.spec.address;
+  const health = new UpstreamHealth({
+    probe: () =>
+      probeHttp({
+        hostname: first.hostname,
+        port: first.port,
+        host: first.origin.slice("http://".length),
+        timeoutMs: PROBE_TIMEOUT_MS,
+      }),
+  });
   const defaultPage = async (req: Request) => {
     const html = renderDefaultPage({
       version: options.version,
       upstream: first.origin,
       root: options.root,
-      probe: await probeUpstream(first.hostname, first.port, 3000),
+      health: await health.check(),
+      probeTimeoutMs: PROBE_TIMEOUT_MS,
+      ...(options.logFiles ? { logFiles: options.logFiles } : {}),
+      lastError: logger.lastError?.() ?? null,
+      now: Date.now(),
     });
     return new Response(req.method === "HEAD" ? null : html, {
       headers: {

@@ -37,6 +37,11 @@ export interface Logger {
   enabled(level: LogLevel): boolean;
   /** Whether there is an access log (nothing to compute for it if not). */
   readonly accessEnabled: boolean;
+  /**
+   * The last line written at `error` or more severe, for the built-in page;
+   * `null` before the first.
+   */
+  lastError?(): string | null;
   /** Closes both sinks. */
   close(): void;
 }
@@ -95,12 +100,17 @@ export function createLogger(options: LoggerOptions): Logger {
   const pid = options.pid ?? Deno.pid;
   const tid = options.tid ?? (Deno.build.os === "windows" ? 0 : Deno.pid);
   const now = options.now ?? (() => new Date());
+  // Kept as written, so the page needs no re-reading of the file.
+  let lastError: string | null = null;
   return {
     error(event) {
       if (!isLevelEnabled(event.level, level)) return;
-      options.errorLog.write(
-        formatErrorLogLine({ ...event, time: now(), pid, tid }),
-      );
+      const line = formatErrorLogLine({ ...event, time: now(), pid, tid });
+      options.errorLog.write(line);
+      if (isLevelEnabled(event.level, "error")) lastError = line;
+    },
+    lastError() {
+      return lastError;
     },
     access(event) {
       options.accessLog?.write(formatAccessLogLine({ ...event, time: now() }));

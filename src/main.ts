@@ -228,6 +228,7 @@ export async function main(args: string[]): Promise<number> {
     tunnelIdleTimeoutMs: config.timeouts.readMs,
     ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
     version: VERSION,
+    logFiles: { error: config.errorLog, access: config.accessLog },
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,
     cachePolicy: config.cachePolicy,

@@ -59,7 +59,8 @@ export type PeerOutcome<T> =
  * @param accept Turns the exchange's result into the outcome's value; an
  * {@linkcode UpstreamError} it throws is that server's failure. Synchronous,
  * so a request costs no async layer of its own here.
- * @returns The first success, the last failure, or "no live upstreams".
+ * @returns The first success, the last failure once every server was
+ * tried, or "no live upstreams" when servers are left but none is available.
  */
 export async function tryPeers<R, T>(
   group: UpstreamGroup,
@@ -77,6 +78,9 @@ export async function tryPeers<R, T>(
   let last: UpstreamError | null = null;
   while (true) {
     const choice = group.choose(tried ?? NONE_TRIED);
+    // nginx logs "no live upstreams" (502) whenever its tries are not spent
+    // but no server is left to try, even after a failed attempt
+    // (`ngx_http_upstream_connect` on NGX_BUSY).
     if (choice.kind === "no-live") return { kind: "no-live" };
     if (choice.kind === "none-left") return { kind: "failed", error: last! };
     const peer = choice.peer;
@@ -88,11 +92,16 @@ export async function tryPeers<R, T>(
       if (!(error instanceof UpstreamError)) throw error;
       (tried ??= new Set()).add(peer);
       last = error;
-      const counts = error.kind !== "client-closed";
+      // A client that left ends the attempt without failing the server
+      // (nginx frees the peer with state 0 in
+      // `ngx_http_upstream_finalize_request`).
+      let disabled = false;
+      if (error.kind === "client-closed") group.succeeded(peer);
+      else disabled = group.failed(peer);
       options.onAttemptError(
         error,
         upstreamField(peer, options.upstreamPath),
-        counts && group.failed(peer),
+        disabled,
       );
       // A streamed body cannot be sent again once reading it has begun.
       const bodyGone = options.streamedBody &&

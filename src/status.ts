@@ -11,6 +11,7 @@
 
 import type { UpstreamFailureKind } from "./upstream_error.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
+import { isAvailable, ngxTime } from "./peer_choice.ts";
 
 /** Counters the gateway keeps. */
 export class GatewayStats {
@@ -123,7 +124,10 @@ export function statusDocument(
       servers: sources.group.peers.map((p) => ({
         server: p.spec.address.peer,
         backup: p.spec.backup,
-        fails: p.fails,
+        // Whether the round-robin may choose it now (not skipped for
+        // fail_timeout after max_fails failures).
+        available: isAvailable(p.rr, ngxTime(now)),
+        fails: p.rr.fails,
         idleConnections: p.client.idleCount,
       })),
     },

@@ -1,10 +1,10 @@
 /**
  * A group of upstream servers with nginx's failover semantics
  * (`ngx_http_upstream_round_robin.c`, `ngx_http_upstream_next`):
- * round-robin among primaries, `backup` servers only when every primary is
- * unavailable, a server that failed `max_fails` times within `fail_timeout`
- * is skipped for `fail_timeout`, and a single-server group is never marked
- * down. Which failures move a request to the next server is decided in
+ * smooth weighted round-robin among primaries, `backup` servers only when
+ * no primary is left, a server that failed `max_fails` times is skipped until
+ * `fail_timeout` has passed since its last failure, and a single-server group
+ * is never marked down. Which failures move a request to the next server is decided in
  * {@linkcode shouldTryNext}. The `server` syntax is parsed by
  * `parseUpstreamServer` in `addresses.ts`.
  *
@@ -15,6 +15,13 @@ import { GcPacer } from "./gc_pacer.ts";
 import type { UpstreamServerSpec } from "./addresses.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import type { UpstreamError } from "./upstream_error.ts";
+import {
+  ngxTime,
+  pickPeer,
+  releasePeer,
+  type RoundRobinState,
+  roundRobinState,
+} from "./peer_choice.ts";
 
 /**
  * Whether nginx's default `proxy_next_upstream error timeout` sends a failed
@@ -46,16 +53,14 @@ export function shouldTryNext(error: UpstreamError, method: string): boolean {
   return !["POST", "LOCK", "PATCH"].includes(method);
 }
 
-/** A server of the group, with its client and failure state. */
+/** A server of the group, with its client and balancing state. */
 export interface UpstreamPeer {
   /** The server's settings. */
   spec: UpstreamServerSpec;
   /** Its connection pool. */
   client: UpstreamClient;
-  /** Failures counted since `checked`. */
-  fails: number;
-  /** When the last failure was counted. */
-  checked: number;
+  /** nginx's round-robin state: weights, failures and their times. */
+  rr: RoundRobinState;
 }
 
 /** What the group answers when asked for a server. */
@@ -64,17 +69,20 @@ export type PeerChoice =
   | { kind: "none-left" }
   | { kind: "no-live" };
 
-const BACKUP_LAST = [false, true] as const;
 const NO_LIVE: PeerChoice = { kind: "no-live" };
 const NONE_LEFT: PeerChoice = { kind: "none-left" };
 
-/** A group of upstream servers. */
+/**
+ * A group of upstream servers, balanced as nginx's round-robin module does
+ * (see `peer_choice.ts`).
+ */
 export class UpstreamGroup {
   /** The name printed as `http://<name>/…` when no server is available. */
   readonly name: string;
   /** Every server, primaries first. */
   readonly peers: readonly UpstreamPeer[];
-  #next = 0;
+  #primaries: UpstreamPeer[];
+  #backups: UpstreamPeer[];
   #now: () => number;
   #single: boolean;
 
@@ -83,7 +91,7 @@ export class UpstreamGroup {
    *
    * @param name The group name.
    * @param peers The servers with their clients.
-   * @param now Clock, for tests.
+   * @param now Clock in milliseconds, for tests.
    */
   constructor(
     name: string,
@@ -91,78 +99,59 @@ export class UpstreamGroup {
     now: () => number = Date.now,
   ) {
     this.name = name;
-    this.peers = peers.map((p) => ({ ...p, fails: 0, checked: 0 }));
+    const all = peers.map((p) => ({ ...p, rr: roundRobinState(p.spec) }));
+    this.#primaries = all.filter((p) => !p.spec.backup);
+    this.#backups = all.filter((p) => p.spec.backup);
+    this.peers = [...this.#primaries, ...this.#backups];
     this.#now = now;
-    this.#single = peers.length === 1;
-  }
-
-  #available(peer: UpstreamPeer, now: number): boolean {
-    if (this.#single || peer.spec.maxFails === 0) return true;
-    if (peer.fails < peer.spec.maxFails) return true;
-    // After fail_timeout the server is tried again (and its count restarts).
-    return now - peer.checked > peer.spec.failTimeoutMs;
+    // nginx's `peers->single`: one primary and no backup is never marked
+    // down and its failures are not counted.
+    this.#single = this.#primaries.length === 1 && this.#backups.length === 0;
   }
 
   /**
-   * Chooses the next server for a request.
+   * Chooses the next server for a request, as
+   * `ngx_http_upstream_get_round_robin_peer` does: among the primaries, or,
+   * once none is left for this request, among the backups (a request that
+   * reached the backups stays there).
    *
    * @param tried Servers this request already tried.
-   * @returns A server; `none-left` when all were tried; `no-live` when none
-   * was available to begin with.
+   * @returns A server; `none-left` when every server was tried (nginx's
+   * tries are spent); `no-live` when some were not tried but none of those
+   * is available (nginx's "no live upstreams").
    */
   choose(tried: ReadonlySet<UpstreamPeer>): PeerChoice {
-    const now = this.#now();
-    // Counted, then picked, in two passes over the servers: no arrays or
-    // closures, since this runs for every proxied request.
-    for (const backup of BACKUP_LAST) {
-      let live = 0;
-      for (const p of this.peers) {
-        if (this.#candidate(p, backup, tried, now)) live++;
-      }
-      if (live === 0) continue;
-      let pick = this.#next++ % live;
-      for (const peer of this.peers) {
-        if (this.#candidate(peer, backup, tried, now) && pick-- === 0) {
-          return { kind: "peer", peer };
-        }
-      }
+    if (tried.size === this.peers.length) return NONE_LEFT;
+    if (this.#single) return { kind: "peer", peer: this.#primaries[0]! };
+    const now = ngxTime(this.#now());
+    let onBackups = false;
+    if (tried.size > 0) {
+      for (const p of tried) if (p.spec.backup) onBackups = true;
     }
-    return tried.size === 0 ? NO_LIVE : NONE_LEFT;
-  }
-
-  #candidate(
-    peer: UpstreamPeer,
-    backup: boolean,
-    tried: ReadonlySet<UpstreamPeer>,
-    now: number,
-  ): boolean {
-    return peer.spec.backup === backup && !tried.has(peer) &&
-      this.#available(peer, now);
+    const peer = (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
+      pickPeer(this.#backups, tried, now);
+    return peer === null ? NO_LIVE : { kind: "peer", peer };
   }
 
   /**
-   * Counts a failure against a server.
+   * Records a failed attempt (`NGX_PEER_FAILED`).
    *
    * @param peer The server.
-   * @returns Whether this failure made it unavailable (nginx then logs
-   * "upstream server temporarily disabled" at `warn`).
+   * @returns Whether nginx logs "upstream server temporarily disabled" now.
    */
   failed(peer: UpstreamPeer): boolean {
-    if (this.#single || peer.spec.maxFails === 0) return false;
-    const now = this.#now();
-    if (now - peer.checked > peer.spec.failTimeoutMs) peer.fails = 0;
-    peer.fails++;
-    peer.checked = now;
-    return peer.fails === peer.spec.maxFails;
+    if (this.#single) return false;
+    return releasePeer(peer.rr, true, ngxTime(this.#now()));
   }
 
   /**
-   * Records a success: the server's failures are forgotten.
+   * Records an attempt that ended without the server failing (an answer, or
+   * a client that left): a check after `fail_timeout` clears its failures.
    *
    * @param peer The server.
    */
   succeeded(peer: UpstreamPeer): void {
-    peer.fails = 0;
+    if (!this.#single) releasePeer(peer.rr, false, ngxTime(this.#now()));
   }
 
   /** Closes every server's idle connections. */

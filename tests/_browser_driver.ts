@@ -5,7 +5,7 @@
  * which Deno allows only under --allow-all; the suite itself keeps explicit
  * permissions.
  *
- * Usage: deno run -A tests/_browser_driver.ts live|down|assets BASE_URL
+ * Usage: deno run -A tests/_browser_driver.ts live|down|assets|default BASE_URL
  *
  * @module
  */
@@ -24,6 +24,28 @@ async function text(page: Page, id: string, not = "pending"): Promise<string> {
     { timeout: 10_000 },
   );
   return (await page.textContent(`#${id}`)) ?? "";
+}
+
+/**
+ * Polls an element's text until it matches, across the page's own reloads
+ * (a read during a navigation throws and is retried).
+ */
+async function textMatching(
+  page: Page,
+  id: string,
+  pattern: RegExp,
+  timeoutMs: number,
+): Promise<string> {
+  const end = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < end) {
+    try {
+      last = (await page.textContent(`#${id}`, { timeout: 1000 })) ?? "";
+      if (pattern.test(last)) return last;
+    } catch { /* reloading */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `timed out; last: ${last}`;
 }
 
 const browser = await chromium.launch({
@@ -49,7 +71,20 @@ try {
     (statuses[path] ??= []).push(res.status());
     encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
   });
-  if (scenario === "assets") {
+  if (scenario === "default") {
+    await page.goto(`${base}/`);
+    result.state = await text(page, "upstream-state", "");
+    result.logFiles = await text(page, "log-files", "");
+    result.lastError = await text(page, "last-error", "");
+    // The test brings the upstream up once it sees this load; the page
+    // must notice by itself.
+    result.laterState = await textMatching(
+      page,
+      "upstream-state",
+      /answers \(/,
+      20_000,
+    );
+  } else if (scenario === "assets") {
     const deep = await page.goto(`${base}/orders/42`);
     result.deepStatus = deep?.status();
     result.route = await text(page, "route", "");

@@ -30,6 +30,10 @@ async function ensureChromium(): Promise<void> {
 }
 
 interface PageReport {
+  state?: string;
+  laterState?: string;
+  logFiles?: string;
+  lastError?: string;
   login?: string;
   title?: string;
   ws?: string;
@@ -42,7 +46,7 @@ interface PageReport {
 
 /** Runs the browser driver (its own process: see _browser_driver.ts). */
 async function browse(
-  scenario: "live" | "down" | "assets",
+  scenario: "live" | "down" | "assets" | "default",
   base: string,
 ): Promise<PageReport> {
   await ensureChromium();
@@ -185,6 +189,74 @@ Deno.test(
       // The browser accepts gzip and gets the .gz sidecar, decoded fine.
       strictEqual(page.encodings["/assets/lib.js"], "gzip");
       strictEqual(page.lib, "loaded from the precompressed file");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "browser: the built-in page shows the logs, the last error and a status that refreshes itself",
+  ON_LINUX,
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const dead = refusedPort();
+      await using gw = await spawnGateway([
+        ...gatewayArgs(dead, dir).slice(0, 4),
+        "--root",
+        `${dir}/no-app-here`,
+        "--error-log",
+        `${dir}/error.log`,
+        "--access-log",
+        `${dir}/access.log`,
+      ]);
+      const base = `http://localhost:${gw.port}`;
+      const refused = await fetch(`${base}/api/loginms`, {
+        method: "POST",
+        body: "{}",
+      });
+      await refused.body?.cancel();
+      strictEqual(refused.status, 502);
+      const browsing = browse("default", base);
+      // Once the browser has the page, the upstream comes up on the port it
+      // refused on; the page has to notice by reloading itself.
+      await waitFor(
+        () => {
+          try {
+            return Deno.readTextFileSync(`${dir}/access.log`).includes(
+              '"GET / HTTP/1.1" 200',
+            );
+          } catch {
+            return false;
+          }
+        },
+        15_000,
+      );
+      await using _up = Deno.serve(
+        { hostname: "127.0.0.1", port: dead, onListen() {} },
+        () => new Response("ok"),
+      );
+      const page = await browsing;
+      match(
+        page.state!,
+        /^The upstream does not answer: connect\(\) failed \(111: Connection refused\)\./,
+      );
+      match(page.state!, /since \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \(\d+ s\)/);
+      // The browser shows the paths and the line as written: the escaping
+      // round-trips.
+      match(page.logFiles!, new RegExp(`Error log: ${dir}/error\\.log`));
+      match(page.logFiles!, new RegExp(`Access log: ${dir}/access\\.log`));
+      match(
+        page.lastError!,
+        /\[error\] \d+#\d+: \*\d+ connect\(\) failed \(111: Connection refused\) while connecting to upstream, client: [^,]+, server: localhost, request: "POST \/api\/loginms HTTP\/1\.1"/,
+      );
+      strictEqual(
+        page.lastError,
+        (await Deno.readTextFile(`${dir}/error.log`)).trim().split("\n").at(-1),
+      );
+      match(page.laterState!, /^The upstream answers \(HTTP 200\), since /);
+      strictEqual(page.statuses["/"]!.length >= 2, true, "reloaded itself");
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

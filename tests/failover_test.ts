@@ -41,8 +41,10 @@ Deno.test("failover: a refused primary moves the request to the backup, then is 
     match(await rawRequest(gw.port, post("/api/x")), /^HTTP\/1\.1 200 /);
   }
   strictEqual(gw.errorLines.length, 2);
-  // After it, the primary is tried again (and fails again).
-  await new Promise((r) => setTimeout(r, 350));
+  // After it, the primary is tried again (and fails again). Failure times
+  // are whole seconds, as nginx's ngx_time(): a sub-second fail_timeout ends
+  // when the second does.
+  await new Promise((r) => setTimeout(r, 1020 - Date.now() % 1000));
   match(await rawRequest(gw.port, post("/api/again")), /^HTTP\/1\.1 200 /);
   strictEqual(gw.errorLines.length, 4);
   match(

@@ -384,3 +384,203 @@ Deno.test("nginx parity: what the upstream receives", ON_LINUX, async () => {
   strictEqual(pick(n!, "connection"), "close");
   strictEqual(pick(g!, "connection"), undefined);
 });
+
+// ---------------------------------------------------------------------------
+// Peer choice over time: nginx's smooth weighted round-robin, max_fails and
+// fail_timeout, side by side on the same scripted sequence.
+
+/** A step of a scripted sequence: a request, a pause, or closing a server. */
+type Step = { request: string } | { waitMs: number } | { close: number };
+
+/** Where each side's error lines name a server or the group, in order. */
+function upstreamFields(lines: string[]): string[] {
+  return errors(lines).map((l) =>
+    `${l.match(/\[(\w+)\]/)![1]} ${l.match(/upstream: "([^"]+)"/)?.[1]}`
+  );
+}
+
+/**
+ * Runs nginx and the gateway in lockstep on the same servers (each step is
+ * done on both before the next), so pauses and closings hit both at once.
+ * `servers` holds `server` lines with `{N}` standing for the port of the
+ * N-th accepting server.
+ */
+async function peerSequence(
+  servers: (ports: number[]) => string[],
+  accepting: number,
+  steps: Step[],
+): Promise<{ nginx: Run; gateway: Run }> {
+  const ups = Array.from(
+    { length: accepting },
+    () =>
+      startRawUpstream(async (conn) => {
+        await readHead(conn);
+        await writeText(
+          conn,
+          "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+        );
+      }),
+  );
+  const closed = new Set<number>();
+  try {
+    const lines = servers(ups.map((u) => u.port));
+    await using nginx = await startNginx({ servers: lines });
+    await using gw = startGateway({
+      upstreamUrl: lines.map((s) => `http://${s}`),
+    });
+    const statuses: [string[], string[]] = [[], []];
+    for (const step of steps) {
+      if ("request" in step) {
+        statuses[0].push(status(await rawRequest(nginx.port, step.request)));
+        statuses[1].push(status(await rawRequest(gw.port, step.request)));
+      } else if ("waitMs" in step) {
+        await new Promise((r) => setTimeout(r, step.waitMs));
+      } else {
+        closed.add(step.close);
+        await ups[step.close]![Symbol.asyncDispose]();
+      }
+    }
+    const count = statuses[0].length;
+    await waitFor(
+      () =>
+        nginx.accessLines().length >= count && gw.accessLines.length >= count,
+      5000,
+    );
+    return {
+      nginx: {
+        statuses: statuses[0],
+        errors: upstreamFields(nginx.errorLines()),
+        access: access(nginx.accessLines()),
+      },
+      gateway: {
+        statuses: statuses[1],
+        errors: upstreamFields(gw.errorLines),
+        access: access(gw.accessLines),
+      },
+    };
+  } finally {
+    for (const [i, up] of ups.entries()) {
+      if (!closed.has(i)) await up[Symbol.asyncDispose]();
+    }
+  }
+}
+
+// fail_timeout=1s against ngx_time()'s whole seconds: 2.2 s is past it
+// wherever the failure fell within its second, and a burst of requests stays
+// well inside it.
+const PAST_FAIL_TIMEOUT = { waitMs: 2200 };
+/** `n` requests whose paths number them from `first`, so each line says which request it came from. */
+function requests(first: number, n: number): Step[] {
+  return Array.from({ length: n }, (_, i) => ({
+    request: post(`/api/r${first + i}`),
+  }));
+}
+
+Deno.test(
+  "nginx parity: a failed server comes back on its round-robin turn after fail_timeout",
+  ON_LINUX,
+  async () => {
+    const dead = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      ([up]) => [
+        `127.0.0.1:${dead} fail_timeout=1s`,
+        `127.0.0.1:${up} fail_timeout=1s`,
+      ],
+      1,
+      [...requests(1, 3), PAST_FAIL_TIMEOUT, ...requests(4, 4)],
+    );
+    const field = (n: number) => `http://127.0.0.1:${dead}/r${n}`;
+    // As nginx-observed j.1: the dead server again on the 3rd request after.
+    deepStrictEqual(nginx.errors, [
+      `error ${field(1)}`,
+      `warn ${field(1)}`,
+      `error ${field(6)}`,
+      `warn ${field(6)}`,
+    ]);
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+    deepStrictEqual(gateway.access, nginx.access);
+  },
+);
+
+Deno.test(
+  "nginx parity: every server refused, then after fail_timeout the other order",
+  ON_LINUX,
+  async () => {
+    const a = refusedPort();
+    const b = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      () => [
+        `127.0.0.1:${a} fail_timeout=1s`,
+        `127.0.0.1:${b} fail_timeout=1s`,
+      ],
+      0,
+      [...requests(1, 2), PAST_FAIL_TIMEOUT, ...requests(3, 1)],
+    );
+    const fa = (n: number) => `http://127.0.0.1:${a}/r${n}`;
+    const fb = (n: number) => `http://127.0.0.1:${b}/r${n}`;
+    // As nginx-observed j.2: 19002 before 19001 after the pause.
+    deepStrictEqual(nginx.errors, [
+      `error ${fa(1)}`,
+      `warn ${fa(1)}`,
+      `error ${fb(1)}`,
+      `warn ${fb(1)}`,
+      "error http://backend/r2",
+      `error ${fb(3)}`,
+      `warn ${fb(3)}`,
+      `error ${fa(3)}`,
+      `warn ${fa(3)}`,
+    ]);
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, ["502", "502", "502"]);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+  },
+);
+
+Deno.test(
+  "nginx parity: no live upstreams after a failure when the rest are disabled",
+  ON_LINUX,
+  async () => {
+    const dead = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      ([up]) => [
+        `127.0.0.1:${dead} fail_timeout=1s`,
+        `127.0.0.1:${up} fail_timeout=1s`,
+      ],
+      1,
+      [
+        ...requests(1, 1),
+        { close: 0 },
+        ...requests(2, 1),
+        PAST_FAIL_TIMEOUT,
+        ...requests(3, 2),
+      ],
+    );
+    // The second request: the accepting server now refuses, the dead one is
+    // still disabled, a try is left: "no live upstreams", 502.
+    match(nginx.errors.join("\n"), /error http:\/\/backend\/r2/);
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+  },
+);
+
+Deno.test(
+  "nginx parity: backup servers only when no primary is left, across fail_timeout",
+  ON_LINUX,
+  async () => {
+    const a = refusedPort();
+    const b = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      ([up]) => [
+        `127.0.0.1:${a} fail_timeout=1s`,
+        `127.0.0.1:${b} max_fails=2 fail_timeout=1s`,
+        `127.0.0.1:${up} backup`,
+      ],
+      1,
+      [...requests(1, 4), PAST_FAIL_TIMEOUT, ...requests(5, 4)],
+    );
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+    deepStrictEqual(gateway.access, nginx.access);
+  },
+);

@@ -76,6 +76,7 @@ Deno.test("statusDocument() reports uptime, counters and memory", () => {
       servers: [{
         server: "127.0.0.1:8080",
         backup: false,
+        available: true,
         fails: 0,
         idleConnections: 0,
       }],
@@ -88,4 +89,37 @@ Deno.test("statusDocument() reports uptime, counters and memory", () => {
       externalBytes: 20,
     },
   });
+});
+
+Deno.test("statusDocument() says which servers are skipped for fail_timeout", () => {
+  const group = createUpstreamGroup(
+    "backend",
+    ["http://127.0.0.1:9001", "http://127.0.0.1:9002 max_fails=2"].map(
+      parseUpstreamServer,
+    ),
+    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, keepalive: 0 },
+  );
+  const [a, b] = group.peers;
+  group.failed(a!);
+  group.failed(b!);
+  const servers = (now: number) =>
+    (statusDocument({
+      version: "1",
+      stats: new GatewayStats(),
+      group,
+      connections: 0,
+      staticCacheBytes: 0,
+      memory: { rss: 0, heapTotal: 0, heapUsed: 0, external: 0 },
+    }, now) as { upstream: { servers: Record<string, unknown>[] } }).upstream
+      .servers.map((s) => `${s.server} ${s.available} ${s.fails}`);
+  group.close();
+  deepStrictEqual(servers(Date.now()), [
+    "127.0.0.1:9001 false 1",
+    "127.0.0.1:9002 true 1",
+  ]);
+  // fail_timeout (10 s) over: available again, failures kept until a check.
+  deepStrictEqual(servers(Date.now() + 12_000), [
+    "127.0.0.1:9001 true 1",
+    "127.0.0.1:9002 true 1",
+  ]);
 });
