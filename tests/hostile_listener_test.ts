@@ -4,9 +4,10 @@
  * until accept() fails.
  */
 import { match, ok, strictEqual } from "node:assert/strict";
-import { GATEWAY_FLAGS, waitFor } from "./_utils.ts";
+import type { MainOptions } from "../src/main.ts";
+import { type GatewayProcess, waitFor } from "./_utils.ts";
+import { spawnGatewayWith } from "./_spawn_options.ts";
 
-const FIXTURE = new URL("./_main_with_options.ts", import.meta.url).pathname;
 /** Deno and the gateway use about 27 descriptors; the rest are for clients. */
 const NOFILE = 96;
 const FLOOD = 200;
@@ -21,65 +22,21 @@ const hasPrlimit = Deno.build.os === "linux" &&
     }
   })();
 
-interface LimitedGateway extends AsyncDisposable {
-  child: Deno.ChildProcess;
-  port: number;
-  output: () => string;
-}
-
 /** Spawns the gateway with at most `NOFILE` descriptors. */
-async function spawnLimited(
+function spawnLimited(
   dir: string,
-  options: Record<string, unknown> = {},
-): Promise<LimitedGateway> {
-  const child = new Deno.Command("prlimit", {
-    args: [
-      `--nofile=${NOFILE}:${NOFILE}`,
-      Deno.execPath(),
-      "run",
-      "-q",
-      ...GATEWAY_FLAGS,
-      FIXTURE,
-      JSON.stringify(options),
-      "--listen",
-      "127.0.0.1:0",
-      "--root",
-      dir,
-      "--error-log",
-      `${dir}/error.log`,
-      "--access-log",
-      `${dir}/access.log`,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  let text = "";
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-    }
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* exited */ }
-    await child.status;
-    await drained;
-  };
-  try {
-    await waitFor(() => /listening on http:\/\/[^ ]+:\d+\//.test(text), 15_000);
-  } catch (error) {
-    await stop();
-    throw new Error(`gateway did not start: ${text}`, { cause: error });
-  }
-  return {
-    child,
-    port: Number(text.match(/listening on http:\/\/[^ ]+:(\d+)\//)![1]),
-    output: () => text,
-    [Symbol.asyncDispose]: stop,
-  };
+  options: MainOptions = {},
+): Promise<GatewayProcess> {
+  return spawnGatewayWith(options, [
+    "--listen",
+    "127.0.0.1:0",
+    "--root",
+    dir,
+    "--error-log",
+    `${dir}/error.log`,
+    "--access-log",
+    `${dir}/access.log`,
+  ], ["prlimit", `--nofile=${NOFILE}:${NOFILE}`]);
 }
 
 /** Opens up to `FLOOD` connections, each with half a request head. */
