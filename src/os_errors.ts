@@ -25,6 +25,7 @@ export const WINDOWS_ERROR_TEXT: Readonly<Record<number, string>> = {
   123: "The filename, directory name, or volume label syntax is incorrect",
   10013:
     "An attempt was made to access a socket in a way forbidden by its access permissions",
+  10022: "An invalid argument was supplied",
   10024: "Too many open files",
   10048:
     "Only one usage of each socket address (protocol/network address/port) is normally permitted",

@@ -403,3 +403,44 @@ Deno.test(
     }
   },
 );
+
+Deno.test("main() logs an upstream failing mid-body once, with no [alert] besides", async () => {
+  const dir = await Deno.makeTempDir();
+  // A head promising 100 bytes, 5 of them, then silence.
+  await using upstream = startRawUpstream(async (conn) => {
+    await readHead(conn);
+    await writeText(
+      conn,
+      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello",
+    );
+    const buf = new Uint8Array(1024);
+    while (await conn.read(buf).catch(() => null) !== null);
+  });
+  try {
+    await using gw = await spawnGateway([
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream",
+      upstream.origin,
+      "--proxy-read-timeout",
+      "300ms",
+      "--root",
+      dir,
+      "--error-log",
+      `${dir}/error.log`,
+    ]);
+    const res = await fetch(`http://127.0.0.1:${gw.port}/api/partial`);
+    await res.text().catch(() => {});
+    const log = () => Deno.readTextFileSync(`${dir}/error.log`);
+    await waitFor(() => log().includes("upstream timed out"), 5000);
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = log().trimEnd().split("\n");
+    strictEqual(lines.length, 1, log());
+    match(
+      lines[0]!,
+      /\[error\] \d+#\d+: \*\d+ upstream timed out \((110|10060): [^)]+\) while reading upstream, /,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
