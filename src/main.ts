@@ -1,11 +1,12 @@
 /**
- * station-gateway's entry point: flags and config, logs, `Deno.serve`,
- * signals and exit codes. The only module that reads `Deno.args` or calls
+ * station-gateway's entry point: flags and config, logs, and exit codes
+ * (serving itself is in server_lifecycle.ts). The only module that reads `Deno.args` or calls
  * `Deno.exit`.
  *
  * Exit codes: 0 after a clean shutdown or `--help`/`--version`; 2 for a bad
- * command line; 1 for a bad configuration or a failed start (port taken, log
- * folder not writable).
+ * command line; 1 for a bad configuration, a failed start (port taken, log
+ * folder not writable) or a fault the gateway does not survive (a listener
+ * that cannot be restored: the scheduled task restarts it).
  *
  * @module
  */
