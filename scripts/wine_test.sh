@@ -44,6 +44,7 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/static_containment_test.ts \
   tests/file_slice_test.ts \
   tests/upstream_error_test.ts \
+  tests/fault_policy_test.ts \
   tests/error_log_test.ts \
   tests/scheduled_task_test.ts \
   tests/task_command_test.ts \

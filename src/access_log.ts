@@ -37,7 +37,7 @@ export interface AccessLogEntry {
   remoteUser?: string;
   /** The request line as received. */
   request: string;
-  /** The status sent. */
+  /** The status sent; 0 (printed `000`, as nginx's `%03ui`) when none was. */
   status: number;
   /** Body bytes sent to the client. */
   bodyBytesSent: number;
@@ -151,11 +151,11 @@ function field(
 export function formatAccessLogLine(entry: AccessLogEntry): string {
   return `${entry.remoteAddr} - ${field(entry.remoteUser, "utf-8")} [${
     formatTimeLocal(entry.time)
-  }] "${
-    escapeLogValue(entry.request)
-  }" ${entry.status} ${entry.bodyBytesSent} "${
-    field(entry.referrer, "latin1")
-  }" "${field(entry.userAgent, "latin1")}"`;
+  }] "${escapeLogValue(entry.request)}" ${
+    String(entry.status).padStart(3, "0")
+  } ${entry.bodyBytesSent} "${field(entry.referrer, "latin1")}" "${
+    field(entry.userAgent, "latin1")
+  }"`;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   tooLarge,
 } from "./api_forward.ts";
 import { errorResponse } from "./error_pages.ts";
+import type { InFlightRequests } from "./in_flight.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import { StaticCache } from "./static_cache.ts";
@@ -75,6 +76,8 @@ export interface GatewayDeps {
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
+  /** Requests whose access line is pending, for shutdown to give up on. */
+  inFlight?: InFlightRequests;
 }
 
 // A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
@@ -180,6 +183,32 @@ export function createGatewayHandler(
         ...event,
       });
 
+    // Until its access line is written a request can be given up on at
+    // shutdown: then the line says what was sent so far, `000 0` before any
+    // response (nginx's worker_shutdown_timeout).
+    let status = 0;
+    let sent = 0;
+    let logged = false;
+    const accessLine = () => {
+      if (logged) return;
+      logged = true;
+      release?.();
+      const remoteUser = basicAuthUser(req.headers.get("authorization"));
+      const userAgent = req.headers.get("user-agent");
+      logger.access({
+        remoteAddr: client,
+        ...(remoteUser === undefined ? {} : { remoteUser }),
+        request,
+        status,
+        bodyBytesSent: status === 499 ? 0 : sent,
+        ...(referrer === null ? {} : { referrer }),
+        ...(userAgent === null ? {} : { userAgent }),
+      });
+    };
+    const release = logger.accessEnabled
+      ? deps.inFlight?.add(accessLine)
+      : undefined;
+
     let response: Response;
     stats.requests++;
     stats.inFlight++;
@@ -201,7 +230,6 @@ export function createGatewayHandler(
     // compute, and bodies keep Deno.serve's native path (no counting wrap).
     if (!logger.accessEnabled) return response;
     const tunnel = tunnels.get(response);
-    let sent = 0;
     const length = response.headers.get("content-length");
     // Read response.body only when there is no length: the getter turns a
     // byte body into a stream, which takes Deno.serve off its fast path for
@@ -218,19 +246,7 @@ export function createGatewayHandler(
         response,
       );
     }
-    const status = response.status;
-    const remoteUser = basicAuthUser(req.headers.get("authorization"));
-    const userAgent = req.headers.get("user-agent");
-    const accessLine = () =>
-      logger.access({
-        remoteAddr: client,
-        ...(remoteUser === undefined ? {} : { remoteUser }),
-        request,
-        status,
-        bodyBytesSent: status === 499 ? 0 : sent,
-        ...(referrer === null ? {} : { referrer }),
-        ...(userAgent === null ? {} : { userAgent }),
-      });
+    status = response.status;
     if (tunnel) {
       // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
       tunnel.then((bytes) => {

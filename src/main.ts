@@ -1,11 +1,12 @@
 /**
- * station-gateway's entry point: flags and config, logs, `Deno.serve`,
- * signals and exit codes. The only module that reads `Deno.args` or calls
+ * station-gateway's entry point: flags and config, logs, and exit codes
+ * (serving itself is in server_lifecycle.ts). The only module that reads `Deno.args` or calls
  * `Deno.exit`.
  *
  * Exit codes: 0 after a clean shutdown or `--help`/`--version`; 2 for a bad
- * command line; 1 for a bad configuration or a failed start (port taken, log
- * folder not writable).
+ * command line; 1 for a bad configuration, a failed start (port taken, log
+ * folder not writable) or a fault the gateway does not survive (a listener
+ * that cannot be restored: the scheduled task restarts it).
  *
  * @module
  */
@@ -17,21 +18,16 @@ import { checkConfig } from "./check.ts";
 import { formatUsage, parseCliArgs } from "./cli.ts";
 import { type GatewayConfig, resolveConfig } from "./config.ts";
 import { parseConfigFile } from "./config_file.ts";
-import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
-import { createGatewayHandler } from "./gateway.ts";
-import { HeapPacer } from "./heap_pacer.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { runGateway } from "./server_lifecycle.ts";
+import type { FaultLimits } from "./fault_policy.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
-import { createUpstreamGroup } from "./upstream_group.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
 /** The gateway's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
-
-/** How long in-flight requests may take to finish at shutdown. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 /**
  * The folder relative paths start from: the executable's folder for the
@@ -123,22 +119,25 @@ function openLogs(config: GatewayConfig): Logger {
   return createLogger({ errorLog, accessLog, level: config.errorLogLevel });
 }
 
-/** The addresses to bind: `localhost` is both loopbacks, IPv4 first. */
-function listenHosts(hostname: string): string[] {
-  return hostname === "localhost" ? ["127.0.0.1", "::1"] : [hostname];
-}
-
-function displayHost(hostname: string): string {
-  return hostname.includes(":") ? `[${hostname}]` : hostname;
+/** Options for {@linkcode main} that only tests set. */
+export interface MainOptions {
+  /** How long in-flight requests may take at shutdown. @default {10000} */
+  shutdownGraceMs?: number;
+  /** When a fault ends the process. */
+  faultLimits?: Partial<FaultLimits>;
 }
 
 /**
- * Runs the gateway until a signal stops it.
+ * Runs the gateway until a signal stops it or a fault it cannot survive.
  *
  * @param args The command-line arguments.
+ * @param options Settings with no flag, for tests.
  * @returns The process exit code.
  */
-export async function main(args: string[]): Promise<number> {
+export async function main(
+  args: string[],
+  options: MainOptions = {},
+): Promise<number> {
   if (args[0] === "task") return await taskMain(args.slice(1));
   let cli;
   try {
@@ -175,129 +174,13 @@ export async function main(args: string[]): Promise<number> {
     return 1;
   }
 
-  const counter = new ConnectionCounter();
-  const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
-  let port = config.listen.port;
-  let handler: ReturnType<typeof createGatewayHandler> | null = null;
-  for (const hostname of listenHosts(config.listen.hostname)) {
-    try {
-      const server = Deno.serve({
-        hostname,
-        port,
-        onListen() {},
-        onError(error) {
-          logger.error({
-            level: "alert",
-            message: `unexpected error: ${error}`.replaceAll("\n", " "),
-          });
-          return new Response("Internal Server Error", { status: 500 });
-        },
-      }, (req, info) => handler!(req, info));
-      port = server.addr.port;
-      servers.push(server);
-    } catch (error) {
-      const address = `${displayHost(hostname)}:${port}`;
-      const optionalV6 = hostname === "::1" && servers.length > 0 &&
-        !(error instanceof Deno.errors.AddrInUse);
-      if (optionalV6) {
-        // No IPv6 loopback on this machine: 127.0.0.1 alone serves localhost.
-        logger.error({
-          level: "notice",
-          message: `bind() to ${address} failed, listening on IPv4 only`,
-          ...(osErrorOf(error) ? { osError: osErrorOf(error)! } : {}),
-        });
-        continue;
-      }
-      emerg(`bind() to ${address} failed`, osErrorOf(error), logger);
-      await Promise.all(servers.map((s) => s.shutdown()));
-      logger.close();
-      return 1;
-    }
-  }
-  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
-    timeouts: config.timeouts,
-    keepalive: config.upstreamKeepalive,
-    onConnect: () => counter.take(),
-  });
-  handler = createGatewayHandler({
-    root: config.root,
-    serverName: config.serverName,
-    publicPort: port,
-    addForwardedHeaders: config.addForwardedHeaders,
-    maxBodySize: config.clientMaxBodySize,
-    tunnelIdleTimeoutMs: config.timeouts.readMs,
-    ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
+  return await runGateway(config, {
     version: VERSION,
-    logFiles: { error: config.errorLog, access: config.accessLog },
-    spaFallback: config.spaFallback,
-    logNotFound: config.logNotFound,
-    cachePolicy: config.cachePolicy,
-  }, { logger, counter, group });
-
-  const heapPacer = new HeapPacer();
-  heapPacer.start();
-
-  const urls = servers.map((s) =>
-    `http://${displayHost(s.addr.hostname)}:${port}/`
-  );
-  stdout(
-    `station-gateway ${VERSION} listening on ${urls.join(" and ")}; ` +
-      `/api/ -> ${
-        config.upstreams.map((u) => u.address.origin + "/").join(", ")
-      }; root ${config.root}; ` +
-      `error log ${config.errorLog}\n`,
-  );
-  logger.error({
-    level: "notice",
-    message: `station-gateway/${VERSION} started`,
+    logger,
+    out: stdout,
+    emerg: (message, osError) => emerg(message, osError, logger),
+    ...options,
   });
-
-  // An exception that escapes a request (a bug) must not end a gateway that
-  // nobody watches: log it and keep serving.
-  globalThis.addEventListener("unhandledrejection", (event) => {
-    event.preventDefault();
-    logger.error({
-      level: "alert",
-      message: `unhandled rejection: ${event.reason}`.replaceAll("\n", " "),
-    });
-  });
-
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT", "SIGBREAK"]
-    : ["SIGINT", "SIGTERM"];
-  const numbers: Partial<Record<Deno.Signal, number>> = {
-    SIGINT: 2,
-    SIGTERM: 15,
-    SIGBREAK: 21,
-  };
-  const stopped = Promise.withResolvers<Deno.Signal>();
-  const listeners = signals.map((signal) => {
-    const listener = () => stopped.resolve(signal);
-    Deno.addSignalListener(signal, listener);
-    return [signal, listener] as const;
-  });
-  const signal = await stopped.promise;
-  for (const [s, l] of listeners) Deno.removeSignalListener(s, l);
-
-  logger.error({
-    level: "notice",
-    message: `signal ${numbers[signal]} (${signal}) received, exiting`,
-  });
-  const graceful = Promise.all(servers.map((s) => s.shutdown()));
-  const timer = new Promise((r) => setTimeout(r, SHUTDOWN_GRACE_MS, "timeout"));
-  const outcome = await Promise.race([graceful.then(() => "done"), timer]);
-  if (outcome === "timeout") {
-    logger.error({
-      level: "warn",
-      message:
-        `in-flight requests still open after ${SHUTDOWN_GRACE_MS} ms, exiting`,
-    });
-  }
-  group.close();
-  heapPacer.stop();
-  logger.error({ level: "notice", message: "exit" });
-  logger.close();
-  return 0;
 }
 
 async function taskMain(args: string[]): Promise<number> {

@@ -25,6 +25,8 @@ export const WINDOWS_ERROR_TEXT: Readonly<Record<number, string>> = {
   123: "The filename, directory name, or volume label syntax is incorrect",
   10013:
     "An attempt was made to access a socket in a way forbidden by its access permissions",
+  10022: "An invalid argument was supplied",
+  10024: "Too many open files",
   10048:
     "Only one usage of each socket address (protocol/network address/port) is normally permitted",
   10049: "The requested address is not valid in its context",
@@ -33,6 +35,8 @@ export const WINDOWS_ERROR_TEXT: Readonly<Record<number, string>> = {
   10053:
     "An established connection was aborted by the software in your host machine",
   10054: "An existing connection was forcibly closed by the remote host",
+  10055:
+    "An operation on a socket could not be performed because the system lacked sufficient buffer space or because a queue was full",
   10057:
     "A request to send or receive data was disallowed because the socket is not connected and (when sending on a datagram socket using a sendto call) no address was supplied",
   10060:
@@ -52,6 +56,7 @@ export const LINUX_ERROR_TEXT: Readonly<Record<number, string>> = {
   13: "Permission denied",
   20: "Not a directory",
   21: "Is a directory",
+  23: "Too many open files in system",
   24: "Too many open files",
   28: "No space left on device",
   30: "Read-only file system",
@@ -63,6 +68,7 @@ export const LINUX_ERROR_TEXT: Readonly<Record<number, string>> = {
   101: "Network is unreachable",
   103: "Software caused connection abort",
   104: "Connection reset by peer",
+  105: "No buffer space available",
   107: "Transport endpoint is not connected",
   110: "Connection timed out",
   111: "Connection refused",

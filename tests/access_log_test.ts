@@ -33,6 +33,22 @@ Deno.test("formatAccessLogLine() writes nginx's combined format", () => {
   );
 });
 
+Deno.test("formatAccessLogLine() prints no status as 000, as nginx's %03ui", () => {
+  const time = new Date(2026, 10, 23, 23, 55, 5);
+  const tz = formatTimeLocal(time).slice(-5);
+  strictEqual(
+    formatAccessLogLine({
+      time,
+      remoteAddr: "127.0.0.1",
+      request: "GET /api/x HTTP/1.1",
+      status: 0,
+      bodyBytesSent: 0,
+      userAgent: "curl/7.88.1",
+    }),
+    `127.0.0.1 - - [23/Nov/2026:23:55:05 ${tz}] "GET /api/x HTTP/1.1" 000 0 "-" "curl/7.88.1"`,
+  );
+});
+
 Deno.test("escapeLogValue() escapes as ngx_http_log_escape", async (t) => {
   const cases: [string, "utf-8" | "latin1", string][] = [
     ['GET /api/q"x HTTP/1.1', "utf-8", "GET /api/q\\x22x HTTP/1.1"],

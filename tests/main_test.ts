@@ -1,6 +1,15 @@
 /** The program as a station runs it: `deno run <compile flags> src/main.ts`. */
 import { match, strictEqual } from "node:assert/strict";
-import { refusedPort, runCli, spawnGateway, waitFor } from "./_utils.ts";
+import {
+  readHead,
+  refusedPort,
+  runCli,
+  spawnGateway,
+  startRawUpstream,
+  waitFor,
+  writeText,
+} from "./_utils.ts";
+import { spawnGatewayWith } from "./_spawn_options.ts";
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
   const { code, stdout } = await runCli(["--help"]);
@@ -322,6 +331,116 @@ Deno.test("main() --check fails with the reason: port taken, log not writable", 
     match(stderr, /configuration test failed\n$/);
   } finally {
     taken.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test(
+  "main() logs every request it gives up on when the shutdown grace ends",
+  { ignore: Deno.build.os === "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    // /silent never hears back; /stall gets its head and 5 body bytes.
+    await using upstream = startRawUpstream(async (conn) => {
+      const head = await readHead(conn);
+      if (head?.startsWith("GET /stall ")) {
+        await writeText(
+          conn,
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+        );
+      }
+      // Holds the connection until the gateway goes away.
+      const buf = new Uint8Array(1024);
+      while (await conn.read(buf).catch(() => null) !== null);
+    });
+    try {
+      const gw = await spawnGatewayWith({ shutdownGraceMs: 300 }, [
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        upstream.origin,
+        "--root",
+        dir,
+        "--error-log",
+        `${dir}/error.log`,
+        "--access-log",
+        `${dir}/access.log`,
+        "--error-log-level",
+        "notice",
+      ]);
+      const base = `http://127.0.0.1:${gw.port}`;
+      const silent = fetch(`${base}/api/silent`).then(
+        (r) => r.status,
+        () => "no answer",
+      );
+      const stalled = await fetch(`${base}/api/stall`);
+      const reader = stalled.body!.getReader();
+      strictEqual(
+        new TextDecoder().decode((await reader.read()).value),
+        "hello",
+      );
+      await waitFor(() => upstream.connections === 2, 5000);
+      const sent = Date.now();
+      gw.child.kill("SIGTERM");
+      strictEqual((await gw.child.status).code, 0);
+      const took = Date.now() - sent;
+      await gw[Symbol.asyncDispose]();
+      strictEqual(await silent, "no answer");
+      await reader.read().then(() => reader.cancel(), () => {});
+      const access = await Deno.readTextFile(`${dir}/access.log`);
+      match(access, /"GET \/api\/silent HTTP\/1\.1" 000 0 "-" "Deno\/[^"]+"\n/);
+      match(access, /"GET \/api\/stall HTTP\/1\.1" 200 5 "-" "Deno\/[^"]+"\n/);
+      strictEqual(access.split("\n").length, 3, access);
+      match(String(took), /^\d{1,4}$/, `exit took ${took} ms`);
+      const errors = await Deno.readTextFile(`${dir}/error.log`);
+      match(
+        errors,
+        /\[warn\] \d+#\d+: in-flight requests still open after 300 ms, exiting\n/,
+      );
+      strictEqual(/\[(error|crit|alert|emerg)\]/.test(errors), false, errors);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test("main() logs an upstream failing mid-body once, with no [alert] besides", async () => {
+  const dir = await Deno.makeTempDir();
+  // A head promising 100 bytes, 5 of them, then silence.
+  await using upstream = startRawUpstream(async (conn) => {
+    await readHead(conn);
+    await writeText(
+      conn,
+      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello",
+    );
+    const buf = new Uint8Array(1024);
+    while (await conn.read(buf).catch(() => null) !== null);
+  });
+  try {
+    await using gw = await spawnGateway([
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream",
+      upstream.origin,
+      "--proxy-read-timeout",
+      "300ms",
+      "--root",
+      dir,
+      "--error-log",
+      `${dir}/error.log`,
+    ]);
+    const res = await fetch(`http://127.0.0.1:${gw.port}/api/partial`);
+    await res.text().catch(() => {});
+    const log = () => Deno.readTextFileSync(`${dir}/error.log`);
+    await waitFor(() => log().includes("upstream timed out"), 5000);
+    await new Promise((r) => setTimeout(r, 200));
+    const lines = log().trimEnd().split("\n");
+    strictEqual(lines.length, 1, log());
+    match(
+      lines[0]!,
+      /\[error\] \d+#\d+: \*\d+ upstream timed out \((110|10060): [^)]+\) while reading upstream, /,
+    );
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });
