@@ -164,7 +164,9 @@ export function osErrorOf(
   error: unknown,
   family: OsFamily = currentOsFamily(),
 ): OsErrorText | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; depth++) {
+  let e = error;
+  // fetch nests the OS error (Deno ≥ 2.9.2); a few levels are enough.
+  for (let depth = 0; e instanceof Error && depth < 4; depth++) {
     const byClass = Object.hasOwn(DENO_ERROR_CODES, e.name)
       ? DENO_ERROR_CODES[e.name]![family][0]
       : undefined;
