@@ -7,7 +7,25 @@
 
 import { parseArgs } from "node:util";
 import { DEFAULT_SETTINGS, type SettingsInput } from "./config.ts";
+import { closestWord } from "./did_you_mean.ts";
 import { LOG_LEVELS } from "./error_log.ts";
+
+/**
+ * A misused command line (an unknown option, a missing value, a stray
+ * word), as opposed to a bad value: exit code 2 rather than 1, as for
+ * `nginx -x` and most command-line tools.
+ */
+export class UsageError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message One line naming the argument.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
 
 /** What the command line asks for. */
 export interface CliOptions {
@@ -52,6 +70,33 @@ const OPTIONS = {
   version: { type: "boolean", short: "V" },
 } as const;
 
+const OPTION_NAMES = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+/**
+ * The message for an unknown option, with the near miss when there is one.
+ *
+ * @param option The option as given, e.g. `--lisen`.
+ * @param known The options that exist.
+ * @returns The one-line message.
+ *
+ * @example Usage
+ * ```ts
+ * import { unknownOption } from "./cli.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(unknownOption("--lisen", ["--listen"]), 'unknown option "--lisen"; did you mean "--listen"?');
+ * ```
+ */
+export function unknownOption(
+  option: string,
+  known: readonly string[] = OPTION_NAMES,
+): string {
+  const near = closestWord(option.split("=", 1)[0]!, known);
+  return `unknown option "${option}"${
+    near === undefined ? "" : `; did you mean "${near}"?`
+  }`;
+}
+
 function quoted(message: string): string {
   return message.match(/'([^']+)'/)?.[1] ?? "";
 }
@@ -70,8 +115,9 @@ function wholeNumber(text: string, name: string): number {
  *
  * @param args The arguments, without the program.
  * @returns What they ask for.
- * @throws {TypeError} On an unknown flag, a missing value or a stray
+ * @throws {UsageError} On an unknown flag, a missing value or a stray
  * argument, with a one-line message naming it.
+ * @throws {TypeError} On a malformed number.
  *
  * @example Usage
  * ```ts
@@ -96,16 +142,20 @@ export function parseCliArgs(args: string[]): CliOptions {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
     if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-      throw new TypeError(`Unknown option "${quoted(message)}"`);
+      throw new UsageError(unknownOption(quoted(message)));
     }
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
       const flag = message.match(/--[a-z-]+/)?.[0] ?? quoted(message);
-      throw new TypeError(`Option "${flag}" needs a value`);
+      throw new UsageError(
+        /does not take/.test(message)
+          ? `option "${flag}" takes no value`
+          : `option "${flag}" needs a value`,
+      );
     }
     if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      throw new TypeError(`Unexpected argument "${quoted(message)}"`);
+      throw new UsageError(`unexpected argument "${quoted(message)}"`);
     }
-    throw new TypeError(message);
+    throw new UsageError(message.split("\n", 1)[0]!);
   }
   const settings: SettingsInput = {};
   if (values.listen !== undefined) settings.listen = values.listen;

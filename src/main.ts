@@ -13,19 +13,16 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
-import { checkConfig } from "./check.ts";
-import { formatUsage, parseCliArgs } from "./cli.ts";
-import { type GatewayConfig, resolveConfig } from "./config.ts";
-import { parseConfigFile } from "./config_file.ts";
+import { listenHosts } from "./addresses.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";
 import { HeapPacer } from "./heap_pacer.ts";
-import { LogFile } from "./log_file.ts";
-import { createLogger, type Logger } from "./logger.ts";
-import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
+import type { Logger } from "./logger.ts";
+import { osErrorOf } from "./os_errors.ts";
+import { startup } from "./startup.ts";
+import { taskMain } from "./task_command.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
-import { osErrorOf } from "./upstream_error.ts";
 
 /** The gateway's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;
@@ -77,57 +74,6 @@ function emerg(
   logger?.error({ level: "emerg", message, ...(osError ? { osError } : {}) });
 }
 
-function loadConfig(args: ReturnType<typeof parseCliArgs>): GatewayConfig {
-  const base = baseDir();
-  let file = {};
-  if (args.configPath !== undefined) {
-    const path = resolveConfig({}, { root: args.configPath }, base).root;
-    let text: string;
-    try {
-      text = Deno.readTextFileSync(path);
-    } catch (error) {
-      throw new TypeError(
-        `Cannot read config file "${path}": ${
-          error instanceof Error ? error.message : error
-        }`,
-      );
-    }
-    file = parseConfigFile(text, path);
-  }
-  return resolveConfig(file, args.settings, base);
-}
-
-function openLogs(config: GatewayConfig): Logger {
-  const options = {
-    maxBytes: config.logMaxBytes,
-    keep: config.logKeep,
-    onError: (message: string) =>
-      stderr(`station-gateway: [alert] ${message}\n`),
-  };
-  const open = (path: string) => {
-    try {
-      return LogFile.open(path, options);
-    } catch (error) {
-      emerg(`open() "${path}" failed`, osErrorOf(error));
-      throw error;
-    }
-  };
-  const errorLog = open(config.errorLog);
-  let accessLog = null;
-  try {
-    accessLog = config.accessLog === null ? null : open(config.accessLog);
-  } catch (error) {
-    errorLog.close();
-    throw error;
-  }
-  return createLogger({ errorLog, accessLog, level: config.errorLogLevel });
-}
-
-/** The addresses to bind: `localhost` is both loopbacks, IPv4 first. */
-function listenHosts(hostname: string): string[] {
-  return hostname === "localhost" ? ["127.0.0.1", "::1"] : [hostname];
-}
-
 function displayHost(hostname: string): string {
   return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
@@ -139,41 +85,23 @@ function displayHost(hostname: string): string {
  * @returns The process exit code.
  */
 export async function main(args: string[]): Promise<number> {
-  if (args[0] === "task") return await taskMain(args.slice(1));
-  let cli;
-  try {
-    cli = parseCliArgs(args);
-  } catch (error) {
-    stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
-    return 2;
+  if (args[0] === "task") {
+    return await taskMain(args.slice(1), {
+      execPath: Deno.execPath(),
+      os: Deno.build.os,
+      version: VERSION,
+      out: stdout,
+      err: stderr,
+    });
   }
-  if (cli.help) {
-    stdout(formatUsage());
-    return 0;
-  }
-  if (cli.version) {
-    stdout(`station-gateway ${VERSION}\n`);
-    return 0;
-  }
-
-  let config: GatewayConfig;
-  try {
-    config = loadConfig(cli);
-  } catch (error) {
-    stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
-    return 1;
-  }
-
-  if (cli.check) {
-    return checkConfig(config, (line) => stderr(`${line}\n`));
-  }
-
-  let logger: Logger;
-  try {
-    logger = openLogs(config);
-  } catch {
-    return 1;
-  }
+  const start = await startup(args, {
+    version: VERSION,
+    baseDir: baseDir(),
+    out: stdout,
+    err: stderr,
+  });
+  if ("exitCode" in start) return start.exitCode;
+  const { config, logger } = start;
 
   const counter = new ConnectionCounter();
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
@@ -297,46 +225,6 @@ export async function main(args: string[]): Promise<number> {
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return 0;
-}
-
-async function taskMain(args: string[]): Promise<number> {
-  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
-    stdout(formatTaskUsage());
-    return args.length === 0 ? 2 : 0;
-  }
-  let task;
-  try {
-    task = parseTaskArgs(args);
-  } catch (error) {
-    stderr(
-      `station-gateway: ${(error as Error).message}\n\n${formatTaskUsage()}`,
-    );
-    return 2;
-  }
-  return await runTask(task, {
-    execPath: Deno.execPath(),
-    os: Deno.build.os,
-    version: VERSION,
-  }, {
-    out: stdout,
-    writeFile: (path, bytes) => Deno.writeFileSync(path, bytes),
-    exists: (path) => {
-      try {
-        return Deno.statSync(path).isFile;
-      } catch {
-        return false;
-      }
-    },
-    schtasks: async (schtasksArgs) => {
-      const child = new Deno.Command("schtasks", {
-        args: schtasksArgs,
-        stdin: "inherit",
-        stdout: "inherit",
-        stderr: "inherit",
-      }).spawn();
-      return (await child.status).code;
-    },
-  });
 }
 
 if (import.meta.main) {
