@@ -134,8 +134,8 @@ export function parseTaskArgs(args: string[]): TaskArgs {
 export interface TaskIo {
   /** Writes to stdout. */
   out(text: string): void;
-  /** Writes an error to stderr. */
-  err(text: string): void;
+  /** Writes an error to stderr (to `out` when absent). */
+  err?(text: string): void;
   /** Runs `schtasks` with arguments, inheriting the console. */
   schtasks(args: string[]): Promise<number>;
   /** Writes the XML file. */
@@ -184,10 +184,11 @@ export async function runTask(
   context: { execPath: string; os: string; version: string },
   io: TaskIo,
 ): Promise<number> {
+  const err = io.err ?? io.out;
   const executable = task.executable ??
     taskExecutable(context.execPath, io.exists ?? (() => false));
   if (!task.dryRun && context.os !== "windows") {
-    io.err(
+    err(
       `station-gateway: task ${task.action}: scheduled tasks exist on Windows only; use --dry-run to see what would be registered\n`,
     );
     return 1;
@@ -196,7 +197,7 @@ export async function runTask(
   // Deno with no script, from Deno's folder. A dry run refuses too, rather
   // than show a task that cannot work.
   if (task.action === "install" && /(^|[\\/])deno(\.exe)?$/i.test(executable)) {
-    io.err(
+    err(
       "station-gateway: task install registers the compiled station-gateway.exe; build it with deno task compile and run this from it (or name it with --executable)\n",
     );
     return 1;

@@ -516,3 +516,36 @@ Deno.test("main() --check binds what the gateway binds: both loopbacks for a bar
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("deno task start needs no network: the lock holds nothing the gateway does not use", async () => {
+  // A fresh, empty Deno cache and every registry and proxy pointing at a
+  // closed port: anything fetched before the gateway runs fails the start.
+  const cache = await Deno.makeTempDir();
+  const closed = `http://127.0.0.1:${refusedPort()}/`;
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "-q", "start", "--version"],
+      cwd: new URL("..", import.meta.url).pathname,
+      env: {
+        DENO_DIR: cache,
+        NPM_CONFIG_REGISTRY: closed,
+        JSR_URL: closed,
+        HTTP_PROXY: closed,
+        HTTPS_PROXY: closed,
+        NO_PROXY: "",
+        NO_COLOR: "1",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 0, stderr);
+    match(
+      new TextDecoder().decode(out.stdout),
+      /^station-gateway \d+\.\d+\.\d+\n$/,
+    );
+    strictEqual(/Download/.test(stderr), false, stderr);
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+  }
+});
