@@ -8,6 +8,7 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { maskErrorLine, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { suiteNeeds } from "./_prerequisites.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
 const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
@@ -16,7 +17,7 @@ const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
 const DRIVER_CONFIG = new URL("./browser_driver/deno.json", import.meta.url)
   .pathname;
 const CHROMIUM = "/usr/bin/chromium";
-const ON_LINUX = { ignore: Deno.build.os !== "linux" };
+const ON_LINUX = suiteNeeds("browser_test.ts", ["chromium"]);
 
 async function ensureChromium(): Promise<void> {
   try {
