@@ -195,8 +195,12 @@ export async function runTask(
   }
   // Under `deno run` the executable is Deno itself: the task would run
   // Deno with no script, from Deno's folder. A dry run refuses too, rather
-  // than show a task that cannot work.
-  if (task.action === "install" && /(^|[\\/])deno(\.exe)?$/i.test(executable)) {
+  // than show a task that cannot work, unless --executable named it.
+  const denoItself = /(^|[\\/])deno(\.exe)?$/i.test(executable);
+  if (
+    task.action === "install" && denoItself &&
+    (!task.dryRun || task.executable === undefined)
+  ) {
     err(
       "station-gateway: task install registers the compiled station-gateway.exe; build it with deno task compile and run this from it (or name it with --executable)\n",
     );
