@@ -21,7 +21,7 @@ import { HeapPacer } from "./heap_pacer.ts";
 import type { Logger } from "./logger.ts";
 import { osErrorOf } from "./os_errors.ts";
 import { startup } from "./startup.ts";
-import { taskMain } from "./task_command.ts";
+import { taskMain } from "./task_main.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
 
 /** The gateway's version, from `deno.json`. */
