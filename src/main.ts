@@ -1,7 +1,7 @@
 /**
- * station-gateway's entry point: flags and config, logs, `Deno.serve`,
- * signals and exit codes. The only module that reads `Deno.args` or calls
- * `Deno.exit`.
+ * station-gateway's entry point: the start (flags, config, logs:
+ * `startup.ts`), `Deno.serve`, signals and exit codes. The only module that
+ * reads `Deno.args` or calls `Deno.exit`.
  *
  * Exit codes: 0 after a clean shutdown or `--help`/`--version`; 2 for a bad
  * command line; 1 for a bad configuration or a failed start (port taken, log
