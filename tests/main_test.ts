@@ -549,3 +549,30 @@ Deno.test("deno task start needs no network: the lock holds nothing the gateway 
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("main() --check refuses a bad config file with the same [emerg] line in the log", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/gw.json`;
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({ errorLog: `${dir}/error.log`, upstrem: "http://x" }),
+    );
+    const { code, stderr } = await runCli(["--check", "--config", path]);
+    strictEqual(code, 1);
+    const message =
+      `unknown key "upstrem" in ${path}; did you mean "upstream"?`;
+    match(
+      stderr,
+      new RegExp(
+        `^station-gateway: \\[emerg\\] ${message.replace(/[.?]/g, "\\$&")}\\n`,
+      ),
+    );
+    strictEqual(
+      maskErrorLine(await Deno.readTextFile(`${dir}/error.log`)),
+      `TIME [emerg] PID#TID: *N ${message}\n`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
