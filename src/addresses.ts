@@ -89,6 +89,26 @@ export function parseListen(value: string): ListenAddress {
 }
 
 /**
+ * The addresses a listen host binds: `localhost` is both loopbacks, IPv4
+ * first (the gateway and `--check` bind the same list).
+ *
+ * @param hostname The listen address's host.
+ * @returns The addresses to bind.
+ *
+ * @example Usage
+ * ```ts
+ * import { listenHosts } from "./addresses.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(listenHosts("localhost"), ["127.0.0.1", "::1"]);
+ * deepStrictEqual(listenHosts("0.0.0.0"), ["0.0.0.0"]);
+ * ```
+ */
+export function listenHosts(hostname: string): string[] {
+  return hostname === "localhost" ? ["127.0.0.1", "::1"] : [hostname];
+}
+
+/**
  * Parses `--upstream`: an `http://` URL with a host, an optional port (8080
  * when omitted) and nothing after it but an optional `/`.
  *

@@ -6,8 +6,25 @@
  */
 
 import { parseArgs } from "node:util";
-import { DEFAULT_SETTINGS, type SettingsInput } from "./config.ts";
-import { LOG_LEVELS } from "./error_log.ts";
+import type { SettingsInput } from "./config.ts";
+import { closestWord } from "./did_you_mean.ts";
+
+/**
+ * A misused command line (an unknown option, a missing value, a stray
+ * word), as opposed to a bad value: exit code 2 rather than 1, as for
+ * `nginx -x` and most command-line tools.
+ */
+export class UsageError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message One line naming the argument.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
 
 /** What the command line asks for. */
 export interface CliOptions {
@@ -52,6 +69,33 @@ const OPTIONS = {
   version: { type: "boolean", short: "V" },
 } as const;
 
+const OPTION_NAMES = Object.keys(OPTIONS).map((name) => `--${name}`);
+
+/**
+ * The message for an unknown option, with the near miss when there is one.
+ *
+ * @param option The option as given, e.g. `--lisen`.
+ * @param known The options that exist.
+ * @returns The one-line message.
+ *
+ * @example Usage
+ * ```ts
+ * import { unknownOption } from "./cli.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(unknownOption("--lisen", ["--listen"]), 'unknown option "--lisen"; did you mean "--listen"?');
+ * ```
+ */
+export function unknownOption(
+  option: string,
+  known: readonly string[] = OPTION_NAMES,
+): string {
+  const near = closestWord(option.split("=", 1)[0]!, known);
+  return `unknown option "${option}"${
+    near === undefined ? "" : `; did you mean "${near}"?`
+  }`;
+}
+
 function quoted(message: string): string {
   return message.match(/'([^']+)'/)?.[1] ?? "";
 }
@@ -70,8 +114,9 @@ function wholeNumber(text: string, name: string): number {
  *
  * @param args The arguments, without the program.
  * @returns What they ask for.
- * @throws {TypeError} On an unknown flag, a missing value or a stray
+ * @throws {UsageError} On an unknown flag, a missing value or a stray
  * argument, with a one-line message naming it.
+ * @throws {TypeError} On a malformed number.
  *
  * @example Usage
  * ```ts
@@ -96,16 +141,20 @@ export function parseCliArgs(args: string[]): CliOptions {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
     if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-      throw new TypeError(`Unknown option "${quoted(message)}"`);
+      throw new UsageError(unknownOption(quoted(message)));
     }
     if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
       const flag = message.match(/--[a-z-]+/)?.[0] ?? quoted(message);
-      throw new TypeError(`Option "${flag}" needs a value`);
+      throw new UsageError(
+        /does not take/.test(message)
+          ? `option "${flag}" takes no value`
+          : `option "${flag}" needs a value`,
+      );
     }
     if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-      throw new TypeError(`Unexpected argument "${quoted(message)}"`);
+      throw new UsageError(`unexpected argument "${quoted(message)}"`);
     }
-    throw new TypeError(message);
+    throw new UsageError(message.split("\n", 1)[0]!);
   }
   const settings: SettingsInput = {};
   if (values.listen !== undefined) settings.listen = values.listen;
@@ -182,72 +231,4 @@ export function parseCliArgs(args: string[]): CliOptions {
     ...(values.config === undefined ? {} : { configPath: values.config }),
     settings,
   };
-}
-
-/**
- * The usage text printed by `--help` and after a bad flag.
- *
- * @returns The text.
- *
- * @example Usage
- * ```ts
- * import { formatUsage } from "./cli.ts";
- * import { match } from "node:assert/strict";
- *
- * match(formatUsage(), /--upstream/);
- * ```
- */
-export function formatUsage(): string {
-  const d = DEFAULT_SETTINGS;
-  return `station-gateway: serves a client app and forwards /api/ to an upstream
-
-USAGE:
-  station-gateway [OPTIONS]
-  station-gateway task install|remove|status [...]   (Windows scheduled task;
-                                                      see: task --help)
-
-OPTIONS:
-  --listen [HOST:]PORT     Where to listen (default: ${d.listen}, on 127.0.0.1 and ::1;
-                           give *:PORT or 0.0.0.0:PORT to accept other machines)
-  --upstream URL [PARAMS]  Where /api/ goes: http://host[:port] (default:
-                           ${d.upstream}; port 8080 when omitted). Give it
-                           again for failover, as nginx's server lines:
-                           --upstream "http://10.0.0.5" --upstream "http://127.0.0.1 backup"
-                           PARAMS: backup, max_fails=N (1), fail_timeout=T (10s)
-  --upstream-group NAME    Name in "no live upstreams" lines (default: ${d.upstreamGroup})
-  --root DIR               The client-app folder (default: ${d.root})
-  --status-path PATH|off   JSON counters at PATH, for loopback clients only,
-                           like nginx stub_status (default: off)
-  --spa-fallback on|off    App routes with no file get index.html (default: on)
-  --log-not-found on|off   Log missing files as nginx does (default: on)
-  --cache-html VALUE       Cache-Control for HTML (default: ${d.cacheHtml})
-  --cache-fingerprinted V  Cache-Control for app.3f9a2c1b.js-style files
-                           (default: ${d.cacheFingerprinted})
-  --cache-other VALUE      Cache-Control for other files (default: ${d.cacheOther})
-  --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
-  --error-log FILE         The error log (default: ${d.errorLog})
-  --access-log FILE|off    The access log, nginx "combined" (default: ${d.accessLog})
-  --error-log-level LEVEL  ${
-    LOG_LEVELS.join(", ")
-  } (default: ${d.errorLogLevel})
-  --add-forwarded-headers  Send X-Forwarded-For, -Proto and -Host upstream
-  --log-max-size SIZE      Rotate a log before it exceeds SIZE, e.g. 16m; 0 = never
-                           (default: ${d.logMaxSize})
-  --log-keep N             Rotated files kept per log (default: ${d.logKeep})
-  --proxy-connect-timeout T  Connecting to the upstream (default: ${d.proxyConnectTimeout})
-  --proxy-send-timeout T   Between two writes to the upstream (default: ${d.proxySendTimeout})
-  --proxy-read-timeout T   Between two reads from the upstream (default: ${d.proxyReadTimeout})
-  --client-max-body-size SIZE  Largest request body, 0 = no limit (default: ${d.clientMaxBodySize})
-  --upstream-keepalive N   Idle upstream connections kept; 0 = a new connection
-                           per request (default: ${d.upstreamKeepalive})
-  -c, --config FILE        JSON file with the same settings in camelCase
-                           (e.g. {"upstream": "http://10.0.0.5"}); flags override it
-  -t, --check              Check the configuration, log files and port, then
-                           exit 0 or 1 with the reason (like nginx -t)
-  -h, --help               Print this help
-  -V, --version            Print the version
-
-Relative paths start from the executable's folder (the project folder under
-"deno run"), never from the working directory.
-`;
 }

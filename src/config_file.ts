@@ -1,12 +1,14 @@
 /**
  * The JSON config file: keys are the flags' names in camelCase, each with
  * one JSON type; an unknown key or a wrong type is an error naming the key,
- * so a typo never passes unnoticed.
+ * so a typo never passes unnoticed. Messages end in nginx's ` in FILE`
+ * (`unknown directive "x" in /etc/nginx/nginx.conf:3`).
  *
  * @module
  */
 
 import type { SettingsInput } from "./config.ts";
+import { closestWord } from "./did_you_mean.ts";
 
 const FILE_KEYS: Readonly<
   Record<keyof SettingsInput, "string" | "boolean" | "number" | "strings">
@@ -49,7 +51,10 @@ const FILE_KEYS: Readonly<
  * import { parseConfigFile } from "./config_file.ts";
  * import { throws } from "node:assert/strict";
  *
- * throws(() => parseConfigFile('{"listn": "8081"}', "gw.json"), /unknown key "listn"/);
+ * throws(
+ *   () => parseConfigFile('{"listn": "8081"}', "gw.json"),
+ *   /^TypeError: unknown key "listn" in gw\.json; did you mean "listen"\?$/,
+ * );
  * ```
  */
 export function parseConfigFile(text: string, path: string): SettingsInput {
@@ -58,23 +63,24 @@ export function parseConfigFile(text: string, path: string): SettingsInput {
     data = JSON.parse(text);
   } catch (error) {
     throw new SyntaxError(
-      `Cannot parse config file "${path}": ${
+      `invalid JSON in ${path}: ${
         error instanceof Error ? error.message : error
       }`,
     );
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new TypeError(
-      `Cannot parse config file "${path}": expected a JSON object`,
-    );
+    throw new TypeError(`expected a JSON object in ${path}`);
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) {
     if (key === "$schema" || key === "$comment") continue;
     const type = FILE_KEYS[key as keyof SettingsInput];
     if (type === undefined) {
+      const near = closestWord(key, Object.keys(FILE_KEYS));
       throw new TypeError(
-        `Cannot parse config file "${path}": unknown key "${key}"`,
+        `unknown key "${key}" in ${path}${
+          near === undefined ? "" : `; did you mean "${near}"?`
+        }`,
       );
     }
     const actual: string = Array.isArray(value) &&
@@ -85,9 +91,9 @@ export function parseConfigFile(text: string, path: string): SettingsInput {
       (type === "strings" && actual === "string");
     if (!fits) {
       throw new TypeError(
-        `Cannot parse config file "${path}": key "${key}" must be a ${
+        `key "${key}" must be a ${
           type === "strings" ? "string or a list of strings" : type
-        }`,
+        } in ${path}`,
       );
     }
     out[key] = value;

@@ -108,12 +108,18 @@ export class LogFile {
   }
 
   #openFile(): void {
-    Deno.mkdirSync(dirname(this.#path), { recursive: true });
-    const file = Deno.openSync(this.#path, {
-      append: true,
-      create: true,
-      read: false,
-    });
+    const options = { append: true, create: true, read: false };
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(this.#path, options);
+    } catch (error) {
+      // The folder is created only when missing, so any other failure is
+      // the open's own, as nginx reports it (a file in the folder's place:
+      // ENOTDIR, where mkdir would have said EEXIST).
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      Deno.mkdirSync(dirname(this.#path), { recursive: true });
+      file = Deno.openSync(this.#path, options);
+    }
     const info = file.statSync();
     this.#file = file;
     this.#size = info.size;

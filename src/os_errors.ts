@@ -1,80 +1,23 @@
 /**
- * English operating-system error texts keyed by code, printed the way nginx
- * prints them in `(code: text)`.
- *
- * nginx for Windows asks `FormatMessage` for English first and strips the
- * trailing period (`src/os/win32/ngx_errno.c`); on Linux it prints
- * `strerror()`. Deno's own error strings follow the Windows UI language
- * (denoland/deno#20394 and XX-net/XX-Net#13552 show localized texts), so the
- * gateway never copies them: it prints from these tables instead.
+ * OS errors as nginx prints them, `(code: text)`, whatever Deno threw: the
+ * code from Deno's `(os error N)` (or, when a message has none, the code
+ * behind its `Deno.errors` class), the English text from
+ * `os_error_texts.ts`, and the kinds the gateway decides on.
  *
  * @module
  */
 
+import type { OsErrorText } from "./error_log.ts";
+import {
+  DENO_ERROR_CODES,
+  LINUX_ERROR_TEXT,
+  WINDOWS_ERROR_TEXT,
+} from "./os_error_texts.ts";
+
+export { LINUX_ERROR_TEXT, WINDOWS_ERROR_TEXT };
+
 /** The platform whose error numbering a code belongs to. */
 export type OsFamily = "windows" | "linux";
-
-/** Winsock and Win32 texts (Windows SDK `winerror.h`, final period removed). */
-export const WINDOWS_ERROR_TEXT: Readonly<Record<number, string>> = {
-  2: "The system cannot find the file specified",
-  3: "The system cannot find the path specified",
-  5: "Access is denied",
-  32:
-    "The process cannot access the file because it is being used by another process",
-  112: "There is not enough space on the disk",
-  123: "The filename, directory name, or volume label syntax is incorrect",
-  10013:
-    "An attempt was made to access a socket in a way forbidden by its access permissions",
-  10022: "An invalid argument was supplied",
-  10024: "Too many open files",
-  10048:
-    "Only one usage of each socket address (protocol/network address/port) is normally permitted",
-  10049: "The requested address is not valid in its context",
-  10050: "A socket operation encountered a dead network",
-  10051: "A socket operation was attempted to an unreachable network",
-  10053:
-    "An established connection was aborted by the software in your host machine",
-  10054: "An existing connection was forcibly closed by the remote host",
-  10055:
-    "An operation on a socket could not be performed because the system lacked sufficient buffer space or because a queue was full",
-  10057:
-    "A request to send or receive data was disallowed because the socket is not connected and (when sending on a datagram socket using a sendto call) no address was supplied",
-  10060:
-    "A connection attempt failed because the connected party did not properly respond after a period of time, or established connection failed because connected host has failed to respond",
-  10061:
-    "No connection could be made because the target machine actively refused it",
-  10064: "A socket operation failed because the destination host was down",
-  10065: "A socket operation was attempted to an unreachable host",
-  11001: "No such host is known",
-} as const;
-
-/** glibc `strerror()` texts for the errno values a proxy meets. */
-export const LINUX_ERROR_TEXT: Readonly<Record<number, string>> = {
-  1: "Operation not permitted",
-  2: "No such file or directory",
-  12: "Cannot allocate memory",
-  13: "Permission denied",
-  20: "Not a directory",
-  21: "Is a directory",
-  23: "Too many open files in system",
-  24: "Too many open files",
-  28: "No space left on device",
-  30: "Read-only file system",
-  32: "Broken pipe",
-  36: "File name too long",
-  98: "Address already in use",
-  99: "Cannot assign requested address",
-  100: "Network is down",
-  101: "Network is unreachable",
-  103: "Software caused connection abort",
-  104: "Connection reset by peer",
-  105: "No buffer space available",
-  107: "Transport endpoint is not connected",
-  110: "Connection timed out",
-  111: "Connection refused",
-  112: "Host is down",
-  113: "No route to host",
-} as const;
 
 /**
  * The meaning of an OS error, independent of the platform's numbering. The
@@ -178,4 +121,58 @@ export function osErrorKind(code: number, family: OsFamily): OsErrorKind {
     if (codes[family] === code) return kind as OsErrorKind;
   }
   return "other";
+}
+
+/**
+ * Parses the `(os error N)` that Deno appends to OS errors.
+ *
+ * @param detail An error message.
+ * @returns The code, or `undefined`.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseOsErrorCode } from "./os_errors.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parseOsErrorCode("Connection refused (os error 10061)"), 10061);
+ * ```
+ */
+export function parseOsErrorCode(detail: string): number | undefined {
+  const m = detail.match(/\(os error (\d+)\)/);
+  return m?.[1] === undefined ? undefined : Number(m[1]);
+}
+
+/**
+ * The OS error inside anything Deno threw, as nginx prints it: the code from
+ * `(os error N)`, else the code behind its `Deno.errors` class, and our
+ * English text for it. `fetch` wraps the OS error in `cause` (Deno ≥ 2.9.2).
+ *
+ * @param error What was thrown.
+ * @param family Whose numbering the code uses.
+ * @returns The code and text, or `undefined` when there is no OS error.
+ *
+ * @example Usage
+ * ```ts
+ * import { osErrorOf } from "./os_errors.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(osErrorOf(new Error("x (os error 98)"), "linux"), { code: 98, text: "Address already in use" });
+ * deepStrictEqual(osErrorOf(new Deno.errors.NotADirectory("x"), "linux"), { code: 20, text: "Not a directory" });
+ * ```
+ */
+export function osErrorOf(
+  error: unknown,
+  family: OsFamily = currentOsFamily(),
+): OsErrorText | undefined {
+  let e = error;
+  // fetch nests the OS error (Deno ≥ 2.9.2); a few levels are enough.
+  for (let depth = 0; e instanceof Error && depth < 4; depth++) {
+    const byClass = Object.hasOwn(DENO_ERROR_CODES, e.name)
+      ? DENO_ERROR_CODES[e.name]![family][0]
+      : undefined;
+    const code = parseOsErrorCode(e.message) ?? byClass;
+    if (code !== undefined) return { code, text: osErrorText(code, family) };
+    e = e.cause;
+  }
+  return undefined;
 }

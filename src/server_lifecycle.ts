@@ -6,6 +6,7 @@
  */
 
 import type { GatewayConfig } from "./config.ts";
+import { listenHosts } from "./addresses.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
 import {
@@ -38,11 +39,6 @@ export interface RunGatewayOptions {
   shutdownGraceMs?: number;
   /** When a fault ends the process (defaults: {@linkcode FaultPolicy}). */
   faultLimits?: Partial<FaultLimits>;
-}
-
-/** The addresses to bind: `localhost` is both loopbacks, IPv4 first. */
-function listenHosts(hostname: string): string[] {
-  return hostname === "localhost" ? ["127.0.0.1", "::1"] : [hostname];
 }
 
 const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { parseCliArgs } from "./cli.ts";
+import { parseCliArgs, UsageError } from "./cli.ts";
 import { resolveConfig } from "./config.ts";
 import {
   encodeUtf16Le,
@@ -45,6 +45,7 @@ TASK OPTIONS:
                      (default: SYSTEM, no password)
   --at-logon         Also start when a user logs on (always at boot)
   --dry-run          Print the schtasks command and the task XML only
+  --executable FILE  The gateway to register (default: this one)
 
 GATEWAY FLAGS are checked now and passed to the gateway when the task runs,
 e.g. task install --upstream http://10.20.0.5 --listen 8081
@@ -60,8 +61,10 @@ export function formatTaskUsage(): string {
  *
  * @param args The arguments after `task`.
  * @returns The parsed command.
- * @throws {TypeError} On an unknown action, a missing value, or invalid
- * gateway flags (checked now so a typo cannot reach a station).
+ * @throws {UsageError} On an unknown action or option, a missing value or
+ * a stray argument.
+ * @throws {TypeError | RangeError} On an invalid gateway setting (checked
+ * now so a typo cannot reach a station).
  *
  * @example Usage
  * ```ts
@@ -75,8 +78,8 @@ export function formatTaskUsage(): string {
 export function parseTaskArgs(args: string[]): TaskArgs {
   const [action, ...rest] = args;
   if (action !== "install" && action !== "remove" && action !== "status") {
-    throw new TypeError(
-      `Unknown task action "${
+    throw new UsageError(
+      `unknown task action "${
         action ?? ""
       }": expected install, remove or status`,
     );
@@ -93,7 +96,9 @@ export function parseTaskArgs(args: string[]): TaskArgs {
     const arg = rest[i]!;
     const value = () => {
       const v = rest[++i];
-      if (v === undefined) throw new TypeError(`Option "${arg}" needs a value`);
+      if (v === undefined) {
+        throw new UsageError(`option "${arg}" needs a value`);
+      }
       return v;
     };
     if (arg === "--task-name") task.name = value();
@@ -109,13 +114,13 @@ export function parseTaskArgs(args: string[]): TaskArgs {
     );
   }
   if (task.action !== "install" && task.gatewayArgs.length > 0) {
-    throw new TypeError(
-      `Unexpected argument "${task.gatewayArgs[0]}" for task ${task.action}`,
+    throw new UsageError(
+      `unexpected argument "${task.gatewayArgs[0]}" for task ${task.action}`,
     );
   }
   const gateway = parseCliArgs(task.gatewayArgs);
   if (gateway.help || gateway.version || gateway.check) {
-    throw new TypeError(
+    throw new UsageError(
       "--help, --version and --check make no sense in a task",
     );
   }
@@ -129,6 +134,8 @@ export function parseTaskArgs(args: string[]): TaskArgs {
 export interface TaskIo {
   /** Writes to stdout. */
   out(text: string): void;
+  /** Writes an error to stderr (to `out` when absent). */
+  err?(text: string): void;
   /** Runs `schtasks` with arguments, inheriting the console. */
   schtasks(args: string[]): Promise<number>;
   /** Writes the XML file. */
@@ -177,20 +184,25 @@ export async function runTask(
   context: { execPath: string; os: string; version: string },
   io: TaskIo,
 ): Promise<number> {
+  const err = io.err ?? io.out;
   const executable = task.executable ??
     taskExecutable(context.execPath, io.exists ?? (() => false));
   if (!task.dryRun && context.os !== "windows") {
-    io.out(
+    err(
       `station-gateway: task ${task.action}: scheduled tasks exist on Windows only; use --dry-run to see what would be registered\n`,
     );
     return 1;
   }
+  // Under `deno run` the executable is Deno itself: the task would run
+  // Deno with no script, from Deno's folder. A dry run refuses too, rather
+  // than show a task that cannot work, unless --executable named it.
+  const denoItself = /(^|[\\/])deno(\.exe)?$/i.test(executable);
   if (
-    task.action === "install" && !task.dryRun &&
-    /(^|\\)deno(\.exe)?$/i.test(executable)
+    task.action === "install" && denoItself &&
+    (!task.dryRun || task.executable === undefined)
   ) {
-    io.out(
-      "station-gateway: task install registers the compiled station-gateway.exe; build it with deno task compile and run this from it\n",
+    err(
+      "station-gateway: task install registers the compiled station-gateway.exe; build it with deno task compile and run this from it (or name it with --executable)\n",
     );
     return 1;
   }

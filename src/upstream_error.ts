@@ -15,6 +15,7 @@ import {
   osErrorKind,
   osErrorText,
   type OsFamily,
+  parseOsErrorCode,
 } from "./os_errors.ts";
 
 /** nginx's upstream phases, printed after `while` (`ngx_http_upstream.c`). */
@@ -93,50 +94,9 @@ export class UpstreamError extends Error {
   }
 }
 
-/**
- * Parses the `(os error N)` that Deno appends to OS errors.
- *
- * @param detail An error message.
- * @returns The code, or `undefined`.
- *
- * @example Usage
- * ```ts
- * import { parseOsErrorCode } from "./upstream_error.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(parseOsErrorCode("Connection refused (os error 10061)"), 10061);
- * ```
- */
-export function parseOsErrorCode(detail: string): number | undefined {
-  const m = detail.match(/\(os error (\d+)\)/);
-  return m?.[1] === undefined ? undefined : Number(m[1]);
-}
-
-/**
- * The OS error inside anything Deno threw, as nginx prints it: the code from
- * `(os error N)` and our English text for it.
- *
- * @param error What was thrown.
- * @param family Whose numbering the code uses.
- * @returns The code and text, or `undefined` when there is no OS code.
- *
- * @example Usage
- * ```ts
- * import { osErrorOf } from "./upstream_error.ts";
- * import { deepStrictEqual } from "node:assert/strict";
- *
- * deepStrictEqual(osErrorOf(new Error("x (os error 98)"), "linux"), { code: 98, text: "Address already in use" });
- * ```
- */
-export function osErrorOf(
-  error: unknown,
-  family: OsFamily = currentOsFamily(),
-): OsErrorText | undefined {
-  const code = error instanceof Error
-    ? parseOsErrorCode(error.message)
-    : undefined;
-  return code === undefined ? undefined : os(code, family);
-}
+// Moved to os_errors.ts (they are not about the upstream); kept importable
+// from here for the modules that still do.
+export { osErrorOf, parseOsErrorCode } from "./os_errors.ts";
 
 function os(code: number, family: OsFamily): OsErrorText {
   return { code, text: osErrorText(code, family) };

@@ -1,18 +1,23 @@
 /**
  * A real browser against the gateway: headless Chromium (Debian's package,
  * installed by scripts/install_test_deps.sh when missing) driven by
- * playwright-core in _browser_driver.ts. The test app at
+ * playwright-core in browser_driver/driver.ts. The test app at
  * tests/testdata/browser-app/ does what the station client does: it is
  * served from http://localhost:<port>/, POSTs to /api/loginms and
  * /api/Home31/UpDateTitle, then opens a WebSocket under /api/.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { maskErrorLine, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { suiteNeeds } from "./_prerequisites.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
-const DRIVER = new URL("./_browser_driver.ts", import.meta.url).pathname;
+const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
+// The driver has its own config and lock: playwright-core stays out of the
+// project's deno.lock, which `deno task start` installs in full.
+const DRIVER_CONFIG = new URL("./browser_driver/deno.json", import.meta.url)
+  .pathname;
 const CHROMIUM = "/usr/bin/chromium";
-const ON_LINUX = { ignore: Deno.build.os !== "linux" };
+const ON_LINUX = suiteNeeds("browser_test.ts", ["chromium"]);
 
 async function ensureChromium(): Promise<void> {
   try {
@@ -44,14 +49,23 @@ interface PageReport {
   encodings: Record<string, string | null>;
 }
 
-/** Runs the browser driver (its own process: see _browser_driver.ts). */
+/** Runs the browser driver (its own process: see browser_driver/driver.ts). */
 async function browse(
   scenario: "live" | "down" | "assets" | "default",
   base: string,
 ): Promise<PageReport> {
   await ensureChromium();
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "-q", DRIVER, scenario, base],
+    args: [
+      "run",
+      "-A",
+      "-q",
+      "--config",
+      DRIVER_CONFIG,
+      DRIVER,
+      scenario,
+      base,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -9,13 +9,25 @@ Deno.test("parseConfigFile() names unknown keys and wrong types", () => {
   );
   throws(
     () => parseConfigFile('{"Upstream": "x"}', "f"),
-    /unknown key "Upstream"/,
+    /^TypeError: unknown key "Upstream" in f; did you mean "upstream"\?$/,
+  );
+  throws(
+    () => parseConfigFile('{"serverNam": "x", "listen": "1"}', "C:\\gw.json"),
+    /^TypeError: unknown key "serverNam" in C:\\gw\.json; did you mean "serverName"\?$/,
+  );
+  throws(
+    () => parseConfigFile('{"colour": "x"}', "f"),
+    /^TypeError: unknown key "colour" in f$/,
   );
   throws(
     () => parseConfigFile('{"addForwardedHeaders": "yes"}', "f"),
-    /key "addForwardedHeaders" must be a boolean/,
+    /^TypeError: key "addForwardedHeaders" must be a boolean in f$/,
   );
-  throws(() => parseConfigFile("{", "f"), SyntaxError);
+  throws(() => parseConfigFile("{", "f"), /^SyntaxError: invalid JSON in f: /);
+  throws(
+    () => parseConfigFile("[]", "f"),
+    /^TypeError: expected a JSON object in f$/,
+  );
   throws(
     () => parseConfigFile('{"upstream": [1]}', "f"),
     /key "upstream" must be a string or a list of strings/,

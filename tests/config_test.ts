@@ -44,7 +44,7 @@ Deno.test("parseCliArgs() maps flags to settings", () => {
     logKeep: 3,
   });
   strictEqual(cli.configPath, "gw.json");
-  throws(() => parseCliArgs(["--nope"]), /Unknown option "--nope"/);
+  throws(() => parseCliArgs(["--nope"]), /unknown option "--nope"/);
   throws(() => parseCliArgs(["--log-keep", "x"]), /Cannot parse log-keep "x"/);
 });
 

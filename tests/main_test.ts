@@ -1,11 +1,13 @@
 /** The program as a station runs it: `deno run <compile flags> src/main.ts`. */
 import { match, strictEqual } from "node:assert/strict";
 import {
+  maskErrorLine,
   readHead,
   refusedPort,
   runCli,
   spawnGateway,
   startRawUpstream,
+  startUpstream,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -37,81 +39,146 @@ Deno.test("main() prints the version from deno.json", async () => {
   match(stdout, /^station-gateway \d+\.\d+\.\d+\n$/);
 });
 
-Deno.test("main() refuses bad flags with one clear message and usage", async (t) => {
-  const cases: [string[], number, RegExp][] = [
+Deno.test("main() refuses bad flags with one line, the hint, and the [emerg] line in the log", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const hint = 'station-gateway: see "station-gateway --help"\n';
+  const cases: [string[], number, string][] = [
     [
       ["--lisen", "8081"],
       2,
-      /^station-gateway: Unknown option "--lisen"\n\nstation-gateway: serves/,
+      'unknown option "--lisen"; did you mean "--listen"?',
     ],
-    [["--listen"], 2, /^station-gateway: Option "--listen" needs a value\n/],
-    [["extra"], 2, /^station-gateway: Unexpected argument "extra"\n/],
+    [["--frobnicate"], 2, 'unknown option "--frobnicate"'],
+    [["--listen"], 2, 'option "--listen" needs a value'],
+    [["extra"], 2, 'unexpected argument "extra"'],
     [
       ["--upstream", "https://10.0.0.5"],
       1,
-      /^station-gateway: Cannot parse upstream "https:\/\/10\.0\.0\.5": expected an http URL with a host/,
+      'Cannot parse upstream "https://10.0.0.5": expected an http URL with a host, like http://127.0.0.1:8080',
     ],
-    [["--upstream", "http://"], 1, /Cannot parse upstream "http:\/\/"/],
+    [
+      ["--upstream", "http://"],
+      1,
+      'Cannot parse upstream "http://": expected an http URL with a host, like http://127.0.0.1:8080',
+    ],
     [
       ["--upstream", "http://10.0.0.5/app"],
       1,
-      /Cannot parse upstream "http:\/\/10\.0\.0\.5\/app"/,
-    ],
-    [
-      ["--upstream", "127.0.0.1:8080"],
-      1,
-      /Cannot parse upstream "127\.0\.0\.1:8080"/,
+      'Cannot parse upstream "http://10.0.0.5/app": expected an http URL with a host, like http://127.0.0.1:8080',
     ],
     [
       ["--listen", "99999"],
       1,
-      /Cannot parse listen "99999": port must be 0 to 65535/,
+      'Cannot parse listen "99999": port must be 0 to 65535',
     ],
-    [["--listen", "a b:1"], 1, /Cannot parse listen "a b:1"/],
     [
       ["--error-log-level", "loud"],
       1,
-      /Cannot parse error-log-level "loud": expected one of emerg, alert/,
+      'Cannot parse error-log-level "loud": expected one of emerg, alert, crit, error, warn, notice, info, debug',
     ],
-    [["--log-max-size", "lots"], 1, /Cannot parse log-max-size "lots"/],
   ];
-  for (const [args, expectedCode, message] of cases) {
-    await t.step(args.join(" "), async () => {
-      const { code, stdout, stderr } = await runCli(args);
-      strictEqual(code, expectedCode, stderr);
-      match(stderr, message);
-      match(stderr, /USAGE:/);
-      strictEqual(stdout, "", "nothing starts");
-    });
+  try {
+    for (const [i, [args, expectedCode, message]] of cases.entries()) {
+      await t.step(args.join(" "), async () => {
+        const log = `${dir}/${i}/error.log`;
+        const { code, stdout, stderr } = await runCli([
+          ...args,
+          "--error-log",
+          log,
+        ]);
+        strictEqual(code, expectedCode, stderr);
+        strictEqual(stderr, `station-gateway: [emerg] ${message}\n${hint}`);
+        strictEqual(stdout, "", "nothing starts");
+        strictEqual(
+          maskErrorLine(await Deno.readTextFile(log)),
+          `TIME [emerg] PID#TID: *N ${message}\n`,
+        );
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
-Deno.test("main() refuses a bad config file, naming the key", async (t) => {
+Deno.test("main() refuses a bad config file, naming the key and the file, in the log it names", async (t) => {
   const dir = await Deno.makeTempDir();
   try {
-    const cases: [string, RegExp][] = [
-      ['{"listn": "8081"}', /unknown key "listn"/],
-      ['{"listen": 8081}', /key "listen" must be a string/],
-      ['{"upstream": "ftp://x"}', /Cannot parse upstream "ftp:\/\/x"/],
-      ["{not json", /Cannot parse config file ".*gw\.json": /],
-      ["[]", /expected a JSON object/],
+    const path = `${dir}/gw.json`;
+    const log = `${dir}/logs/error.log`;
+    const cases: [Record<string, unknown> | string, string][] = [
+      [
+        { upstrem: "http://10.0.0.5" },
+        `unknown key "upstrem" in ${path}; did you mean "upstream"?`,
+      ],
+      [{ listen: 8081 }, `key "listen" must be a string in ${path}`],
+      [
+        { upstream: "ftp://x" },
+        `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${path}`,
+      ],
+      ["[]", `expected a JSON object in ${path}`],
     ];
-    for (const [text, message] of cases) {
-      await t.step(text, async () => {
-        await Deno.writeTextFile(`${dir}/gw.json`, text);
-        const { code, stderr } = await runCli(["--config", `${dir}/gw.json`]);
+    for (const [content, message] of cases) {
+      await t.step(message, async () => {
+        const json = typeof content === "string"
+          ? content
+          : JSON.stringify({ errorLog: log, ...content });
+        await Deno.writeTextFile(path, json);
+        await Deno.remove(log).catch(() => {});
+        const { code, stderr } = await runCli([
+          "--config",
+          path,
+          ...(typeof content === "string" ? ["--error-log", log] : []),
+        ]);
         strictEqual(code, 1);
-        match(stderr, message);
+        strictEqual(
+          stderr,
+          `station-gateway: [emerg] ${message}\nstation-gateway: see "station-gateway --help"\n`,
+        );
+        strictEqual(
+          maskErrorLine(await Deno.readTextFile(log)),
+          `TIME [emerg] PID#TID: *N ${message}\n`,
+        );
       });
     }
-    await t.step("missing file", async () => {
-      const { code, stderr } = await runCli(["--config", `${dir}/none.json`]);
+    await t.step("not JSON", async () => {
+      await Deno.writeTextFile(path, "{not json");
+      const { code, stderr } = await runCli(["--config", path]);
       strictEqual(code, 1);
-      match(stderr, /Cannot read config file ".*none\.json"/);
+      match(stderr, /^station-gateway: \[emerg\] invalid JSON in .*gw\.json: /);
+    });
+    await t.step("missing file: one message naming it once", async () => {
+      const { code, stderr } = await runCli([
+        "--config",
+        `${dir}/none.json`,
+        "--error-log",
+        log,
+      ]);
+      strictEqual(code, 1);
+      const os = Deno.build.os === "windows"
+        ? `CreateFile() "${dir}\\none.json" failed (2: The system cannot find the file specified)`
+        : `open() "${dir}/none.json" failed (2: No such file or directory)`;
+      strictEqual(stderr, `station-gateway: [emerg] ${os}\n`);
+      match(
+        await Deno.readTextFile(log),
+        new RegExp(
+          `\\[emerg\\] \\d+#\\d+: ${os.replace(/[()\\.]/g, "\\$&")}\\n$`,
+        ),
+      );
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("main() writes a startup error to logs/error.log beside the program when no log is named", async () => {
+  const marker = `--no-such-flag-${crypto.randomUUID().slice(0, 8)}`;
+  const { code } = await runCli([marker]);
+  strictEqual(code, 2);
+  const log = new URL("../logs/error.log", import.meta.url);
+  match(
+    await Deno.readTextFile(log),
+    new RegExp(`\\[emerg\\] \\d+#\\d+: unknown option "${marker}"\\n`),
+  );
 });
 
 Deno.test("main() takes settings from --config and lets flags override them", async () => {
@@ -331,6 +398,187 @@ Deno.test("main() --check fails with the reason: port taken, log not writable", 
     match(stderr, /configuration test failed\n$/);
   } finally {
     taken.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test(
+  "main() --check names the OS error nginx would: a file where the log folder should be",
+  { ignore: Deno.build.os === "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/file`, "");
+      const { code, stderr } = await runCli([
+        "--check",
+        "--listen",
+        "127.0.0.1:0",
+        "--error-log",
+        `${dir}/file/error.log`,
+        "--access-log",
+        "off",
+      ]);
+      strictEqual(code, 1);
+      match(
+        stderr,
+        new RegExp(
+          `^station-gateway: \\[emerg\\] open\\(\\) "${dir}/file/error\\.log" failed \\(20: Not a directory\\)\\n`,
+        ),
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test("main() --check writes its [emerg] findings to the error log", async () => {
+  const dir = await Deno.makeTempDir();
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const { code } = await runCli([
+      "--check",
+      "--listen",
+      `127.0.0.1:${taken.addr.port}`,
+      "--error-log",
+      `${dir}/error.log`,
+      "--access-log",
+      "off",
+    ]);
+    strictEqual(code, 1);
+    match(
+      await Deno.readTextFile(`${dir}/error.log`),
+      new RegExp(
+        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[emerg\\] \\d+#\\d+: bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\((98|10048): [^)]+\\)\\n$`,
+      ),
+    );
+  } finally {
+    taken.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("main() --check says whether each upstream answers now, as a warning only", async () => {
+  const dir = await Deno.makeTempDir();
+  await using up = startUpstream();
+  const down = refusedPort();
+  try {
+    const { code, stderr } = await runCli([
+      "--check",
+      "--listen",
+      "127.0.0.1:0",
+      "--error-log",
+      `${dir}/error.log`,
+      "--upstream",
+      up.origin,
+      "--upstream",
+      `http://127.0.0.1:${down} backup`,
+    ]);
+    strictEqual(code, 0, stderr);
+    match(
+      stderr,
+      new RegExp(
+        `\\nstation-gateway: upstream ${up.origin}/ answers \\(HTTP 200\\)\\n`,
+      ),
+    );
+    const refused = Deno.build.os === "windows"
+      ? "10061: No connection could be made because the target machine actively refused it"
+      : "111: Connection refused";
+    match(
+      stderr,
+      new RegExp(
+        `\\nstation-gateway: \\[warn\\] upstream http://127\\.0\\.0\\.1:${down}/ does not answer now: connect\\(\\) failed \\(${refused}\\); /api/ gets 502 until it does\\n`,
+      ),
+    );
+    match(stderr, /configuration test is successful\n$/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("main() --check binds what the gateway binds: both loopbacks for a bare port", async (t) => {
+  let v6: Deno.TcpListener;
+  try {
+    v6 = Deno.listen({ hostname: "::1", port: 0 });
+  } catch {
+    await t.step("no IPv6 loopback here", () => {});
+    return;
+  }
+  const dir = await Deno.makeTempDir();
+  try {
+    const { code, stderr } = await runCli([
+      "--check",
+      "--listen",
+      String(v6.addr.port),
+      "--error-log",
+      `${dir}/error.log`,
+    ]);
+    strictEqual(code, 1, stderr);
+    match(
+      stderr,
+      new RegExp(`\\[emerg\\] bind\\(\\) to \\[::1\\]:${v6.addr.port} failed`),
+    );
+  } finally {
+    v6.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task start needs no network: the lock holds nothing the gateway does not use", async () => {
+  // A fresh, empty Deno cache and every registry and proxy pointing at a
+  // closed port: anything fetched before the gateway runs fails the start.
+  const cache = await Deno.makeTempDir();
+  const closed = `http://127.0.0.1:${refusedPort()}/`;
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "-q", "start", "--version"],
+      cwd: new URL("..", import.meta.url).pathname,
+      env: {
+        DENO_DIR: cache,
+        NPM_CONFIG_REGISTRY: closed,
+        JSR_URL: closed,
+        HTTP_PROXY: closed,
+        HTTPS_PROXY: closed,
+        NO_PROXY: "",
+        NO_COLOR: "1",
+      },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 0, stderr);
+    match(
+      new TextDecoder().decode(out.stdout),
+      /^station-gateway \d+\.\d+\.\d+\n$/,
+    );
+    strictEqual(/Download/.test(stderr), false, stderr);
+  } finally {
+    await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("main() --check refuses a bad config file with the same [emerg] line in the log", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/gw.json`;
+    await Deno.writeTextFile(
+      path,
+      JSON.stringify({ errorLog: `${dir}/error.log`, upstrem: "http://x" }),
+    );
+    const { code, stderr } = await runCli(["--check", "--config", path]);
+    strictEqual(code, 1);
+    const message =
+      `unknown key "upstrem" in ${path}; did you mean "upstream"?`;
+    match(
+      stderr,
+      new RegExp(
+        `^station-gateway: \\[emerg\\] ${message.replace(/[.?]/g, "\\$&")}\\n`,
+      ),
+    );
+    strictEqual(
+      maskErrorLine(await Deno.readTextFile(`${dir}/error.log`)),
+      `TIME [emerg] PID#TID: *N ${message}\n`,
+    );
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

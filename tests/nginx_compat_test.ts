@@ -17,8 +17,9 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
+import { suiteNeeds } from "./_prerequisites.ts";
 
-const ON_LINUX = { ignore: Deno.build.os !== "linux" };
+const ON_LINUX = suiteNeeds("nginx_compat_test.ts", ["nginx", "python3"]);
 const HOST = "Host: localhost:8081\r\n";
 
 function post(path: string, body = "{}", extra = ""): string {

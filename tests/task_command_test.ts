@@ -14,14 +14,16 @@ import { runCli } from "./_utils.ts";
 
 function captureIo() {
   const out: string[] = [];
+  const err: string[] = [];
   const runs: string[][] = [];
   const files: [string, Uint8Array][] = [];
   const io: TaskIo = {
     out: (t) => void out.push(t),
+    err: (t) => void err.push(t),
     schtasks: (args) => (runs.push(args), Promise.resolve(0)),
     writeFile: (path, bytes) => void files.push([path, bytes]),
   };
-  return { io, out, runs, files };
+  return { io, out, err, runs, files };
 }
 
 const WIN = {
@@ -59,18 +61,18 @@ Deno.test("parseTaskArgs() separates task options from gateway flags and checks 
     "--upstream",
     "http://127.0.0.1 backup",
   ]);
-  throws(() => parseTaskArgs(["start"]), /Unknown task action "start"/);
+  throws(() => parseTaskArgs(["start"]), /unknown task action "start"/);
   throws(
     () => parseTaskArgs(["install", "--upstream", "ftp://x"]),
     /Cannot parse upstream "ftp:\/\/x"/,
   );
   throws(
     () => parseTaskArgs(["install", "--bogus"]),
-    /Unknown option "--bogus"/,
+    /unknown option "--bogus"/,
   );
   throws(
     () => parseTaskArgs(["remove", "--listen", "1"]),
-    /Unexpected argument "--listen" for task remove/,
+    /unexpected argument "--listen" for task remove/,
   );
   throws(
     () => parseTaskArgs(["install", "--task-name", "a/b"]),
@@ -78,7 +80,7 @@ Deno.test("parseTaskArgs() separates task options from gateway flags and checks 
   );
   throws(
     () => parseTaskArgs(["install", "--user"]),
-    /Option "--user" needs a value/,
+    /option "--user" needs a value/,
   );
 });
 
@@ -126,7 +128,8 @@ Deno.test("runTask() explains it is Windows-only elsewhere, and refuses deno.exe
     ),
     1,
   );
-  match(linux.out.join(""), /scheduled tasks exist on Windows only/);
+  match(linux.err.join(""), /scheduled tasks exist on Windows only/);
+  strictEqual(linux.out.join(""), "");
   strictEqual(linux.runs.length, 0);
   const deno = captureIo();
   strictEqual(
@@ -136,7 +139,7 @@ Deno.test("runTask() explains it is Windows-only elsewhere, and refuses deno.exe
     }, deno.io),
     1,
   );
-  match(deno.out.join(""), /registers the compiled station-gateway\.exe/);
+  match(deno.err.join(""), /registers the compiled station-gateway\.exe/);
 });
 
 Deno.test("runTask() --dry-run prints the command and XML and runs nothing", async () => {
@@ -169,9 +172,9 @@ Deno.test("runTask() --dry-run prints the command and XML and runs nothing", asy
 Deno.test("main() task: usage, a bad value, and a dry run through the real CLI", async () => {
   const usage = await runCli(["task"]);
   strictEqual(usage.code, 2);
-  match(usage.stdout, /station-gateway task install/);
+  match(usage.stderr, /station-gateway task install/);
   const bad = await runCli(["task", "install", "--upstream", "x"]);
-  strictEqual(bad.code, 2);
+  strictEqual(bad.code, 1, "a bad value exits 1, as it does without task");
   match(bad.stderr, /^station-gateway: Cannot parse upstream "x"/);
   const dry = await runCli([
     "task",
@@ -200,4 +203,53 @@ Deno.test("taskExecutable() prefers the console-less build beside this one", () 
     taskExecutable("C:\\S\\station-gateway-noconsole.exe", () => false),
     "C:\\S\\station-gateway-noconsole.exe",
   );
+});
+
+Deno.test("main() task: an error is one line and the hint on stderr; 2 for misuse, 1 for a bad value", async (t) => {
+  const cases: [string[], number, RegExp][] = [
+    [["task", "start"], 2, /^station-gateway: unknown task action "start"/],
+    [
+      ["task", "install", "--dry-run", "--lisen", "8081"],
+      2,
+      /^station-gateway: unknown option "--lisen"; did you mean "--listen"\?\n/,
+    ],
+    [
+      ["task", "install", "--dry-run", "--upstream", "https://10.0.0.5"],
+      1,
+      /^station-gateway: Cannot parse upstream "https:\/\/10\.0\.0\.5"/,
+    ],
+    [
+      ["task", "status"],
+      Deno.build.os === "windows" ? -1 : 1,
+      /^station-gateway: task status: scheduled tasks exist on Windows only/,
+    ],
+  ];
+  for (const [args, code, message] of cases) {
+    if (code === -1) continue;
+    await t.step(args.join(" "), async () => {
+      const run = await runCli(args);
+      strictEqual(run.code, code, run.stderr);
+      match(run.stderr, message);
+      strictEqual(run.stdout, "", "errors go to stderr");
+      strictEqual(run.stderr.split("\n").length <= 3, true, run.stderr);
+    });
+  }
+});
+
+Deno.test("runTask() refuses a dry run that would register Deno itself", async () => {
+  for (const execPath of ["/usr/local/bin/deno", "C:\\deno\\deno.exe"]) {
+    const { io, out, err } = captureIo();
+    const code = await runTask(
+      parseTaskArgs(["install", "--dry-run"]),
+      { ...WIN, execPath, os: "linux" },
+      io,
+    );
+    strictEqual(code, 1);
+    strictEqual(out.join(""), "");
+    match(err.join(""), /registers the compiled station-gateway\.exe/);
+  }
+  const run = await runCli(["task", "install", "--dry-run"]);
+  strictEqual(run.code, 1);
+  strictEqual(run.stdout, "", "no task with deno as its command is shown");
+  match(run.stderr, /deno task compile/);
 });

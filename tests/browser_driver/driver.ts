@@ -5,7 +5,13 @@
  * which Deno allows only under --allow-all; the suite itself keeps explicit
  * permissions.
  *
- * Usage: deno run -A tests/_browser_driver.ts live|down|assets|default BASE_URL
+ * It has its own deno.json and deno.lock beside it, so the project's lock
+ * holds nothing the gateway does not use: `deno task` installs every npm
+ * package of the lock before any task (denoland/deno#28999), and
+ * `deno task start` must not need the network.
+ *
+ * Usage: deno run -A --config tests/browser_driver/deno.json
+ *   tests/browser_driver/driver.ts live|down|assets|default BASE_URL
  *
  * @module
  */
