@@ -15,6 +15,10 @@ import { GcPacer } from "./gc_pacer.ts";
 import type { UpstreamServerSpec } from "./addresses.ts";
 import { UpstreamClient } from "./upstream_client.ts";
 import type { UpstreamError } from "./upstream_error.ts";
+import type {
+  TransportFactory,
+  UpstreamTransport,
+} from "./upstream_transport.ts";
 import {
   ngxTime,
   pickPeer,
@@ -57,8 +61,8 @@ export function shouldTryNext(error: UpstreamError, method: string): boolean {
 export interface UpstreamPeer {
   /** The server's settings. */
   spec: UpstreamServerSpec;
-  /** Its connection pool. */
-  client: UpstreamClient;
+  /** Its transport: the connection pool, or a test's fake. */
+  client: UpstreamTransport;
   /** nginx's round-robin state: weights, failures and their times. */
   rr: RoundRobinState;
 }
@@ -95,7 +99,7 @@ export class UpstreamGroup {
    */
   constructor(
     name: string,
-    peers: { spec: UpstreamServerSpec; client: UpstreamClient }[],
+    peers: { spec: UpstreamServerSpec; client: UpstreamTransport }[],
     now: () => number = Date.now,
   ) {
     this.name = name;
@@ -168,6 +172,11 @@ export interface GroupClientOptions {
   keepalive: number;
   /** Called for every new upstream connection. */
   onConnect?: () => void;
+  /**
+   * Makes each server's transport instead of the HTTP/1.1 client: the seam
+   * in-process tests of the handler use.
+   */
+  transport?: TransportFactory;
 }
 
 /**
@@ -189,7 +198,7 @@ export function createUpstreamGroup(
     name,
     specs.map((spec) => ({
       spec,
-      client: new UpstreamClient({
+      client: options.transport?.(spec) ?? new UpstreamClient({
         hostname: spec.address.hostname,
         port: spec.address.port,
         timeouts: options.timeouts,

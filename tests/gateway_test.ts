@@ -4,17 +4,18 @@ import { parseUpstreamServer } from "../src/addresses.ts";
 import { ConnectionCounter } from "../src/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
-import type { UpstreamClient } from "../src/upstream_client.ts";
 import { UpstreamGroup } from "../src/upstream_group.ts";
+import type { UpstreamTransport } from "../src/upstream_transport.ts";
 
 Deno.test("createGatewayHandler() turns an unexpected exception into 500 and an [alert] line, and keeps serving", async () => {
   const lines: string[] = [];
   // A client that fails with a plain TypeError, as a bug would: this tests
   // the handler's last line of defence, not the upstream leg.
-  const broken = {
+  const broken: UpstreamTransport = {
     send: () => Promise.reject(new TypeError("boom: a bug")),
+    idleCount: 0,
     close() {},
-  } as unknown as UpstreamClient;
+  };
   const group = new UpstreamGroup("backend", [{
     spec: parseUpstreamServer("http://127.0.0.1:9"),
     client: broken,
