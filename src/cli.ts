@@ -46,6 +46,7 @@ const OPTIONS = {
   "cache-html": { type: "string" },
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
+  "error-page": { type: "string", multiple: true },
   config: { type: "string", short: "c" },
   help: { type: "boolean", short: "h" },
   check: { type: "boolean", short: "t" },
@@ -169,6 +170,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["cache-other"] !== undefined) {
     settings.cacheOther = values["cache-other"];
   }
+  if (values["error-page"] !== undefined) {
+    settings.errorPage = values["error-page"];
+  }
   if (values["upstream-keepalive"] !== undefined) {
     settings.upstreamKeepalive = wholeNumber(
       values["upstream-keepalive"],
@@ -224,6 +228,10 @@ OPTIONS:
   --cache-fingerprinted V  Cache-Control for app.3f9a2c1b.js-style files
                            (default: ${d.cacheFingerprinted})
   --cache-other VALUE      Cache-Control for other files (default: ${d.cacheOther})
+  --error-page "CODES /PATH"|off  Answer the gateway's own errors with a file
+                           from the root, status kept, as nginx's error_page;
+                           repeat for more (default: "${d.errorPage}";
+                           the built-in page when the file is missing)
   --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
   --error-log FILE         The error log (default: ${d.errorLog})
   --access-log FILE|off    The access log, nginx "combined" (default: ${d.accessLog})

@@ -33,6 +33,7 @@ const FILE_KEYS: Readonly<
   cacheFingerprinted: "string",
   cacheOther: "string",
   statusPath: "string",
+  errorPage: "strings",
 };
 
 /**

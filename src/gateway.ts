@@ -17,10 +17,17 @@ import {
   type RequestEvent,
   tooLarge,
 } from "./api_forward.ts";
-import { errorResponse } from "./error_pages.ts";
+import {
+  DEFAULT_ERROR_PAGE,
+  type ErrorPages,
+  errorResponse,
+  isBuiltInError,
+  parseErrorPages,
+} from "./error_pages.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import { StaticCache } from "./static_cache.ts";
+import { errorPageResponse } from "./static_error_page.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
@@ -57,6 +64,8 @@ export interface GatewayOptions {
   logNotFound?: boolean;
   /** `Cache-Control` values for static files. */
   cachePolicy?: CachePolicy;
+  /** nginx `error_page`: files for the gateway's own error statuses. @default {"500 502 503 504 /50x.html"} */
+  errorPages?: ErrorPages;
 }
 
 /** The handler's collaborators. */
@@ -105,6 +114,8 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger, group } = deps;
   const staticCache = new StaticCache();
+  const errorPages = options.errorPages ??
+    parseErrorPages([DEFAULT_ERROR_PAGE]);
   const stats = deps.stats ?? new GatewayStats();
   // The default page probes the first primary server.
   const first = group.peers[0]!.spec.address;
@@ -173,6 +184,9 @@ export function createGatewayHandler(
         }`.replaceAll("\n", " "),
       });
       response = errorResponse(500);
+    }
+    if (errorPages.size > 0 && isBuiltInError(response)) {
+      response = withErrorPage(req, response);
     }
 
     stats.inFlight--;
@@ -289,6 +303,22 @@ export function createGatewayHandler(
         );
       case "static":
         return serveStaticRoute(req, route, log);
+    }
+  }
+
+  /** The configured page for a built-in error, or the response as it is. */
+  function withErrorPage(req: Request, response: Response): Response {
+    const uri = errorPages.get(response.status);
+    if (uri === undefined) return response;
+    try {
+      return errorPageResponse(response, {
+        root: options.root,
+        uri,
+        head: req.method === "HEAD",
+        cache: staticCache,
+      }) ?? response;
+    } catch {
+      return response; // the built-in page is never worse than none
     }
   }
 

@@ -231,6 +231,7 @@ export async function main(args: string[]): Promise<number> {
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,
     cachePolicy: config.cachePolicy,
+    errorPages: config.errorPages,
   }, { logger, counter, group });
 
   const heapPacer = new HeapPacer();

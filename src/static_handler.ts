@@ -81,8 +81,14 @@ export interface StaticOptions {
   cache?: StaticCache;
 }
 
-function etagFor(info: Deno.FileInfo): string {
-  // nginx's strong ETag: "<mtime seconds hex>-<size hex>" (ngx_http_set_etag).
+/**
+ * nginx's strong ETag for a file: `"<mtime seconds hex>-<size hex>"`
+ * (`ngx_http_set_etag`).
+ *
+ * @param info The file's `stat`.
+ * @returns The ETag, quoted.
+ */
+export function etagFor(info: Deno.FileInfo): string {
   const mtime = Math.floor((info.mtime?.getTime() ?? 0) / 1000);
   return `"${mtime.toString(16)}-${info.size.toString(16)}"`;
 }
