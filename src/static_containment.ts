@@ -29,7 +29,9 @@
  *   `openat`/`O_NOFOLLOW` and no path of a handle, so a *folder* on the path
  *   swapped for a junction and back between the real path and the `lstat`
  *   (microseconds) is not caught there.
- * - Under Wine, Unix symlinks are no reparse points: `lstat` follows them.
+ * - Under Wine, Unix symlinks are no reparse points and `lstat` follows
+ *   them, so there this check cannot tell a link from its target; Wine is
+ *   no witness for the Windows branch.
  * - Where no inode is reported (`ino` null), size, mtime and birth time
  *   stand in for it.
  *

@@ -72,6 +72,10 @@ async function race(c: RaceCase, requests: number) {
   );
   const done = new Promise<{ swaps: number }>((resolve) => {
     worker.onmessage = (e) => resolve(e.data);
+    worker.onerror = (e) => {
+      e.preventDefault();
+      resolve({ swaps: -1 }); // asserted below
+    };
   });
   let leaked = 0;
   let served = 0;
