@@ -38,9 +38,12 @@
  * @module
  */
 
-import { closeSync, fstatSync, openSync } from "node:fs";
 import { sep } from "node:path";
 import type { OsFamily } from "./os_errors.ts";
+
+// `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
+// costs the process some 4 MB, so only Linux, where it is used, loads it.
+const nodeFs = Deno.build.os === "linux" ? await import("node:fs") : null;
 
 /**
  * Tells whether a decoded path segment is safe to use as a file name.
@@ -149,7 +152,7 @@ function provedInside(
   path: string,
   info: Deno.FileInfo,
 ): boolean {
-  const opened = Deno.build.os === "linux" ? kernelPath(path) : null;
+  const opened = nodeFs === null ? null : kernelPath(nodeFs, path);
   if (opened !== null) {
     return opened.ino === info.ino && opened.dev === info.dev &&
       isBelow(Deno.realPathSync(root), opened.path);
@@ -165,17 +168,18 @@ function provedInside(
  * is (`/proc/self/fd/N`), with its identity; `null` without `/proc`.
  */
 function kernelPath(
+  fs: typeof import("node:fs"),
   path: string,
 ): { path: string; dev: number; ino: number } | null {
-  const fd = openSync(path, "r");
+  const fd = fs.openSync(path, "r");
   try {
     const where = Deno.readLinkSync(`/proc/self/fd/${fd}`);
-    const { dev, ino } = fstatSync(fd);
+    const { dev, ino } = fs.fstatSync(fd);
     return { path: where, dev, ino };
   } catch {
     return null;
   } finally {
-    closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
