@@ -186,7 +186,7 @@ export function createGatewayHandler(
       response = errorResponse(500);
     }
     if (errorPages.size > 0 && isBuiltInError(response)) {
-      response = withErrorPage(req, response);
+      response = withErrorPage(req, response, log);
     }
 
     stats.inFlight--;
@@ -306,8 +306,16 @@ export function createGatewayHandler(
     }
   }
 
-  /** The configured page for a built-in error, or the response as it is. */
-  function withErrorPage(req: Request, response: Response): Response {
+  /**
+   * The configured page for a built-in error, or the built-in page when the
+   * file is missing or something unexpected happens (logged as the handler's
+   * own errors are).
+   */
+  function withErrorPage(
+    req: Request,
+    response: Response,
+    log: (event: RequestEvent) => void,
+  ): Response {
     const uri = errorPages.get(response.status);
     if (uri === undefined) return response;
     try {
@@ -317,8 +325,14 @@ export function createGatewayHandler(
         head: req.method === "HEAD",
         cache: staticCache,
       }) ?? response;
-    } catch {
-      return response; // the built-in page is never worse than none
+    } catch (error) {
+      log({
+        level: "alert",
+        message: `unexpected error: ${
+          error instanceof Error ? error.stack ?? error.message : error
+        }`.replaceAll("\n", " "),
+      });
+      return response;
     }
   }
 
