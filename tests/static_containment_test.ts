@@ -121,3 +121,24 @@ Deno.test("sameFile() compares device and inode, else size, mtime and birth time
     });
   }
 });
+
+Deno.test("Deno reports one device and inode for an open file and its path, on this platform too", () => {
+  // openInsideRoot compares a handle's fstat with the lstat of its real path;
+  // on Windows (and under Wine) Deno takes both from the file index.
+  const dir = Deno.makeTempDirSync();
+  try {
+    const path = join(dir, "a.js");
+    Deno.writeTextFileSync(path, "1");
+    Deno.writeTextFileSync(join(dir, "b.js"), "1");
+    using file = Deno.openSync(path);
+    const opened = file.statSync();
+    const named = Deno.lstatSync(Deno.realPathSync(path));
+    strictEqual(typeof opened.ino, "number");
+    strictEqual(opened.ino, named.ino);
+    strictEqual(opened.dev, named.dev);
+    strictEqual(sameFile(opened, named), true);
+    strictEqual(sameFile(opened, Deno.lstatSync(join(dir, "b.js"))), false);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
