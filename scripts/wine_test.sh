@@ -42,6 +42,8 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/static_handler_test.ts \
   tests/static_cache_test.ts \
   tests/static_containment_test.ts \
+  tests/static_race_test.ts \
+  tests/static_error_page_test.ts \
   tests/file_slice_test.ts \
   tests/upstream_error_test.ts \
   tests/fault_policy_test.ts \

@@ -63,6 +63,7 @@ const OPTIONS = {
   "cache-html": { type: "string" },
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
+  "error-page": { type: "string", multiple: true },
   config: { type: "string", short: "c" },
   help: { type: "boolean", short: "h" },
   check: { type: "boolean", short: "t" },
@@ -217,6 +218,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   if (values["cache-other"] !== undefined) {
     settings.cacheOther = values["cache-other"];
+  }
+  if (values["error-page"] !== undefined) {
+    settings.errorPage = values["error-page"];
   }
   if (values["upstream-keepalive"] !== undefined) {
     settings.upstreamKeepalive = wholeNumber(

@@ -30,6 +30,11 @@ import {
   parseSwitch,
 } from "./config_values.ts";
 import type { LogLevel } from "./error_log.ts";
+import {
+  DEFAULT_ERROR_PAGE,
+  type ErrorPages,
+  parseErrorPages,
+} from "./error_pages.ts";
 
 /** Settings as given in the config file or on the command line. */
 export interface SettingsInput {
@@ -77,6 +82,8 @@ export interface SettingsInput {
   cacheOther?: string;
   /** The status endpoint's path, or `off`. */
   statusPath?: string;
+  /** nginx `error_page` lines (`500 502 503 504 /50x.html`), or `off`. */
+  errorPage?: string | string[];
 }
 
 /** The validated settings the gateway runs with. */
@@ -117,6 +124,8 @@ export interface GatewayConfig {
   cachePolicy: CachePolicy;
   /** The status endpoint's path, or `null` when off. */
   statusPath: string | null;
+  /** Files for the gateway's own error statuses, by status. */
+  errorPages: ErrorPages;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -143,6 +152,7 @@ export const DEFAULT_SETTINGS = {
   cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
   cacheOther: DEFAULT_CACHE_POLICY.other,
   statusPath: "off",
+  errorPage: DEFAULT_ERROR_PAGE,
 } as const satisfies Required<SettingsInput>;
 
 function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
@@ -230,6 +240,9 @@ export function resolveConfig(
     clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
     upstreamKeepalive: s.upstreamKeepalive,
     statusPath: parseStatusPath(s.statusPath),
+    errorPages: parseErrorPages(
+      typeof s.errorPage === "string" ? [s.errorPage] : s.errorPage,
+    ),
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
     cachePolicy: {

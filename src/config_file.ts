@@ -35,6 +35,7 @@ const FILE_KEYS: Readonly<
   cacheFingerprinted: "string",
   cacheOther: "string",
   statusPath: "string",
+  errorPage: "strings",
 };
 
 /**

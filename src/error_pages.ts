@@ -1,6 +1,8 @@
 /**
  * The gateway's own error responses, shaped like nginx's built-in pages
- * (`ngx_http_special_response.c`: CRLF line ends, `text/html`).
+ * (`ngx_http_special_response.c`: CRLF line ends, `text/html`), and the
+ * `error_page` setting that replaces them with files from the client-app
+ * folder (served by `static_error_page.ts`).
  *
  * @module
  */
@@ -86,9 +88,76 @@ export function errorResponse(
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/html");
   headers.set("content-length", String(body.length));
-  return new Response(options.head ? null : body, {
+  const response = new Response(options.head ? null : body, {
     status,
     statusText: STATUS_TEXT[status] ?? "",
     headers,
   });
+  builtIn.add(response);
+  return response;
+}
+
+/** Responses made by {@linkcode errorResponse}; a WeakSet lets them go. */
+const builtIn = new WeakSet<Response>();
+
+/**
+ * Whether the gateway made this response itself with
+ * {@linkcode errorResponse}: only those get an `error_page`, as nginx
+ * replaces its own special responses but passes an upstream's error through
+ * (`proxy_intercept_errors off`).
+ *
+ * @param response A response.
+ * @returns Whether it is a built-in error page.
+ */
+export function isBuiltInError(response: Response): boolean {
+  return builtIn.has(response);
+}
+
+/** Status → page URI below the root (nginx `error_page CODE... URI`). */
+export type ErrorPages = ReadonlyMap<number, string>;
+
+/** The stock nginx.conf's `error_page 500 502 503 504 /50x.html;`. */
+export const DEFAULT_ERROR_PAGE = "500 502 503 504 /50x.html";
+
+/**
+ * Parses `error-page` settings, each as nginx writes the directive: status
+ * codes (400–599), then the page's path in the client-app folder; `off`
+ * alone clears them. A later line wins for a code given twice.
+ *
+ * @param lines The settings, e.g. `["500 502 503 504 /50x.html"]`.
+ * @returns The pages by status.
+ * @throws {TypeError} On any other shape, naming the line.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseErrorPages } from "./error_pages.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const pages = parseErrorPages(["500 502 503 504 /50x.html", "404 /404.html"]);
+ * strictEqual(pages.get(502), "/50x.html");
+ * strictEqual(pages.get(404), "/404.html");
+ * strictEqual(parseErrorPages(["off"]).size, 0);
+ * ```
+ */
+export function parseErrorPages(lines: readonly string[]): ErrorPages {
+  const pages = new Map<number, string>();
+  for (const line of lines) {
+    const words = line.trim().split(/\s+/);
+    if (words.length === 1 && words[0] === "off") continue;
+    const uri = words.pop() ?? "";
+    const codes = words.map(Number);
+    const pathOk = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/.test(uri) &&
+      !uri.startsWith("/api/") && !/\/\.|[. ]$/.test(uri);
+    if (
+      !pathOk || codes.length === 0 ||
+      !codes.every((c) => Number.isInteger(c) && c >= 400 && c <= 599) ||
+      !words.every((w) => /^\d{3}$/.test(w))
+    ) {
+      throw new TypeError(
+        `Cannot parse error-page "${line}": expected status codes and a path, e.g. "${DEFAULT_ERROR_PAGE}", or off`,
+      );
+    }
+    for (const code of codes) pages.set(code, uri);
+  }
+  return pages;
 }

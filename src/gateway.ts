@@ -17,11 +17,18 @@ import {
   type RequestEvent,
   tooLarge,
 } from "./api_forward.ts";
-import { errorResponse } from "./error_pages.ts";
+import {
+  DEFAULT_ERROR_PAGE,
+  type ErrorPages,
+  errorResponse,
+  isBuiltInError,
+  parseErrorPages,
+} from "./error_pages.ts";
 import type { InFlightRequests } from "./in_flight.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import { StaticCache } from "./static_cache.ts";
+import { errorPageResponse } from "./static_error_page.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
 import type { UpstreamGroup } from "./upstream_group.ts";
@@ -64,6 +71,8 @@ export interface GatewayOptions {
   logNotFound?: boolean;
   /** `Cache-Control` values for static files. */
   cachePolicy?: CachePolicy;
+  /** nginx `error_page`: files for the gateway's own error statuses. @default {"500 502 503 504 /50x.html"} */
+  errorPages?: ErrorPages;
 }
 
 /** The handler's collaborators. */
@@ -114,6 +123,8 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger, group } = deps;
   const staticCache = new StaticCache();
+  const errorPages = options.errorPages ??
+    parseErrorPages([DEFAULT_ERROR_PAGE]);
   const stats = deps.stats ?? new GatewayStats();
   // The default page probes the first primary server, with a real request,
   // shared by every page that asks (at most one probe a second).
@@ -223,6 +234,9 @@ export function createGatewayHandler(
       });
       response = errorResponse(500);
     }
+    if (errorPages.size > 0 && isBuiltInError(response)) {
+      response = withErrorPage(req, response, log);
+    }
 
     stats.inFlight--;
     stats.answered(response.status);
@@ -325,6 +339,36 @@ export function createGatewayHandler(
         );
       case "static":
         return serveStaticRoute(req, route, log);
+    }
+  }
+
+  /**
+   * The configured page for a built-in error, or the built-in page when the
+   * file is missing or something unexpected happens (logged as the handler's
+   * own errors are).
+   */
+  function withErrorPage(
+    req: Request,
+    response: Response,
+    log: (event: RequestEvent) => void,
+  ): Response {
+    const uri = errorPages.get(response.status);
+    if (uri === undefined) return response;
+    try {
+      return errorPageResponse(response, {
+        root: options.root,
+        uri,
+        head: req.method === "HEAD",
+        cache: staticCache,
+      }) ?? response;
+    } catch (error) {
+      log({
+        level: "alert",
+        message: `unexpected error: ${
+          error instanceof Error ? error.stack ?? error.message : error
+        }`.replaceAll("\n", " "),
+      });
+      return response;
     }
   }
 

@@ -3,7 +3,7 @@
  * stops waiting for them can still log each one. nginx does the same when
  * `worker_shutdown_timeout` expires: `ngx_shutdown_timer_handler()` closes
  * every connection and each request is logged with what it had sent, `000 0`
- * for one still waiting on its upstream (nginx-observed: "Shutdown").
+ * for one still waiting on its upstream.
  *
  * @module
  */

@@ -132,6 +132,7 @@ export async function runGateway(
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,
     cachePolicy: config.cachePolicy,
+    errorPages: config.errorPages,
   }, { logger, counter, group, inFlight });
 
   const heapPacer = new HeapPacer();

@@ -1,7 +1,10 @@
 /**
  * A bounded in-memory cache of small static files, revalidated with one
- * synchronous `stat` (size, mtime and inode) per path and millisecond, so a
- * redeploy is visible from the next millisecond and no file is held open.
+ * synchronous `stat` (size, mtime, device and inode) per path and
+ * millisecond, so a redeploy is visible from the next millisecond and no
+ * file is held open. A file enters the cache only as read from a handle that
+ * `openInsideRoot` proved inside the root, under that handle's identity, so
+ * a name swapped for a link to another file never matches a cached entry.
  * Async file operations each cost a hop to Deno's blocking thread pool,
  * which for a small file costs more than reading it; a sync `stat` and a
  * memory copy do not. There is no file watcher instead of the `stat`: on
@@ -31,6 +34,10 @@ export interface CachedFile extends CachedBody {
   mtimeMs: number;
   /** Inode, where the platform reports one. */
   ino: number | null;
+  /** Device, where the platform reports one. */
+  dev: number | null;
+  /** Birth time in ms, where the platform reports one. */
+  birthMs: number | null;
 }
 
 /** Options for {@linkcode StaticCache}. */
@@ -81,27 +88,33 @@ export class StaticCache {
   }
 
   /**
-   * Whether the cached copy of `path` matches a `stat` just taken (same
-   * size, mtime and inode), without reading anything.
-   *
-   * @param path The file.
-   * @param info Its `stat`.
-   * @returns Whether a `get` would be served from memory.
-   */
-  isFresh(path: string, info: Deno.FileInfo): boolean {
-    const hit = this.#entries.get(path);
-    return hit !== undefined && matches(hit, info);
-  }
-
-  /**
-   * The file's contents for a `stat` just taken: from memory when the cached
-   * copy has the same size, mtime and inode, else read (and cached when
-   * small enough). `null` when the file is too big to cache.
+   * The cached copy of `path` when it was read from the very file a `stat`
+   * just taken describes (same device, inode, size and mtime); it then
+   * becomes the most recently used.
    *
    * @param path The file.
    * @param info Its `stat`, taken for this request.
-   * @returns The bytes (and their ASCII text), or `null`.
-   * @throws {Deno.errors.NotFound | Error} When reading fails.
+   * @returns The cached bytes, or `null`.
+   */
+  lookup(path: string, info: Deno.FileInfo): CachedBody | null {
+    const hit = this.#entries.get(path);
+    if (hit === undefined || !matches(hit, info)) return null;
+    this.#entries.delete(path); // refresh its place in the LRU order
+    this.#entries.set(path, hit);
+    return hit;
+  }
+
+  /**
+   * Reads an open file whole and caches it under `path` with the identity
+   * of its `fstat`; `null` when it is too big to cache (stream it instead).
+   * The file is read from the handle, never reopened by name, and is left
+   * open for the caller to close.
+   *
+   * @param path The file's name, the cache key.
+   * @param file The open file, proved inside the root.
+   * @param info Its `fstat`.
+   * @returns The bytes, or `null`.
+   * @throws {Error} When reading fails.
    *
    * @example Usage
    * ```ts
@@ -111,34 +124,38 @@ export class StaticCache {
    * const dir = Deno.makeTempDirSync();
    * Deno.writeTextFileSync(`${dir}/a.txt`, "one");
    * const cache = new StaticCache();
-   * strictEqual(new TextDecoder().decode(cache.get(`${dir}/a.txt`, Deno.statSync(`${dir}/a.txt`))!.bytes), "one");
+   * using file = Deno.openSync(`${dir}/a.txt`);
+   * const body = cache.load(`${dir}/a.txt`, file, file.statSync())!;
+   * strictEqual(new TextDecoder().decode(body.bytes), "one");
+   * strictEqual(cache.lookup(`${dir}/a.txt`, Deno.statSync(`${dir}/a.txt`)), body);
    * Deno.removeSync(dir, { recursive: true });
    * ```
    */
-  get(path: string, info: Deno.FileInfo): CachedBody | null {
+  load(
+    path: string,
+    file: Deno.FsFile,
+    info: Deno.FileInfo,
+  ): CachedBody | null {
     if (info.size > this.#maxFile) return null;
-    const hit = this.#entries.get(path);
-    if (hit && matches(hit, info)) {
-      this.#entries.delete(path); // refresh its place in the LRU order
-      this.#entries.set(path, hit);
-      return hit;
-    }
-    if (hit) this.#forget(path, hit);
-    const bytes = Deno.readFileSync(path);
+    const old = this.#entries.get(path);
+    if (old) this.#forget(path, old);
+    const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
     if (bytes.length !== info.size) return { bytes, stream: null };
-    const entry = {
+    const entry: CachedFile = {
       bytes,
       stream: sharedStream(bytes),
       size: info.size,
       mtimeMs: info.mtime?.getTime() ?? 0,
       ino: info.ino ?? null,
+      dev: info.ino === null ? null : info.dev,
+      birthMs: info.birthtime?.getTime() ?? null,
     };
     this.#entries.set(path, entry);
     this.#total += weight(bytes);
-    for (const [key, old] of this.#entries) {
+    for (const [key, entry] of this.#entries) {
       if (this.#total <= this.#maxTotal) break;
-      this.#forget(key, old);
+      this.#forget(key, entry);
     }
     return entry;
   }
@@ -231,11 +248,36 @@ export function statOrNull(path: string): Deno.FileInfo | null {
   }
 }
 
-/** Whether a cached copy was read with the same size, mtime and inode as `info`. */
+/**
+ * Whether a cached copy was read from the file `info` describes, unchanged:
+ * same size and mtime, and same device and inode (birth time where no inode
+ * is reported, as `sameFile` in `static_containment.ts`).
+ */
 function matches(hit: CachedFile, info: Deno.FileInfo): boolean {
-  return hit.size === info.size &&
-    hit.mtimeMs === (info.mtime?.getTime() ?? 0) &&
-    hit.ino === (info.ino ?? null);
+  if (
+    hit.size !== info.size || hit.mtimeMs !== (info.mtime?.getTime() ?? 0)
+  ) {
+    return false;
+  }
+  return hit.ino === null || info.ino === null
+    ? hit.ino === info.ino &&
+      hit.birthMs === (info.birthtime?.getTime() ?? null)
+    : hit.ino === info.ino && hit.dev === info.dev;
+}
+
+/**
+ * Reads an open file's first `size` bytes (fewer when it shrank): what its
+ * `fstat` promised, as nginx sends what its `fstat` said.
+ */
+function readWhole(file: Deno.FsFile, size: number): Uint8Array<ArrayBuffer> {
+  const buf = new Uint8Array(size);
+  let n = 0;
+  while (n < size) {
+    const got = file.readSync(buf.subarray(n));
+    if (got === null || got === 0) return buf.slice(0, n);
+    n += got;
+  }
+  return buf;
 }
 
 /**
@@ -285,7 +327,8 @@ function sharedStream(
  *
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a.js`, "let a = 1;");
- * const cached = new StaticCache().get(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`))!;
+ * using file = Deno.openSync(`${dir}/a.js`);
+ * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync())!;
  * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
  * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
  * Deno.removeSync(dir, { recursive: true });

@@ -4,8 +4,11 @@
  * folders and app routes, nginx's validators, single ranges, a cache policy,
  * precompressed sidecars, and never a byte from outside the root.
  *
- * Containment is by construction (`static_containment.ts`), and small files
- * come from memory (`static_cache.ts`); nothing is held open between
+ * Containment is by construction (`static_containment.ts`): every file is
+ * opened first and proved inside the root on its handle, and only that
+ * handle is read, so a name swapped for a link meanwhile serves nothing from
+ * outside. Small files come from memory (`static_cache.ts`), under the
+ * identity of the handle they were read from; nothing is held open between
  * requests, so a redeploy can replace files while the gateway runs.
  *
  * @module
@@ -26,12 +29,11 @@ import { fileSlice } from "./file_slice.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "./os_errors.ts";
 import {
-  type CachedBody,
   type StaticCache,
   statOrNull,
   wholeFileResponse,
 } from "./static_cache.ts";
-import { insideRoot, isSafeSegment } from "./static_containment.ts";
+import { isSafeSegment, openInsideRoot } from "./static_containment.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
 /** A failure nginx would log for a static request. */
@@ -79,8 +81,14 @@ export interface StaticOptions {
   cache?: StaticCache;
 }
 
-function etagFor(info: Deno.FileInfo): string {
-  // nginx's strong ETag: "<mtime seconds hex>-<size hex>" (ngx_http_set_etag).
+/**
+ * nginx's strong ETag for a file: `"<mtime seconds hex>-<size hex>"`
+ * (`ngx_http_set_etag`).
+ *
+ * @param info The file's `stat`.
+ * @returns The ETag, quoted.
+ */
+export function etagFor(info: Deno.FileInfo): string {
   const mtime = Math.floor((info.mtime?.getTime() ?? 0) / 1000);
   return `"${mtime.toString(16)}-${info.size.toString(16)}"`;
 }
@@ -148,7 +156,7 @@ type StaticPlan =
   | { kind: "default-page" }
   | {
     kind: "stream";
-    path: string;
+    file: Deno.FsFile;
     start: number;
     length: number;
     status: number;
@@ -173,13 +181,7 @@ export async function serveStatic(
   if (plan.kind === "default-page") {
     return { response: await options.defaultPage!(req) };
   }
-  const family = options.family ?? currentOsFamily();
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(plan.path, { read: true });
-  } catch (error) {
-    return fsFailure(error, plan.path, family);
-  }
+  const { file } = plan;
   const body = plan.start === 0 && plan.status === 200
     ? file.readable
     : fileSlice(file, plan.start, plan.length);
@@ -280,20 +282,34 @@ function planStatic(
       headers.push(["content-encoding", coding]);
     }
   }
-  // Symlinks must not lead outside the root. A fresh cache hit needs no
-  // check: its stat (which follows links) still matches, inode included,
-  // so nothing was swapped since the file was read and checked.
-  if (
-    !options.cache?.isFresh(servedPath, servedInfo) &&
-    !insideRoot(options.root, servedPath)
-  ) {
-    return done({ response: errorResponse(404, { head }) });
+  // Containment, decided on what is actually read: a cached copy of this
+  // very file (identity of a stat just taken) was proved inside the root
+  // when it was read; anything else is opened and proved inside on the
+  // handle, whose fstat then describes what is sent (as nginx's
+  // ngx_open_cached_file: open, then fstat).
+  let cached = options.cache?.lookup(servedPath, servedInfo) ?? null;
+  let file: Deno.FsFile | null = null;
+  if (cached === null) {
+    const opened = openInsideRoot(options.root, servedPath);
+    if (opened.kind === "failed") {
+      return done(fsFailure(opened.error, servedPath, family));
+    }
+    if (opened.kind === "outside" || !opened.info.isFile) {
+      if (opened.kind === "opened") opened.file.close();
+      return done({ response: errorResponse(404, { head }) });
+    }
+    file = opened.file;
+    servedInfo = opened.info;
   }
+  const answer = (response: Response): StaticPlan => {
+    file?.close();
+    return done({ response });
+  };
   const etag = etagFor(servedInfo);
   const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
   headers.push(["etag", etag], ["last-modified", lastModified]);
   if (notModified(req, etag, lastModified)) {
-    return done({ response: new Response(null, { status: 304, headers }) });
+    return answer(new Response(null, { status: 304, headers }));
   }
 
   const size = servedInfo.size;
@@ -301,12 +317,10 @@ function planStatic(
     ? parseRange(req.headers.get("range"), size)
     : null;
   if (range === "unsatisfiable") {
-    return done({
-      response: errorResponse(416, {
-        head,
-        headers: { "content-range": `bytes */${size}` },
-      }),
-    });
+    return answer(errorResponse(416, {
+      head,
+      headers: { "content-range": `bytes */${size}` },
+    }));
   }
   const start = range?.start ?? 0;
   const length = range === null ? size : range.end - range.start + 1;
@@ -319,15 +333,16 @@ function planStatic(
   }
   const status = range === null ? 200 : 206;
   if (head || length === 0) {
-    return done({
-      response: new Response(head ? null : "", { status, headers }),
-    });
+    return answer(new Response(head ? null : "", { status, headers }));
   }
-  let cached: CachedBody | null = null;
-  try {
-    cached = options.cache?.get(servedPath, servedInfo) ?? null;
-  } catch (error) {
-    return done(fsFailure(error, servedPath, family));
+  if (file !== null) {
+    try {
+      cached = options.cache?.load(servedPath, file, servedInfo) ?? null;
+    } catch (error) {
+      file.close();
+      return done(fsFailure(error, servedPath, family));
+    }
+    if (cached !== null && cached.bytes.length === size) file.close();
   }
   if (cached !== null && cached.bytes.length === size) {
     // A whole file goes out without a per-response copy (wholeFileResponse).
@@ -340,5 +355,20 @@ function planStatic(
         }),
     });
   }
-  return { kind: "stream", path: servedPath, start, length, status, headers };
+  if (file === null) {
+    // A cached copy of another length cannot happen (the lookup matched the
+    // size); answered as a file that changed while read.
+    return done({ response: errorResponse(404, { head }) });
+  }
+  // Too big to cache, or shrank while read: streamed from the same handle,
+  // from its start again (fileSlice fails the body rather than send short).
+  if (cached !== null) {
+    try {
+      file.seekSync(0, Deno.SeekMode.Start);
+    } catch (error) {
+      file.close();
+      return done(fsFailure(error, servedPath, family));
+    }
+  }
+  return { kind: "stream", file, start, length, status, headers };
 }

@@ -47,6 +47,10 @@ OPTIONS:
   --cache-fingerprinted V  Cache-Control for app.3f9a2c1b.js-style files
                            (default: ${d.cacheFingerprinted})
   --cache-other VALUE      Cache-Control for other files (default: ${d.cacheOther})
+  --error-page "CODES /PATH"|off  Answer the gateway's own errors with a file
+                           from the root, status kept, as nginx's error_page;
+                           repeat for more (default: "${d.errorPage}";
+                           the built-in page when the file is missing)
   --server-name NAME       The "server:" field of error-log lines (default: ${d.serverName})
   --error-log FILE         The error log (default: ${d.errorLog})
   --access-log FILE|off    The access log, nginx "combined" (default: ${d.accessLog})

@@ -15,11 +15,17 @@ export interface NginxSettings {
   timeouts?: { connect?: string; send?: string; read?: string };
   /** `client_max_body_size`. */
   clientMaxBodySize?: string;
+  /** More directives for the `server {}` block, e.g. `error_page ...;`. */
+  serverLines?: string[];
+  /** Files written into the `root` folder before nginx starts. */
+  files?: Record<string, string>;
 }
 
 /** A running nginx. */
 export interface NginxProcess extends AsyncDisposable {
   port: number;
+  /** The `root` folder of `location /`. */
+  root: string;
   errorLines(): string[];
   accessLines(): string[];
 }
@@ -105,10 +111,15 @@ ${block}
     server_name localhost;
     location /api/ { proxy_pass http://${target}/; }
     location / { root ${dir}/html; }
+${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
   }
 }
 `;
   await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+  await Deno.mkdir(`${dir}/html`, { recursive: true });
+  for (const [name, text] of Object.entries(settings.files ?? {})) {
+    await Deno.writeTextFile(`${dir}/html/${name}`, text);
+  }
   const child = new Deno.Command(binary, {
     args: ["-p", dir, "-c", `${dir}/nginx.conf`, "-e", `${dir}/error.log`],
     stdout: "null",
@@ -131,6 +142,7 @@ ${block}
   }
   return {
     port,
+    root: `${dir}/html`,
     errorLines: () => lines(`${dir}/error.log`),
     accessLines: () => lines(`${dir}/access.log`),
     async [Symbol.asyncDispose]() {

@@ -133,6 +133,9 @@ export function startGateway(
     ...(options.cachePolicy === undefined
       ? {}
       : { cachePolicy: options.cachePolicy }),
+    ...(options.errorPages === undefined
+      ? {}
+      : { errorPages: options.errorPages }),
   }, { logger, counter, group });
   return {
     port,

@@ -149,7 +149,7 @@ Deno.test("UpstreamGroup visits servers in nginx's order over time", async (t) =
   }[] = [
     {
       name:
-        "nginx-observed j.1: back on its turn, the 3rd request after fail_timeout",
+        "nginx 1.22 run: back on its turn, the 3rd request after fail_timeout",
       lines: ["", ""],
       visits: [...at(0, 2, "a"), ...at(1, 1, "a"), ...at(12, 4, "a")],
       expected: [
@@ -163,7 +163,7 @@ Deno.test("UpstreamGroup visits servers in nginx's order over time", async (t) =
       ],
     },
     {
-      name: "nginx-observed j.2: every server refused, the other order after",
+      name: "nginx 1.22 run: every server refused, the other order after",
       lines: ["", ""],
       visits: [...at(0, 2, "ab"), ...at(11, 1, "ab")],
       expected: ["a! b! failed", "no-live", "b! a! failed"],

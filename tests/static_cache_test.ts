@@ -14,10 +14,18 @@ function assertSameBytes(got: Uint8Array, want: Uint8Array, what = "body") {
   strictEqual(at, -1, `${what}: first difference`);
 }
 
+/** A file's entry as the handler gets it: a hit, else read from a handle. */
+function read(cache: StaticCache, path: string) {
+  const hit = cache.lookup(path, Deno.statSync(path));
+  if (hit !== null) return hit;
+  using file = Deno.openSync(path);
+  return cache.load(path, file, file.statSync());
+}
+
 /** Reads a file into the cache and returns its entry. */
 function cachedFile(cache: StaticCache, path: string, data: Uint8Array) {
   Deno.writeFileSync(path, data);
-  return cache.get(path, Deno.statSync(path))!;
+  return read(cache, path)!;
 }
 
 const FILES: [string, Uint8Array][] = [
@@ -120,7 +128,7 @@ Deno.test("wholeFileResponse() through Deno.serve: concurrent responses share th
   }
 });
 
-Deno.test("StaticCache.get() counts a file twice: its bytes and its stream's copy", () => {
+Deno.test("StaticCache.load() counts a file twice: its bytes and its stream's copy", () => {
   const dir = Deno.makeTempDirSync();
   try {
     const cache = new StaticCache();
@@ -138,7 +146,7 @@ Deno.test("StaticCache.get() counts a file twice: its bytes and its stream's cop
     strictEqual(cache.totalBytes, 14 * 2 + 4 * 2);
     // A hit is the same entry, not a fresh read.
     strictEqual(
-      cache.get(`${dir}/app.js`, Deno.statSync(`${dir}/app.js`)),
+      read(cache, `${dir}/app.js`),
       js,
     );
   } finally {
@@ -146,24 +154,47 @@ Deno.test("StaticCache.get() counts a file twice: its bytes and its stream's cop
   }
 });
 
-Deno.test("StaticCache.get() rereads a file whose stat changed and stays within its budget", () => {
+Deno.test("StaticCache.lookup() misses a file whose stat changed; load() rereads it a file whose stat changed and stays within its budget", () => {
   const dir = Deno.makeTempDirSync();
   try {
     const cache = new StaticCache({ maxFileBytes: 100, maxTotalBytes: 120 });
     Deno.writeTextFileSync(`${dir}/a.js`, "a".repeat(50));
-    cache.get(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`));
+    read(cache, `${dir}/a.js`);
     strictEqual(cache.totalBytes, 100);
     Deno.writeTextFileSync(`${dir}/a.js`, "ü".repeat(30)); // 60 bytes, not ASCII
-    const fresh = cache.get(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`))!;
+    const fresh = read(cache, `${dir}/a.js`)!;
     strictEqual(new TextDecoder().decode(fresh.bytes), "ü".repeat(30));
     strictEqual(cache.totalBytes, 120);
     Deno.writeTextFileSync(`${dir}/b.js`, "b".repeat(40));
-    cache.get(`${dir}/b.js`, Deno.statSync(`${dir}/b.js`));
+    read(cache, `${dir}/b.js`);
     // 120 + 80 is over 120: the least recently used file (a.js) left.
     strictEqual(cache.totalBytes, 80);
     Deno.writeTextFileSync(`${dir}/big.js`, "c".repeat(101));
     strictEqual(
-      cache.get(`${dir}/big.js`, Deno.statSync(`${dir}/big.js`)),
+      read(cache, `${dir}/big.js`),
+      null,
+    );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("StaticCache.lookup() misses another file of the same size and mtime", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const cache = new StaticCache();
+    Deno.writeTextFileSync(`${dir}/a.js`, "same");
+    Deno.writeTextFileSync(`${dir}/b.js`, "same");
+    Deno.utimeSync(`${dir}/a.js`, 1_000_000, 1_000_000);
+    Deno.utimeSync(`${dir}/b.js`, 1_000_000, 1_000_000);
+    read(cache, `${dir}/a.js`);
+    strictEqual(
+      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/b.js`)),
+      null,
+    );
+    Deno.renameSync(`${dir}/b.js`, `${dir}/a.js`);
+    strictEqual(
+      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`)),
       null,
     );
   } finally {

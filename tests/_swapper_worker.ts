@@ -1,0 +1,101 @@
+/**
+ * A Web Worker that swaps a file in the client-app folder for a symlink to
+ * an outside file and back, as fast as it can, until told to stop or a
+ * bound is reached. A worker is a second thread, so the swaps really race
+ * the gateway's system calls (an async loop on the test's thread would only
+ * run between them).
+ *
+ * Message in: `{ target, inside, outside, kind, maxSwaps, maxMs }` to
+ * start, `"stop"` to stop. Message out: `{ swaps, failures }` when it
+ * stops.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+interface Start {
+  /** The path the gateway serves, swapped in place. */
+  target: string;
+  /**
+   * For a file: a hidden file below the root with the inside content, hard-
+   * linked in. For a folder: a free hidden name the folder is moved to.
+   */
+  inside: string;
+  /** The outside file (or folder) the symlink points at. */
+  outside: string;
+  /** What the link is: a file link, or a folder link (junction on Windows). */
+  kind: "file" | "dir";
+  /** Stop after this many swaps. */
+  maxSwaps: number;
+  /** Stop after this long. */
+  maxMs: number;
+}
+
+let stopped = false;
+
+/** Puts the inside file or folder back under its name after a failed swap. */
+function restore(job: Start, link: string, real: string): void {
+  const attempt = (step: () => void) => {
+    try {
+      step();
+    } catch { /* nothing to undo */ }
+  };
+  attempt(() => Deno.removeSync(link));
+  attempt(() => Deno.removeSync(real));
+  if (job.kind === "dir") {
+    attempt(() => {
+      if (Deno.lstatSync(job.target).isSymlink) Deno.removeSync(job.target);
+    });
+    attempt(() => Deno.renameSync(job.inside, job.target));
+  }
+}
+
+/** One swap: the name becomes a link to the outside, then itself again. */
+function swap(job: Start, link: string, real: string): void {
+  Deno.symlinkSync(job.outside, link, {
+    type: job.kind === "dir" ? "junction" : "file",
+  });
+  if (job.kind === "dir") {
+    // A folder cannot be renamed over: move it aside, link, move back.
+    Deno.renameSync(job.target, job.inside);
+    Deno.renameSync(link, job.target);
+    Deno.removeSync(job.target);
+    Deno.renameSync(job.inside, job.target);
+  } else {
+    Deno.renameSync(link, job.target);
+    Deno.linkSync(job.inside, real);
+    Deno.renameSync(real, job.target);
+  }
+}
+
+self.onmessage = (event: MessageEvent<Start | "stop">) => {
+  if (event.data === "stop") {
+    stopped = true;
+    return;
+  }
+  const job = event.data;
+  const end = Date.now() + job.maxMs;
+  const link = `${job.target}.swap-link`;
+  const real = `${job.target}.swap-real`;
+  let swaps = 0;
+  let failures = 0;
+  // Each loop turn is synchronous; yielding every few turns lets "stop" in.
+  const turn = () => {
+    for (let i = 0; i < 200 && !stopped; i++) {
+      if (swaps >= job.maxSwaps || Date.now() > end) stopped = true;
+      try {
+        swap(job, link, real);
+        swaps++;
+      } catch {
+        // Windows refuses to replace a file the gateway holds open: try
+        // again with a clean slate.
+        failures++;
+        restore(job, link, real);
+      }
+    }
+    if (stopped) self.postMessage({ swaps, failures });
+    else setTimeout(turn, 0);
+  };
+  turn();
+};
