@@ -38,6 +38,7 @@ const OPTIONS = {
   "proxy-connect-timeout": { type: "string" },
   "proxy-send-timeout": { type: "string" },
   "proxy-read-timeout": { type: "string" },
+  "proxy-buffer-size": { type: "string" },
   "client-max-body-size": { type: "string" },
   "upstream-keepalive": { type: "string" },
   "spa-fallback": { type: "string" },
@@ -148,6 +149,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["proxy-read-timeout"] !== undefined) {
     settings.proxyReadTimeout = values["proxy-read-timeout"];
   }
+  if (values["proxy-buffer-size"] !== undefined) {
+    settings.proxyBufferSize = values["proxy-buffer-size"];
+  }
   if (values["client-max-body-size"] !== undefined) {
     settings.clientMaxBodySize = values["client-max-body-size"];
   }
@@ -237,6 +241,8 @@ OPTIONS:
   --proxy-connect-timeout T  Connecting to the upstream (default: ${d.proxyConnectTimeout})
   --proxy-send-timeout T   Between two writes to the upstream (default: ${d.proxySendTimeout})
   --proxy-read-timeout T   Between two reads from the upstream (default: ${d.proxyReadTimeout})
+  --proxy-buffer-size SIZE  Largest upstream response head; a bigger one is a 502
+                           (default: ${d.proxyBufferSize})
   --client-max-body-size SIZE  Largest request body, 0 = no limit (default: ${d.clientMaxBodySize})
   --upstream-keepalive N   Idle upstream connections kept; 0 = a new connection
                            per request (default: ${d.upstreamKeepalive})

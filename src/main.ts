@@ -23,6 +23,7 @@ import { createGatewayHandler } from "./gateway.ts";
 import { HeapPacer } from "./heap_pacer.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { serveErrorHandler } from "./response_body.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
 import { osErrorOf } from "./upstream_error.ts";
@@ -185,13 +186,7 @@ export async function main(args: string[]): Promise<number> {
         hostname,
         port,
         onListen() {},
-        onError(error) {
-          logger.error({
-            level: "alert",
-            message: `unexpected error: ${error}`.replaceAll("\n", " "),
-          });
-          return new Response("Internal Server Error", { status: 500 });
-        },
+        onError: serveErrorHandler(logger),
       }, (req, info) => handler!(req, info));
       port = server.addr.port;
       servers.push(server);
@@ -217,6 +212,7 @@ export async function main(args: string[]): Promise<number> {
   const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
     timeouts: config.timeouts,
     keepalive: config.upstreamKeepalive,
+    headBufferSize: config.proxyBufferSize,
     onConnect: () => counter.take(),
   });
   handler = createGatewayHandler({
