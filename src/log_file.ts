@@ -55,6 +55,8 @@ export class LogFile {
   #ino: number | null = null;
   #lastCheck = 0;
   #nextRotateTry = 0;
+  /** The file ends inside a line: the next line starts on a new one. */
+  #partial = false;
   #maxBytes: number;
   #keep: number;
   #checkIntervalMs: number;
@@ -108,9 +110,10 @@ export class LogFile {
     const file = Deno.openSync(this.#path, {
       append: true,
       create: true,
-      read: false,
+      read: true,
     });
     const info = file.statSync();
+    this.#partial = info.size > 0 && !endsWithNewline(file);
     this.#file = file;
     this.#size = info.size;
     this.#ino = info.ino ?? null;
@@ -185,7 +188,7 @@ export class LogFile {
    * @returns Whether the line was written.
    */
   write(line: string): boolean {
-    const bytes = encoder.encode(`${line}\n`);
+    let bytes = encoder.encode(`${line}\n`);
     const now = this.#now();
     if (this.#file === null || now - this.#lastCheck >= this.#checkIntervalMs) {
       if (this.#file === null) this.#reopen();
@@ -199,15 +202,20 @@ export class LogFile {
     }
     const file = this.#file;
     if (file === null) return false;
+    // A write cut short (a full disk) left part of a line: end it, so the
+    // next line is not fused with it.
+    if (this.#partial) bytes = encoder.encode(`\n${line}\n`);
     try {
       let written = 0;
       while (written < bytes.length) {
         written += file.writeSync(bytes.subarray(written));
       }
       this.#size += bytes.length;
+      this.#partial = false;
       return true;
     } catch (error) {
       this.#onError(`cannot write log file "${this.#path}": ${error}`);
+      // Reopened for the next line, which checks how the file ends.
       this.#closeFile();
       return false;
     }
@@ -216,5 +224,16 @@ export class LogFile {
   /** Closes the file; later writes reopen it. */
   close(): void {
     this.#closeFile();
+  }
+}
+
+/** Whether a non-empty file's last byte is a newline (`true` if unreadable). */
+function endsWithNewline(file: Deno.FsFile): boolean {
+  try {
+    const last = new Uint8Array(1);
+    file.seekSync(-1, Deno.SeekMode.End);
+    return file.readSync(last) !== 1 || last[0] === 10;
+  } catch {
+    return true;
   }
 }
