@@ -15,6 +15,8 @@ export interface NginxSettings {
   timeouts?: { connect?: string; send?: string; read?: string };
   /** `client_max_body_size`. */
   clientMaxBodySize?: string;
+  /** Pass WebSocket upgrades (`proxy_http_version 1.1` and the headers). */
+  websocket?: boolean;
 }
 
 /** A running nginx. */
@@ -103,7 +105,16 @@ ${block}
   server {
     listen 127.0.0.1:${port};
     server_name localhost;
-    location /api/ { proxy_pass http://${target}/; }
+    location /api/ {
+      proxy_pass http://${target}/;${
+    settings.websocket
+      ? `
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection "upgrade";`
+      : ""
+  }
+    }
     location / { root ${dir}/html; }
   }
 }

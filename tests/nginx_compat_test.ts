@@ -7,6 +7,7 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { startNginx } from "./_nginx.ts";
+import { encodeFrame, FrameParser, OPCODE } from "../src/websocket_frames.ts";
 import {
   maskErrorLine,
   rawRequest,
@@ -616,5 +617,103 @@ Deno.test(
     match(run.nginx.access[0]!, /" 009 \d+ "/);
     deepStrictEqual(run.gateway.statuses, ["502"]);
     match(run.gateway.access[0]!, /" 502 PAGE "/);
+  },
+);
+
+Deno.test(
+  "nginx parity: a WebSocket's access line counts the frames sent",
+  ON_LINUX,
+  async () => {
+    const enc = new TextEncoder();
+    // The upstream: 101, a greeting, an echo of each message, and an
+    // empty close answered with an empty close.
+    await using up = startRawUpstream(async (conn) => {
+      const head = await readHead(conn);
+      const key = head?.match(/Sec-WebSocket-Key: (\S+)/i)?.[1] ?? "";
+      const digest = await crypto.subtle.digest(
+        "SHA-1",
+        enc.encode(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`),
+      );
+      const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+      await writeText(
+        conn,
+        `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+      );
+      await conn.write(
+        encodeFrame(OPCODE.text, enc.encode("hello-from-upstream"), null),
+      );
+      const buf = new Uint8Array(4096);
+      let pending = new Uint8Array(0);
+      for (let reads = 0; reads < 100; reads++) {
+        const n = await conn.read(buf);
+        if (n === null) return;
+        pending = new Uint8Array([...pending, ...buf.subarray(0, n)]);
+        // Masked client frames under 126 bytes (RFC 6455 §5.2).
+        while (
+          pending.length >= 6 && pending.length >= 6 + (pending[1]! & 0x7f)
+        ) {
+          const opcode = pending[0]! & 0x0f;
+          const size = pending[1]! & 0x7f;
+          const payload = pending.slice(6, 6 + size).map((b, i) =>
+            b ^ pending[2 + (i & 3)]!
+          );
+          pending = pending.slice(6 + size);
+          if (opcode === OPCODE.close) {
+            await conn.write(encodeFrame(OPCODE.close, payload, null));
+            return;
+          }
+          const echo = new Uint8Array([...enc.encode("echo:"), ...payload]);
+          await conn.write(encodeFrame(OPCODE.text, echo, null));
+        }
+      }
+    });
+    await using nginx = await startNginx({
+      servers: [`127.0.0.1:${up.port}`],
+      websocket: true,
+    });
+    await using gw = startGateway({ upstreamUrl: up.origin });
+    const mask = new Uint8Array([1, 2, 3, 4]);
+    for (const port of [nginx.port, gw.port]) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await writeText(
+        conn,
+        `GET /api/ws HTTP/1.1\r\n${HOST}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      const buf = new Uint8Array(4096);
+      let got = "";
+      const deadline = Date.now() + 3000;
+      // Reads until `text` arrived, the end, or 3 s: every loop is bounded.
+      const readUntil = async (text: string) => {
+        while (!got.includes(text) && Date.now() < deadline) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const n = await Promise.race([
+            conn.read(buf).catch(() => null),
+            new Promise<"late">((r) =>
+              timer = setTimeout(() => r("late"), 3000)
+            ),
+          ]);
+          clearTimeout(timer);
+          if (n === null || n === "late") return;
+          got += new TextDecoder().decode(buf.subarray(0, n));
+        }
+      };
+      await readUntil("hello-from-upstream");
+      await conn.write(
+        encodeFrame(OPCODE.text, enc.encode("ping-from-raw"), mask),
+      );
+      await readUntil("echo:ping-from-raw");
+      await conn.write(encodeFrame(OPCODE.close, new Uint8Array(0), mask));
+      await readUntil("\u0000never"); // until the end
+      conn.close();
+    }
+    await waitFor(
+      () => nginx.accessLines().length === 1 && gw.accessLines.length === 1,
+      5000,
+    );
+    deepStrictEqual(
+      accessExact(gw.accessLines),
+      accessExact(nginx.accessLines()),
+    );
+    match(gw.accessLines[0]!, /" 101 43 "/);
   },
 );
