@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { startNginx } from "./_nginx.ts";
-import { encodeFrame, FrameParser, OPCODE } from "../src/websocket_frames.ts";
+import { encodeFrame, OPCODE } from "../src/websocket_frames.ts";
 import {
   maskErrorLine,
   rawRequest,
