@@ -461,21 +461,29 @@ function assertSame(
 Deno.test(
   "nginx parity: a head over proxy_buffer_size is a too big header",
   ON_LINUX,
-  async () => {
-    const run = await sameAnswer((conn) =>
-      writeText(
-        conn,
-        `HTTP/1.1 200 OK\r\nX-Big: ${
-          "a".repeat(10_000)
-        }\r\nContent-Length: 2\r\n\r\nok`,
-      )
-    );
-    assertSame(run);
-    deepStrictEqual(run.gateway.statuses, ["502"]);
-    match(
-      run.gateway.errors[0]!,
-      /upstream sent too big header while reading response header from upstream, client: /,
-    );
+  async (t) => {
+    /** A head of exactly `size` bytes, blank line included. */
+    const head = (size: number) => {
+      const start = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Big: ";
+      return `${start}${"a".repeat(size - start.length - 4)}\r\n\r\n`;
+    };
+    for (const size of [4095, 4097, 10_000]) {
+      await t.step(`${size} bytes`, async () => {
+        const run = await sameAnswer((conn) =>
+          writeText(conn, `${head(size)}ok`)
+        );
+        assertSame(run);
+        if (size <= 4096) {
+          deepStrictEqual(run.gateway.statuses, ["200"]);
+          return;
+        }
+        deepStrictEqual(run.gateway.statuses, ["502"]);
+        match(
+          run.gateway.errors[0]!,
+          /upstream sent too big header while reading response header from upstream, client: /,
+        );
+      });
+    }
   },
 );
 
