@@ -55,6 +55,7 @@ const OPTIONS = {
   "proxy-connect-timeout": { type: "string" },
   "proxy-send-timeout": { type: "string" },
   "proxy-read-timeout": { type: "string" },
+  "proxy-buffer-size": { type: "string" },
   "client-max-body-size": { type: "string" },
   "upstream-keepalive": { type: "string" },
   "spa-fallback": { type: "string" },
@@ -197,6 +198,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   if (values["proxy-read-timeout"] !== undefined) {
     settings.proxyReadTimeout = values["proxy-read-timeout"];
+  }
+  if (values["proxy-buffer-size"] !== undefined) {
+    settings.proxyBufferSize = values["proxy-buffer-size"];
   }
   if (values["client-max-body-size"] !== undefined) {
     settings.clientMaxBodySize = values["client-max-body-size"];

@@ -66,6 +66,8 @@ export interface SettingsInput {
   proxySendTimeout?: string;
   /** nginx `proxy_read_timeout`: between two successive reads. */
   proxyReadTimeout?: string;
+  /** nginx `proxy_buffer_size`: the largest upstream response head, e.g. `4k`. */
+  proxyBufferSize?: string;
   /** nginx `client_max_body_size`, e.g. `1m`; `0` is unlimited. */
   clientMaxBodySize?: string;
   /** Idle upstream connections kept for reuse; 0 = one connection per request. */
@@ -112,6 +114,8 @@ export interface GatewayConfig {
   logKeep: number;
   /** The upstream timers in milliseconds. */
   timeouts: { connectMs: number; sendMs: number; readMs: number };
+  /** `proxy_buffer_size` in bytes: the largest upstream response head. */
+  proxyBufferSize: number;
   /** `client_max_body_size` in bytes; 0 is unlimited. */
   clientMaxBodySize: number;
   /** Idle upstream connections kept. */
@@ -144,6 +148,8 @@ export const DEFAULT_SETTINGS = {
   proxyConnectTimeout: "60s",
   proxySendTimeout: "60s",
   proxyReadTimeout: "60s",
+  // One memory page, as nginx's default on x86 Windows and Linux.
+  proxyBufferSize: "4k",
   clientMaxBodySize: "1m",
   upstreamKeepalive: 64,
   spaFallback: "on",
@@ -169,6 +175,17 @@ function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
     );
   }
   return specs;
+}
+
+/** A head buffer holds at least a status line and at most what is sane. */
+function bufferSize(value: string): number {
+  const size = parseSize(value, "proxy-buffer-size");
+  if (size < 1024 || size > 1024 * 1024) {
+    throw new TypeError(
+      `Cannot parse proxy-buffer-size "${value}": expected a size from 1k to 1m`,
+    );
+  }
+  return size;
 }
 
 function absolute(baseDir: string, path: string): string {
@@ -237,6 +254,7 @@ export function resolveConfig(
       sendMs: parseDuration(s.proxySendTimeout, "proxy-send-timeout"),
       readMs: parseDuration(s.proxyReadTimeout, "proxy-read-timeout"),
     },
+    proxyBufferSize: bufferSize(s.proxyBufferSize),
     clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
     upstreamKeepalive: s.upstreamKeepalive,
     statusPath: parseStatusPath(s.statusPath),

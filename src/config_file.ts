@@ -27,6 +27,7 @@ const FILE_KEYS: Readonly<
   proxyConnectTimeout: "string",
   proxySendTimeout: "string",
   proxyReadTimeout: "string",
+  proxyBufferSize: "string",
   clientMaxBodySize: "string",
   upstreamKeepalive: "number",
   spaFallback: "string",

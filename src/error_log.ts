@@ -9,7 +9,7 @@
  * @module
  */
 
-import { byteStringToText } from "./byte_string.ts";
+import { byteStringToBytes } from "./byte_string.ts";
 
 /** nginx's levels, most severe first (`err_levels[]` in `ngx_log.c`). */
 export const LOG_LEVELS = [
@@ -26,8 +26,11 @@ export const LOG_LEVELS = [
 /** One of nginx's error-log levels. */
 export type LogLevel = typeof LOG_LEVELS[number];
 
-/** nginx truncates a line at `NGX_MAX_ERROR_STR` bytes (2048). */
-export const MAX_ERROR_LINE_LENGTH = 2048;
+/**
+ * nginx builds a line in `NGX_MAX_ERROR_STR` (2048) bytes, the newline
+ * included (`ngx_log_error_core`): at most 2047 bytes of text.
+ */
+export const MAX_ERROR_LINE_LENGTH = 2047;
 
 /** An OS error as nginx prints it: ` (code: text)`. */
 export interface OsErrorText {
@@ -148,19 +151,90 @@ export function formatErrorLogLine(entry: ErrorLogEntry): string {
   if (entry.client !== undefined) {
     line += `, client: ${entry.client}, server: ${entry.server ?? ""}`;
   }
-  if (entry.request !== undefined) line += `, request: "${entry.request}"`;
-  if (entry.upstream !== undefined) line += `, upstream: "${entry.upstream}"`;
-  // nginx writes these bytes raw; the line is written as UTF-8, so they go
-  // in as the text their bytes spell.
+  if (entry.request !== undefined) {
+    line += `, request: "${escapeErrorLogText(entry.request, "utf-8")}"`;
+  }
+  if (entry.upstream !== undefined) {
+    line += `, upstream: "${escapeErrorLogText(entry.upstream, "utf-8")}"`;
+  }
   if (entry.host !== undefined) {
-    line += `, host: "${byteStringToText(entry.host)}"`;
+    line += `, host: "${escapeErrorLogText(entry.host, "latin1")}"`;
   }
   if (entry.referrer !== undefined) {
-    line += `, referrer: "${byteStringToText(entry.referrer)}"`;
+    line += `, referrer: "${escapeErrorLogText(entry.referrer, "latin1")}"`;
   }
-  return line.length > MAX_ERROR_LINE_LENGTH
-    ? line.slice(0, MAX_ERROR_LINE_LENGTH)
-    : line;
+  return cutToBytes(line, MAX_ERROR_LINE_LENGTH);
+}
+
+const encoder = new TextEncoder();
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const HEX = "0123456789ABCDEF";
+
+/**
+ * An untrusted value as the error log holds it. nginx copies these bytes
+ * raw (its parsers have refused NUL, CR and LF before), and UTF-8 stays as
+ * it came; a control byte, DEL or a byte that is not UTF-8 becomes `\xHH`
+ * as in the access log (`ngx_http_log_escape`), so nothing from a client or
+ * upstream can break a line, fake one or reach a terminal as a command.
+ *
+ * @param value The value.
+ * @param encoding How `value` holds its bytes: `utf-8` for text (the request
+ * line as `Deno.serve` gives it), `latin1` for a ByteString (a header value,
+ * one char per byte as received).
+ * @returns The text to write.
+ *
+ * @example Usage
+ * ```ts
+ * import { escapeErrorLogText } from "./error_log.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(escapeErrorLogText("a\rb\u00e4\u00b8\u00ad\u00ff", "latin1"), "a\\x0Db中\\xFF");
+ * ```
+ */
+export function escapeErrorLogText(
+  value: string,
+  encoding: "utf-8" | "latin1",
+): string {
+  if (/^[\x20-\x7e]*$/.test(value)) return value;
+  const bytes = encoding === "utf-8"
+    ? encoder.encode(value)
+    : byteStringToBytes(value);
+  let out = "";
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i]!;
+    if (b >= 0x20 && b < 0x7f) {
+      out += String.fromCharCode(b);
+      i++;
+      continue;
+    }
+    const n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
+    if (n > 0 && i + n <= bytes.length) {
+      try {
+        out += utf8.decode(bytes.subarray(i, i + n));
+        i += n;
+        continue;
+      } catch {
+        // Not a UTF-8 sequence: escaped byte by byte below.
+      }
+    }
+    out += `\\x${HEX[b >> 4]}${HEX[b & 15]}`;
+    i++;
+  }
+  return out;
+}
+
+/**
+ * `line` cut to at most `max` UTF-8 bytes, never inside a character (the
+ * line is written as UTF-8 text).
+ */
+function cutToBytes(line: string, max: number): string {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short lines need no count.
+  if (line.length * 3 <= max) return line;
+  const bytes = encoder.encode(line);
+  if (bytes.length <= max) return line;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return new TextDecoder().decode(bytes.subarray(0, end));
 }
 
 /**

@@ -25,6 +25,11 @@ import {
   parseErrorPages,
 } from "./error_pages.ts";
 import type { InFlightRequests } from "./in_flight.ts";
+import {
+  isStreamedResponse,
+  type MeteredBody,
+  meteredBody,
+} from "./response_body.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import { StaticCache } from "./static_cache.ts";
@@ -94,21 +99,6 @@ export interface GatewayDeps {
 // also keeps a Host such as "a/b" from shifting the path in `req.url`.
 const VALID_HOST =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
-
-/** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
-function countingBody(
-  body: ReadableStream<Uint8Array>,
-  onChunk: (n: number) => void,
-): ReadableStream<Uint8Array> {
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        onChunk(chunk.byteLength);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-}
 
 /**
  * Creates the gateway's request handler.
@@ -199,6 +189,7 @@ export function createGatewayHandler(
     // response (nginx's worker_shutdown_timeout).
     let status = 0;
     let sent = 0;
+    let meter: MeteredBody | null = null;
     let logged = false;
     const accessLine = () => {
       if (logged) return;
@@ -211,7 +202,7 @@ export function createGatewayHandler(
         ...(remoteUser === undefined ? {} : { remoteUser }),
         request,
         status,
-        bodyBytesSent: status === 499 ? 0 : sent,
+        bodyBytesSent: status === 499 ? 0 : meter ? meter.sent() : sent,
         ...(referrer === null ? {} : { referrer }),
         ...(userAgent === null ? {} : { userAgent }),
       });
@@ -245,20 +236,17 @@ export function createGatewayHandler(
     if (!logger.accessEnabled) return response;
     const tunnel = tunnels.get(response);
     const length = response.headers.get("content-length");
-    // Read response.body only when there is no length: the getter turns a
-    // byte body into a stream, which takes Deno.serve off its fast path for
-    // the body.
-    if (length !== null) {
+    // A byte body with a length is sent whole: its length is the count.
+    // Read response.body only for streams and bodies without a length: the
+    // getter turns a byte body into a stream, which takes Deno.serve off its
+    // fast path for the body.
+    if (length !== null && !isStreamedResponse(response)) {
       sent = req.method === "HEAD" || response.status === 304
         ? 0
         : Number(length);
-    } else if (response.body === null) {
-      sent = 0;
-    } else {
-      response = new Response(
-        countingBody(response.body, (n) => sent += n),
-        response,
-      );
+    } else if (response.body !== null) {
+      meter = meteredBody(response.body, length === null);
+      response = new Response(meter.body, response);
     }
     status = response.status;
     if (tunnel) {

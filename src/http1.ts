@@ -9,11 +9,10 @@
  */
 
 import { byteStringFromBytes } from "./byte_string.ts";
+import { escapeErrorLogText } from "./error_log.ts";
 
-const decoder = new TextDecoder("latin1");
-
-/** The largest response head accepted; nginx's `proxy_buffer_size` is one page. */
-export const MAX_RESPONSE_HEAD = 64 * 1024;
+/** The largest response head by default: nginx's `proxy_buffer_size`, one memory page. */
+export const DEFAULT_HEAD_BUFFER = 4096;
 
 /** A parsed response head. */
 export interface ResponseHead {
@@ -40,23 +39,34 @@ export class InvalidResponseError extends Error {
   }
 }
 
+/**
+ * Where the head ends: after the first empty line. Lines end in LF with an
+ * optional CR before it, as nginx's `ngx_http_parse_status_line` and
+ * `ngx_http_parse_header_line` accept (RFC 9112 §2.2 allows a bare LF).
+ */
 function indexOfHeadEnd(bytes: Uint8Array): number {
-  for (let i = 3; i < bytes.length; i++) {
-    if (
-      bytes[i] === 10 && bytes[i - 1] === 13 && bytes[i - 2] === 10 &&
-      bytes[i - 3] === 13
-    ) return i + 1;
+  let i = bytes.indexOf(10);
+  while (i >= 0 && i + 1 < bytes.length) {
+    const next = bytes[i + 1];
+    if (next === 10) return i + 2;
+    if (next === 13 && i + 2 < bytes.length && bytes[i + 2] === 10) {
+      return i + 3;
+    }
+    i = bytes.indexOf(10, i + 1);
   }
   return -1;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const BAD_IN_LINE = /\0|\r(?!\n)|(?<!\r)\n/;
+/** NUL, or a CR that does not end a line. */
+const BAD_IN_LINE = /\0|\r(?!\n)/;
 
 /**
  * Parses a response head from the bytes read so far.
  *
  * @param bytes Everything read from the connection for this response.
+ * @param bufferSize nginx's `proxy_buffer_size`: a head that does not fit
+ * is "too big" (`ngx_http_upstream_process_header`).
  * @returns The head, or `null` if more bytes are needed.
  * @throws {InvalidResponseError} On a malformed or oversized head, with
  * nginx's message for it.
@@ -73,55 +83,86 @@ const BAD_IN_LINE = /\0|\r(?!\n)|(?<!\r)\n/;
  * strictEqual(head?.headLength, 51);
  * ```
  */
-export function parseResponseHead(bytes: Uint8Array): ResponseHead | null {
+export function parseResponseHead(
+  bytes: Uint8Array,
+  bufferSize: number = DEFAULT_HEAD_BUFFER,
+): ResponseHead | null {
   const end = indexOfHeadEnd(bytes);
-  if (end < 0) {
-    if (bytes.length > MAX_RESPONSE_HEAD) {
+  if (end < 0 || end > bufferSize) {
+    if (end > bufferSize || bytes.length >= bufferSize) {
       throw new InvalidResponseError("upstream sent too big header");
     }
-    // Reject a garbage status line early rather than waiting for 64 KiB.
-    if (bytes.length >= 5 && decoder.decode(bytes.subarray(0, 5)) !== "HTTP/") {
+    // Reject a garbage status line early rather than waiting for the buffer.
+    if (
+      bytes.length >= 5 && byteStringFromBytes(bytes.subarray(0, 5)) !== "HTTP/"
+    ) {
       throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
     }
     return null;
   }
-  if (end > MAX_RESPONSE_HEAD) {
-    throw new InvalidResponseError("upstream sent too big header");
-  }
   // One char per byte, so each value leaves for the client as sent.
-  const text = byteStringFromBytes(bytes.subarray(0, end - 4));
-  // NUL, or CR or LF other than as a line end, is checked per line only
-  // when the head has one (one scan of the text instead of a test per line).
+  const text = byteStringFromBytes(bytes.subarray(0, end));
+  // NUL or a stray CR is looked for per line only when the head has one (one
+  // scan of the text instead of a test per line).
   const suspect = BAD_IN_LINE.test(text);
-  let lineEnd = text.indexOf("\r\n");
-  if (lineEnd < 0) lineEnd = text.length;
-  if (suspect && /[\0\r\n]/.test(text.slice(0, lineEnd))) {
+  let next = text.indexOf("\n") + 1;
+  const statusEnd = lineEnd(text, next);
+  if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
     throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
   }
-  const status = statusLine(text, lineEnd);
+  const status = statusLine(text, statusEnd);
   // Fields are cut straight out of the text (no array of lines): this runs
   // for every proxied response.
   const fields: [string, string][] = [];
-  while (lineEnd < text.length) {
-    const start = lineEnd + 2;
-    lineEnd = text.indexOf("\r\n", start);
-    if (lineEnd < 0) lineEnd = text.length;
+  while (true) {
+    const start = next;
+    next = text.indexOf("\n", start) + 1;
+    const stop = lineEnd(text, next);
+    if (stop === start) break; // the empty line
     const colon = text.indexOf(":", start);
-    const name = colon > start && colon < lineEnd
-      ? text.slice(start, colon)
-      : "";
+    const hasColon = colon >= start && colon < stop;
+    const name = text.slice(start, hasColon ? colon : stop);
     if (
       !TOKEN.test(name) ||
-      (suspect && /[\0\r\n]/.test(text.slice(start, lineEnd)))
+      (suspect && /[\0\r]/.test(text.slice(start, stop)))
     ) {
-      // Includes obs-fold continuation lines (RFC 9112 §5.2).
-      throw new InvalidResponseError(
-        `upstream sent invalid header: "${text.slice(start, lineEnd)}"`,
-      );
+      throw new InvalidResponseError(invalidHeader(text.slice(start, stop)));
     }
-    fields.push([name, trimOws(text, colon + 1, lineEnd)]);
+    // A line without a colon is a field without a value, as in nginx.
+    fields.push([name, hasColon ? trimOws(text, colon + 1, stop) : ""]);
   }
   return { ...status, fields, headLength: end };
+}
+
+/** Where the line that ends before `next` ends, without its CR. */
+function lineEnd(text: string, next: number): number {
+  return text.charCodeAt(next - 2) === 13 ? next - 2 : next - 1;
+}
+
+/**
+ * nginx's message for a field line it cannot parse: the line up to the
+ * offending byte, then that byte as `\xhh...`
+ * (`ngx_http_proxy_process_header`). A byte that is only not a token
+ * character (nginx relays those, `Headers` cannot hold them) gets the whole
+ * line, its control bytes escaped the same way.
+ */
+function invalidHeader(line: string): string {
+  const colon = line.indexOf(":");
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    const inName = colon < 0 || i <= colon;
+    if (
+      c === 0 || c === 13 ||
+      (inName && (c <= 0x20 || c === 0x7f || (c === 0x3a && i === 0)))
+    ) {
+      return `upstream sent invalid header: "${
+        escapeErrorLogText(line.slice(0, i), "latin1")
+      }\\x${c.toString(16).padStart(2, "0")}..."`;
+    }
+  }
+  return `upstream sent invalid header: "${
+    escapeErrorLogText(line, "latin1")
+  }"`;
 }
 
 /**
@@ -197,7 +238,11 @@ export function responseFraming(
     else if (n === "content-length") {
       if (length !== undefined && length !== value) {
         throw new InvalidResponseError(
-          `upstream sent duplicate header line: "${name}: ${value}", previous value: "Content-Length: ${length}"`,
+          `upstream sent duplicate header line: "${name}: ${
+            escapeErrorLogText(value, "latin1")
+          }", previous value: "Content-Length: ${
+            escapeErrorLogText(length, "latin1")
+          }"`,
         );
       }
       length = value;
@@ -210,7 +255,9 @@ export function responseFraming(
   if (length !== undefined) {
     if (!/^\d{1,15}$/.test(length)) {
       throw new InvalidResponseError(
-        `upstream sent invalid "Content-Length" header: "Content-Length: ${length}"`,
+        `upstream sent invalid "Content-Length" header: "Content-Length: ${
+          escapeErrorLogText(length, "latin1")
+        }"`,
       );
     }
     return { kind: "length", length: Number(length) };

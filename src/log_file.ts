@@ -59,6 +59,8 @@ export class LogFile {
   #ino: number | null = null;
   #lastCheck = 0;
   #nextRotateTry = 0;
+  /** The file ends inside a line: the next line starts on a new one. */
+  #partial = false;
   #maxBytes: number;
   #keep: number;
   #checkIntervalMs: number;
@@ -108,7 +110,7 @@ export class LogFile {
   }
 
   #openFile(): void {
-    const options = { append: true, create: true, read: false };
+    const options = { append: true, create: true, read: true };
     let file: Deno.FsFile;
     try {
       file = Deno.openSync(this.#path, options);
@@ -121,6 +123,7 @@ export class LogFile {
       file = Deno.openSync(this.#path, options);
     }
     const info = file.statSync();
+    this.#partial = info.size > 0 && !endsWithNewline(file);
     this.#file = file;
     this.#size = info.size;
     this.#ino = info.ino ?? null;
@@ -195,7 +198,7 @@ export class LogFile {
    * @returns Whether the line was written.
    */
   write(line: string): boolean {
-    const bytes = encoder.encode(`${line}\n`);
+    let bytes = encoder.encode(`${line}\n`);
     const now = this.#now();
     if (this.#file === null || now - this.#lastCheck >= this.#checkIntervalMs) {
       if (this.#file === null) this.#reopen();
@@ -209,15 +212,20 @@ export class LogFile {
     }
     const file = this.#file;
     if (file === null) return false;
+    // A write cut short (a full disk) left part of a line: end it, so the
+    // next line is not fused with it.
+    if (this.#partial) bytes = encoder.encode(`\n${line}\n`);
     try {
       let written = 0;
       while (written < bytes.length) {
         written += file.writeSync(bytes.subarray(written));
       }
       this.#size += bytes.length;
+      this.#partial = false;
       return true;
     } catch (error) {
       this.#onError(`cannot write log file "${this.#path}": ${error}`);
+      // Reopened for the next line, which checks how the file ends.
       this.#closeFile();
       return false;
     }
@@ -226,5 +234,16 @@ export class LogFile {
   /** Closes the file; later writes reopen it. */
   close(): void {
     this.#closeFile();
+  }
+}
+
+/** Whether a non-empty file's last byte is a newline (`true` if unreadable). */
+function endsWithNewline(file: Deno.FsFile): boolean {
+  try {
+    const last = new Uint8Array(1);
+    file.seekSync(-1, Deno.SeekMode.End);
+    return file.readSync(last) !== 1 || last[0] === 10;
+  } catch {
+    return true;
   }
 }

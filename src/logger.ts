@@ -33,8 +33,6 @@ export interface Logger {
   error(event: ErrorEvent): void;
   /** Writes an access-log line (when the access log is on). */
   access(event: AccessEvent): void;
-  /** Whether lines at `level` are written. */
-  enabled(level: LogLevel): boolean;
   /** Whether there is an access log (nothing to compute for it if not). */
   readonly accessEnabled: boolean;
   /**
@@ -114,9 +112,6 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     access(event) {
       options.accessLog?.write(formatAccessLogLine({ ...event, time: now() }));
-    },
-    enabled(l) {
-      return isLevelEnabled(l, level);
     },
     accessEnabled: options.accessLog !== null,
     close() {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { streamedResponse } from "./response_body.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "./upstream_types.ts";
 import { UpstreamError } from "./upstream_error.ts";
@@ -168,7 +169,7 @@ function toResponse(
   });
   // No statusText: Deno.serve writes its own reason phrase whatever is
   // given, and a given one is checked by a regular expression first.
-  return new Response(reply.body, { status: head.status, headers });
+  return streamedResponse(reply.body, { status: head.status, headers });
 }
 
 function invalid(message: string): UpstreamError {

@@ -9,18 +9,15 @@ import type { GatewayConfig } from "./config.ts";
 import { listenHosts } from "./addresses.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
-import {
-  describeError,
-  type FaultLimits,
-  FaultPolicy,
-} from "./fault_policy.ts";
+import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { createGatewayHandler } from "./gateway.ts";
 import { HeapPacer } from "./heap_pacer.ts";
 import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
 import type { Logger } from "./logger.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
-import { osErrorOf, UpstreamError } from "./upstream_error.ts";
+import { osErrorOf } from "./upstream_error.ts";
+import { serveErrorHandler } from "./response_body.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -91,18 +88,7 @@ export async function runGateway(
     hostnames: listenHosts(config.listen.hostname),
     port: config.listen.port,
     handler: (req, info) => handler!(req, info),
-    onError(error) {
-      // Deno.serve calls this for a response body that fails after the head
-      // went out; an upstream's failure there was logged by the proxy with
-      // nginx's line, so only anything else is unexpected.
-      if (!(error instanceof UpstreamError)) {
-        logger.error({
-          level: "alert",
-          message: `unexpected error: ${describeError(error)}`,
-        });
-      }
-      return new Response("Internal Server Error", { status: 500 });
-    },
+    onError: serveErrorHandler(logger),
     logger,
     policy,
   });
@@ -118,6 +104,7 @@ export async function runGateway(
     timeouts: config.timeouts,
     keepalive: config.upstreamKeepalive,
     onConnect: () => counter.take(),
+    headBufferSize: config.proxyBufferSize,
   });
   handler = createGatewayHandler({
     root: config.root,

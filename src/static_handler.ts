@@ -33,6 +33,7 @@ import {
   statOrNull,
   wholeFileResponse,
 } from "./static_cache.ts";
+import { streamedResponse } from "./response_body.ts";
 import { isSafeSegment, openInsideRoot } from "./static_containment.ts";
 import { osErrorOf } from "./upstream_error.ts";
 
@@ -186,7 +187,7 @@ export async function serveStatic(
     ? file.readable
     : fileSlice(file, plan.start, plan.length);
   return {
-    response: new Response(body, {
+    response: streamedResponse(body, {
       status: plan.status,
       headers: plan.headers,
     }),

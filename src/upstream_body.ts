@@ -139,8 +139,11 @@ export function streamBody(
             }),
           );
         }
-        // Each read has its own buffer (readSome), so pieces need no copy.
-        for (const piece of out.data) controller.enqueue(piece);
+        // One chunk per read, as nginx's chunked filter writes one per
+        // read: the client's framing (and `$body_bytes_sent`) match it.
+        // Each read has its own buffer (readSome), so one piece needs no copy.
+        if (out.data.length === 1) controller.enqueue(out.data[0]!);
+        else if (out.data.length > 1) controller.enqueue(joined(out.data));
         if (decoder.done) {
           c.pending = chunk.subarray(out.used);
           if (reusable && c.pending.length === 0) source.release(c);
@@ -165,4 +168,16 @@ export function streamBody(
       c.close();
     },
   }, { highWaterMark: 0 });
+}
+
+function joined(pieces: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of pieces) size += p.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

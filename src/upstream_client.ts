@@ -23,6 +23,7 @@
  */
 
 import {
+  DEFAULT_HEAD_BUFFER,
   InvalidResponseError,
   keepsAlive,
   parseResponseHead,
@@ -52,7 +53,7 @@ import type {
   UpstreamClientOptions,
   UpstreamReply,
 } from "./upstream_types.ts";
-import type { OsFamily } from "./os_errors.ts";
+import { currentOsFamily, type OsFamily } from "./os_errors.ts";
 import {
   type UpstreamAction,
   UpstreamError,
@@ -74,6 +75,8 @@ export class UpstreamClient {
   #options: UpstreamClientOptions;
   #pool: IdlePool;
   #family: OsFamily;
+  /** nginx's `proxy_buffer_size`: the largest response head. */
+  #headBufferSize: number;
   #watchdog = new Watchdog();
   /** The timed reads and writes (upstream_io.ts). */
   #io: ConnectionIo;
@@ -87,13 +90,13 @@ export class UpstreamClient {
    */
   constructor(options: UpstreamClientOptions) {
     this.#options = options;
+    this.#headBufferSize = options.headBufferSize ?? DEFAULT_HEAD_BUFFER;
     this.#io = { watchdog: this.#watchdog, timeouts: options.timeouts };
     this.#pool = new IdlePool({
       maxIdle: options.maxIdle ?? 32,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
     });
-    this.#family = options.family ??
-      (Deno.build.os === "windows" ? "windows" : "linux");
+    this.#family = options.family ?? currentOsFamily();
     this.#bodySource = {
       read: (c) => readSome(this.#io, c, true),
       release: (c) => this.#pool.put(c),
@@ -134,9 +137,9 @@ export class UpstreamClient {
         try {
           return await this.#exchange(first, call, watch);
         } catch (error) {
-          const stale = error instanceof UpstreamError &&
-            (error as UpstreamError & { stale?: boolean }).stale === true;
-          if (!(stale && retryable)) throw error;
+          if (!(error instanceof UpstreamError && error.stale && retryable)) {
+            throw error;
+          }
           // The pooled connection was closed under us before any response
           // byte: the request was not processed, so it is safe to resend.
         }
@@ -211,7 +214,9 @@ export class UpstreamClient {
       c.pending = EMPTY;
       let head: ResponseHead | null = null;
       while (true) {
-        head = buffer.length > 0 ? parseResponseHead(buffer) : null;
+        head = buffer.length > 0
+          ? parseResponseHead(buffer, this.#headBufferSize)
+          : null;
         if (head !== null) {
           if (head.status >= 100 && head.status < 200 && head.status !== 101) {
             buffer = buffer.subarray(head.headLength); // 100 Continue etc.
@@ -278,7 +283,7 @@ export class UpstreamClient {
   }
 
   #stale(c: Connection, error: UpstreamError): UpstreamError {
-    if (c.reused) (error as UpstreamError & { stale?: boolean }).stale = true;
+    if (c.reused) error.stale = true;
     return error;
   }
 

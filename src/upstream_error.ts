@@ -48,6 +48,12 @@ export class UpstreamError extends Error {
   readonly osError: OsErrorText | undefined;
   /** The level nginx logs it at. */
   readonly level: LogLevel;
+  /**
+   * It happened on a pooled connection before any response byte came: the
+   * upstream had closed it while idle, so the request was not processed
+   * and an idempotent one may be sent again on a new connection.
+   */
+  stale = false;
 
   /**
    * Creates the error.

@@ -170,6 +170,8 @@ export interface GroupClientOptions {
   timeouts: { connectMs: number; sendMs: number; readMs: number };
   /** Idle connections kept per server. */
   keepalive: number;
+  /** nginx's `proxy_buffer_size`: the largest response head. */
+  headBufferSize?: number;
   /** Called for every new upstream connection. */
   onConnect?: () => void;
   /**
@@ -204,6 +206,9 @@ export function createUpstreamGroup(
         timeouts: options.timeouts,
         maxIdle: options.keepalive,
         gcPacer,
+        ...(options.headBufferSize === undefined
+          ? {}
+          : { headBufferSize: options.headBufferSize }),
         ...(options.onConnect ? { onConnect: options.onConnect } : {}),
       }),
     })),

@@ -43,6 +43,13 @@ export interface UpstreamClientOptions {
   idleTimeoutMs?: number;
   /** Called for every new upstream connection (nginx counts them). */
   onConnect?: () => void;
+  /**
+   * nginx's `proxy_buffer_size`: a response head larger than this is
+   * "upstream sent too big header" (502).
+   *
+   * @default {4096}
+   */
+  headBufferSize?: number;
   /** @default {currentOsFamily()} */
   family?: OsFamily;
   /** Paces collections of streamed body chunks; one may serve many clients. */

@@ -64,6 +64,8 @@ OPTIONS:
   --proxy-connect-timeout T  Connecting to the upstream (default: ${d.proxyConnectTimeout})
   --proxy-send-timeout T   Between two writes to the upstream (default: ${d.proxySendTimeout})
   --proxy-read-timeout T   Between two reads from the upstream (default: ${d.proxyReadTimeout})
+  --proxy-buffer-size SIZE  Largest upstream response head; a bigger one is a 502
+                           (default: ${d.proxyBufferSize})
   --client-max-body-size SIZE  Largest request body, 0 = no limit (default: ${d.clientMaxBodySize})
   --upstream-keepalive N   Idle upstream connections kept; 0 = a new connection
                            per request (default: ${d.upstreamKeepalive})

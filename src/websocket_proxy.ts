@@ -67,7 +67,7 @@ export interface WebSocketOptions extends
   > {
   /** Close a tunnel idle this long (nginx's `proxy_read_timeout`). */
   idleTimeoutMs: number;
-  /** Told when a tunnel ends, with the payload bytes sent to the client. */
+  /** Told when a tunnel ends, with the frame bytes sent to the client. */
   onClosed: (bytesToClient: number) => void;
   /** Told about a tunnel failure, with the `upstream:` field. */
   onTunnelError: (error: UpstreamError, upstream: string) => void;
@@ -209,9 +209,11 @@ function bridge(
     }).catch(() => finish());
   };
   const toClient = (data: string | Uint8Array) => {
-    bytesToClient += typeof data === "string"
-      ? new TextEncoder().encode(data).length
-      : data.length;
+    bytesToClient += frameSize(
+      typeof data === "string"
+        ? new TextEncoder().encode(data).length
+        : data.length,
+    );
     if (clientOpen) client.send(data);
     else pending.push(data);
   };
@@ -220,12 +222,16 @@ function bridge(
     ended = true;
     clearTimeout(idle);
     if (client.readyState < WebSocket.CLOSING) {
+      const bare = code === undefined || code === 1005 || code === 1006;
       try {
-        if (code === undefined || code === 1005 || code === 1006) {
-          client.close();
-        } else client.close(code, reason);
+        if (bare) client.close();
+        else client.close(code, reason);
+        bytesToClient += frameSize(
+          bare ? 0 : closePayload(code, reason).length,
+        );
       } catch {
         client.close();
+        bytesToClient += frameSize(0);
       }
     }
     // Give a close frame a moment to leave, then drop the connection.
@@ -257,6 +263,12 @@ function bridge(
   };
   client.onclose = (event) => {
     if (ended) return;
+    // Deno answered the client's close frame with its payload (RFC 6455
+    // §5.5.1).
+    bytesToClient += frameSize(
+      closePayload(event.code === 1005 ? undefined : event.code, event.reason)
+        .length,
+    );
     send(
       OPCODE.close,
       closePayload(event.code === 1005 ? undefined : event.code, event.reason),
@@ -320,6 +332,14 @@ function bridge(
       }
     }
   })();
+}
+
+/**
+ * A server frame's size on the wire: nginx's `$body_bytes_sent` for a tunnel
+ * counts every byte relayed after the 101, frame headers included.
+ */
+function frameSize(payload: number): number {
+  return payload + (payload < 126 ? 2 : payload < 65536 ? 4 : 10);
 }
 
 /** nginx's line when an upgraded connection sits idle past the read timeout. */

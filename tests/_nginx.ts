@@ -19,6 +19,8 @@ export interface NginxSettings {
   serverLines?: string[];
   /** Files written into the `root` folder before nginx starts. */
   files?: Record<string, string>;
+  /** Pass WebSocket upgrades (`proxy_http_version 1.1` and the headers). */
+  websocket?: boolean;
 }
 
 /** A running nginx. */
@@ -109,7 +111,16 @@ ${block}
   server {
     listen 127.0.0.1:${port};
     server_name localhost;
-    location /api/ { proxy_pass http://${target}/; }
+    location /api/ {
+      proxy_pass http://${target}/;${
+    settings.websocket
+      ? `
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection "upgrade";`
+      : ""
+  }
+    }
     location / { root ${dir}/html; }
 ${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
   }

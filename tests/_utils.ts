@@ -8,6 +8,7 @@ import { ConnectionCounter } from "../src/connection_counter.ts";
 import { parseUpstreamServer } from "../src/addresses.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/logger.ts";
+import { serveErrorHandler } from "../src/response_body.ts";
 import type { UpstreamTimeouts } from "../src/upstream_types.ts";
 import { createUpstreamGroup } from "../src/upstream_group.ts";
 
@@ -81,6 +82,8 @@ export function startGateway(
     upstreamUrl: string | string[];
     timeouts?: Partial<UpstreamTimeouts>;
     keepalive?: number;
+    /** nginx's `proxy_buffer_size` in bytes. */
+    headBufferSize?: number;
   },
 ): TestGateway {
   const errorLines: string[] = [];
@@ -92,7 +95,12 @@ export function startGateway(
   });
   let handler: ReturnType<typeof createGatewayHandler> | null = null;
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen() {},
+      onError: serveErrorHandler(logger),
+    },
     (req, info) => handler!(req, info),
   );
   const port = server.addr.port;
@@ -108,6 +116,9 @@ export function startGateway(
       ...options.timeouts,
     },
     keepalive: options.keepalive ?? 32,
+    ...(options.headBufferSize === undefined
+      ? {}
+      : { headBufferSize: options.headBufferSize }),
     onConnect: () => counter.take(),
   });
   handler = createGatewayHandler({

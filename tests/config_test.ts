@@ -67,3 +67,22 @@ Deno.test("resolveConfig() takes a list of upstreams and refuses an all-backup l
     /upstream-group/,
   );
 });
+
+Deno.test("resolveConfig() reads --proxy-buffer-size, nginx's one page by default", () => {
+  strictEqual(resolveConfig({}, {}, "/").proxyBufferSize, 4096);
+  strictEqual(
+    resolveConfig({ proxyBufferSize: "8k" }, {}, "/").proxyBufferSize,
+    8192,
+  );
+  const cli = parseCliArgs(["--proxy-buffer-size", "16k"]);
+  strictEqual(
+    resolveConfig({}, cli.settings, "/").proxyBufferSize,
+    16384,
+  );
+  for (const bad of ["0", "512", "2m", "4x"]) {
+    throws(
+      () => resolveConfig({}, { proxyBufferSize: bad }, "/"),
+      /^TypeError: Cannot parse proxy-buffer-size /,
+    );
+  }
+});

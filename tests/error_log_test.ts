@@ -1,4 +1,4 @@
-import { strictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   formatErrorLogLine,
   formatErrorLogTime,
@@ -110,15 +110,83 @@ Deno.test("formatErrorLogLine() writes nginx's lines byte for byte", async (t) =
   }
 });
 
-Deno.test("formatErrorLogLine() cuts lines at nginx's 2048 bytes", () => {
-  const line = formatErrorLogLine({
-    ...base,
-    message: "x",
-    client: "127.0.0.1",
-    server: "localhost",
-    referrer: "r".repeat(5000),
+Deno.test("formatErrorLogLine() cuts lines at nginx's 2048 bytes, newline included", async (t) => {
+  const bytes = (s: string) => new TextEncoder().encode(s).length;
+  await t.step("ASCII", () => {
+    const line = formatErrorLogLine({
+      ...base,
+      message: "x",
+      client: "127.0.0.1",
+      server: "localhost",
+      referrer: "r".repeat(5000),
+    });
+    strictEqual(bytes(line), MAX_ERROR_LINE_LENGTH);
+    strictEqual(MAX_ERROR_LINE_LENGTH, 2047);
   });
-  strictEqual(line.length, MAX_ERROR_LINE_LENGTH);
+  await t.step("UTF-8 counts bytes and is cut between characters", () => {
+    // A decoded path of 800 × "中" (3 bytes each), as an open() line has it.
+    for (const pad of ["", "a", "ab"]) {
+      const line = formatErrorLogLine({
+        ...base,
+        message: `open() "/srv/${pad}${"中".repeat(800)}" failed`,
+      });
+      const n = bytes(line);
+      strictEqual(
+        n <= MAX_ERROR_LINE_LENGTH && n > MAX_ERROR_LINE_LENGTH - 3,
+        true,
+        `${n}`,
+      );
+      strictEqual(line.endsWith("中"), true);
+    }
+  });
+});
+
+Deno.test("formatErrorLogLine() escapes what a client or upstream sent", async (t) => {
+  const cases: [
+    string,
+    Partial<Parameters<typeof formatErrorLogLine>[0]>,
+    string,
+  ][] = [
+    // Header values are ByteStrings: one char per byte received.
+    ["CR and LF in the host", { host: "a\r\nb" }, 'host: "a\\x0D\\x0Ab"'],
+    [
+      "NUL, ESC and DEL in the referrer",
+      { referrer: "a\0\x1b[31m\x7f" },
+      'referrer: "a\\x00\\x1B[31m\\x7F"',
+    ],
+    ["UTF-8 bytes stay text", { referrer: "/\xe4\xb8\xad" }, 'referrer: "/中"'],
+    [
+      "bytes that are not UTF-8",
+      { referrer: "/\xff\xe4\xb8" },
+      'referrer: "/\\xFF\\xE4\\xB8"',
+    ],
+    [
+      "the request line is text",
+      { request: "GET /\x01中 HTTP/1.1" },
+      'request: "GET /\\x01中 HTTP/1.1"',
+    ],
+    [
+      "upstream URL",
+      { upstream: "http://u/\x1b" },
+      'upstream: "http://u/\\x1B"',
+    ],
+  ];
+  for (const [name, fields, expected] of cases) {
+    await t.step(name, () => {
+      const line = formatErrorLogLine({
+        ...base,
+        message: "x",
+        client: "127.0.0.1",
+        server: "localhost",
+        ...fields,
+      });
+      strictEqual(line.includes(expected), true, line);
+      const controls = [...line].filter((c) =>
+        c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f
+      );
+      deepStrictEqual(controls, []);
+    });
+  }
 });
 
 Deno.test("formatErrorLogTime() pads every field", () => {

@@ -116,3 +116,63 @@ Deno.test("LogFile.write() reports a failure instead of throwing", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("LogFile.write() never fuses a line with one a failed write cut", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // A line cut before its newline (a full disk, a power cut) by an
+    // earlier write or process.
+    await Deno.writeTextFile(`${dir}/e.log`, "whole\ncut at 23:27");
+    const log = LogFile.open(`${dir}/e.log`);
+    log.write('127.0.0.1 - - [x] "GET / HTTP/1.1" 200 1 "-" "-"');
+    log.write("next");
+    log.close();
+    strictEqual(
+      await Deno.readTextFile(`${dir}/e.log`),
+      'whole\ncut at 23:27\n127.0.0.1 - - [x] "GET / HTTP/1.1" 200 1 "-" "-"\nnext\n',
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test(
+  "LogFile.write() on a full disk: the line after the space comes back starts on its own line",
+  // Needs a small file system: root on Linux mounts a 16 KiB tmpfs.
+  { ignore: Deno.build.os !== "linux" || Deno.uid() !== 0 },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    const mount = (args: string[]) =>
+      new Deno.Command(args[0]!, { args: args.slice(1), stderr: "null" })
+        .output();
+    if (
+      !(await mount(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", dir]))
+        .success
+    ) {
+      await Deno.remove(dir);
+      return; // no mount permission here (a container): nothing to test
+    }
+    try {
+      // Other files take half the space; the log fills the rest.
+      await Deno.writeFile(`${dir}/other`, new Uint8Array(8192));
+      const errors: string[] = [];
+      const log = LogFile.open(`${dir}/e.log`, {
+        onError: (m) => errors.push(m),
+      });
+      let lines = 0;
+      while (log.write("x".repeat(99)) && lines < 1000) lines++;
+      strictEqual(errors.length, 1, "the disk filled");
+      const cut = await Deno.readTextFile(`${dir}/e.log`);
+      strictEqual(cut.endsWith("\n"), false, "a line was cut");
+      // Space comes back (old files deleted) while the gateway runs.
+      await Deno.remove(`${dir}/other`);
+      strictEqual(log.write("after"), true);
+      log.close();
+      const text = await Deno.readTextFile(`${dir}/e.log`);
+      strictEqual(text, `${cut}\nafter\n`);
+    } finally {
+      await mount(["umount", dir]);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

@@ -6,6 +6,7 @@
  * not skips.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { encodeFrame, OPCODE } from "../src/websocket_frames.ts";
 import { startNginx } from "./_nginx.ts";
 import { STOCK_50X } from "./_stock_pages.ts";
 import {
@@ -684,5 +685,345 @@ Deno.test(
       /open\(\) ".*\/50x\.html" failed \(2: No such file or directory\)/,
     );
     strictEqual(gw.errorLines.some((l) => l.includes("50x.html")), false);
+  },
+);
+
+// ---------------------------------------------------------------------------
+// Upstream faults and $body_bytes_sent: access lines compared exactly (time
+// masked only), error lines after the usual masking.
+
+/**
+ * Access lines with the time masked, and the size of the gateway's own
+ * error pages (NAMED DIFFERENCE "error-page": not nginx's bytes).
+ */
+function accessExact(lines: string[]): string[] {
+  return lines.map((l) =>
+    l.replace(/\[[^\]]+\]/, "[TIME]").replace(/" (5\d\d) \d+ "/, '" $1 PAGE "')
+  );
+}
+
+/**
+ * The same raw upstream answer behind nginx and the gateway, one GET each;
+ * statuses, error lines (error and worse) and exact access lines.
+ */
+async function sameAnswer(
+  answer: (conn: Deno.Conn) => Promise<void>,
+  options: { path?: string; read?: string; timeoutMs?: number } = {},
+): Promise<{ nginx: Run; gateway: Run }> {
+  await using up = startRawUpstream(async (conn) => {
+    await readHead(conn);
+    await answer(conn);
+  });
+  const server = `127.0.0.1:${up.port}`;
+  const read = options.read;
+  await using nginx = await startNginx({
+    servers: [server],
+    ...(read ? { timeouts: { read } } : {}),
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    ...(read ? { timeouts: { readMs: Number(read.replace("ms", "")) } } : {}),
+  });
+  const request = `GET ${
+    options.path ?? "/api/t"
+  } HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`;
+  const timeoutMs = options.timeoutMs ?? 3000;
+  const n = status(await rawRequest(nginx.port, request, timeoutMs));
+  const g = status(await rawRequest(gw.port, request, timeoutMs));
+  await waitFor(
+    () => nginx.accessLines().length >= 1 && gw.accessLines.length >= 1,
+    5000,
+  );
+  // A line written after the access line (a late alert) must show too.
+  await new Promise((r) => setTimeout(r, 100));
+  const all = (lines: string[]) =>
+    lines.filter((l) => !/\[(notice|info)\]/.test(l)).map(maskErrorLine);
+  return {
+    nginx: {
+      statuses: [n],
+      errors: all(nginx.errorLines()),
+      access: accessExact(nginx.accessLines()),
+    },
+    gateway: {
+      statuses: [g],
+      errors: all(gw.errorLines),
+      access: accessExact(gw.accessLines),
+    },
+  };
+}
+
+function assertSame(
+  { nginx, gateway }: { nginx: Run; gateway: Run },
+): void {
+  deepStrictEqual(gateway.statuses, nginx.statuses);
+  deepStrictEqual(gateway.errors, nginx.errors);
+  deepStrictEqual(gateway.access, nginx.access);
+}
+
+Deno.test(
+  "nginx parity: a head over proxy_buffer_size is a too big header",
+  ON_LINUX,
+  async (t) => {
+    /** A head of exactly `size` bytes, blank line included. */
+    const head = (size: number) => {
+      const start = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Big: ";
+      return `${start}${"a".repeat(size - start.length - 4)}\r\n\r\n`;
+    };
+    for (const size of [4095, 4097, 10_000]) {
+      await t.step(`${size} bytes`, async () => {
+        const run = await sameAnswer((conn) =>
+          writeText(conn, `${head(size)}ok`)
+        );
+        assertSame(run);
+        if (size <= 4096) {
+          deepStrictEqual(run.gateway.statuses, ["200"]);
+          return;
+        }
+        deepStrictEqual(run.gateway.statuses, ["502"]);
+        match(
+          run.gateway.errors[0]!,
+          /upstream sent too big header while reading response header from upstream, client: /,
+        );
+      });
+    }
+  },
+);
+
+Deno.test(
+  "nginx parity: a body cut short logs the bytes sent and one line",
+  ON_LINUX,
+  async () => {
+    const run = await sameAnswer((conn) =>
+      writeText(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
+      )
+    );
+    assertSame(run);
+    match(run.gateway.access[0]!, /" 200 10 "/);
+    strictEqual(run.gateway.errors.length, 1);
+  },
+);
+
+Deno.test(
+  "nginx parity: a body that stalls past the read timeout",
+  ON_LINUX,
+  async () => {
+    const run = await sameAnswer(async (conn) => {
+      await writeText(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+    }, { read: "300ms" });
+    deepStrictEqual(run.gateway.statuses, run.nginx.statuses);
+    deepStrictEqual(run.gateway.errors, run.nginx.errors);
+    match(
+      run.gateway.errors[0]!,
+      /upstream timed out .* while reading upstream/,
+    );
+    strictEqual(run.gateway.errors.length, 1);
+    // NAMED DIFFERENCE "proxy-buffering": nginx holds the first bytes of a
+    // body in its buffer until it fills or the upstream finishes, so the
+    // client got none of them and nginx logs 0; the gateway streams them
+    // as they come and logs the 10 bytes the client got.
+    match(run.nginx.access[0]!, /" 200 0 "/);
+    match(run.gateway.access[0]!, /" 200 10 "/);
+  },
+);
+
+Deno.test(
+  "nginx parity: re-chunked bodies count their chunk framing",
+  ON_LINUX,
+  async (t) => {
+    const answers: [string, string, RegExp][] = [
+      [
+        "no length",
+        "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody without content-length",
+        /" 200 38 "/, // 27 + "1b\r\n" + "\r\n" + "0\r\n\r\n"
+      ],
+      [
+        "chunked",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n8\r\n, chunks\r\n0\r\n\r\n",
+        /" 200 23 "/,
+      ],
+    ];
+    for (const [name, answer, bytes] of answers) {
+      await t.step(name, async () => {
+        const run = await sameAnswer((conn) => writeText(conn, answer));
+        assertSame(run);
+        match(run.gateway.access[0]!, bytes);
+      });
+    }
+  },
+);
+
+Deno.test(
+  "nginx parity: bare LF line ends in the head and the chunks",
+  ON_LINUX,
+  async (t) => {
+    const answers = [
+      "HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+      "HTTP/1.1 200 OK\r\nX-A: 1\nContent-Length: 2\r\n\nok",
+      "HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n2\nok\n0\n\n",
+    ];
+    for (const answer of answers) {
+      await t.step(JSON.stringify(answer), async () => {
+        const run = await sameAnswer((conn) => writeText(conn, answer), {
+          read: "1000ms",
+        });
+        assertSame(run);
+        deepStrictEqual(run.gateway.statuses, ["200"]);
+      });
+    }
+  },
+);
+
+Deno.test(
+  "nginx parity: NUL, a stray CR and bad names in upstream headers",
+  ON_LINUX,
+  async (t) => {
+    const lines = [
+      "X-A: a\rb",
+      "X-A: a\0b",
+      ": x",
+      "Bad Name: x",
+      " folded",
+    ];
+    for (const line of lines) {
+      await t.step(JSON.stringify(line), async () => {
+        const run = await sameAnswer((conn) =>
+          writeText(
+            conn,
+            `HTTP/1.1 200 OK\r\n${line}\r\nContent-Length: 2\r\n\r\nok`,
+          )
+        );
+        assertSame(run);
+        deepStrictEqual(run.gateway.statuses, ["502"]);
+        match(
+          run.gateway.errors[0]!,
+          /upstream sent invalid header: ".*\\x[0-9a-f]{2}\.\.\."/,
+        );
+      });
+    }
+  },
+);
+
+Deno.test(
+  "nginx parity: an upstream that speaks no HTTP",
+  ON_LINUX,
+  async () => {
+    const run = await sameAnswer((conn) =>
+      writeText(conn, "SSH-2.0-OpenSSH_9.2\r\ngarbage\r\n")
+    );
+    deepStrictEqual(run.gateway.errors, run.nginx.errors);
+    match(run.gateway.errors[0]!, /upstream sent no valid HTTP\/1\.0 header/);
+    // NAMED DIFFERENCE "http09": nginx 1.22 then relays the raw bytes as an
+    // HTTP/0.9 answer (status 009 in its access log); the gateway answers
+    // 502, as nginx does for every other broken head: a browser cannot use
+    // a headless answer, and relaying one would pass whatever the port
+    // speaks (an SSH banner, a database greeting) to the client as a page.
+    deepStrictEqual(run.nginx.statuses, ["pen"]); // "SSH-2.0-OpenSSH…" relayed
+    match(run.nginx.access[0]!, /" 009 \d+ "/);
+    deepStrictEqual(run.gateway.statuses, ["502"]);
+    match(run.gateway.access[0]!, /" 502 PAGE "/);
+  },
+);
+
+Deno.test(
+  "nginx parity: a WebSocket's access line counts the frames sent",
+  ON_LINUX,
+  async () => {
+    const enc = new TextEncoder();
+    // The upstream: 101, a greeting, an echo of each message, and an
+    // empty close answered with an empty close.
+    await using up = startRawUpstream(async (conn) => {
+      const head = await readHead(conn);
+      const key = head?.match(/Sec-WebSocket-Key: (\S+)/i)?.[1] ?? "";
+      const digest = await crypto.subtle.digest(
+        "SHA-1",
+        enc.encode(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`),
+      );
+      const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+      await writeText(
+        conn,
+        `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+      );
+      await conn.write(
+        encodeFrame(OPCODE.text, enc.encode("hello-from-upstream"), null),
+      );
+      const buf = new Uint8Array(4096);
+      let pending = new Uint8Array(0);
+      for (let reads = 0; reads < 100; reads++) {
+        const n = await conn.read(buf);
+        if (n === null) return;
+        pending = new Uint8Array([...pending, ...buf.subarray(0, n)]);
+        // Masked client frames under 126 bytes (RFC 6455 §5.2).
+        while (
+          pending.length >= 6 && pending.length >= 6 + (pending[1]! & 0x7f)
+        ) {
+          const opcode = pending[0]! & 0x0f;
+          const size = pending[1]! & 0x7f;
+          const payload = pending.slice(6, 6 + size).map((b, i) =>
+            b ^ pending[2 + (i & 3)]!
+          );
+          pending = pending.slice(6 + size);
+          if (opcode === OPCODE.close) {
+            await conn.write(encodeFrame(OPCODE.close, payload, null));
+            return;
+          }
+          const echo = new Uint8Array([...enc.encode("echo:"), ...payload]);
+          await conn.write(encodeFrame(OPCODE.text, echo, null));
+        }
+      }
+    });
+    await using nginx = await startNginx({
+      servers: [`127.0.0.1:${up.port}`],
+      websocket: true,
+    });
+    await using gw = startGateway({ upstreamUrl: up.origin });
+    const mask = new Uint8Array([1, 2, 3, 4]);
+    for (const port of [nginx.port, gw.port]) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await writeText(
+        conn,
+        `GET /api/ws HTTP/1.1\r\n${HOST}Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      const buf = new Uint8Array(4096);
+      let got = "";
+      const deadline = Date.now() + 3000;
+      // Reads until `text` arrived, the end, or 3 s: every loop is bounded.
+      const readUntil = async (text: string) => {
+        while (!got.includes(text) && Date.now() < deadline) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const n = await Promise.race([
+            conn.read(buf).catch(() => null),
+            new Promise<"late">((r) =>
+              timer = setTimeout(() => r("late"), 3000)
+            ),
+          ]);
+          clearTimeout(timer);
+          if (n === null || n === "late") return;
+          got += new TextDecoder().decode(buf.subarray(0, n));
+        }
+      };
+      await readUntil("hello-from-upstream");
+      await conn.write(
+        encodeFrame(OPCODE.text, enc.encode("ping-from-raw"), mask),
+      );
+      await readUntil("echo:ping-from-raw");
+      await conn.write(encodeFrame(OPCODE.close, new Uint8Array(0), mask));
+      await readUntil("\u0000never"); // until the end
+      conn.close();
+    }
+    await waitFor(
+      () => nginx.accessLines().length === 1 && gw.accessLines.length === 1,
+      5000,
+    );
+    deepStrictEqual(
+      accessExact(gw.accessLines),
+      accessExact(nginx.accessLines()),
+    );
+    match(gw.accessLines[0]!, /" 101 43 "/);
   },
 );

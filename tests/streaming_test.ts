@@ -3,7 +3,14 @@
  * process while its peak RSS (VmHWM, Linux /proc) stays flat.
  */
 import { strictEqual } from "node:assert/strict";
-import { spawnGateway } from "./_utils.ts";
+import {
+  readHead,
+  spawnGateway,
+  startGateway,
+  startRawUpstream,
+  waitFor,
+  writeText,
+} from "./_utils.ts";
 
 const MIB = 1024 * 1024;
 const TOTAL = 512 * MIB;
@@ -146,6 +153,67 @@ Deno.test("gateway streams 512 MiB up and down with flat memory", {
     upstream.kill();
     await upstream.status;
     await lines.cancel();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/**
+ * Reads `keep` bytes of a GET's answer (head included), then closes the
+ * connection, as a user cancelling a download does; returns what arrived.
+ */
+async function abortedGet(port: number, path: string, keep: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(
+    new TextEncoder().encode(
+      `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    ),
+  );
+  const buf = new Uint8Array(64 * 1024);
+  let received = 0;
+  while (received < keep) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    received += n;
+  }
+  conn.close();
+  return received;
+}
+
+Deno.test("$body_bytes_sent of a cancelled 200 MB download is what was sent", async (t) => {
+  const size = 200_000_000;
+  const dir = await Deno.makeTempDir();
+  // A sparse file: 200 MB on disk costs nothing.
+  const file = await Deno.open(`${dir}/big.bin`, { write: true, create: true });
+  await file.truncate(size);
+  file.close();
+  await using up = startRawUpstream(async (conn) => {
+    await readHead(conn);
+    await writeText(
+      conn,
+      `HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\n\r\n`,
+    );
+    // Until the gateway closes the connection (the client left).
+    for (let sent = 0; sent < size; sent += CHUNK.length) {
+      await conn.write(CHUNK);
+    }
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin, root: dir });
+  try {
+    for (const path of ["/api/download", "/big.bin"]) {
+      await t.step(path, async () => {
+        const before = gw.accessLines.length;
+        const received = await abortedGet(gw.port, path, MIB);
+        await waitFor(() => gw.accessLines.length > before, 10_000);
+        const logged = Number(
+          gw.accessLines.at(-1)!.match(/" 200 (\d+) "/)![1],
+        );
+        // What went into the socket: what the client read, and less than
+        // the socket buffers and one chunk in flight beyond it.
+        strictEqual(logged >= received - 1024, true, `${logged} ${received}`);
+        strictEqual(logged < 64 * MIB, true, `${logged}`);
+      });
+    }
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

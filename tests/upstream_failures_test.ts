@@ -7,6 +7,7 @@ import {
   maskErrorLine,
   rawRequest,
   readHead,
+  spawnGateway,
   startGateway,
   startRawUpstream,
   startUpstream,
@@ -523,5 +524,64 @@ Deno.test("idle pooled connections are closed after the idle timeout", async () 
     strictEqual(client.idleCount, 0);
   } finally {
     client.close();
+  }
+});
+
+Deno.test("a body cut short or stalled writes nginx's line and nothing else", async () => {
+  // Content-Length cut by FIN, chunked cut by FIN, Content-Length stalled.
+  const answers = [
+    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
+    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
+  ];
+  await using up = startRawUpstream(async (conn, i) => {
+    await readHead(conn);
+    await writeText(conn, answers[i]!);
+    if (i === 2) await new Promise((r) => setTimeout(r, 1500));
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    {
+      await using gw = await spawnGateway([
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        up.origin,
+        "--proxy-read-timeout",
+        "300ms",
+        "--error-log",
+        `${dir}/error.log`,
+        "--access-log",
+        `${dir}/access.log`,
+      ]);
+      for (let i = 0; i < answers.length; i++) {
+        await rawRequest(
+          gw.port,
+          `GET /api/t${i} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+          3000,
+        );
+      }
+      await waitFor(
+        () => Deno.readTextFileSync(`${dir}/access.log`).split("\n").length > 3,
+        5000,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const errors = (await Deno.readTextFile(`${dir}/error.log`)).split("\n")
+      .filter((l) => /\[(error|crit|alert|emerg)\]/.test(l)).map(maskErrorLine);
+    deepStrictEqual(errors.map((l) => l.replace(/, client: .*/, "")), [
+      "TIME [error] PID#TID: *N upstream prematurely closed connection while reading upstream",
+      "TIME [error] PID#TID: *N upstream prematurely closed connection while reading upstream",
+      `TIME [error] PID#TID: *N upstream timed out (${TIMED_OUT}) while reading upstream`,
+    ]);
+    const sent = (await Deno.readTextFile(`${dir}/access.log`)).trim().split(
+      "\n",
+    )
+      .map((l) => l.match(/" (\d+ \d+) "/)?.[1]);
+    // What reached the client: 10 bytes, or 10 in one chunk ("a\r\n…\r\n",
+    // no last chunk: the client sees the body was cut).
+    deepStrictEqual(sent, ["200 10", "200 15", "200 10"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

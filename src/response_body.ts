@@ -1,0 +1,133 @@
+/**
+ * Response bodies after the head is sent: which ones are streams, how many
+ * of their bytes the client took (`$body_bytes_sent`), and what a stream
+ * that fails half-way tells `Deno.serve`.
+ *
+ * A byte body is written whole by `Deno.serve` on its fast path, so its
+ * `Content-Length` is what was sent. A stream may stop early (the client
+ * left, the upstream closed or stalled), so it is counted as it goes.
+ *
+ * @module
+ */
+
+import { describeError } from "./fault_policy.ts";
+import type { Logger } from "./logger.ts";
+import { UpstreamError } from "./upstream_error.ts";
+
+/** Responses made by {@linkcode streamedResponse}. */
+const streamed = new WeakSet<Response>();
+
+/**
+ * A response whose body is a stream, marked so the access log counts what
+ * of it reached the client instead of trusting its `Content-Length`.
+ *
+ * @param body The body; a byte body or `null` is not marked.
+ * @param init Status and headers.
+ * @returns The response.
+ */
+export function streamedResponse(
+  body: BodyInit | null,
+  init: ResponseInit,
+): Response {
+  const response = new Response(body, init);
+  if (body instanceof ReadableStream) streamed.add(response);
+  return response;
+}
+
+/**
+ * Tells whether a response was made by {@linkcode streamedResponse} with a
+ * stream body (without the `body` getter, which turns a byte body into a
+ * stream and takes `Deno.serve` off its fast path).
+ *
+ * @param response The response.
+ * @returns Whether its body is a stream to count.
+ */
+export function isStreamedResponse(response: Response): boolean {
+  return streamed.has(response);
+}
+
+/** A body that counts what the client took. */
+export interface MeteredBody {
+  /** The body to send. */
+  body: ReadableStream<Uint8Array>;
+  /** Bytes taken so far, chunk framing included when chunked. */
+  sent(): number;
+}
+
+/**
+ * Wraps a body so that each chunk counts once `Deno.serve` asks for the
+ * next one (it has taken the chunk for the socket) or reads the end; a
+ * chunk pending when the client leaves is not counted. A chunked body
+ * counts what goes on the wire as nginx's `$body_bytes_sent` does (its
+ * chunked filter runs before the count): `hex CRLF data CRLF` per chunk and
+ * `0 CRLF CRLF` at a clean end (RFC 9112 §7.1).
+ *
+ * @param source The body.
+ * @param chunked It goes out with `Transfer-Encoding: chunked`.
+ * @returns The body to send and its count.
+ *
+ * @example Usage
+ * ```ts
+ * import { meteredBody } from "./response_body.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const m = meteredBody(ReadableStream.from([new Uint8Array(13)]), true);
+ * await new Response(m.body).arrayBuffer();
+ * strictEqual(m.sent(), 23);
+ * ```
+ */
+export function meteredBody(
+  source: ReadableStream<Uint8Array>,
+  chunked: boolean,
+): MeteredBody {
+  const reader = source.getReader();
+  let sent = 0;
+  let pending = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      sent += pending;
+      pending = 0;
+      let result;
+      try {
+        result = await reader.read();
+      } catch (error) {
+        return controller.error(error);
+      }
+      if (result.done) {
+        if (chunked) sent += 5;
+        return controller.close();
+      }
+      const n = result.value.byteLength;
+      if (n > 0) pending = chunked ? n + n.toString(16).length + 4 : n;
+      controller.enqueue(result.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  return { body, sent: () => sent };
+}
+
+/**
+ * `Deno.serve`'s `onError`. A body stream that failed after the head went
+ * out arrives here; an {@linkcode UpstreamError} is such a failure and was
+ * logged where it happened, with its request, as nginx logs it (the
+ * connection is cut whatever is returned). Anything else is a defect:
+ * an `[alert]` line.
+ *
+ * @param logger Where the alert goes.
+ * @returns The handler.
+ */
+export function serveErrorHandler(
+  logger: Logger,
+): (error: unknown) => Response {
+  return (error) => {
+    if (!(error instanceof UpstreamError)) {
+      logger.error({
+        level: "alert",
+        message: `unexpected error: ${describeError(error)}`,
+      });
+    }
+    return new Response("Internal Server Error", { status: 500 });
+  };
+}
