@@ -20,6 +20,14 @@ import {
 import { errorResponse } from "./error_pages.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
+import {
+  type CheckEvent,
+  checkRequestHead,
+  looksLikeHttp2,
+  READING_HEADERS,
+  READING_REQUEST_LINE,
+  requestLine,
+} from "./request_checks.ts";
 import { StaticCache } from "./static_cache.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import { serveStatic } from "./static_handler.ts";
@@ -71,11 +79,19 @@ export interface GatewayDeps {
   stats?: GatewayStats;
 }
 
-// A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
-// 3986 §3.2.2); nginx rejects others with 400 (ngx_http_validate_host). This
-// also keeps a Host such as "a/b" from shifting the path in `req.url`.
-const VALID_HOST =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
+const CLOSE = { connection: "close" };
+const INVALID_REQUEST_LINE: CheckEvent = {
+  level: "info",
+  message: "client sent invalid request",
+  action: READING_REQUEST_LINE,
+};
+
+/** Whether the request declares a body (which `Deno.serve` drains). */
+function bodyPending(headers: Headers): boolean {
+  const length = headers.get("content-length");
+  return headers.has("transfer-encoding") ||
+    (length !== null && length !== "0");
+}
 
 /** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
 function countingBody(
@@ -147,7 +163,8 @@ export function createGatewayHandler(
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
-    const request = `${req.method} ${target} HTTP/1.1`;
+    const http2 = looksLikeHttp2(req.url, host, options.publicPort);
+    const request = requestLine(req, { host, target, http2 });
     // The line's context is assembled only when a line is written.
     const log = (event: RequestEvent) =>
       logger.error({
@@ -159,12 +176,28 @@ export function createGatewayHandler(
         ...(referrer === null ? {} : { referrer }),
         ...event,
       });
+    // A line about the request line has no header fields, as nginx's.
+    const logRequestLine = (event: CheckEvent) =>
+      logger.error({
+        connection,
+        client,
+        server: options.serverName,
+        request,
+        ...event,
+      });
 
     let response: Response;
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, { target, host, client, log });
+      response = await handle(req, {
+        target,
+        host,
+        client,
+        http2,
+        log,
+        logRequestLine,
+      });
     } catch (error) {
       log({
         level: "alert",
@@ -228,17 +261,43 @@ export function createGatewayHandler(
   // handler's catch through its await.
   function handle(
     req: Request,
-    { target, host, client, log }: {
+    { target, host, client, http2, log, logRequestLine }: {
       target: string;
       host: string | null;
       client: string;
+      http2: boolean;
       log: (event: RequestEvent) => void;
+      logRequestLine: (event: CheckEvent) => void;
     },
   ): Response | Promise<Response> {
     const head = req.method === "HEAD";
-    if (host !== null && !VALID_HOST.test(host)) {
-      log({ level: "info", message: "client sent invalid host header" });
+    // nginx answers 400 and closes the connection on every request it
+    // cannot read (ngx_http_special_response_handler drops keepalive).
+    // Deno.serve says so itself while a body is unread (and closes once it
+    // has discarded it); a second field would repeat it.
+    const badRequest = (status: 400 | 405 = 400) =>
+      errorResponse(status, {
+        head,
+        ...(bodyPending(req.headers) ? {} : { headers: CLOSE }),
+      });
+    if (http2) {
+      // nginx without `http2` on the listen reads the HTTP/2 preface as a
+      // request line and refuses it; Deno.serve has already spoken HTTP/2,
+      // so each stream is refused (Connection is not an HTTP/2 field).
+      logRequestLine(INVALID_REQUEST_LINE);
       return errorResponse(400, { head });
+    }
+    const route = routeRequest(target, routeOptions);
+    if (route.kind === "invalid") {
+      // `..` above the root, `%00`, a bad escape: nginx's request-line error.
+      logRequestLine(INVALID_REQUEST_LINE);
+      return badRequest();
+    }
+    const verdict = checkRequestHead(req, host);
+    for (const note of verdict.notes) log(note);
+    if (verdict.kind === "reject") {
+      log(verdict.event);
+      return badRequest(verdict.status);
     }
     if (
       options.statusPath !== undefined && isLoopback(client) &&
@@ -256,24 +315,20 @@ export function createGatewayHandler(
         { headers: { "cache-control": "no-store" } },
       );
     }
-    const declared = Number(req.headers.get("content-length") ?? 0);
-    if (options.maxBodySize > 0 && declared > options.maxBodySize) {
+    const length = verdict.contentLength;
+    if (
+      options.maxBodySize > 0 && length.kind === "length" &&
+      length.length > options.maxBodySize
+    ) {
       // nginx checks client_max_body_size for every location, before the
       // body is read (no 100 Continue is sent).
       return tooLarge(
-        `client intended to send too large body: ${declared} bytes`,
+        `client intended to send too large body: ${length.digits} bytes`,
         log,
         false,
       );
     }
-    const route = routeRequest(target, routeOptions);
     switch (route.kind) {
-      case "invalid":
-        log({
-          level: "info",
-          message: `client sent invalid request: ${route.reason}`,
-        });
-        return errorResponse(400, { head });
       case "redirect":
         return errorResponse(301, {
           head,
@@ -282,9 +337,30 @@ export function createGatewayHandler(
           },
         });
       case "proxy":
+        if (
+          (head || req.method === "GET") &&
+          ((length.kind === "length" && length.length > 0) ||
+            req.headers.has("transfer-encoding"))
+        ) {
+          // Deno.serve gives a GET or HEAD request no body (the fetch
+          // Request rules), so it cannot be forwarded; refused rather than
+          // forwarded without it.
+          log({
+            level: "info",
+            message: `client sent body in ${req.method} request`,
+            action: READING_HEADERS,
+          });
+          return badRequest();
+        }
         return forwardApi(
           req,
-          { upstreamPath: route.upstreamPath, host, client, log },
+          {
+            upstreamPath: route.upstreamPath,
+            host,
+            client,
+            log,
+            contentLength: length.kind === "length" ? length.length : null,
+          },
           forwarder,
         );
       case "static":

@@ -30,8 +30,17 @@ export interface ProxyOptions {
   publicApiBase: string;
   /** Add `X-Forwarded-*` headers. */
   addForwarded: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
+  /**
+   * nginx's `client_max_body_size` in bytes; 0 is unlimited. Only a body
+   * without a declared length is checked here: the gateway answers 413 to a
+   * declared one before routing.
+   */
   maxBodySize: number;
+  /**
+   * The declared `Content-Length`, from the gateway's one parse of it
+   * (`parseContentLength`); `null` when there is none.
+   */
+  contentLength: number | null;
   /**
    * Told about every failed attempt, with the `upstream:` field naming the
    * server tried, and whether that failure made the server unavailable.
@@ -119,17 +128,11 @@ async function bufferUpTo(
 
 // Not async: the body is read by the caller, so a request costs one async
 // layer fewer (each is a frame and promises of garbage per request).
-function planBody(req: Request, maxBodySize: number): BodyDecision {
-  const declared = req.headers.get("content-length");
-  const length = declared === null ? null : Number(declared);
-  // Checked before a byte is read, so with `Expect: 100-continue` the client
-  // gets the 413 instead of "100 Continue" and never uploads (nginx-observed §f).
-  if (maxBodySize > 0 && length !== null && length > maxBodySize) {
-    return {
-      kind: "too-large",
-      message: `client intended to send too large body: ${length} bytes`,
-    };
-  }
+function planBody(
+  req: Request,
+  length: number | null,
+  maxBodySize: number,
+): BodyDecision {
   // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no
   // body (RFC 9112 §6.3). Decided from the headers: the `req.body` getter
   // builds a stream even to say null, a cost on every request.
@@ -193,7 +196,11 @@ export async function proxyRequest(
   req: Request,
   options: ProxyOptions,
 ): Promise<ProxyResult> {
-  let plan: BodyDecision = planBody(req, options.maxBodySize);
+  let plan: BodyDecision = planBody(
+    req,
+    options.contentLength,
+    options.maxBodySize,
+  );
   if (plan.kind === "read") {
     try {
       const bytes = new Uint8Array(await req.arrayBuffer());
