@@ -26,6 +26,7 @@ import {
   looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
+  type RejectStatus,
   requestLine,
 } from "./request_checks.ts";
 import { StaticCache } from "./static_cache.ts";
@@ -85,13 +86,6 @@ const INVALID_REQUEST_LINE: CheckEvent = {
   message: "client sent invalid request",
   action: READING_REQUEST_LINE,
 };
-
-/** Whether the request declares a body (which `Deno.serve` drains). */
-function bodyPending(headers: Headers): boolean {
-  const length = headers.get("content-length");
-  return headers.has("transfer-encoding") ||
-    (length !== null && length !== "0");
-}
 
 /** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
 function countingBody(
@@ -273,19 +267,17 @@ export function createGatewayHandler(
     const head = req.method === "HEAD";
     // nginx answers 400 and closes the connection on every request it
     // cannot read (ngx_http_special_response_handler drops keepalive).
-    // Deno.serve says so itself while a body is unread (and closes once it
-    // has discarded it); a second field would repeat it.
-    const badRequest = (status: 400 | 405 = 400) =>
-      errorResponse(status, {
-        head,
-        ...(bodyPending(req.headers) ? {} : { headers: CLOSE }),
-      });
-    if (http2) {
+    // Deno.serve may add its own field while a body is unread; a repeated
+    // `close` is still one token (RFC 9110 §5.3).
+    const badRequest = (status: RejectStatus = 400) =>
+      errorResponse(status, { head, headers: CLOSE });
+    if (http2 || req.method === "CONNECT") {
       // nginx without `http2` on the listen reads the HTTP/2 preface as a
       // request line and refuses it; Deno.serve has already spoken HTTP/2,
       // so each stream is refused (Connection is not an HTTP/2 field).
+      // nginx 1.22 reads a CONNECT line as invalid too.
       logRequestLine(INVALID_REQUEST_LINE);
-      return errorResponse(400, { head });
+      return http2 ? errorResponse(400, { head }) : badRequest();
     }
     const route = routeRequest(target, routeOptions);
     if (route.kind === "invalid") {

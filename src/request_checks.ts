@@ -3,7 +3,8 @@
  * (`ngx_http_process_request_line`, `ngx_http_process_request_headers`,
  * `ngx_http_process_request_header`), for what `Deno.serve` lets through:
  * the request line the logs show, HTTP/2 without TLS, the `Host`, the
- * `Content-Length`, `TRACE`, and header names with `_`.
+ * `Content-Length` and `Transfer-Encoding`, `TRACE`, and header names with
+ * `_`.
  *
  * @module
  */
@@ -19,6 +20,9 @@ export const READING_REQUEST_LINE = "reading client request line";
 /** nginx's action while it reads the header fields. */
 export const READING_HEADERS = "reading client request headers";
 
+/** The statuses nginx refuses a request head with. */
+export type RejectStatus = 400 | 405 | 501;
+
 /** The verdict on a request's head. */
 export type HeadVerdict =
   | {
@@ -30,10 +34,10 @@ export type HeadVerdict =
     notes: CheckEvent[];
   }
   | {
-    /** nginx refuses it: 400 or 405, and the connection closes. */
+    /** nginx refuses it: 400, 405 or 501, and the connection closes. */
     kind: "reject";
     /** The status. */
-    status: 400 | 405;
+    status: RejectStatus;
     /** The `[info]` line. */
     event: CheckEvent;
     /** Lines for fields dropped before the verdict. */
@@ -116,6 +120,10 @@ export function requestLine(
   },
 ): string {
   if (http2) return "PRI * HTTP/2.0";
+  // A CONNECT target is an authority, which Deno.serve puts after "http://".
+  if (req.method === "CONNECT") {
+    return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
+  }
   // An origin-form URL is "http://" + Host + target; anything else came
   // from an absolute-form request line, which `req.url` holds as sent.
   const url = req.url;
@@ -147,7 +155,7 @@ export function checkRequestHead(
   host: string | null,
 ): HeadVerdict {
   const notes = underscoreNotes(req.headers);
-  const reject = (status: 400 | 405, message: string): HeadVerdict => ({
+  const reject = (status: RejectStatus, message: string): HeadVerdict => ({
     kind: "reject",
     status,
     event: { level: "info", message, action: READING_HEADERS },
@@ -169,13 +177,19 @@ export function checkRequestHead(
   if (contentLength.kind === "invalid") {
     return reject(400, contentLength.message);
   }
-  if (
-    contentLength.kind === "length" && req.headers.has("transfer-encoding")
-  ) {
-    return reject(
-      400,
-      'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
-    );
+  const te = req.headers.get("transfer-encoding");
+  if (te !== null) {
+    // Deno.serve decodes any list ending in "chunked" and passes the rest
+    // of the codings on as if the body were plain; nginx knows chunked only.
+    if (te.toLowerCase() !== "chunked") {
+      return reject(501, `client sent unknown "Transfer-Encoding": "${te}"`);
+    }
+    if (contentLength.kind === "length") {
+      return reject(
+        400,
+        'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+      );
+    }
   }
   if (req.method === "TRACE") return reject(405, "client sent TRACE method");
   return { kind: "ok", contentLength, notes };

@@ -108,7 +108,11 @@ Deno.test("gateway refuses HTTP/2 prior knowledge without forwarding", async () 
   };
   const url = `http://127.0.0.1:${gw.port}/api/x`;
   // A body without content-length, with one, and none.
-  strictEqual(
+  // With a body the 400 goes out before the body is read, so the stream is
+  // reset after it (RFC 9113 §8.1), which curl may report as a framing
+  // error instead of the status.
+  const refused = /^2 400$|^0 000curl: \(92\)/;
+  match(
     await run([
       "--http2-prior-knowledge",
       "-H",
@@ -117,12 +121,9 @@ Deno.test("gateway refuses HTTP/2 prior knowledge without forwarding", async () 
       "hello",
       url,
     ]),
-    "2 400",
+    refused,
   );
-  strictEqual(
-    await run(["--http2-prior-knowledge", "-d", "hello", url]),
-    "2 400",
-  );
+  match(await run(["--http2-prior-knowledge", "-d", "hello", url]), refused);
   strictEqual(await run(["--http2-prior-knowledge", url]), "2 400");
   strictEqual(up.seen.length, 0);
   await waitFor(() => gw.accessLines.length === 3);
@@ -166,6 +167,16 @@ Deno.test("gateway answers nginx's status to hostile request lines and hosts", a
     ["NUL in an /api/ path", `GET /api/x%00y HTTP/1.1\r\n${HOST}\r\n`, "400"],
     ["NUL in a static path", `GET /x%00y HTTP/1.1\r\n${HOST}\r\n`, "400"],
     ["TRACE", `TRACE /api/x HTTP/1.1\r\n${HOST}\r\n`, "405"],
+    [
+      "CONNECT",
+      "CONNECT localhost:8080 HTTP/1.1\r\nHost: localhost:8080\r\n\r\n",
+      "400",
+    ],
+    [
+      "a coding before chunked",
+      `POST /api/x HTTP/1.1\r\n${HOST}Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+      "501",
+    ],
     ["no Host", "GET /api/x HTTP/1.1\r\n\r\n", "400"],
     ["empty Host", "GET /api/x HTTP/1.1\r\nHost:\r\n\r\n", "400"],
     ["Host with a slash", "GET /api/x HTTP/1.1\r\nHost: a/b\r\n\r\n", "400"],
@@ -198,7 +209,7 @@ Deno.test("gateway answers nginx's status to hostile request lines and hosts", a
       await t.step(name, async () => {
         const raw = await rawRequest(gw.port, request, 1000);
         strictEqual(statusOf(raw), expected, raw);
-        if (expected === "400" || expected === "405") {
+        if (["400", "405", "501"].includes(expected)) {
           strictEqual(headerOf(raw, "connection"), "close");
         }
       });
