@@ -87,12 +87,19 @@ type BodyDecision =
   /** Read it whole (small, with a length): sent with the head in one write. */
   | { kind: "read" }
   /** Buffer a chunked body up to `client_max_body_size`. */
-  | { kind: "buffer"; stream: ReadableStream<Uint8Array>; limit: number };
+  | {
+    kind: "buffer";
+    stream: ReadableStream<Uint8Array>;
+    limit: number;
+    /** An empty body is sent as none (no framing field at all). */
+    emptyIsNone?: boolean;
+  };
 
 /** Reads a chunked body up to the limit, as nginx buffers it. */
 async function bufferUpTo(
   stream: ReadableStream<Uint8Array>,
   limit: number,
+  emptyIsNone = false,
 ): Promise<BodyPlan> {
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -117,6 +124,7 @@ async function bufferUpTo(
   } finally {
     reader.releaseLock();
   }
+  if (total === 0 && emptyIsNone) return { kind: "ready", body: null };
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const c of chunks) {
@@ -133,13 +141,31 @@ function planBody(
   length: number | null,
   maxBodySize: number,
 ): BodyDecision {
-  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no
-  // body (RFC 9112 §6.3). Decided from the headers: the `req.body` getter
-  // builds a stream even to say null, a cost on every request.
-  if (
-    length === 0 || (length === null && !req.headers.has("transfer-encoding"))
-  ) {
-    return { kind: "ready", body: null };
+  if (length === 0) return { kind: "ready", body: null };
+  if (length === null && !req.headers.has("transfer-encoding")) {
+    // Without either field an HTTP/1.1 request has no body (RFC 9112 §6.3),
+    // and a GET or HEAD never has one here (Deno.serve gives it none).
+    // Decided from the headers: the `req.body` getter builds a stream even
+    // to say null, a cost on every request.
+    if (req.method === "GET" || req.method === "HEAD") {
+      return { kind: "ready", body: null };
+    }
+    // Other methods are looked at: HTTP/2 frames a body without either
+    // field, and one that reaches here (a client sending Host as well as
+    // :authority) must not lose it. An empty body is no body.
+    if (req.body === null) return { kind: "ready", body: null };
+    if (maxBodySize > 0) {
+      return {
+        kind: "buffer",
+        stream: req.body,
+        limit: maxBodySize,
+        emptyIsNone: true,
+      };
+    }
+    return {
+      kind: "ready",
+      body: { kind: "stream", stream: req.body, length: null },
+    };
   }
   if (length !== null && length <= SMALL_BODY) return { kind: "read" };
   if (req.body === null) return { kind: "ready", body: null };
@@ -210,7 +236,7 @@ export async function proxyRequest(
     }
   } else if (plan.kind === "buffer") {
     try {
-      plan = await bufferUpTo(plan.stream, plan.limit);
+      plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
       if (error instanceof UpstreamError) return { kind: "client-left", error };
       throw error;
