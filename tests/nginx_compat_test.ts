@@ -550,3 +550,40 @@ Deno.test(
     );
   },
 );
+
+Deno.test(
+  "nginx parity: named differences the runtime imposes on hostile heads",
+  ON_LINUX,
+  async () => {
+    const requests = [
+      `GET /api/x HTTP/1.1\r\n${HOST}Content-Length: 3\r\nConnection: close\r\n\r\nabc`,
+      "GET /api/x HTTP/1.0\r\n\r\n",
+      `GET /a b HTTP/1.1\r\n${HOST}\r\n`,
+    ];
+    const { nginx, gateway, upstreamRequests } = await hostileSideBySide(
+      requests.slice(0, 2),
+    );
+    // NAMED DIFFERENCE "get-body": nginx forwards a GET's body; Deno.serve
+    // gives a GET or HEAD request no body, so the gateway refuses it (400)
+    // rather than forward the request without it.
+    // NAMED DIFFERENCE "http10-no-host": Deno.serve does not tell HTTP/1.0
+    // from HTTP/1.1, so a request without Host is refused as nginx refuses
+    // an HTTP/1.1 one; nginx serves HTTP/1.0 without Host.
+    deepStrictEqual(nginx.statuses, ["200", "200"]);
+    deepStrictEqual(gateway.statuses, ["400", "400"]);
+    deepStrictEqual(upstreamRequests, { nginx: 2, gateway: 0 });
+    // NAMED DIFFERENCE "request-line-parser": a request line Deno.serve's
+    // parser rejects (a raw space in the target) gets its bare 400 with no
+    // body, and the handler never sees it: no access or error line.
+    await using nginxProcess = await startNginx({ servers: ["127.0.0.1:9"] });
+    await using gw = startGateway({ upstreamUrl: "http://127.0.0.1:9" });
+    const fromNginx = await rawRequest(nginxProcess.port, requests[2]!, 1000);
+    const fromGateway = await rawRequest(gw.port, requests[2]!, 1000);
+    strictEqual(status(fromNginx), "400");
+    strictEqual(status(fromGateway), "400");
+    match(fromGateway, /content-length: 0\r\n/i);
+    await waitFor(() => nginxProcess.accessLines().length === 1);
+    strictEqual(gw.accessLines.length, 0);
+    strictEqual(gw.errorLines.length, 0);
+  },
+);
