@@ -23,6 +23,7 @@ import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import {
   type CheckEvent,
   checkRequestHead,
+  hasUnforwardableBody,
   looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
@@ -86,6 +87,14 @@ const INVALID_REQUEST_LINE: CheckEvent = {
   message: "client sent invalid request",
   action: READING_REQUEST_LINE,
 };
+
+// Deno.serve gives a GET or HEAD request no body (the fetch Request rules),
+// so it cannot be forwarded: refused rather than sent without it.
+const BODY_IN_GET = (method: string): CheckEvent => ({
+  level: "info",
+  message: `client sent body in ${method} request`,
+  action: READING_HEADERS,
+});
 
 /** Counts body bytes as they reach the client, for `$body_bytes_sent`. */
 function countingBody(
@@ -329,19 +338,8 @@ export function createGatewayHandler(
           },
         });
       case "proxy":
-        if (
-          (head || req.method === "GET") &&
-          ((length.kind === "length" && length.length > 0) ||
-            req.headers.has("transfer-encoding"))
-        ) {
-          // Deno.serve gives a GET or HEAD request no body (the fetch
-          // Request rules), so it cannot be forwarded; refused rather than
-          // forwarded without it.
-          log({
-            level: "info",
-            message: `client sent body in ${req.method} request`,
-            action: READING_HEADERS,
-          });
+        if (hasUnforwardableBody(req, length)) {
+          log(BODY_IN_GET(req.method));
           return badRequest();
         }
         return forwardApi(

@@ -14,6 +14,13 @@
  * @module
  */
 
+import {
+  bytesToUtf8,
+  decodeToBytes,
+  escapeBytes,
+  normalise,
+} from "./path_decode.ts";
+
 /** The public prefix whose requests are proxied. */
 export const API_PREFIX = "api";
 
@@ -126,9 +133,6 @@ export function decodeSegment(segment: string): string | null {
   }
 }
 
-const encoder = new TextEncoder();
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 /** An escape that decodes to a separator: the segments change when decoded. */
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
@@ -138,67 +142,6 @@ const MALFORMED: Route = {
   reason: "malformed percent-encoding",
 };
 const NUL: Route = { kind: "invalid", reason: "path holds a NUL byte" };
-
-/**
- * Percent-decodes a path to a string of byte values (one char per byte):
- * `null` on a malformed escape. nginx decodes to bytes, before any UTF-8.
- */
-function decodeToBytes(path: string): string | null {
-  const bytes = encoder.encode(path);
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b !== 0x25) {
-      out += String.fromCharCode(b);
-      continue;
-    }
-    const hex = String.fromCharCode(bytes[i + 1] ?? 0, bytes[i + 2] ?? 0);
-    if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return null;
-    out += String.fromCharCode(parseInt(hex, 16));
-    i += 2;
-  }
-  return out;
-}
-
-/**
- * Escapes a byte string as nginx's `ngx_escape_uri(NGX_ESCAPE_URI)` does
- * for the path it sends upstream: controls, space, `#`, `%`, `?` and
- * bytes past 0x7e.
- */
-function escapeBytes(segment: string): string {
-  let out = "";
-  for (let i = 0; i < segment.length; i++) {
-    const c = segment.charCodeAt(i);
-    out += c <= 0x20 || c >= 0x7f || c === 0x23 || c === 0x25 || c === 0x3f
-      ? `%${c.toString(16).toUpperCase().padStart(2, "0")}`
-      : segment[i];
-  }
-  return out;
-}
-
-/**
- * Resolves `.`, `..` and empty segments; `null` when the path climbs above
- * the root. `isDot`/`isDotDot` say which spellings count.
- */
-function normalise(
-  pieces: string[],
-  isDot: (s: string) => boolean,
-  isDotDot: (s: string) => boolean,
-): { segments: string[]; directory: boolean } | null {
-  const segments: string[] = [];
-  for (const piece of pieces) {
-    if (piece === "" || isDot(piece)) continue;
-    if (isDotDot(piece)) {
-      if (segments.pop() === undefined) return null;
-      continue;
-    }
-    segments.push(piece);
-  }
-  const last = pieces[pieces.length - 1] ?? "";
-  const directory = segments.length === 0 || last === "" || isDot(last) ||
-    isDotDot(last);
-  return { segments, directory };
-}
 
 /**
  * Decides where a request target goes.
@@ -322,12 +265,9 @@ function routeDecoded(
   }
   const names: string[] = [];
   for (const segment of segments) {
-    try {
-      const bytes = Uint8Array.from(segment, (c) => c.charCodeAt(0));
-      names.push(utf8.decode(bytes));
-    } catch {
-      return MALFORMED;
-    }
+    const name = bytesToUtf8(segment);
+    if (name === null) return MALFORMED;
+    names.push(name);
   }
   return { kind: "static", segments: names, directory, query };
 }

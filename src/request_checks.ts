@@ -195,6 +195,33 @@ export function checkRequestHead(
   return { kind: "ok", contentLength, notes };
 }
 
+/**
+ * Whether a request carries a body `Deno.serve` will not hand over: a GET
+ * or HEAD with a length or chunked framing (`InnerRequest.body` is `null`
+ * for those methods), so forwarding it would drop the body.
+ *
+ * @param req The request.
+ * @param contentLength Its parsed `Content-Length`.
+ * @returns Whether to refuse it.
+ *
+ * @example Usage
+ * ```ts
+ * import { hasUnforwardableBody } from "./request_checks.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const req = new Request("http://h/x", { headers: { "content-length": "3" } });
+ * strictEqual(hasUnforwardableBody(req, { kind: "length", length: 3, digits: "3" }), true);
+ * ```
+ */
+export function hasUnforwardableBody(
+  req: Request,
+  contentLength: Exclude<ContentLength, { kind: "invalid" }>,
+): boolean {
+  if (req.method !== "GET" && req.method !== "HEAD") return false;
+  return (contentLength.kind === "length" && contentLength.length > 0) ||
+    req.headers.has("transfer-encoding");
+}
+
 /** nginx's line for each field name with `_`, which it drops. */
 function underscoreNotes(headers: Headers): CheckEvent[] {
   let notes: CheckEvent[] | null = null;
