@@ -42,7 +42,10 @@ export interface ApiForwarder {
 export interface ApiRequest {
   /** The path and query to request upstream. */
   upstreamPath: string;
-  /** The client's `Host`, if it sent one. */
+  /**
+   * The name the client reached the gateway by, for absolute redirects: the
+   * authority of an absolute-form request line, else `Host`, if sent.
+   */
   host: string | null;
   /** The client's address. */
   client: string;

@@ -21,6 +21,7 @@ import { errorResponse } from "./error_pages.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
 import {
+  absoluteAuthority,
   type CheckEvent,
   checkRequestHead,
   hasUnforwardableBody,
@@ -334,7 +335,10 @@ export function createGatewayHandler(
         return errorResponse(301, {
           head,
           headers: {
-            location: publicOrigin(host, options.publicPort) + route.location,
+            location: publicOrigin(
+              absoluteAuthority(req.url, host, target) ?? host,
+              options.publicPort,
+            ) + route.location,
           },
         });
       case "proxy":
@@ -346,7 +350,7 @@ export function createGatewayHandler(
           req,
           {
             upstreamPath: route.upstreamPath,
-            host,
+            host: absoluteAuthority(req.url, host, target) ?? host,
             client,
             log,
             contentLength: length.kind === "length" ? length.length : null,

@@ -124,12 +124,45 @@ export function requestLine(
   if (req.method === "CONNECT") {
     return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
   }
-  // An origin-form URL is "http://" + Host + target; anything else came
-  // from an absolute-form request line, which `req.url` holds as sent.
-  const url = req.url;
-  const absolute = host !== null && host !== "" &&
-    url !== `http://${host}${target}`;
-  return `${req.method} ${absolute ? url : target} HTTP/1.1`;
+  const absolute = absoluteAuthority(req.url, host, target) !== null;
+  return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
+}
+
+/**
+ * The authority of an absolute-form request line, which nginx uses instead
+ * of `Host` for the request's server (`ngx_http_process_request_uri`), so
+ * for absolute redirects; `null` for origin-form. An origin-form URL is
+ * `http://` + Host + target; anything else came from an absolute-form line,
+ * which `req.url` holds as sent. One whose authority equals `Host` cannot be
+ * told apart and needs no telling.
+ *
+ * @param url `req.url`.
+ * @param host The `Host` field, or `null`.
+ * @param target The origin-form target, from `requestTarget`.
+ * @returns The authority, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { absoluteAuthority } from "./request_checks.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(absoluteAuthority("http://other:9/a", "h", "/a"), "other:9");
+ * strictEqual(absoluteAuthority("http://other:9?q", "h", "/?q"), "other:9");
+ * strictEqual(absoluteAuthority("http://h/a", "h", "/a"), null);
+ * ```
+ */
+export function absoluteAuthority(
+  url: string,
+  host: string | null,
+  target: string,
+): string | null {
+  if (host === null || host === "" || url === `http://${host}${target}`) {
+    return null;
+  }
+  const start = url.indexOf("://") + 3;
+  const rest = url.slice(start);
+  const end = rest.search(/[/?]/);
+  return end < 0 ? rest : rest.slice(0, end);
 }
 
 /**

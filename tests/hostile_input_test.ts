@@ -249,3 +249,28 @@ Deno.test("gateway logs nginx's lines for hostile heads", async () => {
   deepStrictEqual(up.seen.map((s) => s.target), ["/x", "/abs?q=1"]);
   strictEqual(up.seen[0]!.headers.has("x_under_score"), false);
 });
+
+Deno.test("gateway builds absolute redirects from an absolute-form target's authority", async () => {
+  await using up = startUpstream(() =>
+    new Response(null, {
+      status: 302,
+      headers: { location: `${up.origin}/next` },
+    })
+  );
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  // nginx takes the request's server from the request line's URI, so both
+  // its own redirect and a rewritten upstream Location name that host.
+  const folder = await rawRequest(
+    gw.port,
+    `GET http://other:9999/api HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`,
+  );
+  strictEqual(headerOf(folder, "location"), `http://other:${gw.port}/api/`);
+  const proxied = await rawRequest(
+    gw.port,
+    `GET http://other:9999/api/x HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`,
+  );
+  strictEqual(
+    headerOf(proxied, "location"),
+    `http://other:${gw.port}/api/next`,
+  );
+});
