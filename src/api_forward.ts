@@ -42,12 +42,17 @@ export interface ApiForwarder {
 export interface ApiRequest {
   /** The path and query to request upstream. */
   upstreamPath: string;
-  /** The client's `Host`, if it sent one. */
+  /**
+   * The name the client reached the gateway by, for absolute redirects: the
+   * authority of an absolute-form request line, else `Host`, if sent.
+   */
   host: string | null;
   /** The client's address. */
   client: string;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
+  /** The declared `Content-Length`, parsed once by the gateway; `null` if none. */
+  contentLength: number | null;
 }
 
 /**
@@ -73,8 +78,9 @@ export function publicOrigin(host: string | null, port: number): string {
 /**
  * nginx's 413: the line has no `while` and no upstream, and the connection
  * closes. `Deno.serve` adds `Connection: close` itself when the body was left
- * unread (a declared `Content-Length` over the limit); when the gateway read
- * part of a chunked body it must say so itself, or the connection stays open.
+ * unread (a declared `Content-Length` over the limit) and closes once it has
+ * discarded that body; when the gateway read part of a chunked body it must
+ * say so itself, or the connection stays open.
  *
  * @param message nginx's message, e.g. `client intended to send too large body: 9 bytes`.
  * @param log The request's error log.
@@ -142,6 +148,7 @@ export async function forwardApi(
     addForwarded: forwarder.addForwardedHeaders,
     onAttemptError,
     maxBodySize: forwarder.maxBodySize,
+    contentLength: request.contentLength,
   };
   // Only a tunnel needs to report its end (for its access line).
   const tunnel = isWebSocketRequest(req)

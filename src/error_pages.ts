@@ -21,6 +21,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   431: "Request Header Fields Too Large",
   499: "Client Closed Request",
   500: "Internal Server Error",
+  501: "Not Implemented",
   502: "Bad Gateway",
   503: "Service Temporarily Unavailable",
   504: "Gateway Time-out",

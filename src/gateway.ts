@@ -32,6 +32,17 @@ import {
 } from "./response_body.ts";
 import type { Logger } from "./logger.ts";
 import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
+import {
+  absoluteAuthority,
+  type CheckEvent,
+  checkRequestHead,
+  hasUnforwardableBody,
+  looksLikeHttp2,
+  READING_HEADERS,
+  READING_REQUEST_LINE,
+  type RejectStatus,
+  requestLine,
+} from "./request_checks.ts";
 import { StaticCache } from "./static_cache.ts";
 import { errorPageResponse } from "./static_error_page.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
@@ -94,11 +105,20 @@ export interface GatewayDeps {
   inFlight?: InFlightRequests;
 }
 
-// A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
-// 3986 §3.2.2); nginx rejects others with 400 (ngx_http_validate_host). This
-// also keeps a Host such as "a/b" from shifting the path in `req.url`.
-const VALID_HOST =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
+const CLOSE = { connection: "close" };
+const INVALID_REQUEST_LINE: CheckEvent = {
+  level: "info",
+  message: "client sent invalid request",
+  action: READING_REQUEST_LINE,
+};
+
+// Deno.serve gives a GET or HEAD request no body (the fetch Request rules),
+// so it cannot be forwarded: refused rather than sent without it.
+const BODY_IN_GET = (method: string): CheckEvent => ({
+  level: "info",
+  message: `client sent body in ${method} request`,
+  action: READING_HEADERS,
+});
 
 /**
  * Creates the gateway's request handler.
@@ -171,7 +191,8 @@ export function createGatewayHandler(
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
-    const request = `${req.method} ${target} HTTP/1.1`;
+    const http2 = looksLikeHttp2(req.url, host, options.publicPort);
+    const request = requestLine(req, { host, target, http2 });
     // The line's context is assembled only when a line is written.
     const log = (event: RequestEvent) =>
       logger.error({
@@ -183,6 +204,15 @@ export function createGatewayHandler(
         ...(referrer === null ? {} : { referrer }),
         ...event,
       });
+    // A line about the request line has no header fields, as nginx's.
+    const logRequestLine = (event: CheckEvent) =>
+      logger.error({
+        connection,
+        client,
+        server: options.serverName,
+        request,
+        ...event,
+      });
 
     // Until its access line is written a request can be given up on at
     // shutdown: then the line says what was sent so far, `000 0` before any
@@ -191,12 +221,18 @@ export function createGatewayHandler(
     let sent = 0;
     let meter: MeteredBody | null = null;
     let logged = false;
+    // Read now: once the exchange is over, Deno's request headers throw
+    // "Request closed", and the line is written after that.
+    const remoteUser = logger.accessEnabled
+      ? basicAuthUser(req.headers.get("authorization"))
+      : undefined;
+    const userAgent = logger.accessEnabled
+      ? req.headers.get("user-agent")
+      : null;
     const accessLine = () => {
       if (logged) return;
       logged = true;
       release?.();
-      const remoteUser = basicAuthUser(req.headers.get("authorization"));
-      const userAgent = req.headers.get("user-agent");
       logger.access({
         remoteAddr: client,
         ...(remoteUser === undefined ? {} : { remoteUser }),
@@ -215,7 +251,14 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, { target, host, client, log });
+      response = await handle(req, {
+        target,
+        host,
+        client,
+        http2,
+        log,
+        logRequestLine,
+      });
     } catch (error) {
       log({
         level: "alert",
@@ -266,17 +309,41 @@ export function createGatewayHandler(
   // handler's catch through its await.
   function handle(
     req: Request,
-    { target, host, client, log }: {
+    { target, host, client, http2, log, logRequestLine }: {
       target: string;
       host: string | null;
       client: string;
+      http2: boolean;
       log: (event: RequestEvent) => void;
+      logRequestLine: (event: CheckEvent) => void;
     },
   ): Response | Promise<Response> {
     const head = req.method === "HEAD";
-    if (host !== null && !VALID_HOST.test(host)) {
-      log({ level: "info", message: "client sent invalid host header" });
-      return errorResponse(400, { head });
+    // nginx answers 400 and closes the connection on every request it
+    // cannot read (ngx_http_special_response_handler drops keepalive).
+    // Deno.serve may add its own field while a body is unread; a repeated
+    // `close` is still one token (RFC 9110 §5.3).
+    const badRequest = (status: RejectStatus = 400) =>
+      errorResponse(status, { head, headers: CLOSE });
+    if (http2 || req.method === "CONNECT") {
+      // nginx without `http2` on the listen reads the HTTP/2 preface as a
+      // request line and refuses it; Deno.serve has already spoken HTTP/2,
+      // so each stream is refused (Connection is not an HTTP/2 field).
+      // nginx 1.22 reads a CONNECT line as invalid too.
+      logRequestLine(INVALID_REQUEST_LINE);
+      return http2 ? errorResponse(400, { head }) : badRequest();
+    }
+    const route = routeRequest(target, routeOptions);
+    if (route.kind === "invalid") {
+      // `..` above the root, `%00`, a bad escape: nginx's request-line error.
+      logRequestLine(INVALID_REQUEST_LINE);
+      return badRequest();
+    }
+    const verdict = checkRequestHead(req, host);
+    for (const note of verdict.notes) log(note);
+    if (verdict.kind === "reject") {
+      log(verdict.event);
+      return badRequest(verdict.status);
     }
     if (
       options.statusPath !== undefined && isLoopback(client) &&
@@ -294,35 +361,44 @@ export function createGatewayHandler(
         { headers: { "cache-control": "no-store" } },
       );
     }
-    const declared = Number(req.headers.get("content-length") ?? 0);
-    if (options.maxBodySize > 0 && declared > options.maxBodySize) {
+    const length = verdict.contentLength;
+    if (
+      options.maxBodySize > 0 && length.kind === "length" &&
+      length.length > options.maxBodySize
+    ) {
       // nginx checks client_max_body_size for every location, before the
       // body is read (no 100 Continue is sent).
       return tooLarge(
-        `client intended to send too large body: ${declared} bytes`,
+        `client intended to send too large body: ${length.digits} bytes`,
         log,
         false,
       );
     }
-    const route = routeRequest(target, routeOptions);
     switch (route.kind) {
-      case "invalid":
-        log({
-          level: "info",
-          message: `client sent invalid request: ${route.reason}`,
-        });
-        return errorResponse(400, { head });
       case "redirect":
         return errorResponse(301, {
           head,
           headers: {
-            location: publicOrigin(host, options.publicPort) + route.location,
+            location: publicOrigin(
+              absoluteAuthority(req.url, host, target) ?? host,
+              options.publicPort,
+            ) + route.location,
           },
         });
       case "proxy":
+        if (hasUnforwardableBody(req, length)) {
+          log(BODY_IN_GET(req.method));
+          return badRequest();
+        }
         return forwardApi(
           req,
-          { upstreamPath: route.upstreamPath, host, client, log },
+          {
+            upstreamPath: route.upstreamPath,
+            host: absoluteAuthority(req.url, host, target) ?? host,
+            client,
+            log,
+            contentLength: length.kind === "length" ? length.length : null,
+          },
           forwarder,
         );
       case "static":

@@ -5,13 +5,21 @@
  * `Deno.serve` builds `req.url` as `http://` + the raw `Host` header + the raw
  * request target, without normalising anything (a `Host` of `a/b` shifts the
  * path). So the target is recovered here from the raw string, and the `/api/`
- * decision is made on the dot-segment-normalised path, as nginx matches
- * locations after `ngx_http_parse_complex_uri`: `/api/../index.html` is a
- * static request. The part forwarded keeps its bytes (letter case and percent
- * encoding) and the query is passed verbatim.
+ * decision is made on the percent-decoded, dot-segment-normalised path, as
+ * nginx matches locations after `ngx_http_parse_complex_uri`:
+ * `/api/../index.html` and `/api/..%2findex.html` are static requests. The
+ * part forwarded keeps its bytes (letter case and percent encoding) when they
+ * name the same segments; the query is passed verbatim.
  *
  * @module
  */
+
+import {
+  bytesToUtf8,
+  decodeToBytes,
+  escapeBytes,
+  normalise,
+} from "./path_decode.ts";
 
 /** The public prefix whose requests are proxied. */
 export const API_PREFIX = "api";
@@ -37,6 +45,8 @@ export type Route =
     segments: string[];
     /** Whether the normalised path ends with `/`. */
     directory: boolean;
+    /** The query with its `?`, or empty: for a folder's redirect. */
+    query: string;
   }
   | {
     /** Not a valid target: nginx answers 400. */
@@ -123,13 +133,31 @@ export function decodeSegment(segment: string): string | null {
   }
 }
 
+/** An escape that decodes to a separator: the segments change when decoded. */
+const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
+
+const CLIMBS: Route = { kind: "invalid", reason: "path climbs above the root" };
+const MALFORMED: Route = {
+  kind: "invalid",
+  reason: "malformed percent-encoding",
+};
+const NUL: Route = { kind: "invalid", reason: "path holds a NUL byte" };
+
 /**
  * Decides where a request target goes.
  *
- * Both `/` and `\` separate segments (nginx for Windows and the WHATWG URL
- * parser both treat `\` as `/`); empty segments merge (`merge_slashes on`);
- * `.`, `..` and their `%2e` spellings are resolved; a path that climbs above
- * the root is invalid (nginx: 400). A fragment is dropped.
+ * The decision is made on the percent-decoded path, as nginx's
+ * `ngx_http_parse_complex_uri` makes it: both `/` and `\` separate segments
+ * (nginx for Windows and the WHATWG URL parser both treat `\` as `/`),
+ * decoded ones too (`%2f`, `%5c`); empty segments merge (`merge_slashes
+ * on`); `.`, `..` and their encoded spellings are resolved. A path that
+ * climbs above the root, holds `%00` or a malformed escape is invalid (nginx:
+ * 400). A fragment is dropped.
+ *
+ * An `/api/` path is forwarded with the client's bytes when its raw segments
+ * are the decoded ones; when an encoded separator made new segments, the
+ * normalised path is sent re-escaped, as nginx sends it (`/api/a%2fb` goes
+ * upstream as `/a/b`), so the upstream sees the path that was routed.
  *
  * @param target The raw request target, from {@linkcode requestTarget}.
  * @param options Matching options.
@@ -173,78 +201,73 @@ export function routeRequest(
       upstreamPath: rawPath.slice(API_PREFIX.length + 1) + query,
     };
   }
-
-  const raw: string[] = [];
-  const pieces = rawPath.split(/[/\\]/);
-  for (const piece of pieces) {
-    if (piece === "" || isDotSegment(piece)) continue;
-    if (isDotDotSegment(piece)) {
-      if (raw.pop() === undefined) {
-        return { kind: "invalid", reason: "path climbs above the root" };
-      }
-      continue;
+  if (rawPath.includes("%")) {
+    const decoded = decodeToBytes(rawPath);
+    if (decoded === null) return MALFORMED;
+    if (decoded.includes("\0")) return NUL;
+    if (ENCODED_SEPARATOR.test(rawPath)) {
+      return routeDecoded(decoded, query, caseless);
     }
-    raw.push(piece);
   }
-  const last = pieces[pieces.length - 1] ?? "";
-  const directory = raw.length === 0 || last === "" || isDotSegment(last) ||
-    isDotDotSegment(last);
 
-  const first = raw[0] === undefined ? null : decodeSegment(raw[0]);
-  const isApi = first !== null &&
-    (caseless ? first.toLowerCase() === API_PREFIX : first === API_PREFIX);
-  if (isApi) {
-    if (raw.length === 1 && !directory) {
-      return { kind: "redirect", location: `/${API_PREFIX}/${query}` };
-    }
-    const rest = raw.slice(1).join("/");
-    const trailing = directory && rest !== "" ? "/" : "";
-    return { kind: "proxy", upstreamPath: `/${rest}${trailing}${query}` };
+  const raw = normalise(rawPath.split(/[/\\]/), isDotSegment, isDotDotSegment);
+  if (raw === null) return CLIMBS;
+  const { directory } = raw;
+  const first = raw.segments[0] === undefined
+    ? null
+    : decodeSegment(raw.segments[0]);
+  if (first !== null && isApi(first, caseless)) {
+    return apiRoute(raw.segments.slice(1), directory, query);
   }
 
   const segments: string[] = [];
-  for (const piece of raw) {
+  for (const piece of raw.segments) {
     const decoded = decodeSegment(piece);
-    if (decoded === null) {
-      return { kind: "invalid", reason: "malformed percent-encoding" };
-    }
+    if (decoded === null) return MALFORMED;
     segments.push(decoded);
   }
-  return { kind: "static", segments, directory };
+  return { kind: "static", segments, directory, query };
 }
 
-/**
- * Joins the upstream origin and a path from {@linkcode routeRequest}, and
- * proves the result still names the upstream: whatever the client sent
- * (`//evil.example/x`, `@`, backslashes, absolute-form), the host cannot
- * change.
- *
- * @param origin The upstream origin, e.g. `http://127.0.0.1:8080`.
- * @param upstreamPath The path and query, starting with `/`.
- * @returns The URL string to request.
- * @throws {RangeError} If the joined URL would name another host (a bug
- * guard: {@linkcode routeRequest} never produces such a path).
- *
- * @example Usage
- * ```ts
- * import { upstreamUrl } from "./path_rewrite.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(upstreamUrl("http://127.0.0.1:8080", "/loginms"), "http://127.0.0.1:8080/loginms");
- * ```
- */
-export function upstreamUrl(origin: string, upstreamPath: string): string {
-  const url = origin + upstreamPath;
-  if (!upstreamPath.startsWith("/") || upstreamPath.startsWith("//")) {
-    throw new RangeError(
-      `Cannot build upstream URL "${url}": path must start with a single "/"`,
-    );
+function isApi(segment: string, caseless: boolean): boolean {
+  return caseless
+    ? segment.toLowerCase() === API_PREFIX
+    : segment === API_PREFIX;
+}
+
+/** The `/api/` route for the segments after the prefix, already escaped. */
+function apiRoute(rest: string[], directory: boolean, query: string): Route {
+  if (rest.length === 0 && !directory) {
+    return { kind: "redirect", location: `/${API_PREFIX}/${query}` };
   }
-  const parsed = new URL(url);
-  if (`${parsed.protocol}//${parsed.host}` !== origin) {
-    throw new RangeError(
-      `Cannot build upstream URL "${url}": it names host "${parsed.host}"`,
-    );
+  const trailing = directory && rest.length > 0 ? "/" : "";
+  return {
+    kind: "proxy",
+    upstreamPath: `/${rest.join("/")}${trailing}${query}`,
+  };
+}
+
+/** Routes a path whose decoding made new segments, on the decoded bytes. */
+function routeDecoded(
+  decoded: string,
+  query: string,
+  caseless: boolean,
+): Route {
+  const path = normalise(
+    decoded.split(/[/\\]/),
+    (s) => s === ".",
+    (s) => s === "..",
+  );
+  if (path === null) return CLIMBS;
+  const { segments, directory } = path;
+  if (segments[0] !== undefined && isApi(segments[0], caseless)) {
+    return apiRoute(segments.slice(1).map(escapeBytes), directory, query);
   }
-  return url;
+  const names: string[] = [];
+  for (const segment of segments) {
+    const name = bytesToUtf8(segment);
+    if (name === null) return MALFORMED;
+    names.push(name);
+  }
+  return { kind: "static", segments: names, directory, query };
 }

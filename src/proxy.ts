@@ -31,8 +31,17 @@ export interface ProxyOptions {
   publicApiBase: string;
   /** Add `X-Forwarded-*` headers. */
   addForwarded: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
+  /**
+   * nginx's `client_max_body_size` in bytes; 0 is unlimited. Only a body
+   * without a declared length is checked here: the gateway answers 413 to a
+   * declared one before routing.
+   */
   maxBodySize: number;
+  /**
+   * The declared `Content-Length`, from the gateway's one parse of it
+   * (`parseContentLength`); `null` when there is none.
+   */
+  contentLength: number | null;
   /**
    * Told about every failed attempt, with the `upstream:` field naming the
    * server tried, and whether that failure made the server unavailable.
@@ -79,12 +88,19 @@ type BodyDecision =
   /** Read it whole (small, with a length): sent with the head in one write. */
   | { kind: "read" }
   /** Buffer a chunked body up to `client_max_body_size`. */
-  | { kind: "buffer"; stream: ReadableStream<Uint8Array>; limit: number };
+  | {
+    kind: "buffer";
+    stream: ReadableStream<Uint8Array>;
+    limit: number;
+    /** An empty body is sent as none (no framing field at all). */
+    emptyIsNone?: boolean;
+  };
 
 /** Reads a chunked body up to the limit, as nginx buffers it. */
 async function bufferUpTo(
   stream: ReadableStream<Uint8Array>,
   limit: number,
+  emptyIsNone = false,
 ): Promise<BodyPlan> {
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -109,6 +125,7 @@ async function bufferUpTo(
   } finally {
     reader.releaseLock();
   }
+  if (total === 0 && emptyIsNone) return { kind: "ready", body: null };
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const c of chunks) {
@@ -120,24 +137,36 @@ async function bufferUpTo(
 
 // Not async: the body is read by the caller, so a request costs one async
 // layer fewer (each is a frame and promises of garbage per request).
-function planBody(req: Request, maxBodySize: number): BodyDecision {
-  const declared = req.headers.get("content-length");
-  const length = declared === null ? null : Number(declared);
-  // Checked before a byte is read, as nginx checks the declared length in
-  // ngx_http_core_find_config_phase(), so nothing reaches the upstream.
-  if (maxBodySize > 0 && length !== null && length > maxBodySize) {
+function planBody(
+  req: Request,
+  length: number | null,
+  maxBodySize: number,
+): BodyDecision {
+  if (length === 0) return { kind: "ready", body: null };
+  if (length === null && !req.headers.has("transfer-encoding")) {
+    // Without either field an HTTP/1.1 request has no body (RFC 9112 §6.3),
+    // and a GET or HEAD never has one here (Deno.serve gives it none).
+    // Decided from the headers: the `req.body` getter builds a stream even
+    // to say null, a cost on every request.
+    if (req.method === "GET" || req.method === "HEAD") {
+      return { kind: "ready", body: null };
+    }
+    // Other methods are looked at: HTTP/2 frames a body without either
+    // field, and one that reaches here (a client sending Host as well as
+    // :authority) must not lose it. An empty body is no body.
+    if (req.body === null) return { kind: "ready", body: null };
+    if (maxBodySize > 0) {
+      return {
+        kind: "buffer",
+        stream: req.body,
+        limit: maxBodySize,
+        emptyIsNone: true,
+      };
+    }
     return {
-      kind: "too-large",
-      message: `client intended to send too large body: ${length} bytes`,
+      kind: "ready",
+      body: { kind: "stream", stream: req.body, length: null },
     };
-  }
-  // Without Content-Length or Transfer-Encoding an HTTP/1.1 request has no
-  // body (RFC 9112 §6.3). Decided from the headers: the `req.body` getter
-  // builds a stream even to say null, a cost on every request.
-  if (
-    length === 0 || (length === null && !req.headers.has("transfer-encoding"))
-  ) {
-    return { kind: "ready", body: null };
   }
   if (length !== null && length <= SMALL_BODY) return { kind: "read" };
   if (req.body === null) return { kind: "ready", body: null };
@@ -194,7 +223,11 @@ export async function proxyRequest(
   req: Request,
   options: ProxyOptions,
 ): Promise<ProxyResult> {
-  let plan: BodyDecision = planBody(req, options.maxBodySize);
+  let plan: BodyDecision = planBody(
+    req,
+    options.contentLength,
+    options.maxBodySize,
+  );
   if (plan.kind === "read") {
     try {
       const bytes = new Uint8Array(await req.arrayBuffer());
@@ -204,7 +237,7 @@ export async function proxyRequest(
     }
   } else if (plan.kind === "buffer") {
     try {
-      plan = await bufferUpTo(plan.stream, plan.limit);
+      plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
       if (error instanceof UpstreamError) return { kind: "client-left", error };
       throw error;

@@ -174,7 +174,7 @@ type StaticPlan =
  */
 export async function serveStatic(
   req: Request,
-  route: { segments: string[]; directory: boolean },
+  route: { segments: string[]; directory: boolean; query?: string },
   options: StaticOptions,
 ): Promise<StaticResult> {
   const plan = planStatic(req, route, options);
@@ -200,7 +200,7 @@ export async function serveStatic(
  */
 function planStatic(
   req: Request,
-  route: { segments: string[]; directory: boolean },
+  route: { segments: string[]; directory: boolean; query?: string },
   options: StaticOptions,
 ): StaticPlan {
   const done = (result: StaticResult): StaticPlan => ({ kind: "done", result });
@@ -232,10 +232,11 @@ function planStatic(
   }
   if (info?.isDirectory) {
     // nginx answers a folder without its slash with 301 to the slash.
-    const q = new URL(req.url).search;
-    const location = `/${
-      route.segments.map(encodeURIComponent).join("/")
-    }/${q}`;
+    // The query from the route, not `new URL(req.url)`: that URL holds the
+    // raw Host, and a Host such as `%zz` makes it throw.
+    const location = `/${route.segments.map(encodeURIComponent).join("/")}/${
+      route.query ?? ""
+    }`;
     return done({
       response: errorResponse(301, { head, headers: { location } }),
     });

@@ -85,6 +85,7 @@ async function forward(
       host: "localhost:8081",
       client: "127.0.0.1",
       log: (e) => events.push(e),
+      contentLength: null,
     },
     fw,
   );
