@@ -19,6 +19,10 @@ export interface CliOptions {
   version: boolean;
   /** `--config FILE`, if given. */
   configPath?: string;
+  /** `--nginx-conf FILE`, if given: a station's nginx.conf to run from. */
+  nginxConfPath?: string;
+  /** `--print-config`: print the effective settings as the JSON config file. */
+  printConfig: boolean;
   /** Settings given as flags; they override the config file. */
   settings: SettingsInput;
 }
@@ -47,6 +51,8 @@ const OPTIONS = {
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
   config: { type: "string", short: "c" },
+  "nginx-conf": { type: "string" },
+  "print-config": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   check: { type: "boolean", short: "t" },
   version: { type: "boolean", short: "V" },
@@ -179,7 +185,11 @@ export function parseCliArgs(args: string[]): CliOptions {
     help: values.help ?? false,
     check: values.check ?? false,
     version: values.version ?? false,
+    printConfig: values["print-config"] ?? false,
     ...(values.config === undefined ? {} : { configPath: values.config }),
+    ...(values["nginx-conf"] === undefined
+      ? {}
+      : { nginxConfPath: values["nginx-conf"] }),
     settings,
   };
 }
@@ -242,6 +252,10 @@ OPTIONS:
                            per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase
                            (e.g. {"upstream": "http://10.0.0.5"}); flags override it
+  --nginx-conf FILE        Run from a station's nginx.conf (e.g. C:\nginx\conf\nginx.conf):
+                           paths in it start at the folder above conf\, as for
+                           nginx; the config file and flags override it
+  --print-config           Print the effective settings as a JSON config file
   -t, --check              Check the configuration, log files and port, then
                            exit 0 or 1 with the reason (like nginx -t)
   -h, --help               Print this help

@@ -15,14 +15,23 @@ import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
 import { checkConfig } from "./check.ts";
 import { formatUsage, parseCliArgs } from "./cli.ts";
-import { type GatewayConfig, resolveConfig } from "./config.ts";
-import { parseConfigFile } from "./config_file.ts";
+import {
+  DEFAULT_SETTINGS,
+  type GatewayConfig,
+  resolveConfig,
+} from "./config.ts";
+import {
+  type FileInput,
+  formatConfigFile,
+  parseConfigFile,
+} from "./config_file.ts";
 import { ConnectionCounter } from "./connection_counter.ts";
 import type { OsErrorText } from "./error_log.ts";
 import { createGatewayHandler } from "./gateway.ts";
 import { HeapPacer } from "./heap_pacer.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { loadNginxConf, nginxPrefix } from "./nginx_conf/mod.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
 import { createUpstreamGroup } from "./upstream_group.ts";
 import { osErrorOf } from "./upstream_error.ts";
@@ -77,11 +86,34 @@ function emerg(
   logger?.error({ level: "emerg", message, ...(osError ? { osError } : {}) });
 }
 
-function loadConfig(args: ReturnType<typeof parseCliArgs>): GatewayConfig {
+/** A station's nginx.conf the gateway cannot run from, in nginx's words. */
+class NginxConfFailure extends Error {
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly warnings: string[],
+  ) {
+    super(message);
+  }
+}
+
+interface LoadedConfig {
+  config: GatewayConfig;
+  /** Defaults, nginx.conf, config file and flags merged, for --print-config. */
+  merged: FileInput;
+  /** The nginx.conf's `[warn]` texts. */
+  warnings: string[];
+  /** The nginx.conf read, absolute, if any. */
+  nginxConf: string | null;
+}
+
+function loadConfig(args: ReturnType<typeof parseCliArgs>): LoadedConfig {
   const base = baseDir();
-  let file = {};
+  const absolute = (path: string) =>
+    resolveConfig({}, { root: path }, base).root;
+  let file: FileInput = {};
   if (args.configPath !== undefined) {
-    const path = resolveConfig({}, { root: args.configPath }, base).root;
+    const path = absolute(args.configPath);
     let text: string;
     try {
       text = Deno.readTextFileSync(path);
@@ -94,7 +126,55 @@ function loadConfig(args: ReturnType<typeof parseCliArgs>): GatewayConfig {
     }
     file = parseConfigFile(text, path);
   }
-  return resolveConfig(file, args.settings, base);
+  // Layers, later ones winning: defaults, nginx.conf, config file, flags.
+  const nginxPath = args.nginxConfPath ?? file.nginxConf;
+  let nginx: FileInput = {};
+  let warnings: string[] = [];
+  let nginxConf: string | null = null;
+  if (nginxPath !== undefined) {
+    nginxConf = absolute(nginxPath);
+    const result = loadNginxConf(nginxConf);
+    if (!result.ok) {
+      throw new NginxConfFailure(result.message, nginxConf, result.warnings);
+    }
+    ({ settings: nginx, warnings } = result);
+  }
+  const layered = { ...nginx, ...file };
+  return {
+    config: resolveConfig(layered, args.settings, base),
+    merged: { ...DEFAULT_SETTINGS, ...layered, ...args.settings },
+    warnings,
+    nginxConf,
+  };
+}
+
+/**
+ * Reports an nginx.conf the gateway cannot run from: on stderr, and in the
+ * nginx prefix's default error log (where nginx would have written it), so
+ * a scheduled task's failed start leaves a line behind.
+ */
+function nginxConfFailed(error: NginxConfFailure, check: boolean): number {
+  for (const w of error.warnings) stderr(`station-gateway: [warn] ${w}\n`);
+  if (check) {
+    stderr(`station-gateway: [emerg] ${error.message}\n`);
+    stderr(
+      `station-gateway: configuration file ${error.path} test failed\n`,
+    );
+    return 1;
+  }
+  let logger: Logger | undefined;
+  try {
+    const errorLog = LogFile.open(
+      resolveConfig({}, { errorLog: "logs/error.log" }, nginxPrefix(error.path))
+        .errorLog,
+    );
+    logger = createLogger({ errorLog, accessLog: null, level: "error" });
+  } catch {
+    // No log folder: stderr is all there is.
+  }
+  emerg(error.message, undefined, logger);
+  logger?.close();
+  return 1;
 }
 
 function openLogs(config: GatewayConfig): Logger {
@@ -156,15 +236,29 @@ export async function main(args: string[]): Promise<number> {
     return 0;
   }
 
-  let config: GatewayConfig;
+  let loaded: LoadedConfig;
   try {
-    config = loadConfig(cli);
+    loaded = loadConfig(cli);
   } catch (error) {
+    if (error instanceof NginxConfFailure) {
+      return nginxConfFailed(error, cli.check);
+    }
     stderr(`station-gateway: ${(error as Error).message}\n\n${formatUsage()}`);
     return 1;
   }
+  const { config } = loaded;
+  for (const w of loaded.warnings) stderr(`station-gateway: [warn] ${w}\n`);
 
+  if (cli.printConfig) {
+    stdout(formatConfigFile(loaded.merged, config));
+    return 0;
+  }
   if (cli.check) {
+    if (loaded.nginxConf !== null) {
+      stderr(
+        `station-gateway: the configuration file ${loaded.nginxConf} syntax is ok\n`,
+      );
+    }
     return checkConfig(config, (line) => stderr(`${line}\n`));
   }
 
@@ -174,6 +268,7 @@ export async function main(args: string[]): Promise<number> {
   } catch {
     return 1;
   }
+  for (const w of loaded.warnings) logger.error({ level: "warn", message: w });
 
   const counter = new ConnectionCounter();
   const servers: Deno.HttpServer<Deno.NetAddr>[] = [];
