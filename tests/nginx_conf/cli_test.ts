@@ -70,7 +70,7 @@ Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the 
     /\[emerg\] "proxy_pass http:\/\/127.0.0.1:8080" without a URI part/,
   );
   match(
-    Deno.readTextFileSync(`${s.prefix}/logs/error.log`),
+    await Deno.readTextFile(`${s.prefix}/logs/error.log`),
     /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "proxy_pass .* in .*nginx.conf:49\n$/,
   );
 });
@@ -108,7 +108,7 @@ Deno.test("--print-config prints the nginx.conf's settings as a config file, fla
 Deno.test("the config file's nginxConf key reads the nginx.conf under the file's own keys", async () => {
   await using s = station("stock");
   const json = `${s.prefix}/gateway.json`;
-  Deno.writeTextFileSync(
+  await Deno.writeTextFile(
     json,
     JSON.stringify({ nginxConf: s.conf, serverName: "st-1" }),
   );
