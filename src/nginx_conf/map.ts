@@ -102,6 +102,13 @@ function mapServer(
       server,
       'no "server_name": the "server:" field of error-log lines says "localhost"',
     );
+  } else if (/[\s"]/.test(names[0]!)) {
+    sink.emerg(
+      levels.get("server_name")![0]!,
+      `"server_name ${
+        names[0]
+      }" is not supported: the gateway's "server:" field takes a name without blanks or quotes`,
+    );
   } else sink.settings.serverName = names[0]!;
 
   let staticLocation: Location | undefined;
@@ -223,6 +230,10 @@ function mapStatic(sink: Sink, levels: Levels): void {
   if (tryFiles === undefined) s.spaFallback = "off";
   else if (tryFiles.args.join(" ") === "$uri $uri/ /index.html") {
     s.spaFallback = "on";
+    sink.warn(
+      tryFiles,
+      '"try_files $uri $uri/ /index.html": the gateway answers 404, not index.html, for a missing file that looks like an asset (/x.png) or is not asked for as HTML',
+    );
   } else {
     sink.emerg(
       tryFiles,

@@ -20,7 +20,7 @@ const CASES: [
     gateway: /no "location \/api\/ \{ proxy_pass … \}"/,
   }],
   ["upstream_backup", { nginx: true, gateway: true, warnings: 7 }],
-  ["timeouts_body", { nginx: true, gateway: true, warnings: 3 }],
+  ["timeouts_body", { nginx: true, gateway: true, warnings: 4 }],
   ["includes", { nginx: true, gateway: true, warnings: 3 }],
   ["quoting", { nginx: true, gateway: true, warnings: 1 }],
   ["warn_only", { nginx: true, gateway: true, warnings: 12 }],
