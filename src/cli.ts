@@ -252,9 +252,9 @@ OPTIONS:
                            per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase
                            (e.g. {"upstream": "http://10.0.0.5"}); flags override it
-  --nginx-conf FILE        Run from a station's nginx.conf (e.g. C:\nginx\conf\nginx.conf):
-                           paths in it start at the folder above conf\, as for
-                           nginx; the config file and flags override it
+  --nginx-conf FILE        Run from a station's nginx.conf, e.g.
+                           C:\\nginx\\conf\\nginx.conf: paths in it start at the folder
+                           above conf, as for nginx; --config and flags override it
   --print-config           Print the effective settings as a JSON config file
   -t, --check              Check the configuration, log files and port, then
                            exit 0 or 1 with the reason (like nginx -t)
