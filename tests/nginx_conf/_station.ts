@@ -30,12 +30,23 @@ function copyTree(from: string, to: string): void {
   }
 }
 
+/** Applies an edit to every file of the conf folder but mime.types. */
+function editTree(dir: string, edit: (text: string) => string): void {
+  for (const entry of Deno.readDirSync(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) editTree(path, edit);
+    else if (entry.name !== "mime.types") {
+      Deno.writeTextFileSync(path, edit(Deno.readTextFileSync(path)));
+    }
+  }
+}
+
 /**
  * Builds a station folder from a corpus case (its files become `conf\`,
  * with the shared `mime.types`).
  *
  * @param name The case's folder name.
- * @param edit Changes the copied nginx.conf's text (ports, addresses).
+ * @param edit Changes the copied files' text (ports, addresses).
  * @returns The station.
  */
 export function station(
@@ -50,7 +61,7 @@ export function station(
   );
   for (const dir of ["logs", "html"]) Deno.mkdirSync(join(prefix, dir));
   const conf = join(prefix, "conf/nginx.conf");
-  Deno.writeTextFileSync(conf, edit(Deno.readTextFileSync(conf)));
+  editTree(join(prefix, "conf"), edit);
   return {
     prefix,
     conf,
