@@ -22,6 +22,14 @@ export interface NginxSettings extends SettingsInput {
 /** The simple directives in effect at one level, by name. */
 export type Levels = ReadonlyMap<string, readonly Directive[]>;
 
+/**
+ * Directives a block does not take from its parent: `try_files` at server
+ * level serves only requests no location matches (ngx_http_core_module has
+ * no merge for it), and `proxy_pass` and `internal` belong to their
+ * location.
+ */
+const NOT_INHERITED = new Set(["try_files", "proxy_pass", "internal"]);
+
 /** The settings under construction and the findings so far. */
 export class Sink {
   /** The settings so far. */
@@ -85,7 +93,8 @@ export class Sink {
       if (d.name === "keepalive_timeout") this.keepaliveTimeout(d);
       own.set(d.name, [...(own.get(d.name) ?? []), d]);
     }
-    return new Map([...parent, ...own]);
+    const inherited = [...parent].filter(([name]) => !NOT_INHERITED.has(name));
+    return new Map([...inherited, ...own]);
   }
 
   private keepaliveTimeout(d: Directive): void {

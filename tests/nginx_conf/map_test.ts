@@ -133,6 +133,18 @@ Deno.test("loadNginxConf() maps the static location", () => {
     "off",
   ]);
   strictEqual(settings(conf({ server: "root html;" })).root, "/n/html");
+  // A server-level try_files serves only what no location matches.
+  strictEqual(
+    settings(
+      conf({ server: "try_files $uri $uri/ /index.html; location / { }" }),
+    )
+      .spaFallback,
+    "off",
+  );
+  strictEqual(
+    settings(conf({ server: "try_files $uri $uri/ /index.html;" })).spaFallback,
+    "on",
+  );
   match(
     refused(conf({ server: "try_files $uri =404;" })),
     /"try_files \$uri =404" is not supported/,
