@@ -6,6 +6,7 @@ import {
   type NginxConfResult,
   type NginxSettings,
 } from "../../src/nginx_conf/mod.ts";
+import { prefixed } from "../../src/nginx_conf/sink.ts";
 import { memoryIo } from "./_memory_io.ts";
 
 const MAIN = "/n/conf/nginx.conf";
@@ -384,4 +385,19 @@ Deno.test("loadNginxConf() reports a missing main file as nginx does", () => {
     !result.ok && result.message,
     'open() "/n/conf/none.conf" failed (2: No such file or directory)',
   );
+});
+
+Deno.test("prefixed() resolves paths against a Windows prefix as nginx for Windows does", () => {
+  const cases: [string, string, string][] = [
+    ["C:\\nginx", "html", "C:\\nginx\\html"],
+    ["C:\\nginx", "logs/error.log", "C:\\nginx\\logs\\error.log"],
+    ["C:\\nginx", "D:/www", "D:/www"],
+    ["C:\\nginx", "D:\\www", "D:\\www"],
+    ["C:\\nginx", "/www", "/www"],
+    ["/srv/nginx", "html", "/srv/nginx/html"],
+    ["/srv/nginx", "/var/www", "/var/www"],
+  ];
+  for (const [prefix, value, expected] of cases) {
+    strictEqual(prefixed(prefix, value), expected);
+  }
 });
