@@ -7,6 +7,7 @@
  */
 
 import type { SettingsInput } from "../config.ts";
+import { contentTypeFor } from "../media_types.ts";
 import { type Directive, NginxConfError } from "./parser.ts";
 
 /**
@@ -83,18 +84,31 @@ export class Sink {
     const own = new Map<string, Directive[]>();
     for (const d of block) {
       if (this.generic(d)) continue;
-      if (d.name === "types") {
-        this.warn(
-          d,
-          '"types" is ignored: the gateway types files with its built-in table',
-        );
-      }
+      if (d.name === "types") this.types(d);
       if (d.spec?.block) continue;
       if (d.name === "keepalive_timeout") this.keepaliveTimeout(d);
       own.set(d.name, [...(own.get(d.name) ?? []), d]);
     }
     const inherited = [...parent].filter(([name]) => !NOT_INHERITED.has(name));
     return new Map([...inherited, ...own]);
+  }
+
+  /** Warns once about the extensions a `types {}` block types otherwise. */
+  private types(d: Directive): void {
+    const differ: string[] = [];
+    for (const entry of d.block ?? []) {
+      for (const ext of entry.args) {
+        const ours = contentTypeFor(`x.${ext}`).split(";")[0];
+        if (ours !== entry.name) differ.push(`${ext} (${entry.name})`);
+      }
+    }
+    if (differ.length === 0) return;
+    this.warn(
+      d,
+      `"types" is ignored: the gateway types files with its built-in table, which differs for ${differ.length} extension${
+        differ.length === 1 ? "" : "s"
+      }: ${differ.slice(0, 6).join(", ")}${differ.length > 6 ? ", …" : ""}`,
+    );
   }
 
   private keepaliveTimeout(d: Directive): void {
