@@ -110,7 +110,15 @@ export function loadNginxConf(
   try {
     return { ok: true, prefix, ...mapNginxConf(directives, { file, prefix }) };
   } catch (error) {
-    if (!(error instanceof NginxConfError)) throw error;
-    return { ok: false, message: error.message, warnings: error.warnings };
+    if (error instanceof NginxConfError) {
+      return { ok: false, message: error.message, warnings: error.warnings };
+    }
+    // A bug here must not end the gateway with a stack trace: say so as a
+    // refusal of the file.
+    return {
+      ok: false,
+      message: `cannot map "${file}": ${String(error).replaceAll("\n", " ")}`,
+      warnings: [],
+    };
   }
 }

@@ -82,6 +82,7 @@ const BLOCK_CONTEXT: Record<string, Context> = {
 };
 
 const MAX_INCLUDE_DEPTH = 16;
+const MAX_NESTING = 64;
 
 interface Scope {
   context: Context;
@@ -116,6 +117,9 @@ export function parseNginxConf(path: string, io: ConfIo): Directive[] {
 }
 
 class Parser {
+  /** Blocks open now, bounded so no file can exhaust the stack. */
+  private nesting = 0;
+
   constructor(private io: ConfIo, private confDir: string) {}
 
   file(path: string, scope: Scope, depth: number): Directive[] {
@@ -169,6 +173,9 @@ class Parser {
       const spec = this.check(name, args, st, scope, fail);
       const directive: Directive = { name, args, file, line: st.line, spec };
       if (spec.block) {
+        if (++this.nesting > MAX_NESTING) {
+          fail(`blocks nested deeper than ${MAX_NESTING}`);
+        }
         directive.block = this.block(
           tokens,
           cursor,
@@ -180,6 +187,7 @@ class Parser {
           depth,
           true,
         );
+        this.nesting--;
       }
       out.push(directive);
     }

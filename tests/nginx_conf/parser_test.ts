@@ -66,6 +66,10 @@ Deno.test("parseNginxConf() reports errors in an included file with its name", (
     'open() "missing.conf" failed (2: No such file or directory) in nginx.conf:3',
   );
   strictEqual(
+    error(`http { server {\n${"location / {".repeat(100)}`),
+    "blocks nested deeper than 64 in nginx.conf:2",
+  );
+  strictEqual(
     error("include nginx.conf;"),
     "include nesting deeper than 16 files in nginx.conf:1",
   );
