@@ -7,11 +7,13 @@
  */
 
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { nginxBinary } from "../_nginx.ts";
 
 /** The corpus folder. */
-export const CORPUS = new URL("../testdata/nginx_conf/", import.meta.url)
-  .pathname;
+export const CORPUS = fileURLToPath(
+  new URL("../testdata/nginx_conf/", import.meta.url),
+);
 
 /** A temporary nginx prefix holding one corpus case. */
 export interface Station extends AsyncDisposable {
