@@ -11,8 +11,8 @@
  */
 
 import { basename, dirname, isAbsolute, join } from "node:path";
-import { osErrorOf } from "../upstream_error.ts";
 import { type Context, DIRECTIVES, type DirectiveSpec } from "./directives.ts";
+import { GLOB_CALL, globRegExp, OPEN_CALL, osSuffix } from "./glob.ts";
 import { type Statement, tokenize } from "./lexer.ts";
 
 /** One directive of the tree. */
@@ -262,35 +262,4 @@ class Parser {
     }
     return out;
   }
-}
-
-const WINDOWS = Deno.build.os === "windows";
-const OPEN_CALL = WINDOWS ? "CreateFile" : "open";
-const GLOB_CALL = WINDOWS ? "FindFirstFile" : "glob";
-
-function osSuffix(error: unknown): string {
-  const os = osErrorOf(error);
-  return os === undefined ? ` (${error})` : ` (${os.code}: ${os.text})`;
-}
-
-/** A glob's last part as a regular expression (`*`, `?`, `[…]`). */
-export function globRegExp(glob: string): RegExp {
-  let source = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    const close = c === "[" ? glob.indexOf("]", i + 2) : -1;
-    if (c === "*") source += "[^/\\\\]*";
-    else if (c === "?") source += "[^/\\\\]";
-    else if (close > 0) {
-      const body = glob.slice(i + 1, close).replace(/^!/, "^").replace(
-        /[\\\]]/g,
-        "\\$&",
-      );
-      source += `[${body}]`;
-      i = close;
-    } else source += c.replace(/[.+^${}()|[\\\]]/g, "\\$&");
-  }
-  // glob() leaves dot files to patterns that start with a dot.
-  const hidden = glob.startsWith(".") ? "" : "(?!\\.)";
-  return new RegExp(`^${hidden}${source}$`, WINDOWS ? "i" : "");
 }

@@ -1,6 +1,7 @@
 /** nginx's parser rules (ngx_conf_parse, ngx_conf_handler, ngx_conf_include). */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { globRegExp, parseNginxConf } from "../../src/nginx_conf/parser.ts";
+import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
+import { globRegExp } from "../../src/nginx_conf/glob.ts";
 import { memoryIo } from "./_memory_io.ts";
 
 const MAIN = "/n/conf/nginx.conf";
