@@ -66,7 +66,7 @@ export function checkConfig(
       : `station-gateway: [warn] client app folder "${config.root}" does not exist: the built-in page will be served at /`,
   );
   out(
-    `station-gateway: /api/ goes to ${
+    `station-gateway: /${config.apiPrefix}/ goes to ${
       config.upstreams.map((u) =>
         `${u.address.origin}/${u.backup ? " (backup)" : ""}`
       ).join(", ")

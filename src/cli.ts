@@ -50,6 +50,8 @@ const OPTIONS = {
   "cache-html": { type: "string" },
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
+  "api-prefix": { type: "string" },
+  "keep-api-prefix": { type: "boolean" },
   config: { type: "string", short: "c" },
   "nginx-conf": { type: "string" },
   "print-config": { type: "boolean" },
@@ -175,6 +177,12 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["cache-other"] !== undefined) {
     settings.cacheOther = values["cache-other"];
   }
+  if (values["api-prefix"] !== undefined) {
+    settings.apiPrefix = values["api-prefix"];
+  }
+  if (values["keep-api-prefix"] !== undefined) {
+    settings.keepApiPrefix = values["keep-api-prefix"];
+  }
   if (values["upstream-keepalive"] !== undefined) {
     settings.upstreamKeepalive = wholeNumber(
       values["upstream-keepalive"],
@@ -241,6 +249,9 @@ OPTIONS:
     LOG_LEVELS.join(", ")
   } (default: ${d.errorLogLevel})
   --add-forwarded-headers  Send X-Forwarded-For, -Proto and -Host upstream
+  --api-prefix /SEGMENT/   The location forwarded upstream (default: ${d.apiPrefix})
+  --keep-api-prefix        Forward the prefix too, as nginx's proxy_pass without
+                           a URI part; by default it is replaced by /
   --log-max-size SIZE      Rotate a log before it exceeds SIZE, e.g. 16m; 0 = never
                            (default: ${d.logMaxSize})
   --log-keep N             Rotated files kept per log (default: ${d.logKeep})

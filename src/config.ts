@@ -77,6 +77,10 @@ export interface SettingsInput {
   cacheOther?: string;
   /** The status endpoint's path, or `off`. */
   statusPath?: string;
+  /** The proxied location, one segment: `/api/`. */
+  apiPrefix?: string;
+  /** Forward the prefix too, as nginx's `proxy_pass` without a URI part. */
+  keepApiPrefix?: boolean;
 }
 
 /** The validated settings the gateway runs with. */
@@ -117,6 +121,10 @@ export interface GatewayConfig {
   cachePolicy: CachePolicy;
   /** The status endpoint's path, or `null` when off. */
   statusPath: string | null;
+  /** The proxied location's segment (`api` for `/api/`). */
+  apiPrefix: string;
+  /** Forward the prefix too. */
+  keepApiPrefix: boolean;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -143,6 +151,8 @@ export const DEFAULT_SETTINGS = {
   cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
   cacheOther: DEFAULT_CACHE_POLICY.other,
   statusPath: "off",
+  apiPrefix: "/api/",
+  keepApiPrefix: false,
 } as const satisfies Required<SettingsInput>;
 
 function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
@@ -159,6 +169,16 @@ function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
     );
   }
   return specs;
+}
+
+function apiSegment(value: string): string {
+  const m = value.match(/^\/([A-Za-z0-9._~-]+)\/$/);
+  if (!m?.[1] || m[1] === "." || m[1] === "..") {
+    throw new TypeError(
+      `Cannot parse api-prefix "${value}": expected one path segment like /api/`,
+    );
+  }
+  return m[1];
 }
 
 function absolute(baseDir: string, path: string): string {
@@ -230,6 +250,8 @@ export function resolveConfig(
     clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
     upstreamKeepalive: s.upstreamKeepalive,
     statusPath: parseStatusPath(s.statusPath),
+    apiPrefix: apiSegment(s.apiPrefix),
+    keepApiPrefix: s.keepApiPrefix,
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
     cachePolicy: {

@@ -47,6 +47,8 @@ const FILE_KEYS: Readonly<
   cacheFingerprinted: "string",
   cacheOther: "string",
   statusPath: "string",
+  apiPrefix: "string",
+  keepApiPrefix: "boolean",
 };
 
 /**

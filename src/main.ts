@@ -326,6 +326,8 @@ export async function main(args: string[]): Promise<number> {
     spaFallback: config.spaFallback,
     logNotFound: config.logNotFound,
     cachePolicy: config.cachePolicy,
+    apiPrefix: config.apiPrefix,
+    keepApiPrefix: config.keepApiPrefix,
   }, { logger, counter, group });
 
   const heapPacer = new HeapPacer();
@@ -336,7 +338,7 @@ export async function main(args: string[]): Promise<number> {
   );
   stdout(
     `station-gateway ${VERSION} listening on ${urls.join(" and ")}; ` +
-      `/api/ -> ${
+      `/${config.apiPrefix}/ -> ${
         config.upstreams.map((u) => u.address.origin + "/").join(", ")
       }; root ${config.root}; ` +
       `error log ${config.errorLog}\n`,

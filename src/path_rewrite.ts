@@ -54,6 +54,21 @@ export interface RouteOptions {
    * @default {Deno.build.os === "windows"}
    */
   caseless?: boolean;
+  /**
+   * The first path segment whose requests are proxied (nginx's `location
+   * /<prefix>/`).
+   *
+   * @default {API_PREFIX}
+   */
+  prefix?: string;
+  /**
+   * Forward the path with its prefix, as nginx's `proxy_pass` without a URI
+   * part does; otherwise the prefix is replaced by `/`, as with
+   * `proxy_pass http://host:port/`.
+   *
+   * @default {false}
+   */
+  keepPrefix?: boolean;
 }
 
 /**
@@ -151,6 +166,8 @@ export function routeRequest(
   options: RouteOptions = {},
 ): Route {
   const caseless = options.caseless ?? Deno.build.os === "windows";
+  const name = options.prefix ?? API_PREFIX;
+  const keep = options.keepPrefix ?? false;
   const hash = target.indexOf("#");
   const noFragment = hash < 0 ? target : target.slice(0, hash);
   const q = noFragment.indexOf("?");
@@ -163,14 +180,14 @@ export function routeRequest(
   // segment or a segment starting with ".", normalising changes nothing, so
   // the rest of the path is forwarded as it is (the same result as below,
   // without splitting the path; table-tested against the general path).
-  const prefix = rawPath.slice(0, API_PREFIX.length + 2);
+  const prefix = rawPath.slice(0, name.length + 2);
   if (
-    (caseless ? prefix.toLowerCase() : prefix) === `/${API_PREFIX}/` &&
+    (caseless ? prefix.toLowerCase() : prefix) === `/${name}/` &&
     !CHANGED_BY_NORMALISING.test(rawPath)
   ) {
     return {
       kind: "proxy",
-      upstreamPath: rawPath.slice(API_PREFIX.length + 1) + query,
+      upstreamPath: (keep ? rawPath : rawPath.slice(name.length + 1)) + query,
     };
   }
 
@@ -192,11 +209,16 @@ export function routeRequest(
 
   const first = raw[0] === undefined ? null : decodeSegment(raw[0]);
   const isApi = first !== null &&
-    (caseless ? first.toLowerCase() === API_PREFIX : first === API_PREFIX);
+    (caseless ? first.toLowerCase() === name : first === name);
   if (isApi) {
     if (raw.length === 1 && !directory) {
-      return { kind: "redirect", location: `/${API_PREFIX}/${query}` };
+      return { kind: "redirect", location: `/${name}/${query}` };
     }
+    // Without a URI part nginx passes the request's URI as it was received
+    // (`r->unparsed_uri` in ngx_http_proxy_create_request), dot segments,
+    // double slashes and escapes included; the location matched on the
+    // normalised path.
+    if (keep) return { kind: "proxy", upstreamPath: rawPath + query };
     const rest = raw.slice(1).join("/");
     const trailing = directory && rest !== "" ? "/" : "";
     return { kind: "proxy", upstreamPath: `/${rest}${trailing}${query}` };
