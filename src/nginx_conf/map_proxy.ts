@@ -34,10 +34,10 @@ export function mapProxyLocation(
   upstreams: ReadonlyMap<string, Directive>,
 ): void {
   const uri = location.args[location.args.length - 1]!;
-  if (uri !== PROXY_PREFIX) {
+  if (!/^\/[A-Za-z0-9._~-]+\/$/.test(uri) || /^\/\.\.?\/$/.test(uri)) {
     sink.emerg(
       location,
-      `"location ${uri}" with "proxy_pass" is not supported: the gateway forwards ${PROXY_PREFIX} only`,
+      `"location ${uri}" with "proxy_pass" is not supported: the gateway forwards one prefix of one segment, like ${PROXY_PREFIX}`,
     );
   }
   for (const name of ["try_files", "error_page"]) {
@@ -50,24 +50,19 @@ export function mapProxyLocation(
   const target = proxyTarget(pass.args[0]!);
   if (!target.ok) return sink.emerg(pass, target.error);
   const { host, uri: passUri } = target.value;
-  if (passUri === null) {
+  // ngx_http_proxy_pass: a URI part replaces the matched prefix; without
+  // one the request's URI goes upstream as it came (replacing the prefix
+  // with itself is the same).
+  if (passUri !== null && passUri !== "/" && passUri !== uri) {
     sink.emerg(
       pass,
       `"proxy_pass ${
         pass.args[0]
-      }" without a URI part is not supported: nginx passes ${PROXY_PREFIX}… upstream unchanged, the gateway removes ${
-        PROXY_PREFIX.slice(0, -1)
-      } (nginx does too with "proxy_pass ${pass.args[0]}/")`,
+      }" is not supported: the gateway replaces "${uri}" with "/" or forwards it unchanged`,
     );
   }
-  if (passUri !== "/") {
-    sink.emerg(
-      pass,
-      `"proxy_pass ${
-        pass.args[0]
-      }" is not supported: the gateway replaces ${PROXY_PREFIX} with "/" only`,
-    );
-  }
+  if (uri !== PROXY_PREFIX) sink.settings.apiPrefix = uri;
+  if (passUri !== "/") sink.settings.keepApiPrefix = true;
   const s = sink.settings;
   const keepalive = headers(sink, levels);
   const group = /:\d+$/.test(host) ? undefined : upstreams.get(host);

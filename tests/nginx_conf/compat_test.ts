@@ -21,6 +21,7 @@ const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
 /** The valid corpus files the gateway runs from. */
 const VALID = [
+  "proxy_pass_no_uri",
   "stock",
   "upstream_backup",
   "timeouts_body",
@@ -140,7 +141,11 @@ function status(raw: string): string {
 }
 
 /** Runs both from copies of a corpus file; returns each side's observations. */
-async function sideBySide(name: string, upstream: number) {
+async function sideBySide(
+  name: string,
+  upstream: number,
+  requests: readonly string[] = REQUESTS,
+) {
   const nginxPort = freePort();
   const gatewayPort = freePort();
   await using n = station(name, edit(nginxPort, upstream));
@@ -160,11 +165,21 @@ async function sideBySide(name: string, upstream: number) {
     "gateway-access.log",
     "err\\ or.log",
   ];
+  const heads: string[][] = [];
   const run = async (port: number) => {
     const out = [];
-    for (const request of REQUESTS) {
-      out.push(status(await rawRequest(port, request, 5000)));
+    const locations = [];
+    for (const request of requests) {
+      const raw = await rawRequest(port, request, 5000);
+      out.push(status(raw));
+      locations.push(
+        (raw.match(/^location: (.*)\r$/im)?.[1] ?? "").replace(
+          `:${port}/`,
+          ":PORT/",
+        ),
+      );
     }
+    heads.push(locations);
     return out;
   };
   let nginxStatuses;
@@ -172,7 +187,7 @@ async function sideBySide(name: string, upstream: number) {
     await using _nginx = await startNginxFrom(n);
     nginxStatuses = await run(nginxPort);
     await waitFor(
-      () => logLines(n, logs).access.length >= REQUESTS.length,
+      () => logLines(n, logs).access.length >= requests.length,
       5000,
     );
   }
@@ -181,7 +196,7 @@ async function sideBySide(name: string, upstream: number) {
     await using _gateway = await spawnGateway(["--nginx-conf", g.conf]);
     gatewayStatuses = await run(gatewayPort);
     await waitFor(
-      () => logLines(g, logs).access.length >= REQUESTS.length,
+      () => logLines(g, logs).access.length >= requests.length,
       5000,
     );
   }
@@ -196,11 +211,13 @@ async function sideBySide(name: string, upstream: number) {
       statuses: nginxStatuses,
       errors: mask(nl.errors, n.prefix, nginxPort),
       access: nl.access,
+      locations: heads[0]!,
     },
     gateway: {
       statuses: gatewayStatuses,
       errors: mask(gl.errors, g.prefix, gatewayPort),
       access: gl.access,
+      locations: heads[1]!,
     },
   };
 }
@@ -240,33 +257,65 @@ for (const name of VALID) {
   );
 }
 
-Deno.test(
-  "compat stock: the upstream receives the same requests from both",
-  ON_LINUX,
-  async () => {
-    await using up = startUpstream(() =>
-      new Response("{}", { headers: { "content-type": "application/json" } })
-    );
-    const { nginx, gateway } = await sideBySide("stock", up.port);
-    deepStrictEqual(nginx.statuses, ["200", "200", "200", "404"]);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
-    deepStrictEqual(gateway.access, nginx.access);
-    const seen = up.seen.map((r) => ({
-      method: r.method,
-      target: r.target,
-      host: r.headers.get("host"),
-      type: r.headers.get("content-type"),
-      length: r.headers.get("content-length"),
-      referer: r.headers.get("referer"),
-      body: new TextDecoder().decode(r.body),
-    }));
-    strictEqual(seen.length, 4);
-    deepStrictEqual(seen.slice(2), seen.slice(0, 2));
-    deepStrictEqual(seen.map((s) => s.target), [
-      "/loginms",
-      "/Home31/UpDateTitle",
-      "/loginms",
-      "/Home31/UpDateTitle",
-    ]);
-  },
-);
+/** Per file: the requests, and the targets the upstream must see. */
+const FORWARDED: [string, string[], string[]][] = [
+  ["stock", ["/api/loginms", "/api/Home31/UpDateTitle?a=1&b=%20"], [
+    "/loginms",
+    "/Home31/UpDateTitle?a=1&b=%20",
+  ]],
+  // proxy_pass without a URI part: the path goes up as it came.
+  [
+    "proxy_pass_no_uri",
+    ["/api/loginms", "/api/x/../Home31//UpDateTitle?a=%20"],
+    [
+      "/api/loginms",
+      "/api/x/../Home31//UpDateTitle?a=%20",
+    ],
+  ],
+  // Another location than /api/, its prefix replaced by "/".
+  ["other_prefix", ["/backend/loginms", "/backend/Home31/UpDateTitle"], [
+    "/loginms",
+    "/Home31/UpDateTitle",
+  ]],
+];
+
+for (const [name, paths, targets] of FORWARDED) {
+  Deno.test(
+    `compat ${name}: the upstream receives the same requests from both, and Location is rewritten alike`,
+    ON_LINUX,
+    async () => {
+      // A redirect back into the upstream's own space, as a login does.
+      await using up = startUpstream((req) =>
+        new Response(null, {
+          status: 302,
+          headers: {
+            location: `http://127.0.0.1:${up.port}${req.target}/next`,
+          },
+        })
+      );
+      const { nginx, gateway } = await sideBySide(name, up.port, [
+        ...paths.map(post),
+        get("/"),
+      ]);
+      deepStrictEqual(nginx.statuses, ["302", "302", "200"]);
+      deepStrictEqual(gateway.statuses, nginx.statuses);
+      deepStrictEqual(gateway.locations, nginx.locations);
+      strictEqual(
+        nginx.locations[0]!.startsWith("http://localhost:PORT/"),
+        true,
+      );
+      deepStrictEqual(gateway.access, nginx.access);
+      const seen = up.seen.map((r) => ({
+        method: r.method,
+        target: r.target,
+        host: r.headers.get("host"),
+        type: r.headers.get("content-type"),
+        length: r.headers.get("content-length"),
+        referer: r.headers.get("referer"),
+        body: new TextDecoder().decode(r.body),
+      }));
+      deepStrictEqual(seen.map((s) => s.target), [...targets, ...targets]);
+      deepStrictEqual(seen.slice(2), seen.slice(0, 2));
+    },
+  );
+}

@@ -62,27 +62,42 @@ Deno.test("loadNginxConf() follows proxy_pass's URI rule", () => {
     settings(conf({ api: "proxy_pass http://h/;" })).upstream,
     "http://h:80",
   );
-  match(
-    refused(conf({ api: "proxy_pass http://h:8080;" })),
-    /^"proxy_pass http:\/\/h:8080" without a URI part is not supported: nginx passes \/api\/… upstream unchanged.* in \/n\/conf\/nginx.conf:9$/,
+  // Without a URI part the path goes upstream as it came, prefix and all.
+  const kept = settings(conf({ api: "proxy_pass http://h:8080;" }));
+  deepStrictEqual([kept.upstream, kept.keepApiPrefix, kept.apiPrefix], [
+    "http://h:8080",
+    true,
+    undefined,
+  ]);
+  strictEqual(
+    settings(conf({ api: "proxy_pass http://h:8080/api/;" })).keepApiPrefix,
+    true,
   );
   match(
     refused(conf({ api: "proxy_pass http://h:8080/v1/;" })),
-    /replaces \/api\/ with "\/" only/,
+    /^"proxy_pass http:\/\/h:8080\/v1\/" is not supported: the gateway replaces "\/api\/" with "\/" or forwards it unchanged in \/n\/conf\/nginx.conf:9$/,
   );
   match(refused(conf({ api: "proxy_pass https://h/;" })), /http:\/\/ only/);
   match(
     refused(conf({ api: "proxy_pass http://$h/;" })),
     /does not evaluate variables/,
   );
+  // Another prefix works the same way.
+  const app = settings(
+    conf({ server: "location /app/ { proxy_pass http://h/; }" }).replace(
+      "location /api/ {\nproxy_pass http://10.0.0.5:8080/;\n }",
+      "",
+    ),
+  );
+  deepStrictEqual([app.apiPrefix, app.keepApiPrefix], ["/app/", undefined]);
   match(
     refused(
-      conf({ server: "location /app/ { proxy_pass http://h/; }" }).replace(
+      conf({ server: "location /a/b/ { proxy_pass http://h/; }" }).replace(
         "location /api/ {\nproxy_pass http://10.0.0.5:8080/;\n }",
         "",
       ),
     ),
-    /"location \/app\/" with "proxy_pass" is not supported/,
+    /"location \/a\/b\/" with "proxy_pass" is not supported: the gateway forwards one prefix of one segment/,
   );
   match(
     refused(conf({ server: "location /img/ { root x; }" })),
