@@ -63,4 +63,6 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   tests/upstream_io_test.ts \
   tests/upstream_body_test.ts \
   tests/gc_pacer_test.ts \
-  tests/heap_pacer_test.ts
+  tests/heap_pacer_test.ts \
+  tests/nginx_conf/station_test.ts \
+  tests/nginx_conf/task_test.ts

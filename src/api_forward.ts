@@ -36,6 +36,8 @@ export interface ApiForwarder {
   tunnelIdleTimeoutMs: number;
   /** Upgraded responses whose access line waits for the tunnel to close. */
   tunnels: WeakMap<Response, Promise<number>>;
+  /** What replaces the upstream's `/` in `Location`. @default {"/api/"} */
+  publicApiPath?: string;
 }
 
 /** One request's part in forwarding. */
@@ -144,7 +146,8 @@ export async function forwardApi(
     group,
     upstreamPath,
     clientAddress: request.client,
-    publicApiBase: `${publicOrigin(request.host, forwarder.publicPort)}/api/`,
+    publicApiBase: publicOrigin(request.host, forwarder.publicPort) +
+      (forwarder.publicApiPath ?? "/api/"),
     addForwarded: forwarder.addForwardedHeaders,
     onAttemptError,
     maxBodySize: forwarder.maxBodySize,

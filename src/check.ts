@@ -110,7 +110,7 @@ export async function checkConfig(
     },
   );
   findings.push({
-    message: `/api/ goes to ${
+    message: `/${config.apiPrefix}/ goes to ${
       config.upstreams.map((u) =>
         `${u.address.origin}/${u.backup ? " (backup)" : ""}`
       ).join(", ")

@@ -36,6 +36,10 @@ export interface CliOptions {
   version: boolean;
   /** `--config FILE`, if given. */
   configPath?: string;
+  /** `--nginx-conf FILE`, if given: a station's nginx.conf to run from. */
+  nginxConfPath?: string;
+  /** `--print-config`: print the effective settings as the JSON config file. */
+  printConfig: boolean;
   /** Settings given as flags; they override the config file. */
   settings: SettingsInput;
 }
@@ -65,7 +69,11 @@ const OPTIONS = {
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
   "error-page": { type: "string", multiple: true },
+  "api-prefix": { type: "string" },
+  "keep-api-prefix": { type: "boolean" },
   config: { type: "string", short: "c" },
+  "nginx-conf": { type: "string" },
+  "print-config": { type: "boolean" },
   help: { type: "boolean", short: "h" },
   check: { type: "boolean", short: "t" },
   version: { type: "boolean", short: "V" },
@@ -226,6 +234,12 @@ export function parseCliArgs(args: string[]): CliOptions {
   if (values["error-page"] !== undefined) {
     settings.errorPage = values["error-page"];
   }
+  if (values["api-prefix"] !== undefined) {
+    settings.apiPrefix = values["api-prefix"];
+  }
+  if (values["keep-api-prefix"] !== undefined) {
+    settings.keepApiPrefix = values["keep-api-prefix"];
+  }
   if (values["upstream-keepalive"] !== undefined) {
     settings.upstreamKeepalive = wholeNumber(
       values["upstream-keepalive"],
@@ -236,7 +250,11 @@ export function parseCliArgs(args: string[]): CliOptions {
     help: values.help ?? false,
     check: values.check ?? false,
     version: values.version ?? false,
+    printConfig: values["print-config"] ?? false,
     ...(values.config === undefined ? {} : { configPath: values.config }),
+    ...(values["nginx-conf"] === undefined
+      ? {}
+      : { nginxConfPath: values["nginx-conf"] }),
     settings,
   };
 }

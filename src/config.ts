@@ -86,6 +86,10 @@ export interface SettingsInput {
   statusPath?: string;
   /** nginx `error_page` lines (`500 502 503 504 /50x.html`), or `off`. */
   errorPage?: string | string[];
+  /** The proxied location, one segment: `/api/`. */
+  apiPrefix?: string;
+  /** Forward the prefix too, as nginx's `proxy_pass` without a URI part. */
+  keepApiPrefix?: boolean;
 }
 
 /** The validated settings the gateway runs with. */
@@ -130,6 +134,10 @@ export interface GatewayConfig {
   statusPath: string | null;
   /** Files for the gateway's own error statuses, by status. */
   errorPages: ErrorPages;
+  /** The proxied location's segment (`api` for `/api/`). */
+  apiPrefix: string;
+  /** Forward the prefix too. */
+  keepApiPrefix: boolean;
 }
 
 /** The defaults, nginx's where nginx has one. */
@@ -159,6 +167,8 @@ export const DEFAULT_SETTINGS = {
   cacheOther: DEFAULT_CACHE_POLICY.other,
   statusPath: "off",
   errorPage: DEFAULT_ERROR_PAGE,
+  apiPrefix: "/api/",
+  keepApiPrefix: false,
 } as const satisfies Required<SettingsInput>;
 
 function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
@@ -186,6 +196,16 @@ function bufferSize(value: string): number {
     );
   }
   return size;
+}
+
+function apiSegment(value: string): string {
+  const m = value.match(/^\/([A-Za-z0-9._~-]+)\/$/);
+  if (!m?.[1] || m[1] === "." || m[1] === "..") {
+    throw new TypeError(
+      `Cannot parse api-prefix "${value}": expected one path segment like /api/`,
+    );
+  }
+  return m[1];
 }
 
 function absolute(baseDir: string, path: string): string {
@@ -261,6 +281,8 @@ export function resolveConfig(
     errorPages: parseErrorPages(
       typeof s.errorPage === "string" ? [s.errorPage] : s.errorPage,
     ),
+    apiPrefix: apiSegment(s.apiPrefix),
+    keepApiPrefix: s.keepApiPrefix,
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
     cachePolicy: {

@@ -7,12 +7,22 @@
  * @module
  */
 
-import type { SettingsInput } from "./config.ts";
+import type { GatewayConfig, SettingsInput } from "./config.ts";
 import { closestWord } from "./did_you_mean.ts";
 
+/**
+ * What the config file may hold: the settings, plus `nginxConf` (a station's
+ * nginx.conf whose settings this file's override).
+ */
+export interface FileInput extends SettingsInput {
+  /** A station's nginx.conf to read first. */
+  nginxConf?: string;
+}
+
 const FILE_KEYS: Readonly<
-  Record<keyof SettingsInput, "string" | "boolean" | "number" | "strings">
+  Record<keyof FileInput, "string" | "boolean" | "number" | "strings">
 > = {
+  nginxConf: "string",
   listen: "string",
   upstream: "strings",
   upstreamGroup: "string",
@@ -37,6 +47,8 @@ const FILE_KEYS: Readonly<
   cacheOther: "string",
   statusPath: "string",
   errorPage: "strings",
+  apiPrefix: "string",
+  keepApiPrefix: "boolean",
 };
 
 /**
@@ -59,7 +71,7 @@ const FILE_KEYS: Readonly<
  * );
  * ```
  */
-export function parseConfigFile(text: string, path: string): SettingsInput {
+export function parseConfigFile(text: string, path: string): FileInput {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -76,7 +88,7 @@ export function parseConfigFile(text: string, path: string): SettingsInput {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) {
     if (key === "$schema" || key === "$comment") continue;
-    const type = FILE_KEYS[key as keyof SettingsInput];
+    const type = FILE_KEYS[key as keyof FileInput];
     if (type === undefined) {
       const near = closestWord(key, Object.keys(FILE_KEYS));
       throw new TypeError(
@@ -100,5 +112,38 @@ export function parseConfigFile(text: string, path: string): SettingsInput {
     }
     out[key] = value;
   }
-  return out as SettingsInput;
+  return out as FileInput;
+}
+
+/**
+ * The effective settings as a config file (`--print-config`): every key,
+ * paths absolute as the gateway resolved them, so the text runs the
+ * gateway the same way from any folder.
+ *
+ * @param merged Defaults, nginx.conf, config file and flags, merged.
+ * @param config The configuration they resolved to.
+ * @returns The JSON text, ending with a newline.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatConfigFile } from "./config_file.ts";
+ * import { DEFAULT_SETTINGS, resolveConfig } from "./config.ts";
+ * import { match } from "node:assert/strict";
+ *
+ * const config = resolveConfig({}, {}, "/opt/gw");
+ * match(formatConfigFile(DEFAULT_SETTINGS, config), /"root": "\/opt\/gw\/html"/);
+ * ```
+ */
+export function formatConfigFile(
+  merged: FileInput,
+  config: GatewayConfig,
+): string {
+  const { nginxConf: _, ...rest } = merged;
+  const out: FileInput = {
+    ...rest,
+    root: config.root,
+    errorLog: config.errorLog,
+    accessLog: config.accessLog ?? "off",
+  };
+  return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -10,12 +10,13 @@
 import { isAbsolute, resolve } from "node:path";
 import type { CliOptions } from "./cli.ts";
 import {
+  DEFAULT_SETTINGS,
   type GatewayConfig,
   resolveConfig,
-  type SettingsInput,
 } from "./config.ts";
-import { parseConfigFile } from "./config_file.ts";
+import { type FileInput, parseConfigFile } from "./config_file.ts";
 import type { OsErrorText } from "./error_log.ts";
+import { loadNginxConf, nginxPrefix } from "./nginx_conf/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "./os_errors.ts";
 
 /** A failure to start, as data until it is reported. */
@@ -28,6 +29,28 @@ export interface StartupFailure {
   hint: boolean;
   /** 2 for a misused command line, 1 otherwise. */
   exitCode: 1 | 2;
+  /**
+   * The error log to write the line to, when the failure itself names it
+   * (a refused nginx.conf: its prefix's `logs/error.log`, where nginx
+   * would have written it).
+   */
+  logPath?: string;
+  /** `[warn]` texts found before the failure (an nginx.conf's). */
+  warnings?: string[];
+  /** The nginx.conf that failed, for `--check`'s "test failed" line. */
+  nginxConf?: string;
+}
+
+/** A configuration that loaded, with what `--print-config` and `--check` show. */
+export interface LoadedConfig {
+  /** The resolved configuration. */
+  config: GatewayConfig;
+  /** Defaults, nginx.conf, config file and flags merged, for --print-config. */
+  merged: FileInput;
+  /** The nginx.conf's `[warn]` texts, each ending `in FILE:LINE`. */
+  warnings: string[];
+  /** The nginx.conf read, absolute, if any. */
+  nginxConf: string | null;
 }
 
 /**
@@ -76,7 +99,9 @@ export function openFailure(
 }
 
 /**
- * Reads and validates the configuration.
+ * Reads and validates the configuration. Layers, later ones winning:
+ * defaults, a station's nginx.conf (`--nginx-conf` or the file's
+ * `nginxConf`), the config file, the flags.
  *
  * @param cli The parsed command line.
  * @param options The base folder and the OS numbering.
@@ -85,8 +110,8 @@ export function openFailure(
 export function loadConfig(
   cli: CliOptions,
   options: { baseDir: string; family?: OsFamily },
-): GatewayConfig | StartupFailure {
-  let file: SettingsInput = {};
+): LoadedConfig | StartupFailure {
+  let file: FileInput = {};
   if (cli.configPath !== undefined) {
     const path = absolutePath(options.baseDir, cli.configPath);
     let text: string;
@@ -111,8 +136,33 @@ export function loadConfig(
       };
     }
   }
+  const nginxPath = cli.nginxConfPath ?? file.nginxConf;
+  let nginx: FileInput = {};
+  let warnings: string[] = [];
+  let nginxConf: string | null = null;
+  if (nginxPath !== undefined) {
+    nginxConf = absolutePath(options.baseDir, nginxPath);
+    const result = loadNginxConf(nginxConf);
+    if (!result.ok) {
+      return {
+        message: result.message,
+        hint: false,
+        exitCode: 1,
+        logPath: absolutePath(nginxPrefix(nginxConf), "logs/error.log"),
+        warnings: result.warnings,
+        nginxConf,
+      };
+    }
+    ({ settings: nginx, warnings } = result);
+  }
+  const layered = { ...nginx, ...file };
   try {
-    return resolveConfig(file, cli.settings, options.baseDir);
+    return {
+      config: resolveConfig(layered, cli.settings, options.baseDir),
+      merged: { ...DEFAULT_SETTINGS, ...layered, ...cli.settings },
+      warnings,
+      nginxConf,
+    };
   } catch (error) {
     return { message: messageOf(error), hint: true, exitCode: 1 };
   }

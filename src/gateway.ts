@@ -81,6 +81,10 @@ export interface GatewayOptions {
   logFiles?: { error: string; access: string | null };
   /** Match `/api/` ignoring case (nginx for Windows does). */
   caseless?: boolean;
+  /** The proxied prefix's segment (`api` for `/api/`). @default {"api"} */
+  apiPrefix?: string;
+  /** Forward the prefix too (`proxy_pass` without a URI part). @default {false} */
+  keepApiPrefix?: boolean;
   /** App routes without a file get `index.html`. @default {true} */
   spaFallback?: boolean;
   /** Missing files are logged. @default {true} */
@@ -167,9 +171,11 @@ export function createGatewayHandler(
     });
   };
 
-  const routeOptions = options.caseless === undefined
-    ? {}
-    : { caseless: options.caseless };
+  const routeOptions = {
+    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
+    ...(options.apiPrefix === undefined ? {} : { prefix: options.apiPrefix }),
+    keepPrefix: options.keepApiPrefix ?? false,
+  };
   // Upgraded responses whose access line waits for the tunnel to close.
   const tunnels = new WeakMap<Response, Promise<number>>();
   const forwarder: ApiForwarder = {
@@ -180,6 +186,11 @@ export function createGatewayHandler(
     maxBodySize: options.maxBodySize,
     tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
     tunnels,
+    // proxy_redirect default: the upstream's "/" becomes the location's
+    // prefix, or stays "/" when the prefix is forwarded too.
+    publicApiPath: options.keepApiPrefix
+      ? "/"
+      : `/${options.apiPrefix ?? "api"}/`,
   };
 
   return async (req, info) => {

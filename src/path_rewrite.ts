@@ -64,6 +64,33 @@ export interface RouteOptions {
    * @default {Deno.build.os === "windows"}
    */
   caseless?: boolean;
+  /**
+   * The first path segment whose requests are proxied (nginx's `location
+   * /<prefix>/`).
+   *
+   * @default {API_PREFIX}
+   */
+  prefix?: string;
+  /**
+   * Forward the path with its prefix, as nginx's `proxy_pass` without a URI
+   * part does; otherwise the prefix is replaced by `/`, as with
+   * `proxy_pass http://host:port/`.
+   *
+   * @default {false}
+   */
+  keepPrefix?: boolean;
+}
+
+/** How the proxied location matches and what it forwards. */
+interface ApiMatch {
+  /** The prefix segment, e.g. `api`. */
+  name: string;
+  /** Compare it without regard to letter case. */
+  caseless: boolean;
+  /** Forward the URI as received (`proxy_pass` without a URI part). */
+  keep: boolean;
+  /** The raw path, for `keep`. */
+  rawPath: string;
 }
 
 /**
@@ -179,6 +206,8 @@ export function routeRequest(
   options: RouteOptions = {},
 ): Route {
   const caseless = options.caseless ?? Deno.build.os === "windows";
+  const name = options.prefix ?? API_PREFIX;
+  const keep = options.keepPrefix ?? false;
   const hash = target.indexOf("#");
   const noFragment = hash < 0 ? target : target.slice(0, hash);
   const q = noFragment.indexOf("?");
@@ -191,22 +220,23 @@ export function routeRequest(
   // segment or a segment starting with ".", normalising changes nothing, so
   // the rest of the path is forwarded as it is (the same result as below,
   // without splitting the path; table-tested against the general path).
-  const prefix = rawPath.slice(0, API_PREFIX.length + 2);
+  const prefix = rawPath.slice(0, name.length + 2);
   if (
-    (caseless ? prefix.toLowerCase() : prefix) === `/${API_PREFIX}/` &&
+    (caseless ? prefix.toLowerCase() : prefix) === `/${name}/` &&
     !CHANGED_BY_NORMALISING.test(rawPath)
   ) {
     return {
       kind: "proxy",
-      upstreamPath: rawPath.slice(API_PREFIX.length + 1) + query,
+      upstreamPath: (keep ? rawPath : rawPath.slice(name.length + 1)) + query,
     };
   }
+  const api: ApiMatch = { name, caseless, keep, rawPath };
   if (rawPath.includes("%")) {
     const decoded = decodeToBytes(rawPath);
     if (decoded === null) return MALFORMED;
     if (decoded.includes("\0")) return NUL;
     if (ENCODED_SEPARATOR.test(rawPath)) {
-      return routeDecoded(decoded, query, caseless);
+      return routeDecoded(decoded, query, api);
     }
   }
 
@@ -216,8 +246,8 @@ export function routeRequest(
   const first = raw.segments[0] === undefined
     ? null
     : decodeSegment(raw.segments[0]);
-  if (first !== null && isApi(first, caseless)) {
-    return apiRoute(raw.segments.slice(1), directory, query);
+  if (first !== null && isApi(first, api)) {
+    return apiRoute(raw.segments.slice(1), directory, query, api);
   }
 
   const segments: string[] = [];
@@ -229,17 +259,27 @@ export function routeRequest(
   return { kind: "static", segments, directory, query };
 }
 
-function isApi(segment: string, caseless: boolean): boolean {
-  return caseless
-    ? segment.toLowerCase() === API_PREFIX
-    : segment === API_PREFIX;
+function isApi(segment: string, api: ApiMatch): boolean {
+  return api.caseless
+    ? segment.toLowerCase() === api.name
+    : segment === api.name;
 }
 
 /** The `/api/` route for the segments after the prefix, already escaped. */
-function apiRoute(rest: string[], directory: boolean, query: string): Route {
+function apiRoute(
+  rest: string[],
+  directory: boolean,
+  query: string,
+  api: ApiMatch,
+): Route {
   if (rest.length === 0 && !directory) {
-    return { kind: "redirect", location: `/${API_PREFIX}/${query}` };
+    return { kind: "redirect", location: `/${api.name}/${query}` };
   }
+  // Without a URI part nginx passes the request's URI as it was received
+  // (`r->unparsed_uri` in ngx_http_proxy_create_request), dot segments,
+  // double slashes and escapes included; the location matched on the
+  // normalised path.
+  if (api.keep) return { kind: "proxy", upstreamPath: api.rawPath + query };
   const trailing = directory && rest.length > 0 ? "/" : "";
   return {
     kind: "proxy",
@@ -251,7 +291,7 @@ function apiRoute(rest: string[], directory: boolean, query: string): Route {
 function routeDecoded(
   decoded: string,
   query: string,
-  caseless: boolean,
+  api: ApiMatch,
 ): Route {
   const path = normalise(
     decoded.split(/[/\\]/),
@@ -260,8 +300,8 @@ function routeDecoded(
   );
   if (path === null) return CLIMBS;
   const { segments, directory } = path;
-  if (segments[0] !== undefined && isApi(segments[0], caseless)) {
-    return apiRoute(segments.slice(1).map(escapeBytes), directory, query);
+  if (segments[0] !== undefined && isApi(segments[0], api)) {
+    return apiRoute(segments.slice(1).map(escapeBytes), directory, query, api);
   }
   const names: string[] = [];
   for (const segment of segments) {

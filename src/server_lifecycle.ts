@@ -120,6 +120,8 @@ export async function runGateway(
     logNotFound: config.logNotFound,
     cachePolicy: config.cachePolicy,
     errorPages: config.errorPages,
+    apiPrefix: config.apiPrefix,
+    keepApiPrefix: config.keepApiPrefix,
   }, { logger, counter, group, inFlight });
 
   const heapPacer = new HeapPacer();
@@ -130,7 +132,7 @@ export async function runGateway(
   );
   options.out(
     `station-gateway ${options.version} listening on ${urls.join(" and ")}; ` +
-      `/api/ -> ${
+      `/${config.apiPrefix}/ -> ${
         config.upstreams.map((u) => u.address.origin + "/").join(", ")
       }; root ${config.root}; ` +
       `error log ${config.errorLog}\n`,

@@ -15,6 +15,7 @@
 import { checkConfig, type CheckOptions } from "./check.ts";
 import { type CliOptions, parseCliArgs, UsageError } from "./cli.ts";
 import { DEFAULT_SETTINGS, type GatewayConfig } from "./config.ts";
+import { formatConfigFile } from "./config_file.ts";
 import {
   absolutePath,
   loadConfig,
@@ -63,6 +64,9 @@ function report(
   logPath: string | undefined,
   context: StartupContext,
 ): { exitCode: number } {
+  for (const w of failure.warnings ?? []) {
+    context.err(`${PREFIX} [warn] ${w}\n`);
+  }
   context.err(`${PREFIX} [emerg] ${failure.message}${osSuffix(failure)}\n`);
   if (failure.hint) context.err(`${PREFIX} see "station-gateway --help"\n`);
   writeEmergLine(failure, {
@@ -165,12 +169,37 @@ export async function startup(
     context.out(`station-gateway ${context.version}\n`);
     return { exitCode: 0 };
   }
-  const config = loadConfig(cli, context);
-  if ("exitCode" in config) {
-    return report(config, namedErrorLog(args, cli, context.baseDir), context);
+  const loaded = loadConfig(cli, context);
+  if ("exitCode" in loaded) {
+    const failed = report(
+      loaded,
+      loaded.logPath ?? namedErrorLog(args, cli, context.baseDir),
+      context,
+    );
+    if (cli.check && loaded.nginxConf !== undefined) {
+      // nginx -t's last line.
+      context.err(
+        `${PREFIX} configuration file ${loaded.nginxConf} test failed\n`,
+      );
+    }
+    return failed;
   }
-  if (cli.check) return { exitCode: await check(config, context) };
+  const { config, warnings } = loaded;
+  for (const w of warnings) context.err(`${PREFIX} [warn] ${w}\n`);
+  if (cli.printConfig) {
+    context.out(formatConfigFile(loaded.merged, config));
+    return { exitCode: 0 };
+  }
+  if (cli.check) {
+    if (loaded.nginxConf !== null) {
+      context.err(
+        `${PREFIX} the configuration file ${loaded.nginxConf} syntax is ok\n`,
+      );
+    }
+    return { exitCode: await check(config, context) };
+  }
   const logger = openLogs(config, context);
   if ("exitCode" in logger) return report(logger, config.errorLog, context);
+  for (const w of warnings) logger.error({ level: "warn", message: w });
   return { config, logger };
 }

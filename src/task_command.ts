@@ -6,8 +6,10 @@
  * @module
  */
 
+import { isAbsolute } from "node:path";
 import { parseCliArgs, UsageError } from "./cli.ts";
 import { resolveConfig } from "./config.ts";
+import { loadNginxConf, type NginxSettings } from "./nginx_conf/mod.ts";
 import {
   encodeUtf16Le,
   quoteWindowsArg,
@@ -49,6 +51,8 @@ TASK OPTIONS:
 
 GATEWAY FLAGS are checked now and passed to the gateway when the task runs,
 e.g. task install --upstream http://10.20.0.5 --listen 8081
+or, from a station's nginx for Windows folder (its nginx.conf is read now):
+     task install --nginx-conf C:\\nginx\\conf\\nginx.conf
 `;
 
 /** The `task` usage text. */
@@ -124,10 +128,33 @@ export function parseTaskArgs(args: string[]): TaskArgs {
       "--help, --version and --check make no sense in a task",
     );
   }
+  if (gateway.printConfig) {
+    throw new TypeError("--print-config makes no sense in a task");
+  }
   // Values too (an upstream URL, a size): a typo fails here, not on a
   // station at the next boot. Paths are only resolved, not required to exist.
-  resolveConfig({}, gateway.settings, "C:\\");
+  resolveConfig(taskNginxConf(gateway.nginxConfPath), gateway.settings, "C:\\");
   return task;
+}
+
+/**
+ * Reads the nginx.conf a task will run from, now: a file the gateway would
+ * refuse fails the install, not the next boot. The path must be absolute:
+ * a relative one would be read from the working directory here and from the
+ * executable's folder when the task runs.
+ */
+function taskNginxConf(path: string | undefined): NginxSettings {
+  if (path === undefined) return {};
+  if (!isAbsolute(path) && !/^[A-Za-z]:[\\/]/.test(path)) {
+    throw new TypeError(
+      `Cannot parse nginx-conf "${path}": the task needs an absolute path, like C:\\nginx\\conf\\nginx.conf`,
+    );
+  }
+  const result = loadNginxConf(path);
+  if (!result.ok) {
+    throw new TypeError(`Cannot use nginx-conf "${path}": ${result.message}`);
+  }
+  return result.settings;
 }
 
 /** Where output goes, so tests can capture it. */

@@ -58,6 +58,9 @@ OPTIONS:
     LOG_LEVELS.join(", ")
   } (default: ${d.errorLogLevel})
   --add-forwarded-headers  Send X-Forwarded-For, -Proto and -Host upstream
+  --api-prefix /SEGMENT/   The location forwarded upstream (default: ${d.apiPrefix})
+  --keep-api-prefix        Forward the prefix too, as nginx's proxy_pass without
+                           a URI part; by default it is replaced by /
   --log-max-size SIZE      Rotate a log before it exceeds SIZE, e.g. 16m; 0 = never
                            (default: ${d.logMaxSize})
   --log-keep N             Rotated files kept per log (default: ${d.logKeep})
@@ -71,6 +74,10 @@ OPTIONS:
                            per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase
                            (e.g. {"upstream": "http://10.0.0.5"}); flags override it
+  --nginx-conf FILE        Run from a station's nginx.conf, e.g.
+                           C:\\nginx\\conf\\nginx.conf: paths in it start at the folder
+                           above conf, as for nginx; --config and flags override it
+  --print-config           Print the effective settings as a JSON config file
   -t, --check              Check the configuration, log files and port, then
                            exit 0 or 1 with the reason (like nginx -t)
   -h, --help               Print this help

@@ -56,7 +56,7 @@ Deno.test("loadConfig() names the file for its own bad values, even when a flag 
       parseCliArgs(["--config", "gw.json", "--listen", "9001"]),
       { baseDir: dir },
     );
-    strictEqual("exitCode" in config ? 0 : config.listen.port, 9001);
+    strictEqual("exitCode" in config ? 0 : config.config.listen.port, 9001);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,0 +1,124 @@
+/**
+ * Running from a station's existing nginx.conf: reads the file (and what it
+ * includes) as nginx for Windows does, with the prefix being the folder
+ * above `conf`, and maps it onto the JSON config file's settings. Failures
+ * are returned as data with nginx's message (`unexpected "}" in
+ * C:\nginx\conf\nginx.conf:42`), for `main.ts` to print.
+ *
+ * @module
+ */
+
+import { dirname, resolve } from "node:path";
+import { mapNginxConf } from "./map.ts";
+import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
+import type { NginxSettings } from "./sink.ts";
+import { osErrorOf } from "../upstream_error.ts";
+
+export type { ConfIo } from "./parser.ts";
+export type { NginxSettings } from "./sink.ts";
+
+/** The outcome of reading an nginx.conf. */
+export type NginxConfResult =
+  | {
+    ok: true;
+    /** The settings, paths absolute. */
+    settings: NginxSettings;
+    /** `[warn]` texts, each ending `in FILE:LINE`. */
+    warnings: string[];
+    /** The nginx prefix used for relative paths. */
+    prefix: string;
+  }
+  | {
+    ok: false;
+    /** The `[emerg]` text, ending `in FILE:LINE` when it has a place. */
+    message: string;
+    /** Warnings found before the error. */
+    warnings: string[];
+  };
+
+/** The real file system. */
+export const DENO_CONF_IO: ConfIo = {
+  readTextFile: (path) => Deno.readTextFileSync(path),
+  readDirFiles: (path) =>
+    [...Deno.readDirSync(path)].filter((e) => e.isFile).map((e) => e.name),
+};
+
+/**
+ * The nginx prefix for a configuration file: the folder above the file's
+ * folder (`C:\nginx` for `C:\nginx\conf\nginx.conf`), as nginx for Windows
+ * takes its prefix from where `nginx.exe` sits beside `conf\`.
+ *
+ * @param confPath The file, absolute.
+ * @returns The prefix.
+ *
+ * @example Usage
+ * ```ts
+ * import { nginxPrefix } from "./mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(nginxPrefix("/srv/nginx/conf/nginx.conf"), "/srv/nginx");
+ * ```
+ */
+export function nginxPrefix(confPath: string): string {
+  return dirname(dirname(confPath));
+}
+
+/**
+ * Reads an nginx.conf and maps it onto the gateway's settings.
+ *
+ * @param path The file (relative paths start at the working directory).
+ * @param io File access.
+ * @returns The settings and warnings, or nginx's error message.
+ *
+ * @example Usage
+ * ```ts
+ * import { loadNginxConf } from "./mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const io = {
+ *   readTextFile: () =>
+ *     "http { server { listen 80; location /api/ { proxy_pass http://10.0.0.5:8080/; } } }",
+ *   readDirFiles: () => [],
+ * };
+ * const result = loadNginxConf("/n/conf/nginx.conf", io);
+ * strictEqual(result.ok && result.settings.upstream, "http://10.0.0.5:8080");
+ * ```
+ */
+export function loadNginxConf(
+  path: string,
+  io: ConfIo = DENO_CONF_IO,
+): NginxConfResult {
+  const file = resolve(path);
+  const prefix = nginxPrefix(file);
+  let directives;
+  try {
+    directives = parseNginxConf(file, io);
+  } catch (error) {
+    if (error instanceof NginxConfError) {
+      return { ok: false, message: error.message, warnings: [] };
+    }
+    const os = osErrorOf(error);
+    const call = Deno.build.os === "windows" ? "CreateFile" : "open";
+    return {
+      ok: false,
+      message: `${call}() "${file}" failed${
+        os === undefined ? ` (${error})` : ` (${os.code}: ${os.text})`
+      }`,
+      warnings: [],
+    };
+  }
+  try {
+    return { ok: true, prefix, ...mapNginxConf(directives, { file, prefix }) };
+  } catch (error) {
+    if (error instanceof NginxConfError) {
+      return { ok: false, message: error.message, warnings: error.warnings };
+    }
+    // A bug here must not end the gateway with a stack trace: say so as a
+    // refusal of the file.
+    return {
+      ok: false,
+      message: `cannot map "${file}": ${String(error).replaceAll("\n", " ")}`,
+      warnings: [],
+    };
+  }
+}

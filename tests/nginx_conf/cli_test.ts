@@ -1,0 +1,120 @@
+/**
+ * `--nginx-conf`, `--check` and `--print-config` through the real entry
+ * point, on station folders built from the corpus.
+ */
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { parseCliArgs } from "../../src/cli.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { parseConfigFile } from "../../src/config_file.ts";
+import { runCli } from "../_utils.ts";
+import { station } from "./_station.ts";
+
+Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
+  const cli = parseCliArgs([
+    "--nginx-conf",
+    "C:\\nginx\\conf\\nginx.conf",
+    "--print-config",
+  ]);
+  deepStrictEqual([cli.nginxConfPath, cli.printConfig], [
+    "C:\\nginx\\conf\\nginx.conf",
+    true,
+  ]);
+});
+
+Deno.test("--check --nginx-conf passes the stock station file, listing the warnings", async () => {
+  await using s = station("stock");
+  // Port 80 would need root: the flag overrides the file's listen.
+  const { code, stderr } = await runCli([
+    "--check",
+    "--nginx-conf",
+    s.conf,
+    "--listen",
+    "127.0.0.1:0",
+  ]);
+  strictEqual(code, 0, stderr);
+  match(
+    stderr,
+    /\[warn\] "sendfile" is ignored: .* in .*conf\/nginx.conf:27\n/,
+  );
+  match(stderr, new RegExp(`the configuration file ${s.conf} syntax is ok\n`));
+  match(stderr, /configuration test is successful/);
+});
+
+Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async () => {
+  await using s = station("syntax_brace");
+  const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
+  strictEqual(code, 1);
+  strictEqual(
+    stderr,
+    `station-gateway: [emerg] unexpected "}" in ${s.conf}:50\n` +
+      `station-gateway: configuration file ${s.conf} test failed\n`,
+  );
+});
+
+Deno.test("--check --nginx-conf refuses what the gateway does not reproduce", async () => {
+  await using s = station("emerg_rewrite");
+  const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
+  strictEqual(code, 1);
+  match(
+    stderr,
+    /\[emerg\] "rewrite" is not supported: .* in .*nginx.conf:49\n.*test failed\n$/,
+  );
+});
+
+Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the prefix's error log", async () => {
+  await using s = station("emerg_auth");
+  const { code, stderr } = await runCli(["--nginx-conf", s.conf]);
+  strictEqual(code, 1);
+  match(stderr, /\[emerg\] "auth_basic" is not supported/);
+  match(
+    await Deno.readTextFile(`${s.prefix}/logs/error.log`),
+    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_basic" .* in .*nginx.conf:49\n$/,
+  );
+});
+
+Deno.test("--print-config prints the nginx.conf's settings as a config file, flags winning", async () => {
+  await using s = station("timeouts_body");
+  const { code, stdout } = await runCli([
+    "--print-config",
+    "--nginx-conf",
+    s.conf,
+    "--listen",
+    "127.0.0.1:9001",
+  ]);
+  strictEqual(code, 0);
+  const file = parseConfigFile(stdout, "printed");
+  const config = resolveConfig(file, {}, "/elsewhere");
+  deepStrictEqual(
+    [
+      file.listen,
+      file.serverName,
+      file.spaFallback,
+      file.upstream,
+      config.timeouts,
+      config.clientMaxBodySize,
+    ],
+    ["127.0.0.1:9001", "station-07", "on", "http://10.20.0.5:8080", {
+      connectMs: 5000,
+      sendMs: 90_000,
+      readMs: 120_000,
+    }, 10 * 1024 * 1024],
+  );
+  strictEqual(config.errorLog, `${s.prefix}/logs/gateway-error.log`);
+});
+
+Deno.test("the config file's nginxConf key reads the nginx.conf under the file's own keys", async () => {
+  await using s = station("stock");
+  const json = `${s.prefix}/gateway.json`;
+  await Deno.writeTextFile(
+    json,
+    JSON.stringify({ nginxConf: s.conf, serverName: "st-1" }),
+  );
+  const { code, stdout } = await runCli(["--print-config", "--config", json]);
+  strictEqual(code, 0);
+  const file = parseConfigFile(stdout, "printed");
+  deepStrictEqual([file.serverName, file.listen, file.errorPage], [
+    "st-1",
+    "*:80",
+    ["500 502 503 504 /50x.html"],
+  ]);
+});
