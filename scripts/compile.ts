@@ -29,7 +29,7 @@ export const COMPILE_FLAGS = [
   "--unstable-no-legacy-abort",
   // V8's young generation capped at 4 MiB, which bounds peak RSS under many
   // connections at no measurable throughput cost; `gc()` exposed for
-  // src/gc_pacer.ts and src/heap_pacer.ts. Figures: scripts/README.md.
+  // src/runtime/gc_pacer.ts and src/runtime/heap_pacer.ts. Figures: scripts/README.md.
   "--v8-flags=--max-semi-space-size=4,--expose-gc",
 ] as const;
 

@@ -39,30 +39,30 @@ wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
   --allow-env --unstable-no-legacy-abort \
   tests/windows_lane_test.ts \
   tests/refused_test.ts \
-  tests/static_handler_test.ts \
-  tests/static_cache_test.ts \
-  tests/static_containment_test.ts \
+  tests/static/handler_test.ts \
+  tests/static/cache_test.ts \
+  tests/static/containment_test.ts \
   tests/static_race_test.ts \
-  tests/static_error_page_test.ts \
-  tests/file_slice_test.ts \
-  tests/upstream_error_test.ts \
-  tests/fault_policy_test.ts \
-  tests/error_log_test.ts \
-  tests/scheduled_task_test.ts \
-  tests/task_command_test.ts \
-  tests/path_rewrite_test.ts \
-  tests/http1_test.ts \
-  tests/request_head_test.ts \
-  tests/chunked_decoder_test.ts \
-  tests/proxy_test.ts \
-  tests/next_upstream_test.ts \
-  tests/api_forward_test.ts \
-  tests/request_body_test.ts \
-  tests/upstream_pool_test.ts \
-  tests/upstream_watchdog_test.ts \
-  tests/upstream_io_test.ts \
-  tests/upstream_body_test.ts \
-  tests/gc_pacer_test.ts \
-  tests/heap_pacer_test.ts \
+  tests/static/error_page_test.ts \
+  tests/static/file_slice_test.ts \
+  tests/upstream/error_test.ts \
+  tests/server/fault_policy_test.ts \
+  tests/log/error_log_test.ts \
+  tests/windows/scheduled_task_test.ts \
+  tests/windows/task_command_test.ts \
+  tests/routing/path_rewrite_test.ts \
+  tests/upstream/http1_test.ts \
+  tests/upstream/request_head_test.ts \
+  tests/upstream/chunked_decoder_test.ts \
+  tests/proxy/proxy_test.ts \
+  tests/upstream/next_upstream_test.ts \
+  tests/proxy/api_forward_test.ts \
+  tests/upstream/request_body_test.ts \
+  tests/upstream/pool_test.ts \
+  tests/upstream/watchdog_test.ts \
+  tests/upstream/io_test.ts \
+  tests/upstream/body_test.ts \
+  tests/runtime/gc_pacer_test.ts \
+  tests/runtime/heap_pacer_test.ts \
   tests/nginx_conf/station_test.ts \
   tests/nginx_conf/task_test.ts

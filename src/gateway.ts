@@ -6,32 +6,32 @@
  * @module
  */
 
-import { basicAuthUser } from "./access_log.ts";
-import type { ConnectionCounter } from "./connection_counter.ts";
-import { renderDefaultPage } from "./default_page.ts";
-import type { CachePolicy } from "./content_negotiation.ts";
+import { basicAuthUser } from "./log/mod.ts";
+import type { ConnectionCounter } from "./log/mod.ts";
+import { renderDefaultPage } from "./static/mod.ts";
+import type { CachePolicy } from "./static/mod.ts";
 import {
   type ApiForwarder,
   forwardApi,
   publicOrigin,
   type RequestEvent,
   tooLarge,
-} from "./api_forward.ts";
+} from "./proxy/mod.ts";
 import {
   DEFAULT_ERROR_PAGE,
   type ErrorPages,
   errorResponse,
   isBuiltInError,
   parseErrorPages,
-} from "./error_pages.ts";
-import type { InFlightRequests } from "./in_flight.ts";
+} from "./static/mod.ts";
+import type { InFlightRequests } from "./server/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
   meteredBody,
 } from "./response_body.ts";
-import type { Logger } from "./logger.ts";
-import { requestTarget, type Route, routeRequest } from "./path_rewrite.ts";
+import type { Logger } from "./log/mod.ts";
+import { requestTarget, type Route, routeRequest } from "./routing/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -42,13 +42,13 @@ import {
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
-} from "./request_checks.ts";
-import { StaticCache } from "./static_cache.ts";
-import { errorPageResponse } from "./static_error_page.ts";
+} from "./routing/mod.ts";
+import { StaticCache } from "./static/mod.ts";
+import { errorPageResponse } from "./static/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
-import { serveStatic } from "./static_handler.ts";
-import type { UpstreamGroup } from "./upstream_group.ts";
-import { probeHttp, UpstreamHealth } from "./upstream_health.ts";
+import { serveStatic } from "./static/mod.ts";
+import type { UpstreamGroup } from "./upstream/mod.ts";
+import { probeHttp, UpstreamHealth } from "./upstream/mod.ts";
 
 /** How long the default page's probe waits for the upstream's answer. */
 const PROBE_TIMEOUT_MS = 3000;

@@ -1,6 +1,6 @@
 /**
  * station-gateway's entry point: the start (flags, config, logs:
- * `startup.ts`), then serving until a signal (`server_lifecycle.ts`), and
+ * `startup.ts`), then serving until a signal (`server/lifecycle.ts`), and
  * exit codes. The only module that reads `Deno.args` or calls `Deno.exit`.
  *
  * Exit codes: 0 after a clean shutdown or `--help`/`--version`; 2 for a bad
@@ -14,12 +14,12 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
-import type { OsErrorText } from "./error_log.ts";
-import type { FaultLimits } from "./fault_policy.ts";
-import type { Logger } from "./logger.ts";
-import { runGateway } from "./server_lifecycle.ts";
-import { startup } from "./startup.ts";
-import { taskMain } from "./task_main.ts";
+import type { OsErrorText } from "./log/mod.ts";
+import type { FaultLimits } from "./server/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import { runGateway } from "./server/mod.ts";
+import { startup } from "./config/mod.ts";
+import { taskMain } from "./windows/mod.ts";
 
 /** The gateway's version, from `deno.json`. */
 export const VERSION: string = denoJson.version;

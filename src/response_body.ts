@@ -10,9 +10,9 @@
  * @module
  */
 
-import { describeError } from "./fault_policy.ts";
-import type { Logger } from "./logger.ts";
-import { UpstreamError } from "./upstream_error.ts";
+import { describeError } from "./server/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import { UpstreamError } from "./upstream/mod.ts";
 
 /** Responses made by {@linkcode streamedResponse}. */
 const streamed = new WeakSet<Response>();

@@ -9,9 +9,9 @@
  * @module
  */
 
-import type { UpstreamFailureKind } from "./upstream_error.ts";
-import type { UpstreamGroup } from "./upstream_group.ts";
-import { isAvailable, ngxTime } from "./peer_choice.ts";
+import type { UpstreamFailureKind } from "./upstream/mod.ts";
+import type { UpstreamGroup } from "./upstream/mod.ts";
+import { isAvailable, ngxTime } from "./upstream/mod.ts";
 
 /** Counters the gateway keeps. */
 export class GatewayStats {

@@ -4,13 +4,13 @@
  * @module
  */
 
-import { ConnectionCounter } from "../src/connection_counter.ts";
-import { parseUpstreamServer } from "../src/addresses.ts";
+import { ConnectionCounter } from "../src/log/connection_counter.ts";
+import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
-import { createLogger } from "../src/logger.ts";
+import { createLogger } from "../src/log/logger.ts";
 import { serveErrorHandler } from "../src/response_body.ts";
-import type { UpstreamTimeouts } from "../src/upstream_types.ts";
-import { createUpstreamGroup } from "../src/upstream_group.ts";
+import type { UpstreamTimeouts } from "../src/upstream/types.ts";
+import { createUpstreamGroup } from "../src/upstream/group.ts";
 
 /** What a test upstream saw of one request. */
 export interface SeenRequest {

@@ -6,14 +6,14 @@
  * same flow over the wire.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { parseUpstreamServer } from "../src/addresses.ts";
-import { ConnectionCounter } from "../src/connection_counter.ts";
+import { parseUpstreamServer } from "../src/config/addresses.ts";
+import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
-import { createLogger } from "../src/logger.ts";
-import { upstreamErrorFromOs, upstreamTimeout } from "../src/upstream_error.ts";
-import { createUpstreamGroup } from "../src/upstream_group.ts";
-import type { UpstreamTransport } from "../src/upstream_transport.ts";
-import type { UpstreamCall, UpstreamReply } from "../src/upstream_types.ts";
+import { createLogger } from "../src/log/logger.ts";
+import { upstreamErrorFromOs, upstreamTimeout } from "../src/upstream/error.ts";
+import { createUpstreamGroup } from "../src/upstream/group.ts";
+import type { UpstreamTransport } from "../src/upstream/transport.ts";
+import type { UpstreamCall, UpstreamReply } from "../src/upstream/types.ts";
 
 /** What one scripted server does with a call. */
 type Script = (call: UpstreamCall) => UpstreamReply | Error;

@@ -1,11 +1,11 @@
 /** The handler's own policies, over a real socket. */
 import { match, strictEqual } from "node:assert/strict";
-import { parseUpstreamServer } from "../src/addresses.ts";
-import { ConnectionCounter } from "../src/connection_counter.ts";
+import { parseUpstreamServer } from "../src/config/addresses.ts";
+import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
-import { createLogger } from "../src/logger.ts";
-import { UpstreamGroup } from "../src/upstream_group.ts";
-import type { UpstreamTransport } from "../src/upstream_transport.ts";
+import { createLogger } from "../src/log/logger.ts";
+import { UpstreamGroup } from "../src/upstream/group.ts";
+import type { UpstreamTransport } from "../src/upstream/transport.ts";
 
 Deno.test("createGatewayHandler() turns an unexpected exception into 500 and an [alert] line, and keeps serving", async () => {
   const lines: string[] = [];

@@ -6,7 +6,7 @@
  * not skips.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { encodeFrame, OPCODE } from "../src/websocket_frames.ts";
+import { encodeFrame, OPCODE } from "../src/proxy/websocket_frames.ts";
 import { startNginx } from "./_nginx.ts";
 import { STOCK_50X } from "./_stock_pages.ts";
 import {

@@ -164,7 +164,7 @@ for (const [name, c] of CASES) {
     `serveStatic() serves no outside byte while ${name} is swapped for a symlink`,
     {
       // Windows decides by real path and lstat: a folder swapped for a
-      // junction in between is not caught there (static_containment.ts).
+      // junction in between is not caught there (static/containment.ts).
       ignore: NO_LINKS || (c.folder === true && Deno.build.os === "windows"),
     },
     async () => {

@@ -1,7 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { GatewayStats, isLoopback, statusDocument } from "../src/status.ts";
-import { createUpstreamGroup } from "../src/upstream_group.ts";
-import { parseUpstreamServer } from "../src/addresses.ts";
+import { createUpstreamGroup } from "../src/upstream/group.ts";
+import { parseUpstreamServer } from "../src/config/addresses.ts";
 
 Deno.test("GatewayStats.answered() counts each status in its class", async (t) => {
   const cases: [number, string | null][] = [

@@ -127,7 +127,7 @@ Deno.test("gateway streams 512 MiB up and down with flat memory", {
     const upGrowth = await peakRssMiB(gw.child.pid) - before;
     // Buffering the body adds 512 MiB. Read chunk by chunk into new
     // buffers, it added 31-36 MiB of chunks waiting for V8's external-memory
-    // heuristic; read into one reused buffer (src/request_body.ts), 4-8.
+    // heuristic; read into one reused buffer (src/upstream/request_body.ts), 4-8.
     assertFlat("upload", upGrowth, before);
 
     const afterUp = await peakRssMiB(gw.child.pid);
@@ -135,7 +135,7 @@ Deno.test("gateway streams 512 MiB up and down with flat memory", {
     const downGrowth = await peakRssMiB(gw.child.pid) - afterUp;
     // Each chunk of a response body is a new buffer that Deno.serve keeps
     // until it is sent. Left to V8's heuristics they added 35-45 MiB here;
-    // collected every 4 MiB (src/gc_pacer.ts), 6-9.
+    // collected every 4 MiB (src/runtime/gc_pacer.ts), 6-9.
     assertFlat("download", downGrowth, afterUp);
 
     // A chunked upload arrives whole too (8 MiB: this part checks bytes,

@@ -492,7 +492,7 @@ Deno.test("stale pooled connection: a GET is retried once, a POST is never sent 
 });
 
 Deno.test("idle pooled connections are closed after the idle timeout", async () => {
-  const { UpstreamClient } = await import("../src/upstream_client.ts");
+  const { UpstreamClient } = await import("../src/upstream/client.ts");
   await using up = startRawUpstream(async (conn) => {
     while ((await readHead(conn)) !== null) {
       await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");

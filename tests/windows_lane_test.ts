@@ -6,9 +6,9 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { resolveConfig } from "../src/config.ts";
-import { parseTaskArgs, runTask } from "../src/task_command.ts";
-import { upstreamErrorFromOs } from "../src/upstream_error.ts";
+import { resolveConfig } from "../src/config/config.ts";
+import { parseTaskArgs, runTask } from "../src/windows/task_command.ts";
+import { upstreamErrorFromOs } from "../src/upstream/error.ts";
 import { at, parseXml } from "./_xml.ts";
 import {
   maskErrorLine,

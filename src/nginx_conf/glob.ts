@@ -5,7 +5,7 @@
  * @module
  */
 
-import { osErrorOf } from "../upstream_error.ts";
+import { osErrorOf } from "../runtime/mod.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 /** The call nginx names when it cannot open a file. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { LOG_LEVELS } from "../error_log.ts";
+import { LOG_LEVELS } from "../log/mod.ts";
 import type { Directive } from "./parser.ts";
 import { last, type Levels, prefixed, type Sink } from "./sink.ts";
 

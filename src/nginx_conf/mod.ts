@@ -12,7 +12,7 @@ import { dirname, resolve } from "node:path";
 import { mapNginxConf } from "./map.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
 import type { NginxSettings } from "./sink.ts";
-import { osErrorOf } from "../upstream_error.ts";
+import { osErrorOf } from "../runtime/mod.ts";
 
 export type { ConfIo } from "./parser.ts";
 export type { NginxSettings } from "./sink.ts";

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { SettingsInput } from "../config.ts";
-import { contentTypeFor } from "../media_types.ts";
+import type { SettingsInput } from "../config/mod.ts";
+import { contentTypeFor } from "../static/mod.ts";
 import { type Directive, NginxConfError } from "./parser.ts";
 
 /**

@@ -3,9 +3,9 @@
  * point, on station folders built from the corpus.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { parseCliArgs } from "../../src/cli.ts";
-import { resolveConfig } from "../../src/config.ts";
-import { parseConfigFile } from "../../src/config_file.ts";
+import { parseCliArgs } from "../../src/config/cli.ts";
+import { resolveConfig } from "../../src/config/config.ts";
+import { parseConfigFile } from "../../src/config/config_file.ts";
 import { runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
 

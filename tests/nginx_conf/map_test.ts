@@ -1,6 +1,6 @@
 /** An nginx.conf onto the gateway's settings, with nginx's semantics. */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import {
   loadNginxConf,
   type NginxConfResult,

@@ -1,6 +1,6 @@
 /** `task install --nginx-conf FILE`: the file is read at install time. */
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import { parseTaskArgs, runTask } from "../../src/task_command.ts";
+import { parseTaskArgs, runTask } from "../../src/windows/task_command.ts";
 import { station } from "./_station.ts";
 
 Deno.test("parseTaskArgs() passes --nginx-conf on to the task after reading it", async () => {

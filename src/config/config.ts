@@ -1,0 +1,294 @@
+/**
+ * The gateway's settings: their defaults, and merging the config file
+ * (`config_file.ts`) and the flags into one validated
+ * {@linkcode GatewayConfig}; each value is parsed by `addresses.ts` or
+ * `config_values.ts`.
+ * Errors are thrown by meaning (`TypeError` for a wrong shape, `RangeError`
+ * for a value out of range) with the std message style, naming the value.
+ *
+ * @module
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import { type CachePolicy, DEFAULT_CACHE_POLICY } from "../static/mod.ts";
+import {
+  type ListenAddress,
+  parseGroupName,
+  parseListen,
+  parseUpstreamServer,
+  type UpstreamServerSpec,
+} from "./addresses.ts";
+import {
+  parseDuration,
+  parseHeaderValue,
+  parseLevel,
+  parseSize,
+  parseStatusPath,
+  parseSwitch,
+} from "./config_values.ts";
+import type { LogLevel } from "../log/mod.ts";
+import {
+  DEFAULT_ERROR_PAGE,
+  type ErrorPages,
+  parseErrorPages,
+} from "../static/mod.ts";
+
+/** Settings as given in the config file or on the command line. */
+export interface SettingsInput {
+  /** `[host:]port`. */
+  listen?: string;
+  /** `http://host[:port] [backup] [max_fails=N] [fail_timeout=T]`, one or more. */
+  upstream?: string | string[];
+  /** The group name printed in `no live upstreams` lines. */
+  upstreamGroup?: string;
+  /** The client-app folder. */
+  root?: string;
+  /** The `server:` field of error-log lines. */
+  serverName?: string;
+  /** The error-log file. */
+  errorLog?: string;
+  /** The access-log file, or `off`. */
+  accessLog?: string;
+  /** The least severe error-log level written. */
+  errorLogLevel?: string;
+  /** Add `X-Forwarded-For`/`-Proto`/`-Host` upstream. */
+  addForwardedHeaders?: boolean;
+  /** Rotate a log before it exceeds this size (`16m`; `0` = never). */
+  logMaxSize?: string;
+  /** How many rotated files to keep per log. */
+  logKeep?: number;
+  /** nginx `proxy_connect_timeout`, e.g. `60s`. */
+  proxyConnectTimeout?: string;
+  /** nginx `proxy_send_timeout`: between two successive writes. */
+  proxySendTimeout?: string;
+  /** nginx `proxy_read_timeout`: between two successive reads. */
+  proxyReadTimeout?: string;
+  /** nginx `proxy_buffer_size`: the largest upstream response head, e.g. `4k`. */
+  proxyBufferSize?: string;
+  /** nginx `client_max_body_size`, e.g. `1m`; `0` is unlimited. */
+  clientMaxBodySize?: string;
+  /** Idle upstream connections kept for reuse; 0 = one connection per request. */
+  upstreamKeepalive?: number;
+  /** `on`: app routes without a file get `index.html`; `off`: 404. */
+  spaFallback?: string;
+  /** `on`: missing files are logged as nginx does; `off`: not. */
+  logNotFound?: string;
+  /** `Cache-Control` for HTML documents. */
+  cacheHtml?: string;
+  /** `Cache-Control` for fingerprinted assets (`app.3f9a2c1b.js`). */
+  cacheFingerprinted?: string;
+  /** `Cache-Control` for other static files. */
+  cacheOther?: string;
+  /** The status endpoint's path, or `off`. */
+  statusPath?: string;
+  /** nginx `error_page` lines (`500 502 503 504 /50x.html`), or `off`. */
+  errorPage?: string | string[];
+  /** The proxied location, one segment: `/api/`. */
+  apiPrefix?: string;
+  /** Forward the prefix too, as nginx's `proxy_pass` without a URI part. */
+  keepApiPrefix?: boolean;
+}
+
+/** The validated settings the gateway runs with. */
+export interface GatewayConfig {
+  /** Where to listen. */
+  listen: ListenAddress;
+  /** Where `/api/` goes: one server or several with failover. */
+  upstreams: UpstreamServerSpec[];
+  /** The group name printed in `no live upstreams` lines. */
+  upstreamGroup: string;
+  /** The client-app folder, absolute. */
+  root: string;
+  /** The `server:` field. */
+  serverName: string;
+  /** The error-log path, absolute. */
+  errorLog: string;
+  /** The access-log path, absolute, or `null` when off. */
+  accessLog: string | null;
+  /** The least severe error-log level written. */
+  errorLogLevel: LogLevel;
+  /** Add `X-Forwarded-*` upstream. */
+  addForwardedHeaders: boolean;
+  /** Rotation size in bytes; 0 never rotates. */
+  logMaxBytes: number;
+  /** Rotated files kept per log. */
+  logKeep: number;
+  /** The upstream timers in milliseconds. */
+  timeouts: { connectMs: number; sendMs: number; readMs: number };
+  /** `proxy_buffer_size` in bytes: the largest upstream response head. */
+  proxyBufferSize: number;
+  /** `client_max_body_size` in bytes; 0 is unlimited. */
+  clientMaxBodySize: number;
+  /** Idle upstream connections kept. */
+  upstreamKeepalive: number;
+  /** App routes without a file get `index.html`. */
+  spaFallback: boolean;
+  /** Missing files are logged. */
+  logNotFound: boolean;
+  /** `Cache-Control` values for static files. */
+  cachePolicy: CachePolicy;
+  /** The status endpoint's path, or `null` when off. */
+  statusPath: string | null;
+  /** Files for the gateway's own error statuses, by status. */
+  errorPages: ErrorPages;
+  /** The proxied location's segment (`api` for `/api/`). */
+  apiPrefix: string;
+  /** Forward the prefix too. */
+  keepApiPrefix: boolean;
+}
+
+/** The defaults, nginx's where nginx has one. */
+export const DEFAULT_SETTINGS = {
+  listen: "8081",
+  upstream: "http://127.0.0.1:8080",
+  upstreamGroup: "backend",
+  root: "html",
+  serverName: "localhost",
+  errorLog: "logs/error.log",
+  accessLog: "logs/access.log",
+  errorLogLevel: "error",
+  addForwardedHeaders: false,
+  logMaxSize: "16m",
+  logKeep: 5,
+  proxyConnectTimeout: "60s",
+  proxySendTimeout: "60s",
+  proxyReadTimeout: "60s",
+  // One memory page, as nginx's default on x86 Windows and Linux.
+  proxyBufferSize: "4k",
+  clientMaxBodySize: "1m",
+  upstreamKeepalive: 64,
+  spaFallback: "on",
+  logNotFound: "on",
+  cacheHtml: DEFAULT_CACHE_POLICY.html,
+  cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
+  cacheOther: DEFAULT_CACHE_POLICY.other,
+  statusPath: "off",
+  errorPage: DEFAULT_ERROR_PAGE,
+  apiPrefix: "/api/",
+  keepApiPrefix: false,
+} as const satisfies Required<SettingsInput>;
+
+function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
+  const list = typeof value === "string" ? [value] : [...value];
+  if (list.length === 0) {
+    throw new TypeError("Cannot parse upstream: at least one is needed");
+  }
+  const specs = list.map(parseUpstreamServer);
+  if (specs.every((s) => s.backup)) {
+    throw new TypeError(
+      `Cannot parse upstream "${
+        list[0]
+      }": every upstream is a backup, at least one must not be`,
+    );
+  }
+  return specs;
+}
+
+/** A head buffer holds at least a status line and at most what is sane. */
+function bufferSize(value: string): number {
+  const size = parseSize(value, "proxy-buffer-size");
+  if (size < 1024 || size > 1024 * 1024) {
+    throw new TypeError(
+      `Cannot parse proxy-buffer-size "${value}": expected a size from 1k to 1m`,
+    );
+  }
+  return size;
+}
+
+function apiSegment(value: string): string {
+  const m = value.match(/^\/([A-Za-z0-9._~-]+)\/$/);
+  if (!m?.[1] || m[1] === "." || m[1] === "..") {
+    throw new TypeError(
+      `Cannot parse api-prefix "${value}": expected one path segment like /api/`,
+    );
+  }
+  return m[1];
+}
+
+function absolute(baseDir: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+/**
+ * Merges defaults, the config file and the flags (flags win), validates
+ * every value, and resolves relative paths against `baseDir` (the
+ * executable's folder when compiled: a scheduled task starts in System32).
+ *
+ * @param file Settings from the config file.
+ * @param flags Settings from the command line.
+ * @param baseDir The folder relative paths start from.
+ * @returns The validated configuration.
+ * @throws {TypeError | RangeError} On the first invalid value.
+ *
+ * @example Usage
+ * ```ts
+ * import { resolveConfig } from "./config.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const config = resolveConfig({ listen: "9000" }, { listen: "9001" }, "/opt/gw");
+ * strictEqual(config.listen.port, 9001);
+ * strictEqual(config.errorLog, "/opt/gw/logs/error.log");
+ * ```
+ */
+export function resolveConfig(
+  file: SettingsInput,
+  flags: SettingsInput,
+  baseDir: string,
+): GatewayConfig {
+  const s = { ...DEFAULT_SETTINGS, ...file, ...flags };
+  if (!Number.isInteger(s.logKeep) || s.logKeep < 0 || s.logKeep > 1000) {
+    throw new RangeError(
+      `Cannot parse log-keep "${s.logKeep}": expected a whole number from 0 to 1000`,
+    );
+  }
+  if (
+    !Number.isInteger(s.upstreamKeepalive) || s.upstreamKeepalive < 0 ||
+    s.upstreamKeepalive > 1024
+  ) {
+    throw new RangeError(
+      `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to 1024`,
+    );
+  }
+  if (s.serverName === "" || /[\s"]/.test(s.serverName)) {
+    throw new TypeError(
+      `Cannot parse server-name "${s.serverName}": expected a name without spaces or quotes`,
+    );
+  }
+  return {
+    listen: parseListen(s.listen),
+    upstreams: upstreamList(s.upstream),
+    upstreamGroup: parseGroupName(s.upstreamGroup),
+    root: absolute(baseDir, s.root),
+    serverName: s.serverName,
+    errorLog: absolute(baseDir, s.errorLog),
+    accessLog: s.accessLog === "off" ? null : absolute(baseDir, s.accessLog),
+    errorLogLevel: parseLevel(s.errorLogLevel),
+    addForwardedHeaders: s.addForwardedHeaders,
+    logMaxBytes: parseSize(s.logMaxSize, "log-max-size"),
+    logKeep: s.logKeep,
+    timeouts: {
+      connectMs: parseDuration(s.proxyConnectTimeout, "proxy-connect-timeout"),
+      sendMs: parseDuration(s.proxySendTimeout, "proxy-send-timeout"),
+      readMs: parseDuration(s.proxyReadTimeout, "proxy-read-timeout"),
+    },
+    proxyBufferSize: bufferSize(s.proxyBufferSize),
+    clientMaxBodySize: parseSize(s.clientMaxBodySize, "client-max-body-size"),
+    upstreamKeepalive: s.upstreamKeepalive,
+    statusPath: parseStatusPath(s.statusPath),
+    errorPages: parseErrorPages(
+      typeof s.errorPage === "string" ? [s.errorPage] : s.errorPage,
+    ),
+    apiPrefix: apiSegment(s.apiPrefix),
+    keepApiPrefix: s.keepApiPrefix,
+    spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
+    logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
+    cachePolicy: {
+      html: parseHeaderValue(s.cacheHtml, "cache-html"),
+      fingerprinted: parseHeaderValue(
+        s.cacheFingerprinted,
+        "cache-fingerprinted",
+      ),
+      other: parseHeaderValue(s.cacheOther, "cache-other"),
+    },
+  };
+}

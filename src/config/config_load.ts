@@ -1,0 +1,210 @@
+/**
+ * Reading the configuration for a start: the config file (its own values
+ * checked alone, so an error names the file, as nginx's
+ * `… in /etc/nginx/nginx.conf:3`), then the flags over it. Failures are
+ * returned as data for `startup.ts` to report.
+ *
+ * @module
+ */
+
+import { isAbsolute, resolve } from "node:path";
+import type { CliOptions } from "./cli.ts";
+import {
+  DEFAULT_SETTINGS,
+  type GatewayConfig,
+  resolveConfig,
+} from "./config.ts";
+import { type FileInput, parseConfigFile } from "./config_file.ts";
+import type { OsErrorText } from "../log/mod.ts";
+import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
+import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
+
+/** A failure to start, as data until it is reported. */
+export interface StartupFailure {
+  /** The message, as nginx words it. */
+  message: string;
+  /** The OS error, printed after the message. */
+  osError?: OsErrorText;
+  /** Print `see --help` after it (the command line or config is at fault). */
+  hint: boolean;
+  /** 2 for a misused command line, 1 otherwise. */
+  exitCode: 1 | 2;
+  /**
+   * The error log to write the line to, when the failure itself names it
+   * (a refused nginx.conf: its prefix's `logs/error.log`, where nginx
+   * would have written it).
+   */
+  logPath?: string;
+  /** `[warn]` texts found before the failure (an nginx.conf's). */
+  warnings?: string[];
+  /** The nginx.conf that failed, for `--check`'s "test failed" line. */
+  nginxConf?: string;
+}
+
+/** A configuration that loaded, with what `--print-config` and `--check` show. */
+export interface LoadedConfig {
+  /** The resolved configuration. */
+  config: GatewayConfig;
+  /** Defaults, nginx.conf, config file and flags merged, for --print-config. */
+  merged: FileInput;
+  /** The nginx.conf's `[warn]` texts, each ending `in FILE:LINE`. */
+  warnings: string[];
+  /** The nginx.conf read, absolute, if any. */
+  nginxConf: string | null;
+}
+
+/**
+ * Anchors a path at the base folder unless it is absolute.
+ *
+ * @param baseDir The folder relative paths start from.
+ * @param path The path.
+ * @returns The absolute path.
+ */
+export function absolutePath(baseDir: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The failure to open a file, as nginx words it: `open() "…" failed (2: No
+ * such file or directory)`, `CreateFile()` on Windows (`ngx_open_file_n`).
+ *
+ * @param path The file.
+ * @param error What Deno threw.
+ * @param family Whose numbering and call name to use.
+ * @returns The failure (exit code 1, no hint).
+ */
+export function openFailure(
+  path: string,
+  error: unknown,
+  family: OsFamily = currentOsFamily(),
+): StartupFailure {
+  const call = family === "windows" ? "CreateFile()" : "open()";
+  const osError = osErrorOf(error, family);
+  return osError === undefined
+    ? {
+      message: `${call} "${path}" failed: ${messageOf(error)}`,
+      hint: false,
+      exitCode: 1,
+    }
+    : {
+      message: `${call} "${path}" failed`,
+      osError,
+      hint: false,
+      exitCode: 1,
+    };
+}
+
+/**
+ * Reads and validates the configuration. Layers, later ones winning:
+ * defaults, a station's nginx.conf (`--nginx-conf` or the file's
+ * `nginxConf`), the config file, the flags.
+ *
+ * @param cli The parsed command line.
+ * @param options The base folder and the OS numbering.
+ * @returns The configuration, or the failure.
+ */
+export function loadConfig(
+  cli: CliOptions,
+  options: { baseDir: string; family?: OsFamily },
+): LoadedConfig | StartupFailure {
+  let file: FileInput = {};
+  if (cli.configPath !== undefined) {
+    const path = absolutePath(options.baseDir, cli.configPath);
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(path);
+    } catch (error) {
+      return openFailure(path, error, options.family);
+    }
+    try {
+      file = parseConfigFile(text, path);
+      // A bad value in the file is reported as the file's, even when a
+      // flag overrides it.
+      resolveConfig(file, {}, options.baseDir);
+    } catch (error) {
+      const message = messageOf(error);
+      return {
+        message: message.includes(` in ${path}`)
+          ? message
+          : `${message} in ${path}`,
+        hint: true,
+        exitCode: 1,
+      };
+    }
+  }
+  const nginxPath = cli.nginxConfPath ?? file.nginxConf;
+  let nginx: FileInput = {};
+  let warnings: string[] = [];
+  let nginxConf: string | null = null;
+  if (nginxPath !== undefined) {
+    nginxConf = absolutePath(options.baseDir, nginxPath);
+    const result = loadNginxConf(nginxConf);
+    if (!result.ok) {
+      return {
+        message: result.message,
+        hint: false,
+        exitCode: 1,
+        logPath: absolutePath(nginxPrefix(nginxConf), "logs/error.log"),
+        warnings: result.warnings,
+        nginxConf,
+      };
+    }
+    ({ settings: nginx, warnings } = result);
+  }
+  const layered = { ...nginx, ...file };
+  try {
+    return {
+      config: resolveConfig(layered, cli.settings, options.baseDir),
+      merged: { ...DEFAULT_SETTINGS, ...layered, ...cli.settings },
+      warnings,
+      nginxConf,
+    };
+  } catch (error) {
+    return { message: messageOf(error), hint: true, exitCode: 1 };
+  }
+}
+
+/** The `errorLog` a config file names, read leniently (it may be invalid). */
+function errorLogInFile(path: string): string | undefined {
+  try {
+    const data = JSON.parse(Deno.readTextFileSync(path));
+    return typeof data?.errorLog === "string" ? data.errorLog : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The error log a failed start should write to, when it can be told: the
+ * `--error-log` flag (read from the raw arguments when they did not
+ * parse), else the config file's `errorLog`.
+ *
+ * @param args The raw arguments.
+ * @param cli The parsed command line, when it parsed.
+ * @param baseDir The folder relative paths start from.
+ * @returns The absolute path, or `undefined`.
+ */
+export function namedErrorLog(
+  args: string[],
+  cli: CliOptions | undefined,
+  baseDir: string,
+): string | undefined {
+  let given: string | undefined;
+  if (cli === undefined) {
+    for (let i = 0; i < args.length && given === undefined; i++) {
+      const arg = args[i]!;
+      if (arg === "--error-log") given = args[i + 1];
+      else if (arg.startsWith("--error-log=")) given = arg.slice(12);
+    }
+  } else {
+    given = cli.settings.errorLog ??
+      (cli.configPath === undefined
+        ? undefined
+        : errorLogInFile(absolutePath(baseDir, cli.configPath)));
+  }
+  return given === undefined ? undefined : absolutePath(baseDir, given);
+}

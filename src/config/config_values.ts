@@ -1,0 +1,145 @@
+/**
+ * The gateway's single setting values as nginx writes them: sizes, times,
+ * on/off switches, the error log level, `Cache-Control` values and the
+ * status path. Errors are thrown by meaning (`TypeError` for a wrong shape,
+ * `RangeError` for a value out of range) with the std message style, naming
+ * the setting and the value.
+ *
+ * @module
+ */
+
+import { LOG_LEVELS, type LogLevel } from "../log/mod.ts";
+
+/**
+ * Parses an nginx size: bytes, or a number with `k`, `m` or `g`.
+ *
+ * @param value The text, e.g. `16m`.
+ * @param name The setting's name, for the error.
+ * @returns The size in bytes.
+ * @throws {TypeError} On a malformed size.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseSize } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parseSize("1m", "size"), 1048576);
+ * ```
+ */
+export function parseSize(value: string, name: string): number {
+  const m = value.trim().match(/^(\d+)([kmg]?)$/i);
+  if (!m?.[1]) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": expected a size like 512k, 16m or 1g`,
+    );
+  }
+  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
+    (m[2] ?? "").toLowerCase() as "" | "k" | "m" | "g"
+  ];
+  return Number(m[1]) * unit;
+}
+
+/**
+ * Parses an nginx time: `500ms`, `60s`, `1m`, `1h`, or bare seconds.
+ *
+ * @param value The text.
+ * @param name The setting's name, for the error.
+ * @returns Milliseconds.
+ * @throws {TypeError} On a malformed time.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseDuration } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parseDuration("60s", "t"), 60000);
+ * strictEqual(parseDuration("250ms", "t"), 250);
+ * ```
+ */
+export function parseDuration(value: string, name: string): number {
+  const m = value.trim().match(/^(\d+)(ms|s|m|h)?$/);
+  if (!m?.[1]) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": expected a time like 500ms, 60s or 2m`,
+    );
+  }
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[
+    (m[2] ?? "s") as "ms" | "s" | "m" | "h"
+  ];
+  const ms = Number(m[1]) * unit;
+  if (ms === 0) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be more than 0`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Parses `--error-log-level`: one of nginx's levels.
+ *
+ * @param value The text.
+ * @returns The level.
+ * @throws {TypeError} On any other word.
+ */
+export function parseLevel(value: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new TypeError(
+      `Cannot parse error-log-level "${value}": expected one of ${
+        LOG_LEVELS.join(", ")
+      }`,
+    );
+  }
+  return value as LogLevel;
+}
+
+/**
+ * Parses an nginx switch: `on` or `off`.
+ *
+ * @param value The text.
+ * @param name The setting's name, for the error.
+ * @returns Whether it is on.
+ * @throws {TypeError} On any other word.
+ */
+export function parseSwitch(value: string, name: string): boolean {
+  if (value !== "on" && value !== "off") {
+    throw new TypeError(`Cannot parse ${name} "${value}": expected on or off`);
+  }
+  return value === "on";
+}
+
+/**
+ * Parses a `Cache-Control` value of the cache policy: trimmed, not empty,
+ * no control characters (it is written into response heads as it is).
+ *
+ * @param value The text.
+ * @param name The setting's name, for the error.
+ * @returns The trimmed value.
+ * @throws {TypeError} When empty or holding a control character.
+ */
+export function parseHeaderValue(value: string, name: string): string {
+  // deno-lint-ignore no-control-regex
+  if (value.trim() === "" || /[\x00-\x1f\x7f]/.test(value)) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": expected a Cache-Control value such as no-cache`,
+    );
+  }
+  return value.trim();
+}
+
+/**
+ * Parses `--status-path`: `off`, or a plain path outside `/api/`.
+ *
+ * @param value The text.
+ * @returns The path, or `null` for `off`.
+ * @throws {TypeError} On anything else.
+ */
+export function parseStatusPath(value: string): string | null {
+  if (value === "off") return null;
+  if (!/^\/[A-Za-z0-9._~\/-]*$/.test(value) || value.startsWith("/api/")) {
+    throw new TypeError(
+      `Cannot parse status-path "${value}": expected off or a path like /__status outside /api/`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,205 @@
+/**
+ * Everything before the gateway serves: the command line, the config file,
+ * `--check`, and opening the logs. A failure here is one `[emerg]` line on
+ * stderr and the same line in the error log, as nginx writes
+ * `[emerg] unknown directive "x" in /etc/nginx/nginx.conf:3`: the log is
+ * the configured one when it can be told from what was given, else
+ * `logs/error.log` beside the executable (`emerg_log.ts`).
+ *
+ * Exit codes: 2 for a misused command line, 1 for a bad configuration or a
+ * failed start; errors on stderr.
+ *
+ * @module
+ */
+
+import { checkConfig, type CheckOptions } from "./check.ts";
+import { type CliOptions, parseCliArgs, UsageError } from "./cli.ts";
+import { DEFAULT_SETTINGS, type GatewayConfig } from "./config.ts";
+import { formatConfigFile } from "./config_file.ts";
+import {
+  absolutePath,
+  loadConfig,
+  namedErrorLog,
+  openFailure,
+  type StartupFailure,
+} from "./config_load.ts";
+import { writeEmergLine } from "../log/mod.ts";
+import { LogFile } from "../log/mod.ts";
+import { createLogger, type Logger } from "../log/mod.ts";
+import type { OsFamily } from "../runtime/mod.ts";
+import { formatUsage } from "./usage.ts";
+
+/** What the start needs from the process. */
+export interface StartupContext {
+  /** The gateway's version, for `--version`. */
+  version: string;
+  /** The folder relative paths start from. */
+  baseDir: string;
+  /** Writes to stdout; never throws. */
+  out(text: string): void;
+  /** Writes to stderr; never throws. */
+  err(text: string): void;
+  /** Whose numbering OS codes use (the running OS when absent). */
+  family?: OsFamily;
+  /** Options for `--check`'s probes. */
+  check?: CheckOptions;
+}
+
+/** The outcome: serve with these, or exit with this code. */
+export type Startup =
+  | { exitCode: number }
+  | { config: GatewayConfig; logger: Logger };
+
+const PREFIX = "station-gateway:";
+
+function osSuffix(failure: { osError?: { code: number; text: string } }) {
+  return failure.osError === undefined
+    ? ""
+    : ` (${failure.osError.code}: ${failure.osError.text})`;
+}
+
+/** The one place a failed start is told: stderr, then the error log. */
+function report(
+  failure: StartupFailure,
+  logPath: string | undefined,
+  context: StartupContext,
+): { exitCode: number } {
+  for (const w of failure.warnings ?? []) {
+    context.err(`${PREFIX} [warn] ${w}\n`);
+  }
+  context.err(`${PREFIX} [emerg] ${failure.message}${osSuffix(failure)}\n`);
+  if (failure.hint) context.err(`${PREFIX} see "station-gateway --help"\n`);
+  writeEmergLine(failure, {
+    ...(logPath === undefined ? {} : { path: logPath }),
+    defaultPath: absolutePath(context.baseDir, DEFAULT_SETTINGS.errorLog),
+    err: context.err,
+    ...(context.family === undefined ? {} : { family: context.family }),
+  });
+  return { exitCode: failure.exitCode };
+}
+
+function openLogs(
+  config: GatewayConfig,
+  context: StartupContext,
+): Logger | StartupFailure {
+  const options = {
+    maxBytes: config.logMaxBytes,
+    keep: config.logKeep,
+    onError: (message: string) => context.err(`${PREFIX} [alert] ${message}\n`),
+  };
+  const opened: LogFile[] = [];
+  for (const path of [config.errorLog, config.accessLog]) {
+    if (path === null) continue;
+    try {
+      opened.push(LogFile.open(path, options));
+    } catch (error) {
+      for (const log of opened) log.close();
+      return openFailure(path, error, context.family);
+    }
+  }
+  return createLogger({
+    errorLog: opened[0]!,
+    accessLog: opened[1] ?? null,
+    level: config.errorLogLevel,
+  });
+}
+
+/** `--check`: the findings on stderr, as `nginx -t` prints them. */
+async function check(
+  config: GatewayConfig,
+  context: StartupContext,
+): Promise<number> {
+  const findings = await checkConfig(config, {
+    ...context.check,
+    ...(context.family === undefined ? {} : { family: context.family }),
+  });
+  let failed = false;
+  for (const finding of findings) {
+    const level = finding.level === undefined ? "" : ` [${finding.level}]`;
+    context.err(`${PREFIX}${level} ${finding.message}${osSuffix(finding)}\n`);
+    if (finding.level === "emerg") {
+      failed = true;
+      writeEmergLine(finding, {
+        path: config.errorLog,
+        defaultPath: absolutePath(context.baseDir, DEFAULT_SETTINGS.errorLog),
+        err: context.err,
+        ...(context.family === undefined ? {} : { family: context.family }),
+      });
+    }
+  }
+  context.err(
+    failed
+      ? `${PREFIX} configuration test failed\n`
+      : `${PREFIX} configuration test is successful\n`,
+  );
+  return failed ? 1 : 0;
+}
+
+/**
+ * Parses the command line, loads the configuration and opens the logs, or
+ * answers `--help`, `--version` and `--check`.
+ *
+ * @param args The arguments, without the program.
+ * @param context The version, the base folder and the output streams.
+ * @returns The configuration and the open logger, or the exit code.
+ */
+export async function startup(
+  args: string[],
+  context: StartupContext,
+): Promise<Startup> {
+  let cli: CliOptions;
+  try {
+    cli = parseCliArgs(args);
+  } catch (error) {
+    return report(
+      {
+        message: error instanceof Error ? error.message : String(error),
+        hint: true,
+        exitCode: error instanceof UsageError ? 2 : 1,
+      },
+      namedErrorLog(args, undefined, context.baseDir),
+      context,
+    );
+  }
+  if (cli.help) {
+    context.out(formatUsage());
+    return { exitCode: 0 };
+  }
+  if (cli.version) {
+    context.out(`station-gateway ${context.version}\n`);
+    return { exitCode: 0 };
+  }
+  const loaded = loadConfig(cli, context);
+  if ("exitCode" in loaded) {
+    const failed = report(
+      loaded,
+      loaded.logPath ?? namedErrorLog(args, cli, context.baseDir),
+      context,
+    );
+    if (cli.check && loaded.nginxConf !== undefined) {
+      // nginx -t's last line.
+      context.err(
+        `${PREFIX} configuration file ${loaded.nginxConf} test failed\n`,
+      );
+    }
+    return failed;
+  }
+  const { config, warnings } = loaded;
+  for (const w of warnings) context.err(`${PREFIX} [warn] ${w}\n`);
+  if (cli.printConfig) {
+    context.out(formatConfigFile(loaded.merged, config));
+    return { exitCode: 0 };
+  }
+  if (cli.check) {
+    if (loaded.nginxConf !== null) {
+      context.err(
+        `${PREFIX} the configuration file ${loaded.nginxConf} syntax is ok\n`,
+      );
+    }
+    return { exitCode: await check(config, context) };
+  }
+  const logger = openLogs(config, context);
+  if ("exitCode" in logger) return report(logger, config.errorLog, context);
+  for (const w of warnings) logger.error({ level: "warn", message: w });
+  return { config, logger };
+}

@@ -1,0 +1,199 @@
+/**
+ * The `/api/` branch of the handler: one request forwarded (or tunnelled,
+ * for a WebSocket), every failed attempt logged as nginx logs it, and the
+ * outcome turned into the client's response.
+ *
+ * @module
+ */
+
+import { errorResponse } from "../static/mod.ts";
+import type { ErrorEvent } from "../log/mod.ts";
+import { proxyRequest } from "./proxy.ts";
+import type { GatewayStats } from "../status.ts";
+import { type UpstreamError, upstreamStatus } from "../upstream/mod.ts";
+import type { UpstreamGroup } from "../upstream/mod.ts";
+import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
+
+/** An error line's own fields; the request's context is added by the handler. */
+export type RequestEvent = Omit<
+  ErrorEvent,
+  "connection" | "client" | "server" | "request" | "host" | "referrer"
+>;
+
+/** What forwarding needs from the gateway, fixed at start-up. */
+export interface ApiForwarder {
+  /** The upstream servers and their connection pools. */
+  group: UpstreamGroup;
+  /** Counters for the status endpoint. */
+  stats: GatewayStats;
+  /** The port the gateway listens on, for `Location` rewriting. */
+  publicPort: number;
+  /** Add `X-Forwarded-*` upstream. */
+  addForwardedHeaders: boolean;
+  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
+  maxBodySize: number;
+  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
+  tunnelIdleTimeoutMs: number;
+  /** Upgraded responses whose access line waits for the tunnel to close. */
+  tunnels: WeakMap<Response, Promise<number>>;
+  /** What replaces the upstream's `/` in `Location`. @default {"/api/"} */
+  publicApiPath?: string;
+}
+
+/** One request's part in forwarding. */
+export interface ApiRequest {
+  /** The path and query to request upstream. */
+  upstreamPath: string;
+  /**
+   * The name the client reached the gateway by, for absolute redirects: the
+   * authority of an absolute-form request line, else `Host`, if sent.
+   */
+  host: string | null;
+  /** The client's address. */
+  client: string;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /** The declared `Content-Length`, parsed once by the gateway; `null` if none. */
+  contentLength: number | null;
+}
+
+/**
+ * The origin the client reached the gateway at: the `Host` name with the
+ * listening port, as nginx builds absolute redirects.
+ *
+ * @param host The client's `Host`, or `null`.
+ * @param port The port the gateway listens on.
+ * @returns e.g. `http://localhost:8081`.
+ */
+export function publicOrigin(host: string | null, port: number): string {
+  const colon = host === null ? -1 : host.indexOf(":");
+  const name = host === null || host === ""
+    ? "127.0.0.1"
+    : host.startsWith("[")
+    ? host.slice(0, host.indexOf("]") + 1)
+    : colon < 0
+    ? host
+    : host.slice(0, colon);
+  return `http://${name}${port === 80 ? "" : `:${port}`}`;
+}
+
+/**
+ * nginx's 413: the line has no `while` and no upstream, and the connection
+ * closes. `Deno.serve` adds `Connection: close` itself when the body was left
+ * unread (a declared `Content-Length` over the limit) and closes once it has
+ * discarded that body; when the gateway read part of a chunked body it must
+ * say so itself, or the connection stays open.
+ *
+ * @param message nginx's message, e.g. `client intended to send too large body: 9 bytes`.
+ * @param log The request's error log.
+ * @param bodyRead Part of the body was read.
+ * @returns The 413 response.
+ */
+export function tooLarge(
+  message: string,
+  log: (event: RequestEvent) => void,
+  bodyRead: boolean,
+): Response {
+  log({ level: "error", message });
+  return errorResponse(
+    413,
+    bodyRead ? { headers: { connection: "close" } } : {},
+  );
+}
+
+/**
+ * Forwards one `/api/` request and returns the client's response: the
+ * upstream's, or nginx's error page for the failure (502, 504, 413, or 499
+ * when the client left). Each failed attempt is logged with the server
+ * tried; a server that failed enough is reported as disabled. A client that
+ * leaves while its body is read gets nginx's `info` line for that, with no
+ * server.
+ *
+ * @param req The client's request.
+ * @param request The request's upstream path, `Host`, address and log.
+ * @param forwarder The gateway's forwarding settings.
+ * @returns The response.
+ */
+export async function forwardApi(
+  req: Request,
+  request: ApiRequest,
+  forwarder: ApiForwarder,
+): Promise<Response> {
+  const { stats, group } = forwarder;
+  const { log, upstreamPath } = request;
+  const onAttemptError = (
+    error: UpstreamError,
+    upstream: string,
+    disabled: boolean,
+  ) => {
+    if (error.kind !== "client-closed") stats.failed(error.kind);
+    const fields = { action: error.action, upstream };
+    log({
+      level: error.level,
+      message: error.message,
+      ...(error.osError ? { osError: error.osError } : {}),
+      ...fields,
+    });
+    if (disabled) {
+      log({
+        level: "warn",
+        message: "upstream server temporarily disabled",
+        ...fields,
+      });
+    }
+  };
+  const common = {
+    group,
+    upstreamPath,
+    clientAddress: request.client,
+    publicApiBase: publicOrigin(request.host, forwarder.publicPort) +
+      (forwarder.publicApiPath ?? "/api/"),
+    addForwarded: forwarder.addForwardedHeaders,
+    onAttemptError,
+    maxBodySize: forwarder.maxBodySize,
+    contentLength: request.contentLength,
+  };
+  // Only a tunnel needs to report its end (for its access line).
+  const tunnel = isWebSocketRequest(req)
+    ? Promise.withResolvers<number>()
+    : null;
+  const result = tunnel
+    ? await proxyWebSocket(req, {
+      ...common,
+      idleTimeoutMs: forwarder.tunnelIdleTimeoutMs,
+      onClosed: tunnel.resolve,
+      onTunnelError: (error, upstream) =>
+        onAttemptError(error, upstream, false),
+    })
+    : await proxyRequest(req, common);
+  if (tunnel && result.kind === "response" && result.response.status === 101) {
+    forwarder.tunnels.set(result.response, tunnel.promise);
+  }
+  const head = req.method === "HEAD";
+  switch (result.kind) {
+    case "response":
+      return result.response;
+    case "too-large":
+      return tooLarge(result.message, log, true);
+    case "no-live":
+      stats.failed("no-live");
+      log({
+        level: "error",
+        message: "no live upstreams",
+        action: "connecting to upstream",
+        upstream: `http://${group.name}${upstreamPath}`,
+      });
+      return errorResponse(502, { head });
+    case "client-left":
+      // nginx reads the body before it chooses a server, so its line has no
+      // upstream (`ngx_http_do_read_client_request_body`, at info level).
+      log({
+        level: "info",
+        message: "client prematurely closed connection",
+        action: "reading client request body",
+      });
+      return errorResponse(upstreamStatus(result.error), { head });
+    case "failed":
+      return errorResponse(upstreamStatus(result.error), { head });
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * One `/api/` request forwarded: the request-body policy (nginx's
+ * `client_max_body_size`), the upstream call, and the client's response.
+ *
+ * @module
+ */
+
+import { streamedResponse } from "../response_body.ts";
+import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
+import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
+import { UpstreamError } from "../upstream/mod.ts";
+import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
+import {
+  type AttemptErrorHandler,
+  tryPeers,
+  upstreamField,
+} from "../upstream/mod.ts";
+
+/** Bodies up to this size are read whole and sent with the head in one write. */
+const SMALL_BODY = 64 * 1024;
+
+/** Where and how to forward. */
+export interface ProxyOptions {
+  /** The upstream servers. */
+  group: UpstreamGroup;
+  /** The path and query to request. */
+  upstreamPath: string;
+  /** The client's address, for `X-Forwarded-For`. */
+  clientAddress: string;
+  /** The gateway's absolute `/api/` URL, for `Location` rewriting. */
+  publicApiBase: string;
+  /** Add `X-Forwarded-*` headers. */
+  addForwarded: boolean;
+  /**
+   * nginx's `client_max_body_size` in bytes; 0 is unlimited. Only a body
+   * without a declared length is checked here: the gateway answers 413 to a
+   * declared one before routing.
+   */
+  maxBodySize: number;
+  /**
+   * The declared `Content-Length`, from the gateway's one parse of it
+   * (`parseContentLength`); `null` when there is none.
+   */
+  contentLength: number | null;
+  /**
+   * Told about every failed attempt, with the `upstream:` field naming the
+   * server tried, and whether that failure made the server unavailable.
+   */
+  onAttemptError: AttemptErrorHandler;
+}
+
+/** The result of forwarding. */
+export type ProxyResult =
+  | { kind: "response"; response: Response }
+  | {
+    /** Every attempt failed; each was reported to `onAttemptError`. */
+    kind: "failed";
+    /** The last failure, which decides the status. */
+    error: UpstreamError;
+  }
+  | {
+    /** No server was available: nginx's "no live upstreams". */
+    kind: "no-live";
+  }
+  | {
+    /**
+     * The client left while its body was being read, before any server was
+     * chosen: nothing was forwarded.
+     */
+    kind: "client-left";
+    /** The failure, as a client-closed error. */
+    error: UpstreamError;
+  }
+  | {
+    /** The body is over `client_max_body_size`: 413, nothing forwarded. */
+    kind: "too-large";
+    /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
+    message: string;
+  };
+
+type BodyPlan =
+  | { kind: "ready"; body: UpstreamCall["body"] }
+  | { kind: "too-large"; message: string };
+
+/** What to do with the request body, decided from the headers alone. */
+type BodyDecision =
+  | BodyPlan
+  /** Read it whole (small, with a length): sent with the head in one write. */
+  | { kind: "read" }
+  /** Buffer a chunked body up to `client_max_body_size`. */
+  | {
+    kind: "buffer";
+    stream: ReadableStream<Uint8Array>;
+    limit: number;
+    /** An empty body is sent as none (no framing field at all). */
+    emptyIsNone?: boolean;
+  };
+
+/** Reads a chunked body up to the limit, as nginx buffers it. */
+async function bufferUpTo(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+  emptyIsNone = false,
+): Promise<BodyPlan> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (total + value.length > limit) {
+        await reader.cancel();
+        return {
+          kind: "too-large",
+          message:
+            `client intended to send too large chunked body: ${total}+${value.length} bytes`,
+        };
+      }
+      chunks.push(value);
+      total += value.length;
+    }
+  } catch (error) {
+    throw UpstreamError.clientClosed(error);
+  } finally {
+    reader.releaseLock();
+  }
+  if (total === 0 && emptyIsNone) return { kind: "ready", body: null };
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return { kind: "ready", body: { kind: "bytes", bytes } };
+}
+
+// Not async: the body is read by the caller, so a request costs one async
+// layer fewer (each is a frame and promises of garbage per request).
+function planBody(
+  req: Request,
+  length: number | null,
+  maxBodySize: number,
+): BodyDecision {
+  if (length === 0) return { kind: "ready", body: null };
+  if (length === null && !req.headers.has("transfer-encoding")) {
+    // Without either field an HTTP/1.1 request has no body (RFC 9112 §6.3),
+    // and a GET or HEAD never has one here (Deno.serve gives it none).
+    // Decided from the headers: the `req.body` getter builds a stream even
+    // to say null, a cost on every request.
+    if (req.method === "GET" || req.method === "HEAD") {
+      return { kind: "ready", body: null };
+    }
+    // Other methods are looked at: HTTP/2 frames a body without either
+    // field, and one that reaches here (a client sending Host as well as
+    // :authority) must not lose it. An empty body is no body.
+    if (req.body === null) return { kind: "ready", body: null };
+    if (maxBodySize > 0) {
+      return {
+        kind: "buffer",
+        stream: req.body,
+        limit: maxBodySize,
+        emptyIsNone: true,
+      };
+    }
+    return {
+      kind: "ready",
+      body: { kind: "stream", stream: req.body, length: null },
+    };
+  }
+  if (length !== null && length <= SMALL_BODY) return { kind: "read" };
+  if (req.body === null) return { kind: "ready", body: null };
+  if (length !== null) {
+    return {
+      kind: "ready",
+      body: { kind: "stream", stream: req.body, length },
+    };
+  }
+  if (maxBodySize > 0) {
+    return { kind: "buffer", stream: req.body, limit: maxBodySize };
+  }
+  return {
+    kind: "ready",
+    body: { kind: "stream", stream: req.body, length: null },
+  };
+}
+
+function toResponse(
+  reply: UpstreamReply,
+  peer: UpstreamPeer,
+  publicApiBase: string,
+): Response {
+  const { head } = reply;
+  const headers = clientResponseHeaders(head.fields, {
+    upstreamOrigin: peer.spec.address.origin,
+    publicApiBase,
+    contentLength: reply.length,
+  });
+  // No statusText: Deno.serve writes its own reason phrase whatever is
+  // given, and a given one is checked by a regular expression first.
+  return streamedResponse(reply.body, { status: head.status, headers });
+}
+
+function invalid(message: string): UpstreamError {
+  return new UpstreamError(message, {
+    kind: "invalid-response",
+    action: "reading response header from upstream",
+  });
+}
+
+/**
+ * Forwards a request to the upstream group and returns the client's
+ * response. Redirects are not followed: 3xx and their `Set-Cookie` go to the
+ * browser. A failed attempt moves to the next server when nginx would
+ * ({@linkcode shouldTryNext}); nothing has reached the client by then.
+ *
+ * @param req The client's request.
+ * @param options Where and how to forward.
+ * @returns The response, the failure, "no live upstreams", the 413 verdict,
+ * or the client leaving while its body was read.
+ */
+export async function proxyRequest(
+  req: Request,
+  options: ProxyOptions,
+): Promise<ProxyResult> {
+  let plan: BodyDecision = planBody(
+    req,
+    options.contentLength,
+    options.maxBodySize,
+  );
+  if (plan.kind === "read") {
+    try {
+      const bytes = new Uint8Array(await req.arrayBuffer());
+      plan = { kind: "ready", body: { kind: "bytes", bytes } };
+    } catch (error) {
+      return { kind: "client-left", error: UpstreamError.clientClosed(error) };
+    }
+  } else if (plan.kind === "buffer") {
+    try {
+      plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
+    } catch (error) {
+      if (error instanceof UpstreamError) return { kind: "client-left", error };
+      throw error;
+    }
+  }
+  if (plan.kind === "too-large") return plan;
+  const body = plan.body;
+  const headers = upstreamRequestHeaders(req.headers, {
+    clientAddress: options.clientAddress,
+    addForwarded: options.addForwarded,
+  });
+  const outcome = await tryPeers(options.group, {
+    method: req.method,
+    upstreamPath: options.upstreamPath,
+    streamedBody: body?.kind === "stream",
+    onAttemptError: options.onAttemptError,
+  }, (peer) =>
+    peer.client.send({
+      method: req.method,
+      path: options.upstreamPath,
+      host: peer.spec.address.origin.slice("http://".length),
+      headers,
+      body,
+      // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
+      signal: () => req.signal,
+      onBodyError: (error) =>
+        options.onAttemptError(
+          error,
+          upstreamField(peer, options.upstreamPath),
+          false,
+        ),
+    }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
+  return outcome.kind === "ok"
+    ? { kind: "response", response: outcome.value }
+    : outcome;
+}
+
+/**
+ * Turns an upstream reply into the client's response (headers filtered,
+ * `Location` rewritten for that server).
+ *
+ * @param reply The upstream's reply.
+ * @param peer The server that sent it.
+ * @param publicApiBase The gateway's absolute `/api/` URL.
+ * @returns The response.
+ * @throws {UpstreamError} On a reply that cannot be relayed.
+ */
+export function replyToResponse(
+  reply: UpstreamReply,
+  peer: UpstreamPeer,
+  publicApiBase: string,
+): Response {
+  if (reply.head.status < 200) {
+    discard(reply);
+    throw invalid(`upstream sent unexpected status ${reply.head.status}`);
+  }
+  try {
+    return toResponse(reply, peer, publicApiBase);
+  } catch {
+    discard(reply);
+    throw invalid("upstream sent invalid header");
+  }
+}
+
+/**
+ * Cancels a reply's streamed body, which closes its connection. Not awaited:
+ * the verdict does not wait on the socket, and a failed cancel has nothing
+ * left to clean up.
+ */
+function discard(reply: UpstreamReply): void {
+  if (reply.body instanceof ReadableStream) {
+    reply.body.cancel().catch(() => {});
+  }
+}

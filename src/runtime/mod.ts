@@ -1,0 +1,23 @@
+/**
+ * What the gateway asks of the runtime and the OS: error codes and their
+ * nginx texts, header byte strings, and the memory pacers.
+ *
+ * @module
+ */
+
+export {
+  byteStringFromBytes,
+  byteStringToBytes,
+  writeByteString,
+} from "./byte_string.ts";
+export { GcPacer } from "./gc_pacer.ts";
+export { HeapPacer } from "./heap_pacer.ts";
+export {
+  currentOsFamily,
+  osErrorCode,
+  osErrorKind,
+  osErrorOf,
+  osErrorText,
+  parseOsErrorCode,
+} from "./os_errors.ts";
+export type { OsFamily } from "./os_errors.ts";

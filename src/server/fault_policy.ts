@@ -1,0 +1,257 @@
+/**
+ * The one place that decides, for the whole process, whether a fault is
+ * survived or ends the gateway: unhandled rejections, uncaught errors and
+ * listeners that stop accepting. Each fault writes one error-log line with
+ * its context; an exit decision resolves {@linkcode FaultPolicy.exited} so
+ * `main` returns non-zero and the scheduled task's restart-on-failure runs.
+ *
+ * @module
+ */
+
+import type { OsErrorText } from "../log/mod.ts";
+import type { ErrorEvent, Logger } from "../log/mod.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
+import { osErrorOf } from "../runtime/mod.ts";
+
+/** Something that went wrong outside any one request. */
+export type Fault =
+  | { kind: "unhandled-rejection"; reason: unknown }
+  | { kind: "uncaught-error"; error: unknown }
+  /** A listener's accept loop ended (its `finished` settled) unasked. */
+  | {
+    kind: "listener-stopped";
+    address: string;
+    error?: unknown;
+    /** How long this listener has been failing without a stable spell. */
+    troubleMs: number;
+  }
+  /** A stopped listener could not be bound again. */
+  | {
+    kind: "rebind-failed";
+    address: string;
+    error: unknown;
+    troubleMs: number;
+  };
+
+/** What to do about a fault, and the line that says so. */
+export interface FaultVerdict {
+  /** `recover` keeps serving; `exit` ends the process with code 1. */
+  decision: "recover" | "exit";
+  /** The error-log line. */
+  line: ErrorEvent;
+}
+
+/** Limits for {@linkcode decideFault}. */
+export interface FaultLimits {
+  /** A listener failing this long without recovering ends the process. */
+  listenerGiveUpMs: number;
+  /** Unexpected errors allowed within `stormWindowMs` before exiting. */
+  stormFaults: number;
+}
+
+/** The defaults: 30 s for a listener, 100 faults a minute. */
+export const DEFAULT_FAULT_LIMITS: FaultLimits = {
+  listenerGiveUpMs: 30_000,
+  stormFaults: 100,
+};
+
+const STORM_WINDOW_MS = 60_000;
+
+/**
+ * Names an error in one line: `Name: message at <first stack frame>`. The
+ * frame says where a bug is without a multi-line stack in the log.
+ */
+export function describeError(value: unknown): string {
+  if (!(value instanceof Error)) return String(value);
+  const head = `${value.name}: ${value.message}`;
+  const frame = value.stack?.split("\n").find((l) => /^\s+at /.test(l));
+  const text = frame ? `${head} ${frame.trim()}` : head;
+  return text.replaceAll(/\s*\n\s*/g, " ");
+}
+
+/** Whether an OS error means "out of descriptors" (nginx logs these `[crit]`). */
+function isDescriptorExhaustion(os: OsErrorText | undefined): boolean {
+  return os !== undefined && [23, 24, 10024].includes(os.code);
+}
+
+/**
+ * Decides about one fault. Pure, so the rules are table-tested.
+ *
+ * @param fault What happened.
+ * @param context The limits, recent fault count and OS family.
+ * @returns The decision and its log line.
+ *
+ * @example A listener out of descriptors is recreated
+ * ```ts
+ * import { decideFault, DEFAULT_FAULT_LIMITS } from "./fault_policy.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const v = decideFault({
+ *   kind: "listener-stopped",
+ *   address: "127.0.0.1:8081",
+ *   error: new Error("Error: Too many open files (os error 24)"),
+ *   troubleMs: 0,
+ * }, { limits: DEFAULT_FAULT_LIMITS, recentFaults: 0, family: "linux" });
+ * strictEqual(v.decision, "recover");
+ * strictEqual(v.line.level, "crit");
+ * strictEqual(v.line.message, "accept4() failed");
+ * ```
+ */
+export function decideFault(
+  fault: Fault,
+  context: { limits: FaultLimits; recentFaults: number; family: OsFamily },
+): FaultVerdict {
+  const { limits, family } = context;
+  switch (fault.kind) {
+    case "unhandled-rejection":
+    case "uncaught-error": {
+      const what = fault.kind === "unhandled-rejection"
+        ? `unhandled rejection: ${describeError(fault.reason)}`
+        : `uncaught exception: ${describeError(fault.error)}`;
+      // One bug's error is survivable; a loop of them is not.
+      if (context.recentFaults >= limits.stormFaults) {
+        return {
+          decision: "exit",
+          line: {
+            level: "emerg",
+            message: `${what}, ${context.recentFaults} unexpected errors ` +
+              `within ${STORM_WINDOW_MS / 1000} s, exiting`,
+          },
+        };
+      }
+      return { decision: "recover", line: { level: "alert", message: what } };
+    }
+    case "listener-stopped": {
+      const os = osErrorOf(fault.error, family);
+      const exit = fault.troubleMs >= limits.listenerGiveUpMs;
+      // nginx's ngx_event_accept(): EMFILE/ENFILE are [crit], others
+      // [alert]; Windows builds call accept(), Linux ones accept4().
+      const message = fault.error === undefined
+        ? `listener on ${fault.address} closed`
+        : os === undefined
+        ? `accept() on ${fault.address} failed: ${describeError(fault.error)}`
+        : family === "windows"
+        ? "accept() failed"
+        : "accept4() failed";
+      const line: ErrorEvent = {
+        level: exit ? "emerg" : isDescriptorExhaustion(os) ? "crit" : "alert",
+        message,
+        ...(os ? { osError: os } : {}),
+        ...(exit
+          ? {
+            action: `accepting on ${fault.address}, not restored for ${
+              Math.round(fault.troubleMs / 1000)
+            } s, exiting`,
+          }
+          : {}),
+      };
+      return { decision: exit ? "exit" : "recover", line };
+    }
+    case "rebind-failed": {
+      const os = osErrorOf(fault.error, family);
+      // Only running out of descriptors can pass; a port someone else took
+      // meanwhile (or any other bind failure) will not heal by waiting.
+      const exit = !isDescriptorExhaustion(os) ||
+        fault.troubleMs >= limits.listenerGiveUpMs;
+      const message = `bind() to ${fault.address} failed` +
+        (os ? "" : `: ${describeError(fault.error)}`);
+      return {
+        decision: exit ? "exit" : "recover",
+        line: {
+          level: exit ? "emerg" : "crit",
+          message: exit ? `${message}, exiting` : message,
+          ...(os ? { osError: os } : {}),
+        },
+      };
+    }
+  }
+}
+
+/** Applies {@linkcode decideFault} and turns `exit` into a resolved promise. */
+export class FaultPolicy {
+  #logger: Logger;
+  #limits: FaultLimits;
+  #now: () => number;
+  #family: OsFamily;
+  #recent: number[] = [];
+  #exit = Promise.withResolvers<number>();
+  #exiting = false;
+
+  /**
+   * Creates the policy.
+   *
+   * @param logger Where the lines go.
+   * @param options Limits, clock and OS family (for tests).
+   */
+  constructor(
+    logger: Logger,
+    options: {
+      limits?: Partial<FaultLimits>;
+      now?: () => number;
+      family?: OsFamily;
+    } = {},
+  ) {
+    this.#logger = logger;
+    this.#limits = { ...DEFAULT_FAULT_LIMITS, ...options.limits };
+    this.#now = options.now ?? Date.now;
+    this.#family = options.family ?? currentOsFamily();
+  }
+
+  /** Resolves with the exit code once a fault decided to end the process. */
+  get exited(): Promise<number> {
+    return this.#exit.promise;
+  }
+
+  /**
+   * Logs a fault and decides about it.
+   *
+   * @param fault What happened.
+   * @returns `recover` or `exit`.
+   */
+  report(fault: Fault): "recover" | "exit" {
+    const now = this.#now();
+    const isError = fault.kind === "unhandled-rejection" ||
+      fault.kind === "uncaught-error";
+    if (isError) {
+      this.#recent = this.#recent.filter((t) => now - t < STORM_WINDOW_MS);
+      this.#recent.push(now);
+    }
+    const verdict = decideFault(fault, {
+      limits: this.#limits,
+      recentFaults: isError ? this.#recent.length - 1 : 0,
+      family: this.#family,
+    });
+    this.#logger.error(verdict.line);
+    if (verdict.decision === "exit" && !this.#exiting) {
+      this.#exiting = true;
+      this.#exit.resolve(1);
+    }
+    return verdict.decision;
+  }
+
+  /**
+   * Routes the process's unhandled rejections and uncaught errors here
+   * instead of Deno's default (a stack trace on stderr and exit code 1).
+   *
+   * @returns A function that removes the listeners.
+   */
+  install(): () => void {
+    const onRejection = (event: PromiseRejectionEvent) => {
+      event.preventDefault();
+      this.report({ kind: "unhandled-rejection", reason: event.reason });
+    };
+    const onError = (event: ErrorEvent_) => {
+      event.preventDefault();
+      this.report({ kind: "uncaught-error", error: event.error });
+    };
+    globalThis.addEventListener("unhandledrejection", onRejection);
+    globalThis.addEventListener("error", onError);
+    return () => {
+      globalThis.removeEventListener("unhandledrejection", onRejection);
+      globalThis.removeEventListener("error", onError);
+    };
+  }
+}
+
+/** The DOM `ErrorEvent` (named apart from the logger's `ErrorEvent`). */
+type ErrorEvent_ = globalThis.ErrorEvent;

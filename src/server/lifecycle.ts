@@ -1,0 +1,185 @@
+/**
+ * The serving part of the gateway's life: bind, serve, survive faults, and
+ * stop on a signal, logging every request it gives up on.
+ *
+ * @module
+ */
+
+import type { GatewayConfig } from "../config/mod.ts";
+import { listenHosts } from "../config/mod.ts";
+import { ConnectionCounter } from "../log/mod.ts";
+import type { OsErrorText } from "../log/mod.ts";
+import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
+import { createGatewayHandler } from "../gateway.ts";
+import { HeapPacer } from "../runtime/mod.ts";
+import { InFlightRequests } from "./in_flight.ts";
+import { displayHost, ListenerSet } from "./listener_set.ts";
+import type { Logger } from "../log/mod.ts";
+import { createUpstreamGroup } from "../upstream/mod.ts";
+import { osErrorOf } from "../runtime/mod.ts";
+import { serveErrorHandler } from "../response_body.ts";
+
+/** How long in-flight requests may take to finish at shutdown by default. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** What {@linkcode runGateway} needs besides the configuration. */
+export interface RunGatewayOptions {
+  /** The gateway's version. */
+  version: string;
+  /** The open logs; closed before `runGateway` returns. */
+  logger: Logger;
+  /** Writes to stdout, never failing. */
+  out: (text: string) => void;
+  /** Writes an `[emerg]` line to stderr and the log. */
+  emerg: (message: string, osError: OsErrorText | undefined) => void;
+  /** How long in-flight requests may take at shutdown. @default {10000} */
+  shutdownGraceMs?: number;
+  /** When a fault ends the process (defaults: {@linkcode FaultPolicy}). */
+  faultLimits?: Partial<FaultLimits>;
+}
+
+const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
+  SIGINT: 2,
+  SIGTERM: 15,
+  SIGBREAK: 21,
+};
+
+/** Resolves with the first stop signal (Ctrl+C, SIGTERM, Ctrl+Break). */
+function stopSignal(): { signal: Promise<Deno.Signal>; remove: () => void } {
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT", "SIGBREAK"]
+    : ["SIGINT", "SIGTERM"];
+  const stopped = Promise.withResolvers<Deno.Signal>();
+  const listeners = signals.map((signal) => {
+    const listener = () => stopped.resolve(signal);
+    Deno.addSignalListener(signal, listener);
+    return [signal, listener] as const;
+  });
+  return {
+    signal: stopped.promise,
+    remove: () => {
+      for (const [s, l] of listeners) Deno.removeSignalListener(s, l);
+    },
+  };
+}
+
+/**
+ * Serves until a stop signal (exit code 0) or a fault the policy will not
+ * survive (exit code 1), or fails to bind (exit code 1).
+ *
+ * @param config The resolved configuration.
+ * @param options Logs, output and shutdown grace.
+ * @returns The process exit code.
+ */
+export async function runGateway(
+  config: GatewayConfig,
+  options: RunGatewayOptions,
+): Promise<number> {
+  const { logger } = options;
+  const graceMs = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
+  const policy = new FaultPolicy(
+    logger,
+    options.faultLimits ? { limits: options.faultLimits } : {},
+  );
+  const counter = new ConnectionCounter();
+  const inFlight = new InFlightRequests();
+  let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  const opened = await ListenerSet.open({
+    hostnames: listenHosts(config.listen.hostname),
+    port: config.listen.port,
+    handler: (req, info) => handler!(req, info),
+    onError: serveErrorHandler(logger),
+    logger,
+    policy,
+  });
+  if ("failure" in opened) {
+    const { address, error } = opened.failure;
+    options.emerg(`bind() to ${address} failed`, osErrorOf(error));
+    logger.close();
+    return 1;
+  }
+  const listeners = opened.set;
+  const port = listeners.port;
+  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
+    timeouts: config.timeouts,
+    keepalive: config.upstreamKeepalive,
+    onConnect: () => counter.take(),
+    headBufferSize: config.proxyBufferSize,
+  });
+  handler = createGatewayHandler({
+    root: config.root,
+    serverName: config.serverName,
+    publicPort: port,
+    addForwardedHeaders: config.addForwardedHeaders,
+    maxBodySize: config.clientMaxBodySize,
+    tunnelIdleTimeoutMs: config.timeouts.readMs,
+    ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
+    version: options.version,
+    logFiles: { error: config.errorLog, access: config.accessLog },
+    spaFallback: config.spaFallback,
+    logNotFound: config.logNotFound,
+    cachePolicy: config.cachePolicy,
+    errorPages: config.errorPages,
+    apiPrefix: config.apiPrefix,
+    keepApiPrefix: config.keepApiPrefix,
+  }, { logger, counter, group, inFlight });
+
+  const heapPacer = new HeapPacer();
+  heapPacer.start();
+
+  const urls = listeners.hostnames.map((h) =>
+    `http://${displayHost(h)}:${port}/`
+  );
+  options.out(
+    `station-gateway ${options.version} listening on ${urls.join(" and ")}; ` +
+      `/${config.apiPrefix}/ -> ${
+        config.upstreams.map((u) => u.address.origin + "/").join(", ")
+      }; root ${config.root}; ` +
+      `error log ${config.errorLog}\n`,
+  );
+  logger.error({
+    level: "notice",
+    message: `station-gateway/${options.version} started`,
+  });
+
+  // A bug's exception must neither end a gateway nobody watches nor pass
+  // unseen: the policy logs each one and decides.
+  const uninstall = policy.install();
+  const stop = stopSignal();
+  const reason = await Promise.race([
+    stop.signal.then((signal) => ({ signal })),
+    policy.exited.then((code) => ({ code })),
+  ]);
+  stop.remove();
+
+  if ("signal" in reason) {
+    logger.error({
+      level: "notice",
+      message: `signal ${
+        SIGNAL_NUMBERS[reason.signal]
+      } (${reason.signal}) received, exiting`,
+    });
+  }
+  const graceful = listeners.shutdown().then(() => "done" as const);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(resolve, graceMs, "timeout");
+  });
+  const outcome = await Promise.race([graceful, timeout]);
+  clearTimeout(timer);
+  if (outcome === "timeout") {
+    logger.error({
+      level: "warn",
+      message: `in-flight requests still open after ${graceMs} ms, exiting`,
+    });
+    // Each request given up on still gets its access line, as nginx writes
+    // one for every connection closed by worker_shutdown_timeout.
+    inFlight.abandonAll();
+  }
+  uninstall();
+  group.close();
+  heapPacer.stop();
+  logger.error({ level: "notice", message: "exit" });
+  logger.close();
+  return "code" in reason ? reason.code : 0;
+}

@@ -1,0 +1,352 @@
+/**
+ * A bounded in-memory cache of small static files, revalidated with one
+ * synchronous `stat` (size, mtime, device and inode) per path and
+ * millisecond, so a redeploy is visible from the next millisecond and no
+ * file is held open. A file enters the cache only as read from a handle that
+ * `openInsideRoot` proved inside the root, under that handle's identity, so
+ * a name swapped for a link to another file never matches a cached entry.
+ * Async file operations each cost a hop to Deno's blocking thread pool,
+ * which for a small file costs more than reading it; a sync `stat` and a
+ * memory copy do not. There is no file watcher instead of the `stat`: on
+ * Windows one keeps a handle open on the client-app folder
+ * (`ReadDirectoryChangesW`), so a redeploy that renames or deletes the
+ * folder would fail, and a missed event would serve a replaced file.
+ *
+ * @module
+ */
+
+/** A file's contents as the static handler sends them. */
+export interface CachedBody {
+  /** The file's bytes; ranges are cut from them. */
+  bytes: Uint8Array<ArrayBuffer>;
+  /**
+   * The whole file as a body `Deno.serve` sends without copying it, or
+   * `null` when it cannot be used: see {@linkcode wholeFileResponse}.
+   */
+  stream: ReadableStream<Uint8Array> | null;
+}
+
+/** A cached file. */
+export interface CachedFile extends CachedBody {
+  /** The `stat` it was read with. */
+  size: number;
+  /** Modification time in ms. */
+  mtimeMs: number;
+  /** Inode, where the platform reports one. */
+  ino: number | null;
+  /** Device, where the platform reports one. */
+  dev: number | null;
+  /** Birth time in ms, where the platform reports one. */
+  birthMs: number | null;
+}
+
+/** Options for {@linkcode StaticCache}. */
+export interface StaticCacheOptions {
+  /**
+   * Files larger than this are streamed from disk, not cached.
+   *
+   * @default {256 * 1024}
+   */
+  maxFileBytes?: number;
+  /**
+   * Memory all cached files may hold together (bytes plus ASCII text).
+   *
+   * @default {32 * 1024 * 1024}
+   */
+  maxTotalBytes?: number;
+}
+
+/** How long a missing precompressed sidecar is remembered as missing. */
+const ABSENT_TTL_MS = 1000;
+
+/** Paths whose last `stat` is remembered; past this the memory is cleared. */
+const MAX_SHARED_STATS = 4096;
+
+/** The cache. Least recently used files leave first. */
+export class StaticCache {
+  #entries = new Map<string, CachedFile>();
+  #absent = new Map<string, number>();
+  #shared = new Map<string, { info: Deno.FileInfo | null; at: number }>();
+  #lastStatAt = 0;
+  #total = 0;
+  #maxFile: number;
+  #maxTotal: number;
+
+  /**
+   * An empty cache.
+   *
+   * @param options Size limits.
+   */
+  constructor(options: StaticCacheOptions = {}) {
+    this.#maxFile = options.maxFileBytes ?? 256 * 1024;
+    this.#maxTotal = options.maxTotalBytes ?? 32 * 1024 * 1024;
+  }
+
+  /** Bytes held. */
+  get totalBytes(): number {
+    return this.#total;
+  }
+
+  /**
+   * The cached copy of `path` when it was read from the very file a `stat`
+   * just taken describes (same device, inode, size and mtime); it then
+   * becomes the most recently used.
+   *
+   * @param path The file.
+   * @param info Its `stat`, taken for this request.
+   * @returns The cached bytes, or `null`.
+   */
+  lookup(path: string, info: Deno.FileInfo): CachedBody | null {
+    const hit = this.#entries.get(path);
+    if (hit === undefined || !matches(hit, info)) return null;
+    this.#entries.delete(path); // refresh its place in the LRU order
+    this.#entries.set(path, hit);
+    return hit;
+  }
+
+  /**
+   * Reads an open file whole and caches it under `path` with the identity
+   * of its `fstat`; `null` when it is too big to cache (stream it instead).
+   * The file is read from the handle, never reopened by name, and is left
+   * open for the caller to close.
+   *
+   * @param path The file's name, the cache key.
+   * @param file The open file, proved inside the root.
+   * @param info Its `fstat`.
+   * @returns The bytes, or `null`.
+   * @throws {Error} When reading fails.
+   *
+   * @example Usage
+   * ```ts
+   * import { StaticCache } from "./cache.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const dir = Deno.makeTempDirSync();
+   * Deno.writeTextFileSync(`${dir}/a.txt`, "one");
+   * const cache = new StaticCache();
+   * using file = Deno.openSync(`${dir}/a.txt`);
+   * const body = cache.load(`${dir}/a.txt`, file, file.statSync())!;
+   * strictEqual(new TextDecoder().decode(body.bytes), "one");
+   * strictEqual(cache.lookup(`${dir}/a.txt`, Deno.statSync(`${dir}/a.txt`)), body);
+   * Deno.removeSync(dir, { recursive: true });
+   * ```
+   */
+  load(
+    path: string,
+    file: Deno.FsFile,
+    info: Deno.FileInfo,
+  ): CachedBody | null {
+    if (info.size > this.#maxFile) return null;
+    const old = this.#entries.get(path);
+    if (old) this.#forget(path, old);
+    const bytes = readWhole(file, info.size);
+    // Changing right now: serve, do not keep.
+    if (bytes.length !== info.size) return { bytes, stream: null };
+    const entry: CachedFile = {
+      bytes,
+      stream: sharedStream(bytes),
+      size: info.size,
+      mtimeMs: info.mtime?.getTime() ?? 0,
+      ino: info.ino ?? null,
+      dev: info.ino === null ? null : info.dev,
+      birthMs: info.birthtime?.getTime() ?? null,
+    };
+    this.#entries.set(path, entry);
+    this.#total += weight(bytes);
+    for (const [key, entry] of this.#entries) {
+      if (this.#total <= this.#maxTotal) break;
+      this.#forget(key, entry);
+    }
+    return entry;
+  }
+
+  /**
+   * The file's `stat` (`null` when it is missing), shared by the requests
+   * that ask within the same millisecond of `Date.now()`: at most one
+   * system call per path and millisecond. The first system call of a
+   * request is a large share of a cached response's cost, and under load
+   * many requests ask for the same path at once. A redeploy is seen from
+   * the next millisecond on; a per-request `stat` does no better, since a
+   * file can change between the `stat` and the send just as well. The
+   * clock has to read the very same value, so a wall-clock step (either
+   * way) only ends the sharing; after a step back every shared `stat` is
+   * dropped, so none is reused when the clock reads its millisecond again.
+   *
+   * @param path The file.
+   * @param now The clock, for tests.
+   * @returns Its `stat`, or `null` when it cannot be taken.
+   *
+   * @example Usage
+   * ```ts
+   * import { StaticCache } from "./cache.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const dir = Deno.makeTempDirSync();
+   * const cache = new StaticCache();
+   * strictEqual(cache.stat(`${dir}/a.txt`, 5), null);
+   * Deno.writeTextFileSync(`${dir}/a.txt`, "one");
+   * strictEqual(cache.stat(`${dir}/a.txt`, 5), null); // the same millisecond
+   * strictEqual(cache.stat(`${dir}/a.txt`, 6)?.size, 3);
+   * Deno.removeSync(dir, { recursive: true });
+   * ```
+   */
+  stat(path: string, now: number = Date.now()): Deno.FileInfo | null {
+    // After a step back, an old reading comes round again: forget them all.
+    if (now < this.#lastStatAt) this.#shared.clear();
+    this.#lastStatAt = now;
+    const last = this.#shared.get(path);
+    if (last !== undefined && last.at === now) return last.info;
+    const info = statOrNull(path);
+    if (this.#shared.size >= MAX_SHARED_STATS) this.#shared.clear();
+    this.#shared.set(path, { info, at: now });
+    return info;
+  }
+
+  /**
+   * `stat` for an optional file (a `.br`/`.gz` sidecar). A missing one is
+   * remembered for a second: a failed `statSync` throws, and building the
+   * error cost a third of a cached static request (profiled). A sidecar
+   * added by a deploy is used within a second; until then the plain file is
+   * served, which is never stale.
+   *
+   * @param path The optional file.
+   * @param now The clock, for tests.
+   * @returns Its `stat`, or `null`.
+   */
+  statOptional(path: string, now = Date.now()): Deno.FileInfo | null {
+    const until = this.#absent.get(path);
+    if (until !== undefined && now < until) return null;
+    try {
+      const info = Deno.statSync(path);
+      this.#absent.delete(path);
+      return info;
+    } catch {
+      if (this.#absent.size >= 4096) this.#absent.clear();
+      this.#absent.set(path, now + ABSENT_TTL_MS);
+      return null;
+    }
+  }
+
+  #forget(path: string, entry: CachedFile): void {
+    this.#entries.delete(path);
+    this.#total -= weight(entry.bytes);
+  }
+}
+
+/**
+ * A synchronous `stat`, `null` when the file is missing or cannot be read:
+ * either way there is no file to serve.
+ *
+ * @param path The file.
+ * @returns Its `stat`, or `null`.
+ */
+export function statOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a cached copy was read from the file `info` describes, unchanged:
+ * same size and mtime, and same device and inode (birth time where no inode
+ * is reported, as `sameFile` in `static/containment.ts`).
+ */
+function matches(hit: CachedFile, info: Deno.FileInfo): boolean {
+  if (
+    hit.size !== info.size || hit.mtimeMs !== (info.mtime?.getTime() ?? 0)
+  ) {
+    return false;
+  }
+  return hit.ino === null || info.ino === null
+    ? hit.ino === info.ino &&
+      hit.birthMs === (info.birthtime?.getTime() ?? null)
+    : hit.ino === info.ino && hit.dev === info.dev;
+}
+
+/**
+ * Reads an open file's first `size` bytes (fewer when it shrank): what its
+ * `fstat` promised, as nginx sends what its `fstat` said.
+ */
+function readWhole(file: Deno.FsFile, size: number): Uint8Array<ArrayBuffer> {
+  const buf = new Uint8Array(size);
+  let n = 0;
+  while (n < size) {
+    const got = file.readSync(buf.subarray(n));
+    if (got === null || got === 0) return buf.slice(0, n);
+    n += got;
+  }
+  return buf;
+}
+
+/**
+ * Memory a cached file holds: its bytes, and the copy its shared stream
+ * carries (made once, when the file is read).
+ */
+function weight(bytes: Uint8Array): number {
+  return bytes.length * 2;
+}
+
+/**
+ * A stream `Deno.serve` can send any number of times without reading it.
+ * `new Response(bytes)` keeps a copy of the bytes as its static body, and
+ * the `body` stream made from such a response is remembered by Deno as that
+ * static body (`extractBody()` in `ext/fetch/22_body.js`, Deno 2.9.6), so a
+ * `Response` built on the stream takes the same static body again: no copy,
+ * and the stream itself is never locked or read.
+ */
+function sharedStream(
+  bytes: Uint8Array<ArrayBuffer>,
+): ReadableStream<Uint8Array> {
+  return new Response(bytes).body!;
+}
+
+/**
+ * A response carrying a cached file whole, without a per-response copy when
+ * the runtime allows it.
+ *
+ * `Deno.serve` copies a `Uint8Array` body into every response (the
+ * `slice()` in `extractBody()`), and writes a string body by copying it
+ * into a new buffer; both are a 200 KB `memcpy` per response of a 200 KB
+ * script. A body stream taken from a `Response` over the same bytes is
+ * resolved back to that response's static body instead, so nothing is
+ * copied and hyper writes from the one buffer (scripts/README.md has the
+ * figures). Should a runtime read the stream instead, it would be locked
+ * or disturbed after one response: then the bytes are sent (one copy each,
+ * still correct) and the stream is given up.
+ *
+ * @param body The cached file.
+ * @param init Status and headers.
+ * @returns The response.
+ *
+ * @example Usage
+ * ```ts
+ * import { StaticCache, wholeFileResponse } from "./cache.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a.js`, "let a = 1;");
+ * using file = Deno.openSync(`${dir}/a.js`);
+ * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync())!;
+ * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
+ * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function wholeFileResponse(
+  body: CachedBody,
+  init: ResponseInit,
+): Response {
+  const stream = body.stream;
+  if (stream !== null && !stream.locked) {
+    try {
+      return new Response(stream, init);
+    } catch {
+      // Disturbed by a runtime that read it: fall through to the bytes. A
+      // bad `init` throws again below, so no other error is hidden.
+    }
+  }
+  body.stream = null;
+  return new Response(body.bytes, init);
+}

@@ -1,0 +1,195 @@
+/**
+ * Containment of the client-app folder, by construction: the path arrives
+ * as decoded segments from `routeRequest` (dot segments already resolved),
+ * and every segment that could name something else on some file system is
+ * refused — `/`, `\`, NUL and control characters, `:` (drive letters, NTFS
+ * streams such as `::$DATA`), trailing dots and spaces (Windows strips them),
+ * dotfiles, and on Windows 8.3 short names (nginx:
+ * `ngx_win32_check_filename`) and DOS device names such as `con` or
+ * `nul.txt`.
+ *
+ * Symlinks (and junctions) are followed only when what was opened is inside
+ * the root, decided on the open handle, so a name swapped for a link between
+ * a check and the open changes nothing ({@linkcode openInsideRoot}). The
+ * file is opened first and its identity taken (`fstat`: device and inode);
+ * the bytes then come from that handle only, so a swap after the check is
+ * harmless. What proves the handle's file inside the root:
+ *
+ * - Linux: the kernel's own path of a second descriptor on the same name
+ *   (`readlink /proc/self/fd/N`, `node:fs` gives the descriptor number),
+ *   which must lie below the root's real path and hold the same device and
+ *   inode. No window: both are facts about open descriptors.
+ * - Windows (and Linux without `/proc`): the name's real path
+ *   (`GetFinalPathNameByHandleW`, `realpath(3)`) must lie below the root's,
+ *   and the entry there must be the handle's file (`lstat`: device and
+ *   inode). Deno reports `dev` (volume serial) and `ino` (file index) on
+ *   Windows for a handle and a path alike, and its `lstat` opens a link or
+ *   junction itself (`FILE_FLAG_OPEN_REPARSE_POINT`), so a file swapped for
+ *   a link has an identity of its own and is refused. Deno has no
+ *   `openat`/`O_NOFOLLOW` and no path of a handle, so a *folder* on the path
+ *   swapped for a junction and back between the real path and the `lstat`
+ *   (microseconds) is not caught there.
+ * - Under Wine, Unix symlinks are no reparse points and `lstat` follows
+ *   them, so there this check cannot tell a link from its target; Wine is
+ *   no witness for the Windows branch.
+ * - Where no inode is reported (`ino` null), size, mtime and birth time
+ *   stand in for it.
+ *
+ * @module
+ */
+
+import { sep } from "node:path";
+import type { OsFamily } from "../runtime/mod.ts";
+
+// `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
+// costs the process some 4 MB, so only Linux, where it is used, loads it.
+const nodeFs = Deno.build.os === "linux" ? await import("node:fs") : null;
+
+/**
+ * Tells whether a decoded path segment is safe to use as a file name.
+ *
+ * @param segment A decoded segment.
+ * @param family The platform's rules.
+ * @returns Whether it may be served.
+ *
+ * @example Usage
+ * ```ts
+ * import { isSafeSegment } from "./containment.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(isSafeSegment("app.js", "linux"), true);
+ * strictEqual(isSafeSegment("index.html::$DATA", "windows"), false);
+ * strictEqual(isSafeSegment(".env", "linux"), false);
+ * ```
+ */
+export function isSafeSegment(segment: string, family: OsFamily): boolean {
+  if (segment === "" || segment.startsWith(".")) return false;
+  // deno-lint-ignore no-control-regex
+  if (/[\x00-\x1f\x7f/\\:]/.test(segment)) return false;
+  if (/[. ]$/.test(segment)) return false;
+  if (family === "windows") {
+    if (/~\d/.test(segment)) return false; // 8.3 short names
+    // DOS device names open devices, not files, with any extension
+    // ("con", "NUL.txt", "com1.js").
+    if (/^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i.test(segment)) {
+      return false;
+    }
+    if (/[<>"|?*]/.test(segment)) return false; // invalid in Win32 names
+  }
+  return true;
+}
+
+/**
+ * Whether two `stat`s describe the same file: device and inode where the
+ * platform reports them, else size, mtime and birth time.
+ *
+ * @param a One `stat`.
+ * @param b Another.
+ * @returns Whether they are the same file.
+ *
+ * @example Usage
+ * ```ts
+ * import { sameFile } from "./containment.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a`, "1");
+ * Deno.writeTextFileSync(`${dir}/b`, "1");
+ * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/a`)), true);
+ * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/b`)), false);
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  if (a.ino !== null && b.ino !== null) {
+    return a.ino === b.ino && a.dev === b.dev;
+  }
+  return a.size === b.size &&
+    a.mtime?.getTime() === b.mtime?.getTime() &&
+    a.birthtime?.getTime() === b.birthtime?.getTime();
+}
+
+/** What {@linkcode openInsideRoot} found. */
+export type OpenedFile =
+  | {
+    kind: "opened";
+    /** The open file; the caller closes it. */
+    file: Deno.FsFile;
+    /** Its `fstat`: what is served, whatever the name points at by now. */
+    info: Deno.FileInfo;
+  }
+  | { kind: "outside" }
+  | { kind: "failed"; error: unknown };
+
+/**
+ * Opens `path` for reading and proves that the file opened lies inside
+ * `root` (see the module doc); a file that does not is closed again.
+ *
+ * @param root The client-app folder.
+ * @param path A file below it, as joined from safe segments.
+ * @returns The open file and its `fstat`, `outside`, or the open's error.
+ */
+export function openInsideRoot(root: string, path: string): OpenedFile {
+  let file: Deno.FsFile;
+  try {
+    file = Deno.openSync(path, { read: true });
+  } catch (error) {
+    return { kind: "failed", error };
+  }
+  try {
+    const info = file.statSync();
+    if (provedInside(root, path, info)) return { kind: "opened", file, info };
+  } catch {
+    // Vanished or unreadable in between: treated as outside.
+  }
+  file.close();
+  return { kind: "outside" };
+}
+
+/** Whether the file `info` describes (an open handle's) lies inside `root`. */
+function provedInside(
+  root: string,
+  path: string,
+  info: Deno.FileInfo,
+): boolean {
+  const opened = nodeFs === null ? null : kernelPath(nodeFs, path);
+  if (opened !== null) {
+    return opened.ino === info.ino && opened.dev === info.dev &&
+      isBelow(Deno.realPathSync(root), opened.path);
+  }
+  // Checked after the open: whatever the name points at now, the entry at
+  // its real path must be the file the handle holds.
+  const real = realPathInside(root, path);
+  return real !== null && sameFile(Deno.lstatSync(real), info);
+}
+
+/**
+ * Opens `path` once more and asks the kernel where that descriptor's file
+ * is (`/proc/self/fd/N`), with its identity; `null` without `/proc`.
+ */
+function kernelPath(
+  fs: typeof import("node:fs"),
+  path: string,
+): { path: string; dev: number; ino: number } | null {
+  const fd = fs.openSync(path, "r");
+  try {
+    const where = Deno.readLinkSync(`/proc/self/fd/${fd}`);
+    const { dev, ino } = fs.fstatSync(fd);
+    return { path: where, dev, ino };
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function isBelow(realRoot: string, real: string): boolean {
+  return real === realRoot || real.startsWith(realRoot + sep);
+}
+
+/** The real path of `path` when it is `root`'s real path or below it. */
+function realPathInside(root: string, path: string): string | null {
+  const realRoot = Deno.realPathSync(root);
+  const real = Deno.realPathSync(path);
+  return isBelow(realRoot, real) ? real : null;
+}

@@ -1,0 +1,164 @@
+/**
+ * The gateway's own error responses, shaped like nginx's built-in pages
+ * (`ngx_http_special_response.c`: CRLF line ends, `text/html`), and the
+ * `error_page` setting that replaces them with files from the client-app
+ * folder (served by `static/error_page.ts`).
+ *
+ * @module
+ */
+
+/** Reason phrases as nginx spells them (note "Gateway Time-out"). */
+export const STATUS_TEXT: Readonly<Record<number, string>> = {
+  301: "Moved Permanently",
+  400: "Bad Request",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Not Allowed",
+  408: "Request Time-out",
+  413: "Request Entity Too Large",
+  414: "Request-URI Too Large",
+  416: "Requested Range Not Satisfiable",
+  431: "Request Header Fields Too Large",
+  499: "Client Closed Request",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
+  503: "Service Temporarily Unavailable",
+  504: "Gateway Time-out",
+} as const;
+
+/** The footer name, where nginx prints `nginx/<version>`. */
+export const SERVER_TOKEN = "station-gateway";
+
+/**
+ * The nginx-shaped HTML body for a status.
+ *
+ * @param status The status.
+ * @returns The page, CRLF line ends.
+ *
+ * @example Usage
+ * ```ts
+ * import { errorPageBody } from "./error_pages.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(
+ *   errorPageBody(502),
+ *   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n" +
+ *     "<center><h1>502 Bad Gateway</h1></center>\r\n" +
+ *     "<hr><center>station-gateway</center>\r\n</body>\r\n</html>\r\n",
+ * );
+ * ```
+ */
+export function errorPageBody(status: number): string {
+  const title = `${status} ${STATUS_TEXT[status] ?? "Error"}`;
+  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n` +
+    `<center><h1>${title}</h1></center>\r\n` +
+    `<hr><center>${SERVER_TOKEN}</center>\r\n</body>\r\n</html>\r\n`;
+}
+
+/** Options for {@linkcode errorResponse}. */
+export interface ErrorResponseOptions {
+  /** Extra headers, e.g. `Allow` or `Location`. */
+  headers?: HeadersInit;
+  /** Answer a HEAD request: same headers, no body. */
+  head?: boolean;
+}
+
+/**
+ * An nginx-shaped error response.
+ *
+ * @param status The status.
+ * @param options Extra headers, HEAD handling.
+ * @returns The response.
+ *
+ * @example Usage
+ * ```ts
+ * import { errorResponse } from "./error_pages.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const res = errorResponse(504);
+ * strictEqual(res.statusText, "Gateway Time-out");
+ * await res.body?.cancel();
+ * ```
+ */
+export function errorResponse(
+  status: number,
+  options: ErrorResponseOptions = {},
+): Response {
+  const body = errorPageBody(status);
+  const headers = new Headers(options.headers);
+  headers.set("content-type", "text/html");
+  headers.set("content-length", String(body.length));
+  const response = new Response(options.head ? null : body, {
+    status,
+    statusText: STATUS_TEXT[status] ?? "",
+    headers,
+  });
+  builtIn.add(response);
+  return response;
+}
+
+/** Responses made by {@linkcode errorResponse}; a WeakSet lets them go. */
+const builtIn = new WeakSet<Response>();
+
+/**
+ * Whether the gateway made this response itself with
+ * {@linkcode errorResponse}: only those get an `error_page`, as nginx
+ * replaces its own special responses but passes an upstream's error through
+ * (`proxy_intercept_errors off`).
+ *
+ * @param response A response.
+ * @returns Whether it is a built-in error page.
+ */
+export function isBuiltInError(response: Response): boolean {
+  return builtIn.has(response);
+}
+
+/** Status → page URI below the root (nginx `error_page CODE... URI`). */
+export type ErrorPages = ReadonlyMap<number, string>;
+
+/** The stock nginx.conf's `error_page 500 502 503 504 /50x.html;`. */
+export const DEFAULT_ERROR_PAGE = "500 502 503 504 /50x.html";
+
+/**
+ * Parses `error-page` settings, each as nginx writes the directive: status
+ * codes (400–599), then the page's path in the client-app folder; `off`
+ * alone clears them. A later line wins for a code given twice.
+ *
+ * @param lines The settings, e.g. `["500 502 503 504 /50x.html"]`.
+ * @returns The pages by status.
+ * @throws {TypeError} On any other shape, naming the line.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseErrorPages } from "./error_pages.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const pages = parseErrorPages(["500 502 503 504 /50x.html", "404 /404.html"]);
+ * strictEqual(pages.get(502), "/50x.html");
+ * strictEqual(pages.get(404), "/404.html");
+ * strictEqual(parseErrorPages(["off"]).size, 0);
+ * ```
+ */
+export function parseErrorPages(lines: readonly string[]): ErrorPages {
+  const pages = new Map<number, string>();
+  for (const line of lines) {
+    const words = line.trim().split(/\s+/);
+    if (words.length === 1 && words[0] === "off") continue;
+    const uri = words.pop() ?? "";
+    const codes = words.map(Number);
+    const pathOk = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/.test(uri) &&
+      !uri.startsWith("/api/") && !/\/\.|[. ]$/.test(uri);
+    if (
+      !pathOk || codes.length === 0 ||
+      !codes.every((c) => Number.isInteger(c) && c >= 400 && c <= 599) ||
+      !words.every((w) => /^\d{3}$/.test(w))
+    ) {
+      throw new TypeError(
+        `Cannot parse error-page "${line}": expected status codes and a path, e.g. "${DEFAULT_ERROR_PAGE}", or off`,
+      );
+    }
+    for (const code of codes) pages.set(code, uri);
+  }
+  return pages;
+}

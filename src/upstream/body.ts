@@ -1,0 +1,183 @@
+/**
+ * A response body that did not arrive with its head, as a stream: read from
+ * the upstream connection as the client takes it (`highWaterMark: 0`, so the
+ * client's pace is the upstream's), decoded when chunked, and the connection
+ * handed back to the pool once the body is complete.
+ *
+ * @module
+ */
+
+import { ChunkedDecoder, ChunkedFormatError } from "./chunked_decoder.ts";
+import type { GcPacer } from "../runtime/mod.ts";
+import type { OsFamily } from "../runtime/mod.ts";
+import {
+  type ClientWatch,
+  type Connection,
+  TimerExpired,
+} from "./connection.ts";
+import {
+  UpstreamError,
+  upstreamErrorFromOs,
+  upstreamTimeout,
+} from "./error.ts";
+import type { UpstreamCall } from "./types.ts";
+
+/** What a streamed body needs from its client. */
+export interface BodySource {
+  /**
+   * Reads the next bytes into a buffer of their own (the client keeps each
+   * chunk until it is sent); `null` at the end of the stream. Throws
+   * `TimerExpired` when `proxy_read_timeout` passed.
+   */
+  read(c: Connection): Promise<Uint8Array | null>;
+  /** Puts a connection whose response is complete back in the pool. */
+  release(c: Connection): void;
+  /** Paces collections of streamed chunks. */
+  gcPacer: GcPacer;
+  /** The platform, for the error texts. */
+  family: OsFamily;
+}
+
+/** The body's framing and what came with the head. */
+export interface StreamedBody {
+  /** The call, told about failures after the head (`onBodyError`). */
+  call: UpstreamCall;
+  /** The call's client watch: a cancel by the client is not an upstream failure. */
+  watch: ClientWatch;
+  /** How the body ends. */
+  framing:
+    | { kind: "length"; length: number }
+    | { kind: "chunked" }
+    | { kind: "close" };
+  /** Body bytes read with the head (may be a view of the scratch buffer). */
+  rest: Uint8Array;
+  /** The connection may go back to the pool when the body is complete. */
+  reusable: boolean;
+}
+
+/**
+ * The response body as a stream.
+ *
+ * @param c The connection the body comes on.
+ * @param body Its framing and the bytes already read.
+ * @param source Reads, pool and collections of the client.
+ * @returns The stream; it errors with an {@linkcode UpstreamError}.
+ */
+export function streamBody(
+  c: Connection,
+  { call, watch, framing, rest, reusable }: StreamedBody,
+  source: BodySource,
+): ReadableStream<Uint8Array> {
+  const decoder = framing.kind === "chunked" ? new ChunkedDecoder() : null;
+  let left = framing.kind === "length" ? framing.length : Infinity;
+  // The client keeps each chunk until it is sent, and the scratch buffer
+  // is read into again once the connection is back in the pool.
+  let first: Uint8Array | null = rest.length === 0
+    ? null
+    : rest.buffer === c.scratch.buffer
+    ? rest.slice()
+    : rest;
+  // Deno.serve cancels the body when the client goes away; a read pending
+  // then fails because cancel() closed the connection, not the upstream.
+  let cancelled = false;
+  const fail = (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    e: UpstreamError,
+  ) => {
+    c.close();
+    call.onBodyError(e);
+    controller.error(e);
+  };
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      let chunk: Uint8Array | null;
+      if (first !== null) {
+        chunk = first;
+        first = null;
+      } else {
+        try {
+          chunk = await source.read(c);
+        } catch (error) {
+          if (cancelled || watch.aborted) {
+            c.close();
+            return controller.error(UpstreamError.clientClosed(error));
+          }
+          return fail(
+            controller,
+            error instanceof TimerExpired
+              ? upstreamTimeout("reading upstream", source.family)
+              : upstreamErrorFromOs(error, "reading upstream", source.family),
+          );
+        }
+      }
+      if (chunk === null) {
+        if (framing.kind === "close") {
+          c.close();
+          return controller.close();
+        }
+        return fail(
+          controller,
+          new UpstreamError("upstream prematurely closed connection", {
+            kind: "premature-close",
+            action: "reading upstream",
+          }),
+        );
+      }
+      // Each chunk holds a buffer of its own until Deno.serve has sent it.
+      source.gcPacer.add(chunk.buffer.byteLength);
+      if (decoder !== null) {
+        let out;
+        try {
+          out = decoder.push(chunk);
+        } catch (error) {
+          if (!(error instanceof ChunkedFormatError)) throw error;
+          return fail(
+            controller,
+            new UpstreamError("upstream sent invalid chunked response", {
+              kind: "invalid-response",
+              action: "reading upstream",
+            }),
+          );
+        }
+        // One chunk per read, as nginx's chunked filter writes one per
+        // read: the client's framing (and `$body_bytes_sent`) match it.
+        // Each read has its own buffer (readSome), so one piece needs no copy.
+        if (out.data.length === 1) controller.enqueue(out.data[0]!);
+        else if (out.data.length > 1) controller.enqueue(joined(out.data));
+        if (decoder.done) {
+          c.pending = chunk.subarray(out.used);
+          if (reusable && c.pending.length === 0) source.release(c);
+          else c.close();
+          controller.close();
+        }
+        return;
+      }
+      const take = Math.min(left, chunk.length);
+      controller.enqueue(chunk.subarray(0, take));
+      left -= take;
+      if (left === 0) {
+        c.pending = chunk.subarray(take);
+        if (reusable && c.pending.length === 0) source.release(c);
+        else c.close();
+        controller.close();
+      }
+    },
+    cancel: () => {
+      // The client went away mid-body: this connection is unusable.
+      cancelled = true;
+      c.close();
+    },
+  }, { highWaterMark: 0 });
+}
+
+function joined(pieces: Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of pieces) size += p.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

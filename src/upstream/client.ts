@@ -1,0 +1,322 @@
+/**
+ * The upstream leg: HTTP/1.1 over `Deno.connect`, with a keep-alive pool,
+ * nginx's three timers and phase-exact failures.
+ *
+ * Why not `fetch`: it cannot tell a FIN from an RST, a slow connect from a
+ * slow response, or sending from reading (all are "fetch failed"), has no
+ * timeouts (denoland/deno#28115), and decodes gzip/br behind the proxy's
+ * back (denoland/deno#35124), so nginx's failure classes, timers and
+ * byte-exact passthrough cannot be built on it.
+ *
+ * Timers follow nginx: connect is one deadline (`proxy_connect_timeout`);
+ * send and read are between two successive operations, not totals
+ * (`proxy_send_timeout`, `proxy_read_timeout`).
+ *
+ * Pooled connections are watched while idle: a pending read notices the
+ * upstream closing them at once, so a stale connection is rarely picked. A
+ * request that still meets one (no response byte arrived) is retried once on
+ * a new connection only if it is idempotent and its body was buffered;
+ * non-idempotent requests never take a connection that has idled long
+ * enough to be at risk, and are never sent twice (RFC 9110 §9.2.2).
+ *
+ * @module
+ */
+
+import {
+  DEFAULT_HEAD_BUFFER,
+  InvalidResponseError,
+  keepsAlive,
+  parseResponseHead,
+  type ResponseFraming,
+  responseFraming,
+  type ResponseHead,
+} from "./http1.ts";
+import { GcPacer } from "../runtime/mod.ts";
+import { type BodySource, streamBody } from "./body.ts";
+import { IdlePool } from "./pool.ts";
+import { Watchdog } from "./watchdog.ts";
+import { concat, type ConnectionIo, readSome, writeRequest } from "./io.ts";
+import {
+  ClientWatch,
+  Connection,
+  EMPTY,
+  NOTHING,
+  TimerExpired,
+} from "./connection.ts";
+import type {
+  UpstreamCall,
+  UpstreamClientOptions,
+  UpstreamReply,
+} from "./types.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
+import {
+  type UpstreamAction,
+  UpstreamError,
+  upstreamErrorFromOs,
+  upstreamTimeout,
+} from "./error.ts";
+
+const IDEMPOTENT = new Set([
+  "GET",
+  "HEAD",
+  "PUT",
+  "DELETE",
+  "OPTIONS",
+  "TRACE",
+]);
+
+/** A keep-alive HTTP/1.1 client for one upstream peer. */
+export class UpstreamClient {
+  #options: UpstreamClientOptions;
+  #pool: IdlePool;
+  #family: OsFamily;
+  /** nginx's `proxy_buffer_size`: the largest response head. */
+  #headBufferSize: number;
+  #watchdog = new Watchdog();
+  /** The timed reads and writes (upstream/io.ts). */
+  #io: ConnectionIo;
+  /** What streamed bodies read through: one object per client, not per body. */
+  #bodySource: BodySource;
+
+  /**
+   * Creates the client; connections are opened on demand.
+   *
+   * @param options The peer, timers and pool settings.
+   */
+  constructor(options: UpstreamClientOptions) {
+    this.#options = options;
+    this.#headBufferSize = options.headBufferSize ?? DEFAULT_HEAD_BUFFER;
+    this.#io = { watchdog: this.#watchdog, timeouts: options.timeouts };
+    this.#pool = new IdlePool({
+      maxIdle: options.maxIdle ?? 32,
+      idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+    });
+    this.#family = options.family ?? currentOsFamily();
+    this.#bodySource = {
+      read: (c) => readSome(this.#io, c, true),
+      release: (c) => this.#pool.put(c),
+      gcPacer: options.gcPacer ?? new GcPacer(),
+      family: this.#family,
+    };
+  }
+
+  /** Idle connections in the pool (for tests and status). */
+  get idleCount(): number {
+    return this.#pool.size;
+  }
+
+  /** Closes every pooled connection; later calls still work. */
+  close(): void {
+    this.#pool.close();
+    this.#watchdog.stop();
+  }
+
+  /**
+   * Sends a request and returns the response head and body.
+   *
+   * @param call The request.
+   * @returns The reply.
+   * @throws {UpstreamError} For every failure before the head arrived.
+   */
+  async send(call: UpstreamCall): Promise<UpstreamReply> {
+    const watch = new ClientWatch(call.signal, Date.now());
+    if (watch.pending) this.#watchdog.watch(watch);
+    // One async layer for the pooled try and the fresh one: each layer is
+    // a frame and promises of garbage per request.
+    try {
+      const retryable = IDEMPOTENT.has(call.method) &&
+        call.body?.kind !== "stream";
+      const risky = !IDEMPOTENT.has(call.method);
+      const first = call.upgrade ? null : this.#pool.take(risky);
+      if (first !== null) {
+        try {
+          return await this.#exchange(first, call, watch);
+        } catch (error) {
+          if (!(error instanceof UpstreamError && error.stale && retryable)) {
+            throw error;
+          }
+          // The pooled connection was closed under us before any response
+          // byte: the request was not processed, so it is safe to resend.
+        }
+      }
+      const fresh = await this.#connect(watch);
+      return await this.#exchange(fresh, call, watch);
+    } finally {
+      this.#watchdog.unwatch(watch);
+      watch.detach();
+    }
+  }
+
+  #timedOut(action: UpstreamAction): UpstreamError {
+    return upstreamTimeout(action, this.#family);
+  }
+
+  async #connect(watch: ClientWatch): Promise<Connection> {
+    if (watch.aborted) throw UpstreamError.clientClosed();
+    this.#options.onConnect?.();
+    const timer = new AbortController();
+    const id = setTimeout(
+      () => timer.abort(),
+      this.#options.timeouts.connectMs,
+    );
+    watch.onAbort = () => timer.abort();
+    try {
+      const conn = await Deno.connect({
+        hostname: this.#options.hostname,
+        port: this.#options.port,
+        signal: timer.signal,
+      });
+      conn.setNoDelay(true);
+      return new Connection(conn);
+    } catch (error) {
+      if (watch.aborted) throw UpstreamError.clientClosed(error);
+      if (timer.signal.aborted) throw this.#timedOut("connecting to upstream");
+      throw upstreamErrorFromOs(error, "connecting to upstream", this.#family, {
+        upstreamHost: this.#options.hostname,
+      });
+    } finally {
+      clearTimeout(id);
+      watch.onAbort = NOTHING;
+    }
+  }
+
+  async #exchange(
+    c: Connection,
+    call: UpstreamCall,
+    watch: ClientWatch,
+  ): Promise<UpstreamReply> {
+    watch.onAbort = () => c.close();
+    let got = 0;
+    try {
+      try {
+        await writeRequest(this.#io, c, call);
+      } catch (error) {
+        if (error instanceof UpstreamError) throw error;
+        if (error instanceof TimerExpired) {
+          throw this.#timedOut("sending request to upstream");
+        }
+        if (watch.aborted) throw UpstreamError.clientClosed(error);
+        throw this.#stale(
+          c,
+          upstreamErrorFromOs(
+            error,
+            "sending request to upstream",
+            this.#family,
+          ),
+        );
+      }
+      let buffer: Uint8Array = c.pending;
+      c.pending = EMPTY;
+      let head: ResponseHead | null = null;
+      while (true) {
+        head = buffer.length > 0
+          ? parseResponseHead(buffer, this.#headBufferSize)
+          : null;
+        if (head !== null) {
+          if (head.status >= 100 && head.status < 200 && head.status !== 101) {
+            buffer = buffer.subarray(head.headLength); // 100 Continue etc.
+            continue;
+          }
+          break;
+        }
+        // The next read reuses the scratch buffer a partial head may be in.
+        if (buffer.buffer === c.scratch.buffer) buffer = buffer.slice();
+        let chunk: Uint8Array | null;
+        try {
+          chunk = await readSome(this.#io, c);
+        } catch (error) {
+          if (error instanceof TimerExpired) {
+            throw this.#timedOut("reading response header from upstream");
+          }
+          if (watch.aborted) throw UpstreamError.clientClosed(error);
+          const e = upstreamErrorFromOs(
+            error,
+            "reading response header from upstream",
+            this.#family,
+          );
+          throw got === 0 ? this.#stale(c, e) : e;
+        }
+        if (chunk === null) {
+          const e = new UpstreamError(
+            "upstream prematurely closed connection",
+            {
+              kind: "premature-close",
+              action: "reading response header from upstream",
+            },
+          );
+          throw got === 0 ? this.#stale(c, e) : e;
+        }
+        got += chunk.length;
+        buffer = concat(buffer, chunk);
+      }
+      const rest = buffer.subarray(head.headLength);
+      if (head.status === 101 && call.upgrade) {
+        watch.onAbort = NOTHING;
+        return {
+          head,
+          body: null,
+          length: null,
+          upgraded: { conn: c.conn, rest: rest.slice() },
+        };
+      }
+      const framing = responseFraming(head, call.method);
+      const reply = this.#body(c, { call, watch, head, framing, rest });
+      watch.onAbort = NOTHING;
+      return reply;
+    } catch (error) {
+      watch.onAbort = NOTHING;
+      c.close();
+      if (error instanceof UpstreamError) throw error;
+      if (error instanceof InvalidResponseError) {
+        throw new UpstreamError(error.message, {
+          kind: "invalid-response",
+          action: "reading response header from upstream",
+        });
+      }
+      throw error;
+    }
+  }
+
+  #stale(c: Connection, error: UpstreamError): UpstreamError {
+    if (c.reused) error.stale = true;
+    return error;
+  }
+
+  #body(
+    c: Connection,
+    { call, watch, head, framing, rest }: {
+      call: UpstreamCall;
+      watch: ClientWatch;
+      head: ResponseHead;
+      framing: ResponseFraming;
+      rest: Uint8Array;
+    },
+  ): UpstreamReply {
+    const reusable = keepsAlive(head) && framing.kind !== "close";
+    if (framing.kind === "none") {
+      if (reusable) this.#pool.put(c);
+      else c.close();
+      return { head, body: null, length: null };
+    }
+    if (framing.kind === "length" && rest.length >= framing.length) {
+      // The whole body arrived with the head: no stream needed.
+      c.pending = rest.subarray(framing.length);
+      if (reusable && c.pending.length === 0) this.#pool.put(c);
+      else c.close();
+      return {
+        head,
+        body: rest.slice(0, framing.length),
+        length: framing.length,
+      };
+    }
+    return {
+      head,
+      body: streamBody(
+        c,
+        { call, watch, framing, rest, reusable },
+        this.#bodySource,
+      ),
+      length: framing.kind === "length" ? framing.length : null,
+    };
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * HTTP/1.1 response heads from the upstream, as pure functions: parsing,
+ * body framing and keep-alive (RFC 9112). The request head is written by
+ * `request_head.ts`, chunked bodies are decoded by `chunked_decoder.ts`, and
+ * the connection handling lives in `upstream/client.ts`; keeping the byte
+ * rules apart makes them table-testable.
+ *
+ * @module
+ */
+
+import { byteStringFromBytes } from "../runtime/mod.ts";
+import { escapeErrorLogText } from "../log/mod.ts";
+
+/** The largest response head by default: nginx's `proxy_buffer_size`, one memory page. */
+export const DEFAULT_HEAD_BUFFER = 4096;
+
+/** A parsed response head. */
+export interface ResponseHead {
+  /** `HTTP/1.0` or `HTTP/1.1`. */
+  version: string;
+  /** The status code. */
+  status: number;
+  /** The reason phrase, kept as the upstream sent it. */
+  reason: string;
+  /** The fields, in order, with names as sent. */
+  fields: [string, string][];
+  /** How many bytes of the input the head used. */
+  headLength: number;
+}
+
+/** Why a response head was rejected, in nginx's words. */
+export class InvalidResponseError extends Error {
+  /**
+   * @param message nginx's message, e.g. `upstream sent too big header`.
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "InvalidResponseError";
+  }
+}
+
+/**
+ * Where the head ends: after the first empty line. Lines end in LF with an
+ * optional CR before it, as nginx's `ngx_http_parse_status_line` and
+ * `ngx_http_parse_header_line` accept (RFC 9112 §2.2 allows a bare LF).
+ */
+function indexOfHeadEnd(bytes: Uint8Array): number {
+  let i = bytes.indexOf(10);
+  while (i >= 0 && i + 1 < bytes.length) {
+    const next = bytes[i + 1];
+    if (next === 10) return i + 2;
+    if (next === 13 && i + 2 < bytes.length && bytes[i + 2] === 10) {
+      return i + 3;
+    }
+    i = bytes.indexOf(10, i + 1);
+  }
+  return -1;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** NUL, or a CR that does not end a line. */
+const BAD_IN_LINE = /\0|\r(?!\n)/;
+
+/**
+ * Parses a response head from the bytes read so far.
+ *
+ * @param bytes Everything read from the connection for this response.
+ * @param bufferSize nginx's `proxy_buffer_size`: a head that does not fit
+ * is "too big" (`ngx_http_upstream_process_header`).
+ * @returns The head, or `null` if more bytes are needed.
+ * @throws {InvalidResponseError} On a malformed or oversized head, with
+ * nginx's message for it.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseResponseHead } from "./http1.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const head = parseResponseHead(new TextEncoder().encode(
+ *   "HTTP/1.1 200 Everything Fine\r\nContent-Length: 2\r\n\r\nok",
+ * ));
+ * strictEqual(head?.reason, "Everything Fine");
+ * strictEqual(head?.headLength, 51);
+ * ```
+ */
+export function parseResponseHead(
+  bytes: Uint8Array,
+  bufferSize: number = DEFAULT_HEAD_BUFFER,
+): ResponseHead | null {
+  const end = indexOfHeadEnd(bytes);
+  if (end < 0 || end > bufferSize) {
+    if (end > bufferSize || bytes.length >= bufferSize) {
+      throw new InvalidResponseError("upstream sent too big header");
+    }
+    // Reject a garbage status line early rather than waiting for the buffer.
+    if (
+      bytes.length >= 5 && byteStringFromBytes(bytes.subarray(0, 5)) !== "HTTP/"
+    ) {
+      throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
+    }
+    return null;
+  }
+  // One char per byte, so each value leaves for the client as sent.
+  const text = byteStringFromBytes(bytes.subarray(0, end));
+  // NUL or a stray CR is looked for per line only when the head has one (one
+  // scan of the text instead of a test per line).
+  const suspect = BAD_IN_LINE.test(text);
+  let next = text.indexOf("\n") + 1;
+  const statusEnd = lineEnd(text, next);
+  if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
+    throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
+  }
+  const status = statusLine(text, statusEnd);
+  // Fields are cut straight out of the text (no array of lines): this runs
+  // for every proxied response.
+  const fields: [string, string][] = [];
+  while (true) {
+    const start = next;
+    next = text.indexOf("\n", start) + 1;
+    const stop = lineEnd(text, next);
+    if (stop === start) break; // the empty line
+    const colon = text.indexOf(":", start);
+    const hasColon = colon >= start && colon < stop;
+    const name = text.slice(start, hasColon ? colon : stop);
+    if (
+      !TOKEN.test(name) ||
+      (suspect && /[\0\r]/.test(text.slice(start, stop)))
+    ) {
+      throw new InvalidResponseError(invalidHeader(text.slice(start, stop)));
+    }
+    // A line without a colon is a field without a value, as in nginx.
+    fields.push([name, hasColon ? trimOws(text, colon + 1, stop) : ""]);
+  }
+  return { ...status, fields, headLength: end };
+}
+
+/** Where the line that ends before `next` ends, without its CR. */
+function lineEnd(text: string, next: number): number {
+  return text.charCodeAt(next - 2) === 13 ? next - 2 : next - 1;
+}
+
+/**
+ * nginx's message for a field line it cannot parse: the line up to the
+ * offending byte, then that byte as `\xhh...`
+ * (`ngx_http_proxy_process_header`). A byte that is only not a token
+ * character (nginx relays those, `Headers` cannot hold them) gets the whole
+ * line, its control bytes escaped the same way.
+ */
+function invalidHeader(line: string): string {
+  const colon = line.indexOf(":");
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    const inName = colon < 0 || i <= colon;
+    if (
+      c === 0 || c === 13 ||
+      (inName && (c <= 0x20 || c === 0x7f || (c === 0x3a && i === 0)))
+    ) {
+      return `upstream sent invalid header: "${
+        escapeErrorLogText(line.slice(0, i), "latin1")
+      }\\x${c.toString(16).padStart(2, "0")}..."`;
+    }
+  }
+  return `upstream sent invalid header: "${
+    escapeErrorLogText(line, "latin1")
+  }"`;
+}
+
+/**
+ * `HTTP/1.x NNN reason`, checked by hand rather than by a regular
+ * expression whose match array and groups are garbage per response.
+ */
+function statusLine(
+  text: string,
+  end: number,
+): { version: string; status: number; reason: string } {
+  const version = text.slice(0, 8);
+  const code = Number(text.slice(9, 12));
+  if (
+    (version !== "HTTP/1.1" && version !== "HTTP/1.0") ||
+    text.charCodeAt(8) !== 0x20 || !DIGITS3.test(text.slice(9, 12)) ||
+    (end > 12 && text.charCodeAt(12) !== 0x20) || end < 12
+  ) {
+    throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
+  }
+  return { version, status: code, reason: end > 13 ? text.slice(13, end) : "" };
+}
+
+const DIGITS3 = /^\d{3}$/;
+
+/** A field value without leading and trailing SP and HTAB (RFC 9110 §5.5). */
+function trimOws(text: string, start: number, end: number): string {
+  while (start < end && isOws(text.charCodeAt(start))) start++;
+  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+function isOws(c: number): boolean {
+  return c === 0x20 || c === 0x09;
+}
+
+/** How the response body is delimited. */
+export type ResponseFraming =
+  | { kind: "none" }
+  | { kind: "length"; length: number }
+  | { kind: "chunked" }
+  | { kind: "close" };
+
+/**
+ * Decides how a response body is delimited (RFC 9112 §6.3).
+ *
+ * @param head The parsed head.
+ * @param method The request method (a HEAD answer has no body).
+ * @returns The framing.
+ * @throws {InvalidResponseError} On a malformed or conflicting length.
+ *
+ * @example Usage
+ * ```ts
+ * import { responseFraming } from "./http1.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * const head = { version: "HTTP/1.1", status: 200, reason: "OK", fields: [["Content-Length", "5"]] as [string, string][], headLength: 0 };
+ * deepStrictEqual(responseFraming(head, "GET"), { kind: "length", length: 5 });
+ * ```
+ */
+export function responseFraming(
+  head: ResponseHead,
+  method: string,
+): ResponseFraming {
+  if (
+    method === "HEAD" || head.status < 200 || head.status === 204 ||
+    head.status === 304
+  ) return { kind: "none" };
+  let te: string | undefined;
+  let length: string | undefined;
+  for (const [name, value] of head.fields) {
+    const n = name.toLowerCase();
+    if (n === "transfer-encoding") te = te ? `${te}, ${value}` : value;
+    else if (n === "content-length") {
+      if (length !== undefined && length !== value) {
+        throw new InvalidResponseError(
+          `upstream sent duplicate header line: "${name}: ${
+            escapeErrorLogText(value, "latin1")
+          }", previous value: "Content-Length: ${
+            escapeErrorLogText(length, "latin1")
+          }"`,
+        );
+      }
+      length = value;
+    }
+  }
+  if (te !== undefined) {
+    if (/(?:^|,)\s*chunked\s*$/i.test(te)) return { kind: "chunked" };
+    return { kind: "close" };
+  }
+  if (length !== undefined) {
+    if (!/^\d{1,15}$/.test(length)) {
+      throw new InvalidResponseError(
+        `upstream sent invalid "Content-Length" header: "Content-Length: ${
+          escapeErrorLogText(length, "latin1")
+        }"`,
+      );
+    }
+    return { kind: "length", length: Number(length) };
+  }
+  return { kind: "close" };
+}
+
+/**
+ * Tells whether the connection may carry another request after this
+ * response: HTTP/1.1 without `Connection: close`.
+ *
+ * @param head The parsed head.
+ * @returns Whether to keep the connection.
+ */
+export function keepsAlive(head: ResponseHead): boolean {
+  if (head.version !== "HTTP/1.1") return false;
+  for (const [name, value] of head.fields) {
+    if (name.toLowerCase() === "connection" && /\bclose\b/i.test(value)) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,21 @@
+/**
+ * The upstream: the group of servers with nginx's peer choice and the walk
+ * from one server to the next, the transport the proxy sends a call
+ * through (an HTTP/1.1 client with pooled connections; a test's fake), the
+ * typed failure with nginx's texts and its status, and the probe the
+ * built-in page and `--check` use.
+ *
+ * @module
+ */
+
+export { UpstreamError, upstreamStatus, upstreamTimeout } from "./error.ts";
+export type { UpstreamFailureKind } from "./error.ts";
+export { createUpstreamGroup } from "./group.ts";
+export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
+export { probeHttp, UpstreamHealth } from "./health.ts";
+export type { HealthReport } from "./health.ts";
+export { tryPeers, upstreamField } from "./next_upstream.ts";
+export type { AttemptErrorHandler } from "./next_upstream.ts";
+export { isAvailable, ngxTime } from "./peer_choice.ts";
+export type { TransportFactory, UpstreamTransport } from "./transport.ts";
+export type { UpstreamCall, UpstreamReply } from "./types.ts";

@@ -1,0 +1,114 @@
+/**
+ * Walking the group's servers for one request, as nginx's
+ * `ngx_http_upstream_next` does under the default `proxy_next_upstream error
+ * timeout`: each failed attempt reported with the server it tried, the next
+ * server only when {@linkcode shouldTryNext} allows it. Shared by plain
+ * requests (`proxy.ts`) and WebSocket handshakes (`websocket_proxy.ts`).
+ *
+ * @module
+ */
+
+import { UpstreamError } from "./error.ts";
+import {
+  shouldTryNext,
+  type UpstreamGroup,
+  type UpstreamPeer,
+} from "./group.ts";
+
+/**
+ * Told about every failed attempt, with the `upstream:` field naming the
+ * server tried, and whether that failure made the server unavailable.
+ */
+export type AttemptErrorHandler = (
+  error: UpstreamError,
+  upstream: string,
+  disabled: boolean,
+) => void;
+
+const NONE_TRIED: ReadonlySet<UpstreamPeer> = new Set();
+
+/**
+ * The `upstream:` field of an error line: the server tried and the path.
+ *
+ * @param peer The server.
+ * @param upstreamPath The path and query sent.
+ * @returns e.g. `http://127.0.0.1:8080/loginms`.
+ */
+export function upstreamField(
+  peer: UpstreamPeer,
+  upstreamPath: string,
+): string {
+  return `http://${peer.spec.address.peer}${upstreamPath}`;
+}
+
+/** The outcome of walking the group's servers for one request. */
+export type PeerOutcome<T> =
+  | { kind: "ok"; value: T; peer: UpstreamPeer }
+  | { kind: "failed"; error: UpstreamError }
+  | { kind: "no-live" };
+
+/**
+ * Tries the group's servers for one request as nginx does: the next server
+ * after a failure only when {@linkcode shouldTryNext} allows it, each failure
+ * reported with the `upstream:` field of the server tried.
+ *
+ * @param group The servers.
+ * @param options The request's method and path, whether its body can be
+ * sent again after reading began, and the failure callback.
+ * @param attempt One exchange with one server.
+ * @param accept Turns the exchange's result into the outcome's value; an
+ * {@linkcode UpstreamError} it throws is that server's failure. Synchronous,
+ * so a request costs no async layer of its own here.
+ * @returns The first success, the last failure once every server was
+ * tried, or "no live upstreams" when servers are left but none is available.
+ */
+export async function tryPeers<R, T>(
+  group: UpstreamGroup,
+  options: {
+    method: string;
+    upstreamPath: string;
+    streamedBody: boolean;
+    onAttemptError: AttemptErrorHandler;
+  },
+  attempt: (peer: UpstreamPeer) => Promise<R>,
+  accept: (result: R, peer: UpstreamPeer) => T,
+): Promise<PeerOutcome<T>> {
+  // Made on the first failure: nearly every request succeeds at once.
+  let tried: Set<UpstreamPeer> | null = null;
+  let last: UpstreamError | null = null;
+  while (true) {
+    const choice = group.choose(tried ?? NONE_TRIED);
+    // nginx logs "no live upstreams" (502) whenever its tries are not spent
+    // but no server is left to try, even after a failed attempt
+    // (`ngx_http_upstream_connect` on NGX_BUSY).
+    if (choice.kind === "no-live") return { kind: "no-live" };
+    if (choice.kind === "none-left") return { kind: "failed", error: last! };
+    const peer = choice.peer;
+    try {
+      const value = accept(await attempt(peer), peer);
+      group.succeeded(peer);
+      return { kind: "ok", value, peer };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      (tried ??= new Set()).add(peer);
+      last = error;
+      // A client that left ends the attempt without failing the server
+      // (nginx frees the peer with state 0 in
+      // `ngx_http_upstream_finalize_request`).
+      let disabled = false;
+      if (error.kind === "client-closed") group.succeeded(peer);
+      else disabled = group.failed(peer);
+      options.onAttemptError(
+        error,
+        upstreamField(peer, options.upstreamPath),
+        disabled,
+      );
+      // A streamed body cannot be sent again once reading it has begun.
+      const bodyGone = options.streamedBody &&
+        error.action !== "connecting to upstream";
+      if (!shouldTryNext(error, options.method) || bodyGone) {
+        return { kind: "failed", error };
+      }
+    }
+  }
+}

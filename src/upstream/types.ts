@@ -1,0 +1,105 @@
+/**
+ * What the upstream client is given and gives back: its options and nginx's
+ * timers, one call, and the reply.
+ *
+ * @module
+ */
+
+import type { GcPacer } from "../runtime/mod.ts";
+import type { OsFamily } from "../runtime/mod.ts";
+import type { ResponseHead } from "./http1.ts";
+import type { UpstreamError } from "./error.ts";
+
+/** nginx's upstream timers, in milliseconds. */
+export interface UpstreamTimeouts {
+  /** `proxy_connect_timeout`: establishing the connection. */
+  connectMs: number;
+  /** `proxy_send_timeout`: between two successive writes. */
+  sendMs: number;
+  /** `proxy_read_timeout`: between two successive reads. */
+  readMs: number;
+}
+
+/** Options for `UpstreamClient` (upstream/client.ts). */
+export interface UpstreamClientOptions {
+  /** Upstream host name or address. */
+  hostname: string;
+  /** Upstream port. */
+  port: number;
+  /** The timers. */
+  timeouts: UpstreamTimeouts;
+  /**
+   * Idle connections kept per server (nginx `keepalive N`); 0 opens a new
+   * connection per request, as nginx before 1.29.7 does by default.
+   *
+   * @default {32}
+   */
+  maxIdle?: number;
+  /**
+   * Close an idle connection after this long (nginx `keepalive_timeout`).
+   *
+   * @default {60_000}
+   */
+  idleTimeoutMs?: number;
+  /** Called for every new upstream connection (nginx counts them). */
+  onConnect?: () => void;
+  /**
+   * nginx's `proxy_buffer_size`: a response head larger than this is
+   * "upstream sent too big header" (502).
+   *
+   * @default {4096}
+   */
+  headBufferSize?: number;
+  /** @default {currentOsFamily()} */
+  family?: OsFamily;
+  /** Paces collections of streamed body chunks; one may serve many clients. */
+  gcPacer?: GcPacer;
+}
+
+/** One request for the upstream. */
+export interface UpstreamCall {
+  /** The method. */
+  method: string;
+  /** The path and query. */
+  path: string;
+  /** The `Host` header value. */
+  host: string;
+  /** Header fields, already filtered. */
+  headers: readonly (readonly [string, string])[];
+  /** The body: buffered bytes, a stream of known length, or `null`. */
+  body:
+    | { kind: "bytes"; bytes: Uint8Array }
+    | {
+      kind: "stream";
+      stream: ReadableStream<Uint8Array>;
+      length: number | null;
+    }
+    | null;
+  /**
+   * Aborts when the client goes away. A function is called only once the
+   * exchange has been waiting for one watchdog period: `req.signal` of
+   * `Deno.serve` starts a per-request cancel watch in Deno when first read,
+   * a cost every request would pay, while nearly every exchange ends well
+   * before the client could matter.
+   */
+  signal: AbortSignal | (() => AbortSignal);
+  /** Told about a failure after the head was returned (`while reading upstream`). */
+  onBodyError: (error: UpstreamError) => void;
+  /**
+   * A protocol upgrade (WebSocket): a new connection is used, and on
+   * `101 Switching Protocols` it is handed over in `upgraded`.
+   */
+  upgrade?: boolean;
+}
+
+/** The upstream's answer. */
+export interface UpstreamReply {
+  /** The status line and fields. */
+  head: ResponseHead;
+  /** The body, `null` when the response has none. */
+  body: Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
+  /** The body's length, when known. */
+  length: number | null;
+  /** After `101 Switching Protocols`: the connection, now the caller's. */
+  upgraded?: { conn: Deno.TcpConn; rest: Uint8Array };
+}

@@ -1,0 +1,259 @@
+/**
+ * `station-gateway task install|remove|status`: registers the gateway as a
+ * Windows scheduled task with `schtasks`, or shows what it would run
+ * (`--dry-run`, on any OS).
+ *
+ * @module
+ */
+
+import { isAbsolute } from "node:path";
+import { parseCliArgs, UsageError } from "../config/mod.ts";
+import { resolveConfig } from "../config/mod.ts";
+import { loadNginxConf, type NginxSettings } from "../nginx_conf/mod.ts";
+import {
+  encodeUtf16Le,
+  quoteWindowsArg,
+  SCHTASKS,
+  taskXml,
+  windowsDirname,
+} from "./scheduled_task.ts";
+
+/** A parsed `task` command line. */
+export interface TaskArgs {
+  /** What to do. */
+  action: "install" | "remove" | "status";
+  /** @default {"station-gateway"} */
+  name: string;
+  /** @default {"SYSTEM"} */
+  user: string;
+  /** Also start at logon. */
+  atLogon: boolean;
+  /** Print, do not run. */
+  dryRun: boolean;
+  /** The executable to register (defaults to this one). */
+  executable?: string;
+  /** Gateway flags the task passes on. */
+  gatewayArgs: string[];
+}
+
+const USAGE = `USAGE:
+  station-gateway task install [TASK OPTIONS] [GATEWAY FLAGS]
+  station-gateway task remove  [--task-name NAME] [--dry-run]
+  station-gateway task status  [--task-name NAME] [--dry-run]
+
+TASK OPTIONS:
+  --task-name NAME   The task's name (default: station-gateway)
+  --user ACCOUNT     Run as this account; asks for its password
+                     (default: SYSTEM, no password)
+  --at-logon         Also start when a user logs on (always at boot)
+  --dry-run          Print the schtasks command and the task XML only
+  --executable FILE  The gateway to register (default: this one)
+
+GATEWAY FLAGS are checked now and passed to the gateway when the task runs,
+e.g. task install --upstream http://10.20.0.5 --listen 8081
+or, from a station's nginx for Windows folder (its nginx.conf is read now):
+     task install --nginx-conf C:\\nginx\\conf\\nginx.conf
+`;
+
+/** The `task` usage text. */
+export function formatTaskUsage(): string {
+  return USAGE;
+}
+
+/**
+ * Parses the words after `task`.
+ *
+ * @param args The arguments after `task`.
+ * @returns The parsed command.
+ * @throws {UsageError} On an unknown action or option, a missing value or
+ * a stray argument.
+ * @throws {TypeError | RangeError} On an invalid gateway setting (checked
+ * now so a typo cannot reach a station).
+ *
+ * @example Usage
+ * ```ts
+ * import { parseTaskArgs } from "./task_command.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * const t = parseTaskArgs(["install", "--at-logon", "--upstream", "http://10.0.0.5"]);
+ * deepStrictEqual([t.action, t.atLogon, t.gatewayArgs], ["install", true, ["--upstream", "http://10.0.0.5"]]);
+ * ```
+ */
+export function parseTaskArgs(args: string[]): TaskArgs {
+  const [action, ...rest] = args;
+  if (action !== "install" && action !== "remove" && action !== "status") {
+    throw new UsageError(
+      `unknown task action "${
+        action ?? ""
+      }": expected install, remove or status`,
+    );
+  }
+  const task: TaskArgs = {
+    action,
+    name: "station-gateway",
+    user: "SYSTEM",
+    atLogon: false,
+    dryRun: false,
+    gatewayArgs: [],
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    const value = () => {
+      const v = rest[++i];
+      if (v === undefined) {
+        throw new UsageError(`option "${arg}" needs a value`);
+      }
+      return v;
+    };
+    if (arg === "--task-name") task.name = value();
+    else if (arg === "--user") task.user = value();
+    else if (arg === "--executable") task.executable = value();
+    else if (arg === "--at-logon") task.atLogon = true;
+    else if (arg === "--dry-run") task.dryRun = true;
+    else task.gatewayArgs.push(arg);
+  }
+  if (!/^[\w .-]+$/.test(task.name)) {
+    throw new TypeError(
+      `Cannot parse task-name "${task.name}": expected letters, digits, spaces, ".", "_" or "-"`,
+    );
+  }
+  if (task.action !== "install" && task.gatewayArgs.length > 0) {
+    throw new UsageError(
+      `unexpected argument "${task.gatewayArgs[0]}" for task ${task.action}`,
+    );
+  }
+  const gateway = parseCliArgs(task.gatewayArgs);
+  if (gateway.help || gateway.version || gateway.check) {
+    throw new UsageError(
+      "--help, --version and --check make no sense in a task",
+    );
+  }
+  if (gateway.printConfig) {
+    throw new TypeError("--print-config makes no sense in a task");
+  }
+  // Values too (an upstream URL, a size): a typo fails here, not on a
+  // station at the next boot. Paths are only resolved, not required to exist.
+  resolveConfig(taskNginxConf(gateway.nginxConfPath), gateway.settings, "C:\\");
+  return task;
+}
+
+/**
+ * Reads the nginx.conf a task will run from, now: a file the gateway would
+ * refuse fails the install, not the next boot. The path must be absolute:
+ * a relative one would be read from the working directory here and from the
+ * executable's folder when the task runs.
+ */
+function taskNginxConf(path: string | undefined): NginxSettings {
+  if (path === undefined) return {};
+  if (!isAbsolute(path) && !/^[A-Za-z]:[\\/]/.test(path)) {
+    throw new TypeError(
+      `Cannot parse nginx-conf "${path}": the task needs an absolute path, like C:\\nginx\\conf\\nginx.conf`,
+    );
+  }
+  const result = loadNginxConf(path);
+  if (!result.ok) {
+    throw new TypeError(`Cannot use nginx-conf "${path}": ${result.message}`);
+  }
+  return result.settings;
+}
+
+/** Where output goes, so tests can capture it. */
+export interface TaskIo {
+  /** Writes to stdout. */
+  out(text: string): void;
+  /** Writes an error to stderr (to `out` when absent). */
+  err?(text: string): void;
+  /** Runs `schtasks` with arguments, inheriting the console. */
+  schtasks(args: string[]): Promise<number>;
+  /** Writes the XML file. */
+  writeFile(path: string, bytes: Uint8Array): void;
+  /** Whether a file exists (for the console-less build beside this one). */
+  exists?(path: string): boolean;
+}
+
+/**
+ * The executable the task should run: the console-less build
+ * (`station-gateway-noconsole.exe`, made by `deno task compile`) when it sits
+ * beside the running one, so no console window opens at logon; else this one.
+ *
+ * @param execPath The running executable.
+ * @param exists Tells whether a file exists.
+ * @returns The executable to register.
+ *
+ * @example Usage
+ * ```ts
+ * import { taskExecutable } from "./task_command.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => true), "C:\\S\\station-gateway-noconsole.exe");
+ * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => false), "C:\\S\\station-gateway.exe");
+ * ```
+ */
+export function taskExecutable(
+  execPath: string,
+  exists: (path: string) => boolean,
+): string {
+  if (/-noconsole\.exe$/i.test(execPath)) return execPath;
+  const quiet = execPath.replace(/(\.exe)?$/i, "-noconsole.exe");
+  return exists(quiet) ? quiet : execPath;
+}
+
+/**
+ * Carries out a `task` command.
+ *
+ * @param task The parsed command.
+ * @param context The running executable, OS and version.
+ * @param io Output and process seams.
+ * @returns The exit code.
+ */
+export async function runTask(
+  task: TaskArgs,
+  context: { execPath: string; os: string; version: string },
+  io: TaskIo,
+): Promise<number> {
+  const err = io.err ?? io.out;
+  const executable = task.executable ??
+    taskExecutable(context.execPath, io.exists ?? (() => false));
+  if (!task.dryRun && context.os !== "windows") {
+    err(
+      `station-gateway: task ${task.action}: scheduled tasks exist on Windows only; use --dry-run to see what would be registered\n`,
+    );
+    return 1;
+  }
+  // Under `deno run` the executable is Deno itself: the task would run
+  // Deno with no script, from Deno's folder. A dry run refuses too, rather
+  // than show a task that cannot work, unless --executable named it.
+  const denoItself = /(^|[\\/])deno(\.exe)?$/i.test(executable);
+  if (
+    task.action === "install" && denoItself &&
+    (!task.dryRun || task.executable === undefined)
+  ) {
+    err(
+      "station-gateway: task install registers the compiled station-gateway.exe; build it with deno task compile and run this from it (or name it with --executable)\n",
+    );
+    return 1;
+  }
+  const xmlPath = `${windowsDirname(executable)}\\${task.name}-task.xml`;
+  const args = task.action === "install"
+    ? SCHTASKS.create(task.name, xmlPath, task.user)
+    : task.action === "remove"
+    ? SCHTASKS.remove(task.name)
+    : SCHTASKS.status(task.name);
+  const xml = task.action === "install"
+    ? taskXml({
+      name: task.name,
+      executable,
+      args: task.gatewayArgs,
+      user: task.user,
+      atLogon: task.atLogon,
+      version: context.version,
+    })
+    : null;
+  if (task.dryRun) {
+    io.out(`schtasks ${args.map(quoteWindowsArg).join(" ")}\n`);
+    if (xml !== null) io.out(`\n${xmlPath}:\n${xml}`);
+    return 0;
+  }
+  if (xml !== null) io.writeFile(xmlPath, encodeUtf16Le(xml));
+  return await io.schtasks(args);
+}

@@ -1,0 +1,66 @@
+/**
+ * `station-gateway task …` wired to the process: stdout and stderr, the
+ * file system and the real `schtasks`.
+ *
+ * @module
+ */
+
+import { UsageError } from "../config/mod.ts";
+import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
+
+/**
+ * `station-gateway task …` as the process runs it: usage, parse errors as
+ * one line on stderr (exit 2 for misuse, 1 for a bad setting), then
+ * {@linkcode runTask} with the real `schtasks`.
+ *
+ * @param args The arguments after `task`.
+ * @param context The running executable, OS, version and output streams.
+ * @returns The exit code.
+ */
+export async function taskMain(
+  args: string[],
+  context: {
+    execPath: string;
+    os: string;
+    version: string;
+    out(text: string): void;
+    err(text: string): void;
+  },
+): Promise<number> {
+  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
+    (args.length === 0 ? context.err : context.out)(formatTaskUsage());
+    return args.length === 0 ? 2 : 0;
+  }
+  let task;
+  try {
+    task = parseTaskArgs(args);
+  } catch (error) {
+    context.err(
+      `station-gateway: ${
+        error instanceof Error ? error.message : error
+      }\nstation-gateway: see "station-gateway task --help"\n`,
+    );
+    return error instanceof UsageError ? 2 : 1;
+  }
+  return await runTask(task, context, {
+    out: context.out,
+    err: context.err,
+    writeFile: (path, bytes) => Deno.writeFileSync(path, bytes),
+    exists: (path) => {
+      try {
+        return Deno.statSync(path).isFile;
+      } catch {
+        return false;
+      }
+    },
+    schtasks: async (schtasksArgs) => {
+      const child = new Deno.Command("schtasks", {
+        args: schtasksArgs,
+        stdin: "inherit",
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      return (await child.status).code;
+    },
+  });
+}

@@ -1,0 +1,112 @@
+/** Reading the configuration for a start, and naming the log a failure goes to. */
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { parseCliArgs } from "../../src/config/cli.ts";
+import {
+  loadConfig,
+  namedErrorLog,
+  openFailure,
+} from "../../src/config/config_load.ts";
+
+Deno.test("openFailure() words a config file that cannot be opened as nginx does, per platform", () => {
+  deepStrictEqual(
+    openFailure(
+      "C:\\StationGateway\\gateway.json",
+      new Deno.errors.NotFound("系统找不到指定的文件。 (os error 2)"),
+      "windows",
+    ),
+    {
+      message: 'CreateFile() "C:\\StationGateway\\gateway.json" failed',
+      osError: { code: 2, text: "The system cannot find the file specified" },
+      hint: false,
+      exitCode: 1,
+    },
+  );
+  deepStrictEqual(
+    openFailure(
+      "/opt/gw/gateway.json",
+      new Deno.errors.PermissionDenied(
+        "Permission denied (os error 13): readfile '/opt/gw/gateway.json'",
+      ),
+      "linux",
+    ),
+    {
+      message: 'open() "/opt/gw/gateway.json" failed',
+      osError: { code: 13, text: "Permission denied" },
+      hint: false,
+      exitCode: 1,
+    },
+  );
+});
+
+Deno.test("loadConfig() names the file for its own bad values, even when a flag overrides them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/gw.json`,
+      JSON.stringify({ upstream: "ftp://x", listen: "9000" }),
+    );
+    const failure = loadConfig(
+      parseCliArgs(["--config", "gw.json", "--upstream", "http://10.0.0.5"]),
+      { baseDir: dir },
+    );
+    deepStrictEqual(failure, {
+      message:
+        `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${dir}/gw.json`,
+      hint: true,
+      exitCode: 1,
+    });
+    await Deno.writeTextFile(`${dir}/gw.json`, '{"listen": "9000"}');
+    const config = loadConfig(
+      parseCliArgs(["--config", "gw.json", "--listen", "9001"]),
+      { baseDir: dir },
+    );
+    strictEqual("exitCode" in config ? 0 : config.config.listen.port, 9001);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("namedErrorLog() finds the log a failed start should write to", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/gw.json`,
+      '{"errorLog": "from-file.log", "upstrem": "x"}',
+    );
+    const cases: [string, string[], boolean, string | undefined][] = [
+      ["the flag", ["--error-log", "/var/e.log"], true, "/var/e.log"],
+      ["the flag, relative", ["--error-log", "e.log"], true, `${dir}/e.log`],
+      [
+        "raw, after a bad flag",
+        ["--bad", "--error-log", "/x.log"],
+        false,
+        "/x.log",
+      ],
+      ["raw, with =", ["--bad", "--error-log=/y.log"], false, "/y.log"],
+      [
+        "the file's, though the file is invalid",
+        ["--config", "gw.json"],
+        true,
+        `${dir}/from-file.log`,
+      ],
+      [
+        "the flag over the file's",
+        ["--config", "gw.json", "--error-log", "/f.log"],
+        true,
+        "/f.log",
+      ],
+      ["none", [], true, undefined],
+      ["a missing file", ["--config", "none.json"], true, undefined],
+    ];
+    for (const [name, args, parses, expected] of cases) {
+      await t.step(name, () => {
+        strictEqual(
+          namedErrorLog(args, parses ? parseCliArgs(args) : undefined, dir),
+          expected,
+        );
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,88 @@
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { resolveConfig } from "../../src/config/config.ts";
+import { parseCliArgs } from "../../src/config/cli.ts";
+
+Deno.test("resolveConfig() merges defaults < file < flags and anchors paths", () => {
+  const c = resolveConfig({ serverName: "from-file", root: "app" }, {
+    serverName: "from-flag",
+    accessLog: "off",
+  }, "/opt/gw");
+  strictEqual(c.serverName, "from-flag");
+  strictEqual(c.root, "/opt/gw/app");
+  strictEqual(c.accessLog, null);
+  strictEqual(c.errorLog, "/opt/gw/logs/error.log");
+  strictEqual(c.listen.port, 8081);
+  strictEqual(c.upstreams.length, 1);
+  strictEqual(c.upstreams[0]!.address.origin, "http://127.0.0.1:8080");
+  strictEqual(c.upstreamGroup, "backend");
+  strictEqual(c.errorLogLevel, "error");
+  strictEqual(c.logMaxBytes, 16 * 1024 * 1024);
+  strictEqual(
+    resolveConfig({}, { errorLog: "/var/log/e.log" }, "/opt").errorLog,
+    "/var/log/e.log",
+  );
+  throws(
+    () => resolveConfig({}, { serverName: "two words" }, "/"),
+    /server-name/,
+  );
+  throws(() => resolveConfig({ logKeep: -1 }, {}, "/"), /log-keep/);
+});
+
+Deno.test("parseCliArgs() maps flags to settings", () => {
+  const cli = parseCliArgs([
+    "--upstream",
+    "http://10.0.0.5",
+    "--add-forwarded-headers",
+    "--log-keep",
+    "3",
+    "-c",
+    "gw.json",
+  ]);
+  deepStrictEqual(cli.settings, {
+    upstream: "http://10.0.0.5",
+    addForwardedHeaders: true,
+    logKeep: 3,
+  });
+  strictEqual(cli.configPath, "gw.json");
+  throws(() => parseCliArgs(["--nope"]), /unknown option "--nope"/);
+  throws(() => parseCliArgs(["--log-keep", "x"]), /Cannot parse log-keep "x"/);
+});
+
+Deno.test("resolveConfig() takes a list of upstreams and refuses an all-backup list", () => {
+  const c = resolveConfig(
+    { upstream: ["http://10.0.0.5", "http://127.0.0.1 backup"] },
+    {},
+    "/",
+  );
+  deepStrictEqual(c.upstreams.map((u) => [u.address.peer, u.backup]), [[
+    "10.0.0.5:8080",
+    false,
+  ], ["127.0.0.1:8080", true]]);
+  throws(
+    () => resolveConfig({}, { upstream: ["http://a backup"] }, "/"),
+    /every upstream is a backup/,
+  );
+  throws(
+    () => resolveConfig({}, { upstreamGroup: "a b" }, "/"),
+    /upstream-group/,
+  );
+});
+
+Deno.test("resolveConfig() reads --proxy-buffer-size, nginx's one page by default", () => {
+  strictEqual(resolveConfig({}, {}, "/").proxyBufferSize, 4096);
+  strictEqual(
+    resolveConfig({ proxyBufferSize: "8k" }, {}, "/").proxyBufferSize,
+    8192,
+  );
+  const cli = parseCliArgs(["--proxy-buffer-size", "16k"]);
+  strictEqual(
+    resolveConfig({}, cli.settings, "/").proxyBufferSize,
+    16384,
+  );
+  for (const bad of ["0", "512", "2m", "4x"]) {
+    throws(
+      () => resolveConfig({}, { proxyBufferSize: bad }, "/"),
+      /^TypeError: Cannot parse proxy-buffer-size /,
+    );
+  }
+});

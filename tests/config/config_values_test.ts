@@ -1,0 +1,92 @@
+/** Single setting values: sizes, times, switches, levels, headers, paths. */
+import { strictEqual, throws } from "node:assert/strict";
+import {
+  parseDuration,
+  parseHeaderValue,
+  parseLevel,
+  parseSize,
+  parseStatusPath,
+  parseSwitch,
+} from "../../src/config/config_values.ts";
+
+Deno.test("parseSize() reads nginx sizes", () => {
+  strictEqual(parseSize("0", "s"), 0);
+  strictEqual(parseSize("512k", "s"), 524288);
+  strictEqual(parseSize("16M", "s"), 16777216);
+  strictEqual(parseSize("1g", "s"), 1073741824);
+  throws(() => parseSize("1.5m", "s"), TypeError);
+});
+
+Deno.test("parseDuration() reads nginx times, bare numbers as seconds", async (t) => {
+  const table: [string, number | RegExp][] = [
+    ["60s", 60_000],
+    ["60", 60_000],
+    ["250ms", 250],
+    ["2m", 120_000],
+    ["1h", 3_600_000],
+    [" 5s ", 5_000],
+    ["0", /must be more than 0/],
+    ["1.5s", /expected a time like 500ms/],
+    ["5 s", /expected a time like 500ms/],
+    ["5d", /expected a time like 500ms/],
+    ["", /expected a time like 500ms/],
+  ];
+  for (const [input, want] of table) {
+    await t.step(JSON.stringify(input), () => {
+      if (typeof want === "number") {
+        strictEqual(parseDuration(input, "t"), want);
+      } else throws(() => parseDuration(input, "t"), want);
+    });
+  }
+});
+
+Deno.test("parseSwitch(), parseLevel(), parseHeaderValue() and parseStatusPath() refuse anything else, naming it", async (t) => {
+  const table: [string, () => unknown, unknown | RegExp][] = [
+    ["switch on", () => parseSwitch("on", "spa-fallback"), true],
+    ["switch off", () => parseSwitch("off", "spa-fallback"), false],
+    [
+      "switch yes",
+      () => parseSwitch("yes", "spa-fallback"),
+      /Cannot parse spa-fallback "yes": expected on or off/,
+    ],
+    ["level warn", () => parseLevel("warn"), "warn"],
+    [
+      "level WARN",
+      () => parseLevel("WARN"),
+      /Cannot parse error-log-level "WARN": expected one of emerg, alert/,
+    ],
+    [
+      "header trimmed",
+      () => parseHeaderValue(" no-cache ", "cache-html"),
+      "no-cache",
+    ],
+    [
+      "header empty",
+      () => parseHeaderValue(" ", "cache-html"),
+      /Cannot parse cache-html " "/,
+    ],
+    [
+      "header with CR LF",
+      () => parseHeaderValue("no-cache\r\nx: 1", "cache-html"),
+      /Cannot parse cache-html/,
+    ],
+    ["status off", () => parseStatusPath("off"), null],
+    ["status path", () => parseStatusPath("/__status"), "/__status"],
+    [
+      "status under /api/",
+      () => parseStatusPath("/api/status"),
+      /outside \/api\//,
+    ],
+    [
+      "status relative",
+      () => parseStatusPath("status"),
+      /Cannot parse status-path "status"/,
+    ],
+  ];
+  for (const [name, run, want] of table) {
+    await t.step(name, () => {
+      if (want instanceof RegExp) throws(run, want);
+      else strictEqual(run(), want);
+    });
+  }
+});

@@ -1,0 +1,109 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import {
+  checkRequestHead,
+  looksLikeHttp2,
+  requestLine,
+} from "../../src/routing/request_checks.ts";
+
+function verdict(
+  method: string,
+  headers: Record<string, string>,
+): string {
+  // `new Request` forbids TRACE; the checks read only these two fields.
+  const req = { method, headers: new Headers(headers) } as Request;
+  const v = checkRequestHead(req, req.headers.get("host"));
+  return v.kind === "ok"
+    ? `ok ${v.notes.map((n) => n.message).join("|")}`.trim()
+    : `${v.status} ${v.event.message}`;
+}
+
+Deno.test("checkRequestHead() refuses what nginx refuses, in nginx's order", async (t) => {
+  const cases: [string, Record<string, string>, string][] = [
+    ["GET", { host: "h" }, "ok"],
+    ["POST", { host: "h", "content-length": "5" }, "ok"],
+    ["GET", {}, '400 client sent HTTP/1.1 request without "Host" header'],
+    ["GET", { host: "" }, "400 client sent invalid host header"],
+    ["GET", { host: "a/b" }, "400 client sent invalid host header"],
+    ["GET", { host: "a b" }, "400 client sent invalid host header"],
+    ["GET", { host: "%zz" }, "ok"],
+    ["GET", { host: "[::1]:8081" }, "ok"],
+    [
+      "POST",
+      { host: "h", "content-length": "5, 5" },
+      '400 client sent duplicate header line: "Content-Length: 5", previous value: "Content-Length: 5"',
+    ],
+    [
+      "POST",
+      { "content-length": "5, 5" },
+      '400 client sent duplicate header line: "Content-Length: 5", previous value: "Content-Length: 5"',
+    ],
+    [
+      "POST",
+      { host: "h", "content-length": "9223372036854775808" },
+      '400 client sent invalid "Content-Length" header',
+    ],
+    [
+      "POST",
+      { host: "h", "transfer-encoding": "gzip, chunked" },
+      '501 client sent unknown "Transfer-Encoding": "gzip, chunked"',
+    ],
+    ["POST", { host: "h", "transfer-encoding": "Chunked" }, "ok"],
+    [
+      "POST",
+      { host: "h", "transfer-encoding": "chunked", "content-length": "3" },
+      '400 client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+    ],
+    ["TRACE", { host: "h" }, "405 client sent TRACE method"],
+    [
+      "GET",
+      { host: "h", x_a: "1", "x-b": "2" },
+      'ok client sent invalid header line: "x_a: 1"',
+    ],
+  ];
+  for (const [method, headers, expected] of cases) {
+    await t.step(`${method} ${JSON.stringify(headers)}`, () => {
+      strictEqual(verdict(method, headers), expected);
+    });
+  }
+});
+
+Deno.test("looksLikeHttp2() tells HTTP/2 from a request without Host", () => {
+  deepStrictEqual(
+    [
+      looksLikeHttp2("http://127.0.0.1:8081/api/x", null, 8081),
+      looksLikeHttp2("http://localhost:8081/api/x", null, 8081),
+      looksLikeHttp2("http://localhost:8081?x", null, 8081),
+      looksLikeHttp2("http://localhost:80812/x", null, 8081),
+      looksLikeHttp2("http://localhost/x", null, 80),
+      looksLikeHttp2("http://127.0.0.1:8081/api/x", "127.0.0.1:8081", 8081),
+    ],
+    [true, false, false, true, false, false],
+  );
+});
+
+Deno.test("requestLine() keeps absolute-form and CONNECT targets as sent", () => {
+  const line = (
+    url: string,
+    host: string | null,
+    target: string,
+    method = "GET",
+  ) =>
+    requestLine(
+      new Request(url, { method, headers: host === null ? {} : { host } }),
+      { host, target, http2: false },
+    );
+  strictEqual(line("http://h:1/a?b", "h:1", "/a?b"), "GET /a?b HTTP/1.1");
+  strictEqual(
+    line("http://other:9/a?b", "h:1", "/a?b"),
+    "GET http://other:9/a?b HTTP/1.1",
+  );
+  strictEqual(line("http://localhost:1/a", null, "/a"), "GET /a HTTP/1.1");
+  strictEqual(
+    requestLine(new Request("http://h/x"), {
+      host: null,
+      target: "/x",
+      http2: true,
+    }),
+    "PRI * HTTP/2.0",
+  );
+});

@@ -1,0 +1,163 @@
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import {
+  decideFault,
+  DEFAULT_FAULT_LIMITS,
+  describeError,
+  type Fault,
+  FaultPolicy,
+} from "../../src/server/fault_policy.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import { formatErrorLogLine } from "../../src/log/error_log.ts";
+
+const EMFILE = new Error("Error: Too many open files (os error 24)");
+const WSAEMFILE = new Error("Error: Too many open files. (os error 10024)");
+
+function line(fault: Fault, family: "linux" | "windows" = "linux", recent = 0) {
+  const v = decideFault(fault, {
+    limits: DEFAULT_FAULT_LIMITS,
+    recentFaults: recent,
+    family,
+  });
+  return {
+    decision: v.decision,
+    text: formatErrorLogLine({ ...v.line, time: new Date(0), pid: 1, tid: 1 })
+      .replace(/^.*? \[/, "["),
+  };
+}
+
+Deno.test("decideFault() recovers or exits per fault, with nginx's accept line", () => {
+  const address = "127.0.0.1:8081";
+  const cases: [string, Fault, "linux" | "windows", string, string][] = [
+    [
+      "EMFILE: listen again",
+      { kind: "listener-stopped", address, error: EMFILE, troubleMs: 0 },
+      "linux",
+      "recover",
+      "[crit] 1#1: accept4() failed (24: Too many open files)",
+    ],
+    [
+      "Windows names accept()",
+      { kind: "listener-stopped", address, error: WSAEMFILE, troubleMs: 0 },
+      "windows",
+      "recover",
+      "[crit] 1#1: accept() failed (10024: Too many open files)",
+    ],
+    [
+      "another OS error is [alert]",
+      {
+        kind: "listener-stopped",
+        address,
+        error: new Error("Error: Cannot allocate memory (os error 12)"),
+        troubleMs: 0,
+      },
+      "linux",
+      "recover",
+      "[alert] 1#1: accept4() failed (12: Cannot allocate memory)",
+    ],
+    [
+      "closed without an error",
+      { kind: "listener-stopped", address, troubleMs: 0 },
+      "linux",
+      "recover",
+      "[alert] 1#1: listener on 127.0.0.1:8081 closed",
+    ],
+    [
+      "down for 30 s: exit",
+      { kind: "listener-stopped", address, error: EMFILE, troubleMs: 31_000 },
+      "linux",
+      "exit",
+      "[emerg] 1#1: accept4() failed (24: Too many open files) while accepting on 127.0.0.1:8081, not restored for 31 s, exiting",
+    ],
+    [
+      "rebind out of descriptors: retry",
+      { kind: "rebind-failed", address, error: EMFILE, troubleMs: 1000 },
+      "linux",
+      "recover",
+      "[crit] 1#1: bind() to 127.0.0.1:8081 failed (24: Too many open files)",
+    ],
+    [
+      "rebind to a port taken meanwhile: exit",
+      {
+        kind: "rebind-failed",
+        address,
+        error: new Error("Address already in use (os error 98)"),
+        troubleMs: 600,
+      },
+      "linux",
+      "exit",
+      "[emerg] 1#1: bind() to 127.0.0.1:8081 failed, exiting (98: Address already in use)",
+    ],
+    [
+      "an unhandled rejection: keep serving",
+      { kind: "unhandled-rejection", reason: "plain reason" },
+      "linux",
+      "recover",
+      "[alert] 1#1: unhandled rejection: plain reason",
+    ],
+  ];
+  for (const [name, fault, family, decision, text] of cases) {
+    deepStrictEqual(line(fault, family), { decision, text }, name);
+  }
+});
+
+Deno.test("decideFault() exits after a storm of unexpected errors", () => {
+  const fault: Fault = { kind: "uncaught-error", error: new TypeError("x") };
+  strictEqual(line(fault, "linux", 99).decision, "recover");
+  const storm = line(fault, "linux", 100);
+  strictEqual(storm.decision, "exit");
+  match(
+    storm.text,
+    /^\[emerg\] 1#1: uncaught exception: TypeError: x at .+, 100 unexpected errors within 60 s, exiting$/,
+  );
+});
+
+Deno.test("describeError() is one line with the first stack frame", () => {
+  const text = describeError(new RangeError("bad\nvalue"));
+  match(text, /^RangeError: bad value at .*fault_policy_test\.ts:\d+:\d+\)?$/);
+  strictEqual(describeError(42), "42");
+});
+
+Deno.test("FaultPolicy logs unhandled rejections and uncaught errors as one line each", async () => {
+  const lines: string[] = [];
+  const logger = createLogger({
+    errorLog: { write: (l) => lines.push(l) },
+    accessLog: null,
+  });
+  const policy = new FaultPolicy(logger);
+  const uninstall = policy.install();
+  try {
+    Promise.reject(new Error("lost promise"));
+    setTimeout(() => {
+      throw new TypeError("timer bug");
+    }, 0);
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    uninstall();
+  }
+  strictEqual(lines.length, 2, lines.join("\n"));
+  match(
+    lines[0]!,
+    /\[alert\] \d+#\d+: unhandled rejection: Error: lost promise at /,
+  );
+  match(
+    lines[1]!,
+    /\[alert\] \d+#\d+: uncaught exception: TypeError: timer bug at /,
+  );
+});
+
+Deno.test("FaultPolicy resolves exited with 1 when a fault ends the process", async () => {
+  const lines: string[] = [];
+  const policy = new FaultPolicy(
+    createLogger({
+      errorLog: { write: (l) => lines.push(l) },
+      accessLog: null,
+    }),
+    { limits: { stormFaults: 2 } },
+  );
+  for (let i = 0; i < 3; i++) {
+    policy.report({ kind: "unhandled-rejection", reason: `r${i}` });
+  }
+  strictEqual(await policy.exited, 1);
+  strictEqual(lines.length, 3);
+  match(lines[2]!, /\[emerg\]/);
+});
