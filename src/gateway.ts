@@ -24,12 +24,11 @@ import {
   isBuiltInError,
   parseErrorPages,
 } from "./static/mod.ts";
-import type { InFlightRequests } from "./server/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
   meteredBody,
-} from "./response_body.ts";
+} from "./static/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import { requestTarget, type Route, routeRequest } from "./routing/mod.ts";
 import {
@@ -105,8 +104,11 @@ export interface GatewayDeps {
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
-  /** Requests whose access line is pending, for shutdown to give up on. */
-  inFlight?: InFlightRequests;
+  /**
+   * Requests whose access line is pending, for shutdown to give up on:
+   * `add` keeps a request's "give up" callback and returns its release.
+   */
+  inFlight?: { add(abandon: () => void): () => void };
 }
 
 const CLOSE = { connection: "close" };

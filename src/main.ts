@@ -14,11 +14,10 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
-import type { OsErrorText } from "./log/mod.ts";
+import type { OsErrorText } from "./runtime/mod.ts";
 import type { FaultLimits } from "./server/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import { runGateway } from "./server/mod.ts";
-import { startup } from "./config/mod.ts";
+import { runGateway, startup } from "./server/mod.ts";
 import { taskMain } from "./windows/mod.ts";
 
 /** The gateway's version, from `deno.json`. */

@@ -8,7 +8,7 @@ import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
 import { createLogger } from "../src/log/logger.ts";
-import { serveErrorHandler } from "../src/response_body.ts";
+import { serveErrorHandler } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
 import { createUpstreamGroup } from "../src/upstream/group.ts";
 

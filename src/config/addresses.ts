@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { UpstreamAddress, UpstreamServerSpec } from "../upstream/mod.ts";
 import { parseDuration } from "./config_values.ts";
 
 /** An address to listen on. `localhost` means both 127.0.0.1 and ::1. */
@@ -15,30 +16,6 @@ export interface ListenAddress {
   hostname: string;
   /** The port; 0 picks a free one. */
   port: number;
-}
-
-/** The upstream application's address. */
-export interface UpstreamAddress {
-  /** Host name or IP address (IPv6 without brackets), lower case. */
-  hostname: string;
-  /** The port. */
-  port: number;
-  /** `http://host[:port]` as `fetch` and `Location` matching see it. */
-  origin: string;
-  /** `host:port`, as nginx prints the peer in `upstream: "…"`. */
-  peer: string;
-}
-
-/** One `server` of the upstream group (parsed in `upstream/group.ts`). */
-export interface UpstreamServerSpec {
-  /** The address. */
-  address: UpstreamAddress;
-  /** Used only when every primary is unavailable. */
-  backup: boolean;
-  /** Failures within `failTimeoutMs` that make the server unavailable (0 = never). */
-  maxFails: number;
-  /** How long failures count, and how long an unavailable server is skipped. */
-  failTimeoutMs: number;
 }
 
 /** The port the upstream gets when `--upstream` names none. */

@@ -16,8 +16,8 @@ import {
   parseGroupName,
   parseListen,
   parseUpstreamServer,
-  type UpstreamServerSpec,
 } from "./addresses.ts";
+import type { UpstreamServerSpec } from "../upstream/mod.ts";
 import {
   parseDuration,
   parseHeaderValue,

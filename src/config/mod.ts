@@ -1,13 +1,16 @@
 /**
- * Settings: the command line, the JSON config file, their values and
- * addresses, resolved once into one {@linkcode GatewayConfig}; `--check`.
+ * Settings: the command line, the JSON config file and their values, the
+ * listen and upstream addresses, resolved into one {@linkcode GatewayConfig};
+ * the usage text. Pure: reading files and starting is `server/`'s.
  *
  * @module
  */
 
-export { listenHosts } from "./addresses.ts";
-export type { UpstreamServerSpec } from "./addresses.ts";
+export { listenHosts, parseUpstreamServer } from "./addresses.ts";
 export { parseCliArgs, UsageError } from "./cli.ts";
-export { resolveConfig } from "./config.ts";
+export type { CliOptions } from "./cli.ts";
+export { DEFAULT_SETTINGS, resolveConfig } from "./config.ts";
 export type { GatewayConfig, SettingsInput } from "./config.ts";
-export { startup } from "./startup.ts";
+export { formatConfigFile, parseConfigFile } from "./config_file.ts";
+export type { FileInput } from "./config_file.ts";
+export { formatUsage } from "./usage.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { OsErrorText } from "./error_log.ts";
+import type { OsErrorText } from "../runtime/mod.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger } from "./logger.ts";
 import { osErrorOf, type OsFamily } from "../runtime/mod.ts";

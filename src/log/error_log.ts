@@ -9,7 +9,7 @@
  * @module
  */
 
-import { byteStringToBytes } from "../runtime/mod.ts";
+import { byteStringToBytes, type OsErrorText } from "../runtime/mod.ts";
 
 /** nginx's levels, most severe first (`err_levels[]` in `ngx_log.c`). */
 export const LOG_LEVELS = [
@@ -31,14 +31,6 @@ export type LogLevel = typeof LOG_LEVELS[number];
  * included (`ngx_log_error_core`): at most 2047 bytes of text.
  */
 export const MAX_ERROR_LINE_LENGTH = 2047;
-
-/** An OS error as nginx prints it: ` (code: text)`. */
-export interface OsErrorText {
-  /** The errno or Windows code. */
-  code: number;
-  /** The English text, without a final period. */
-  text: string;
-}
 
 /** Everything one error-log line can hold, in nginx's field order. */
 export interface ErrorLogEntry {
@@ -256,4 +248,19 @@ function cutToBytes(line: string, max: number): string {
  */
 export function isLevelEnabled(level: LogLevel, threshold: LogLevel): boolean {
   return LOG_LEVELS.indexOf(level) <= LOG_LEVELS.indexOf(threshold);
+}
+
+/**
+ * Names an error in one line: `Name: message at <first stack frame>`. The
+ * frame says where a bug is without a multi-line stack in the log.
+ *
+ * @param value What was thrown.
+ * @returns One line.
+ */
+export function describeError(value: unknown): string {
+  if (!(value instanceof Error)) return String(value);
+  const head = `${value.name}: ${value.message}`;
+  const frame = value.stack?.split("\n").find((l) => /^\s+at /.test(l));
+  const text = frame ? `${head} ${frame.trim()}` : head;
+  return text.replaceAll(/\s*\n\s*/g, " ");
 }

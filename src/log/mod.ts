@@ -9,11 +9,12 @@ export { basicAuthUser } from "./access_log.ts";
 export { ConnectionCounter } from "./connection_counter.ts";
 export { writeEmergLine } from "./emerg_log.ts";
 export {
+  describeError,
   escapeErrorLogText,
   formatErrorLogTime,
   LOG_LEVELS,
 } from "./error_log.ts";
-export type { LogLevel, OsErrorText } from "./error_log.ts";
+export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
 export type { ErrorEvent, Logger } from "./logger.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { streamedResponse } from "../response_body.ts";
+import { streamedResponse } from "../static/mod.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";

@@ -20,4 +20,4 @@ export {
   osErrorText,
   parseOsErrorCode,
 } from "./os_errors.ts";
-export type { OsFamily } from "./os_errors.ts";
+export type { OsErrorText, OsFamily } from "./os_errors.ts";

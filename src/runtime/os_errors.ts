@@ -7,7 +7,6 @@
  * @module
  */
 
-import type { OsErrorText } from "../log/mod.ts";
 import {
   DENO_ERROR_CODES,
   LINUX_ERROR_TEXT,
@@ -15,6 +14,14 @@ import {
 } from "./os_error_texts.ts";
 
 export { LINUX_ERROR_TEXT, WINDOWS_ERROR_TEXT };
+
+/** An OS error as nginx prints it: ` (code: text)`. */
+export interface OsErrorText {
+  /** The errno or Windows code. */
+  code: number;
+  /** The English text, without a final period. */
+  text: string;
+}
 
 /** The platform whose error numbering a code belongs to. */
 export type OsFamily = "windows" | "linux";

@@ -8,10 +8,13 @@
  * @module
  */
 
-import type { OsErrorText } from "../log/mod.ts";
-import type { ErrorEvent, Logger } from "../log/mod.ts";
-import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
-import { osErrorOf } from "../runtime/mod.ts";
+import { describeError, type ErrorEvent, type Logger } from "../log/mod.ts";
+import {
+  currentOsFamily,
+  osErrorOf,
+  type OsErrorText,
+  type OsFamily,
+} from "../runtime/mod.ts";
 
 /** Something that went wrong outside any one request. */
 export type Fault =
@@ -56,18 +59,6 @@ export const DEFAULT_FAULT_LIMITS: FaultLimits = {
 };
 
 const STORM_WINDOW_MS = 60_000;
-
-/**
- * Names an error in one line: `Name: message at <first stack frame>`. The
- * frame says where a bug is without a multi-line stack in the log.
- */
-export function describeError(value: unknown): string {
-  if (!(value instanceof Error)) return String(value);
-  const head = `${value.name}: ${value.message}`;
-  const frame = value.stack?.split("\n").find((l) => /^\s+at /.test(l));
-  const text = frame ? `${head} ${frame.trim()}` : head;
-  return text.replaceAll(/\s*\n\s*/g, " ");
-}
 
 /** Whether an OS error means "out of descriptors" (nginx logs these `[crit]`). */
 function isDescriptorExhaustion(os: OsErrorText | undefined): boolean {

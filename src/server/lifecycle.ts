@@ -5,19 +5,14 @@
  * @module
  */
 
-import type { GatewayConfig } from "../config/mod.ts";
-import { listenHosts } from "../config/mod.ts";
-import { ConnectionCounter } from "../log/mod.ts";
-import type { OsErrorText } from "../log/mod.ts";
-import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
+import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
-import { HeapPacer } from "../runtime/mod.ts";
+import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
+import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
+import { createUpstreamGroup, UpstreamError } from "../upstream/mod.ts";
+import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
-import type { Logger } from "../log/mod.ts";
-import { createUpstreamGroup } from "../upstream/mod.ts";
-import { osErrorOf } from "../runtime/mod.ts";
-import { serveErrorHandler } from "../response_body.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -182,4 +177,28 @@ export async function runGateway(
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return "code" in reason ? reason.code : 0;
+}
+
+/**
+ * `Deno.serve`'s `onError`. A body stream that failed after the head went
+ * out arrives here; an {@linkcode UpstreamError} is such a failure and was
+ * logged where it happened, with its request, as nginx logs it (the
+ * connection is cut whatever is returned). Anything else is a defect:
+ * an `[alert]` line.
+ *
+ * @param logger Where the alert goes.
+ * @returns The handler.
+ */
+export function serveErrorHandler(
+  logger: Logger,
+): (error: unknown) => Response {
+  return (error) => {
+    if (!(error instanceof UpstreamError)) {
+      logger.error({
+        level: "alert",
+        message: `unexpected error: ${describeError(error)}`,
+      });
+    }
+    return new Response("Internal Server Error", { status: 500 });
+  };
 }

@@ -22,14 +22,14 @@ import {
   DEFAULT_CACHE_POLICY,
   looksLikeAppRoute,
 } from "./content_negotiation.ts";
-import type { OsErrorText } from "../log/mod.ts";
+import type { OsErrorText } from "../runtime/mod.ts";
 import { errorResponse } from "./error_pages.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull, wholeFileResponse } from "./cache.ts";
-import { streamedResponse } from "../response_body.ts";
+import { streamedResponse } from "./response_body.ts";
 import { isSafeSegment, openInsideRoot } from "./containment.ts";
 import { osErrorOf } from "../runtime/mod.ts";
 

@@ -19,3 +19,9 @@ export {
 export type { ErrorPages } from "./error_pages.ts";
 export { serveStatic } from "./handler.ts";
 export { contentTypeFor } from "./media_types.ts";
+export {
+  isStreamedResponse,
+  meteredBody,
+  streamedResponse,
+} from "./response_body.ts";
+export type { MeteredBody } from "./response_body.ts";

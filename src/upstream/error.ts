@@ -8,7 +8,8 @@
  * @module
  */
 
-import type { LogLevel, OsErrorText } from "../log/mod.ts";
+import type { LogLevel } from "../log/mod.ts";
+import type { OsErrorText } from "../runtime/mod.ts";
 import {
   currentOsFamily,
   osErrorCode,

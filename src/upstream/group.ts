@@ -12,10 +12,10 @@
  */
 
 import { GcPacer } from "../runtime/mod.ts";
-import type { UpstreamServerSpec } from "../config/mod.ts";
 import { UpstreamClient } from "./client.ts";
 import type { UpstreamError } from "./error.ts";
 import type { TransportFactory, UpstreamTransport } from "./transport.ts";
+import type { UpstreamServerSpec } from "./types.ts";
 import {
   ngxTime,
   pickPeer,

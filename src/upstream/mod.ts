@@ -18,4 +18,9 @@ export { tryPeers, upstreamField } from "./next_upstream.ts";
 export type { AttemptErrorHandler } from "./next_upstream.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
 export type { TransportFactory, UpstreamTransport } from "./transport.ts";
-export type { UpstreamCall, UpstreamReply } from "./types.ts";
+export type {
+  UpstreamAddress,
+  UpstreamCall,
+  UpstreamReply,
+  UpstreamServerSpec,
+} from "./types.ts";

@@ -8,8 +8,11 @@
  * @module
  */
 
-import type { UpstreamServerSpec } from "../config/mod.ts";
-import type { UpstreamCall, UpstreamReply } from "./types.ts";
+import type {
+  UpstreamCall,
+  UpstreamReply,
+  UpstreamServerSpec,
+} from "./types.ts";
 
 /**
  * One server's transport. `send` resolves with the upstream's reply, or

@@ -103,3 +103,27 @@ export interface UpstreamReply {
   /** After `101 Switching Protocols`: the connection, now the caller's. */
   upgraded?: { conn: Deno.TcpConn; rest: Uint8Array };
 }
+
+/** The upstream application's address. */
+export interface UpstreamAddress {
+  /** Host name or IP address (IPv6 without brackets), lower case. */
+  hostname: string;
+  /** The port. */
+  port: number;
+  /** `http://host[:port]` as `fetch` and `Location` matching see it. */
+  origin: string;
+  /** `host:port`, as nginx prints the peer in `upstream: "…"`. */
+  peer: string;
+}
+
+/** One `server` of the upstream group (parsed by `parseUpstreamServer` in `config/addresses.ts`). */
+export interface UpstreamServerSpec {
+  /** The address. */
+  address: UpstreamAddress;
+  /** Used only when every primary is unavailable. */
+  backup: boolean;
+  /** Failures within `failTimeoutMs` that make the server unavailable (0 = never). */
+  maxFails: number;
+  /** How long failures count, and how long an unavailable server is skipped. */
+  failTimeoutMs: number;
+}

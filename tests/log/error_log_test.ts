@@ -1,5 +1,6 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import {
+  describeError,
   formatErrorLogLine,
   formatErrorLogTime,
   isLevelEnabled,
@@ -201,4 +202,10 @@ Deno.test("isLevelEnabled() writes a level and everything more severe", () => {
   strictEqual(isLevelEnabled("crit", "error"), true);
   strictEqual(isLevelEnabled("warn", "error"), false);
   strictEqual(isLevelEnabled("debug", "debug"), true);
+});
+
+Deno.test("describeError() is one line with the first stack frame", () => {
+  const text = describeError(new RangeError("bad\nvalue"));
+  match(text, /^RangeError: bad value at .*error_log_test\.ts:\d+:\d+\)?$/);
+  strictEqual(describeError(42), "42");
 });

@@ -2,7 +2,6 @@ import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import {
   decideFault,
   DEFAULT_FAULT_LIMITS,
-  describeError,
   type Fault,
   FaultPolicy,
 } from "../../src/server/fault_policy.ts";
@@ -109,12 +108,6 @@ Deno.test("decideFault() exits after a storm of unexpected errors", () => {
     storm.text,
     /^\[emerg\] 1#1: uncaught exception: TypeError: x at .+, 100 unexpected errors within 60 s, exiting$/,
   );
-});
-
-Deno.test("describeError() is one line with the first stack frame", () => {
-  const text = describeError(new RangeError("bad\nvalue"));
-  match(text, /^RangeError: bad value at .*fault_policy_test\.ts:\d+:\d+\)?$/);
-  strictEqual(describeError(42), "42");
 });
 
 Deno.test("FaultPolicy logs unhandled rejections and uncaught errors as one line each", async () => {

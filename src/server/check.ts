@@ -8,10 +8,11 @@
  * @module
  */
 
-import { listenHosts } from "./addresses.ts";
-import type { GatewayConfig } from "./config.ts";
+import { listenHosts } from "../config/mod.ts";
+import type { GatewayConfig } from "../config/mod.ts";
 import { probeHttp } from "../upstream/mod.ts";
-import type { LogLevel, OsErrorText } from "../log/mod.ts";
+import type { LogLevel } from "../log/mod.ts";
+import type { OsErrorText } from "../runtime/mod.ts";
 import { LogFile } from "../log/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
 

@@ -5,7 +5,7 @@ import {
   loadConfig,
   namedErrorLog,
   openFailure,
-} from "../../src/config/config_load.ts";
+} from "../../src/server/config_load.ts";
 
 Deno.test("openFailure() words a config file that cannot be opened as nginx does, per platform", () => {
   deepStrictEqual(

@@ -8,14 +8,14 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
-import type { CliOptions } from "./cli.ts";
+import type { CliOptions } from "../config/mod.ts";
 import {
   DEFAULT_SETTINGS,
   type GatewayConfig,
   resolveConfig,
-} from "./config.ts";
-import { type FileInput, parseConfigFile } from "./config_file.ts";
-import type { OsErrorText } from "../log/mod.ts";
+} from "../config/mod.ts";
+import { type FileInput, parseConfigFile } from "../config/mod.ts";
+import type { OsErrorText } from "../runtime/mod.ts";
 import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
 

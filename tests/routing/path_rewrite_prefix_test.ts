@@ -5,7 +5,7 @@
  * with `curl --path-as-is`).
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { type Route, routeRequest } from "../src/routing/path_rewrite.ts";
+import { type Route, routeRequest } from "../../src/routing/path_rewrite.ts";
 
 const proxy = (upstreamPath: string): Route => ({
   kind: "proxy",

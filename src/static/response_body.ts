@@ -1,7 +1,6 @@
 /**
  * Response bodies after the head is sent: which ones are streams, how many
- * of their bytes the client took (`$body_bytes_sent`), and what a stream
- * that fails half-way tells `Deno.serve`.
+ * of their bytes the client took (`$body_bytes_sent`).
  *
  * A byte body is written whole by `Deno.serve` on its fast path, so its
  * `Content-Length` is what was sent. A stream may stop early (the client
@@ -9,10 +8,6 @@
  *
  * @module
  */
-
-import { describeError } from "./server/mod.ts";
-import type { Logger } from "./log/mod.ts";
-import { UpstreamError } from "./upstream/mod.ts";
 
 /** Responses made by {@linkcode streamedResponse}. */
 const streamed = new WeakSet<Response>();
@@ -106,28 +101,4 @@ export function meteredBody(
     },
   }, { highWaterMark: 0 });
   return { body, sent: () => sent };
-}
-
-/**
- * `Deno.serve`'s `onError`. A body stream that failed after the head went
- * out arrives here; an {@linkcode UpstreamError} is such a failure and was
- * logged where it happened, with its request, as nginx logs it (the
- * connection is cut whatever is returned). Anything else is a defect:
- * an `[alert]` line.
- *
- * @param logger Where the alert goes.
- * @returns The handler.
- */
-export function serveErrorHandler(
-  logger: Logger,
-): (error: unknown) => Response {
-  return (error) => {
-    if (!(error instanceof UpstreamError)) {
-      logger.error({
-        level: "alert",
-        message: `unexpected error: ${describeError(error)}`,
-      });
-    }
-    return new Response("Internal Server Error", { status: 500 });
-  };
 }

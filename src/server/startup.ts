@@ -13,9 +13,9 @@
  */
 
 import { checkConfig, type CheckOptions } from "./check.ts";
-import { type CliOptions, parseCliArgs, UsageError } from "./cli.ts";
-import { DEFAULT_SETTINGS, type GatewayConfig } from "./config.ts";
-import { formatConfigFile } from "./config_file.ts";
+import { type CliOptions, parseCliArgs, UsageError } from "../config/mod.ts";
+import { DEFAULT_SETTINGS, type GatewayConfig } from "../config/mod.ts";
+import { formatConfigFile } from "../config/mod.ts";
 import {
   absolutePath,
   loadConfig,
@@ -27,7 +27,7 @@ import { writeEmergLine } from "../log/mod.ts";
 import { LogFile } from "../log/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import type { OsFamily } from "../runtime/mod.ts";
-import { formatUsage } from "./usage.ts";
+import { formatUsage } from "../config/mod.ts";
 
 /** What the start needs from the process. */
 export interface StartupContext {
