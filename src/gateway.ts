@@ -154,15 +154,21 @@ export function createGatewayHandler(
         timeoutMs: PROBE_TIMEOUT_MS,
       }),
   });
-  const defaultPage = async (req: Request) => {
+  // The log paths and the last error line (other clients' addresses and
+  // requests) are for this machine only, as the status endpoint is.
+  const defaultPage = async (req: Request, client: string) => {
+    const diagnostics = isLoopback(client);
     const html = renderDefaultPage({
       version: options.version,
       upstream: first.origin,
       root: options.root,
       health: await health.check(),
       probeTimeoutMs: PROBE_TIMEOUT_MS,
-      ...(options.logFiles ? { logFiles: options.logFiles } : {}),
-      lastError: logger.lastError?.() ?? null,
+      diagnostics,
+      ...(options.logFiles && diagnostics
+        ? { logFiles: options.logFiles }
+        : {}),
+      lastError: diagnostics ? logger.lastError?.() ?? null : null,
       now: Date.now(),
     });
     return new Response(req.method === "HEAD" ? null : html, {
@@ -415,7 +421,7 @@ export function createGatewayHandler(
           forwarder,
         );
       case "static":
-        return serveStaticRoute(req, route, log);
+        return serveStaticRoute(req, route, { client, log });
     }
   }
 
@@ -452,11 +458,11 @@ export function createGatewayHandler(
   async function serveStaticRoute(
     req: Request,
     route: Extract<Route, { kind: "static" }>,
-    log: (event: RequestEvent) => void,
+    { client, log }: { client: string; log: (event: RequestEvent) => void },
   ): Promise<Response> {
     const result = await serveStatic(req, route, {
       root: options.root,
-      defaultPage,
+      defaultPage: (r) => defaultPage(r, client),
       cache: staticCache,
       spaFallback: options.spaFallback ?? true,
       logNotFound: options.logNotFound ?? true,

@@ -59,7 +59,7 @@ async function bodyText(body: UpstreamCall["body"]): Promise<string> {
 }
 
 /** A handler whose servers are the scripts, in order. */
-function inProcess(scripts: Record<string, Script>) {
+function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
   const errorLines: string[] = [];
   const calls: SeenCall[] = [];
   const group = createUpstreamGroup(
@@ -104,7 +104,7 @@ function inProcess(scripts: Record<string, Script>) {
     group,
   });
   const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {
-    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 },
+    remoteAddr: { transport: "tcp", hostname: client, port: 50000 },
     completed: Promise.resolve(),
   };
   const send = (path: string, init: RequestInit = {}) =>
@@ -215,4 +215,19 @@ Deno.test("createGatewayHandler() never reaches the transport for static files o
     await res.body?.cancel();
   }
   deepStrictEqual(gw.calls, []);
+});
+
+Deno.test("createGatewayHandler() shows the built-in page's log paths and last error to this machine only", async () => {
+  // Port 9 refuses: the page's probe fails fast, and the failure below is
+  // the last error line.
+  const scripts = { "http://127.0.0.1:9": refused };
+  for (const [client, shown] of [["127.0.0.1", true], ["10.0.0.7", false]]) {
+    const gw = inProcess(scripts, client as string);
+    const failed = await gw.send("/api/x", { method: "POST", body: "{}" });
+    await failed.body?.cancel();
+    const page = await (await gw.send("/")).text();
+    strictEqual(page.includes("Error log:"), false, "no paths given here");
+    strictEqual(page.includes("POST /api/x HTTP/1.1"), shown, String(client));
+    strictEqual(page.includes("shown on the station itself"), !shown);
+  }
 });

@@ -27,6 +27,11 @@ export interface DefaultPageInfo {
   health: HealthReport;
   /** How long the probe waits for an answer. */
   probeTimeoutMs: number;
+  /**
+   * Show the log paths and the last error line: for a loopback client only,
+   * since the line holds other clients' addresses and requests.
+   */
+  diagnostics: boolean;
   /** The log files; absent when not known. */
   logFiles?: { error: string; access: string | null };
   /** The last line written at `error` or worse; `null` when none yet. */
@@ -77,6 +82,7 @@ export function formatDuration(ms: number): string {
  *     checkedAt: 0,
  *   },
  *   probeTimeoutMs: 3000,
+ *   diagnostics: true,
  *   lastError: null,
  *   now: 0,
  * });
@@ -96,7 +102,9 @@ export function renderDefaultPage(info: DefaultPageInfo): string {
       escapeHtml(health.detail)
     }. Requests under <code>/api/</code> get 502 or 504 until it does. This has been so ${since}.</p>`;
   const host = info.upstream.replace(/^http:\/\//, "");
-  const logs = info.logFiles
+  const logs = !info.diagnostics
+    ? `<p id="log-files">The log files and the last error line are shown on the station itself (http://localhost/).</p>`
+    : info.logFiles
     ? `<ul id="log-files">
 <li>Error log: <code>${escapeHtml(info.logFiles.error)}</code></li>
 <li>Access log: ${
@@ -106,7 +114,9 @@ export function renderDefaultPage(info: DefaultPageInfo): string {
     }</li>
 </ul>`
     : `<p id="log-files">The log files were not given to this page.</p>`;
-  const lastError = info.lastError === null
+  const lastError = !info.diagnostics
+    ? ""
+    : info.lastError === null
     ? `<p id="last-error">None since the gateway started.</p>`
     : `<pre id="last-error">${escapeHtml(info.lastError)}</pre>`;
   return `<!doctype html>
@@ -138,8 +148,11 @@ asked at most once a second, however many pages are open; this page reloads
 itself every ${DEFAULT_PAGE_REFRESH_SECONDS} s.</p>
 <h2>Logs</h2>
 ${logs}
-<p>Last line at <code>[error]</code> or worse:</p>
-${lastError}
+${
+    info.diagnostics
+      ? `<p>Last line at <code>[error]</code> or worse:</p>\n${lastError}`
+      : ""
+  }
 <h2>Client app</h2>
 <p>No client app is installed: the folder <code>${
     escapeHtml(info.root)

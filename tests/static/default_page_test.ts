@@ -70,6 +70,7 @@ Deno.test("renderDefaultPage() escapes what it shows and says what it knows", as
       checkedAt: 0,
     },
     probeTimeoutMs: 3000,
+    diagnostics: true,
     lastError: null,
     now: new Date(2026, 10, 23, 12, 3, 5).getTime(),
   };
@@ -99,6 +100,14 @@ Deno.test("renderDefaultPage() escapes what it shows and says what it knows", as
       lastError: `x [error] 1#1: *2 <script>alert('x')</script>`,
     }, [
       /<pre id="last-error">x \[error\] 1#1: \*2 &#60;script&#62;alert\(&#39;x&#39;\)&#60;\/script&#62;<\/pre>/,
+    ]],
+    ["another machine sees no log paths and no error line", {
+      diagnostics: false,
+      logFiles: { error: "C:\\logs\\error.log", access: null },
+      lastError: "x [error] 1#1: *2 client: 10.0.0.7",
+    }, [
+      /shown on the station itself/,
+      /^(?![\s\S]*(?:10\.0\.0\.7|error\.log<))/,
     ]],
   ];
   for (const [name, change, patterns] of cases) {
