@@ -20,6 +20,10 @@
  *   deno task bench [--rounds 3] [--seconds 5] [--warmup 5] [--only a,b]
  *                   [--floor]      adds deno-min (bench_min_proxy.ts) to
  *                                  the small-POST scenarios
+ *                   [--baseline REV]  adds the gateway at git revision REV
+ *                                  (a temporary worktree) to every scenario,
+ *                                  in the same interleaved rounds: the
+ *                                  before/after check for a change
  *   deno task bench --cold 10        cold start to the first proxied 200
  *   deno task bench --soak 600       steady load on the gateway, RSS curve
  *   deno task bench --gib 1          1 GiB down and up, RSS sampled
@@ -76,13 +80,24 @@ const PROXIES = ["nginx-deployed", "nginx-ka", "caddy", "gateway"] as const;
  * and flags (scripts/bench_min_proxy.ts). It answers only the small POSTs.
  */
 const FLOOR = "deno-min";
-type ProxyName = typeof PROXIES[number] | typeof FLOOR;
+/** The gateway at `--baseline REV`, run with the same flags and load. */
+const BASE = "gateway-base";
+type ProxyName = typeof PROXIES[number] | typeof FLOOR | typeof BASE;
+
+/** Which optional proxies a run adds. */
+interface Extras {
+  floor: boolean;
+  /** The baseline's checkout (ends with "/"), or `null`. */
+  baseRoot: string | null;
+}
 
 /** The proxies measured in one scenario. */
-function proxiesFor(s: Scenario, floor: boolean): ProxyName[] {
-  return floor && s.path === "/api/loginms"
-    ? [...PROXIES, FLOOR]
-    : [...PROXIES];
+function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
+  return [
+    ...PROXIES,
+    ...(extras.baseRoot === null ? [] : [BASE] as const),
+    ...(extras.floor && s.path === "/api/loginms" ? [FLOOR] as const : []),
+  ];
 }
 
 interface Measurement {
@@ -204,6 +219,8 @@ interface Lab {
   www: string;
   upstreamPort: number;
   upstream: Deno.ChildProcess;
+  /** The `--baseline` checkout, ending with "/"; `null` without one. */
+  baseRoot: string | null;
 }
 
 async function setUp(): Promise<Lab> {
@@ -281,16 +298,21 @@ http {
     stderr: "null",
   }).spawn();
   await waitReady(upstreamPort, "/loginms", "POST");
-  return { dir, www, upstreamPort, upstream };
+  return { dir, www, upstreamPort, upstream, baseRoot: null };
 }
 
 /** `deno run` arguments for the gateway as the stations run it. */
-function gatewayArgs(lab: Lab, port: number, errorLog: string): string[] {
+function gatewayArgs(
+  lab: Lab,
+  port: number,
+  errorLog: string,
+  root = ROOT,
+): string[] {
   return [
     "run",
     "-q",
     ...GATEWAY_FLAGS,
-    `${ROOT}src/main.ts`,
+    `${root}src/main.ts`,
     "--listen",
     `127.0.0.1:${port}`,
     "--upstream",
@@ -316,6 +338,11 @@ async function startProxy(
   const env: Record<string, string> = {};
   if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
+  } else if (name === BASE) {
+    cmd = [
+      Deno.execPath(),
+      ...gatewayArgs(lab, port, "base-error.log", lab.baseRoot!),
+    ];
   } else if (name === FLOOR) {
     cmd = [
       Deno.execPath(),
@@ -555,14 +582,16 @@ async function compare(
     rounds: number;
     only: Set<string> | null;
     floor: boolean;
+    baseline: string | null;
   },
 ): Promise<string> {
-  const { rounds, seconds, warmup, only, floor } = options;
+  const { rounds, seconds, warmup, only, floor, baseline } = options;
+  const extras: Extras = { floor, baseRoot: lab.baseRoot };
   const scenarios = SCENARIOS.filter((s) => only === null || only.has(s.name));
   const results = new Map<string, Measurement[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const s of scenarios) {
-      for (const p of shuffled(proxiesFor(s, floor))) {
+      for (const p of shuffled(proxiesFor(s, extras))) {
         const m = await measure(lab, { name: p, scenario: s }, {
           seconds,
           warmup,
@@ -585,12 +614,14 @@ async function compare(
     new Date().toISOString().slice(0, 16).replace("T", " ")
   } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds} --warmup ${warmup}${
     floor ? " --floor" : ""
+  }${
+    baseline === null ? "" : ` --baseline ${baseline}`
   }\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
   md +=
     "| scenario | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | peak RSS MB |\n|---|---|---|---|---|---|---|---|\n";
   const ratioRows: string[] = [];
   for (const s of scenarios) {
-    for (const p of proxiesFor(s, floor)) {
+    for (const p of proxiesFor(s, extras)) {
       const ms = results.get(`${s.name}|${p}`)!;
       const rps = ms.map((m) => m.rps);
       md += `| ${s.name} | ${p} | ${fmt(median(rps))} [${
@@ -610,25 +641,44 @@ async function compare(
         fmt(Math.max(...r), 2)
       }]`;
     };
-    const withFloor = floor && proxiesFor(s, floor).includes(FLOOR);
+    const withFloor = floor && proxiesFor(s, extras).includes(FLOOR);
     ratioRows.push(
       `| ${s.name} | ${ratio("nginx-deployed")} | ${ratio("nginx-ka")} | ${
         ratio("caddy")
-      } |${floor ? ` ${withFloor ? ratio(FLOOR) : "-"} |` : ""}`,
+      } |${floor ? ` ${withFloor ? ratio(FLOOR) : "-"} |` : ""}${
+        baseline === null ? "" : ` ${ratio(BASE)} |`
+      }`,
     );
   }
   md +=
     `\nGateway req/s ÷ the other proxy's, per round:\n\n| scenario | ÷ nginx as deployed | ÷ nginx keep-alive | ÷ Caddy |${
       floor ? " ÷ deno-min |" : ""
-    }\n|---|---|---|---|${floor ? "---|" : ""}\n` +
+    }${
+      baseline === null ? "" : ` ÷ gateway at ${baseline} |`
+    }\n|---|---|---|---|${floor ? "---|" : ""}${
+      baseline === null ? "" : "---|"
+    }\n` +
     ratioRows.join("\n") + "\n";
+  if (baseline !== null) {
+    // CPU per request is the steadiest figure for a before/after check.
+    md +=
+      `\nGateway CPU µs/req ÷ the gateway at ${baseline}'s, per round:\n\n` +
+      scenarios.map((s) => {
+        const now = results.get(`${s.name}|gateway`)!;
+        const base = results.get(`${s.name}|${BASE}`)!;
+        const r = now.map((m, i) => m.cpuUsPerReq / base[i]!.cpuUsPerReq);
+        return `- ${s.name}: ${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
+          fmt(Math.max(...r), 2)
+        }]`;
+      }).join("\n") + "\n";
+  }
   const c1 = scenarios.filter((s) => s.conns === 1);
   if (c1.length > 0) {
     md +=
       "\nCheck of wrk's latencies at one connection: mean latency × req/s, median of the rounds (exactly at most 1.00 with one connection; wrk reads 1.03-1.14 on a quiet host, and a proxy well above the others has overlapping latencies in wrk's accounting):\n\n" +
       c1.map((s) =>
         `- ${s.name}: ${
-          proxiesFor(s, floor).map((p) =>
+          proxiesFor(s, extras).map((p) =>
             `${p} ${
               fmt(median(results.get(`${s.name}|${p}`)!.map((m) => m.busy)), 2)
             }`
@@ -871,6 +921,7 @@ if (import.meta.main) {
       soak: { type: "string" },
       gib: { type: "string" },
       floor: { type: "boolean", default: false },
+      baseline: { type: "string" },
     },
   });
   if (Deno.build.os !== "linux") {
@@ -894,9 +945,28 @@ if (import.meta.main) {
     warmup: flag("warmup", 0, 60)!,
     only: values.only ? new Set(values.only.split(",")) : null,
     floor: values.floor === true,
+    baseline: values.baseline ?? null,
   };
   await ensureTools();
   const lab = await setUp();
+  if (options.baseline !== null) {
+    lab.baseRoot = `${lab.dir}/baseline/`;
+    const added = await run([
+      "git",
+      "-C",
+      ROOT,
+      "worktree",
+      "add",
+      "--detach",
+      lab.baseRoot,
+      options.baseline,
+    ]);
+    if (!added.ok) {
+      throw new Error(
+        `Cannot check out --baseline "${options.baseline}": ${added.err}`,
+      );
+    }
+  }
   try {
     const report = cold !== null
       ? await coldStart(lab, cold)
@@ -909,6 +979,17 @@ if (import.meta.main) {
   } finally {
     lab.upstream.kill("SIGTERM");
     await lab.upstream.status;
+    if (lab.baseRoot !== null) {
+      await run([
+        "git",
+        "-C",
+        ROOT,
+        "worktree",
+        "remove",
+        "--force",
+        lab.baseRoot,
+      ]);
+    }
     await Deno.remove(lab.dir, { recursive: true });
   }
 }
