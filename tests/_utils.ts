@@ -231,9 +231,29 @@ export interface GatewayProcess extends AsyncDisposable {
 }
 
 /** Runs `deno run <GATEWAY_FLAGS> src/main.ts <args>` and waits for it to listen. */
-export async function spawnGateway(args: string[]): Promise<GatewayProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, ...args],
+export function spawnGateway(args: string[]): Promise<GatewayProcess> {
+  return spawnListening([
+    Deno.execPath(),
+    "run",
+    "-q",
+    ...GATEWAY_FLAGS,
+    MAIN,
+    ...args,
+  ]);
+}
+
+/**
+ * Runs a command that starts the gateway and waits for its "listening on"
+ * line; stopping it sends SIGTERM and waits for the exit.
+ *
+ * @param command The program and its arguments.
+ * @returns The running gateway and its port.
+ */
+export async function spawnListening(
+  command: string[],
+): Promise<GatewayProcess> {
+  const child = new Deno.Command(command[0]!, {
+    args: command.slice(1),
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

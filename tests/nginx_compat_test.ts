@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { encodeFrame, OPCODE } from "../src/proxy/websocket_frames.ts";
-import { startNginx } from "./_nginx.ts";
+import { type NginxProcess, startNginx } from "./_nginx.ts";
 import { STOCK_50X } from "./_stock_pages.ts";
 import {
   maskErrorLine,
@@ -16,6 +16,7 @@ import {
   refusedPort,
   startGateway,
   startRawUpstream,
+  type TestGateway,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -57,6 +58,52 @@ interface Run {
 }
 
 /**
+ * Sends the requests to nginx, then to the gateway, one connection each,
+ * and reads what both logged once every request has its access line.
+ */
+async function observe(
+  nginx: NginxProcess,
+  gw: TestGateway,
+  requests: string[],
+  options: {
+    timeoutMs: number;
+    /** Which error-log lines to compare, masked. */
+    lines: (lines: string[]) => string[];
+    /** Called after nginx's run, before the gateway's. */
+    between?: () => void;
+  },
+): Promise<{ nginx: Run; gateway: Run }> {
+  const run = async (port: number) => {
+    const statuses = [];
+    for (const r of requests) {
+      statuses.push(status(await rawRequest(port, r, options.timeoutMs)));
+    }
+    return statuses;
+  };
+  const nginxStatuses = await run(nginx.port);
+  options.between?.();
+  const gatewayStatuses = await run(gw.port);
+  await waitFor(
+    () =>
+      nginx.accessLines().length >= requests.length &&
+      gw.accessLines.length >= requests.length,
+    5000,
+  );
+  return {
+    nginx: {
+      statuses: nginxStatuses,
+      errors: options.lines(nginx.errorLines()),
+      access: access(nginx.accessLines()),
+    },
+    gateway: {
+      statuses: gatewayStatuses,
+      errors: options.lines(gw.errorLines),
+      access: access(gw.accessLines),
+    },
+  };
+}
+
+/**
  * Runs the same requests against nginx and the gateway (same settings) and
  * returns both sides' observations.
  */
@@ -89,33 +136,7 @@ async function sideBySide(
     upstreamUrl: settings.servers.map((s) => `http://${s}`),
     timeouts,
   });
-  const run = async (port: number) => {
-    const statuses = [];
-    for (const r of requests) {
-      statuses.push(status(await rawRequest(port, r, timeoutMs)));
-    }
-    return statuses;
-  };
-  const nginxStatuses = await run(nginx.port);
-  const gatewayStatuses = await run(gw.port);
-  await waitFor(
-    () =>
-      nginx.accessLines().length >= requests.length &&
-      gw.accessLines.length >= requests.length,
-    5000,
-  );
-  return {
-    nginx: {
-      statuses: nginxStatuses,
-      errors: errors(nginx.errorLines()),
-      access: access(nginx.accessLines()),
-    },
-    gateway: {
-      statuses: gatewayStatuses,
-      errors: errors(gw.errorLines),
-      access: access(gw.accessLines),
-    },
-  };
+  return await observe(nginx, gw, requests, { timeoutMs, lines: errors });
 }
 
 Deno.test("nginx parity: upstream refused", ON_LINUX, async () => {
@@ -1145,33 +1166,14 @@ async function hostileSideBySide(requests: string[]): Promise<{
     root,
     spaFallback: false,
   });
-  const run = async (port: number) => {
-    const statuses = [];
-    for (const r of requests) {
-      statuses.push(status(await rawRequest(port, r, 1000)));
-    }
-    return statuses;
-  };
-  const nginxStatuses = await run(nginx.port);
-  const nginxUpstream = up.heads.length;
-  const gatewayStatuses = await run(gw.port);
-  await waitFor(
-    () =>
-      nginx.accessLines().length >= requests.length &&
-      gw.accessLines.length >= requests.length,
-    5000,
-  );
+  let nginxUpstream = 0;
+  const seen = await observe(nginx, gw, requests, {
+    timeoutMs: 1000,
+    lines: infoLines,
+    between: () => nginxUpstream = up.heads.length,
+  });
   return {
-    nginx: {
-      statuses: nginxStatuses,
-      errors: infoLines(nginx.errorLines()),
-      access: access(nginx.accessLines()),
-    },
-    gateway: {
-      statuses: gatewayStatuses,
-      errors: infoLines(gw.errorLines),
-      access: access(gw.accessLines),
-    },
+    ...seen,
     upstreamRequests: {
       nginx: nginxUpstream,
       gateway: up.heads.length - nginxUpstream,
