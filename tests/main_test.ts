@@ -1,5 +1,7 @@
 /** The program as a station runs it: `deno run <compile flags> src/main.ts`. */
 import { match, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   maskErrorLine,
   readHead,
@@ -149,7 +151,7 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
     await t.step("missing file: one message naming it once", async () => {
       const { code, stderr } = await runCli([
         "--config",
-        `${dir}/none.json`,
+        join(dir, "none.json"),
         "--error-log",
         log,
       ]);
@@ -394,7 +396,11 @@ Deno.test("main() --check fails with the reason: port taken, log not writable", 
         `\\[emerg\\] bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\((98: Address already in use|10048: [^)]+)\\)`,
       ),
     );
-    match(stderr, /\[emerg\] open\(\) ".*file\/error\.log" failed/);
+    // CreateFile() and a backslash: nginx for Windows' name for open().
+    match(
+      stderr,
+      /\[emerg\] (open|CreateFile)\(\) ".*file[\\/]error\.log" failed/,
+    );
     match(stderr, /configuration test failed\n$/);
   } finally {
     taken.close();
@@ -448,7 +454,7 @@ Deno.test("main() --check writes its [emerg] findings to the error log", async (
     match(
       await Deno.readTextFile(`${dir}/error.log`),
       new RegExp(
-        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[emerg\\] \\d+#\\d+: bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\((98|10048): [^)]+\\)\\n$`,
+        `^\\d{4}/\\d\\d/\\d\\d \\d\\d:\\d\\d:\\d\\d \\[emerg\\] \\d+#\\d+: bind\\(\\) to 127\\.0\\.0\\.1:${taken.addr.port} failed \\((98: Address already in use|10048: Only one usage of each socket address \\(protocol/network address/port\\) is normally permitted)\\)\\n$`,
       ),
     );
   } finally {
@@ -531,7 +537,7 @@ Deno.test("deno task start needs no network: the lock holds nothing the gateway 
   try {
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["task", "-q", "start", "--version"],
-      cwd: new URL("..", import.meta.url).pathname,
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
       env: {
         DENO_DIR: cache,
         NPM_CONFIG_REGISTRY: closed,
@@ -571,7 +577,9 @@ Deno.test("main() --check refuses a bad config file with the same [emerg] line i
     match(
       stderr,
       new RegExp(
-        `^station-gateway: \\[emerg\\] ${message.replace(/[.?]/g, "\\$&")}\\n`,
+        `^station-gateway: \\[emerg\\] ${
+          message.replace(/[.?\\]/g, "\\$&")
+        }\\n`,
       ),
     );
     strictEqual(

@@ -44,6 +44,37 @@ Deno.test("a real refused connect gives the spec's line on this platform", async
   ]);
 });
 
+/** The interface spec's contract line (section 7), as the station logs it. */
+const SPEC_LINE =
+  '2024/01/15 10:23:45 [error] 1234#5678: *12 connect() failed (10061: No connection could be made because the target machine actively refused it) while connecting to upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:8080/loginms", host: "localhost:8081", referrer: "http://localhost:8081/"';
+
+/** Whether nothing listens on 127.0.0.1:8080, the spec's upstream port. */
+const port8080Refused = await Deno.connect({
+  hostname: "127.0.0.1",
+  port: 8080,
+}).then((c) => (c.close(), false), () => true);
+
+Deno.test({
+  name:
+    "the interface spec's line, byte for byte, from a real refused connect to 127.0.0.1:8080",
+  // The spec's upstream port: a station app already listening there on the
+  // test machine cannot refuse.
+  ignore: !port8080Refused,
+}, async () => {
+  await using gw = startGateway({ upstreamUrl: "http://127.0.0.1:8080" });
+  await rawRequest(
+    gw.port,
+    "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+  );
+  // Only the time, pid#tid and *N are masked; on Linux the OS part is
+  // nginx's Linux text, everything else is the spec's bytes.
+  const expected = WINDOWS ? SPEC_LINE : SPEC_LINE.replace(
+    "10061: No connection could be made because the target machine actively refused it",
+    "111: Connection refused",
+  );
+  deepStrictEqual(gw.errorLines.map(maskErrorLine), [maskErrorLine(expected)]);
+});
+
 Deno.test("static serving refuses Windows path tricks", async (t) => {
   const dir = await Deno.makeTempDir();
   try {

@@ -27,7 +27,13 @@ Deno.test("LogFile.write() starts a new file after an external rename", async ()
   }
 });
 
-Deno.test("LogFile.write() starts a new file after an external delete", async () => {
+Deno.test({
+  name: "LogFile.write() starts a new file after an external delete",
+  // Wine deletes a file that is open only when its last handle closes (the
+  // name stays until then), as Windows did before POSIX delete semantics:
+  // the delete cannot be staged there.
+  ignore: Deno.build.os === "windows",
+}, async () => {
   const dir = await Deno.makeTempDir();
   let now = 0;
   try {
@@ -94,7 +100,12 @@ Deno.test("LogFile.open() creates the folder and appends to an existing file", a
   }
 });
 
-Deno.test("LogFile.write() reports a failure instead of throwing", async () => {
+Deno.test({
+  name: "LogFile.write() reports a failure instead of throwing",
+  // Wine cannot remove the folder of an open file (delete pending until the
+  // last handle closes), so the folder cannot be replaced by a file there.
+  ignore: Deno.build.os === "windows",
+}, async () => {
   const dir = await Deno.makeTempDir();
   const errors: string[] = [];
   let now = 0;

@@ -1,5 +1,5 @@
 /** An in-memory file system for the nginx.conf reader's tests. */
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { ConfIo } from "../../src/nginx_conf/mod.ts";
 
 /**
@@ -9,9 +9,14 @@ import type { ConfIo } from "../../src/nginx_conf/mod.ts";
  * @returns The file access.
  */
 export function memoryIo(files: Record<string, string>): ConfIo {
+  // Keys and look-ups resolved alike, so "/n/conf/x" is one file on Windows
+  // too, where the reader turns it into "Z:\\n\\conf\\x".
+  const byPath: Record<string, string> = Object.fromEntries(
+    Object.entries(files).map(([path, text]) => [resolve(path), text]),
+  );
   return {
     readTextFile(path) {
-      const text = files[path];
+      const text = byPath[resolve(path)];
       if (text === undefined) {
         throw new Deno.errors.NotFound(
           `No such file or directory (os error 2): readfile '${path}'`,
@@ -20,8 +25,9 @@ export function memoryIo(files: Record<string, string>): ConfIo {
       return text;
     },
     readDirFiles(path) {
-      return Object.keys(files).filter((f) => dirname(f) === path).map((f) =>
-        f.slice(path.length + 1)
+      const dir = resolve(path);
+      return Object.keys(byPath).filter((f) => dirname(f) === dir).map((f) =>
+        f.slice(dir.length + 1)
       );
     },
   };

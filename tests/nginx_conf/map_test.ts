@@ -7,9 +7,12 @@ import {
   type NginxSettings,
 } from "../../src/nginx_conf/mod.ts";
 import { prefixed } from "../../src/nginx_conf/sink.ts";
+import { resolve } from "node:path";
 import { memoryIo } from "./_memory_io.ts";
 
 const MAIN = "/n/conf/nginx.conf";
+/** A path as the reader reports it: on Windows "/n/x" is on the current drive. */
+const abs = (path: string) => resolve(path);
 
 /** A file with one server; `api` and `server` are spliced in. */
 function conf(parts: { http?: string; server?: string; api?: string }): string {
@@ -48,12 +51,12 @@ Deno.test("loadNginxConf() maps a minimal station file with nginx's defaults", (
   deepStrictEqual(settings(conf({})), {
     listen: "*:80",
     serverName: "st",
-    root: "/n/html",
+    root: abs("/n/html"),
     spaFallback: "off",
     upstream: "http://10.0.0.5:8080",
     upstreamKeepalive: 0,
-    errorLog: "/n/logs/error.log",
-    accessLog: "/n/logs/access.log",
+    errorLog: abs("/n/logs/error.log"),
+    accessLog: abs("/n/logs/access.log"),
     // No error_page: nginx's own pages, not the gateway's stock 50x.html.
     errorPage: "off",
   });
@@ -75,9 +78,11 @@ Deno.test("loadNginxConf() follows proxy_pass's URI rule", () => {
     settings(conf({ api: "proxy_pass http://h:8080/api/;" })).keepApiPrefix,
     true,
   );
-  match(
+  strictEqual(
     refused(conf({ api: "proxy_pass http://h:8080/v1/;" })),
-    /^"proxy_pass http:\/\/h:8080\/v1\/" is not supported: the gateway replaces "\/api\/" with "\/" or forwards it unchanged in \/n\/conf\/nginx.conf:9$/,
+    `"proxy_pass http://h:8080/v1/" is not supported: the gateway replaces "/api/" with "/" or forwards it unchanged in ${
+      abs(MAIN)
+    }:9`,
   );
   match(refused(conf({ api: "proxy_pass https://h/;" })), /http:\/\/ only/);
   match(
@@ -150,7 +155,7 @@ Deno.test("loadNginxConf() maps the static location", () => {
     "on",
     "off",
   ]);
-  strictEqual(settings(conf({ server: "root html;" })).root, "/n/html");
+  strictEqual(settings(conf({ server: "root html;" })).root, abs("/n/html"));
   // A server-level try_files serves only what no location matches.
   strictEqual(
     settings(
@@ -288,7 +293,7 @@ Deno.test("loadNginxConf() maps the logs, one of each", () => {
     }`,
   );
   deepStrictEqual([s.errorLog, s.errorLogLevel, s.accessLog], [
-    "/n/logs/e.log",
+    abs("/n/logs/e.log"),
     "info",
     "/var/log/a.log",
   ]);
@@ -391,7 +396,7 @@ Deno.test("loadNginxConf() settings resolve into a gateway configuration", () =>
     ],
     [
       { hostname: "127.0.0.1", port: 9000 },
-      "/n/html",
+      abs("/n/html"),
       90_000,
       "10.0.0.5:8080",
       false,
@@ -403,7 +408,11 @@ Deno.test("loadNginxConf() reports a missing main file as nginx does", () => {
   const result = loadNginxConf("/n/conf/none.conf", memoryIo({}));
   strictEqual(
     !result.ok && result.message,
-    'open() "/n/conf/none.conf" failed (2: No such file or directory)',
+    Deno.build.os === "windows"
+      ? `CreateFile() "${
+        abs("/n/conf/none.conf")
+      }" failed (2: The system cannot find the file specified)`
+      : 'open() "/n/conf/none.conf" failed (2: No such file or directory)',
   );
 });
 

@@ -6,10 +6,19 @@ import { memoryIo } from "./_memory_io.ts";
 
 const MAIN = "/n/conf/nginx.conf";
 
+/**
+ * A name relative to the main file's folder. On Windows an include joins
+ * onto "\\n\\conf\\" (Windows separators, as nginx for Windows builds it).
+ */
+function relativeName(text: string): string {
+  return text.replace(/\\n\\conf\\[^\s:]*/g, (p) => p.replaceAll("\\", "/"))
+    .replaceAll("/n/conf/", "");
+}
+
 function names(files: Record<string, string>): string[] {
   const walk = (ds: ReturnType<typeof parseNginxConf>): string[] =>
     ds.flatMap((d) => [
-      `${d.name}@${d.file.replace("/n/conf/", "")}:${d.line}`,
+      `${d.name}@${relativeName(d.file)}:${d.line}`,
       ...walk(d.block ?? []),
     ]);
   return walk(parseNginxConf(MAIN, memoryIo(files)));
@@ -19,7 +28,7 @@ function error(text: string, extra: Record<string, string> = {}): string {
   try {
     parseNginxConf(MAIN, memoryIo({ [MAIN]: text, ...extra }));
   } catch (e) {
-    return (e as Error).message.replaceAll("/n/conf/", "");
+    return relativeName((e as Error).message);
   }
   return "parsed";
 }
@@ -64,7 +73,9 @@ Deno.test("parseNginxConf() reports errors in an included file with its name", (
   );
   strictEqual(
     error("http {\n\n include missing.conf;\n}"),
-    'open() "missing.conf" failed (2: No such file or directory) in nginx.conf:3',
+    Deno.build.os === "windows"
+      ? 'CreateFile() "missing.conf" failed (2: The system cannot find the file specified) in nginx.conf:3'
+      : 'open() "missing.conf" failed (2: No such file or directory) in nginx.conf:3',
   );
   strictEqual(
     error(`http { server {\n${"location / {".repeat(100)}`),

@@ -1,5 +1,6 @@
 /** Reading the configuration for a start, and naming the log a failure goes to. */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import {
   loadConfig,
@@ -51,7 +52,9 @@ Deno.test("loadConfig() names the file for its own bad values, even when a flag 
     );
     deepStrictEqual(failure, {
       message:
-        `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${dir}/gw.json`,
+        `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${
+          join(dir, "gw.json")
+        }`,
       hint: true,
       exitCode: 1,
     });
@@ -75,7 +78,12 @@ Deno.test("namedErrorLog() finds the log a failed start should write to", async 
     );
     const cases: [string, string[], boolean, string | undefined][] = [
       ["the flag", ["--error-log", "/var/e.log"], true, "/var/e.log"],
-      ["the flag, relative", ["--error-log", "e.log"], true, `${dir}/e.log`],
+      [
+        "the flag, relative",
+        ["--error-log", "e.log"],
+        true,
+        join(dir, "e.log"),
+      ],
       [
         "raw, after a bad flag",
         ["--bad", "--error-log", "/x.log"],
@@ -87,7 +95,7 @@ Deno.test("namedErrorLog() finds the log a failed start should write to", async 
         "the file's, though the file is invalid",
         ["--config", "gw.json"],
         true,
-        `${dir}/from-file.log`,
+        join(dir, "from-file.log"),
       ],
       [
         "the flag over the file's",
