@@ -39,6 +39,9 @@ wine "$W/deno.exe" --version
 # nginx_conf/compat_test and nginx_conf/corpus_test (nginx),
 # upstream_failures_test (python3), hostile_listener_test (prlimit),
 # streaming_test (Linux /proc) and prerequisites_test (Linux installers).
+# log/log_folder_error_test fails here on a gateway defect: with a file
+# where the log folder should be, it reports mkdir's 183, not CreateFile()'s
+# 3; add it once the gateway reports the open's error.
 # hardening_test's two 1,000-connection bursts take most of the lane's time
 # (Wine accepts slowly); they are the log rotation of open files on Windows.
 wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \
