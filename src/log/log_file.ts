@@ -119,7 +119,14 @@ export class LogFile {
       // the open's own, as nginx reports it (a file in the folder's place:
       // ENOTDIR, where mkdir would have said EEXIST).
       if (!(error instanceof Deno.errors.NotFound)) throw error;
-      Deno.mkdirSync(dirname(this.#path), { recursive: true });
+      try {
+        Deno.mkdirSync(dirname(this.#path), { recursive: true });
+      } catch {
+        // The folder cannot be made (on Windows a file in its place makes
+        // the open fail with ERROR_PATH_NOT_FOUND, then mkdir with
+        // ERROR_ALREADY_EXISTS): the open's error is the one to report.
+        throw error;
+      }
       file = Deno.openSync(this.#path, options);
     }
     const info = file.statSync();
