@@ -254,6 +254,7 @@ Deno.test("main() fails to start with an [emerg] line when the port is taken", a
 
 Deno.test(
   "main() fails to start clearly when the log folder cannot be created",
+  // Linux's text; log/log_folder_error_test.ts has both platforms'.
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
@@ -303,6 +304,7 @@ Deno.test("main() listens on both loopbacks for a bare port, not on the LAN", as
 
 Deno.test(
   "main() shuts down on SIGTERM: in-flight request finishes, logs flushed, exit 0",
+  // Windows has no SIGTERM to send (windows_lane_test.ts listens to SIGBREAK).
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
@@ -410,6 +412,7 @@ Deno.test("main() --check fails with the reason: port taken, log not writable", 
 
 Deno.test(
   "main() --check names the OS error nginx would: a file where the log folder should be",
+  // Linux's text; log/log_folder_error_test.ts has both platforms'.
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
@@ -593,6 +596,7 @@ Deno.test("main() --check refuses a bad config file with the same [emerg] line i
 
 Deno.test(
   "main() logs every request it gives up on when the shutdown grace ends",
+  // Windows has no SIGTERM to send.
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
