@@ -44,9 +44,6 @@ wine "$W/deno.exe" --version
 # machine: Wine completes 1,000 concurrent connects so slowly that a refused
 # one can outlast the 60 s connect timeout. Run it by hand:
 #   bash scripts/wine_test.sh tests/hardening_test.ts
-# log/log_folder_error_test fails here on a gateway defect: with a file
-# where the log folder should be, it reports mkdir's 183, not CreateFile()'s
-# 3; add it once the gateway reports the open's error.
 SUITES=(
   tests/windows_lane_test.ts
   tests/refused_test.ts
@@ -97,6 +94,7 @@ SUITES=(
   tests/log/error_log_test.ts
   tests/log/access_log_test.ts
   tests/log/log_file_test.ts
+  tests/log/log_folder_error_test.ts
   tests/log/logger_test.ts
   tests/log/connection_counter_test.ts
   tests/server/fault_policy_test.ts

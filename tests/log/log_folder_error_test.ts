@@ -1,8 +1,7 @@
 /**
  * A file where the log folder should be: the start fails with the error the
- * log's open() gives, as nginx reports it on each platform. Not in the
- * Windows lane yet: there the gateway reports the folder creation's 183
- * instead of CreateFile()'s 3 (scripts/wine_test.sh).
+ * log's open() gives, as nginx reports it on each platform: on Windows
+ * CreateFile()'s 3, not the 183 of the folder creation that follows it.
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
