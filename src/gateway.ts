@@ -9,21 +9,15 @@
 import { basicAuthUser } from "./log/mod.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
 import { renderDefaultPage } from "./static/mod.ts";
-import type { CachePolicy } from "./static/mod.ts";
+import type { GatewayConfig } from "./config/mod.ts";
 import {
-  type ApiForwarder,
+  createForwarder,
   forwardApi,
   publicOrigin,
   type RequestEvent,
   tooLarge,
 } from "./proxy/mod.ts";
-import {
-  DEFAULT_ERROR_PAGE,
-  type ErrorPages,
-  errorResponse,
-  isBuiltInError,
-  parseErrorPages,
-} from "./static/mod.ts";
+import { errorResponse, isBuiltInError } from "./static/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -58,40 +52,33 @@ export type GatewayHandler = (
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
 ) => Promise<Response>;
 
-/** What the handler needs to know. */
-export interface GatewayOptions {
-  /** The client-app folder, absolute. */
-  root: string;
-  /** The `server:` field. */
-  serverName: string;
-  /** The port the gateway listens on, for absolute redirects (nginx uses the listen socket's port). */
-  publicPort: number;
-  /** Add `X-Forwarded-*` upstream. */
-  addForwardedHeaders: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
-  maxBodySize: number;
-  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
-  tunnelIdleTimeoutMs?: number;
-  /** The status endpoint's path (loopback clients only); none when absent. */
-  statusPath?: string;
-  /** The gateway's version, for the default page. */
+/** The settings the handler reads, under {@linkcode GatewayConfig}'s names. */
+export type HandlerSettings = Pick<
+  GatewayConfig,
+  | "root"
+  | "serverName"
+  | "addForwardedHeaders"
+  | "clientMaxBodySize"
+  | "timeouts"
+  | "statusPath"
+  | "errorPages"
+  | "apiPrefix"
+  | "keepApiPrefix"
+  | "spaFallback"
+  | "logNotFound"
+  | "cachePolicy"
+>;
+
+/** What the handler knows only once the gateway runs: no settings. */
+export interface GatewayRuntime {
+  /** The port bound, for absolute redirects (nginx uses the listen socket's port). */
+  port: number;
+  /** The gateway's version, for the default page and the status endpoint. */
   version: string;
-  /** The log files' paths, for the default page. */
+  /** The log files' paths, for the default page; none shown when absent. */
   logFiles?: { error: string; access: string | null };
-  /** Match `/api/` ignoring case (nginx for Windows does). */
+  /** Match `/api/` ignoring case. @default {Deno.build.os === "windows"} */
   caseless?: boolean;
-  /** The proxied prefix's segment (`api` for `/api/`). @default {"api"} */
-  apiPrefix?: string;
-  /** Forward the prefix too (`proxy_pass` without a URI part). @default {false} */
-  keepApiPrefix?: boolean;
-  /** App routes without a file get `index.html`. @default {true} */
-  spaFallback?: boolean;
-  /** Missing files are logged. @default {true} */
-  logNotFound?: boolean;
-  /** `Cache-Control` values for static files. */
-  cachePolicy?: CachePolicy;
-  /** nginx `error_page`: files for the gateway's own error statuses. @default {"500 502 503 504 /50x.html"} */
-  errorPages?: ErrorPages;
 }
 
 /** The handler's collaborators. */
@@ -129,18 +116,19 @@ const BODY_IN_GET = (method: string): CheckEvent => ({
 /**
  * Creates the gateway's request handler.
  *
- * @param options Routing and proxy settings.
- * @param deps Logger and connection counter.
+ * @param config The gateway's settings.
+ * @param runtime The bound port, the version and the log paths.
+ * @param deps Logger, connection counter and upstream group.
  * @returns The handler for `Deno.serve`.
  */
 export function createGatewayHandler(
-  options: GatewayOptions,
+  config: HandlerSettings,
+  runtime: GatewayRuntime,
   deps: GatewayDeps,
 ): GatewayHandler {
   const { logger, group } = deps;
   const staticCache = new StaticCache();
-  const errorPages = options.errorPages ??
-    parseErrorPages([DEFAULT_ERROR_PAGE]);
+  const errorPages = config.errorPages;
   const stats = deps.stats ?? new GatewayStats();
   // The default page probes the first primary server, with a real request,
   // shared by every page that asks (at most one probe a second).
@@ -159,14 +147,14 @@ export function createGatewayHandler(
   const defaultPage = async (req: Request, client: string) => {
     const diagnostics = isLoopback(client);
     const html = renderDefaultPage({
-      version: options.version,
+      version: runtime.version,
       upstream: first.origin,
-      root: options.root,
+      root: config.root,
       health: await health.check(),
       probeTimeoutMs: PROBE_TIMEOUT_MS,
       diagnostics,
-      ...(options.logFiles && diagnostics
-        ? { logFiles: options.logFiles }
+      ...(runtime.logFiles && diagnostics
+        ? { logFiles: runtime.logFiles }
         : {}),
       lastError: diagnostics ? logger.lastError?.() ?? null : null,
       now: Date.now(),
@@ -180,26 +168,16 @@ export function createGatewayHandler(
   };
 
   const routeOptions = {
-    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
-    ...(options.apiPrefix === undefined ? {} : { prefix: options.apiPrefix }),
-    keepPrefix: options.keepApiPrefix ?? false,
+    ...(runtime.caseless === undefined ? {} : { caseless: runtime.caseless }),
+    prefix: config.apiPrefix,
+    keepPrefix: config.keepApiPrefix,
   };
-  // Upgraded responses whose access line waits for the tunnel to close.
-  const tunnels = new WeakMap<Response, Promise<number>>();
-  const forwarder: ApiForwarder = {
+  const forwarder = createForwarder(config, {
+    port: runtime.port,
     group,
     stats,
-    publicPort: options.publicPort,
-    addForwardedHeaders: options.addForwardedHeaders,
-    maxBodySize: options.maxBodySize,
-    tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
-    tunnels,
-    // proxy_redirect default: the upstream's "/" becomes the location's
-    // prefix, or stays "/" when the prefix is forwarded too.
-    publicApiPath: options.keepApiPrefix
-      ? "/"
-      : `/${options.apiPrefix ?? "api"}/`,
-  };
+  });
+  const { tunnels } = forwarder;
 
   return async (req, info) => {
     // Read once: each read of `info.remoteAddr` is a call into Deno and a
@@ -210,14 +188,14 @@ export function createGatewayHandler(
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
-    const http2 = looksLikeHttp2(req.url, host, options.publicPort);
+    const http2 = looksLikeHttp2(req.url, host, runtime.port);
     const request = requestLine(req, { host, target, http2 });
     // The line's context is assembled only when a line is written.
     const log = (event: RequestEvent) =>
       logger.error({
         connection,
         client,
-        server: options.serverName,
+        server: config.serverName,
         request,
         ...(host === null ? {} : { host }),
         ...(referrer === null ? {} : { referrer }),
@@ -228,7 +206,7 @@ export function createGatewayHandler(
       logger.error({
         connection,
         client,
-        server: options.serverName,
+        server: config.serverName,
         request,
         ...event,
       });
@@ -365,12 +343,12 @@ export function createGatewayHandler(
       return badRequest(verdict.status);
     }
     if (
-      options.statusPath !== undefined && isLoopback(client) &&
-      target.split("?")[0] === options.statusPath
+      config.statusPath !== null && isLoopback(client) &&
+      target.split("?")[0] === config.statusPath
     ) {
       return Response.json(
         statusDocument({
-          version: options.version,
+          version: runtime.version,
           stats,
           group,
           connections: deps.counter.size,
@@ -382,8 +360,8 @@ export function createGatewayHandler(
     }
     const length = verdict.contentLength;
     if (
-      options.maxBodySize > 0 && length.kind === "length" &&
-      length.length > options.maxBodySize
+      config.clientMaxBodySize > 0 && length.kind === "length" &&
+      length.length > config.clientMaxBodySize
     ) {
       // nginx checks client_max_body_size for every location, before the
       // body is read (no 100 Continue is sent).
@@ -400,7 +378,7 @@ export function createGatewayHandler(
           headers: {
             location: publicOrigin(
               absoluteAuthority(req.url, host, target) ?? host,
-              options.publicPort,
+              runtime.port,
             ) + route.location,
           },
         });
@@ -439,7 +417,7 @@ export function createGatewayHandler(
     if (uri === undefined) return response;
     try {
       return errorPageResponse(response, {
-        root: options.root,
+        root: config.root,
         uri,
         head: req.method === "HEAD",
         cache: staticCache,
@@ -461,12 +439,12 @@ export function createGatewayHandler(
     { client, log }: { client: string; log: (event: RequestEvent) => void },
   ): Promise<Response> {
     const result = await serveStatic(req, route, {
-      root: options.root,
+      root: config.root,
       defaultPage: (r) => defaultPage(r, client),
       cache: staticCache,
-      spaFallback: options.spaFallback ?? true,
-      logNotFound: options.logNotFound ?? true,
-      ...(options.cachePolicy ? { cachePolicy: options.cachePolicy } : {}),
+      spaFallback: config.spaFallback,
+      logNotFound: config.logNotFound,
+      cachePolicy: config.cachePolicy,
     });
     if (result.failure) {
       log({

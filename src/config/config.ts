@@ -99,7 +99,7 @@ export interface GatewayConfig {
   upstreamGroup: string;
   /** The client-app folder, absolute. */
   root: string;
-  /** The `server:` field. */
+  /** The `server:` field of error-log lines. */
   serverName: string;
   /** The error-log path, absolute. */
   errorLog: string;
@@ -107,19 +107,33 @@ export interface GatewayConfig {
   accessLog: string | null;
   /** The least severe error-log level written. */
   errorLogLevel: LogLevel;
-  /** Add `X-Forwarded-*` upstream. */
+  /**
+   * Add `X-Forwarded-For` (appended, as nginx's
+   * `$proxy_add_x_forwarded_for`), `X-Forwarded-Proto` and
+   * `X-Forwarded-Host` upstream. nginx adds none by default.
+   */
   addForwardedHeaders: boolean;
   /** Rotation size in bytes; 0 never rotates. */
   logMaxBytes: number;
   /** Rotated files kept per log. */
   logKeep: number;
-  /** The upstream timers in milliseconds. */
+  /**
+   * The upstream timers in milliseconds: nginx's `proxy_connect_timeout`,
+   * `proxy_send_timeout` (between two writes) and `proxy_read_timeout`
+   * (between two reads; also closes a WebSocket tunnel idle this long).
+   */
   timeouts: { connectMs: number; sendMs: number; readMs: number };
   /** `proxy_buffer_size` in bytes: the largest upstream response head. */
   proxyBufferSize: number;
-  /** `client_max_body_size` in bytes; 0 is unlimited. */
+  /**
+   * nginx's `client_max_body_size` in bytes; 0 is unlimited. A declared
+   * length is checked before routing, a chunked body while it is read.
+   */
   clientMaxBodySize: number;
-  /** Idle upstream connections kept. */
+  /**
+   * Idle upstream connections kept per server (nginx `keepalive N`); 0
+   * opens a new connection per request.
+   */
   upstreamKeepalive: number;
   /** App routes without a file get `index.html`. */
   spaFallback: boolean;
@@ -127,13 +141,13 @@ export interface GatewayConfig {
   logNotFound: boolean;
   /** `Cache-Control` values for static files. */
   cachePolicy: CachePolicy;
-  /** The status endpoint's path, or `null` when off. */
+  /** The status endpoint's path (loopback clients only), or `null` when off. */
   statusPath: string | null;
-  /** Files for the gateway's own error statuses, by status. */
+  /** nginx `error_page`: files for the gateway's own error statuses, by status. */
   errorPages: ErrorPages;
   /** The proxied location's segment (`api` for `/api/`). */
   apiPrefix: string;
-  /** Forward the prefix too. */
+  /** Forward the prefix too (`proxy_pass` without a URI part). */
   keepApiPrefix: boolean;
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import { proxyRequest } from "./proxy.ts";
@@ -20,24 +21,53 @@ export type RequestEvent = Omit<
   "connection" | "client" | "server" | "request" | "host" | "referrer"
 >;
 
+/** The settings forwarding reads, under {@linkcode GatewayConfig}'s names. */
+export type ForwardSettings = Pick<
+  GatewayConfig,
+  | "addForwardedHeaders"
+  | "clientMaxBodySize"
+  | "timeouts"
+  | "apiPrefix"
+  | "keepApiPrefix"
+>;
+
 /** What forwarding needs from the gateway, fixed at start-up. */
 export interface ApiForwarder {
+  /** The gateway's settings. */
+  config: ForwardSettings;
+  /** The port the gateway listens on, for `Location` rewriting. */
+  port: number;
   /** The upstream servers and their connection pools. */
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
   stats: GatewayStats;
-  /** The port the gateway listens on, for `Location` rewriting. */
-  publicPort: number;
-  /** Add `X-Forwarded-*` upstream. */
-  addForwardedHeaders: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
-  maxBodySize: number;
-  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
-  tunnelIdleTimeoutMs: number;
   /** Upgraded responses whose access line waits for the tunnel to close. */
   tunnels: WeakMap<Response, Promise<number>>;
-  /** What replaces the upstream's `/` in `Location`. @default {"/api/"} */
-  publicApiPath?: string;
+  /**
+   * What replaces the upstream's `/` in `Location` (nginx's
+   * `proxy_redirect default`): the location's prefix, or `/` when the prefix
+   * is forwarded too. Made once, from the settings.
+   */
+  publicApiPath: string;
+}
+
+/**
+ * The forwarding state for a gateway's settings.
+ *
+ * @param config The gateway's settings.
+ * @param runtime The bound port, the upstream group and the counters.
+ * @returns The forwarder {@linkcode forwardApi} takes.
+ */
+export function createForwarder(
+  config: ForwardSettings,
+  runtime: { port: number; group: UpstreamGroup; stats: GatewayStats },
+): ApiForwarder {
+  return {
+    config,
+    ...runtime,
+    tunnels: new WeakMap(),
+    publicApiPath: config.keepApiPrefix ? "/" : `/${config.apiPrefix}/`,
+  };
 }
 
 /** One request's part in forwarding. */
@@ -146,11 +176,11 @@ export async function forwardApi(
     group,
     upstreamPath,
     clientAddress: request.client,
-    publicApiBase: publicOrigin(request.host, forwarder.publicPort) +
-      (forwarder.publicApiPath ?? "/api/"),
-    addForwarded: forwarder.addForwardedHeaders,
+    publicApiBase: publicOrigin(request.host, forwarder.port) +
+      forwarder.publicApiPath,
+    addForwardedHeaders: forwarder.config.addForwardedHeaders,
     onAttemptError,
-    maxBodySize: forwarder.maxBodySize,
+    clientMaxBodySize: forwarder.config.clientMaxBodySize,
     contentLength: request.contentLength,
   };
   // Only a tunnel needs to report its end (for its access line).
@@ -160,7 +190,7 @@ export async function forwardApi(
   const result = tunnel
     ? await proxyWebSocket(req, {
       ...common,
-      idleTimeoutMs: forwarder.tunnelIdleTimeoutMs,
+      timeouts: forwarder.config.timeouts,
       onClosed: tunnel.resolve,
       onTunnelError: (error, upstream) =>
         onAttemptError(error, upstream, false),

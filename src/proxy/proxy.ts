@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
 import { streamedResponse } from "../static/mod.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
@@ -19,8 +20,9 @@ import {
 /** Bodies up to this size are read whole and sent with the head in one write. */
 const SMALL_BODY = 64 * 1024;
 
-/** Where and how to forward. */
-export interface ProxyOptions {
+/** Where and how to forward: the settings it reads, and the request's part. */
+export interface ProxyOptions
+  extends Pick<GatewayConfig, "addForwardedHeaders" | "clientMaxBodySize"> {
   /** The upstream servers. */
   group: UpstreamGroup;
   /** The path and query to request. */
@@ -29,14 +31,6 @@ export interface ProxyOptions {
   clientAddress: string;
   /** The gateway's absolute `/api/` URL, for `Location` rewriting. */
   publicApiBase: string;
-  /** Add `X-Forwarded-*` headers. */
-  addForwarded: boolean;
-  /**
-   * nginx's `client_max_body_size` in bytes; 0 is unlimited. Only a body
-   * without a declared length is checked here: the gateway answers 413 to a
-   * declared one before routing.
-   */
-  maxBodySize: number;
   /**
    * The declared `Content-Length`, from the gateway's one parse of it
    * (`parseContentLength`); `null` when there is none.
@@ -137,10 +131,12 @@ async function bufferUpTo(
 
 // Not async: the body is read by the caller, so a request costs one async
 // layer fewer (each is a frame and promises of garbage per request).
+// Only a body without a declared length is checked against the limit here:
+// the gateway answers 413 to a declared one before routing.
 function planBody(
   req: Request,
   length: number | null,
-  maxBodySize: number,
+  clientMaxBodySize: number,
 ): BodyDecision {
   if (length === 0) return { kind: "ready", body: null };
   if (length === null && !req.headers.has("transfer-encoding")) {
@@ -155,11 +151,11 @@ function planBody(
     // field, and one that reaches here (a client sending Host as well as
     // :authority) must not lose it. An empty body is no body.
     if (req.body === null) return { kind: "ready", body: null };
-    if (maxBodySize > 0) {
+    if (clientMaxBodySize > 0) {
       return {
         kind: "buffer",
         stream: req.body,
-        limit: maxBodySize,
+        limit: clientMaxBodySize,
         emptyIsNone: true,
       };
     }
@@ -176,8 +172,8 @@ function planBody(
       body: { kind: "stream", stream: req.body, length },
     };
   }
-  if (maxBodySize > 0) {
-    return { kind: "buffer", stream: req.body, limit: maxBodySize };
+  if (clientMaxBodySize > 0) {
+    return { kind: "buffer", stream: req.body, limit: clientMaxBodySize };
   }
   return {
     kind: "ready",
@@ -226,7 +222,7 @@ export async function proxyRequest(
   let plan: BodyDecision = planBody(
     req,
     options.contentLength,
-    options.maxBodySize,
+    options.clientMaxBodySize,
   );
   if (plan.kind === "read") {
     try {
@@ -247,7 +243,7 @@ export async function proxyRequest(
   const body = plan.body;
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
-    addForwarded: options.addForwarded,
+    addForwardedHeaders: options.addForwardedHeaders,
   });
   const outcome = await tryPeers(options.group, {
     method: req.method,

@@ -14,6 +14,7 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import {
   type ProxyOptions,
@@ -54,19 +55,18 @@ async function acceptFor(key: string): Promise<string> {
   return btoa(String.fromCharCode(...new Uint8Array(digest)));
 }
 
-/** Options beyond the HTTP proxy's. */
+/** Options beyond the HTTP proxy's; a tunnel idle `timeouts.readMs` is closed. */
 export interface WebSocketOptions extends
   Pick<
     ProxyOptions,
     | "group"
     | "upstreamPath"
     | "clientAddress"
-    | "addForwarded"
+    | "addForwardedHeaders"
     | "publicApiBase"
     | "onAttemptError"
-  > {
-  /** Close a tunnel idle this long (nginx's `proxy_read_timeout`). */
-  idleTimeoutMs: number;
+  >,
+  Pick<GatewayConfig, "timeouts"> {
   /** Told when a tunnel ends, with the frame bytes sent to the client. */
   onClosed: (bytesToClient: number) => void;
   /** Told about a tunnel failure, with the `upstream:` field. */
@@ -97,7 +97,7 @@ export async function proxyWebSocket(
 ): Promise<ProxyResult> {
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
-    addForwarded: options.addForwarded,
+    addForwardedHeaders: options.addForwardedHeaders,
   });
   const key = btoa(
     String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))),
@@ -246,7 +246,7 @@ function bridge(
         field,
       );
       finish(1001, "idle");
-    }, options.idleTimeoutMs);
+    }, options.timeouts.readMs);
   };
 
   client.onopen = () => {

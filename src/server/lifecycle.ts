@@ -97,26 +97,14 @@ export async function runGateway(
   const port = listeners.port;
   const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
     timeouts: config.timeouts,
-    keepalive: config.upstreamKeepalive,
+    upstreamKeepalive: config.upstreamKeepalive,
+    proxyBufferSize: config.proxyBufferSize,
     onConnect: () => counter.take(),
-    headBufferSize: config.proxyBufferSize,
   });
-  handler = createGatewayHandler({
-    root: config.root,
-    serverName: config.serverName,
-    publicPort: port,
-    addForwardedHeaders: config.addForwardedHeaders,
-    maxBodySize: config.clientMaxBodySize,
-    tunnelIdleTimeoutMs: config.timeouts.readMs,
-    ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
+  handler = createGatewayHandler(config, {
+    port,
     version: options.version,
     logFiles: { error: config.errorLog, access: config.accessLog },
-    spaFallback: config.spaFallback,
-    logNotFound: config.logNotFound,
-    cachePolicy: config.cachePolicy,
-    errorPages: config.errorPages,
-    apiPrefix: config.apiPrefix,
-    keepApiPrefix: config.keepApiPrefix,
   }, { logger, counter, group, inFlight });
 
   const heapPacer = new HeapPacer();
