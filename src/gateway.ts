@@ -6,7 +6,10 @@
  * @module
  */
 
-import { basicAuthUser } from "./log/mod.ts";
+import {
+  type InFlightRegistry,
+  PendingAccessLine,
+} from "./access_accounting.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
 import { renderDefaultPage } from "./static/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
@@ -18,11 +21,6 @@ import {
   tooLarge,
 } from "./proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "./static/mod.ts";
-import {
-  isStreamedResponse,
-  type MeteredBody,
-  meteredBody,
-} from "./static/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import { requestTarget, type Route, routeRequest } from "./routing/mod.ts";
 import {
@@ -91,11 +89,8 @@ export interface GatewayDeps {
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
-  /**
-   * Requests whose access line is pending, for shutdown to give up on:
-   * `add` keeps a request's "give up" callback and returns its release.
-   */
-  inFlight?: { add(abandon: () => void): () => void };
+  /** Requests whose access line is pending, for shutdown to give up on. */
+  inFlight?: InFlightRegistry;
 }
 
 const CLOSE = { connection: "close" };
@@ -211,38 +206,15 @@ export function createGatewayHandler(
         ...event,
       });
 
-    // Until its access line is written a request can be given up on at
-    // shutdown: then the line says what was sent so far, `000 0` before any
-    // response (nginx's worker_shutdown_timeout).
-    let status = 0;
-    let sent = 0;
-    let meter: MeteredBody | null = null;
-    let logged = false;
-    // Read now: once the exchange is over, Deno's request headers throw
-    // "Request closed", and the line is written after that.
-    const remoteUser = logger.accessEnabled
-      ? basicAuthUser(req.headers.get("authorization"))
-      : undefined;
-    const userAgent = logger.accessEnabled
-      ? req.headers.get("user-agent")
+    // Opened before the request is handled: shutdown may give up on it.
+    const accessLine = logger.accessEnabled
+      ? new PendingAccessLine(
+        req,
+        logger,
+        { client, request, referrer },
+        deps.inFlight,
+      )
       : null;
-    const accessLine = () => {
-      if (logged) return;
-      logged = true;
-      release?.();
-      logger.access({
-        remoteAddr: client,
-        ...(remoteUser === undefined ? {} : { remoteUser }),
-        request,
-        status,
-        bodyBytesSent: status === 499 ? 0 : meter ? meter.sent() : sent,
-        ...(referrer === null ? {} : { referrer }),
-        ...(userAgent === null ? {} : { userAgent }),
-      });
-    };
-    const release = logger.accessEnabled
-      ? deps.inFlight?.add(accessLine)
-      : undefined;
 
     let response: Response;
     stats.requests++;
@@ -271,34 +243,15 @@ export function createGatewayHandler(
 
     stats.inFlight--;
     stats.answered(response.status);
-    // Everything below serves only the access log: with it off, nothing to
-    // compute, and bodies keep Deno.serve's native path (no counting wrap).
-    if (!logger.accessEnabled) return response;
-    const tunnel = tunnels.get(response);
-    const length = response.headers.get("content-length");
-    // A byte body with a length is sent whole: its length is the count.
-    // Read response.body only for streams and bodies without a length: the
-    // getter turns a byte body into a stream, which takes Deno.serve off its
-    // fast path for the body.
-    if (length !== null && !isStreamedResponse(response)) {
-      sent = req.method === "HEAD" || response.status === 304
-        ? 0
-        : Number(length);
-    } else if (response.body !== null) {
-      meter = meteredBody(response.body, length === null);
-      response = new Response(meter.body, response);
-    }
-    status = response.status;
-    if (tunnel) {
-      // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
-      tunnel.then((bytes) => {
-        sent = bytes;
-        accessLine();
-      });
-    } else {
-      info.completed.then(accessLine, accessLine);
-    }
-    return response;
+    // The rest serves only the access log: with it off, nothing to compute,
+    // and bodies keep Deno.serve's native path (no counting wrap).
+    if (accessLine === null) return response;
+    return accessLine.settle(
+      req,
+      response,
+      info.completed,
+      tunnels.get(response),
+    );
   };
 
   // Not async: the proxy branch hands back forwardApi's promise, so a
