@@ -232,3 +232,20 @@ Deno.test("createGatewayHandler() shows the built-in page's log paths and last e
     strictEqual(page.includes("shown on the station itself"), !shown);
   }
 });
+
+Deno.test("createGatewayHandler() logs the attempts before a defect, then its [alert] line", async () => {
+  const gw = inProcess({
+    "http://127.0.0.1:19001": refused,
+    "http://127.0.0.1:19002": () => new TypeError("boom: a bug"),
+  });
+  const res = await gw.send("/api/loginms", { method: "POST", body: "{}" });
+  strictEqual(res.status, 500);
+  await res.body?.cancel();
+  deepStrictEqual(
+    gw.errorLines.map((l) => l.match(/\[(\w+)\]/)![1]),
+    ["error", "warn", "alert"],
+  );
+  match(gw.errorLines[0]!, /connect\(\) failed .*:19001\/loginms"/);
+  match(gw.errorLines[1]!, /temporarily disabled .*:19001\/loginms"/);
+  match(gw.errorLines[2]!, /unexpected error: TypeError: boom: a bug/);
+});

@@ -9,9 +9,13 @@
 import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
-import { proxyRequest } from "./proxy.ts";
+import { proxyRequest, type ProxyResult } from "./proxy.ts";
 import type { GatewayStats } from "../status.ts";
-import { type UpstreamError, upstreamStatus } from "../upstream/mod.ts";
+import {
+  type AttemptFailure,
+  type UpstreamError,
+  upstreamStatus,
+} from "../upstream/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 
@@ -134,15 +138,17 @@ export function tooLarge(
 /**
  * Forwards one `/api/` request and returns the client's response: the
  * upstream's, or nginx's error page for the failure (502, 504, 413, or 499
- * when the client left). Each failed attempt is logged with the server
- * tried; a server that failed enough is reported as disabled. A client that
- * leaves while its body is read gets nginx's `info` line for that, with no
- * server.
+ * when the client left). The proxy returns what happened; the lines are
+ * written here from that ({@linkcode logOutcome}). Only a failure after the
+ * response went out (a body or tunnel that broke off) is reported as it
+ * happens, through the same {@linkcode logAttempt}.
  *
  * @param req The client's request.
  * @param request The request's upstream path, `Host`, address and log.
  * @param forwarder The gateway's forwarding settings.
  * @returns The response.
+ * @throws The defect (not an upstream failure) that ended the attempts,
+ * once the attempts before it are logged.
  */
 export async function forwardApi(
   req: Request,
@@ -151,27 +157,8 @@ export async function forwardApi(
 ): Promise<Response> {
   const { stats, group } = forwarder;
   const { log, upstreamPath } = request;
-  const onAttemptError = (
-    error: UpstreamError,
-    upstream: string,
-    disabled: boolean,
-  ) => {
-    if (error.kind !== "client-closed") stats.failed(error.kind);
-    const fields = { action: error.action, upstream };
-    log({
-      level: error.level,
-      message: error.message,
-      ...(error.osError ? { osError: error.osError } : {}),
-      ...fields,
-    });
-    if (disabled) {
-      log({
-        level: "warn",
-        message: "upstream server temporarily disabled",
-        ...fields,
-      });
-    }
-  };
+  const onLateFailure = (error: UpstreamError, upstream: string) =>
+    logAttempt({ error, upstream, disabled: false }, log, stats);
   const common = {
     group,
     upstreamPath,
@@ -179,7 +166,7 @@ export async function forwardApi(
     publicApiBase: publicOrigin(request.host, forwarder.port) +
       forwarder.publicApiPath,
     addForwardedHeaders: forwarder.config.addForwardedHeaders,
-    onAttemptError,
+    onLateFailure,
     clientMaxBodySize: forwarder.config.clientMaxBodySize,
     contentLength: request.contentLength,
   };
@@ -192,12 +179,14 @@ export async function forwardApi(
       ...common,
       timeouts: forwarder.config.timeouts,
       onClosed: tunnel.resolve,
-      onTunnelError: (error, upstream) =>
-        onAttemptError(error, upstream, false),
     })
     : await proxyRequest(req, common);
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
+  }
+  // Nothing to log, nothing allocated, when the first server answered.
+  if (result.kind !== "response" || result.failures.length > 0) {
+    logOutcome(result, { log, stats, group, upstreamPath });
   }
   const head = req.method === "HEAD";
   switch (result.kind) {
@@ -206,6 +195,33 @@ export async function forwardApi(
     case "too-large":
       return tooLarge(result.message, log, true);
     case "no-live":
+      return errorResponse(502, { head });
+    case "client-left":
+    case "failed":
+      return errorResponse(upstreamStatus(result.error), { head });
+    case "defect":
+      throw result.error;
+  }
+}
+
+/**
+ * The error-log lines for a forwarding result, in nginx's order: each failed
+ * attempt, then the line for how it ended (`no live upstreams`, or the client
+ * that left while its body was read). The 413's line is written with its
+ * response ({@linkcode tooLarge}).
+ */
+function logOutcome(
+  result: ProxyResult,
+  { log, stats, group, upstreamPath }: {
+    log: (event: RequestEvent) => void;
+    stats: GatewayStats;
+    group: UpstreamGroup;
+    upstreamPath: string;
+  },
+): void {
+  for (const failure of result.failures) logAttempt(failure, log, stats);
+  switch (result.kind) {
+    case "no-live":
       stats.failed("no-live");
       log({
         level: "error",
@@ -213,7 +229,7 @@ export async function forwardApi(
         action: "connecting to upstream",
         upstream: `http://${group.name}${upstreamPath}`,
       });
-      return errorResponse(502, { head });
+      break;
     case "client-left":
       // nginx reads the body before it chooses a server, so its line has no
       // upstream (`ngx_http_do_read_client_request_body`, at info level).
@@ -222,8 +238,33 @@ export async function forwardApi(
         message: "client prematurely closed connection",
         action: "reading client request body",
       });
-      return errorResponse(upstreamStatus(result.error), { head });
-    case "failed":
-      return errorResponse(upstreamStatus(result.error), { head });
+      break;
+  }
+}
+
+/**
+ * One failed attempt's lines: the failure with the server tried, then
+ * nginx's `upstream server temporarily disabled` when it took the server
+ * out; counted for the status endpoint unless the client left.
+ */
+function logAttempt(
+  { error, upstream, disabled }: AttemptFailure,
+  log: (event: RequestEvent) => void,
+  stats: GatewayStats,
+): void {
+  if (error.kind !== "client-closed") stats.failed(error.kind);
+  const fields = { action: error.action, upstream };
+  log({
+    level: error.level,
+    message: error.message,
+    ...(error.osError ? { osError: error.osError } : {}),
+    ...fields,
+  });
+  if (disabled) {
+    log({
+      level: "warn",
+      message: "upstream server temporarily disabled",
+      ...fields,
+    });
   }
 }

@@ -12,7 +12,8 @@ import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
-  type AttemptErrorHandler,
+  type AttemptFailure,
+  NO_FAILURES,
   tryPeers,
   upstreamField,
 } from "../upstream/mod.ts";
@@ -37,17 +38,32 @@ export interface ProxyOptions
    */
   contentLength: number | null;
   /**
-   * Told about every failed attempt, with the `upstream:` field naming the
-   * server tried, and whether that failure made the server unavailable.
+   * Told about a failure after the response was returned (its body broke
+   * off), with the `upstream:` field: the one failure that cannot be part
+   * of the result.
    */
-  onAttemptError: AttemptErrorHandler;
+  onLateFailure: LateFailureHandler;
 }
 
-/** The result of forwarding. */
+/** Told about a failure after the response went out, with `upstream:`. */
+export type LateFailureHandler = (
+  error: UpstreamError,
+  upstream: string,
+) => void;
+
+/**
+ * The result of forwarding, with the failed attempts before it (each a line
+ * for the error log, in order).
+ */
 export type ProxyResult =
+  & { failures: readonly AttemptFailure[] }
+  & ProxyEnd;
+
+/** How forwarding ended. */
+type ProxyEnd =
   | { kind: "response"; response: Response }
   | {
-    /** Every attempt failed; each was reported to `onAttemptError`. */
+    /** Every attempt failed. */
     kind: "failed";
     /** The last failure, which decides the status. */
     error: UpstreamError;
@@ -70,6 +86,11 @@ export type ProxyResult =
     kind: "too-large";
     /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
     message: string;
+  }
+  | {
+    /** A bug, to be thrown once the attempts before it are logged. */
+    kind: "defect";
+    error: unknown;
   };
 
 type BodyPlan =
@@ -229,17 +250,25 @@ export async function proxyRequest(
       const bytes = new Uint8Array(await req.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
-      return { kind: "client-left", error: UpstreamError.clientClosed(error) };
+      return {
+        kind: "client-left",
+        error: UpstreamError.clientClosed(error),
+        failures: NO_FAILURES,
+      };
     }
   } else if (plan.kind === "buffer") {
     try {
       plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
-      if (error instanceof UpstreamError) return { kind: "client-left", error };
+      if (error instanceof UpstreamError) {
+        return { kind: "client-left", error, failures: NO_FAILURES };
+      }
       throw error;
     }
   }
-  if (plan.kind === "too-large") return plan;
+  if (plan.kind === "too-large") {
+    return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
+  }
   const body = plan.body;
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
@@ -249,7 +278,6 @@ export async function proxyRequest(
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
-    onAttemptError: options.onAttemptError,
   }, (peer) =>
     peer.client.send({
       method: req.method,
@@ -260,14 +288,13 @@ export async function proxyRequest(
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onBodyError: (error) =>
-        options.onAttemptError(
+        options.onLateFailure(
           error,
           upstreamField(peer, options.upstreamPath),
-          false,
         ),
     }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
   return outcome.kind === "ok"
-    ? { kind: "response", response: outcome.value }
+    ? { kind: "response", response: outcome.value, failures: outcome.failures }
     : outcome;
 }
 

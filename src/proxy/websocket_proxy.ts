@@ -56,7 +56,6 @@ export interface WebSocketOptions extends
     | "clientAddress"
     | "addForwardedHeaders"
     | "publicApiBase"
-    | "onAttemptError"
   >,
   TunnelOptions {}
 
@@ -112,7 +111,6 @@ export async function proxyWebSocket(
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
-    onAttemptError: options.onAttemptError,
   }, (peer) =>
     peer.client.send({
       method: "GET",
@@ -123,10 +121,9 @@ export async function proxyWebSocket(
       signal: req.signal,
       upgrade: true,
       onBodyError: (error) =>
-        options.onAttemptError(
+        options.onLateFailure(
           error,
           upstreamField(peer, options.upstreamPath),
-          false,
         ),
     }), (reply, peer): Handshake => {
     if (!reply.upgraded) {
@@ -155,7 +152,11 @@ export async function proxyWebSocket(
   if (outcome.kind !== "ok") return outcome;
   const settled = outcome.value;
   if (settled.kind === "answer") {
-    return { kind: "response", response: settled.response };
+    return {
+      kind: "response",
+      response: settled.response,
+      failures: outcome.failures,
+    };
   }
   const { reply, field, protocol } = settled;
   const { socket, response } = Deno.upgradeWebSocket(
@@ -163,5 +164,5 @@ export async function proxyWebSocket(
     protocol ? { protocol } : {},
   );
   bridge(socket, reply, field, options);
-  return { kind: "response", response };
+  return { kind: "response", response, failures: outcome.failures };
 }

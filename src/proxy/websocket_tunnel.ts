@@ -25,7 +25,7 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
   /** Told when a tunnel ends, with the frame bytes sent to the client. */
   onClosed: (bytesToClient: number) => void;
   /** Told about a tunnel failure, with the `upstream:` field. */
-  onTunnelError: (error: UpstreamError, upstream: string) => void;
+  onLateFailure: (error: UpstreamError, upstream: string) => void;
 }
 
 /**
@@ -214,7 +214,7 @@ class Tunnel {
   #armIdle(): void {
     clearTimeout(this.#idle);
     this.#idle = setTimeout(() => {
-      this.#options.onTunnelError(upstreamTimeoutWhileProxying(), this.#field);
+      this.#options.onLateFailure(upstreamTimeoutWhileProxying(), this.#field);
       this.#finish(1001, "idle");
     }, this.#options.timeouts.readMs);
   }
