@@ -10,10 +10,10 @@ import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import { proxyRequest, type ProxyResult } from "./proxy.ts";
-import type { GatewayStats } from "../status.ts";
 import {
   type AttemptFailure,
   type UpstreamError,
+  type UpstreamFailureKind,
   upstreamStatus,
 } from "../upstream/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
@@ -24,6 +24,12 @@ export type RequestEvent = Omit<
   ErrorEvent,
   "connection" | "client" | "server" | "request" | "host" | "referrer"
 >;
+
+/** Where forwarding counts failures, for the status endpoint. */
+export interface FailureCounter {
+  /** Counts one failure of this kind. */
+  failed(kind: UpstreamFailureKind | "no-live"): void;
+}
 
 /** The settings forwarding reads, under {@linkcode GatewayConfig}'s names. */
 export type ForwardSettings = Pick<
@@ -44,7 +50,7 @@ export interface ApiForwarder {
   /** The upstream servers and their connection pools. */
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
-  stats: GatewayStats;
+  stats: FailureCounter;
   /** Upgraded responses whose access line waits for the tunnel to close. */
   tunnels: WeakMap<Response, Promise<number>>;
   /**
@@ -64,7 +70,7 @@ export interface ApiForwarder {
  */
 export function createForwarder(
   config: ForwardSettings,
-  runtime: { port: number; group: UpstreamGroup; stats: GatewayStats },
+  runtime: { port: number; group: UpstreamGroup; stats: FailureCounter },
 ): ApiForwarder {
   return {
     config,
@@ -214,7 +220,7 @@ function logOutcome(
   result: ProxyResult,
   { log, stats, group, upstreamPath }: {
     log: (event: RequestEvent) => void;
-    stats: GatewayStats;
+    stats: FailureCounter;
     group: UpstreamGroup;
     upstreamPath: string;
   },
@@ -250,7 +256,7 @@ function logOutcome(
 function logAttempt(
   { error, upstream, disabled }: AttemptFailure,
   log: (event: RequestEvent) => void,
-  stats: GatewayStats,
+  stats: FailureCounter,
 ): void {
   if (error.kind !== "client-closed") stats.failed(error.kind);
   const fields = { action: error.action, upstream };

@@ -49,17 +49,21 @@ Deno.test("tooLarge() logs nginx's line and closes only after a partial read", a
   }
 });
 
-function forwarder(origin: string): ApiForwarder & AsyncDisposable {
+function forwarder(
+  origin: string,
+): ApiForwarder & { stats: GatewayStats } & AsyncDisposable {
   const group = createUpstreamGroup("backend", [parseUpstreamServer(origin)], {
     timeouts: { connectMs: 2000, sendMs: 2000, readMs: 2000 },
     upstreamKeepalive: 4,
   });
+  const stats = new GatewayStats();
   return {
     ...createForwarder(testConfig({ clientMaxBodySize: 1024 }), {
       port: 8081,
       group,
-      stats: new GatewayStats(),
+      stats,
     }),
+    stats,
     [Symbol.asyncDispose]() {
       group.close();
       return Promise.resolve();
