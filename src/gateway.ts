@@ -11,7 +11,6 @@ import {
   PendingAccessLine,
 } from "./access_accounting.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
-import { renderDefaultPage } from "./static/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import {
   createForwarder,
@@ -22,7 +21,7 @@ import {
 } from "./proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "./static/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import { requestTarget, type Route, routeRequest } from "./routing/mod.ts";
+import { requestTarget, routeRequest } from "./routing/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -34,15 +33,9 @@ import {
   type RejectStatus,
   requestLine,
 } from "./routing/mod.ts";
-import { StaticCache } from "./static/mod.ts";
-import { errorPageResponse } from "./static/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
-import { serveStatic } from "./static/mod.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
-import { probeHttp, UpstreamHealth } from "./upstream/mod.ts";
-
-/** How long the default page's probe waits for the upstream's answer. */
-const PROBE_TIMEOUT_MS = 3000;
+import { StaticRoute, unexpectedError } from "./static_route.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -122,46 +115,13 @@ export function createGatewayHandler(
   deps: GatewayDeps,
 ): GatewayHandler {
   const { logger, group } = deps;
-  const staticCache = new StaticCache();
-  const errorPages = config.errorPages;
   const stats = deps.stats ?? new GatewayStats();
-  // The default page probes the first primary server, with a real request,
-  // shared by every page that asks (at most one probe a second).
-  const first = group.peers[0]!.spec.address;
-  const health = new UpstreamHealth({
-    probe: () =>
-      probeHttp({
-        hostname: first.hostname,
-        port: first.port,
-        host: first.origin.slice("http://".length),
-        timeoutMs: PROBE_TIMEOUT_MS,
-      }),
+  const statics = new StaticRoute(config, {
+    version: runtime.version,
+    logFiles: runtime.logFiles,
+    group,
+    logger,
   });
-  // The log paths and the last error line (other clients' addresses and
-  // requests) are for this machine only, as the status endpoint is.
-  const defaultPage = async (req: Request, client: string) => {
-    const diagnostics = isLoopback(client);
-    const html = renderDefaultPage({
-      version: runtime.version,
-      upstream: first.origin,
-      root: config.root,
-      health: await health.check(),
-      probeTimeoutMs: PROBE_TIMEOUT_MS,
-      diagnostics,
-      ...(runtime.logFiles && diagnostics
-        ? { logFiles: runtime.logFiles }
-        : {}),
-      lastError: diagnostics ? logger.lastError?.() ?? null : null,
-      now: Date.now(),
-    });
-    return new Response(req.method === "HEAD" ? null : html, {
-      headers: {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-store",
-      },
-    });
-  };
-
   const routeOptions = {
     ...(runtime.caseless === undefined ? {} : { caseless: runtime.caseless }),
     prefix: config.apiPrefix,
@@ -229,16 +189,11 @@ export function createGatewayHandler(
         logRequestLine,
       });
     } catch (error) {
-      log({
-        level: "alert",
-        message: `unexpected error: ${
-          error instanceof Error ? error.stack ?? error.message : error
-        }`.replaceAll("\n", " "),
-      });
+      log(unexpectedError(error));
       response = errorResponse(500);
     }
-    if (errorPages.size > 0 && isBuiltInError(response)) {
-      response = withErrorPage(req, response, log);
+    if (config.errorPages.size > 0 && isBuiltInError(response)) {
+      response = statics.withErrorPage(req, response, log);
     }
 
     stats.inFlight--;
@@ -305,7 +260,7 @@ export function createGatewayHandler(
           stats,
           group,
           connections: deps.counter.size,
-          staticCacheBytes: staticCache.totalBytes,
+          staticCacheBytes: statics.cache.totalBytes,
           memory: Deno.memoryUsage(),
         }),
         { headers: { "cache-control": "no-store" } },
@@ -352,60 +307,7 @@ export function createGatewayHandler(
           forwarder,
         );
       case "static":
-        return serveStaticRoute(req, route, { client, log });
+        return statics.serve(req, route, { client, log });
     }
-  }
-
-  /**
-   * The configured page for a built-in error, or the built-in page when the
-   * file is missing or something unexpected happens (logged as the handler's
-   * own errors are).
-   */
-  function withErrorPage(
-    req: Request,
-    response: Response,
-    log: (event: RequestEvent) => void,
-  ): Response {
-    const uri = errorPages.get(response.status);
-    if (uri === undefined) return response;
-    try {
-      return errorPageResponse(response, {
-        root: config.root,
-        uri,
-        head: req.method === "HEAD",
-        cache: staticCache,
-      }) ?? response;
-    } catch (error) {
-      log({
-        level: "alert",
-        message: `unexpected error: ${
-          error instanceof Error ? error.stack ?? error.message : error
-        }`.replaceAll("\n", " "),
-      });
-      return response;
-    }
-  }
-
-  async function serveStaticRoute(
-    req: Request,
-    route: Extract<Route, { kind: "static" }>,
-    { client, log }: { client: string; log: (event: RequestEvent) => void },
-  ): Promise<Response> {
-    const result = await serveStatic(req, route, {
-      root: config.root,
-      defaultPage: (r) => defaultPage(r, client),
-      cache: staticCache,
-      spaFallback: config.spaFallback,
-      logNotFound: config.logNotFound,
-      cachePolicy: config.cachePolicy,
-    });
-    if (result.failure) {
-      log({
-        level: result.failure.level,
-        message: result.failure.message,
-        ...(result.failure.osError ? { osError: result.failure.osError } : {}),
-      });
-    }
-    return result.response;
   }
 }
