@@ -15,7 +15,7 @@ import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
-export const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_GRACE_MS = 10_000;
 
 /** What {@linkcode runGateway} needs besides the configuration. */
 export interface RunGatewayOptions {
