@@ -86,6 +86,26 @@ export interface GatewayDeps {
   inFlight?: InFlightRegistry;
 }
 
+/** One request, as the handler's steps see it. */
+interface RequestContext {
+  /** The client's address. */
+  client: string;
+  /** The `Host` field, or `null`. */
+  host: string | null;
+  /** The `Referer` field, or `null`. */
+  referrer: string | null;
+  /** The request target as received. */
+  target: string;
+  /** The request came over HTTP/2. */
+  http2: boolean;
+  /** The request line as logged. */
+  request: string;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /** Writes a line about the request line: no header fields, as nginx's. */
+  logRequestLine: (event: CheckEvent) => void;
+}
+
 const CLOSE = { connection: "close" };
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",
@@ -135,65 +155,23 @@ export function createGatewayHandler(
   const { tunnels } = forwarder;
 
   return async (req, info) => {
-    // Read once: each read of `info.remoteAddr` is a call into Deno and a
-    // new object.
-    const peer = info.remoteAddr;
-    const client = peer.hostname;
-    const connection = deps.counter.forPeer(client, peer.port);
-    const host = req.headers.get("host");
-    const referrer = req.headers.get("referer");
-    const target = requestTarget(req.url, host);
-    const http2 = looksLikeHttp2(req.url, host, runtime.port);
-    const request = requestLine(req, { host, target, http2 });
-    // The line's context is assembled only when a line is written.
-    const log = (event: RequestEvent) =>
-      logger.error({
-        connection,
-        client,
-        server: config.serverName,
-        request,
-        ...(host === null ? {} : { host }),
-        ...(referrer === null ? {} : { referrer }),
-        ...event,
-      });
-    // A line about the request line has no header fields, as nginx's.
-    const logRequestLine = (event: CheckEvent) =>
-      logger.error({
-        connection,
-        client,
-        server: config.serverName,
-        request,
-        ...event,
-      });
-
+    const ctx = describe(req, info);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
-      ? new PendingAccessLine(
-        req,
-        logger,
-        { client, request, referrer },
-        deps.inFlight,
-      )
+      ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
       : null;
 
     let response: Response;
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, {
-        target,
-        host,
-        client,
-        http2,
-        log,
-        logRequestLine,
-      });
+      response = await handle(req, ctx);
     } catch (error) {
-      log(unexpectedError(error));
+      ctx.log(unexpectedError(error));
       response = errorResponse(500);
     }
     if (config.errorPages.size > 0 && isBuiltInError(response)) {
-      response = statics.withErrorPage(req, response, log);
+      response = statics.withErrorPage(req, response, ctx.log);
     }
 
     stats.inFlight--;
@@ -209,20 +187,59 @@ export function createGatewayHandler(
     );
   };
 
+  /** What the handler's steps need to know of a request, read once. */
+  function describe(
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ): RequestContext {
+    // Read once: each read of `info.remoteAddr` is a call into Deno and a
+    // new object.
+    const peer = info.remoteAddr;
+    const client = peer.hostname;
+    const connection = deps.counter.forPeer(client, peer.port);
+    const host = req.headers.get("host");
+    const referrer = req.headers.get("referer");
+    const target = requestTarget(req.url, host);
+    const http2 = looksLikeHttp2(req.url, host, runtime.port);
+    const request = requestLine(req, { host, target, http2 });
+    return {
+      client,
+      host,
+      referrer,
+      target,
+      http2,
+      request,
+      // The line's context is assembled only when a line is written.
+      log: (event) =>
+        logger.error({
+          connection,
+          client,
+          server: config.serverName,
+          request,
+          ...(host === null ? {} : { host }),
+          ...(referrer === null ? {} : { referrer }),
+          ...event,
+        }),
+      // A line about the request line has no header fields, as nginx's.
+      logRequestLine: (event) =>
+        logger.error({
+          connection,
+          client,
+          server: config.serverName,
+          request,
+          ...event,
+        }),
+    };
+  }
+
   // Not async: the proxy branch hands back forwardApi's promise, so a
   // request costs one async layer fewer; a throw here still reaches the
   // handler's catch through its await.
   function handle(
     req: Request,
-    { target, host, client, http2, log, logRequestLine }: {
-      target: string;
-      host: string | null;
-      client: string;
-      http2: boolean;
-      log: (event: RequestEvent) => void;
-      logRequestLine: (event: CheckEvent) => void;
-    },
+    ctx: RequestContext,
   ): Response | Promise<Response> {
+    const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
     // nginx answers 400 and closes the connection on every request it
     // cannot read (ngx_http_special_response_handler drops keepalive).
