@@ -16,17 +16,14 @@
 
 import { fileSlice } from "./file_slice.ts";
 import { streamedResponse } from "./response_body.ts";
-import {
-  planStatic,
-  type StaticOptions,
-  type StaticResult,
-} from "./static_plan.ts";
+import { planStatic } from "./static_plan.ts";
+import type { StaticOptions, StaticResult } from "./static_results.ts";
 
 export type {
   StaticFailure,
   StaticOptions,
   StaticResult,
-} from "./static_plan.ts";
+} from "./static_results.ts";
 
 /**
  * Serves one static request.
