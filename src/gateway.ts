@@ -138,7 +138,7 @@ export function createGatewayHandler(
   const stats = deps.stats ?? new GatewayStats();
   const statics = new StaticRoute(config, {
     version: runtime.version,
-    logFiles: runtime.logFiles,
+    ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
     group,
     logger,
   });
