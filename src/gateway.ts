@@ -6,31 +6,22 @@
  * @module
  */
 
-import { basicAuthUser } from "./log/mod.ts";
-import type { ConnectionCounter } from "./log/mod.ts";
-import { renderDefaultPage } from "./static/mod.ts";
-import type { CachePolicy } from "./static/mod.ts";
 import {
-  type ApiForwarder,
+  type InFlightRegistry,
+  PendingAccessLine,
+} from "./access_accounting.ts";
+import type { ConnectionCounter } from "./log/mod.ts";
+import type { GatewayConfig } from "./config/mod.ts";
+import {
+  createForwarder,
   forwardApi,
   publicOrigin,
   type RequestEvent,
   tooLarge,
 } from "./proxy/mod.ts";
-import {
-  DEFAULT_ERROR_PAGE,
-  type ErrorPages,
-  errorResponse,
-  isBuiltInError,
-  parseErrorPages,
-} from "./static/mod.ts";
-import {
-  isStreamedResponse,
-  type MeteredBody,
-  meteredBody,
-} from "./static/mod.ts";
+import { errorResponse, isBuiltInError } from "./static/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import { requestTarget, type Route, routeRequest } from "./routing/mod.ts";
+import { requestTarget, routeRequest } from "./routing/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -42,15 +33,9 @@ import {
   type RejectStatus,
   requestLine,
 } from "./routing/mod.ts";
-import { StaticCache } from "./static/mod.ts";
-import { errorPageResponse } from "./static/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
-import { serveStatic } from "./static/mod.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
-import { probeHttp, UpstreamHealth } from "./upstream/mod.ts";
-
-/** How long the default page's probe waits for the upstream's answer. */
-const PROBE_TIMEOUT_MS = 3000;
+import { StaticRoute, unexpectedError } from "./static_route.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -58,40 +43,33 @@ export type GatewayHandler = (
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
 ) => Promise<Response>;
 
-/** What the handler needs to know. */
-export interface GatewayOptions {
-  /** The client-app folder, absolute. */
-  root: string;
-  /** The `server:` field. */
-  serverName: string;
-  /** The port the gateway listens on, for absolute redirects (nginx uses the listen socket's port). */
-  publicPort: number;
-  /** Add `X-Forwarded-*` upstream. */
-  addForwardedHeaders: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
-  maxBodySize: number;
-  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
-  tunnelIdleTimeoutMs?: number;
-  /** The status endpoint's path (loopback clients only); none when absent. */
-  statusPath?: string;
-  /** The gateway's version, for the default page. */
+/** The settings the handler reads, under {@linkcode GatewayConfig}'s names. */
+export type HandlerSettings = Pick<
+  GatewayConfig,
+  | "root"
+  | "serverName"
+  | "addForwardedHeaders"
+  | "clientMaxBodySize"
+  | "timeouts"
+  | "statusPath"
+  | "errorPages"
+  | "apiPrefix"
+  | "keepApiPrefix"
+  | "spaFallback"
+  | "logNotFound"
+  | "cachePolicy"
+>;
+
+/** What the handler knows only once the gateway runs: no settings. */
+export interface GatewayRuntime {
+  /** The port bound, for absolute redirects (nginx uses the listen socket's port). */
+  port: number;
+  /** The gateway's version, for the default page and the status endpoint. */
   version: string;
-  /** The log files' paths, for the default page. */
+  /** The log files' paths, for the default page; none shown when absent. */
   logFiles?: { error: string; access: string | null };
-  /** Match `/api/` ignoring case (nginx for Windows does). */
+  /** Match `/api/` ignoring case. @default {Deno.build.os === "windows"} */
   caseless?: boolean;
-  /** The proxied prefix's segment (`api` for `/api/`). @default {"api"} */
-  apiPrefix?: string;
-  /** Forward the prefix too (`proxy_pass` without a URI part). @default {false} */
-  keepApiPrefix?: boolean;
-  /** App routes without a file get `index.html`. @default {true} */
-  spaFallback?: boolean;
-  /** Missing files are logged. @default {true} */
-  logNotFound?: boolean;
-  /** `Cache-Control` values for static files. */
-  cachePolicy?: CachePolicy;
-  /** nginx `error_page`: files for the gateway's own error statuses. @default {"500 502 503 504 /50x.html"} */
-  errorPages?: ErrorPages;
 }
 
 /** The handler's collaborators. */
@@ -104,11 +82,28 @@ export interface GatewayDeps {
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
-  /**
-   * Requests whose access line is pending, for shutdown to give up on:
-   * `add` keeps a request's "give up" callback and returns its release.
-   */
-  inFlight?: { add(abandon: () => void): () => void };
+  /** Requests whose access line is pending, for shutdown to give up on. */
+  inFlight?: InFlightRegistry;
+}
+
+/** One request, as the handler's steps see it. */
+interface RequestContext {
+  /** The client's address. */
+  client: string;
+  /** The `Host` field, or `null`. */
+  host: string | null;
+  /** The `Referer` field, or `null`. */
+  referrer: string | null;
+  /** The request target as received. */
+  target: string;
+  /** The request came over HTTP/2. */
+  http2: boolean;
+  /** The request line as logged. */
+  request: string;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /** Writes a line about the request line: no header fields, as nginx's. */
+  logRequestLine: (event: CheckEvent) => void;
 }
 
 const CLOSE = { connection: "close" };
@@ -129,79 +124,74 @@ const BODY_IN_GET = (method: string): CheckEvent => ({
 /**
  * Creates the gateway's request handler.
  *
- * @param options Routing and proxy settings.
- * @param deps Logger and connection counter.
+ * @param config The gateway's settings.
+ * @param runtime The bound port, the version and the log paths.
+ * @param deps Logger, connection counter and upstream group.
  * @returns The handler for `Deno.serve`.
  */
 export function createGatewayHandler(
-  options: GatewayOptions,
+  config: HandlerSettings,
+  runtime: GatewayRuntime,
   deps: GatewayDeps,
 ): GatewayHandler {
   const { logger, group } = deps;
-  const staticCache = new StaticCache();
-  const errorPages = options.errorPages ??
-    parseErrorPages([DEFAULT_ERROR_PAGE]);
   const stats = deps.stats ?? new GatewayStats();
-  // The default page probes the first primary server, with a real request,
-  // shared by every page that asks (at most one probe a second).
-  const first = group.peers[0]!.spec.address;
-  const health = new UpstreamHealth({
-    probe: () =>
-      probeHttp({
-        hostname: first.hostname,
-        port: first.port,
-        host: first.origin.slice("http://".length),
-        timeoutMs: PROBE_TIMEOUT_MS,
-      }),
+  const statics = new StaticRoute(config, {
+    version: runtime.version,
+    ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
+    group,
+    logger,
   });
-  // The log paths and the last error line (other clients' addresses and
-  // requests) are for this machine only, as the status endpoint is.
-  const defaultPage = async (req: Request, client: string) => {
-    const diagnostics = isLoopback(client);
-    const html = renderDefaultPage({
-      version: options.version,
-      upstream: first.origin,
-      root: options.root,
-      health: await health.check(),
-      probeTimeoutMs: PROBE_TIMEOUT_MS,
-      diagnostics,
-      ...(options.logFiles && diagnostics
-        ? { logFiles: options.logFiles }
-        : {}),
-      lastError: diagnostics ? logger.lastError?.() ?? null : null,
-      now: Date.now(),
-    });
-    return new Response(req.method === "HEAD" ? null : html, {
-      headers: {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-store",
-      },
-    });
-  };
-
   const routeOptions = {
-    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
-    ...(options.apiPrefix === undefined ? {} : { prefix: options.apiPrefix }),
-    keepPrefix: options.keepApiPrefix ?? false,
+    ...(runtime.caseless === undefined ? {} : { caseless: runtime.caseless }),
+    prefix: config.apiPrefix,
+    keepPrefix: config.keepApiPrefix,
   };
-  // Upgraded responses whose access line waits for the tunnel to close.
-  const tunnels = new WeakMap<Response, Promise<number>>();
-  const forwarder: ApiForwarder = {
+  const forwarder = createForwarder(config, {
+    port: runtime.port,
     group,
     stats,
-    publicPort: options.publicPort,
-    addForwardedHeaders: options.addForwardedHeaders,
-    maxBodySize: options.maxBodySize,
-    tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs ?? 60_000,
-    tunnels,
-    // proxy_redirect default: the upstream's "/" becomes the location's
-    // prefix, or stays "/" when the prefix is forwarded too.
-    publicApiPath: options.keepApiPrefix
-      ? "/"
-      : `/${options.apiPrefix ?? "api"}/`,
-  };
+  });
+  const { tunnels } = forwarder;
 
   return async (req, info) => {
+    const ctx = describe(req, info);
+    // Opened before the request is handled: shutdown may give up on it.
+    const accessLine = logger.accessEnabled
+      ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
+      : null;
+
+    let response: Response;
+    stats.requests++;
+    stats.inFlight++;
+    try {
+      response = await handle(req, ctx);
+    } catch (error) {
+      ctx.log(unexpectedError(error));
+      response = errorResponse(500);
+    }
+    if (config.errorPages.size > 0 && isBuiltInError(response)) {
+      response = statics.withErrorPage(req, response, ctx.log);
+    }
+
+    stats.inFlight--;
+    stats.answered(response.status);
+    // The rest serves only the access log: with it off, nothing to compute,
+    // and bodies keep Deno.serve's native path (no counting wrap).
+    if (accessLine === null) return response;
+    return accessLine.settle(
+      req,
+      response,
+      info.completed,
+      tunnels.get(response),
+    );
+  };
+
+  /** What the handler's steps need to know of a request, read once. */
+  function describe(
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  ): RequestContext {
     // Read once: each read of `info.remoteAddr` is a call into Deno and a
     // new object.
     const peer = info.remoteAddr;
@@ -210,133 +200,46 @@ export function createGatewayHandler(
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
-    const http2 = looksLikeHttp2(req.url, host, options.publicPort);
+    const http2 = looksLikeHttp2(req.url, host, runtime.port);
     const request = requestLine(req, { host, target, http2 });
-    // The line's context is assembled only when a line is written.
-    const log = (event: RequestEvent) =>
-      logger.error({
-        connection,
-        client,
-        server: options.serverName,
-        request,
-        ...(host === null ? {} : { host }),
-        ...(referrer === null ? {} : { referrer }),
-        ...event,
-      });
-    // A line about the request line has no header fields, as nginx's.
-    const logRequestLine = (event: CheckEvent) =>
-      logger.error({
-        connection,
-        client,
-        server: options.serverName,
-        request,
-        ...event,
-      });
-
-    // Until its access line is written a request can be given up on at
-    // shutdown: then the line says what was sent so far, `000 0` before any
-    // response (nginx's worker_shutdown_timeout).
-    let status = 0;
-    let sent = 0;
-    let meter: MeteredBody | null = null;
-    let logged = false;
-    // Read now: once the exchange is over, Deno's request headers throw
-    // "Request closed", and the line is written after that.
-    const remoteUser = logger.accessEnabled
-      ? basicAuthUser(req.headers.get("authorization"))
-      : undefined;
-    const userAgent = logger.accessEnabled
-      ? req.headers.get("user-agent")
-      : null;
-    const accessLine = () => {
-      if (logged) return;
-      logged = true;
-      release?.();
-      logger.access({
-        remoteAddr: client,
-        ...(remoteUser === undefined ? {} : { remoteUser }),
-        request,
-        status,
-        bodyBytesSent: status === 499 ? 0 : meter ? meter.sent() : sent,
-        ...(referrer === null ? {} : { referrer }),
-        ...(userAgent === null ? {} : { userAgent }),
-      });
+    return {
+      client,
+      host,
+      referrer,
+      target,
+      http2,
+      request,
+      // The line's context is assembled only when a line is written.
+      log: (event) =>
+        logger.error({
+          connection,
+          client,
+          server: config.serverName,
+          request,
+          ...(host === null ? {} : { host }),
+          ...(referrer === null ? {} : { referrer }),
+          ...event,
+        }),
+      // A line about the request line has no header fields, as nginx's.
+      logRequestLine: (event) =>
+        logger.error({
+          connection,
+          client,
+          server: config.serverName,
+          request,
+          ...event,
+        }),
     };
-    const release = logger.accessEnabled
-      ? deps.inFlight?.add(accessLine)
-      : undefined;
-
-    let response: Response;
-    stats.requests++;
-    stats.inFlight++;
-    try {
-      response = await handle(req, {
-        target,
-        host,
-        client,
-        http2,
-        log,
-        logRequestLine,
-      });
-    } catch (error) {
-      log({
-        level: "alert",
-        message: `unexpected error: ${
-          error instanceof Error ? error.stack ?? error.message : error
-        }`.replaceAll("\n", " "),
-      });
-      response = errorResponse(500);
-    }
-    if (errorPages.size > 0 && isBuiltInError(response)) {
-      response = withErrorPage(req, response, log);
-    }
-
-    stats.inFlight--;
-    stats.answered(response.status);
-    // Everything below serves only the access log: with it off, nothing to
-    // compute, and bodies keep Deno.serve's native path (no counting wrap).
-    if (!logger.accessEnabled) return response;
-    const tunnel = tunnels.get(response);
-    const length = response.headers.get("content-length");
-    // A byte body with a length is sent whole: its length is the count.
-    // Read response.body only for streams and bodies without a length: the
-    // getter turns a byte body into a stream, which takes Deno.serve off its
-    // fast path for the body.
-    if (length !== null && !isStreamedResponse(response)) {
-      sent = req.method === "HEAD" || response.status === 304
-        ? 0
-        : Number(length);
-    } else if (response.body !== null) {
-      meter = meteredBody(response.body, length === null);
-      response = new Response(meter.body, response);
-    }
-    status = response.status;
-    if (tunnel) {
-      // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
-      tunnel.then((bytes) => {
-        sent = bytes;
-        accessLine();
-      });
-    } else {
-      info.completed.then(accessLine, accessLine);
-    }
-    return response;
-  };
+  }
 
   // Not async: the proxy branch hands back forwardApi's promise, so a
   // request costs one async layer fewer; a throw here still reaches the
   // handler's catch through its await.
   function handle(
     req: Request,
-    { target, host, client, http2, log, logRequestLine }: {
-      target: string;
-      host: string | null;
-      client: string;
-      http2: boolean;
-      log: (event: RequestEvent) => void;
-      logRequestLine: (event: CheckEvent) => void;
-    },
+    ctx: RequestContext,
   ): Response | Promise<Response> {
+    const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
     // nginx answers 400 and closes the connection on every request it
     // cannot read (ngx_http_special_response_handler drops keepalive).
@@ -365,16 +268,16 @@ export function createGatewayHandler(
       return badRequest(verdict.status);
     }
     if (
-      options.statusPath !== undefined && isLoopback(client) &&
-      target.split("?")[0] === options.statusPath
+      config.statusPath !== null && isLoopback(client) &&
+      target.split("?")[0] === config.statusPath
     ) {
       return Response.json(
         statusDocument({
-          version: options.version,
+          version: runtime.version,
           stats,
           group,
           connections: deps.counter.size,
-          staticCacheBytes: staticCache.totalBytes,
+          staticCacheBytes: statics.cache.totalBytes,
           memory: Deno.memoryUsage(),
         }),
         { headers: { "cache-control": "no-store" } },
@@ -382,8 +285,8 @@ export function createGatewayHandler(
     }
     const length = verdict.contentLength;
     if (
-      options.maxBodySize > 0 && length.kind === "length" &&
-      length.length > options.maxBodySize
+      config.clientMaxBodySize > 0 && length.kind === "length" &&
+      length.length > config.clientMaxBodySize
     ) {
       // nginx checks client_max_body_size for every location, before the
       // body is read (no 100 Continue is sent).
@@ -400,7 +303,7 @@ export function createGatewayHandler(
           headers: {
             location: publicOrigin(
               absoluteAuthority(req.url, host, target) ?? host,
-              options.publicPort,
+              runtime.port,
             ) + route.location,
           },
         });
@@ -421,60 +324,7 @@ export function createGatewayHandler(
           forwarder,
         );
       case "static":
-        return serveStaticRoute(req, route, { client, log });
+        return statics.serve(req, route, { client, log });
     }
-  }
-
-  /**
-   * The configured page for a built-in error, or the built-in page when the
-   * file is missing or something unexpected happens (logged as the handler's
-   * own errors are).
-   */
-  function withErrorPage(
-    req: Request,
-    response: Response,
-    log: (event: RequestEvent) => void,
-  ): Response {
-    const uri = errorPages.get(response.status);
-    if (uri === undefined) return response;
-    try {
-      return errorPageResponse(response, {
-        root: options.root,
-        uri,
-        head: req.method === "HEAD",
-        cache: staticCache,
-      }) ?? response;
-    } catch (error) {
-      log({
-        level: "alert",
-        message: `unexpected error: ${
-          error instanceof Error ? error.stack ?? error.message : error
-        }`.replaceAll("\n", " "),
-      });
-      return response;
-    }
-  }
-
-  async function serveStaticRoute(
-    req: Request,
-    route: Extract<Route, { kind: "static" }>,
-    { client, log }: { client: string; log: (event: RequestEvent) => void },
-  ): Promise<Response> {
-    const result = await serveStatic(req, route, {
-      root: options.root,
-      defaultPage: (r) => defaultPage(r, client),
-      cache: staticCache,
-      spaFallback: options.spaFallback ?? true,
-      logNotFound: options.logNotFound ?? true,
-      ...(options.cachePolicy ? { cachePolicy: options.cachePolicy } : {}),
-    });
-    if (result.failure) {
-      log({
-        level: result.failure.level,
-        message: result.failure.message,
-        ...(result.failure.osError ? { osError: result.failure.osError } : {}),
-      });
-    }
-    return result.response;
   }
 }

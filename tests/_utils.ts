@@ -6,7 +6,8 @@
 
 import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
-import { createGatewayHandler, type GatewayOptions } from "../src/gateway.ts";
+import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
+import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { serveErrorHandler } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
@@ -75,15 +76,31 @@ export interface TestGateway extends AsyncDisposable {
   accessLines: string[];
 }
 
+/** The root tests serve from when they give none: no such folder. */
+const NO_ROOT = "/nonexistent-station-gateway-root";
+
+/** The defaults, resolved once. */
+const DEFAULT_CONFIG = resolveConfig({}, { root: NO_ROOT }, "/");
+
+/**
+ * A configuration as `resolveConfig` builds it from no file and no flags,
+ * with a missing root, and `overrides` on top.
+ */
+export function testConfig(
+  overrides: Partial<GatewayConfig> = {},
+): GatewayConfig {
+  return { ...DEFAULT_CONFIG, ...overrides };
+}
+
 /** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
 export function startGateway(
-  options: Partial<GatewayOptions> & {
+  options: Partial<Omit<GatewayConfig, "timeouts">> & {
     /** One upstream, or several `server` lines for failover. */
     upstreamUrl: string | string[];
+    /** Each 10 s unless given. */
     timeouts?: Partial<UpstreamTimeouts>;
-    keepalive?: number;
-    /** nginx's `proxy_buffer_size` in bytes. */
-    headBufferSize?: number;
+    /** Match `/api/` ignoring case (as on Windows). */
+    caseless?: boolean;
   },
 ): TestGateway {
   const errorLines: string[] = [];
@@ -105,48 +122,28 @@ export function startGateway(
   );
   const port = server.addr.port;
   const counter = new ConnectionCounter();
-  const urls = typeof options.upstreamUrl === "string"
-    ? [options.upstreamUrl]
-    : options.upstreamUrl;
-  const group = createUpstreamGroup("backend", urls.map(parseUpstreamServer), {
+  const { upstreamUrl, caseless, ...overrides } = options;
+  const config = testConfig({
+    upstreamKeepalive: 32,
+    ...overrides,
     timeouts: {
       connectMs: 10_000,
       sendMs: 10_000,
       readMs: 10_000,
       ...options.timeouts,
     },
-    keepalive: options.keepalive ?? 32,
-    ...(options.headBufferSize === undefined
-      ? {}
-      : { headBufferSize: options.headBufferSize }),
+  });
+  const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
+  const group = createUpstreamGroup("backend", urls.map(parseUpstreamServer), {
+    timeouts: config.timeouts,
+    upstreamKeepalive: config.upstreamKeepalive,
+    proxyBufferSize: config.proxyBufferSize,
     onConnect: () => counter.take(),
   });
-  handler = createGatewayHandler({
-    root: options.root ?? "/nonexistent-station-gateway-root",
-    serverName: options.serverName ?? "localhost",
-    publicPort: port,
-    addForwardedHeaders: options.addForwardedHeaders ?? false,
-    maxBodySize: options.maxBodySize ?? 1024 * 1024,
-    ...(options.tunnelIdleTimeoutMs === undefined
-      ? {}
-      : { tunnelIdleTimeoutMs: options.tunnelIdleTimeoutMs }),
-    ...(options.statusPath === undefined
-      ? {}
-      : { statusPath: options.statusPath }),
+  handler = createGatewayHandler(config, {
+    port,
     version: "test",
-    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
-    ...(options.spaFallback === undefined
-      ? {}
-      : { spaFallback: options.spaFallback }),
-    ...(options.logNotFound === undefined
-      ? {}
-      : { logNotFound: options.logNotFound }),
-    ...(options.cachePolicy === undefined
-      ? {}
-      : { cachePolicy: options.cachePolicy }),
-    ...(options.errorPages === undefined
-      ? {}
-      : { errorPages: options.errorPages }),
+    ...(caseless === undefined ? {} : { caseless }),
   }, { logger, counter, group });
   return {
     port,

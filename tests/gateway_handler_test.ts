@@ -9,6 +9,7 @@ import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
+import { testConfig } from "./_utils.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { upstreamErrorFromOs, upstreamTimeout } from "../src/upstream/error.ts";
 import { createUpstreamGroup } from "../src/upstream/group.ts";
@@ -67,7 +68,7 @@ function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
     Object.keys(scripts).map((url) => parseUpstreamServer(url)),
     {
       timeouts: { connectMs: 1000, sendMs: 1000, readMs: 1000 },
-      keepalive: 0,
+      upstreamKeepalive: 0,
       transport: (spec): UpstreamTransport => ({
         idleCount: 0,
         close() {},
@@ -87,22 +88,22 @@ function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
       }),
     },
   );
-  const handler = createGatewayHandler({
-    root: "/nonexistent-station-gateway-root",
-    serverName: "localhost",
-    publicPort: 8081,
-    addForwardedHeaders: false,
-    maxBodySize: 1024,
-    version: "test",
-  }, {
-    logger: createLogger({
-      errorLog: { write: (line: string) => errorLines.push(line) },
-      accessLog: null,
-      level: "info",
-    }),
-    counter: new ConnectionCounter(),
-    group,
-  });
+  const handler = createGatewayHandler(
+    testConfig({ clientMaxBodySize: 1024 }),
+    {
+      port: 8081,
+      version: "test",
+    },
+    {
+      logger: createLogger({
+        errorLog: { write: (line: string) => errorLines.push(line) },
+        accessLog: null,
+        level: "info",
+      }),
+      counter: new ConnectionCounter(),
+      group,
+    },
+  );
   const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {
     remoteAddr: { transport: "tcp", hostname: client, port: 50000 },
     completed: Promise.resolve(),
@@ -230,4 +231,21 @@ Deno.test("createGatewayHandler() shows the built-in page's log paths and last e
     strictEqual(page.includes("POST /api/x HTTP/1.1"), shown, String(client));
     strictEqual(page.includes("shown on the station itself"), !shown);
   }
+});
+
+Deno.test("createGatewayHandler() logs the attempts before a defect, then its [alert] line", async () => {
+  const gw = inProcess({
+    "http://127.0.0.1:19001": refused,
+    "http://127.0.0.1:19002": () => new TypeError("boom: a bug"),
+  });
+  const res = await gw.send("/api/loginms", { method: "POST", body: "{}" });
+  strictEqual(res.status, 500);
+  await res.body?.cancel();
+  deepStrictEqual(
+    gw.errorLines.map((l) => l.match(/\[(\w+)\]/)![1]),
+    ["error", "warn", "alert"],
+  );
+  match(gw.errorLines[0]!, /connect\(\) failed .*:19001\/loginms"/);
+  match(gw.errorLines[1]!, /temporarily disabled .*:19001\/loginms"/);
+  match(gw.errorLines[2]!, /unexpected error: TypeError: boom: a bug/);
 });

@@ -3,6 +3,7 @@ import { match, strictEqual } from "node:assert/strict";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
+import { testConfig } from "./_utils.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { UpstreamGroup } from "../src/upstream/group.ts";
 import type { UpstreamTransport } from "../src/upstream/transport.ts";
@@ -20,12 +21,8 @@ Deno.test("createGatewayHandler() turns an unexpected exception into 500 and an 
     spec: parseUpstreamServer("http://127.0.0.1:9"),
     client: broken,
   }]);
-  const handler = createGatewayHandler({
-    root: "/nonexistent",
-    serverName: "localhost",
-    publicPort: 8081,
-    addForwardedHeaders: false,
-    maxBodySize: 1024 * 1024,
+  const handler = createGatewayHandler(testConfig(), {
+    port: 8081,
     version: "test",
   }, {
     logger: createLogger({

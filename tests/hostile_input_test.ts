@@ -54,7 +54,7 @@ Deno.test("gateway answers 400 to a duplicated Content-Length past the body limi
   await using up = startUpstream();
   await using gw = startGateway({
     upstreamUrl: up.origin,
-    maxBodySize: 1024 * 1024,
+    clientMaxBodySize: 1024 * 1024,
   });
   const body = "x".repeat(2 * 1024 * 1024);
   const raw = await rawRequest(
@@ -72,7 +72,10 @@ Deno.test("gateway answers 400 to a duplicated Content-Length past the body limi
 
 Deno.test("gateway says Connection: close once with a 413 and closes after the body", async () => {
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin, maxBodySize: 1024 });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    clientMaxBodySize: 1024,
+  });
   // Deno.serve discards a declared body before it closes (and a client
   // that never sends it keeps the connection: see the README's known
   // differences); once the body is in, the connection must end.

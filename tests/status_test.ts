@@ -46,7 +46,7 @@ Deno.test("statusDocument() reports uptime, counters and memory", () => {
   const group = createUpstreamGroup(
     "backend",
     [parseUpstreamServer("http://127.0.0.1:8080")],
-    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, keepalive: 0 },
+    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, upstreamKeepalive: 0 },
   );
   const stats = new GatewayStats();
   stats.requests = 3;
@@ -97,7 +97,7 @@ Deno.test("statusDocument() says which servers are skipped for fail_timeout", ()
     ["http://127.0.0.1:9001", "http://127.0.0.1:9002 max_fails=2"].map(
       parseUpstreamServer,
     ),
-    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, keepalive: 0 },
+    { timeouts: { connectMs: 1, sendMs: 1, readMs: 1 }, upstreamKeepalive: 0 },
   );
   const [a, b] = group.peers;
   group.failed(a!);

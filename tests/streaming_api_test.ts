@@ -212,7 +212,7 @@ Deno.test("WebSocket idle past the read timeout: closed, with nginx's line", asy
   try {
     await using gw = startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
-      tunnelIdleTimeoutMs: 300,
+      timeouts: { readMs: 300 },
     });
     const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/quiet`);
     const c = collect(ws);

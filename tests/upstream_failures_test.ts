@@ -141,7 +141,7 @@ Deno.test("send timeout: an upstream that stops reading a big body", async () =>
   await using gw = startGateway({
     upstreamUrl: up.origin,
     timeouts: FAST,
-    maxBodySize: 0,
+    clientMaxBodySize: 0,
   });
   const body = new Uint8Array(32 * 1024 * 1024); // more than the socket buffers
   const res = await fetch(`${gw.url}/api/upload`, { method: "POST", body });
@@ -262,7 +262,7 @@ Deno.test("body over client_max_body_size: 413, Connection: close, nothing forwa
   await using up = startUpstream();
   await using gw = startGateway({
     upstreamUrl: up.origin,
-    maxBodySize: 1024 * 1024,
+    clientMaxBodySize: 1024 * 1024,
   });
 
   await t.step("exactly the limit passes", async () => {

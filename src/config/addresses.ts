@@ -19,7 +19,7 @@ export interface ListenAddress {
 }
 
 /** The port the upstream gets when `--upstream` names none. */
-export const DEFAULT_UPSTREAM_PORT = 8080;
+const DEFAULT_UPSTREAM_PORT = 8080;
 
 function parsePort(text: string, what: string, value: string): number {
   const port = Number(text);

@@ -33,65 +33,69 @@ import {
   parseErrorPages,
 } from "../static/mod.ts";
 
-/** Settings as given in the config file or on the command line. */
+/**
+ * Settings as given in the config file or on the command line: each is the
+ * {@linkcode GatewayConfig} field of the same name (documented there), as
+ * text; only the syntax is said here.
+ */
 export interface SettingsInput {
   /** `[host:]port`. */
   listen?: string;
-  /** `http://host[:port] [backup] [max_fails=N] [fail_timeout=T]`, one or more. */
+  /** `http://host[:port] [backup] [max_fails=N] [fail_timeout=T]`, one or more (`upstreams`). */
   upstream?: string | string[];
-  /** The group name printed in `no live upstreams` lines. */
+  /** A name: `backend`. */
   upstreamGroup?: string;
-  /** The client-app folder. */
+  /** A folder, relative to the base folder or absolute. */
   root?: string;
-  /** The `server:` field of error-log lines. */
+  /** A name without spaces or quotes. */
   serverName?: string;
-  /** The error-log file. */
+  /** A file, relative to the base folder or absolute. */
   errorLog?: string;
-  /** The access-log file, or `off`. */
+  /** A file, relative to the base folder or absolute, or `off`. */
   accessLog?: string;
-  /** The least severe error-log level written. */
+  /** `debug` … `emerg`. */
   errorLogLevel?: string;
-  /** Add `X-Forwarded-For`/`-Proto`/`-Host` upstream. */
+  /** `true` or `false`. */
   addForwardedHeaders?: boolean;
-  /** Rotate a log before it exceeds this size (`16m`; `0` = never). */
+  /** A size: `16m`; `0` never rotates (`logMaxBytes`). */
   logMaxSize?: string;
-  /** How many rotated files to keep per log. */
+  /** A whole number from 0 to 1000. */
   logKeep?: number;
-  /** nginx `proxy_connect_timeout`, e.g. `60s`. */
+  /** A duration: `60s` (`timeouts.connectMs`). */
   proxyConnectTimeout?: string;
-  /** nginx `proxy_send_timeout`: between two successive writes. */
+  /** A duration: `60s` (`timeouts.sendMs`). */
   proxySendTimeout?: string;
-  /** nginx `proxy_read_timeout`: between two successive reads. */
+  /** A duration: `60s` (`timeouts.readMs`). */
   proxyReadTimeout?: string;
-  /** nginx `proxy_buffer_size`: the largest upstream response head, e.g. `4k`. */
+  /** A size from `1k` to `1m`. */
   proxyBufferSize?: string;
-  /** nginx `client_max_body_size`, e.g. `1m`; `0` is unlimited. */
+  /** A size: `1m`; `0` is unlimited. */
   clientMaxBodySize?: string;
-  /** Idle upstream connections kept for reuse; 0 = one connection per request. */
+  /** A whole number from 0 to 1024. */
   upstreamKeepalive?: number;
-  /** `on`: app routes without a file get `index.html`; `off`: 404. */
+  /** `on` or `off`. */
   spaFallback?: string;
-  /** `on`: missing files are logged as nginx does; `off`: not. */
+  /** `on` or `off`. */
   logNotFound?: string;
-  /** `Cache-Control` for HTML documents. */
+  /** A `Cache-Control` value for HTML documents (`cachePolicy.html`). */
   cacheHtml?: string;
-  /** `Cache-Control` for fingerprinted assets (`app.3f9a2c1b.js`). */
+  /** A `Cache-Control` value for fingerprinted assets such as `app.3f9a2c1b.js` (`cachePolicy.fingerprinted`). */
   cacheFingerprinted?: string;
-  /** `Cache-Control` for other static files. */
+  /** A `Cache-Control` value for other static files (`cachePolicy.other`). */
   cacheOther?: string;
-  /** The status endpoint's path, or `off`. */
+  /** A path such as `/__status`, or `off`. */
   statusPath?: string;
-  /** nginx `error_page` lines (`500 502 503 504 /50x.html`), or `off`. */
+  /** nginx `error_page` lines (`500 502 503 504 /50x.html`), or `off` (`errorPages`). */
   errorPage?: string | string[];
-  /** The proxied location, one segment: `/api/`. */
+  /** One segment between slashes: `/api/`. */
   apiPrefix?: string;
-  /** Forward the prefix too, as nginx's `proxy_pass` without a URI part. */
+  /** `true` or `false`. */
   keepApiPrefix?: boolean;
 }
 
 /** The validated settings the gateway runs with. */
 export interface GatewayConfig {
-  /** Where to listen. */
+  /** Where to listen: the address and port. */
   listen: ListenAddress;
   /** Where `/api/` goes: one server or several with failover. */
   upstreams: UpstreamServerSpec[];
@@ -99,7 +103,7 @@ export interface GatewayConfig {
   upstreamGroup: string;
   /** The client-app folder, absolute. */
   root: string;
-  /** The `server:` field. */
+  /** The `server:` field of error-log lines. */
   serverName: string;
   /** The error-log path, absolute. */
   errorLog: string;
@@ -107,33 +111,47 @@ export interface GatewayConfig {
   accessLog: string | null;
   /** The least severe error-log level written. */
   errorLogLevel: LogLevel;
-  /** Add `X-Forwarded-*` upstream. */
+  /**
+   * Add `X-Forwarded-For` (appended, as nginx's
+   * `$proxy_add_x_forwarded_for`), `X-Forwarded-Proto` and
+   * `X-Forwarded-Host` upstream. nginx adds none by default.
+   */
   addForwardedHeaders: boolean;
-  /** Rotation size in bytes; 0 never rotates. */
+  /** Rotate a log before it exceeds this size in bytes; 0 never rotates. */
   logMaxBytes: number;
-  /** Rotated files kept per log. */
+  /** How many rotated files to keep per log. */
   logKeep: number;
-  /** The upstream timers in milliseconds. */
+  /**
+   * The upstream timers in milliseconds: nginx's `proxy_connect_timeout`,
+   * `proxy_send_timeout` (between two writes) and `proxy_read_timeout`
+   * (between two reads; also closes a WebSocket tunnel idle this long).
+   */
   timeouts: { connectMs: number; sendMs: number; readMs: number };
-  /** `proxy_buffer_size` in bytes: the largest upstream response head. */
+  /** nginx's `proxy_buffer_size` in bytes: the largest upstream response head. */
   proxyBufferSize: number;
-  /** `client_max_body_size` in bytes; 0 is unlimited. */
+  /**
+   * nginx's `client_max_body_size` in bytes; 0 is unlimited. A declared
+   * length is checked before routing, a chunked body while it is read.
+   */
   clientMaxBodySize: number;
-  /** Idle upstream connections kept. */
+  /**
+   * Idle upstream connections kept per server (nginx `keepalive N`); 0
+   * opens a new connection per request.
+   */
   upstreamKeepalive: number;
-  /** App routes without a file get `index.html`. */
+  /** App routes without a file get `index.html` (else 404). */
   spaFallback: boolean;
-  /** Missing files are logged. */
+  /** Missing files are logged, as nginx's `log_not_found on`. */
   logNotFound: boolean;
-  /** `Cache-Control` values for static files. */
+  /** `Cache-Control` values for static files: HTML, fingerprinted, other. */
   cachePolicy: CachePolicy;
-  /** The status endpoint's path, or `null` when off. */
+  /** The status endpoint's path (loopback clients only), or `null` when off. */
   statusPath: string | null;
-  /** Files for the gateway's own error statuses, by status. */
+  /** nginx `error_page`: files for the gateway's own error statuses, by status. */
   errorPages: ErrorPages;
   /** The proxied location's segment (`api` for `/api/`). */
   apiPrefix: string;
-  /** Forward the prefix too. */
+  /** Forward the prefix too (`proxy_pass` without a URI part). */
   keepApiPrefix: boolean;
 }
 

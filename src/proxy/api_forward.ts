@@ -6,11 +6,16 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
-import { proxyRequest } from "./proxy.ts";
-import type { GatewayStats } from "../status.ts";
-import { type UpstreamError, upstreamStatus } from "../upstream/mod.ts";
+import { proxyRequest, type ProxyResult } from "./proxy.ts";
+import {
+  type AttemptFailure,
+  type UpstreamError,
+  type UpstreamFailureKind,
+  upstreamStatus,
+} from "../upstream/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 
@@ -20,24 +25,59 @@ export type RequestEvent = Omit<
   "connection" | "client" | "server" | "request" | "host" | "referrer"
 >;
 
+/** Where forwarding counts failures, for the status endpoint. */
+export interface FailureCounter {
+  /** Counts one failure of this kind. */
+  failed(kind: UpstreamFailureKind | "no-live"): void;
+}
+
+/** The settings forwarding reads, under {@linkcode GatewayConfig}'s names. */
+export type ForwardSettings = Pick<
+  GatewayConfig,
+  | "addForwardedHeaders"
+  | "clientMaxBodySize"
+  | "timeouts"
+  | "apiPrefix"
+  | "keepApiPrefix"
+>;
+
 /** What forwarding needs from the gateway, fixed at start-up. */
 export interface ApiForwarder {
+  /** The gateway's settings. */
+  config: ForwardSettings;
+  /** The port the gateway listens on, for `Location` rewriting. */
+  port: number;
   /** The upstream servers and their connection pools. */
   group: UpstreamGroup;
   /** Counters for the status endpoint. */
-  stats: GatewayStats;
-  /** The port the gateway listens on, for `Location` rewriting. */
-  publicPort: number;
-  /** Add `X-Forwarded-*` upstream. */
-  addForwardedHeaders: boolean;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
-  maxBodySize: number;
-  /** Close a WebSocket tunnel idle this long (nginx's `proxy_read_timeout`). */
-  tunnelIdleTimeoutMs: number;
+  stats: FailureCounter;
   /** Upgraded responses whose access line waits for the tunnel to close. */
   tunnels: WeakMap<Response, Promise<number>>;
-  /** What replaces the upstream's `/` in `Location`. @default {"/api/"} */
-  publicApiPath?: string;
+  /**
+   * What replaces the upstream's `/` in `Location` (nginx's
+   * `proxy_redirect default`): the location's prefix, or `/` when the prefix
+   * is forwarded too. Made once, from the settings.
+   */
+  publicApiPath: string;
+}
+
+/**
+ * The forwarding state for a gateway's settings.
+ *
+ * @param config The gateway's settings.
+ * @param runtime The bound port, the upstream group and the counters.
+ * @returns The forwarder {@linkcode forwardApi} takes.
+ */
+export function createForwarder(
+  config: ForwardSettings,
+  runtime: { port: number; group: UpstreamGroup; stats: FailureCounter },
+): ApiForwarder {
+  return {
+    config,
+    ...runtime,
+    tunnels: new WeakMap(),
+    publicApiPath: config.keepApiPrefix ? "/" : `/${config.apiPrefix}/`,
+  };
 }
 
 /** One request's part in forwarding. */
@@ -104,15 +144,17 @@ export function tooLarge(
 /**
  * Forwards one `/api/` request and returns the client's response: the
  * upstream's, or nginx's error page for the failure (502, 504, 413, or 499
- * when the client left). Each failed attempt is logged with the server
- * tried; a server that failed enough is reported as disabled. A client that
- * leaves while its body is read gets nginx's `info` line for that, with no
- * server.
+ * when the client left). The proxy returns what happened; the lines are
+ * written here from that ({@linkcode logOutcome}). Only a failure after the
+ * response went out (a body or tunnel that broke off) is reported as it
+ * happens, through the same {@linkcode logAttempt}.
  *
  * @param req The client's request.
  * @param request The request's upstream path, `Host`, address and log.
  * @param forwarder The gateway's forwarding settings.
  * @returns The response.
+ * @throws The defect (not an upstream failure) that ended the attempts,
+ * once the attempts before it are logged.
  */
 export async function forwardApi(
   req: Request,
@@ -121,36 +163,17 @@ export async function forwardApi(
 ): Promise<Response> {
   const { stats, group } = forwarder;
   const { log, upstreamPath } = request;
-  const onAttemptError = (
-    error: UpstreamError,
-    upstream: string,
-    disabled: boolean,
-  ) => {
-    if (error.kind !== "client-closed") stats.failed(error.kind);
-    const fields = { action: error.action, upstream };
-    log({
-      level: error.level,
-      message: error.message,
-      ...(error.osError ? { osError: error.osError } : {}),
-      ...fields,
-    });
-    if (disabled) {
-      log({
-        level: "warn",
-        message: "upstream server temporarily disabled",
-        ...fields,
-      });
-    }
-  };
+  const onLateFailure = (error: UpstreamError, upstream: string) =>
+    logAttempt({ error, upstream, disabled: false }, log, stats);
   const common = {
     group,
     upstreamPath,
     clientAddress: request.client,
-    publicApiBase: publicOrigin(request.host, forwarder.publicPort) +
-      (forwarder.publicApiPath ?? "/api/"),
-    addForwarded: forwarder.addForwardedHeaders,
-    onAttemptError,
-    maxBodySize: forwarder.maxBodySize,
+    publicApiBase: publicOrigin(request.host, forwarder.port) +
+      forwarder.publicApiPath,
+    addForwardedHeaders: forwarder.config.addForwardedHeaders,
+    onLateFailure,
+    clientMaxBodySize: forwarder.config.clientMaxBodySize,
     contentLength: request.contentLength,
   };
   // Only a tunnel needs to report its end (for its access line).
@@ -160,14 +183,16 @@ export async function forwardApi(
   const result = tunnel
     ? await proxyWebSocket(req, {
       ...common,
-      idleTimeoutMs: forwarder.tunnelIdleTimeoutMs,
+      timeouts: forwarder.config.timeouts,
       onClosed: tunnel.resolve,
-      onTunnelError: (error, upstream) =>
-        onAttemptError(error, upstream, false),
     })
     : await proxyRequest(req, common);
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
+  }
+  // Nothing to log, nothing allocated, when the first server answered.
+  if (result.kind !== "response" || result.failures.length > 0) {
+    logOutcome(result, { log, stats, group, upstreamPath });
   }
   const head = req.method === "HEAD";
   switch (result.kind) {
@@ -176,6 +201,33 @@ export async function forwardApi(
     case "too-large":
       return tooLarge(result.message, log, true);
     case "no-live":
+      return errorResponse(502, { head });
+    case "client-left":
+    case "failed":
+      return errorResponse(upstreamStatus(result.error), { head });
+    case "defect":
+      throw result.error;
+  }
+}
+
+/**
+ * The error-log lines for a forwarding result, in nginx's order: each failed
+ * attempt, then the line for how it ended (`no live upstreams`, or the client
+ * that left while its body was read). The 413's line is written with its
+ * response ({@linkcode tooLarge}).
+ */
+function logOutcome(
+  result: ProxyResult,
+  { log, stats, group, upstreamPath }: {
+    log: (event: RequestEvent) => void;
+    stats: FailureCounter;
+    group: UpstreamGroup;
+    upstreamPath: string;
+  },
+): void {
+  for (const failure of result.failures) logAttempt(failure, log, stats);
+  switch (result.kind) {
+    case "no-live":
       stats.failed("no-live");
       log({
         level: "error",
@@ -183,7 +235,7 @@ export async function forwardApi(
         action: "connecting to upstream",
         upstream: `http://${group.name}${upstreamPath}`,
       });
-      return errorResponse(502, { head });
+      break;
     case "client-left":
       // nginx reads the body before it chooses a server, so its line has no
       // upstream (`ngx_http_do_read_client_request_body`, at info level).
@@ -192,8 +244,33 @@ export async function forwardApi(
         message: "client prematurely closed connection",
         action: "reading client request body",
       });
-      return errorResponse(upstreamStatus(result.error), { head });
-    case "failed":
-      return errorResponse(upstreamStatus(result.error), { head });
+      break;
+  }
+}
+
+/**
+ * One failed attempt's lines: the failure with the server tried, then
+ * nginx's `upstream server temporarily disabled` when it took the server
+ * out; counted for the status endpoint unless the client left.
+ */
+function logAttempt(
+  { error, upstream, disabled }: AttemptFailure,
+  log: (event: RequestEvent) => void,
+  stats: FailureCounter,
+): void {
+  if (error.kind !== "client-closed") stats.failed(error.kind);
+  const fields = { action: error.action, upstream };
+  log({
+    level: error.level,
+    message: error.message,
+    ...(error.osError ? { osError: error.osError } : {}),
+    ...fields,
+  });
+  if (disabled) {
+    log({
+      level: "warn",
+      message: "upstream server temporarily disabled",
+      ...fields,
+    });
   }
 }

@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
+
 /**
  * Hop-by-hop fields, removed in both directions together with every field
  * the `Connection` header names (RFC 9110 §7.6.1). `Trailer` is added as Caddy
@@ -57,17 +59,10 @@ function connectionTokens(value: string | null): Set<string> | null {
 }
 
 /** Options for {@linkcode upstreamRequestHeaders}. */
-export interface UpstreamRequestOptions {
+export interface UpstreamRequestOptions
+  extends Partial<Pick<GatewayConfig, "addForwardedHeaders">> {
   /** The client's address, for `X-Forwarded-For`. */
   clientAddress: string;
-  /**
-   * Add `X-Forwarded-For` (appended, as nginx's
-   * `$proxy_add_x_forwarded_for`), `X-Forwarded-Proto` and
-   * `X-Forwarded-Host`. nginx adds none by default.
-   *
-   * @default {false}
-   */
-  addForwarded?: boolean;
 }
 
 /**
@@ -113,13 +108,13 @@ export function upstreamRequestHeaders(
       HOP_BY_HOP_HEADERS.has(name) || REQUEST_DROPPED.has(name) ||
       named?.has(name) || name.includes("_")
     ) return;
-    if (options.addForwarded && name.startsWith("x-forwarded-")) {
+    if (options.addForwardedHeaders && name.startsWith("x-forwarded-")) {
       if (name === "x-forwarded-for") forwardedFor = value;
       return;
     }
     out.push([name, value]);
   });
-  if (options.addForwarded) {
+  if (options.addForwardedHeaders) {
     out.push([
       "x-forwarded-for",
       forwardedFor

@@ -6,5 +6,10 @@
  * @module
  */
 
-export { forwardApi, publicOrigin, tooLarge } from "./api_forward.ts";
+export {
+  createForwarder,
+  forwardApi,
+  publicOrigin,
+  tooLarge,
+} from "./api_forward.ts";
 export type { ApiForwarder, RequestEvent } from "./api_forward.ts";

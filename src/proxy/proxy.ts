@@ -5,22 +5,23 @@
  * @module
  */
 
+import type { GatewayConfig } from "../config/mod.ts";
 import { streamedResponse } from "../static/mod.ts";
+import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
-import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
+import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
-  type AttemptErrorHandler,
+  type AttemptFailure,
+  NO_FAILURES,
   tryPeers,
   upstreamField,
 } from "../upstream/mod.ts";
 
-/** Bodies up to this size are read whole and sent with the head in one write. */
-const SMALL_BODY = 64 * 1024;
-
-/** Where and how to forward. */
-export interface ProxyOptions {
+/** Where and how to forward: the settings it reads, and the request's part. */
+export interface ProxyOptions
+  extends Pick<GatewayConfig, "addForwardedHeaders" | "clientMaxBodySize"> {
   /** The upstream servers. */
   group: UpstreamGroup;
   /** The path and query to request. */
@@ -29,31 +30,38 @@ export interface ProxyOptions {
   clientAddress: string;
   /** The gateway's absolute `/api/` URL, for `Location` rewriting. */
   publicApiBase: string;
-  /** Add `X-Forwarded-*` headers. */
-  addForwarded: boolean;
-  /**
-   * nginx's `client_max_body_size` in bytes; 0 is unlimited. Only a body
-   * without a declared length is checked here: the gateway answers 413 to a
-   * declared one before routing.
-   */
-  maxBodySize: number;
   /**
    * The declared `Content-Length`, from the gateway's one parse of it
    * (`parseContentLength`); `null` when there is none.
    */
   contentLength: number | null;
   /**
-   * Told about every failed attempt, with the `upstream:` field naming the
-   * server tried, and whether that failure made the server unavailable.
+   * Told about a failure after the response was returned (its body broke
+   * off), with the `upstream:` field: the one failure that cannot be part
+   * of the result.
    */
-  onAttemptError: AttemptErrorHandler;
+  onLateFailure: LateFailureHandler;
 }
 
-/** The result of forwarding. */
+/** Told about a failure after the response went out, with `upstream:`. */
+export type LateFailureHandler = (
+  error: UpstreamError,
+  upstream: string,
+) => void;
+
+/**
+ * The result of forwarding, with the failed attempts before it (each a line
+ * for the error log, in order).
+ */
 export type ProxyResult =
+  & { failures: readonly AttemptFailure[] }
+  & ProxyEnd;
+
+/** How forwarding ended. */
+type ProxyEnd =
   | { kind: "response"; response: Response }
   | {
-    /** Every attempt failed; each was reported to `onAttemptError`. */
+    /** Every attempt failed. */
     kind: "failed";
     /** The last failure, which decides the status. */
     error: UpstreamError;
@@ -76,114 +84,12 @@ export type ProxyResult =
     kind: "too-large";
     /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
     message: string;
-  };
-
-type BodyPlan =
-  | { kind: "ready"; body: UpstreamCall["body"] }
-  | { kind: "too-large"; message: string };
-
-/** What to do with the request body, decided from the headers alone. */
-type BodyDecision =
-  | BodyPlan
-  /** Read it whole (small, with a length): sent with the head in one write. */
-  | { kind: "read" }
-  /** Buffer a chunked body up to `client_max_body_size`. */
+  }
   | {
-    kind: "buffer";
-    stream: ReadableStream<Uint8Array>;
-    limit: number;
-    /** An empty body is sent as none (no framing field at all). */
-    emptyIsNone?: boolean;
+    /** A bug, to be thrown once the attempts before it are logged. */
+    kind: "defect";
+    error: unknown;
   };
-
-/** Reads a chunked body up to the limit, as nginx buffers it. */
-async function bufferUpTo(
-  stream: ReadableStream<Uint8Array>,
-  limit: number,
-  emptyIsNone = false,
-): Promise<BodyPlan> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (total + value.length > limit) {
-        await reader.cancel();
-        return {
-          kind: "too-large",
-          message:
-            `client intended to send too large chunked body: ${total}+${value.length} bytes`,
-        };
-      }
-      chunks.push(value);
-      total += value.length;
-    }
-  } catch (error) {
-    throw UpstreamError.clientClosed(error);
-  } finally {
-    reader.releaseLock();
-  }
-  if (total === 0 && emptyIsNone) return { kind: "ready", body: null };
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return { kind: "ready", body: { kind: "bytes", bytes } };
-}
-
-// Not async: the body is read by the caller, so a request costs one async
-// layer fewer (each is a frame and promises of garbage per request).
-function planBody(
-  req: Request,
-  length: number | null,
-  maxBodySize: number,
-): BodyDecision {
-  if (length === 0) return { kind: "ready", body: null };
-  if (length === null && !req.headers.has("transfer-encoding")) {
-    // Without either field an HTTP/1.1 request has no body (RFC 9112 §6.3),
-    // and a GET or HEAD never has one here (Deno.serve gives it none).
-    // Decided from the headers: the `req.body` getter builds a stream even
-    // to say null, a cost on every request.
-    if (req.method === "GET" || req.method === "HEAD") {
-      return { kind: "ready", body: null };
-    }
-    // Other methods are looked at: HTTP/2 frames a body without either
-    // field, and one that reaches here (a client sending Host as well as
-    // :authority) must not lose it. An empty body is no body.
-    if (req.body === null) return { kind: "ready", body: null };
-    if (maxBodySize > 0) {
-      return {
-        kind: "buffer",
-        stream: req.body,
-        limit: maxBodySize,
-        emptyIsNone: true,
-      };
-    }
-    return {
-      kind: "ready",
-      body: { kind: "stream", stream: req.body, length: null },
-    };
-  }
-  if (length !== null && length <= SMALL_BODY) return { kind: "read" };
-  if (req.body === null) return { kind: "ready", body: null };
-  if (length !== null) {
-    return {
-      kind: "ready",
-      body: { kind: "stream", stream: req.body, length },
-    };
-  }
-  if (maxBodySize > 0) {
-    return { kind: "buffer", stream: req.body, limit: maxBodySize };
-  }
-  return {
-    kind: "ready",
-    body: { kind: "stream", stream: req.body, length: null },
-  };
-}
 
 function toResponse(
   reply: UpstreamReply,
@@ -226,34 +132,41 @@ export async function proxyRequest(
   let plan: BodyDecision = planBody(
     req,
     options.contentLength,
-    options.maxBodySize,
+    options.clientMaxBodySize,
   );
   if (plan.kind === "read") {
     try {
       const bytes = new Uint8Array(await req.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
-      return { kind: "client-left", error: UpstreamError.clientClosed(error) };
+      return {
+        kind: "client-left",
+        error: UpstreamError.clientClosed(error),
+        failures: NO_FAILURES,
+      };
     }
   } else if (plan.kind === "buffer") {
     try {
       plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
-      if (error instanceof UpstreamError) return { kind: "client-left", error };
+      if (error instanceof UpstreamError) {
+        return { kind: "client-left", error, failures: NO_FAILURES };
+      }
       throw error;
     }
   }
-  if (plan.kind === "too-large") return plan;
+  if (plan.kind === "too-large") {
+    return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
+  }
   const body = plan.body;
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
-    addForwarded: options.addForwarded,
+    addForwardedHeaders: options.addForwardedHeaders,
   });
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
-    onAttemptError: options.onAttemptError,
   }, (peer) =>
     peer.client.send({
       method: req.method,
@@ -264,14 +177,13 @@ export async function proxyRequest(
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onBodyError: (error) =>
-        options.onAttemptError(
+        options.onLateFailure(
           error,
           upstreamField(peer, options.upstreamPath),
-          false,
         ),
     }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
   return outcome.kind === "ok"
-    ? { kind: "response", response: outcome.value }
+    ? { kind: "response", response: outcome.value, failures: outcome.failures }
     : outcome;
 }
 

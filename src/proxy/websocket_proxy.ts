@@ -22,15 +22,8 @@ import {
 } from "./proxy.ts";
 import { tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
-import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
-import {
-  closePayload,
-  encodeFrame,
-  FrameError,
-  FrameParser,
-  OPCODE,
-  parseClosePayload,
-} from "./websocket_frames.ts";
+import { UpstreamError } from "../upstream/mod.ts";
+import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -54,24 +47,17 @@ async function acceptFor(key: string): Promise<string> {
   return btoa(String.fromCharCode(...new Uint8Array(digest)));
 }
 
-/** Options beyond the HTTP proxy's. */
+/** Options beyond the HTTP proxy's; a tunnel idle `timeouts.readMs` is closed. */
 export interface WebSocketOptions extends
   Pick<
     ProxyOptions,
     | "group"
     | "upstreamPath"
     | "clientAddress"
-    | "addForwarded"
+    | "addForwardedHeaders"
     | "publicApiBase"
-    | "onAttemptError"
-  > {
-  /** Close a tunnel idle this long (nginx's `proxy_read_timeout`). */
-  idleTimeoutMs: number;
-  /** Told when a tunnel ends, with the frame bytes sent to the client. */
-  onClosed: (bytesToClient: number) => void;
-  /** Told about a tunnel failure, with the `upstream:` field. */
-  onTunnelError: (error: UpstreamError, upstream: string) => void;
-}
+  >,
+  TunnelOptions {}
 
 /** What a server's answer to the handshake turned out to be. */
 type Handshake =
@@ -97,7 +83,7 @@ export async function proxyWebSocket(
 ): Promise<ProxyResult> {
   const headers = upstreamRequestHeaders(req.headers, {
     clientAddress: options.clientAddress,
-    addForwarded: options.addForwarded,
+    addForwardedHeaders: options.addForwardedHeaders,
   });
   const key = btoa(
     String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))),
@@ -125,7 +111,6 @@ export async function proxyWebSocket(
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
-    onAttemptError: options.onAttemptError,
   }, (peer) =>
     peer.client.send({
       method: "GET",
@@ -136,10 +121,9 @@ export async function proxyWebSocket(
       signal: req.signal,
       upgrade: true,
       onBodyError: (error) =>
-        options.onAttemptError(
+        options.onLateFailure(
           error,
           upstreamField(peer, options.upstreamPath),
-          false,
         ),
     }), (reply, peer): Handshake => {
     if (!reply.upgraded) {
@@ -168,7 +152,11 @@ export async function proxyWebSocket(
   if (outcome.kind !== "ok") return outcome;
   const settled = outcome.value;
   if (settled.kind === "answer") {
-    return { kind: "response", response: settled.response };
+    return {
+      kind: "response",
+      response: settled.response,
+      failures: outcome.failures,
+    };
   }
   const { reply, field, protocol } = settled;
   const { socket, response } = Deno.upgradeWebSocket(
@@ -176,179 +164,5 @@ export async function proxyWebSocket(
     protocol ? { protocol } : {},
   );
   bridge(socket, reply, field, options);
-  return { kind: "response", response };
-}
-
-function bridge(
-  client: WebSocket,
-  reply: UpstreamReply,
-  field: string,
-  options: WebSocketOptions,
-): void {
-  const { conn, rest } = reply.upgraded!;
-  client.binaryType = "arraybuffer";
-  const parser = new FrameParser();
-  let writes = Promise.resolve();
-  let ended = false;
-  let bytesToClient = 0;
-  let fragments: Uint8Array[] = [];
-  let fragmentOpcode: number = OPCODE.text;
-  const pending: (string | Uint8Array)[] = [];
-  let clientOpen = false;
-  let idle: ReturnType<typeof setTimeout> | undefined;
-
-  const send = (opcode: number, payload: Uint8Array) => {
-    const frame = encodeFrame(
-      opcode,
-      payload,
-      crypto.getRandomValues(new Uint8Array(4)),
-    );
-    writes = writes.then(async () => {
-      let n = 0;
-      while (n < frame.length) n += await conn.write(frame.subarray(n));
-    }).catch(() => finish());
-  };
-  const toClient = (data: string | Uint8Array) => {
-    bytesToClient += frameSize(
-      typeof data === "string"
-        ? new TextEncoder().encode(data).length
-        : data.length,
-    );
-    if (clientOpen) client.send(data);
-    else pending.push(data);
-  };
-  const finish = (code?: number, reason?: string) => {
-    if (ended) return;
-    ended = true;
-    clearTimeout(idle);
-    if (client.readyState < WebSocket.CLOSING) {
-      const bare = code === undefined || code === 1005 || code === 1006;
-      try {
-        if (bare) client.close();
-        else client.close(code, reason);
-        bytesToClient += frameSize(
-          bare ? 0 : closePayload(code, reason).length,
-        );
-      } catch {
-        client.close();
-        bytesToClient += frameSize(0);
-      }
-    }
-    // Give a close frame a moment to leave, then drop the connection.
-    writes.finally(() => setTimeout(() => conn.close(), 50));
-    options.onClosed(bytesToClient);
-  };
-  const armIdle = () => {
-    clearTimeout(idle);
-    idle = setTimeout(() => {
-      options.onTunnelError(
-        upstreamTimeoutWhileProxying(),
-        field,
-      );
-      finish(1001, "idle");
-    }, options.idleTimeoutMs);
-  };
-
-  client.onopen = () => {
-    clientOpen = true;
-    for (const data of pending.splice(0)) client.send(data);
-  };
-  client.onmessage = (event) => {
-    armIdle();
-    if (typeof event.data === "string") {
-      send(OPCODE.text, new TextEncoder().encode(event.data));
-    } else {
-      send(OPCODE.binary, new Uint8Array(event.data as ArrayBuffer));
-    }
-  };
-  client.onclose = (event) => {
-    if (ended) return;
-    // Deno answered the client's close frame with its payload (RFC 6455
-    // §5.5.1).
-    bytesToClient += frameSize(
-      closePayload(event.code === 1005 ? undefined : event.code, event.reason)
-        .length,
-    );
-    send(
-      OPCODE.close,
-      closePayload(event.code === 1005 ? undefined : event.code, event.reason),
-    );
-    finish();
-  };
-
-  const onFrames = (bytes: Uint8Array) => {
-    for (const frame of parser.push(bytes)) {
-      switch (frame.opcode) {
-        case OPCODE.ping:
-          send(OPCODE.pong, frame.payload);
-          break;
-        case OPCODE.pong:
-          break;
-        case OPCODE.close: {
-          const { code, reason } = parseClosePayload(frame.payload);
-          send(OPCODE.close, frame.payload);
-          finish(code, reason);
-          return;
-        }
-        default: {
-          if (frame.opcode !== OPCODE.continuation) {
-            fragmentOpcode = frame.opcode;
-            fragments = [];
-          }
-          fragments.push(frame.payload);
-          if (!frame.fin) break;
-          const size = fragments.reduce((n, f) => n + f.length, 0);
-          const whole = new Uint8Array(size);
-          fragments.reduce((at, f) => (whole.set(f, at), at + f.length), 0);
-          fragments = [];
-          toClient(
-            fragmentOpcode === OPCODE.text
-              ? new TextDecoder().decode(whole)
-              : whole,
-          );
-        }
-      }
-    }
-  };
-
-  (async () => {
-    armIdle();
-    try {
-      if (rest.length > 0) onFrames(rest);
-      const buf = new Uint8Array(64 * 1024);
-      while (!ended) {
-        const n = await conn.read(buf);
-        if (n === null) break;
-        armIdle();
-        onFrames(buf.subarray(0, n));
-      }
-      finish();
-    } catch (error) {
-      if (error instanceof FrameError) {
-        send(OPCODE.close, closePayload(error.code, error.message));
-        finish(error.code, "upstream protocol error");
-      } else {
-        finish();
-      }
-    }
-  })();
-}
-
-/**
- * A server frame's size on the wire: nginx's `$body_bytes_sent` for a tunnel
- * counts every byte relayed after the 101, frame headers included.
- */
-function frameSize(payload: number): number {
-  return payload + (payload < 126 ? 2 : payload < 65536 ? 4 : 10);
-}
-
-/** nginx's line when an upgraded connection sits idle past the read timeout. */
-function upstreamTimeoutWhileProxying(): UpstreamError {
-  const base = upstreamTimeout("reading upstream");
-  return new UpstreamError(base.message, {
-    kind: "timed-out",
-    // nginx: "while proxying upgraded connection" (ngx_http_upstream.c).
-    action: "proxying upgraded connection",
-    ...(base.osError ? { osError: base.osError } : {}),
-  });
+  return { kind: "response", response, failures: outcome.failures };
 }

@@ -15,7 +15,7 @@ import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
-export const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_GRACE_MS = 10_000;
 
 /** What {@linkcode runGateway} needs besides the configuration. */
 export interface RunGatewayOptions {
@@ -97,26 +97,14 @@ export async function runGateway(
   const port = listeners.port;
   const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
     timeouts: config.timeouts,
-    keepalive: config.upstreamKeepalive,
+    upstreamKeepalive: config.upstreamKeepalive,
+    proxyBufferSize: config.proxyBufferSize,
     onConnect: () => counter.take(),
-    headBufferSize: config.proxyBufferSize,
   });
-  handler = createGatewayHandler({
-    root: config.root,
-    serverName: config.serverName,
-    publicPort: port,
-    addForwardedHeaders: config.addForwardedHeaders,
-    maxBodySize: config.clientMaxBodySize,
-    tunnelIdleTimeoutMs: config.timeouts.readMs,
-    ...(config.statusPath === null ? {} : { statusPath: config.statusPath }),
+  handler = createGatewayHandler(config, {
+    port,
     version: options.version,
     logFiles: { error: config.errorLog, access: config.accessLog },
-    spaFallback: config.spaFallback,
-    logNotFound: config.logNotFound,
-    cachePolicy: config.cachePolicy,
-    errorPages: config.errorPages,
-    apiPrefix: config.apiPrefix,
-    keepApiPrefix: config.keepApiPrefix,
   }, { logger, counter, group, inFlight });
 
   const heapPacer = new HeapPacer();

@@ -28,7 +28,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
 } as const;
 
 /** The footer name, where nginx prints `nginx/<version>`. */
-export const SERVER_TOKEN = "station-gateway";
+const SERVER_TOKEN = "station-gateway";
 
 /**
  * The nginx-shaped HTML body for a status.

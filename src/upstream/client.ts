@@ -180,44 +180,33 @@ export class UpstreamClient {
     }
   }
 
+  // One async layer: the steps around the awaits are synchronous methods.
   async #exchange(
     c: Connection,
     call: UpstreamCall,
     watch: ClientWatch,
   ): Promise<UpstreamReply> {
     watch.onAbort = () => c.close();
-    let got = 0;
     try {
       try {
         await writeRequest(this.#io, c, call);
       } catch (error) {
-        if (error instanceof UpstreamError) throw error;
-        if (error instanceof TimerExpired) {
-          throw this.#timedOut("sending request to upstream");
-        }
-        if (watch.aborted) throw UpstreamError.clientClosed(error);
-        throw this.#stale(
-          c,
-          upstreamErrorFromOs(
-            error,
-            "sending request to upstream",
-            this.#family,
-          ),
-        );
+        throw this.#sendFailed(c, watch, error);
       }
       let buffer: Uint8Array = c.pending;
       c.pending = EMPTY;
-      let head: ResponseHead | null = null;
+      let got = 0;
       while (true) {
-        head = buffer.length > 0
+        const head = buffer.length > 0
           ? parseResponseHead(buffer, this.#headBufferSize)
           : null;
+        if (head !== null && isInterim(head)) {
+          buffer = buffer.subarray(head.headLength); // 100 Continue etc.
+          continue;
+        }
         if (head !== null) {
-          if (head.status >= 100 && head.status < 200 && head.status !== 101) {
-            buffer = buffer.subarray(head.headLength); // 100 Continue etc.
-            continue;
-          }
-          break;
+          const rest = buffer.subarray(head.headLength);
+          return this.#reply(c, call, watch, head, rest);
         }
         // The next read reuses the scratch buffer a partial head may be in.
         if (buffer.buffer === c.scratch.buffer) buffer = buffer.slice();
@@ -225,56 +214,86 @@ export class UpstreamClient {
         try {
           chunk = await readSome(this.#io, c);
         } catch (error) {
-          if (error instanceof TimerExpired) {
-            throw this.#timedOut("reading response header from upstream");
-          }
-          if (watch.aborted) throw UpstreamError.clientClosed(error);
-          const e = upstreamErrorFromOs(
-            error,
-            "reading response header from upstream",
-            this.#family,
-          );
-          throw got === 0 ? this.#stale(c, e) : e;
+          throw this.#readFailed(c, { watch, error, got });
         }
-        if (chunk === null) {
-          const e = new UpstreamError(
-            "upstream prematurely closed connection",
-            {
-              kind: "premature-close",
-              action: "reading response header from upstream",
-            },
-          );
-          throw got === 0 ? this.#stale(c, e) : e;
-        }
+        if (chunk === null) throw this.#closedEarly(c, got);
         got += chunk.length;
         buffer = concat(buffer, chunk);
       }
-      const rest = buffer.subarray(head.headLength);
-      if (head.status === 101 && call.upgrade) {
-        watch.onAbort = NOTHING;
-        return {
-          head,
-          body: null,
-          length: null,
-          upgraded: { conn: c.conn, rest: rest.slice() },
-        };
-      }
-      const framing = responseFraming(head, call.method);
-      const reply = this.#body(c, { call, watch, head, framing, rest });
-      watch.onAbort = NOTHING;
-      return reply;
     } catch (error) {
       watch.onAbort = NOTHING;
       c.close();
-      if (error instanceof UpstreamError) throw error;
-      if (error instanceof InvalidResponseError) {
-        throw new UpstreamError(error.message, {
-          kind: "invalid-response",
-          action: "reading response header from upstream",
-        });
-      }
-      throw error;
+      throw asUpstreamError(error);
     }
+  }
+
+  /** What a failed request write means: timeout, client gone, or OS error. */
+  #sendFailed(
+    c: Connection,
+    watch: ClientWatch,
+    error: unknown,
+  ): unknown {
+    if (error instanceof UpstreamError) return error;
+    if (error instanceof TimerExpired) {
+      return this.#timedOut("sending request to upstream");
+    }
+    if (watch.aborted) return UpstreamError.clientClosed(error);
+    return this.#stale(
+      c,
+      upstreamErrorFromOs(error, "sending request to upstream", this.#family),
+    );
+  }
+
+  /** What a failed read of the response head means. */
+  #readFailed(
+    c: Connection,
+    { watch, error, got }: { watch: ClientWatch; error: unknown; got: number },
+  ): UpstreamError {
+    if (error instanceof TimerExpired) {
+      return this.#timedOut("reading response header from upstream");
+    }
+    if (watch.aborted) return UpstreamError.clientClosed(error);
+    const e = upstreamErrorFromOs(
+      error,
+      "reading response header from upstream",
+      this.#family,
+    );
+    return got === 0 ? this.#stale(c, e) : e;
+  }
+
+  /** The upstream closed before a whole head: stale if it sent nothing. */
+  #closedEarly(c: Connection, got: number): UpstreamError {
+    const e = new UpstreamError("upstream prematurely closed connection", {
+      kind: "premature-close",
+      action: "reading response header from upstream",
+    });
+    return got === 0 ? this.#stale(c, e) : e;
+  }
+
+  /**
+   * The reply for a head: the upgraded connection, or the body's framing.
+   * Positional, not an options object: it runs for every request.
+   */
+  #reply(
+    c: Connection,
+    call: UpstreamCall,
+    watch: ClientWatch,
+    head: ResponseHead,
+    rest: Uint8Array,
+  ): UpstreamReply {
+    if (head.status === 101 && call.upgrade) {
+      watch.onAbort = NOTHING;
+      return {
+        head,
+        body: null,
+        length: null,
+        upgraded: { conn: c.conn, rest: rest.slice() },
+      };
+    }
+    const framing = responseFraming(head, call.method);
+    const reply = this.#body(c, { call, watch, head, framing, rest });
+    watch.onAbort = NOTHING;
+    return reply;
   }
 
   #stale(c: Connection, error: UpstreamError): UpstreamError {
@@ -319,4 +338,20 @@ export class UpstreamClient {
       length: framing.kind === "length" ? framing.length : null,
     };
   }
+}
+
+/** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */
+function isInterim(head: ResponseHead): boolean {
+  return head.status >= 100 && head.status < 200 && head.status !== 101;
+}
+
+/** A head the parser refused is nginx's invalid response; others pass as they are. */
+function asUpstreamError(error: unknown): unknown {
+  if (error instanceof InvalidResponseError) {
+    return new UpstreamError(error.message, {
+      kind: "invalid-response",
+      action: "reading response header from upstream",
+    });
+  }
+  return error;
 }

@@ -161,14 +161,17 @@ export class UpstreamGroup {
   }
 }
 
-/** Options for {@linkcode createUpstreamGroup}. */
+/**
+ * Options for {@linkcode createUpstreamGroup}: the settings under the
+ * gateway configuration's names (documented there), and the seams.
+ */
 export interface GroupClientOptions {
-  /** nginx's upstream timers. */
+  /** The upstream timers. */
   timeouts: { connectMs: number; sendMs: number; readMs: number };
   /** Idle connections kept per server. */
-  keepalive: number;
-  /** nginx's `proxy_buffer_size`: the largest response head. */
-  headBufferSize?: number;
+  upstreamKeepalive: number;
+  /** The largest response head, in bytes. */
+  proxyBufferSize?: number;
   /** Called for every new upstream connection. */
   onConnect?: () => void;
   /**
@@ -201,11 +204,11 @@ export function createUpstreamGroup(
         hostname: spec.address.hostname,
         port: spec.address.port,
         timeouts: options.timeouts,
-        maxIdle: options.keepalive,
+        maxIdle: options.upstreamKeepalive,
         gcPacer,
-        ...(options.headBufferSize === undefined
+        ...(options.proxyBufferSize === undefined
           ? {}
-          : { headBufferSize: options.headBufferSize }),
+          : { headBufferSize: options.proxyBufferSize }),
         ...(options.onConnect ? { onConnect: options.onConnect } : {}),
       }),
     })),

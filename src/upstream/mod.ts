@@ -14,10 +14,10 @@ export { createUpstreamGroup } from "./group.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
 export type { HealthReport } from "./health.ts";
-export { tryPeers, upstreamField } from "./next_upstream.ts";
-export type { AttemptErrorHandler } from "./next_upstream.ts";
+export { NO_FAILURES, tryPeers, upstreamField } from "./next_upstream.ts";
+export type { AttemptFailure } from "./next_upstream.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
-export type { TransportFactory, UpstreamTransport } from "./transport.ts";
+export type { UpstreamTransport } from "./transport.ts";
 export type {
   UpstreamAddress,
   UpstreamCall,

@@ -1,8 +1,8 @@
 /**
  * Walking the group's servers for one request, as nginx's
  * `ngx_http_upstream_next` does under the default `proxy_next_upstream error
- * timeout`: each failed attempt reported with the server it tried, the next
- * server only when {@linkcode shouldTryNext} allows it. Shared by plain
+ * timeout`: each failed attempt returned as data with the server it tried,
+ * the next server only when {@linkcode shouldTryNext} allows it. Shared by plain
  * requests (`proxy.ts`) and WebSocket handshakes (`websocket_proxy.ts`).
  *
  * @module
@@ -15,15 +15,18 @@ import {
   type UpstreamPeer,
 } from "./group.ts";
 
-/**
- * Told about every failed attempt, with the `upstream:` field naming the
- * server tried, and whether that failure made the server unavailable.
- */
-export type AttemptErrorHandler = (
-  error: UpstreamError,
-  upstream: string,
-  disabled: boolean,
-) => void;
+/** One failed attempt, for the request's error log. */
+export interface AttemptFailure {
+  /** What failed, with its class (`kind`) and phase (`action`). */
+  error: UpstreamError;
+  /** The `upstream:` field: the server tried and the path. */
+  upstream: string;
+  /** That failure made the server unavailable (nginx's `max_fails`). */
+  disabled: boolean;
+}
+
+/** No failed attempt: shared, so a request that succeeds at once makes no list. */
+export const NO_FAILURES: readonly AttemptFailure[] = Object.freeze([]);
 
 const NONE_TRIED: ReadonlySet<UpstreamPeer> = new Set();
 
@@ -41,26 +44,38 @@ export function upstreamField(
   return `http://${peer.spec.address.peer}${upstreamPath}`;
 }
 
-/** The outcome of walking the group's servers for one request. */
+/**
+ * The outcome of walking the group's servers for one request, with the
+ * failed attempts before it, in order.
+ */
 export type PeerOutcome<T> =
-  | { kind: "ok"; value: T; peer: UpstreamPeer }
-  | { kind: "failed"; error: UpstreamError }
-  | { kind: "no-live" };
+  & { failures: readonly AttemptFailure[] }
+  & (
+    | { kind: "ok"; value: T; peer: UpstreamPeer }
+    | { kind: "failed"; error: UpstreamError }
+    | { kind: "no-live" }
+    | {
+      /** A bug (not an {@linkcode UpstreamError}): no next server is tried. */
+      kind: "defect";
+      error: unknown;
+    }
+  );
 
 /**
  * Tries the group's servers for one request as nginx does: the next server
  * after a failure only when {@linkcode shouldTryNext} allows it, each failure
- * reported with the `upstream:` field of the server tried.
+ * kept with the `upstream:` field of the server tried.
  *
  * @param group The servers.
- * @param options The request's method and path, whether its body can be
- * sent again after reading began, and the failure callback.
+ * @param options The request's method and path, and whether its body can be
+ * sent again after reading began.
  * @param attempt One exchange with one server.
  * @param accept Turns the exchange's result into the outcome's value; an
  * {@linkcode UpstreamError} it throws is that server's failure. Synchronous,
  * so a request costs no async layer of its own here.
  * @returns The first success, the last failure once every server was
- * tried, or "no live upstreams" when servers are left but none is available.
+ * tried, "no live upstreams" when servers are left but none is available,
+ * or the defect that ended the walk; each with the failed attempts.
  */
 export async function tryPeers<R, T>(
   group: UpstreamGroup,
@@ -68,28 +83,34 @@ export async function tryPeers<R, T>(
     method: string;
     upstreamPath: string;
     streamedBody: boolean;
-    onAttemptError: AttemptErrorHandler;
   },
   attempt: (peer: UpstreamPeer) => Promise<R>,
   accept: (result: R, peer: UpstreamPeer) => T,
 ): Promise<PeerOutcome<T>> {
   // Made on the first failure: nearly every request succeeds at once.
   let tried: Set<UpstreamPeer> | null = null;
+  let failures: AttemptFailure[] | null = null;
   let last: UpstreamError | null = null;
   while (true) {
     const choice = group.choose(tried ?? NONE_TRIED);
     // nginx logs "no live upstreams" (502) whenever its tries are not spent
     // but no server is left to try, even after a failed attempt
     // (`ngx_http_upstream_connect` on NGX_BUSY).
-    if (choice.kind === "no-live") return { kind: "no-live" };
-    if (choice.kind === "none-left") return { kind: "failed", error: last! };
+    if (choice.kind === "no-live") {
+      return { kind: "no-live", failures: failures ?? NO_FAILURES };
+    }
+    if (choice.kind === "none-left") {
+      return { kind: "failed", error: last!, failures: failures! };
+    }
     const peer = choice.peer;
     try {
       const value = accept(await attempt(peer), peer);
       group.succeeded(peer);
-      return { kind: "ok", value, peer };
+      return { kind: "ok", value, peer, failures: failures ?? NO_FAILURES };
     } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
+      if (!(error instanceof UpstreamError)) {
+        return { kind: "defect", error, failures: failures ?? NO_FAILURES };
+      }
       (tried ??= new Set()).add(peer);
       last = error;
       // A client that left ends the attempt without failing the server
@@ -98,16 +119,16 @@ export async function tryPeers<R, T>(
       let disabled = false;
       if (error.kind === "client-closed") group.succeeded(peer);
       else disabled = group.failed(peer);
-      options.onAttemptError(
+      (failures ??= []).push({
         error,
-        upstreamField(peer, options.upstreamPath),
+        upstream: upstreamField(peer, options.upstreamPath),
         disabled,
-      );
+      });
       // A streamed body cannot be sent again once reading it has begun.
       const bodyGone = options.streamedBody &&
         error.action !== "connecting to upstream";
       if (!shouldTryNext(error, options.method) || bodyGone) {
-        return { kind: "failed", error };
+        return { kind: "failed", error, failures };
       }
     }
   }

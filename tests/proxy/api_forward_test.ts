@@ -2,6 +2,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   type ApiForwarder,
+  createForwarder,
   forwardApi,
   publicOrigin,
   type RequestEvent,
@@ -10,7 +11,7 @@ import {
 import { parseUpstreamServer } from "../../src/config/addresses.ts";
 import { GatewayStats } from "../../src/status.ts";
 import { createUpstreamGroup } from "../../src/upstream/group.ts";
-import { refusedPort, startUpstream } from "../_utils.ts";
+import { refusedPort, startUpstream, testConfig } from "../_utils.ts";
 
 Deno.test("publicOrigin() takes the Host name and the listening port", async (t) => {
   const cases: [string | null, number, string][] = [
@@ -48,19 +49,21 @@ Deno.test("tooLarge() logs nginx's line and closes only after a partial read", a
   }
 });
 
-function forwarder(origin: string): ApiForwarder & AsyncDisposable {
+function forwarder(
+  origin: string,
+): ApiForwarder & { stats: GatewayStats } & AsyncDisposable {
   const group = createUpstreamGroup("backend", [parseUpstreamServer(origin)], {
     timeouts: { connectMs: 2000, sendMs: 2000, readMs: 2000 },
-    keepalive: 4,
+    upstreamKeepalive: 4,
   });
+  const stats = new GatewayStats();
   return {
-    group,
-    stats: new GatewayStats(),
-    publicPort: 8081,
-    addForwardedHeaders: false,
-    maxBodySize: 1024,
-    tunnelIdleTimeoutMs: 60_000,
-    tunnels: new WeakMap(),
+    ...createForwarder(testConfig({ clientMaxBodySize: 1024 }), {
+      port: 8081,
+      group,
+      stats,
+    }),
+    stats,
     [Symbol.asyncDispose]() {
       group.close();
       return Promise.resolve();

@@ -55,7 +55,7 @@ Deno.test("upstreamRequestHeaders() adds X-Forwarded-* only when asked", () => {
   strictEqual(off.has("x-forwarded-proto"), false);
   const on = asHeaders(client, {
     clientAddress: "127.0.0.1",
-    addForwarded: true,
+    addForwardedHeaders: true,
   });
   strictEqual(on.get("x-forwarded-for"), "10.9.9.9, 127.0.0.1");
   strictEqual(on.get("x-forwarded-proto"), "http");

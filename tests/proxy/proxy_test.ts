@@ -400,7 +400,7 @@ Deno.test("proxyRequest() forwards a body framed by neither field, and none for 
     [parseUpstreamServer(upstream.origin)],
     {
       timeouts: { connectMs: 2000, sendMs: 2000, readMs: 2000 },
-      keepalive: 4,
+      upstreamKeepalive: 4,
     },
   );
   try {
@@ -417,10 +417,10 @@ Deno.test("proxyRequest() forwards a body framed by neither field, and none for 
           upstreamPath: "/x",
           clientAddress: "127.0.0.1",
           publicApiBase: "http://localhost:8081/api/",
-          addForwarded: false,
-          maxBodySize: 1024,
+          addForwardedHeaders: false,
+          clientMaxBodySize: 1024,
           contentLength: null,
-          onAttemptError: () => {},
+          onLateFailure: () => {},
         },
       );
       if (result.kind !== "response") throw new Error(result.kind);

@@ -115,7 +115,6 @@ async function walk(lines: string[], visits: Visit[]): Promise<string[]> {
       method: "GET",
       upstreamPath: "/",
       streamedBody: false,
-      onAttemptError: () => {},
     }, (peer) => {
       const letter = letters.get(peer.spec.address.port)!;
       if (visit.refusing.includes(letter)) {

@@ -1,0 +1,135 @@
+/**
+ * One request's access line: what it needs from the request (read before the
+ * exchange ends), the status and bytes sent, and when it is written (the
+ * response sent, the tunnel closed, or the request given up on at shutdown).
+ *
+ * @module
+ */
+
+import { basicAuthUser, type Logger } from "./log/mod.ts";
+import {
+  isStreamedResponse,
+  type MeteredBody,
+  meteredBody,
+} from "./static/mod.ts";
+
+/** Requests whose access line is pending, for shutdown to give up on. */
+export interface InFlightRegistry {
+  /** Keeps a request's "give up" callback; returns its release. */
+  add(abandon: () => void): () => void;
+}
+
+/** The request's part of its access line. */
+export interface AccessRequest {
+  /** The client's address. */
+  client: string;
+  /** The request line as logged. */
+  request: string;
+  /** The `Referer` field, or `null`. */
+  referrer: string | null;
+}
+
+/**
+ * An access line waiting for its request to end. Until it is written it can
+ * be given up on at shutdown: then the line says what was sent so far,
+ * `000 0` before any response (nginx's worker_shutdown_timeout).
+ */
+export class PendingAccessLine {
+  #logger: Logger;
+  #fields: AccessRequest;
+  #remoteUser: string | undefined;
+  #userAgent: string | null;
+  #status = 0;
+  #sent = 0;
+  #meter: MeteredBody | null = null;
+  #logged = false;
+  #release: (() => void) | undefined;
+
+  /**
+   * Reads what the line needs from the request now: once the exchange is
+   * over, Deno's request headers throw "Request closed".
+   *
+   * @param req The request.
+   * @param logger Where the line goes.
+   * @param fields The client, request line and referrer.
+   * @param inFlight Where shutdown finds the pending line.
+   */
+  constructor(
+    req: Request,
+    logger: Logger,
+    fields: AccessRequest,
+    inFlight: InFlightRegistry | undefined,
+  ) {
+    this.#logger = logger;
+    this.#fields = fields;
+    this.#remoteUser = basicAuthUser(req.headers.get("authorization"));
+    this.#userAgent = req.headers.get("user-agent");
+    this.#release = inFlight?.add(this.write);
+  }
+
+  /** Writes the line once, with what was sent so far. */
+  write = (): void => {
+    if (this.#logged) return;
+    this.#logged = true;
+    this.#release?.();
+    const { client, request, referrer } = this.#fields;
+    const status = this.#status;
+    this.#logger.access({
+      remoteAddr: client,
+      ...(this.#remoteUser === undefined
+        ? {}
+        : { remoteUser: this.#remoteUser }),
+      request,
+      status,
+      bodyBytesSent: status === 499
+        ? 0
+        : this.#meter
+        ? this.#meter.sent()
+        : this.#sent,
+      ...(referrer === null ? {} : { referrer }),
+      ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
+    });
+  };
+
+  /**
+   * Takes the response to send: counts its body, and writes the line when
+   * the response is sent or, for a tunnel, when the tunnel closes.
+   *
+   * @param req The request.
+   * @param response The response.
+   * @param completed `Deno.ServeHandlerInfo.completed`.
+   * @param tunnel Resolves with the bytes relayed when a tunnel closes.
+   * @returns The response to send (its body wrapped to count it, if needed).
+   */
+  settle(
+    req: Request,
+    response: Response,
+    completed: Promise<void>,
+    tunnel: Promise<number> | undefined,
+  ): Response {
+    const length = response.headers.get("content-length");
+    // A byte body with a length is sent whole: its length is the count.
+    // Read response.body only for streams and bodies without a length: the
+    // getter turns a byte body into a stream, which takes Deno.serve off its
+    // fast path for the body.
+    if (length !== null && !isStreamedResponse(response)) {
+      this.#sent = req.method === "HEAD" || response.status === 304
+        ? 0
+        : Number(length);
+    } else if (response.body !== null) {
+      this.#meter = meteredBody(response.body, length === null);
+      response = new Response(this.#meter.body, response);
+    }
+    this.#status = response.status;
+    if (tunnel) {
+      // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
+      tunnel.then((bytes) => {
+        this.#sent = bytes;
+        this.write();
+      });
+    } else {
+      completed.then(this.write, this.write);
+    }
+    return response;
+  }
+}
