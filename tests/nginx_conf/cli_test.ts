@@ -122,3 +122,39 @@ Deno.test("the config file's nginxConf key reads the nginx.conf under the file's
     ["500 502 503 504 /50x.html"],
   ]);
 });
+
+Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] line on stderr and in the log", async (t) => {
+  const values = [
+    'server_name "a\nb";',
+    '"foo\r\nbar\x1b[31m" 1;',
+    'listen "127.0.0.1:1\n8299";',
+  ];
+  for (const value of values) {
+    await t.step(JSON.stringify(value), async () => {
+      const prefix = await Deno.makeTempDir();
+      try {
+        await Deno.mkdir(join(prefix, "conf"));
+        const conf = join(prefix, "conf", "nginx.conf");
+        await Deno.writeTextFile(conf, `http { server { ${value} } }\n`);
+        const { code, stderr } = await runCli(["--nginx-conf", conf]);
+        strictEqual(code, 1);
+        const lines = stderr.split("\n").slice(0, -1);
+        for (const line of lines) {
+          match(line, /^station-gateway: \[(warn|emerg)\] /);
+        }
+        const emerg = lines.filter((l) => l.includes("[emerg]"));
+        strictEqual(emerg.length, 1, stderr);
+        match(emerg[0]!, / in .*nginx\.conf:\d+$/);
+        const log = await Deno.readTextFile(join(prefix, "logs", "error.log"));
+        match(
+          log,
+          /^\d{4}\/\d\d\/\d\d [\d:]+ \[emerg\] [^\n]* in [^\n]*nginx\.conf:\d+\n$/,
+        );
+        // deno-lint-ignore no-control-regex
+        strictEqual(/[\x00-\x09\x0b-\x1f]/.test(log), false, log);
+      } finally {
+        await Deno.remove(prefix, { recursive: true });
+      }
+    });
+  }
+});
