@@ -14,6 +14,7 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import { type Context, DIRECTIVES, type DirectiveSpec } from "./directives.ts";
 import { GLOB_CALL, globRegExp, OPEN_CALL, osSuffix } from "./glob.ts";
 import { type Statement, tokenize } from "./lexer.ts";
+import { ConfigFileRefusal } from "../runtime/mod.ts";
 
 /** One directive of the tree. */
 export interface Directive {
@@ -257,6 +258,7 @@ class Parser {
         out.push(...this.file(path, scope, depth + 1));
       } catch (error) {
         if (error instanceof NginxConfError) throw error;
+        if (error instanceof ConfigFileRefusal) fail(error.message);
         fail(`${OPEN_CALL}() "${path}" failed${osSuffix(error)}`);
       }
     }
