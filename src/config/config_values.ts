@@ -11,12 +11,19 @@
 import { LOG_LEVELS, type LogLevel } from "../log/mod.ts";
 
 /**
+ * The longest time the gateway can wait for: `setTimeout()` fires at once
+ * for a delay past 2^31-1 ms (about 24.8 days), so a longer one is refused.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
  * Parses an nginx size: bytes, or a number with `k`, `m` or `g`.
  *
  * @param value The text, e.g. `16m`.
  * @param name The setting's name, for the error.
  * @returns The size in bytes.
  * @throws {TypeError} On a malformed size.
+ * @throws {RangeError} On a size past `Number.MAX_SAFE_INTEGER`.
  *
  * @example Usage
  * ```ts
@@ -36,7 +43,14 @@ export function parseSize(value: string, name: string): number {
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
     (m[2] ?? "").toLowerCase() as "" | "k" | "m" | "g"
   ];
-  return Number(m[1]) * unit;
+  const bytes = Number(m[1]) * unit;
+  // Past 2^53 a number is no longer exact: refused, never rounded.
+  if (!Number.isSafeInteger(bytes)) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be at most ${Number.MAX_SAFE_INTEGER} bytes`,
+    );
+  }
+  return bytes;
 }
 
 /**
@@ -46,6 +60,7 @@ export function parseSize(value: string, name: string): number {
  * @param name The setting's name, for the error.
  * @returns Milliseconds.
  * @throws {TypeError} On a malformed time.
+ * @throws {RangeError} On 0 or a time past {@linkcode MAX_TIMER_MS}.
  *
  * @example Usage
  * ```ts
@@ -67,6 +82,11 @@ export function parseDuration(value: string, name: string): number {
     (m[2] ?? "s") as "ms" | "s" | "m" | "h"
   ];
   const ms = Number(m[1]) * unit;
+  if (!Number.isSafeInteger(ms) || ms > MAX_TIMER_MS) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be at most ${MAX_TIMER_MS}ms`,
+    );
+  }
   if (ms === 0) {
     throw new RangeError(
       `Cannot parse ${name} "${value}": must be more than 0`,

@@ -90,3 +90,30 @@ Deno.test("parseSwitch(), parseLevel(), parseHeaderValue() and parseStatusPath()
     });
   }
 });
+
+Deno.test("parseSize() and parseDuration() refuse numbers they cannot hold exactly, naming the value as given", async (t) => {
+  // [parser, value, message]
+  const cases: [typeof parseSize, string, string][] = [
+    [parseSize, "9007199254740992", "must be at most 9007199254740991 bytes"],
+    [
+      parseSize,
+      "99999999999999999999",
+      "must be at most 9007199254740991 bytes",
+    ],
+    [parseSize, "8388608g", "must be at most 9007199254740991 bytes"],
+    [parseDuration, "2147483648ms", "must be at most 2147483647ms"],
+    [parseDuration, "2147484", "must be at most 2147483647ms"],
+    [parseDuration, "596524h", "must be at most 2147483647ms"],
+    [parseDuration, "999999999999999999999s", "must be at most 2147483647ms"],
+  ];
+  for (const [parse, value, message] of cases) {
+    await t.step(`${parse.name} ${value}`, () => {
+      throws(() => parse(value, "x"), {
+        name: "RangeError",
+        message: `Cannot parse x "${value}": ${message}`,
+      });
+    });
+  }
+  strictEqual(parseSize("9007199254740991", "x"), Number.MAX_SAFE_INTEGER);
+  strictEqual(parseDuration("2147483647ms", "x"), 2 ** 31 - 1);
+});
