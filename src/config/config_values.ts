@@ -9,6 +9,7 @@
  */
 
 import { LOG_LEVELS, type LogLevel } from "../log/mod.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
 
 /**
  * The longest time the gateway can wait for: `setTimeout()` fires at once
@@ -160,6 +161,71 @@ export function parseStatusPath(value: string): string | null {
     throw new TypeError(
       `Cannot parse status-path "${value}": expected off or a path like /__status outside /api/`,
     );
+  }
+  return value;
+}
+
+/**
+ * Why the OS cannot take `value` as a path, or `null` when it can: a NUL
+ * ends a C string, so the file opened would not be the one named; Windows
+ * also refuses control characters and `<>"|?*` in names (outside the `\\?\`
+ * and `\\.\` prefixes).
+ *
+ * @param value The path as given.
+ * @param family Whose rules to apply.
+ * @returns The reason, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { pathProblem } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(pathProblem("html", "linux"), null);
+ * strictEqual(pathProblem("ht\0ml", "linux"), "a path cannot hold a NUL byte");
+ * ```
+ */
+export function pathProblem(
+  value: string,
+  family: OsFamily = currentOsFamily(),
+): string | null {
+  if (value.includes("\0")) return "a path cannot hold a NUL byte";
+  if (family === "windows") {
+    const rest = value.replace(/^\\\\[?.]\\/, "");
+    // deno-lint-ignore no-control-regex
+    if (/[\x01-\x1f<>"|?*]/.test(rest)) {
+      return 'a Windows path cannot hold a control character or <>"|?*';
+    }
+  }
+  return null;
+}
+
+/**
+ * Checks a path setting (`root`, `error-log`, `access-log`): every layer
+ * (flags, config file, nginx.conf) passes here, so none can hand the OS a
+ * path it would truncate or refuse at the first request.
+ *
+ * @param value The path as given.
+ * @param name The setting's name, for the error.
+ * @param family Whose rules to apply.
+ * @returns The value.
+ * @throws {TypeError} When the OS cannot take it as a path.
+ *
+ * @example Usage
+ * ```ts
+ * import { parsePath } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parsePath("html", "root"), "html");
+ * ```
+ */
+export function parsePath(
+  value: string,
+  name: string,
+  family: OsFamily = currentOsFamily(),
+): string {
+  const problem = pathProblem(value, family);
+  if (problem !== null) {
+    throw new TypeError(`Cannot parse ${name} "${value}": ${problem}`);
   }
   return value;
 }

@@ -7,6 +7,7 @@ import {
   parseSize,
   parseStatusPath,
   parseSwitch,
+  pathProblem,
 } from "../../src/config/config_values.ts";
 
 Deno.test("parseSize() reads nginx sizes", () => {
@@ -116,4 +117,29 @@ Deno.test("parseSize() and parseDuration() refuse numbers they cannot hold exact
   }
   strictEqual(parseSize("9007199254740991", "x"), Number.MAX_SAFE_INTEGER);
   strictEqual(parseDuration("2147483647ms", "x"), 2 ** 31 - 1);
+});
+
+Deno.test("pathProblem() finds what the OS cannot take as a path", async (t) => {
+  // [path, family, refused]
+  const cases: [string, "linux" | "windows", boolean][] = [
+    ["html", "linux", false],
+    ["/srv/app/html", "linux", false],
+    ["a\0b", "linux", true],
+    ["\0", "linux", true],
+    ["a\nb", "linux", false],
+    ["C:\\app\\html", "windows", false],
+    ["\\\\?\\C:\\app", "windows", false],
+    ["\\\\server\\share\\html", "windows", false],
+    ["C:\\a\0b", "windows", true],
+    ["C:\\a\nb", "windows", true],
+    ["C:\\a|b", "windows", true],
+    ["C:\\a?b", "windows", true],
+    ["C:\\a*", "windows", true],
+    ['C:\\"a"', "windows", true],
+  ];
+  for (const [path, family, refused] of cases) {
+    await t.step(`${JSON.stringify(path)} on ${family}`, () => {
+      strictEqual(pathProblem(path, family) !== null, refused);
+    });
+  }
 });

@@ -7,7 +7,7 @@ import { parseCliArgs } from "../../src/config/cli.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { parseConfigFile } from "../../src/config/config_file.ts";
 import { join } from "node:path";
-import { runCli } from "../_utils.ts";
+import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
 
 Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
@@ -156,5 +156,32 @@ Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] li
         await Deno.remove(prefix, { recursive: true });
       }
     });
+  }
+});
+
+Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", async () => {
+  const prefix = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(prefix, "conf"));
+    const conf = join(prefix, "conf", "nginx.conf");
+    await Deno.writeTextFile(
+      conf,
+      "http { server { listen 127.0.0.1:0; server_name st; " +
+        'root "html\0x"; location /api/ { proxy_pass http://127.0.0.1:9/; } } }\n',
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, "--nginx-conf", conf],
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(15_000),
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 1, stderr);
+    match(
+      stderr,
+      /\[emerg\] "root html\\x00x" is not supported: a path cannot hold a NUL byte in .*nginx\.conf:1\n$/,
+    );
+  } finally {
+    await Deno.remove(prefix, { recursive: true });
   }
 });

@@ -478,3 +478,21 @@ Deno.test("loadNginxConf() refuses times and sizes past nginx's or the gateway's
     });
   }
 });
+
+Deno.test("loadNginxConf() refuses a NUL in a path directive, naming its line", async (t) => {
+  const cases: [string, string][] = [
+    ['root "/srv/a\0b";', "root"],
+    ['error_log "logs/e\0.log";', "error_log"],
+    ['access_log "logs/a\0.log";', "access_log"],
+  ];
+  for (const [line, name] of cases) {
+    await t.step(name, () => {
+      match(
+        refused(conf({ server: line })),
+        new RegExp(
+          `^"${name} [^"]*" is not supported: a path cannot hold a NUL byte in .*nginx\\.conf:\\d+$`,
+        ),
+      );
+    });
+  }
+});
