@@ -496,3 +496,23 @@ Deno.test("loadNginxConf() refuses a NUL in a path directive, naming its line", 
     });
   }
 });
+
+Deno.test("loadNginxConf() refuses an upstream number past nginx's ngx_atoi as nginx words it", () => {
+  const group = (line: string) =>
+    conf({
+      http: `upstream backend { server 10.0.0.5:8080 ${line}; }`,
+      api: "proxy_pass http://backend/;",
+    });
+  match(
+    refused(group("weight=99999999999999999999")),
+    /^invalid parameter "weight=99999999999999999999" in .*nginx\.conf:\d+$/,
+  );
+  match(
+    refused(group("max_fails=99999999999999999999")),
+    /^invalid parameter "max_fails=99999999999999999999" in .*nginx\.conf:\d+$/,
+  );
+  match(
+    refused(group("fail_timeout=30d")),
+    /^"server … fail_timeout=30d" is not supported: the gateway takes a time up to 2147483647ms in .*nginx\.conf:\d+$/,
+  );
+});
