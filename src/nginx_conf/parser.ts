@@ -83,6 +83,12 @@ const BLOCK_CONTEXT: Record<string, Context> = {
 };
 
 const MAX_INCLUDE_DEPTH = 16;
+/**
+ * The most text one nginx.conf may read with its includes: each file is
+ * capped on its own, and this stops a glob over many files (four stock
+ * station files are under 20,000 characters together).
+ */
+const MAX_TOTAL_CHARS = 16 * 1024 * 1024;
 const MAX_NESTING = 64;
 
 interface Scope {
@@ -120,11 +126,19 @@ export function parseNginxConf(path: string, io: ConfIo): Directive[] {
 class Parser {
   /** Blocks open now, bounded so no file can exhaust the stack. */
   private nesting = 0;
+  /** Characters read so far, over every file. */
+  private total = 0;
 
   constructor(private io: ConfIo, private confDir: string) {}
 
   file(path: string, scope: Scope, depth: number): Directive[] {
     const text = this.io.readTextFile(path);
+    this.total += text.length;
+    if (this.total > MAX_TOTAL_CHARS) {
+      throw new NginxConfError(
+        `"${path}" takes the configuration past ${MAX_TOTAL_CHARS} characters`,
+      );
+    }
     const tokens = tokenize(text);
     if (!Array.isArray(tokens)) {
       throw new NginxConfError(`${tokens.message} in ${path}:${tokens.line}`);
