@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
 import type { OsErrorText } from "./runtime/mod.ts";
 import type { FaultLimits } from "./server/mod.ts";
-import type { Logger } from "./log/mod.ts";
+import { formatConsoleLine, type Logger } from "./log/mod.ts";
 import { runGateway, startup } from "./server/mod.ts";
 import { taskMain } from "./windows/mod.ts";
 
@@ -62,8 +62,7 @@ function emerg(
   osError: OsErrorText | undefined,
   logger?: Logger,
 ): void {
-  const os = osError ? ` (${osError.code}: ${osError.text})` : "";
-  stderr(`station-gateway: [emerg] ${message}${os}\n`);
+  stderr(formatConsoleLine("emerg", message, osError));
   logger?.error({ level: "emerg", message, ...(osError ? { osError } : {}) });
 }
 

@@ -178,7 +178,9 @@ export function parseUpstreamServer(value: string): UpstreamServerSpec {
   for (const param of params) {
     const [key, arg] = param.split("=", 2) as [string, string | undefined];
     if (key === "backup" && arg === undefined) spec.backup = true;
-    else if (key === "max_fails" && arg !== undefined && /^\d+$/.test(arg)) {
+    else if (
+      key === "max_fails" && arg !== undefined && /^\d{1,15}$/.test(arg)
+    ) {
       spec.maxFails = Number(arg);
     } else if (key === "fail_timeout" && arg !== undefined) {
       spec.failTimeoutMs = parseDuration(arg, "fail_timeout");

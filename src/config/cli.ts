@@ -111,7 +111,8 @@ function quoted(message: string): string {
 }
 
 function wholeNumber(text: string, name: string): number {
-  if (!/^\d+$/.test(text)) {
+  // Past 2^53 a number is no longer exact: refused, never rounded.
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
     throw new TypeError(
       `Cannot parse ${name} "${text}": expected a whole number`,
     );

@@ -22,6 +22,7 @@ import {
   parseDuration,
   parseHeaderValue,
   parseLevel,
+  parsePath,
   parseSize,
   parseStatusPath,
   parseSwitch,
@@ -276,10 +277,12 @@ export function resolveConfig(
     listen: parseListen(s.listen),
     upstreams: upstreamList(s.upstream),
     upstreamGroup: parseGroupName(s.upstreamGroup),
-    root: absolute(baseDir, s.root),
+    root: absolute(baseDir, parsePath(s.root, "root")),
     serverName: s.serverName,
-    errorLog: absolute(baseDir, s.errorLog),
-    accessLog: s.accessLog === "off" ? null : absolute(baseDir, s.accessLog),
+    errorLog: absolute(baseDir, parsePath(s.errorLog, "error-log")),
+    accessLog: s.accessLog === "off"
+      ? null
+      : absolute(baseDir, parsePath(s.accessLog, "access-log")),
     errorLogLevel: parseLevel(s.errorLogLevel),
     addForwardedHeaders: s.addForwardedHeaders,
     logMaxBytes: parseSize(s.logMaxSize, "log-max-size"),

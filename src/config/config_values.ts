@@ -9,6 +9,13 @@
  */
 
 import { LOG_LEVELS, type LogLevel } from "../log/mod.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
+
+/**
+ * The longest time the gateway can wait for: `setTimeout()` fires at once
+ * for a delay past 2^31-1 ms (about 24.8 days), so a longer one is refused.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Parses an nginx size: bytes, or a number with `k`, `m` or `g`.
@@ -17,6 +24,7 @@ import { LOG_LEVELS, type LogLevel } from "../log/mod.ts";
  * @param name The setting's name, for the error.
  * @returns The size in bytes.
  * @throws {TypeError} On a malformed size.
+ * @throws {RangeError} On a size past `Number.MAX_SAFE_INTEGER`.
  *
  * @example Usage
  * ```ts
@@ -36,7 +44,14 @@ export function parseSize(value: string, name: string): number {
   const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
     (m[2] ?? "").toLowerCase() as "" | "k" | "m" | "g"
   ];
-  return Number(m[1]) * unit;
+  const bytes = Number(m[1]) * unit;
+  // Past 2^53 a number is no longer exact: refused, never rounded.
+  if (!Number.isSafeInteger(bytes)) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be at most ${Number.MAX_SAFE_INTEGER} bytes`,
+    );
+  }
+  return bytes;
 }
 
 /**
@@ -46,6 +61,7 @@ export function parseSize(value: string, name: string): number {
  * @param name The setting's name, for the error.
  * @returns Milliseconds.
  * @throws {TypeError} On a malformed time.
+ * @throws {RangeError} On 0 or a time past {@linkcode MAX_TIMER_MS}.
  *
  * @example Usage
  * ```ts
@@ -67,6 +83,11 @@ export function parseDuration(value: string, name: string): number {
     (m[2] ?? "s") as "ms" | "s" | "m" | "h"
   ];
   const ms = Number(m[1]) * unit;
+  if (!Number.isSafeInteger(ms) || ms > MAX_TIMER_MS) {
+    throw new RangeError(
+      `Cannot parse ${name} "${value}": must be at most ${MAX_TIMER_MS}ms`,
+    );
+  }
   if (ms === 0) {
     throw new RangeError(
       `Cannot parse ${name} "${value}": must be more than 0`,
@@ -140,6 +161,71 @@ export function parseStatusPath(value: string): string | null {
     throw new TypeError(
       `Cannot parse status-path "${value}": expected off or a path like /__status outside /api/`,
     );
+  }
+  return value;
+}
+
+/**
+ * Why the OS cannot take `value` as a path, or `null` when it can: a NUL
+ * ends a C string, so the file opened would not be the one named; Windows
+ * also refuses control characters and `<>"|?*` in names (outside the `\\?\`
+ * and `\\.\` prefixes).
+ *
+ * @param value The path as given.
+ * @param family Whose rules to apply.
+ * @returns The reason, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { pathProblem } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(pathProblem("html", "linux"), null);
+ * strictEqual(pathProblem("ht\0ml", "linux"), "a path cannot hold a NUL byte");
+ * ```
+ */
+export function pathProblem(
+  value: string,
+  family: OsFamily = currentOsFamily(),
+): string | null {
+  if (value.includes("\0")) return "a path cannot hold a NUL byte";
+  if (family === "windows") {
+    const rest = value.replace(/^\\\\[?.]\\/, "");
+    // deno-lint-ignore no-control-regex
+    if (/[\x01-\x1f<>"|?*]/.test(rest)) {
+      return 'a Windows path cannot hold a control character or <>"|?*';
+    }
+  }
+  return null;
+}
+
+/**
+ * Checks a path setting (`root`, `error-log`, `access-log`): every layer
+ * (flags, config file, nginx.conf) passes here, so none can hand the OS a
+ * path it would truncate or refuse at the first request.
+ *
+ * @param value The path as given.
+ * @param name The setting's name, for the error.
+ * @param family Whose rules to apply.
+ * @returns The value.
+ * @throws {TypeError} When the OS cannot take it as a path.
+ *
+ * @example Usage
+ * ```ts
+ * import { parsePath } from "./config_values.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(parsePath("html", "root"), "html");
+ * ```
+ */
+export function parsePath(
+  value: string,
+  name: string,
+  family: OsFamily = currentOsFamily(),
+): string {
+  const problem = pathProblem(value, family);
+  if (problem !== null) {
+    throw new TypeError(`Cannot parse ${name} "${value}": ${problem}`);
   }
   return value;
 }

@@ -33,7 +33,10 @@ export interface AccessLogEntry {
   time: Date;
   /** The client address. */
   remoteAddr: string;
-  /** The user name from `Authorization: Basic`, if any. */
+  /**
+   * The user name from `Authorization: Basic`, if any, as a byte string (one
+   * char per decoded byte, as {@linkcode basicAuthUser} returns it).
+   */
   remoteUser?: string;
   /** The request line as received. */
   request: string;
@@ -149,7 +152,7 @@ function field(
  * ```
  */
 export function formatAccessLogLine(entry: AccessLogEntry): string {
-  return `${entry.remoteAddr} - ${field(entry.remoteUser, "utf-8")} [${
+  return `${entry.remoteAddr} - ${field(entry.remoteUser, "latin1")} [${
     formatTimeLocal(entry.time)
   }] "${escapeLogValue(entry.request)}" ${
     String(entry.status).padStart(3, "0")
@@ -160,7 +163,9 @@ export function formatAccessLogLine(entry: AccessLogEntry): string {
 
 /**
  * Extracts `$remote_user` from an `Authorization: Basic` header, as nginx does
- * even though it checks no credentials.
+ * even though it checks no credentials. The user is a byte string (one char
+ * per byte), never decoded: a lossy UTF-8 decode would log `\xEF\xBF\xBD`
+ * where nginx logs the byte sent.
  *
  * @param authorization The header value, if any.
  * @returns The user name, or `undefined`.
@@ -179,8 +184,9 @@ export function basicAuthUser(
   const m = authorization?.match(/^basic\s+([A-Za-z0-9+/=]+)\s*$/i);
   if (!m?.[1]) return undefined;
   try {
-    const bytes = Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0));
-    const decoded = new TextDecoder().decode(bytes);
+    // atob() gives one char per byte; kept undecoded so the log escapes the
+    // bytes as sent, as ngx_http_auth_basic_user() keeps them.
+    const decoded = atob(m[1]);
     const colon = decoded.indexOf(":");
     return colon < 0 ? undefined : decoded.slice(0, colon);
   } catch {

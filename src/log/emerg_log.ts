@@ -11,6 +11,7 @@
 import type { OsErrorText } from "../runtime/mod.ts";
 import { LogFile } from "./log_file.ts";
 import { createLogger } from "./logger.ts";
+import { formatConsoleLine } from "./error_log.ts";
 import { osErrorOf, type OsFamily } from "../runtime/mod.ts";
 
 /** Where {@linkcode writeEmergLine} writes, and where it complains. */
@@ -75,10 +76,11 @@ export function writeEmergLine(
   }
   const [path, error] = first!;
   const os = osErrorOf(error, options.family);
+  const message = `could not open error log file: open() "${path}" failed`;
   options.err(
-    `station-gateway: [alert] could not open error log file: open() "${path}" failed${
-      os === undefined ? `: ${error}` : ` (${os.code}: ${os.text})`
-    }\n`,
+    os === undefined
+      ? formatConsoleLine("alert", `${message}: ${error}`)
+      : formatConsoleLine("alert", message, os),
   );
   return false;
 }

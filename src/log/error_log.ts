@@ -135,9 +135,13 @@ export function formatErrorLogLine(entry: ErrorLogEntry): string {
     formatErrorLogTime(entry.time)
   } [${entry.level}] ${entry.pid}#${entry.tid}: `;
   if (entry.connection !== undefined) line += `*${entry.connection} `;
-  line += entry.message;
+  // Messages quote config values, paths and OS texts: escaped here so no
+  // caller can forget and let a CR or LF split the line.
+  line += escapeErrorLogText(entry.message, "utf-8");
   if (entry.osError) {
-    line += ` (${entry.osError.code}: ${entry.osError.text})`;
+    line += ` (${entry.osError.code}: ${
+      escapeErrorLogText(entry.osError.text, "utf-8")
+    })`;
   }
   if (entry.action !== undefined) line += ` while ${entry.action}`;
   if (entry.client !== undefined) {
@@ -213,6 +217,41 @@ export function escapeErrorLogText(
     i++;
   }
   return out;
+}
+
+/**
+ * One start-up line on stderr, as nginx prints them (`nginx: [emerg] …`):
+ * the message (and OS error) escaped as in the error log, so a config value
+ * holding CR or LF cannot split it.
+ *
+ * @param level The level in brackets, or `undefined` for nginx's unlabelled
+ * lines (`configuration test is successful`).
+ * @param message The text.
+ * @param osError The OS error to append, if any.
+ * @returns The line, ending in a newline.
+ *
+ * @example Usage
+ * ```ts
+ * import { formatConsoleLine } from "./error_log.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(
+ *   formatConsoleLine("emerg", 'unknown directive "a\nb"'),
+ *   'station-gateway: [emerg] unknown directive "a\\x0Ab"\n',
+ * );
+ * ```
+ */
+export function formatConsoleLine(
+  level: string | undefined,
+  message: string,
+  osError?: { code: number; text: string },
+): string {
+  const os = osError === undefined
+    ? ""
+    : ` (${osError.code}: ${escapeErrorLogText(osError.text, "utf-8")})`;
+  return `station-gateway:${level === undefined ? "" : ` [${level}]`} ${
+    escapeErrorLogText(message, "utf-8")
+  }${os}\n`;
 }
 
 /**

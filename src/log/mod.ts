@@ -11,6 +11,7 @@ export { writeEmergLine } from "./emerg_log.ts";
 export {
   describeError,
   escapeErrorLogText,
+  formatConsoleLine,
   formatErrorLogTime,
   LOG_LEVELS,
 } from "./error_log.ts";

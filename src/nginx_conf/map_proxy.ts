@@ -191,7 +191,7 @@ function mapUpstreamGroup(
       if (!server.value.backup) weights.add(server.value.weight);
     } else if (d.name === "keepalive") {
       const n = Number(d.args[0]);
-      if (!/^\d+$/.test(d.args[0]!) || n === 0) {
+      if (!/^\d{1,15}$/.test(d.args[0]!) || n === 0) {
         sink.emerg(d, `invalid value "${d.args[0]}" in "keepalive" directive`);
       }
       if (keepaliveWorks) s.upstreamKeepalive = Math.min(n, 1024);

@@ -12,7 +12,11 @@ import { dirname, resolve } from "node:path";
 import { mapNginxConf } from "./map.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
 import type { NginxSettings } from "./sink.ts";
-import { osErrorOf } from "../runtime/mod.ts";
+import {
+  ConfigFileRefusal,
+  osErrorOf,
+  readConfigText,
+} from "../runtime/mod.ts";
 
 export type { ConfIo } from "./parser.ts";
 export type { NginxSettings } from "./sink.ts";
@@ -36,9 +40,16 @@ export type NginxConfResult =
     warnings: string[];
   };
 
-/** The real file system. */
+/**
+ * The largest nginx configuration file read: a station's nginx.conf and the
+ * stock mime.types are a few KiB each, so 4 MiB is a thousand times a real
+ * one while a mistaken `include` of a log or an image fails at once.
+ */
+export const NGINX_CONF_MAX_BYTES = 4 * 1024 * 1024;
+
+/** The real file system: regular files only, up to the cap. */
 export const DENO_CONF_IO: ConfIo = {
-  readTextFile: (path) => Deno.readTextFileSync(path),
+  readTextFile: (path) => readConfigText(path, NGINX_CONF_MAX_BYTES),
   readDirFiles: (path) =>
     [...Deno.readDirSync(path)].filter((e) => e.isFile).map((e) => e.name),
 };
@@ -95,6 +106,9 @@ export function loadNginxConf(
     directives = parseNginxConf(file, io);
   } catch (error) {
     if (error instanceof NginxConfError) {
+      return { ok: false, message: error.message, warnings: [] };
+    }
+    if (error instanceof ConfigFileRefusal) {
       return { ok: false, message: error.message, warnings: [] };
     }
     const os = osErrorOf(error);

@@ -14,6 +14,7 @@ import { basename, dirname, isAbsolute, join } from "node:path";
 import { type Context, DIRECTIVES, type DirectiveSpec } from "./directives.ts";
 import { GLOB_CALL, globRegExp, OPEN_CALL, osSuffix } from "./glob.ts";
 import { type Statement, tokenize } from "./lexer.ts";
+import { ConfigFileRefusal } from "../runtime/mod.ts";
 
 /** One directive of the tree. */
 export interface Directive {
@@ -82,6 +83,12 @@ const BLOCK_CONTEXT: Record<string, Context> = {
 };
 
 const MAX_INCLUDE_DEPTH = 16;
+/**
+ * The most text one nginx.conf may read with its includes: each file is
+ * capped on its own, and this stops a glob over many files (four stock
+ * station files are under 20,000 characters together).
+ */
+const MAX_TOTAL_CHARS = 16 * 1024 * 1024;
 const MAX_NESTING = 64;
 
 interface Scope {
@@ -119,11 +126,19 @@ export function parseNginxConf(path: string, io: ConfIo): Directive[] {
 class Parser {
   /** Blocks open now, bounded so no file can exhaust the stack. */
   private nesting = 0;
+  /** Characters read so far, over every file. */
+  private total = 0;
 
   constructor(private io: ConfIo, private confDir: string) {}
 
   file(path: string, scope: Scope, depth: number): Directive[] {
     const text = this.io.readTextFile(path);
+    this.total += text.length;
+    if (this.total > MAX_TOTAL_CHARS) {
+      throw new NginxConfError(
+        `"${path}" takes the configuration past ${MAX_TOTAL_CHARS} characters`,
+      );
+    }
     const tokens = tokenize(text);
     if (!Array.isArray(tokens)) {
       throw new NginxConfError(`${tokens.message} in ${path}:${tokens.line}`);
@@ -257,6 +272,7 @@ class Parser {
         out.push(...this.file(path, scope, depth + 1));
       } catch (error) {
         if (error instanceof NginxConfError) throw error;
+        if (error instanceof ConfigFileRefusal) fail(error.message);
         fail(`${OPEN_CALL}() "${path}" failed${osSuffix(error)}`);
       }
     }

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SettingsInput } from "../config/mod.ts";
+import { pathProblem, type SettingsInput } from "../config/mod.ts";
 import { contentTypeFor } from "../static/mod.ts";
 import { type Directive, NginxConfError } from "./parser.ts";
 
@@ -128,6 +128,10 @@ export class Sink {
         d,
         `"${d.name} ${value}" is not supported: the gateway does not evaluate variables`,
       );
+    }
+    const problem = pathProblem(value);
+    if (problem !== null) {
+      this.emerg(d, `"${d.name} ${value}" is not supported: ${problem}`);
     }
     return prefixed(this.prefix, value);
   }

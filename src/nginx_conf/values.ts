@@ -10,26 +10,33 @@
 /** A value, or why it cannot be used. */
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 
+import { MAX_TIMER_MS } from "../config/mod.ts";
+
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+
+/** NGX_MAX_INT_T_VALUE on 64-bit builds: past it nginx says "invalid value". */
+const NGX_MAX_INT = 2n ** 63n - 1n;
 const err = <T>(error: string): Parsed<T> => ({ ok: false, error });
 
-const TIME_UNITS: Record<string, number> = {
-  y: 365 * 86_400_000,
-  M: 30 * 86_400_000,
-  w: 7 * 86_400_000,
-  d: 86_400_000,
-  h: 3_600_000,
-  m: 60_000,
-  s: 1000,
-  ms: 1,
+const TIME_UNITS: Record<string, bigint> = {
+  y: 365n * 86_400_000n,
+  M: 30n * 86_400_000n,
+  w: 7n * 86_400_000n,
+  d: 86_400_000n,
+  h: 3_600_000n,
+  m: 60_000n,
+  s: 1000n,
+  ms: 1n,
 };
 
 /**
  * Parses an nginx time as `ngx_parse_time` does: parts such as `1m30s`,
- * bare seconds, units `ms s m h d w M y`.
+ * bare seconds, units `ms s m h d w M y`. Counted exactly (BigInt), so a
+ * value past nginx's 64-bit limit is refused, never rounded to a float.
  *
  * @param text The value.
- * @returns Milliseconds, or `null` when malformed.
+ * @returns Milliseconds, or `null` when malformed or past nginx's limit;
+ * a result past `Number.MAX_SAFE_INTEGER` is `Infinity`.
  *
  * @example Usage
  * ```ts
@@ -42,14 +49,15 @@ const TIME_UNITS: Record<string, number> = {
  */
 export function nginxTimeMs(text: string): number | null {
   if (!/^(\d+(ms|[smhdwMy])?\s*)+$/.test(text)) return null;
-  let total = 0;
+  let total = 0n;
   const parts = [...text.matchAll(/(\d+)(ms|[smhdwMy])?/g)];
   // ngx_parse_time: a bare number is only valid alone or last.
   for (const [i, [, n, unit]] of parts.entries()) {
     if (unit === undefined && i !== parts.length - 1) return null;
-    total += Number(n) * TIME_UNITS[unit ?? "s"]!;
+    total += BigInt(n!) * TIME_UNITS[unit ?? "s"]!;
+    if (total > NGX_MAX_INT) return null;
   }
-  return total;
+  return total > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : Number(total);
 }
 
 /**
@@ -67,6 +75,11 @@ export function timeSetting(name: string, text: string): Parsed<string> {
       `"${name} ${text}" is not supported: the gateway needs a time above 0`,
     );
   }
+  if (ms > MAX_TIMER_MS) {
+    return err(
+      `"${name} ${text}" is not supported: the gateway takes a time up to ${MAX_TIMER_MS}ms`,
+    );
+  }
   return ok(`${ms}ms`);
 }
 
@@ -80,6 +93,17 @@ export function timeSetting(name: string, text: string): Parsed<string> {
 export function sizeSetting(name: string, text: string): Parsed<string> {
   if (!/^\d+[kKmMgG]?$/.test(text)) {
     return err(`"${name}" directive invalid value`);
+  }
+  const unit = { k: 1n << 10n, m: 1n << 20n, g: 1n << 30n }[
+    text.slice(-1).toLowerCase() as "k" | "m" | "g"
+  ] ?? 1n;
+  const bytes = BigInt(text.replace(/\D$/, "")) * unit;
+  // ngx_parse_offset refuses a size past off_t.
+  if (bytes > NGX_MAX_INT) return err(`"${name}" directive invalid value`);
+  if (bytes > BigInt(Number.MAX_SAFE_INTEGER)) {
+    return err(
+      `"${name} ${text}" is not supported: the gateway takes a size up to ${Number.MAX_SAFE_INTEGER} bytes`,
+    );
   }
   return ok(text.toLowerCase());
 }
@@ -222,11 +246,18 @@ export function upstreamServer(args: string[]): Parsed<UpstreamServerLine> {
   let backup = false;
   for (const param of params) {
     const [key, value = ""] = param.split("=", 2) as [string, string?];
-    if (key === "weight" && /^[1-9]\d*$/.test(value)) weight = Number(value);
-    else if (key === "max_fails" && /^\d+$/.test(value)) out.push(param);
+    // ngx_atoi refuses a number past NGX_MAX_INT_T_VALUE: "invalid parameter".
+    if (key === "weight" && /^[1-9]\d{0,14}$/.test(value)) {
+      weight = Number(value);
+    } else if (key === "max_fails" && /^\d{1,15}$/.test(value)) out.push(param);
     else if (key === "fail_timeout") {
       const ms = nginxTimeMs(value);
       if (ms === null) return err(`invalid parameter "${param}"`);
+      if (ms > MAX_TIMER_MS) {
+        return err(
+          `"server … ${param}" is not supported: the gateway takes a time up to ${MAX_TIMER_MS}ms`,
+        );
+      }
       out.push(`fail_timeout=${ms}ms`);
     } else if (param === "backup") {
       backup = true;

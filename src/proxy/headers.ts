@@ -5,6 +5,7 @@
  */
 
 import type { GatewayConfig } from "../config/mod.ts";
+import { transferEncodingOf } from "../upstream/mod.ts";
 
 /**
  * Hop-by-hop fields, removed in both directions together with every field
@@ -186,7 +187,8 @@ export function rewriteRedirect(
  * Drops hop-by-hop fields, fields named in `Connection`, and the ones nginx
  * hides; rewrites `Location`/`Refresh`; keeps every `Set-Cookie` separate.
  * `Content-Encoding` and `Content-Length` pass unchanged: the body's bytes
- * are the upstream's own.
+ * are the upstream's own; but no `Content-Length` beside a
+ * `Transfer-Encoding`, which frames the body instead.
  *
  * A plain list, lower-case names, in the upstream's order: `new Response`
  * takes it as it is, where a `Headers` object would be filled first and
@@ -226,13 +228,17 @@ export function clientResponseHeaders(
     }
   }
   const length = options.contentLength ?? null;
+  // A Transfer-Encoding overrides the upstream's Content-Length (RFC 9112
+  // §6.3): relayed, it would promise bytes the framing never delivers.
+  const dropLength = length !== null ||
+    transferEncodingOf(upstream) !== undefined;
   const out: [string, string][] = [];
   for (let i = 0; i < upstream.length; i++) {
     const name = upstream[i]![0].toLowerCase();
     const value = upstream[i]![1];
     if (
       HOP_BY_HOP_HEADERS.has(name) || RESPONSE_HIDDEN.has(name) ||
-      named?.has(name) || (length !== null && name === "content-length")
+      named?.has(name) || (dropLength && name === "content-length")
     ) continue;
     if (name === "location" || name === "refresh") {
       out.push([

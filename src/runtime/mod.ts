@@ -1,6 +1,7 @@
 /**
  * What the gateway asks of the runtime and the OS: error codes and their
- * nginx texts, header byte strings, and the memory pacers.
+ * nginx texts, header byte strings, bounded config file reads, and the
+ * memory pacers.
  *
  * @module
  */
@@ -10,6 +11,7 @@ export {
   byteStringToBytes,
   writeByteString,
 } from "./byte_string.ts";
+export { ConfigFileRefusal, readConfigText } from "./config_read.ts";
 export { GcPacer } from "./gc_pacer.ts";
 export { HeapPacer } from "./heap_pacer.ts";
 export {

@@ -18,6 +18,14 @@ import { type FileInput, parseConfigFile } from "../config/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
 import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
+import { ConfigFileRefusal, readConfigText } from "../runtime/mod.ts";
+
+/**
+ * The largest JSON config file read: a full one with every key is under
+ * 2 KiB, so 1 MiB leaves room for any comment while `/dev/zero` or a log
+ * named by mistake fails at once instead of filling memory.
+ */
+export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
 /** A failure to start, as data until it is reported. */
 export interface StartupFailure {
@@ -116,8 +124,11 @@ export function loadConfig(
     const path = absolutePath(options.baseDir, cli.configPath);
     let text: string;
     try {
-      text = Deno.readTextFileSync(path);
+      text = readConfigText(path, CONFIG_FILE_MAX_BYTES);
     } catch (error) {
+      if (error instanceof ConfigFileRefusal) {
+        return { message: error.message, hint: false, exitCode: 1 };
+      }
       return openFailure(path, error, options.family);
     }
     try {
@@ -171,7 +182,7 @@ export function loadConfig(
 /** The `errorLog` a config file names, read leniently (it may be invalid). */
 function errorLogInFile(path: string): string | undefined {
   try {
-    const data = JSON.parse(Deno.readTextFileSync(path));
+    const data = JSON.parse(readConfigText(path, CONFIG_FILE_MAX_BYTES));
     return typeof data?.errorLog === "string" ? data.errorLog : undefined;
   } catch {
     return undefined;

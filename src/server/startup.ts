@@ -23,7 +23,7 @@ import {
   openFailure,
   type StartupFailure,
 } from "./config_load.ts";
-import { writeEmergLine } from "../log/mod.ts";
+import { formatConsoleLine, writeEmergLine } from "../log/mod.ts";
 import { LogFile } from "../log/mod.ts";
 import { createLogger, type Logger } from "../log/mod.ts";
 import type { OsFamily } from "../runtime/mod.ts";
@@ -50,14 +50,6 @@ export type Startup =
   | { exitCode: number }
   | { config: GatewayConfig; logger: Logger };
 
-const PREFIX = "station-gateway:";
-
-function osSuffix(failure: { osError?: { code: number; text: string } }) {
-  return failure.osError === undefined
-    ? ""
-    : ` (${failure.osError.code}: ${failure.osError.text})`;
-}
-
 /** The one place a failed start is told: stderr, then the error log. */
 function report(
   failure: StartupFailure,
@@ -65,10 +57,12 @@ function report(
   context: StartupContext,
 ): { exitCode: number } {
   for (const w of failure.warnings ?? []) {
-    context.err(`${PREFIX} [warn] ${w}\n`);
+    context.err(formatConsoleLine("warn", w));
   }
-  context.err(`${PREFIX} [emerg] ${failure.message}${osSuffix(failure)}\n`);
-  if (failure.hint) context.err(`${PREFIX} see "station-gateway --help"\n`);
+  context.err(formatConsoleLine("emerg", failure.message, failure.osError));
+  if (failure.hint) {
+    context.err(formatConsoleLine(undefined, 'see "station-gateway --help"'));
+  }
   writeEmergLine(failure, {
     ...(logPath === undefined ? {} : { path: logPath }),
     defaultPath: absolutePath(context.baseDir, DEFAULT_SETTINGS.errorLog),
@@ -85,7 +79,8 @@ function openLogs(
   const options = {
     maxBytes: config.logMaxBytes,
     keep: config.logKeep,
-    onError: (message: string) => context.err(`${PREFIX} [alert] ${message}\n`),
+    onError: (message: string) =>
+      context.err(formatConsoleLine("alert", message)),
   };
   const opened: LogFile[] = [];
   for (const path of [config.errorLog, config.accessLog]) {
@@ -115,8 +110,9 @@ async function check(
   });
   let failed = false;
   for (const finding of findings) {
-    const level = finding.level === undefined ? "" : ` [${finding.level}]`;
-    context.err(`${PREFIX}${level} ${finding.message}${osSuffix(finding)}\n`);
+    context.err(
+      formatConsoleLine(finding.level, finding.message, finding.osError),
+    );
     if (finding.level === "emerg") {
       failed = true;
       writeEmergLine(finding, {
@@ -129,8 +125,8 @@ async function check(
   }
   context.err(
     failed
-      ? `${PREFIX} configuration test failed\n`
-      : `${PREFIX} configuration test is successful\n`,
+      ? formatConsoleLine(undefined, "configuration test failed")
+      : formatConsoleLine(undefined, "configuration test is successful"),
   );
   return failed ? 1 : 0;
 }
@@ -179,13 +175,16 @@ export async function startup(
     if (cli.check && loaded.nginxConf !== undefined) {
       // nginx -t's last line.
       context.err(
-        `${PREFIX} configuration file ${loaded.nginxConf} test failed\n`,
+        formatConsoleLine(
+          undefined,
+          `configuration file ${loaded.nginxConf} test failed`,
+        ),
       );
     }
     return failed;
   }
   const { config, warnings } = loaded;
-  for (const w of warnings) context.err(`${PREFIX} [warn] ${w}\n`);
+  for (const w of warnings) context.err(formatConsoleLine("warn", w));
   if (cli.printConfig) {
     context.out(formatConfigFile(loaded.merged, config));
     return { exitCode: 0 };
@@ -193,7 +192,10 @@ export async function startup(
   if (cli.check) {
     if (loaded.nginxConf !== null) {
       context.err(
-        `${PREFIX} the configuration file ${loaded.nginxConf} syntax is ok\n`,
+        formatConsoleLine(
+          undefined,
+          `the configuration file ${loaded.nginxConf} syntax is ok`,
+        ),
       );
     }
     return { exitCode: await check(config, context) };

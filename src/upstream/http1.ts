@@ -206,6 +206,37 @@ export type ResponseFraming =
   | { kind: "close" };
 
 /**
+ * A response's `Transfer-Encoding`, every field joined, or `undefined`. Its
+ * presence is the one decision both sides of the proxy read: the body is
+ * framed by it, and the upstream's `Content-Length` then describes nothing
+ * and is not relayed (RFC 9112 §6.3 rule 3; nginx clears
+ * `content_length_n` for a chunked response).
+ *
+ * @param fields The response's fields, as received.
+ * @returns The coding list, or `undefined` without the field.
+ *
+ * @example Usage
+ * ```ts
+ * import { transferEncodingOf } from "./http1.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(transferEncodingOf([["Content-Length", "100"], ["Transfer-Encoding", "chunked"]]), "chunked");
+ * ```
+ */
+export function transferEncodingOf(
+  fields: readonly (readonly [string, string])[],
+): string | undefined {
+  let te: string | undefined;
+  for (let i = 0; i < fields.length; i++) {
+    const [name, value] = fields[i]!;
+    if (name.length === 17 && name.toLowerCase() === "transfer-encoding") {
+      te = te === undefined ? value : `${te}, ${value}`;
+    }
+  }
+  return te;
+}
+
+/**
  * Decides how a response body is delimited (RFC 9112 §6.3).
  *
  * @param head The parsed head.
@@ -230,12 +261,9 @@ export function responseFraming(
     method === "HEAD" || head.status < 200 || head.status === 204 ||
     head.status === 304
   ) return { kind: "none" };
-  let te: string | undefined;
   let length: string | undefined;
   for (const [name, value] of head.fields) {
-    const n = name.toLowerCase();
-    if (n === "transfer-encoding") te = te ? `${te}, ${value}` : value;
-    else if (n === "content-length") {
+    if (name.toLowerCase() === "content-length") {
       if (length !== undefined && length !== value) {
         throw new InvalidResponseError(
           `upstream sent duplicate header line: "${name}: ${
@@ -248,8 +276,10 @@ export function responseFraming(
       length = value;
     }
   }
+  const te = transferEncodingOf(head.fields);
   if (te !== undefined) {
     if (/(?:^|,)\s*chunked\s*$/i.test(te)) return { kind: "chunked" };
+    // Chunked not last: read to the close (RFC 9112 §6.3 rule 4).
     return { kind: "close" };
   }
   if (length !== undefined) {

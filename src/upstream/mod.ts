@@ -13,6 +13,7 @@ export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
+export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
 export { NO_FAILURES, tryPeers, upstreamField } from "./next_upstream.ts";
 export type { AttemptFailure } from "./next_upstream.ts";

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { formatConsoleLine } from "../log/mod.ts";
 import { UsageError } from "../config/mod.ts";
 import { formatTaskUsage, parseTaskArgs, runTask } from "./task_command.ts";
 
@@ -36,9 +37,10 @@ export async function taskMain(
     task = parseTaskArgs(args);
   } catch (error) {
     context.err(
-      `station-gateway: ${
-        error instanceof Error ? error.message : error
-      }\nstation-gateway: see "station-gateway task --help"\n`,
+      formatConsoleLine(
+        undefined,
+        error instanceof Error ? error.message : String(error),
+      ) + formatConsoleLine(undefined, 'see "station-gateway task --help"'),
     );
     return error instanceof UsageError ? 2 : 1;
   }

@@ -77,3 +77,14 @@ Deno.test("parseUpstreamServer() reads nginx's server parameters", () => {
     /Cannot parse fail_timeout "x"/,
   );
 });
+
+Deno.test("parseUpstreamServer() refuses numbers it cannot hold exactly, naming them as given", () => {
+  throws(
+    () => parseUpstreamServer("http://a max_fails=99999999999999999999"),
+    /unknown parameter "max_fails=99999999999999999999"/,
+  );
+  throws(
+    () => parseUpstreamServer("http://a fail_timeout=2147484s"),
+    /Cannot parse fail_timeout "2147484s": must be at most 2147483647ms/,
+  );
+});

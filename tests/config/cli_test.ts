@@ -44,6 +44,16 @@ Deno.test("parseCliArgs() throws UsageError for misuse and TypeError for a bad v
       TypeError,
       'Cannot parse log-keep "x": expected a whole number',
     ],
+    [
+      ["--log-keep", "99999999999999999999"],
+      TypeError,
+      'Cannot parse log-keep "99999999999999999999": expected a whole number',
+    ],
+    [
+      ["--upstream-keepalive", "9007199254740993"],
+      TypeError,
+      'Cannot parse upstream-keepalive "9007199254740993": expected a whole number',
+    ],
   ];
   for (const [args, type, message] of cases) {
     await t.step(args.join(" "), () => {

@@ -88,3 +88,23 @@ Deno.test("resolveConfig() reads --proxy-buffer-size, nginx's one page by defaul
     );
   }
 });
+
+Deno.test("resolveConfig() refuses a NUL in any path setting, from the file or a flag", async (t) => {
+  const cases: [string, Record<string, string>][] = [
+    ["root", { root: "ht\0ml" }],
+    ["error-log", { errorLog: "logs/e\0rror.log" }],
+    ["access-log", { accessLog: "logs/\0" }],
+  ];
+  for (const [name, settings] of cases) {
+    await t.step(name, () => {
+      const value = Object.values(settings)[0]!;
+      const expected = {
+        name: "TypeError",
+        message:
+          `Cannot parse ${name} "${value}": a path cannot hold a NUL byte`,
+      };
+      throws(() => resolveConfig(settings, {}, "/opt/gw"), expected);
+      throws(() => resolveConfig({}, settings, "/opt/gw"), expected);
+    });
+  }
+});

@@ -7,6 +7,7 @@ import {
   parseSize,
   parseStatusPath,
   parseSwitch,
+  pathProblem,
 } from "../../src/config/config_values.ts";
 
 Deno.test("parseSize() reads nginx sizes", () => {
@@ -87,6 +88,58 @@ Deno.test("parseSwitch(), parseLevel(), parseHeaderValue() and parseStatusPath()
     await t.step(name, () => {
       if (want instanceof RegExp) throws(run, want);
       else strictEqual(run(), want);
+    });
+  }
+});
+
+Deno.test("parseSize() and parseDuration() refuse numbers they cannot hold exactly, naming the value as given", async (t) => {
+  // [parser, value, message]
+  const cases: [typeof parseSize, string, string][] = [
+    [parseSize, "9007199254740992", "must be at most 9007199254740991 bytes"],
+    [
+      parseSize,
+      "99999999999999999999",
+      "must be at most 9007199254740991 bytes",
+    ],
+    [parseSize, "8388608g", "must be at most 9007199254740991 bytes"],
+    [parseDuration, "2147483648ms", "must be at most 2147483647ms"],
+    [parseDuration, "2147484", "must be at most 2147483647ms"],
+    [parseDuration, "596524h", "must be at most 2147483647ms"],
+    [parseDuration, "999999999999999999999s", "must be at most 2147483647ms"],
+  ];
+  for (const [parse, value, message] of cases) {
+    await t.step(`${parse.name} ${value}`, () => {
+      throws(() => parse(value, "x"), {
+        name: "RangeError",
+        message: `Cannot parse x "${value}": ${message}`,
+      });
+    });
+  }
+  strictEqual(parseSize("9007199254740991", "x"), Number.MAX_SAFE_INTEGER);
+  strictEqual(parseDuration("2147483647ms", "x"), 2 ** 31 - 1);
+});
+
+Deno.test("pathProblem() finds what the OS cannot take as a path", async (t) => {
+  // [path, family, refused]
+  const cases: [string, "linux" | "windows", boolean][] = [
+    ["html", "linux", false],
+    ["/srv/app/html", "linux", false],
+    ["a\0b", "linux", true],
+    ["\0", "linux", true],
+    ["a\nb", "linux", false],
+    ["C:\\app\\html", "windows", false],
+    ["\\\\?\\C:\\app", "windows", false],
+    ["\\\\server\\share\\html", "windows", false],
+    ["C:\\a\0b", "windows", true],
+    ["C:\\a\nb", "windows", true],
+    ["C:\\a|b", "windows", true],
+    ["C:\\a?b", "windows", true],
+    ["C:\\a*", "windows", true],
+    ['C:\\"a"', "windows", true],
+  ];
+  for (const [path, family, refused] of cases) {
+    await t.step(`${JSON.stringify(path)} on ${family}`, () => {
+      strictEqual(pathProblem(path, family) !== null, refused);
     });
   }
 });

@@ -85,3 +85,32 @@ Deno.test("basicAuthUser() reads the user of Basic credentials only", () => {
   strictEqual(basicAuthUser("Basic !!!"), undefined);
   strictEqual(basicAuthUser(null), undefined);
 });
+
+Deno.test("basicAuthUser() keeps the user's bytes for the log to escape", async (t) => {
+  // [user bytes sent, what nginx's $remote_user logs]
+  const cases: [number[], string][] = [
+    [[0xff], "\\xFF"],
+    [[0x80, 0x41], "\\x80A"],
+    [[0xc3, 0xa4], "\\xC3\\xA4"],
+    [[0xe4, 0xb8, 0xad], "\\xE4\\xB8\\xAD"],
+    [[0xc3], "\\xC3"],
+    [[0x22, 0x5c, 0x0a], "\\x22\\x5C\\x0A"],
+    [[0x75], "u"],
+  ];
+  for (const [user, logged] of cases) {
+    await t.step(logged, () => {
+      const header = "Basic " +
+        btoa(String.fromCharCode(...user, 0x3a, 0x70));
+      const remoteUser = basicAuthUser(header);
+      const line = formatAccessLogLine({
+        time: new Date(0),
+        remoteAddr: "127.0.0.1",
+        ...(remoteUser === undefined ? {} : { remoteUser }),
+        request: "GET / HTTP/1.1",
+        status: 200,
+        bodyBytesSent: 0,
+      });
+      strictEqual(line.split(" ")[2], logged);
+    });
+  }
+});

@@ -1,6 +1,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import {
   describeError,
+  formatConsoleLine,
   formatErrorLogLine,
   formatErrorLogTime,
   isLevelEnabled,
@@ -208,4 +209,41 @@ Deno.test("describeError() is one line with the first stack frame", () => {
   const text = describeError(new RangeError("bad\nvalue"));
   match(text, /^RangeError: bad value at .*error_log_test\.ts:\d+:\d+\)?$/);
   strictEqual(describeError(42), "42");
+});
+
+// Values an nginx.conf, a flag or an OS can put into a message.
+const HOSTILE_VALUES = [
+  "a\nb",
+  "a\r\nb",
+  "a\rb",
+  "\x1b[31mred",
+  "nul\0byte",
+  "tab\tvt\x0bff\x0c",
+  "del\x7f",
+  "line\u2028sep",
+];
+
+Deno.test("formatErrorLogLine() and formatConsoleLine() keep hostile message text on one line", async (t) => {
+  for (const value of HOSTILE_VALUES) {
+    await t.step(JSON.stringify(value), () => {
+      const message = `unknown directive "${value}" in /c/nginx.conf:3`;
+      const osError = { code: 2, text: value };
+      const lines = [
+        formatErrorLogLine({
+          time: new Date(0),
+          level: "emerg",
+          pid: 1,
+          tid: 1,
+          message,
+          osError,
+        }),
+        formatConsoleLine("emerg", message, osError).slice(0, -1),
+      ];
+      for (const line of lines) {
+        // deno-lint-ignore no-control-regex
+        strictEqual(/[\x00-\x1f\x7f]/.test(line), false, line);
+        strictEqual(line.includes("unknown directive"), true);
+      }
+    });
+  }
 });

@@ -7,7 +7,7 @@ import { parseCliArgs } from "../../src/config/cli.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { parseConfigFile } from "../../src/config/config_file.ts";
 import { join } from "node:path";
-import { runCli } from "../_utils.ts";
+import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
 
 Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
@@ -121,4 +121,67 @@ Deno.test("the config file's nginxConf key reads the nginx.conf under the file's
     "*:80",
     ["500 502 503 504 /50x.html"],
   ]);
+});
+
+Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] line on stderr and in the log", async (t) => {
+  const values = [
+    'server_name "a\nb";',
+    '"foo\r\nbar\x1b[31m" 1;',
+    'listen "127.0.0.1:1\n8299";',
+  ];
+  for (const value of values) {
+    await t.step(JSON.stringify(value), async () => {
+      const prefix = await Deno.makeTempDir();
+      try {
+        await Deno.mkdir(join(prefix, "conf"));
+        const conf = join(prefix, "conf", "nginx.conf");
+        await Deno.writeTextFile(conf, `http { server { ${value} } }\n`);
+        const { code, stderr } = await runCli(["--nginx-conf", conf]);
+        strictEqual(code, 1);
+        const lines = stderr.split("\n").slice(0, -1);
+        for (const line of lines) {
+          match(line, /^station-gateway: \[(warn|emerg)\] /);
+        }
+        const emerg = lines.filter((l) => l.includes("[emerg]"));
+        strictEqual(emerg.length, 1, stderr);
+        match(emerg[0]!, / in .*nginx\.conf:\d+$/);
+        const log = await Deno.readTextFile(join(prefix, "logs", "error.log"));
+        match(
+          log,
+          /^\d{4}\/\d\d\/\d\d [\d:]+ \[emerg\] [^\n]* in [^\n]*nginx\.conf:\d+\n$/,
+        );
+        // deno-lint-ignore no-control-regex
+        strictEqual(/[\x00-\x09\x0b-\x1f]/.test(log), false, log);
+      } finally {
+        await Deno.remove(prefix, { recursive: true });
+      }
+    });
+  }
+});
+
+Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", async () => {
+  const prefix = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(prefix, "conf"));
+    const conf = join(prefix, "conf", "nginx.conf");
+    await Deno.writeTextFile(
+      conf,
+      "http { server { listen 127.0.0.1:0; server_name st; " +
+        'root "html\0x"; location /api/ { proxy_pass http://127.0.0.1:9/; } } }\n',
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, "--nginx-conf", conf],
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(15_000),
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 1, stderr);
+    match(
+      stderr,
+      /\[emerg\] "root html\\x00x" is not supported: a path cannot hold a NUL byte in .*nginx\.conf:1\n$/,
+    );
+  } finally {
+    await Deno.remove(prefix, { recursive: true });
+  }
 });

@@ -430,3 +430,89 @@ Deno.test("prefixed() resolves paths against a Windows prefix as nginx for Windo
     strictEqual(prefixed(prefix, value), expected);
   }
 });
+
+Deno.test("loadNginxConf() refuses times and sizes past nginx's or the gateway's limit as nginx words it", async (t) => {
+  // [directive line, the message before " in FILE:LINE"]
+  const cases: [string, string][] = [
+    [
+      "proxy_read_timeout 999999999999999999999d;",
+      '"proxy_read_timeout" directive invalid value',
+    ],
+    [
+      "proxy_connect_timeout 106751991168d;",
+      '"proxy_connect_timeout" directive invalid value',
+    ],
+    [
+      "proxy_send_timeout 9223372036854775807;",
+      '"proxy_send_timeout" directive invalid value',
+    ],
+    [
+      "proxy_read_timeout 30d;",
+      '"proxy_read_timeout 30d" is not supported: the gateway takes a time up to 2147483647ms',
+    ],
+    [
+      "client_max_body_size 99999999999999999999;",
+      '"client_max_body_size" directive invalid value',
+    ],
+    [
+      "client_max_body_size 9223372036854775807k;",
+      '"client_max_body_size" directive invalid value',
+    ],
+    [
+      "client_max_body_size 8796093022208k;",
+      '"client_max_body_size 8796093022208k" is not supported: the gateway takes a size up to 9007199254740991 bytes',
+    ],
+  ];
+  for (const [line, message] of cases) {
+    await t.step(line, () => {
+      const result = load(
+        conf({ api: `proxy_pass http://10.0.0.5:8080/;\n${line}` }),
+      );
+      strictEqual(result.ok, false);
+      if (!result.ok) {
+        match(
+          result.message,
+          new RegExp(`^${RegExp.escape(message)} in .*nginx\\.conf:\\d+$`),
+        );
+      }
+    });
+  }
+});
+
+Deno.test("loadNginxConf() refuses a NUL in a path directive, naming its line", async (t) => {
+  const cases: [string, string][] = [
+    ['root "/srv/a\0b";', "root"],
+    ['error_log "logs/e\0.log";', "error_log"],
+    ['access_log "logs/a\0.log";', "access_log"],
+  ];
+  for (const [line, name] of cases) {
+    await t.step(name, () => {
+      match(
+        refused(conf({ server: line })),
+        new RegExp(
+          `^"${name} [^"]*" is not supported: a path cannot hold a NUL byte in .*nginx\\.conf:\\d+$`,
+        ),
+      );
+    });
+  }
+});
+
+Deno.test("loadNginxConf() refuses an upstream number past nginx's ngx_atoi as nginx words it", () => {
+  const group = (line: string) =>
+    conf({
+      http: `upstream backend { server 10.0.0.5:8080 ${line}; }`,
+      api: "proxy_pass http://backend/;",
+    });
+  match(
+    refused(group("weight=99999999999999999999")),
+    /^invalid parameter "weight=99999999999999999999" in .*nginx\.conf:\d+$/,
+  );
+  match(
+    refused(group("max_fails=99999999999999999999")),
+    /^invalid parameter "max_fails=99999999999999999999" in .*nginx\.conf:\d+$/,
+  );
+  match(
+    refused(group("fail_timeout=30d")),
+    /^"server … fail_timeout=30d" is not supported: the gateway takes a time up to 2147483647ms in .*nginx\.conf:\d+$/,
+  );
+});

@@ -1,5 +1,5 @@
 /** nginx's parser rules (ngx_conf_parse, ngx_conf_handler, ngx_conf_include). */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
 import { globRegExp } from "../../src/nginx_conf/glob.ts";
 import { memoryIo } from "./_memory_io.ts";
@@ -157,4 +157,14 @@ Deno.test("globRegExp() matches as glob() does", () => {
   for (const [glob, name, expected] of cases) {
     strictEqual(globRegExp(glob).test(name), expected, `${glob} ${name}`);
   }
+});
+
+Deno.test("parseNginxConf() stops when its includes together pass 16 Mi characters", () => {
+  const part = `# ${"x".repeat(4 * 1024 * 1024 - 4)}\n`;
+  const files: Record<string, string> = { [MAIN]: "include parts/*.conf;\n" };
+  for (let i = 0; i < 5; i++) files[`/n/conf/parts/${i}.conf`] = part;
+  throws(
+    () => parseNginxConf(MAIN, memoryIo(files)),
+    /takes the configuration past 16777216 characters/,
+  );
 });

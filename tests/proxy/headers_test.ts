@@ -175,3 +175,27 @@ Deno.test("clientResponseHeaders() drops what any Connection field names", async
     });
   }
 });
+
+Deno.test("clientResponseHeaders() drops the upstream's Content-Length beside any Transfer-Encoding (RFC 9112 §6.3)", async (t) => {
+  const options = {
+    upstreamOrigin: "http://127.0.0.1:8080",
+    publicApiBase: "/api/",
+  };
+  // [upstream fields, whether its content-length reaches the client]
+  const cases: [[string, string][], boolean][] = [
+    [[["Content-Length", "100"], ["Transfer-Encoding", "chunked"]], false],
+    [[["Transfer-Encoding", "chunked"], ["Content-Length", "100"]], false],
+    [[["content-length", "5"], ["transfer-encoding", "Chunked"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", "gzip"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", "gzip, chunked"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", ""]], false],
+    [[["Content-Length", "5"]], true],
+  ];
+  for (const [fields, kept] of cases) {
+    await t.step(JSON.stringify(fields), () => {
+      const out = clientResponseHeaders(fields, options);
+      strictEqual(out.some(([n]) => n === "content-length"), kept);
+      strictEqual(out.some(([n]) => n === "transfer-encoding"), false);
+    });
+  }
+});

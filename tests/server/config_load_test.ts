@@ -1,6 +1,7 @@
 /** Reading the configuration for a start, and naming the log a failure goes to. */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
+import { GATEWAY_FLAGS, MAIN } from "../_utils.ts";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import {
   loadConfig,
@@ -113,6 +114,62 @@ Deno.test("namedErrorLog() finds the log a failed start should write to", async 
           expected,
         );
       });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a config file that is /dev/zero, a FIFO, a folder or too large is one [emerg] and exit 1, at once", async (t) => {
+  if (Deno.build.os === "windows") return;
+  const dir = await Deno.makeTempDir();
+  try {
+    const fifo = join(dir, "fifo");
+    if (Deno.build.os === "linux") {
+      await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    }
+    const big = join(dir, "big.conf");
+    await Deno.writeTextFile(big, "#".repeat(5 * 1024 * 1024));
+    const targets = ["/dev/zero", dir, big];
+    if (Deno.build.os === "linux") targets.push(fifo);
+    for (const target of targets) {
+      const conf = join(dir, `includes_${targets.indexOf(target)}.conf`);
+      await Deno.writeTextFile(conf, `http { include ${target}; }\n`);
+      for (
+        const args of [["--config", target], ["--nginx-conf", target], [
+          "--nginx-conf",
+          conf,
+        ]]
+      ) {
+        await t.step(args.join(" "), async () => {
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              "-q",
+              ...GATEWAY_FLAGS,
+              MAIN,
+              ...args,
+              "--error-log",
+              join(dir, "error.log"),
+            ],
+            stdout: "null",
+            stderr: "piped",
+            signal: AbortSignal.timeout(30_000),
+          }).output();
+          const stderr = new TextDecoder().decode(out.stderr);
+          strictEqual(out.code, 1, stderr);
+          const emerg = stderr.split("\n").filter((l) => l.includes("[emerg]"));
+          strictEqual(emerg.length, 1, stderr);
+          match(
+            emerg[0]!,
+            new RegExp(
+              `\\[emerg\\] "${
+                target.replaceAll(/[.\\/]/g, "\\$&")
+              }" is (not a regular file|larger than)`,
+            ),
+          );
+        });
+      }
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

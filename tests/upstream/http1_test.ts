@@ -5,6 +5,7 @@ import {
   keepsAlive,
   parseResponseHead,
   responseFraming,
+  transferEncodingOf,
 } from "../../src/upstream/http1.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -219,4 +220,16 @@ Deno.test("keepsAlive() keeps HTTP/1.1 unless told to close", () => {
   strictEqual(keepsAlive(h("HTTP/1.1", [])), true);
   strictEqual(keepsAlive(h("HTTP/1.1", [["Connection", "Close"]])), false);
   strictEqual(keepsAlive(h("HTTP/1.0", [])), false);
+});
+
+Deno.test("transferEncodingOf() joins every Transfer-Encoding field, any case", () => {
+  strictEqual(transferEncodingOf([["Content-Length", "5"]]), undefined);
+  strictEqual(
+    transferEncodingOf([
+      ["TRANSFER-ENCODING", "gzip"],
+      ["Content-Length", "5"],
+      ["transfer-encoding", "chunked"],
+    ]),
+    "gzip, chunked",
+  );
 });
