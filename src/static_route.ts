@@ -8,7 +8,6 @@
  */
 
 import type { GatewayConfig } from "./config/mod.ts";
-import type { GatewayRuntime } from "./gateway.ts";
 import type { Logger } from "./log/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
 import type { Route } from "./routing/mod.ts";
@@ -35,8 +34,11 @@ export type StaticSettings = Pick<
 >;
 
 /** What the static side needs besides its settings. */
-export interface StaticRouteDeps
-  extends Pick<GatewayRuntime, "version" | "logFiles"> {
+export interface StaticRouteDeps {
+  /** The gateway's version, for the default page. */
+  version: string;
+  /** The log files' paths, for the default page; none shown when absent. */
+  logFiles?: { error: string; access: string | null };
   /** The upstream group: its first server is probed for the default page. */
   group: UpstreamGroup;
   /** The last error line, for the default page. */
