@@ -17,7 +17,9 @@ import type { UpstreamTransport } from "../src/upstream/transport.ts";
 import type { UpstreamCall, UpstreamReply } from "../src/upstream/types.ts";
 
 /** What one scripted server does with a call. */
-type Script = (call: UpstreamCall) => UpstreamReply | Error;
+type Script = (
+  call: UpstreamCall,
+) => UpstreamReply | Error | Promise<UpstreamReply>;
 
 /** A call as the fake transport saw it, with its body read. */
 interface SeenCall {
@@ -81,7 +83,7 @@ function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
             host: call.host,
             body: await bodyText(call.body),
           });
-          const outcome = scripts[`http://${server}`]!(call);
+          const outcome = await scripts[`http://${server}`]!(call);
           if (outcome instanceof Error) throw outcome;
           return outcome;
         },
@@ -248,4 +250,26 @@ Deno.test("createGatewayHandler() logs the attempts before a defect, then its [a
   match(gw.errorLines[0]!, /connect\(\) failed .*:19001\/loginms"/);
   match(gw.errorLines[1]!, /temporarily disabled .*:19001\/loginms"/);
   match(gw.errorLines[2]!, /unexpected error: TypeError: boom: a bug/);
+});
+
+Deno.test("createGatewayHandler() writes a failed attempt's line when it fails, before the next server answers", async () => {
+  const second = Promise.withResolvers<UpstreamReply>();
+  const gw = inProcess({
+    "http://127.0.0.1:19001": refused,
+    "http://127.0.0.1:19002": () => second.promise,
+  });
+  const pending = gw.send("/api/loginms", { method: "POST", body: "{}" });
+  // The second server is still being tried: the first one's line is out,
+  // with its own time, as nginx writes it; a stop now would not lose it.
+  for (let i = 0; i < 100 && gw.calls.length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  strictEqual(gw.calls.length, 2);
+  const lines = () => gw.errorLines.filter((l) => l.includes("[error]"));
+  strictEqual(lines().length, 1);
+  match(lines()[0]!, /upstream: "http:\/\/127\.0\.0\.1:19001\/loginms"/);
+  second.resolve(reply(200, "late"));
+  const res = await pending;
+  strictEqual(await res.text(), "late");
+  strictEqual(lines().length, 1);
 });

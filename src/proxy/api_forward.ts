@@ -12,7 +12,6 @@ import type { ErrorEvent } from "../log/mod.ts";
 import { proxyRequest, type ProxyResult } from "./proxy.ts";
 import {
   type AttemptFailure,
-  type UpstreamError,
   type UpstreamFailureKind,
   upstreamStatus,
 } from "../upstream/mod.ts";
@@ -144,10 +143,11 @@ export function tooLarge(
 /**
  * Forwards one `/api/` request and returns the client's response: the
  * upstream's, or nginx's error page for the failure (502, 504, 413, or 499
- * when the client left). The proxy returns what happened; the lines are
- * written here from that ({@linkcode logOutcome}). Only a failure after the
- * response went out (a body or tunnel that broke off) is reported as it
- * happens, through the same {@linkcode logAttempt}.
+ * when the client left). Each failed attempt is handed here as data when it
+ * fails, and its lines are written then ({@linkcode logAttempt}), so they
+ * carry the time of the failure and are not lost if the process stops while
+ * a later server is tried; how forwarding ended is written from the result
+ * ({@linkcode logOutcome}).
  *
  * @param req The client's request.
  * @param request The request's upstream path, `Host`, address and log.
@@ -163,8 +163,9 @@ export async function forwardApi(
 ): Promise<Response> {
   const { stats, group } = forwarder;
   const { log, upstreamPath } = request;
-  const onLateFailure = (error: UpstreamError, upstream: string) =>
-    logAttempt({ error, upstream, disabled: false }, log, stats);
+  // Each failed attempt's lines are written as it fails.
+  const onFailure = (failure: AttemptFailure) =>
+    logAttempt(failure, log, stats);
   const common = {
     group,
     upstreamPath,
@@ -172,7 +173,7 @@ export async function forwardApi(
     publicApiBase: publicOrigin(request.host, forwarder.port) +
       forwarder.publicApiPath,
     addForwardedHeaders: forwarder.config.addForwardedHeaders,
-    onLateFailure,
+    onFailure,
     clientMaxBodySize: forwarder.config.clientMaxBodySize,
     contentLength: request.contentLength,
   };
@@ -190,8 +191,7 @@ export async function forwardApi(
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
   }
-  // Nothing to log, nothing allocated, when the first server answered.
-  if (result.kind !== "response" || result.failures.length > 0) {
+  if (result.kind !== "response") {
     logOutcome(result, { log, stats, group, upstreamPath });
   }
   const head = req.method === "HEAD";
@@ -211,10 +211,9 @@ export async function forwardApi(
 }
 
 /**
- * The error-log lines for a forwarding result, in nginx's order: each failed
- * attempt, then the line for how it ended (`no live upstreams`, or the client
- * that left while its body was read). The 413's line is written with its
- * response ({@linkcode tooLarge}).
+ * The error-log line for how forwarding ended, after the attempts' own
+ * lines: `no live upstreams`, or the client that left while its body was
+ * read. The 413's line is written with its response ({@linkcode tooLarge}).
  */
 function logOutcome(
   result: ProxyResult,
@@ -225,7 +224,6 @@ function logOutcome(
     upstreamPath: string;
   },
 ): void {
-  for (const failure of result.failures) logAttempt(failure, log, stats);
   switch (result.kind) {
     case "no-live":
       stats.failed("no-live");

@@ -36,18 +36,12 @@ export interface ProxyOptions
    */
   contentLength: number | null;
   /**
-   * Told about a failure after the response was returned (its body broke
-   * off), with the `upstream:` field: the one failure that cannot be part
-   * of the result.
+   * Told about every failed attempt as it fails, with the `upstream:`
+   * field: those before the answer, and one after the response went out
+   * (its body broke off).
    */
-  onLateFailure: LateFailureHandler;
+  onFailure: (failure: AttemptFailure) => void;
 }
-
-/** Told about a failure after the response went out, with `upstream:`. */
-export type LateFailureHandler = (
-  error: UpstreamError,
-  upstream: string,
-) => void;
 
 /**
  * The result of forwarding, with the failed attempts before it (each a line
@@ -167,6 +161,7 @@ export async function proxyRequest(
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
+    onFailure: options.onFailure,
   }, (peer) =>
     peer.client.send({
       method: req.method,
@@ -177,10 +172,11 @@ export async function proxyRequest(
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onBodyError: (error) =>
-        options.onLateFailure(
+        options.onFailure({
           error,
-          upstreamField(peer, options.upstreamPath),
-        ),
+          upstream: upstreamField(peer, options.upstreamPath),
+          disabled: false,
+        }),
     }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value, failures: outcome.failures }

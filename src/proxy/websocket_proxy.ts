@@ -56,8 +56,9 @@ export interface WebSocketOptions extends
     | "clientAddress"
     | "addForwardedHeaders"
     | "publicApiBase"
+    | "onFailure"
   >,
-  TunnelOptions {}
+  Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
 /** What a server's answer to the handshake turned out to be. */
 type Handshake =
@@ -111,6 +112,7 @@ export async function proxyWebSocket(
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
+    onFailure: options.onFailure,
   }, (peer) =>
     peer.client.send({
       method: "GET",
@@ -121,10 +123,11 @@ export async function proxyWebSocket(
       signal: req.signal,
       upgrade: true,
       onBodyError: (error) =>
-        options.onLateFailure(
+        options.onFailure({
           error,
-          upstreamField(peer, options.upstreamPath),
-        ),
+          upstream: upstreamField(peer, options.upstreamPath),
+          disabled: false,
+        }),
     }), (reply, peer): Handshake => {
     if (!reply.upgraded) {
       return {
@@ -163,6 +166,11 @@ export async function proxyWebSocket(
     req,
     protocol ? { protocol } : {},
   );
-  bridge(socket, reply, field, options);
+  bridge(socket, reply, field, {
+    timeouts: options.timeouts,
+    onClosed: options.onClosed,
+    onLateFailure: (error, upstream) =>
+      options.onFailure({ error, upstream, disabled: false }),
+  });
   return { kind: "response", response, failures: outcome.failures };
 }

@@ -83,6 +83,12 @@ export async function tryPeers<R, T>(
     method: string;
     upstreamPath: string;
     streamedBody: boolean;
+    /**
+     * Told about each failed attempt as it fails, so its line is written
+     * then, with its own time, as nginx writes it, and is not lost if the
+     * process stops while a later server is tried.
+     */
+    onFailure: (failure: AttemptFailure) => void;
   },
   attempt: (peer: UpstreamPeer) => Promise<R>,
   accept: (result: R, peer: UpstreamPeer) => T,
@@ -119,11 +125,13 @@ export async function tryPeers<R, T>(
       let disabled = false;
       if (error.kind === "client-closed") group.succeeded(peer);
       else disabled = group.failed(peer);
-      (failures ??= []).push({
+      const failure = {
         error,
         upstream: upstreamField(peer, options.upstreamPath),
         disabled,
-      });
+      };
+      (failures ??= []).push(failure);
+      options.onFailure(failure);
       // A streamed body cannot be sent again once reading it has begun.
       const bodyGone = options.streamedBody &&
         error.action !== "connecting to upstream";

@@ -420,7 +420,7 @@ Deno.test("proxyRequest() forwards a body framed by neither field, and none for 
           addForwardedHeaders: false,
           clientMaxBodySize: 1024,
           contentLength: null,
-          onLateFailure: () => {},
+          onFailure: () => {},
         },
       );
       if (result.kind !== "response") throw new Error(result.kind);

@@ -1,6 +1,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { parseUpstreamServer } from "../../src/config/addresses.ts";
-import { tryPeers, upstreamField } from "../../src/upstream/next_upstream.ts";
+import {
+  type AttemptFailure,
+  tryPeers,
+  upstreamField,
+} from "../../src/upstream/next_upstream.ts";
 import { UpstreamClient } from "../../src/upstream/client.ts";
 import {
   UpstreamError,
@@ -121,11 +125,13 @@ Deno.test("tryPeers() moves to the next server only when nginx would", async (t)
     await t.step(c.name, async () => {
       const group = twoServers();
       const reports: string[] = [];
+      const told: AttemptFailure[] = [];
       let call = 0;
       const outcome = await tryPeers(group, {
         method: c.method,
         upstreamPath: "/loginms",
         streamedBody: c.streamedBody ?? false,
+        onFailure: (failure) => told.push(failure),
       }, (peer) => {
         const step = c.script[call++]!;
         return step instanceof UpstreamError
@@ -135,7 +141,9 @@ Deno.test("tryPeers() moves to the next server only when nginx would", async (t)
         if (step === "invalid") throw invalidHeader();
         return `ok from ${port}`;
       });
-      for (const { error, upstream, disabled } of outcome.failures) {
+      // Each failure is told as it happens, and is in the result too.
+      deepStrictEqual(told, [...outcome.failures]);
+      for (const { error, upstream, disabled } of told) {
         const os = error.osError
           ? ` (${error.osError.code}: ${error.osError.text})`
           : "";
@@ -164,6 +172,7 @@ Deno.test("tryPeers() returns a bug as a defect instead of trying the next serve
     method: "GET",
     upstreamPath: "/",
     streamedBody: false,
+    onFailure: () => {},
   }, () => {
     calls++;
     return Promise.reject(new TypeError("a bug"));

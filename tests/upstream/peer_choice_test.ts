@@ -115,6 +115,7 @@ async function walk(lines: string[], visits: Visit[]): Promise<string[]> {
       method: "GET",
       upstreamPath: "/",
       streamedBody: false,
+      onFailure: () => {},
     }, (peer) => {
       const letter = letters.get(peer.spec.address.port)!;
       if (visit.refusing.includes(letter)) {
