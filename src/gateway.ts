@@ -20,7 +20,7 @@ import {
   tooLarge,
 } from "./proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "./static/mod.ts";
-import type { Logger } from "./log/mod.ts";
+import { isLevelEnabled, type Logger } from "./log/mod.ts";
 import { requestTarget, routeRequest } from "./routing/mod.ts";
 import {
   absoluteAuthority,
@@ -58,6 +58,7 @@ export type HandlerSettings = Pick<
   | "spaFallback"
   | "logNotFound"
   | "cachePolicy"
+  | "errorLogLevel"
 >;
 
 /** What the handler knows only once the gateway runs: no settings. */
@@ -136,6 +137,9 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger, group } = deps;
   const stats = deps.stats ?? new GatewayStats();
+  // nginx's lines for `_` in field names are `info`: looked for only when
+  // that level is written.
+  const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
   const statics = new StaticRoute(config, {
     version: runtime.version,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
@@ -261,7 +265,7 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return badRequest();
     }
-    const verdict = checkRequestHead(req, host);
+    const verdict = checkRequestHead(req, host, headChecks);
     for (const note of verdict.notes) log(note);
     if (verdict.kind === "reject") {
       log(verdict.event);

@@ -105,10 +105,11 @@ export function startGateway(
 ): TestGateway {
   const errorLines: string[] = [];
   const accessLines: string[] = [];
+  const level = options.errorLogLevel ?? "info";
   const logger = createLogger({
     errorLog: { write: (line: string) => errorLines.push(line) },
     accessLog: { write: (line: string) => accessLines.push(line) },
-    level: "info",
+    level,
   });
   let handler: ReturnType<typeof createGatewayHandler> | null = null;
   const server = Deno.serve(
@@ -125,6 +126,7 @@ export function startGateway(
   const { upstreamUrl, caseless, ...overrides } = options;
   const config = testConfig({
     upstreamKeepalive: 32,
+    errorLogLevel: level,
     ...overrides,
     timeouts: {
       connectMs: 10_000,

@@ -91,7 +91,7 @@ function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
     },
   );
   const handler = createGatewayHandler(
-    testConfig({ clientMaxBodySize: 1024 }),
+    testConfig({ clientMaxBodySize: 1024, errorLogLevel: "info" }),
     {
       port: 8081,
       version: "test",

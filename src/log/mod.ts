@@ -13,6 +13,7 @@ export {
   escapeErrorLogText,
   formatConsoleLine,
   formatErrorLogTime,
+  isLevelEnabled,
   LOG_LEVELS,
 } from "./error_log.ts";
 export type { LogLevel } from "./error_log.ts";
