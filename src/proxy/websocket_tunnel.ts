@@ -58,6 +58,8 @@ export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
 export const CLIENT_HIGH_WATER = 1024 * 1024;
 /** See {@linkcode CLIENT_HIGH_WATER}. */
 export const CLIENT_LOW_WATER = 256 * 1024;
+/** Queued frames are joined into writes of up to this many bytes. */
+const WRITE_JOIN_BYTES = 64 * 1024;
 /** Deno's WebSocket has no drain event: `bufferedAmount` is polled. */
 const DRAIN_POLL_MS = 10;
 
@@ -102,8 +104,10 @@ class Tunnel {
   #options: TunnelOptions;
   #parser = new FrameParser();
   #messages = new MessageAssembler();
-  #writes = Promise.resolve();
-  /** Bytes in `#writes` not yet written to the upstream. */
+  /** Frames for the upstream, written in order by one writer. */
+  #outbox: Uint8Array[] = [];
+  #writer: Promise<void> | null = null;
+  /** Bytes in `#outbox` and in the write under way. */
   #queued = 0;
   #ended = false;
   #bytesToClient = 0;
@@ -262,12 +266,39 @@ class Tunnel {
       tunnelCounters.peakQueuedUpstream,
       this.#queued,
     );
+    this.#outbox.push(frame);
+    this.#writer ??= this.#writeOut();
+  }
+
+  /**
+   * Writes the outbox until it is empty, small frames (pongs, short
+   * messages) joined into one write so a burst costs a few syscalls.
+   */
+  async #writeOut(): Promise<void> {
     const conn = this.#conn;
-    this.#writes = this.#writes.then(async () => {
-      let n = 0;
-      while (n < frame.length) n += await conn.write(frame.subarray(n));
-      this.#queued -= frame.length;
-    }).catch(() => this.#finish());
+    try {
+      while (this.#outbox.length > 0) {
+        let take = 1;
+        let size = this.#outbox[0]!.length;
+        while (
+          take < this.#outbox.length &&
+          size + this.#outbox[take]!.length <= WRITE_JOIN_BYTES
+        ) size += this.#outbox[take++]!.length;
+        const parts = this.#outbox.splice(0, take);
+        const chunk = take === 1 ? parts[0]! : new Uint8Array(size);
+        if (take > 1) {
+          parts.reduce((at, f) => (chunk.set(f, at), at + f.length), 0);
+        }
+        let n = 0;
+        while (n < chunk.length) n += await conn.write(chunk.subarray(n));
+        this.#queued -= size;
+      }
+    } catch {
+      this.#outbox = [];
+      this.#finish();
+    } finally {
+      this.#writer = null;
+    }
   }
 
   /** Sends a message to the client, or holds it until the client's side opens. */
@@ -368,7 +399,7 @@ class Tunnel {
       } catch { /* already closed */ }
     };
     const cap = setTimeout(close, 1000);
-    this.#writes.finally(() => setTimeout(close, 50));
+    (this.#writer ?? Promise.resolve()).finally(() => setTimeout(close, 50));
   }
 }
 

@@ -63,6 +63,23 @@ async function writeFor(
   return written;
 }
 
+/** Reads until the peer closes (true) or `ms` pass (false). */
+async function readsToEnd(conn: Deno.Conn, ms: number): Promise<boolean> {
+  const buf = new Uint8Array(256 * 1024);
+  const deadline = Date.now() + ms;
+  const timer = setTimeout(() => conn.close(), ms);
+  try {
+    while (Date.now() < deadline) {
+      if (await conn.read(buf) === null) return true;
+    }
+    return false;
+  } catch {
+    return Date.now() < deadline; // a reset counts, the timer's close not
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function closedOf(ws: WebSocket): Promise<CloseEvent> {
   ws.binaryType = "arraybuffer";
   return new Promise((r) => ws.onclose = (e) => r(e as CloseEvent));
@@ -70,7 +87,11 @@ function closedOf(ws: WebSocket): Promise<CloseEvent> {
 
 Deno.test("tunnel: a client flooding an upstream that does not read is cut off at the queue limit", async () => {
   const release = Promise.withResolvers<void>();
-  await using up = startWsRawUpstream(() => release.promise); // never reads
+  let ended = false;
+  await using up = startWsRawUpstream(async (conn) => {
+    await release.promise; // reads nothing until the client is cut off
+    ended = await readsToEnd(conn, 5000);
+  });
   await using gw = startGateway({ upstreamUrl: up.origin });
   tunnelCounters.peakQueuedUpstream = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/flood`);
@@ -90,6 +111,8 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
     `${tunnelCounters.peakQueuedUpstream} bytes queued`,
   );
+  // The gateway let go of the upstream's connection too.
+  await waitFor(() => ended, 6000);
   await waitFor(() => gw.errorLines.length >= 1, 2000);
   match(
     maskErrorLine(gw.errorLines[0]!),
@@ -216,4 +239,26 @@ Deno.test("tunnel: upstream text that is not UTF-8 closes with 1007, not U+FFFD"
     maskErrorLine(gw.errorLines[0]!),
     /^TIME \[error\] PID#TID: \*N upstream sent invalid UTF-8 in a text message while proxying upgraded connection, /,
   );
+});
+
+Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at the queue limit", async () => {
+  const ping = encodeFrame(OPCODE.ping, new Uint8Array(125), null);
+  const burst = new Uint8Array(ping.length * 1024);
+  for (let i = 0; i < 1024; i++) burst.set(ping, i * ping.length);
+  let sent = 0;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  tunnelCounters.peakQueuedUpstream = 0;
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
+  const closed = closedOf(ws);
+  const timer = setTimeout(() => ws.close(), 8000);
+  const event = await closed;
+  clearTimeout(timer);
+  strictEqual(event.code, 1008);
+  ok(sent < 400, "the gateway answered every ping");
+  ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  match(gw.errorLines[0]!, / upstream is not reading: /);
 });
