@@ -44,9 +44,9 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
  * tunnel is closed. nginx holds one `proxy_buffer_size` (4k|8k) per
  * direction; 4 MiB is about 500 of those, well over a station app's bursts
  * of small messages, while the kernel's socket buffers already absorb
- * several MB more before anything queues here. 64 tunnels stay under
- * 256 MiB. One message larger than this is still accepted when nothing else
- * is queued (Deno bounds a message at 64 MiB).
+ * several MB more before anything queues here. One message larger than
+ * this is still accepted when nothing else is queued: Deno's server socket
+ * already refuses messages over 64 MiB, so a tunnel holds at most that.
  */
 export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
 

@@ -80,6 +80,29 @@ async function readsToEnd(conn: Deno.Conn, ms: number): Promise<boolean> {
   }
 }
 
+/**
+ * The close event, or after `ms` a close by the test; a gateway that never
+ * ends the tunnel fails the test in bounded time rather than hanging it.
+ */
+async function closeWithin(
+  ws: WebSocket,
+  closed: Promise<CloseEvent>,
+  ms: number,
+): Promise<CloseEvent | { code: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<{ code: string }>((resolve) =>
+    timer = setTimeout(() => {
+      ws.close();
+      resolve({ code: `not closed in ${ms} ms` });
+    }, ms)
+  );
+  try {
+    return await Promise.race([closed, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function closedOf(ws: WebSocket): Promise<CloseEvent> {
   ws.binaryType = "arraybuffer";
   return new Promise((r) => ws.onclose = (e) => r(e as CloseEvent));
@@ -102,9 +125,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     ws.send(message);
     await new Promise((r) => setTimeout(r, 5));
   }
-  const timer = setTimeout(() => ws.close(), 8000);
-  const event = await closed;
-  clearTimeout(timer);
+  const event = await closeWithin(ws, closed, 8000);
   release.resolve();
   strictEqual(event.code, 1008);
   ok(
@@ -177,9 +198,7 @@ Deno.test("tunnel: endless non-final fragments close with 1009 and a log line", 
   await using gw = startGateway({ upstreamUrl: up.origin });
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/frag`);
   const closed = closedOf(ws);
-  const timer = setTimeout(() => ws.close(), 8000);
-  const event = await closed;
-  clearTimeout(timer);
+  const event = await closeWithin(ws, closed, 8000);
   strictEqual(event.code, 1009);
   ok(sent < 80, `the gateway took all ${sent} fragments`);
   await waitFor(() => gw.errorLines.length >= 1, 2000);
@@ -229,9 +248,7 @@ Deno.test("tunnel: upstream text that is not UTF-8 closes with 1007, not U+FFFD"
   const messages: unknown[] = [];
   ws.onmessage = (e) => messages.push(e.data);
   const closed = closedOf(ws);
-  const timer = setTimeout(() => ws.close(), 5000);
-  const event = await closed;
-  clearTimeout(timer);
+  const event = await closeWithin(ws, closed, 5000);
   strictEqual(event.code, 1007);
   strictEqual(messages.length, 0);
   await waitFor(() => gw.errorLines.length >= 1, 2000);
@@ -253,9 +270,7 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
   tunnelCounters.peakQueuedUpstream = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
   const closed = closedOf(ws);
-  const timer = setTimeout(() => ws.close(), 8000);
-  const event = await closed;
-  clearTimeout(timer);
+  const event = await closeWithin(ws, closed, 8000);
   strictEqual(event.code, 1008);
   ok(sent < 400, "the gateway answered every ping");
   ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
