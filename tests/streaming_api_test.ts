@@ -274,3 +274,28 @@ Deno.test("server-sent events reach the client as each event is sent", async () 
     await server.shutdown();
   }
 });
+
+Deno.test("Upgrade: websocket without Connection: Upgrade goes upstream as a plain GET", async () => {
+  await using up = startRawUpstream(async (conn, _i, self) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    self.heads.push(head);
+    await writeText(
+      conn,
+      "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
+    );
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  for (const connection of ["", "Connection: keep-alive\r\n"]) {
+    const res = await rawRequest(
+      gw.port,
+      `GET /api/hub HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n${connection}` +
+        `Sec-WebSocket-Key: ${BROWSER_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      1000,
+    );
+    match(res, /^HTTP\/1\.1 426 /, connection);
+  }
+  strictEqual(up.heads.length, 2);
+  for (const head of up.heads) doesNotMatch(head, /^upgrade:/im);
+  deepStrictEqual(gw.errorLines, []);
+});

@@ -124,16 +124,35 @@ export function parseClosePayload(
   };
 }
 
-/** An incremental parser for frames from a server (unmasked). */
+/** The largest frame payload, and the largest whole message, accepted. */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** Below this, a drained parser keeps its buffer instead of shrinking it. */
+const KEEP_BUFFER_BYTES = 256 * 1024;
+
+/**
+ * An incremental parser for frames from a server (unmasked). Bytes go into
+ * one buffer that grows geometrically and is read from an offset, so a big
+ * frame arriving in many reads costs linear copying, not a copy of all the
+ * bytes so far on every read.
+ */
 export class FrameParser {
   #buffer = new Uint8Array(0);
+  #start = 0;
+  #end = 0;
+  #copied = 0;
   #maxPayload: number;
 
   /**
    * @param maxPayload Largest frame payload accepted.
    */
-  constructor(maxPayload = 64 * 1024 * 1024) {
+  constructor(maxPayload: number = MAX_MESSAGE_BYTES) {
     this.#maxPayload = maxPayload;
+  }
+
+  /** Bytes copied so far (input, regrowth and payloads): linear in the input. */
+  get bytesCopied(): number {
+    return this.#copied;
   }
 
   /**
@@ -155,49 +174,159 @@ export class FrameParser {
    * ```
    */
   push(bytes: Uint8Array): Frame[] {
-    const merged = new Uint8Array(this.#buffer.length + bytes.length);
-    merged.set(this.#buffer);
-    merged.set(bytes, this.#buffer.length);
+    this.#append(bytes);
+    const data = this.#buffer;
     const frames: Frame[] = [];
-    let at = 0;
-    while (merged.length - at >= 2) {
-      const b0 = merged[at]!;
-      const b1 = merged[at + 1]!;
-      if (b0 & 0x70) throw new FrameError("reserved bits set");
-      if (b1 & 0x80) throw new FrameError("masked frame from the server");
+    let at = this.#start;
+    const end = this.#end;
+    while (end - at >= 2) {
+      const b0 = data[at]!;
+      const b1 = data[at + 1]!;
+      if (b0 & 0x70) throw new FrameError("a frame with reserved bits set");
+      if (b1 & 0x80) throw new FrameError("a masked frame");
       const opcode = b0 & 0x0f;
       const fin = (b0 & 0x80) !== 0;
       let length = b1 & 0x7f;
       let header = 2;
       if (length === 126) {
-        if (merged.length - at < 4) break;
-        length = (merged[at + 2]! << 8) | merged[at + 3]!;
+        if (end - at < 4) break;
+        length = (data[at + 2]! << 8) | data[at + 3]!;
         header = 4;
       } else if (length === 127) {
-        if (merged.length - at < 10) break;
-        const big = new DataView(merged.buffer, merged.byteOffset + at + 2, 8)
+        if (end - at < 10) break;
+        const big = new DataView(data.buffer, data.byteOffset + at + 2, 8)
           .getBigUint64(0);
         if (big > BigInt(this.#maxPayload)) {
-          throw new FrameError("frame too big", 1009);
+          throw new FrameError("too big frame", 1009);
         }
         length = Number(big);
         header = 10;
       }
       if (opcode >= 0x8 && (!fin || length > 125)) {
-        throw new FrameError("invalid control frame");
+        throw new FrameError("an invalid control frame");
       }
       if (length > this.#maxPayload) {
-        throw new FrameError("frame too big", 1009);
+        throw new FrameError("too big frame", 1009);
       }
-      if (merged.length - at < header + length) break;
+      if (end - at < header + length) break;
       frames.push({
         fin,
         opcode,
-        payload: merged.slice(at + header, at + header + length),
+        payload: data.slice(at + header, at + header + length),
       });
+      this.#copied += length;
       at += header + length;
     }
-    this.#buffer = merged.slice(at);
+    this.#start = at;
+    if (at === end) this.#drained();
     return frames;
   }
+
+  /** Copies new bytes in, first moving or regrowing the buffer if full. */
+  #append(bytes: Uint8Array): void {
+    const live = this.#end - this.#start;
+    if (this.#buffer.length - this.#end < bytes.length) {
+      const needed = live + bytes.length;
+      // Regrow to at least double, so a frame of n bytes is moved O(log n)
+      // times in all, O(n) bytes; moving down in place also costs at most
+      // one copy of the live bytes, which are less than one frame.
+      const target = needed <= this.#buffer.length
+        ? this.#buffer
+        : new Uint8Array(Math.max(needed, this.#buffer.length * 2, 4096));
+      target.set(this.#buffer.subarray(this.#start, this.#end));
+      this.#copied += live;
+      this.#buffer = target;
+      this.#start = 0;
+      this.#end = live;
+    }
+    this.#buffer.set(bytes, this.#end);
+    this.#end += bytes.length;
+    this.#copied += bytes.length;
+  }
+
+  /** Everything is parsed: rewind, and let a big frame's buffer go. */
+  #drained(): void {
+    this.#start = 0;
+    this.#end = 0;
+    if (this.#buffer.length > KEEP_BUFFER_BYTES) {
+      this.#buffer = new Uint8Array(0);
+    }
+  }
 }
+
+/** A whole message: text already checked as UTF-8, or binary. */
+export type Message = string | Uint8Array;
+
+/**
+ * Joins data frames into messages (RFC 6455 §5.4), bounding the whole
+ * message, not only each frame: endless non-final fragments would otherwise
+ * grow without limit.
+ */
+export class MessageAssembler {
+  #fragments: Uint8Array[] = [];
+  #size = 0;
+  #opcode: number | null = null;
+  #maxMessage: number;
+
+  /**
+   * @param maxMessage Largest whole message accepted, in bytes.
+   */
+  constructor(maxMessage: number = MAX_MESSAGE_BYTES) {
+    this.#maxMessage = maxMessage;
+  }
+
+  /** Bytes held for a message not yet finished. */
+  get heldBytes(): number {
+    return this.#size;
+  }
+
+  /**
+   * Adds a data frame.
+   *
+   * @param frame A text, binary or continuation frame.
+   * @returns The message it finishes, or `null`.
+   * @throws {FrameError} 1002 on a continuation outside a message or a new
+   * message inside one, 1009 past the size limit, 1007 on text that is not
+   * UTF-8 (RFC 6455 §8.1).
+   */
+  add(frame: Frame): Message | null {
+    const continuation = frame.opcode === OPCODE.continuation;
+    if (continuation !== (this.#opcode !== null)) {
+      throw new FrameError(
+        continuation
+          ? "a continuation frame outside a message"
+          : "a new message inside a fragmented one",
+      );
+    }
+    if (this.#size + frame.payload.length > this.#maxMessage) {
+      this.#fragments = [];
+      this.#size = 0;
+      throw new FrameError("too big message", 1009);
+    }
+    if (!continuation) this.#opcode = frame.opcode;
+    this.#fragments.push(frame.payload);
+    this.#size += frame.payload.length;
+    if (!frame.fin) return null;
+    const parts = this.#fragments;
+    const whole = parts.length === 1 ? parts[0]! : new Uint8Array(this.#size);
+    if (parts.length > 1) {
+      parts.reduce((at, f) => (whole.set(f, at), at + f.length), 0);
+    }
+    const opcode = this.#opcode;
+    this.#fragments = [];
+    this.#size = 0;
+    this.#opcode = null;
+    if (opcode !== OPCODE.text) return whole;
+    try {
+      return UTF8.decode(whole);
+    } catch {
+      throw new FrameError("invalid UTF-8 in a text message", 1007);
+    }
+  }
+}
+
+/**
+ * Text must be valid UTF-8 (RFC 6455 §8.1); a lenient decoder would hand
+ * the browser U+FFFD instead of the bytes sent.
+ */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });

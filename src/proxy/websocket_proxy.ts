@@ -28,15 +28,39 @@ import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
 /**
- * Whether a request asks for a WebSocket (RFC 6455 §4.1).
+ * Whether a request asks for a WebSocket (RFC 6455 §4.2.1): a GET whose
+ * `Upgrade` lists `websocket` and whose `Connection` lists `upgrade`, with a
+ * key. `Upgrade` alone is not enough: the RFC requires both, and
+ * `Deno.upgradeWebSocket` would refuse the browser's side only after the
+ * upstream's had been opened. The station's nginx (`proxy_set_header
+ * Connection "upgrade"`) would tunnel such a request if the upstream
+ * answered 101; browsers always send both, so only a hand-made client sees
+ * the difference: its request goes upstream as a plain GET.
  *
  * @param req The request.
  * @returns Whether to tunnel it.
+ *
+ * @example Usage
+ * ```ts
+ * import { isWebSocketRequest } from "./websocket_proxy.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const headers = { upgrade: "websocket", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
+ * strictEqual(isWebSocketRequest(new Request("http://h/", { headers })), false);
+ * strictEqual(isWebSocketRequest(new Request("http://h/", { headers: { ...headers, connection: "keep-alive, Upgrade" } })), true);
+ * ```
  */
 export function isWebSocketRequest(req: Request): boolean {
   return req.method === "GET" &&
-    req.headers.get("upgrade")?.toLowerCase() === "websocket" &&
+    hasToken(req.headers.get("upgrade"), "websocket") &&
+    hasToken(req.headers.get("connection"), "upgrade") &&
     req.headers.has("sec-websocket-key");
+}
+
+/** Whether a comma-separated header lists `token`, ignoring case. */
+function hasToken(value: string | null, token: string): boolean {
+  return value !== null &&
+    value.split(",").some((t) => t.trim().toLowerCase() === token);
 }
 
 async function acceptFor(key: string): Promise<string> {
@@ -162,10 +186,16 @@ export async function proxyWebSocket(
     };
   }
   const { reply, field, protocol } = settled;
-  const { socket, response } = Deno.upgradeWebSocket(
-    req,
-    protocol ? { protocol } : {},
-  );
+  let upgraded: ReturnType<typeof Deno.upgradeWebSocket>;
+  try {
+    upgraded = Deno.upgradeWebSocket(req, protocol ? { protocol } : {});
+  } catch (error) {
+    // isWebSocketRequest() checks what Deno does; should they ever differ,
+    // the upstream's side must not be left open.
+    reply.upgraded!.conn.close();
+    throw error;
+  }
+  const { socket, response } = upgraded;
   bridge(socket, reply, field, {
     timeouts: options.timeouts,
     onClosed: options.onClosed,

@@ -5,6 +5,15 @@
  * A tunnel idle for `proxy_read_timeout` is closed with nginx's `upstream
  * timed out … while proxying upgraded connection` line.
  *
+ * Memory per tunnel is bounded both ways. Towards the client, reading the
+ * upstream pauses while the browser's socket holds more than
+ * {@linkcode CLIENT_HIGH_WATER} bytes, so TCP pushes back on the upstream as
+ * nginx's full buffer does. Towards the upstream nothing can push back:
+ * Deno's server-side WebSocket delivers every message and cannot be paused,
+ * so past {@linkcode UPSTREAM_QUEUE_LIMIT} queued bytes the tunnel is closed
+ * (1008) and logged, where nginx would keep its fixed buffer full and simply
+ * stop reading the client.
+ *
  * @module
  */
 
@@ -16,6 +25,8 @@ import {
   encodeFrame,
   FrameError,
   FrameParser,
+  type Message,
+  MessageAssembler,
   OPCODE,
   parseClosePayload,
 } from "./websocket_frames.ts";
@@ -27,6 +38,40 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
   /** Told about a tunnel failure, with the `upstream:` field. */
   onLateFailure: (error: UpstreamError, upstream: string) => void;
 }
+
+/**
+ * Bytes queued towards an upstream that is not reading, past which the
+ * tunnel is closed. nginx holds one `proxy_buffer_size` (4k|8k) per
+ * direction; 4 MiB is about 500 of those, well over a station app's bursts
+ * of small messages, while the kernel's socket buffers already absorb
+ * several MB more before anything queues here. One message larger than
+ * this is still accepted when nothing else is queued: Deno's server socket
+ * already refuses messages over 64 MiB, so a tunnel holds at most that.
+ */
+export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
+
+/**
+ * Reading the upstream pauses while the client's socket buffers more than
+ * this, and resumes below {@linkcode CLIENT_LOW_WATER}: enough in flight for
+ * a fast client's throughput, a quarter of it to avoid flapping.
+ */
+export const CLIENT_HIGH_WATER = 1024 * 1024;
+/** See {@linkcode CLIENT_HIGH_WATER}. */
+export const CLIENT_LOW_WATER = 256 * 1024;
+/** Queued frames are joined into writes of up to this many bytes. */
+const WRITE_JOIN_BYTES = 64 * 1024;
+/** Deno's WebSocket has no drain event: `bufferedAmount` is polled. */
+const DRAIN_POLL_MS = 10;
+
+/** Peaks across all tunnels, read by tests to bound memory without RSS. */
+export const tunnelCounters = {
+  /** Most bytes ever queued towards one upstream. */
+  peakQueuedUpstream: 0,
+  /** Most bytes ever buffered towards one client, held or in its socket. */
+  peakBufferedToClient: 0,
+  /** Bytes the upstream frame parsers copied, in all. */
+  parserBytesCopied: 0,
+};
 
 /**
  * Joins the client's WebSocket to the upstream's upgraded connection.
@@ -58,14 +103,20 @@ class Tunnel {
   #field: string;
   #options: TunnelOptions;
   #parser = new FrameParser();
-  #writes = Promise.resolve();
+  #messages = new MessageAssembler();
+  /** Frames for the upstream, written in order by one writer. */
+  #outbox: Uint8Array[] = [];
+  #writer: Promise<void> | null = null;
+  /** Bytes in `#outbox` and in the write under way. */
+  #queued = 0;
   #ended = false;
   #bytesToClient = 0;
-  #fragments: Uint8Array[] = [];
-  #fragmentOpcode: number = OPCODE.text;
   /** Messages from upstream before the client's side has opened. */
-  #pending: (string | Uint8Array)[] = [];
+  #pending: Message[] = [];
+  #pendingBytes = 0;
   #clientOpen = false;
+  /** Waiting for the client to drain: the upstream is not being read. */
+  #paused = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -87,6 +138,7 @@ class Tunnel {
     client.onopen = () => {
       this.#clientOpen = true;
       for (const data of this.#pending.splice(0)) client.send(data);
+      this.#pendingBytes = 0;
     };
     client.onmessage = (event) => {
       this.#armIdle();
@@ -115,7 +167,7 @@ class Tunnel {
 
   /**
    * Reads the upstream's side until it closes, starting with the bytes that
-   * came after the handshake.
+   * came after the handshake, pausing while the client is behind.
    *
    * @param rest Bytes read past the 101 response's head.
    */
@@ -125,6 +177,10 @@ class Tunnel {
       if (rest.length > 0) this.#onFrames(rest);
       const buf = new Uint8Array(64 * 1024);
       while (!this.#ended) {
+        if (this.#clientBacklog() > CLIENT_HIGH_WATER) {
+          await this.#waitForClient();
+          continue;
+        }
         const n = await this.#conn.read(buf);
         if (n === null) break;
         this.#armIdle();
@@ -132,41 +188,134 @@ class Tunnel {
       }
       this.#finish();
     } catch (error) {
-      if (error instanceof FrameError) {
-        this.#sendUpstream(
-          OPCODE.close,
-          closePayload(error.code, error.message),
+      if (error instanceof FrameError && !this.#ended) {
+        this.#sendUpstream(OPCODE.close, closePayload(error.code));
+        this.#fail(
+          new UpstreamError(`upstream sent ${error.message}`, {
+            kind: "invalid-response",
+            action: "proxying upgraded connection",
+          }),
+          error.code,
         );
-        this.#finish(error.code, "upstream protocol error");
       } else {
         this.#finish();
       }
     }
   }
 
+  /** Bytes sent to the client and not yet on its wire. */
+  #clientBacklog(): number {
+    return this.#pendingBytes + this.#client.bufferedAmount;
+  }
+
+  /**
+   * Stops reading the upstream until the client's backlog falls below the
+   * low-water mark. `proxy_read_timeout` does not run meanwhile: nginx arms
+   * it only while it waits to read the upstream, and times the stalled
+   * client with `send_timeout` instead (`ngx_http_upstream_process_upgraded`),
+   * here the same length, reset whenever the client takes some bytes.
+   */
+  async #waitForClient(): Promise<void> {
+    this.#paused = true;
+    clearTimeout(this.#idle);
+    let last = this.#clientBacklog();
+    let since = Date.now();
+    while (!this.#ended && this.#clientBacklog() > CLIENT_LOW_WATER) {
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+      const now = this.#clientBacklog();
+      if (now < last) since = Date.now();
+      last = now;
+      if (Date.now() - since > this.#options.timeouts.readMs) {
+        this.#fail(clientTimedOut(), 1001);
+      }
+    }
+    this.#paused = false;
+    if (!this.#ended) this.#armIdle();
+  }
+
+  /** Logs a failure with the request's context, then ends both sides. */
+  #fail(error: UpstreamError, code: number): void {
+    if (this.#ended) return;
+    this.#options.onLateFailure(error, this.#field);
+    this.#finish(code, error.message.slice(0, 123));
+  }
+
   /** Writes one masked frame upstream, after the ones before it. */
   #sendUpstream(opcode: number, payload: Uint8Array): void {
+    if (this.#ended) return;
     const frame = encodeFrame(
       opcode,
       payload,
       crypto.getRandomValues(new Uint8Array(4)),
     );
+    if (
+      this.#queued > 0 && this.#queued + frame.length > UPSTREAM_QUEUE_LIMIT
+    ) {
+      this.#fail(
+        new UpstreamError(
+          `upstream is not reading: ${this.#queued} bytes queued, ` +
+            `${frame.length} more refused`,
+          { kind: "unknown", action: "proxying upgraded connection" },
+        ),
+        1008,
+      );
+      return;
+    }
+    this.#queued += frame.length;
+    tunnelCounters.peakQueuedUpstream = Math.max(
+      tunnelCounters.peakQueuedUpstream,
+      this.#queued,
+    );
+    this.#outbox.push(frame);
+    this.#writer ??= this.#writeOut();
+  }
+
+  /**
+   * Writes the outbox until it is empty, small frames (pongs, short
+   * messages) joined into one write so a burst costs a few syscalls.
+   */
+  async #writeOut(): Promise<void> {
     const conn = this.#conn;
-    this.#writes = this.#writes.then(async () => {
-      let n = 0;
-      while (n < frame.length) n += await conn.write(frame.subarray(n));
-    }).catch(() => this.#finish());
+    try {
+      while (this.#outbox.length > 0) {
+        let take = 1;
+        let size = this.#outbox[0]!.length;
+        while (
+          take < this.#outbox.length &&
+          size + this.#outbox[take]!.length <= WRITE_JOIN_BYTES
+        ) size += this.#outbox[take++]!.length;
+        const parts = this.#outbox.splice(0, take);
+        const chunk = take === 1 ? parts[0]! : new Uint8Array(size);
+        if (take > 1) {
+          parts.reduce((at, f) => (chunk.set(f, at), at + f.length), 0);
+        }
+        let n = 0;
+        while (n < chunk.length) n += await conn.write(chunk.subarray(n));
+        this.#queued -= size;
+      }
+    } catch {
+      this.#outbox = [];
+      this.#finish();
+    } finally {
+      this.#writer = null;
+    }
   }
 
   /** Sends a message to the client, or holds it until the client's side opens. */
-  #toClient(data: string | Uint8Array): void {
-    this.#bytesToClient += frameSize(
-      typeof data === "string"
-        ? new TextEncoder().encode(data).length
-        : data.length,
-    );
+  #toClient(data: Message): void {
+    const size = typeof data === "string"
+      ? new TextEncoder().encode(data).length
+      : data.length;
+    this.#bytesToClient += frameSize(size);
     if (this.#clientOpen) this.#client.send(data);
-    else this.#pending.push(data);
+    else {
+      this.#pending.push(data);
+      this.#pendingBytes += size;
+    }
+    tunnelCounters.peakBufferedToClient = Math.max(
+      tunnelCounters.peakBufferedToClient,
+      this.#clientBacklog(),
+    );
   }
 
   /** Handles the upstream's frames: control frames, then whole messages. */
@@ -184,35 +333,19 @@ class Tunnel {
           this.#finish(code, reason);
           return;
         }
-        default:
-          this.#collect(frame.opcode, frame.payload, frame.fin);
+        default: {
+          const message = this.#messages.add(frame);
+          if (message !== null) this.#toClient(message);
+        }
       }
+      if (this.#ended) return;
     }
-  }
-
-  /** Joins a message's fragments and relays it once the last one came. */
-  #collect(opcode: number, payload: Uint8Array, fin: boolean): void {
-    if (opcode !== OPCODE.continuation) {
-      this.#fragmentOpcode = opcode;
-      this.#fragments = [];
-    }
-    this.#fragments.push(payload);
-    if (!fin) return;
-    const fragments = this.#fragments;
-    const size = fragments.reduce((n, f) => n + f.length, 0);
-    const whole = new Uint8Array(size);
-    fragments.reduce((at, f) => (whole.set(f, at), at + f.length), 0);
-    this.#fragments = [];
-    this.#toClient(
-      this.#fragmentOpcode === OPCODE.text
-        ? new TextDecoder().decode(whole)
-        : whole,
-    );
   }
 
   /** Restarts the idle timer: nginx's `proxy_read_timeout` on a tunnel. */
   #armIdle(): void {
     clearTimeout(this.#idle);
+    if (this.#paused || this.#ended) return;
     this.#idle = setTimeout(() => {
       this.#options.onLateFailure(upstreamTimeoutWhileProxying(), this.#field);
       this.#finish(1001, "idle");
@@ -224,24 +357,49 @@ class Tunnel {
     if (this.#ended) return;
     this.#ended = true;
     clearTimeout(this.#idle);
+    tunnelCounters.parserBytesCopied += this.#parser.bytesCopied;
+    this.#pending = [];
     const client = this.#client;
-    if (client.readyState < WebSocket.CLOSING) {
-      const bare = code === undefined || code === 1005 || code === 1006;
+    const bare = code === undefined || code === 1005 || code === 1006;
+    const closeClient = () => {
       try {
         if (bare) client.close();
         else client.close(code, reason);
-        this.#bytesToClient += frameSize(
-          bare ? 0 : closePayload(code, reason).length,
-        );
       } catch {
         client.close();
-        this.#bytesToClient += frameSize(0);
       }
+    };
+    if (client.readyState < WebSocket.CLOSING) {
+      this.#bytesToClient += frameSize(
+        bare ? 0 : closePayload(code, reason).length,
+      );
+      // Closing a socket not yet open would drop the code: wait for it.
+      if (client.readyState === WebSocket.CONNECTING) {
+        client.onopen = closeClient;
+      } else closeClient();
     }
-    // Give a close frame a moment to leave, then drop the connection.
-    const conn = this.#conn;
-    this.#writes.finally(() => setTimeout(() => conn.close(), 50));
+    this.#closeConn();
     this.#options.onClosed(this.#bytesToClient);
+  }
+
+  /**
+   * Gives a close frame a moment to leave, then drops the connection; an
+   * upstream that is not reading gets a second at most, so its queued
+   * frames are let go with the connection.
+   */
+  #closeConn(): void {
+    const conn = this.#conn;
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(cap);
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+    };
+    const cap = setTimeout(close, 1000);
+    (this.#writer ?? Promise.resolve()).finally(() => setTimeout(close, 50));
   }
 }
 
@@ -260,6 +418,20 @@ function upstreamTimeoutWhileProxying(): UpstreamError {
     kind: "timed-out",
     // nginx: "while proxying upgraded connection" (ngx_http_upstream.c).
     action: "proxying upgraded connection",
+    ...(base.osError ? { osError: base.osError } : {}),
+  });
+}
+
+/**
+ * nginx's line when the client takes nothing for `send_timeout`: logged at
+ * info, as nginx logs client-side errors, and not the upstream's failure.
+ */
+function clientTimedOut(): UpstreamError {
+  const base = upstreamTimeout("reading upstream");
+  return new UpstreamError("client timed out", {
+    kind: "client-closed",
+    action: "proxying upgraded connection",
+    level: "info",
     ...(base.osError ? { osError: base.osError } : {}),
   });
 }

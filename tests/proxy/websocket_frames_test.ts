@@ -1,9 +1,10 @@
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import {
   closePayload,
   encodeFrame,
   FrameError,
   FrameParser,
+  MessageAssembler,
   OPCODE,
   parseClosePayload,
 } from "../../src/proxy/websocket_frames.ts";
@@ -83,4 +84,129 @@ Deno.test("closePayload() and parseClosePayload() carry code and reason", () => 
     code: undefined,
     reason: "",
   });
+});
+
+Deno.test("FrameParser.push() copies linearly, whatever the read size", async (t) => {
+  const size = 4 * 1024 * 1024;
+  const wire = encodeFrame(OPCODE.binary, new Uint8Array(size).fill(5), null);
+  for (const step of [1024, 16 * 1024, 64 * 1024, 1024 * 1024]) {
+    await t.step(`${size} bytes in ${step}-byte reads`, () => {
+      const p = new FrameParser();
+      const frames = [];
+      for (let at = 0; at < wire.length; at += step) {
+        frames.push(...p.push(wire.subarray(at, at + step)));
+      }
+      strictEqual(frames.length, 1);
+      strictEqual(frames[0]!.payload.length, size);
+      strictEqual(frames[0]!.payload[size - 1], 5);
+      // Input, regrowth and payload: a few copies, not one per read.
+      ok(p.bytesCopied < 5 * size, `${p.bytesCopied} bytes copied`);
+    });
+  }
+});
+
+Deno.test("FrameParser.push() keeps frames intact across compaction", () => {
+  const p = new FrameParser();
+  const out: number[] = [];
+  // Frames of growing size, split so each read ends inside the next frame.
+  for (let i = 1; i <= 300; i++) {
+    const payload = new Uint8Array(i * 37).fill(i & 0xff);
+    const wire = encodeFrame(OPCODE.binary, payload, null);
+    const cut = Math.floor(wire.length / 2);
+    for (const f of p.push(wire.subarray(0, cut))) out.push(f.payload.length);
+    for (const f of p.push(wire.subarray(cut))) {
+      out.push(f.payload.length);
+      ok(f.payload.every((b) => b === (i & 0xff)), `frame ${i}`);
+    }
+  }
+  deepStrictEqual(out, Array.from({ length: 300 }, (_, i) => (i + 1) * 37));
+});
+
+function data(opcode: number, text: string | Uint8Array, fin: boolean) {
+  const payload = typeof text === "string"
+    ? new TextEncoder().encode(text)
+    : text;
+  return { opcode, payload, fin };
+}
+
+Deno.test("MessageAssembler.add() joins fragments and checks what RFC 6455 requires", async (t) => {
+  const cases: {
+    name: string;
+    frames: ReturnType<typeof data>[];
+    want: (string | number[] | null)[] | number;
+  }[] = [
+    {
+      name: "a whole text message",
+      frames: [data(OPCODE.text, "hi", true)],
+      want: ["hi"],
+    },
+    {
+      name: "text in three fragments, UTF-8 split inside a character",
+      frames: [
+        data(OPCODE.text, new Uint8Array([0x68, 0xc3]), false),
+        data(OPCODE.continuation, new Uint8Array([0xa9]), false),
+        data(OPCODE.continuation, "!", true),
+      ],
+      want: [null, null, "hé!"],
+    },
+    {
+      name: "binary in two fragments",
+      frames: [
+        data(OPCODE.binary, new Uint8Array([1]), false),
+        data(OPCODE.continuation, new Uint8Array([2]), true),
+      ],
+      want: [null, [1, 2]],
+    },
+    {
+      name: "invalid UTF-8 text",
+      frames: [
+        data(OPCODE.text, new Uint8Array([0xff, 0xfe, 0xc0, 0xae]), true),
+      ],
+      want: 1007,
+    },
+    {
+      name: "a continuation outside a message",
+      frames: [data(OPCODE.continuation, "x", true)],
+      want: 1002,
+    },
+    {
+      name: "a new message inside a fragmented one",
+      frames: [data(OPCODE.text, "a", false), data(OPCODE.text, "b", true)],
+      want: 1002,
+    },
+    {
+      name: "fragments past the message limit (16 bytes)",
+      frames: [
+        data(OPCODE.binary, new Uint8Array(10), false),
+        data(OPCODE.continuation, new Uint8Array(7), false),
+      ],
+      want: 1009,
+    },
+    {
+      name: "fragments up to the message limit (16 bytes)",
+      frames: [
+        data(OPCODE.binary, new Uint8Array(10), false),
+        data(OPCODE.continuation, new Uint8Array(6), true),
+      ],
+      want: [null, new Array(16).fill(0)],
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, () => {
+      const m = new MessageAssembler(16);
+      const run = () =>
+        c.frames.map((f) => {
+          const out = m.add(f);
+          return out instanceof Uint8Array ? [...out] : out;
+        });
+      if (typeof c.want === "number") {
+        const code = c.want;
+        throws(run, (e: unknown) => e instanceof FrameError && e.code === code);
+        strictEqual(m.heldBytes <= 16, true);
+      } else {
+        deepStrictEqual(run(), c.want);
+        strictEqual(m.heldBytes, 0);
+      }
+    });
+  }
 });

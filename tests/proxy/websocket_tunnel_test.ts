@@ -1,0 +1,279 @@
+/** The tunnel's bounds against hostile peers, over real sockets. */
+import { doesNotMatch, match, ok, strictEqual } from "node:assert/strict";
+import {
+  maskErrorLine,
+  readHead,
+  startGateway,
+  startRawUpstream,
+  waitFor,
+  writeText,
+} from "../_utils.ts";
+import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
+import {
+  CLIENT_HIGH_WATER,
+  tunnelCounters,
+  UPSTREAM_QUEUE_LIMIT,
+} from "../../src/proxy/websocket_tunnel.ts";
+
+const MiB = 1024 * 1024;
+
+/** Answers the gateway's handshake with a valid 101, then runs `then`. */
+function startWsRawUpstream(then: (conn: Deno.Conn) => Promise<void>) {
+  return startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    const key = /sec-websocket-key: *(\S+)/i.exec(head)![1]!;
+    const digest = await crypto.subtle.digest(
+      "SHA-1",
+      new TextEncoder().encode(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
+    );
+    const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+    await writeText(
+      conn,
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n" +
+        `Connection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
+    await then(conn);
+  });
+}
+
+/** Writes frames from `next` until done, `ms` pass or the peer goes; returns bytes written. */
+async function writeFor(
+  conn: Deno.Conn,
+  next: () => Uint8Array | null,
+  ms: number,
+): Promise<number> {
+  let written = 0;
+  const deadline = Date.now() + ms;
+  const timer = setTimeout(() => conn.close(), ms);
+  try {
+    for (let frame = next(); frame !== null; frame = next()) {
+      for (let at = 0; at < frame.length;) {
+        if (Date.now() >= deadline) return written;
+        const n = await conn.write(frame.subarray(at));
+        at += n;
+        written += n;
+      }
+    }
+  } catch {
+    /* closed by the gateway or by the timer */
+  } finally {
+    clearTimeout(timer);
+  }
+  return written;
+}
+
+/** Reads until the peer closes (true) or `ms` pass (false). */
+async function readsToEnd(conn: Deno.Conn, ms: number): Promise<boolean> {
+  const buf = new Uint8Array(256 * 1024);
+  const deadline = Date.now() + ms;
+  const timer = setTimeout(() => conn.close(), ms);
+  try {
+    while (Date.now() < deadline) {
+      if (await conn.read(buf) === null) return true;
+    }
+    return false;
+  } catch {
+    return Date.now() < deadline; // a reset counts, the timer's close not
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The close event, or after `ms` a close by the test; a gateway that never
+ * ends the tunnel fails the test in bounded time rather than hanging it.
+ */
+async function closeWithin(
+  ws: WebSocket,
+  closed: Promise<CloseEvent>,
+  ms: number,
+): Promise<CloseEvent | { code: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<{ code: string }>((resolve) =>
+    timer = setTimeout(() => {
+      ws.close();
+      resolve({ code: `not closed in ${ms} ms` });
+    }, ms)
+  );
+  try {
+    return await Promise.race([closed, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function closedOf(ws: WebSocket): Promise<CloseEvent> {
+  ws.binaryType = "arraybuffer";
+  return new Promise((r) => ws.onclose = (e) => r(e as CloseEvent));
+}
+
+Deno.test("tunnel: a client flooding an upstream that does not read is cut off at the queue limit", async () => {
+  const release = Promise.withResolvers<void>();
+  let ended = false;
+  await using up = startWsRawUpstream(async (conn) => {
+    await release.promise; // reads nothing until the client is cut off
+    ended = await readsToEnd(conn, 5000);
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  tunnelCounters.peakQueuedUpstream = 0;
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/flood`);
+  const closed = closedOf(ws);
+  await new Promise((r) => ws.onopen = r);
+  const message = new Uint8Array(MiB);
+  for (let i = 0; i < 64 && ws.readyState === WebSocket.OPEN; i++) {
+    ws.send(message);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const event = await closeWithin(ws, closed, 8000);
+  release.resolve();
+  strictEqual(event.code, 1008);
+  ok(
+    tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
+    `${tunnelCounters.peakQueuedUpstream} bytes queued`,
+  );
+  // The gateway let go of the upstream's connection too.
+  await waitFor(() => ended, 6000);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  match(
+    maskErrorLine(gw.errorLines[0]!),
+    /^TIME \[error\] PID#TID: \*N upstream is not reading: \d+ bytes queued, \d+ more refused while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/flood HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/flood", host: "127\.0\.0\.1:\d+"$/,
+  );
+});
+
+Deno.test("tunnel: an upstream flooding a client that does not read is paused, not buffered", async () => {
+  const frame = encodeFrame(OPCODE.binary, new Uint8Array(MiB), null);
+  let sent = 0;
+  let written = -1;
+  await using up = startWsRawUpstream(async (conn) => {
+    written = await writeFor(conn, () => sent++ < 64 ? frame : null, 2500);
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    timeouts: { readMs: 1500 },
+  });
+  tunnelCounters.peakBufferedToClient = 0;
+  const client = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  try {
+    await writeText(
+      client,
+      "GET /api/flood HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n" +
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+        "Sec-WebSocket-Version: 13\r\n\r\n",
+    );
+    match((await readHead(client))!, /^HTTP\/1\.1 101 /);
+    // The client reads nothing more: TCP must push back on the upstream.
+    await waitFor(() => written >= 0, 5000);
+    ok(written < 48 * MiB, `the upstream wrote ${written} bytes`);
+    ok(
+      tunnelCounters.peakBufferedToClient <= CLIENT_HIGH_WATER + MiB + 10,
+      `${tunnelCounters.peakBufferedToClient} bytes buffered to the client`,
+    );
+    // Paused for the client, the read timeout must not fire; the client's
+    // own stall ends the tunnel instead, at info.
+    await waitFor(() => gw.errorLines.length >= 1, 5000);
+    doesNotMatch(gw.errorLines.join("\n"), /upstream timed out/);
+    match(
+      maskErrorLine(gw.errorLines[0]!),
+      /^TIME \[info\] PID#TID: \*N client timed out \(110: Connection timed out\) while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/flood HTTP\/1\.1"/,
+    );
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("tunnel: endless non-final fragments close with 1009 and a log line", async () => {
+  const first = encodeFrame(OPCODE.binary, new Uint8Array(MiB), null);
+  first[0] = first[0]! & 0x7f;
+  const more = encodeFrame(OPCODE.continuation, new Uint8Array(MiB), null);
+  more[0] = more[0]! & 0x7f;
+  let sent = 0;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(
+      conn,
+      () => sent++ === 0 ? first : sent < 80 ? more : null,
+      8000,
+    );
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/frag`);
+  const closed = closedOf(ws);
+  const event = await closeWithin(ws, closed, 8000);
+  strictEqual(event.code, 1009);
+  ok(sent < 80, `the gateway took all ${sent} fragments`);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  match(
+    maskErrorLine(gw.errorLines[0]!),
+    /^TIME \[error\] PID#TID: \*N upstream sent too big message while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/frag HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/frag"/,
+  );
+});
+
+Deno.test("tunnel: a 32 MiB frame in small reads is parsed with linear copying", async () => {
+  const size = 32 * MiB;
+  const wire = encodeFrame(OPCODE.binary, new Uint8Array(size).fill(7), null);
+  await using up = startWsRawUpstream(async (conn) => {
+    // 16 KiB at a time, as a slow upstream would.
+    for (let at = 0; at < wire.length;) {
+      at += await conn.write(wire.subarray(at, at + 16 * 1024));
+    }
+    await readHead(conn); // until the gateway closes
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const before = tunnelCounters.parserBytesCopied;
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/big`);
+  const closed = closedOf(ws);
+  const got = await new Promise<number>((resolve) => {
+    const timer = setTimeout(() => resolve(-1), 20_000);
+    ws.onmessage = (e) => {
+      clearTimeout(timer);
+      resolve((e.data as ArrayBuffer).byteLength);
+    };
+  });
+  ws.close();
+  await closed;
+  await waitFor(() => tunnelCounters.parserBytesCopied > before, 2000);
+  strictEqual(got, size);
+  const copied = tunnelCounters.parserBytesCopied - before;
+  ok(copied < 8 * size, `${copied} bytes copied for a ${size}-byte frame`);
+});
+
+Deno.test("tunnel: upstream text that is not UTF-8 closes with 1007, not U+FFFD", async () => {
+  await using up = startWsRawUpstream(async (conn) => {
+    const bad = new Uint8Array([0xff, 0xfe, 0xc0, 0xae]);
+    await conn.write(encodeFrame(OPCODE.text, bad, null));
+    await readHead(conn);
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/badutf`);
+  const messages: unknown[] = [];
+  ws.onmessage = (e) => messages.push(e.data);
+  const closed = closedOf(ws);
+  const event = await closeWithin(ws, closed, 5000);
+  strictEqual(event.code, 1007);
+  strictEqual(messages.length, 0);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  match(
+    maskErrorLine(gw.errorLines[0]!),
+    /^TIME \[error\] PID#TID: \*N upstream sent invalid UTF-8 in a text message while proxying upgraded connection, /,
+  );
+});
+
+Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at the queue limit", async () => {
+  const ping = encodeFrame(OPCODE.ping, new Uint8Array(125), null);
+  const burst = new Uint8Array(ping.length * 1024);
+  for (let i = 0; i < 1024; i++) burst.set(ping, i * ping.length);
+  let sent = 0;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  tunnelCounters.peakQueuedUpstream = 0;
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
+  const closed = closedOf(ws);
+  const event = await closeWithin(ws, closed, 8000);
+  strictEqual(event.code, 1008);
+  ok(sent < 400, "the gateway answered every ping");
+  ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
+  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  match(gw.errorLines[0]!, / upstream is not reading: /);
+});
