@@ -13,13 +13,20 @@
  * a check and the open changes nothing ({@linkcode openInsideRoot}). The
  * file is opened first and its identity taken (`fstat`: device and inode);
  * the bytes then come from that handle only, so a swap after the check is
- * harmless. What proves the handle's file inside the root:
+ * harmless. What proves the handle's file inside the root is chosen once per
+ * process ({@linkcode CONTAINMENT_WITNESS}), never per call: a check that
+ * falls back when its first witness errs takes the weaker one exactly when
+ * an error can be provoked.
  *
- * - Linux: the kernel's own path of a second descriptor on the same name
+ * - `kernel` (Linux, when Deno lets the process read `/proc/self/fd`): the
+ *   kernel's own path of a second descriptor on the same name
  *   (`readlink /proc/self/fd/N`, `node:fs` gives the descriptor number),
  *   which must lie below the root's real path and hold the same device and
- *   inode. No window: both are facts about open descriptors.
- * - Windows (and Linux without `/proc`): the name's real path
+ *   inode. No window: both are facts about open descriptors, and an open
+ *   file's inode cannot be reused. Any error there refuses the file. Deno
+ *   refuses `/proc/self`, `/proc/<pid>` and `/dev/fd` without `--allow-all`
+ *   ("Requires all access"), so under `--allow-read` this witness is absent.
+ * - `path` (Windows, and Linux without it): the name's real path
  *   (`GetFinalPathNameByHandleW`, `realpath(3)`) must lie below the root's,
  *   and the entry there must be the handle's file (`lstat`: device and
  *   inode). Deno reports `dev` (volume serial) and `ino` (file index) on
@@ -27,8 +34,8 @@
  *   junction itself (`FILE_FLAG_OPEN_REPARSE_POINT`), so a file swapped for
  *   a link has an identity of its own and is refused. Deno has no
  *   `openat`/`O_NOFOLLOW` and no path of a handle, so a *folder* on the path
- *   swapped for a junction and back between the real path and the `lstat`
- *   (microseconds) is not caught there.
+ *   swapped for a link or junction and back between the open, the real path
+ *   and the `lstat` (microseconds) is not caught there.
  * - Under Wine, Unix symlinks are no reparse points and `lstat` follows
  *   them, so there this check cannot tell a link from its target; Wine is
  *   no witness for the Windows branch.
@@ -44,6 +51,24 @@ import type { OsFamily } from "../runtime/mod.ts";
 // `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
 // costs the process some 4 MB, so only Linux, where it is used, loads it.
 const nodeFs = Deno.build.os === "linux" ? await import("node:fs") : null;
+
+/** How {@linkcode openInsideRoot} proves a file inside the root. */
+export type ContainmentWitness = "kernel" | "path";
+
+/**
+ * This process's witness (see the module doc): `kernel` on Linux when
+ * `/proc/self/fd` can be read, else `path`.
+ */
+export const CONTAINMENT_WITNESS: ContainmentWitness =
+  nodeFs !== null && procFdReadable() ? "kernel" : "path";
+
+function procFdReadable(): boolean {
+  try {
+    return Deno.statSync("/proc/self/fd").isDirectory;
+  } catch {
+    return false; // not mounted, or refused without --allow-all
+  }
+}
 
 /**
  * Tells whether a decoded path segment is safe to use as a file name.
@@ -140,7 +165,7 @@ export function openInsideRoot(root: string, path: string): OpenedFile {
     const info = file.statSync();
     if (provedInside(root, path, info)) return { kind: "opened", file, info };
   } catch {
-    // Vanished or unreadable in between: treated as outside.
+    // Vanished, unreadable, or the witness could not answer: not proved.
   }
   file.close();
   return { kind: "outside" };
@@ -152,8 +177,8 @@ function provedInside(
   path: string,
   info: Deno.FileInfo,
 ): boolean {
-  const opened = nodeFs === null ? null : kernelPath(nodeFs, path);
-  if (opened !== null) {
+  if (nodeFs !== null && CONTAINMENT_WITNESS === "kernel") {
+    const opened = kernelPath(nodeFs, path);
     return opened.ino === info.ino && opened.dev === info.dev &&
       isBelow(Deno.realPathSync(root), opened.path);
   }
@@ -165,19 +190,18 @@ function provedInside(
 
 /**
  * Opens `path` once more and asks the kernel where that descriptor's file
- * is (`/proc/self/fd/N`), with its identity; `null` without `/proc`.
+ * is (`/proc/self/fd/N`), with its identity. Throws when it cannot tell:
+ * the caller then refuses the file.
  */
 function kernelPath(
   fs: typeof import("node:fs"),
   path: string,
-): { path: string; dev: number; ino: number } | null {
+): { path: string; dev: number; ino: number } {
   const fd = fs.openSync(path, "r");
   try {
     const where = Deno.readLinkSync(`/proc/self/fd/${fd}`);
     const { dev, ino } = fs.fstatSync(fd);
     return { path: where, dev, ino };
-  } catch {
-    return null;
   } finally {
     fs.closeSync(fd);
   }
