@@ -48,10 +48,6 @@
 import { sep } from "node:path";
 import type { OsFamily } from "../runtime/mod.ts";
 
-// `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
-// costs the process some 4 MB, so only Linux, where it is used, loads it.
-const nodeFs = Deno.build.os === "linux" ? await import("node:fs") : null;
-
 /** How {@linkcode openInsideRoot} proves a file inside the root. */
 export type ContainmentWitness = "kernel" | "path";
 
@@ -60,7 +56,14 @@ export type ContainmentWitness = "kernel" | "path";
  * `/proc/self/fd` can be read, else `path`.
  */
 export const CONTAINMENT_WITNESS: ContainmentWitness =
-  nodeFs !== null && procFdReadable() ? "kernel" : "path";
+  Deno.build.os === "linux" && procFdReadable() ? "kernel" : "path";
+
+// `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
+// costs the process some 4 MB, so it is loaded only where the kernel is the
+// witness: not on Windows, and not under the gateway's own permissions.
+const nodeFs = CONTAINMENT_WITNESS === "kernel"
+  ? await import("node:fs")
+  : null;
 
 function procFdReadable(): boolean {
   try {
