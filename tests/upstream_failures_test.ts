@@ -422,6 +422,38 @@ Deno.test("client leaves while sending its body: 499, nginx's info line, nothing
   }
 });
 
+Deno.test("invalid chunked framing after the head: nginx's 400 and info line, not a client that left", async (t) => {
+  // Deno's decoder rejects these once the handler reads the body; sent with
+  // the head, Deno answers before the handler (a named difference).
+  const cases: [string, string][] = [
+    ["a size that is not hex", "zz\r\n"],
+    ["a size past 64 bits", "ffffffffffffffff1\r\n"],
+  ];
+  for (const [name, bad] of cases) {
+    await t.step(name, async () => {
+      await using up = startRawUpstream(async (conn, _i, self) => {
+        const head = await readHead(conn);
+        if (head !== null) self.heads.push(head);
+      });
+      await using gw = startGateway({ upstreamUrl: up.origin });
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+      await writeText(
+        conn,
+        "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      await writeText(conn, bad);
+      await waitFor(() => gw.accessLines.length === 1);
+      conn.close();
+      match(gw.accessLines[0]!, /"POST \/api\/loginms HTTP\/1\.1" 400 /);
+      deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+        'TIME [info] PID#TID: *N client sent invalid chunked body while reading client request body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
+      ]);
+      strictEqual(up.connections, 0, "nothing forwarded");
+    });
+  }
+});
+
 Deno.test("pooled connection closed by the upstream while idle is never used", async () => {
   // Answers keep-alive, then closes the idle connection 50 ms later (as an
   // upstream with a short keep-alive timeout does).

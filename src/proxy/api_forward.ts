@@ -202,6 +202,8 @@ export async function forwardApi(
       return tooLarge(result.message, log, true);
     case "no-live":
       return errorResponse(502, { head });
+    case "bad-body":
+      return errorResponse(400, { head, headers: { connection: "close" } });
     case "client-left":
     case "failed":
       return errorResponse(upstreamStatus(result.error), { head });
@@ -232,6 +234,13 @@ function logOutcome(
         message: "no live upstreams",
         action: "connecting to upstream",
         upstream: `http://${group.name}${upstreamPath}`,
+      });
+      break;
+    case "bad-body":
+      log({
+        level: "info",
+        message: "client sent invalid chunked body",
+        action: "reading client request body",
       });
       break;
     case "client-left":

@@ -74,6 +74,13 @@ type ProxyEnd =
     error: UpstreamError;
   }
   | {
+    /**
+     * The body's chunked framing is invalid: nginx's 400 `client sent
+     * invalid chunked body`, nothing forwarded.
+     */
+    kind: "bad-body";
+  }
+  | {
     /** The body is over `client_max_body_size`: 413, nothing forwarded. */
     kind: "too-large";
     /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
@@ -84,6 +91,29 @@ type ProxyEnd =
     kind: "defect";
     error: unknown;
   };
+
+/**
+ * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad
+ * chunked framing with `invalid HTTP/1 request: …` (a plain `Error`); a
+ * client that went away surfaces as `BadResource`. nginx answers the first
+ * with 400 (`ngx_http_parse_chunked` → NGX_HTTP_BAD_REQUEST).
+ */
+function bodyReadFailed(error: unknown): ProxyResult {
+  const cause = error instanceof UpstreamError ? error.cause : error;
+  if (
+    cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
+    cause.message.startsWith("invalid HTTP/1 request")
+  ) {
+    return { kind: "bad-body", failures: NO_FAILURES };
+  }
+  return {
+    kind: "client-left",
+    error: error instanceof UpstreamError
+      ? error
+      : UpstreamError.clientClosed(error),
+    failures: NO_FAILURES,
+  };
+}
 
 function toResponse(
   reply: UpstreamReply,
@@ -133,19 +163,13 @@ export async function proxyRequest(
       const bytes = new Uint8Array(await req.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
-      return {
-        kind: "client-left",
-        error: UpstreamError.clientClosed(error),
-        failures: NO_FAILURES,
-      };
+      return bodyReadFailed(error);
     }
   } else if (plan.kind === "buffer") {
     try {
       plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
-      if (error instanceof UpstreamError) {
-        return { kind: "client-left", error, failures: NO_FAILURES };
-      }
+      if (error instanceof UpstreamError) return bodyReadFailed(error);
       throw error;
     }
   }
