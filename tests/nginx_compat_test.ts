@@ -1402,3 +1402,39 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "nginx parity: a bad chunk size after the head is a 400 and nginx's error line",
+  ON_LINUX,
+  async () => {
+    await using up = startRawUpstream(async (conn, _i, self) => {
+      const head = await readHead(conn);
+      if (head) self.heads.push(head);
+    });
+    await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
+    await using gw = startGateway({ upstreamUrl: up.origin });
+    const send = async (port: number) => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await writeText(
+        conn,
+        `POST /api/upload HTTP/1.1\r\n${HOST}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n`,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      await writeText(conn, "zz\r\n");
+      return conn;
+    };
+    const n = await send(nginx.port);
+    const g = await send(gw.port);
+    await waitFor(
+      () => nginx.accessLines().length === 1 && gw.accessLines.length === 1,
+      5000,
+    );
+    n.close();
+    g.close();
+    deepStrictEqual(access(gw.accessLines), access(nginx.accessLines()));
+    const line = (lines: string[]) =>
+      lines.map(maskErrorLine).find((l) => l.includes("invalid chunked body"));
+    strictEqual(line(gw.errorLines), line(nginx.errorLines()));
+    strictEqual(up.heads.length, 0, "nothing forwarded");
+  },
+);

@@ -422,7 +422,7 @@ Deno.test("client leaves while sending its body: 499, nginx's info line, nothing
   }
 });
 
-Deno.test("invalid chunked framing after the head: nginx's 400 and info line, not a client that left", async (t) => {
+Deno.test("invalid chunked framing after the head: nginx's 400 and error line, not a client that left", async (t) => {
   // Deno's decoder rejects these once the handler reads the body; sent with
   // the head, Deno answers before the handler (a named difference).
   const cases: [string, string][] = [
@@ -447,7 +447,7 @@ Deno.test("invalid chunked framing after the head: nginx's 400 and info line, no
       conn.close();
       match(gw.accessLines[0]!, /"POST \/api\/loginms HTTP\/1\.1" 400 /);
       deepStrictEqual(gw.errorLines.map(maskErrorLine), [
-        'TIME [info] PID#TID: *N client sent invalid chunked body while reading client request body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
+        'TIME [error] PID#TID: *N client sent invalid chunked body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
       ]);
       strictEqual(up.connections, 0, "nothing forwarded");
     });

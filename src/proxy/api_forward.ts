@@ -237,11 +237,9 @@ function logOutcome(
       });
       break;
     case "bad-body":
-      log({
-        level: "info",
-        message: "client sent invalid chunked body",
-        action: "reading client request body",
-      });
+      // nginx 1.22 writes this at error level, with no "while" phrase
+      // (ngx_http_request_body_chunked_filter).
+      log({ level: "error", message: "client sent invalid chunked body" });
       break;
     case "client-left":
       // nginx reads the body before it chooses a server, so its line has no
