@@ -403,24 +403,40 @@ Deno.test("client leaves while sending its body: 499, nginx's info line, nothing
   ];
   for (const [name, partial] of cases) {
     await t.step(name, async () => {
-      await using up = startRawUpstream(async (conn, _i, self) => {
-        const head = await readHead(conn);
-        if (head !== null) self.heads.push(head);
-      });
-      await using gw = startGateway({ upstreamUrl: up.origin });
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
-      await writeText(conn, partial);
-      await new Promise((r) => setTimeout(r, 100));
-      conn.close();
-      await waitFor(() => gw.accessLines.length === 1);
-      match(gw.accessLines[0]!, /"POST \/api\/loginms HTTP\/1\.1" 499 0 /);
-      deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+      const seen = await sendBody(partial, null);
+      match(seen.access, /"POST \/api\/loginms HTTP\/1\.1" 499 0 /);
+      deepStrictEqual(seen.errors, [
         'TIME [info] PID#TID: *N client prematurely closed connection while reading client request body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
       ]);
-      strictEqual(up.connections, 0, "nothing forwarded");
+      strictEqual(seen.forwarded, 0, "nothing forwarded");
     });
   }
 });
+
+/**
+ * Sends a request's head and the start of its body, then after 100 ms
+ * either `next` or a close, and returns the one access line, the masked
+ * error lines and how many connections reached the upstream.
+ */
+async function sendBody(start: string, next: string | null) {
+  await using up = startRawUpstream(async (conn, _i, self) => {
+    const head = await readHead(conn);
+    if (head !== null) self.heads.push(head);
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  await writeText(conn, start);
+  await new Promise((r) => setTimeout(r, 100));
+  if (next === null) conn.close();
+  else await writeText(conn, next);
+  await waitFor(() => gw.accessLines.length === 1);
+  if (next !== null) conn.close();
+  return {
+    access: gw.accessLines[0]!,
+    errors: gw.errorLines.map(maskErrorLine),
+    forwarded: up.connections,
+  };
+}
 
 Deno.test("invalid chunked framing after the head: nginx's 400 and error line, not a client that left", async (t) => {
   // Deno's decoder rejects these once the handler reads the body; sent with
@@ -431,25 +447,15 @@ Deno.test("invalid chunked framing after the head: nginx's 400 and error line, n
   ];
   for (const [name, bad] of cases) {
     await t.step(name, async () => {
-      await using up = startRawUpstream(async (conn, _i, self) => {
-        const head = await readHead(conn);
-        if (head !== null) self.heads.push(head);
-      });
-      await using gw = startGateway({ upstreamUrl: up.origin });
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
-      await writeText(
-        conn,
+      const seen = await sendBody(
         "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+        bad,
       );
-      await new Promise((r) => setTimeout(r, 100));
-      await writeText(conn, bad);
-      await waitFor(() => gw.accessLines.length === 1);
-      conn.close();
-      match(gw.accessLines[0]!, /"POST \/api\/loginms HTTP\/1\.1" 400 /);
-      deepStrictEqual(gw.errorLines.map(maskErrorLine), [
+      match(seen.access, /"POST \/api\/loginms HTTP\/1\.1" 400 /);
+      deepStrictEqual(seen.errors, [
         'TIME [error] PID#TID: *N client sent invalid chunked body, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", host: "localhost:8081"',
       ]);
-      strictEqual(up.connections, 0, "nothing forwarded");
+      strictEqual(seen.forwarded, 0, "nothing forwarded");
     });
   }
 });
