@@ -1,0 +1,150 @@
+/**
+ * Values with variables, compiled once (nginx's `ngx_http_complex_value_t`,
+ * `ngx_http_script_compile`): `"$host:$server_port"` becomes a list of
+ * literal parts and variable readers, so a request only concatenates. A
+ * variable's name is resolved when the configuration is compiled, and an
+ * unknown one is nginx's `unknown "x" variable` there, never per request.
+ *
+ * @module
+ */
+
+import type { RequestVars } from "./variables.ts";
+
+/** Reads one variable of a request; `""` when not found (nginx's empty). */
+export type VariableReader = (r: RequestVars) => string;
+
+/** Resolves variable names at compile time. */
+export interface VariableScope {
+  /**
+   * The reader for `$name`, or `null` when nginx would not know it.
+   *
+   * @param name Without `$`.
+   */
+  reader(name: string): VariableReader | null;
+}
+
+/** A compiled value. */
+export interface ComplexValue {
+  /** The value as written. */
+  readonly text: string;
+  /** The value when it has no variables, else `null`. */
+  readonly constant: string | null;
+  /** Whether it reads `$1`…`$9`. */
+  readonly usesCaptures: boolean;
+  /** The value for a request. */
+  evaluate(r: RequestVars): string;
+}
+
+/** The value could not be compiled: nginx's message, without its place. */
+export class ValueError extends Error {
+  /** @param message nginx's message. */
+  constructor(message: string) {
+    super(message);
+    this.name = "ValueError";
+  }
+}
+
+const NAME_CHAR = /[A-Za-z0-9_]/;
+
+/**
+ * A value without variables.
+ *
+ * @param text The value.
+ * @returns The compiled value.
+ *
+ * @example Usage
+ * ```ts
+ * import { constantValue } from "./complex_value.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(constantValue("close").constant, "close");
+ * ```
+ */
+export function constantValue(text: string): ComplexValue {
+  return {
+    text,
+    constant: text,
+    usesCaptures: false,
+    evaluate: () => text,
+  };
+}
+
+/**
+ * Compiles a value as `ngx_http_script_compile` reads it: `$name`,
+ * `${name}` and `$1`…`$9`; any other `$` is an error.
+ *
+ * @param text The value as written (quotes already removed).
+ * @param scope Resolves names.
+ * @returns The compiled value.
+ * @throws {ValueError} With nginx's message for a bad or unknown name.
+ *
+ * @example Usage
+ * ```ts
+ * import { compileValue } from "./complex_value.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const scope = { reader: (n: string) => n === "x" ? () => "1" : null };
+ * const v = compileValue("a$x-${x}b", scope);
+ * strictEqual(v.evaluate({} as never), "a1-1b");
+ * ```
+ */
+export function compileValue(text: string, scope: VariableScope): ComplexValue {
+  if (!text.includes("$")) return constantValue(text);
+  const parts: (string | VariableReader)[] = [];
+  let usesCaptures = false;
+  let literal = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c !== "$") {
+      literal += c;
+      i++;
+      continue;
+    }
+    i++;
+    if (i < text.length && text[i]! >= "1" && text[i]! <= "9") {
+      const n = Number(text[i]);
+      if (literal !== "") parts.push(literal);
+      literal = "";
+      parts.push((r) => r.captures[n] ?? "");
+      usesCaptures = true;
+      i++;
+      continue;
+    }
+    let name = "";
+    if (text[i] === "{") {
+      const end = text.indexOf("}", i);
+      if (end < 0) {
+        throw new ValueError(
+          `the closing bracket in "${text}" variable is missing`,
+        );
+      }
+      name = text.slice(i + 1, end);
+      i = end + 1;
+    } else {
+      while (i < text.length && NAME_CHAR.test(text[i]!)) name += text[i++];
+    }
+    if (name === "" || !/^[A-Za-z0-9_]+$/.test(name)) {
+      throw new ValueError(`invalid variable name in "${text}"`);
+    }
+    const reader = scope.reader(name.toLowerCase());
+    if (reader === null) throw new ValueError(`unknown "${name}" variable`);
+    if (literal !== "") parts.push(literal);
+    literal = "";
+    parts.push(reader);
+  }
+  if (literal !== "") parts.push(literal);
+  return {
+    text,
+    constant: null,
+    usesCaptures,
+    evaluate: (r) => {
+      let out = "";
+      for (let k = 0; k < parts.length; k++) {
+        const p = parts[k]!;
+        out += typeof p === "string" ? p : p(r);
+      }
+      return out;
+    },
+  };
+}

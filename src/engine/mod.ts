@@ -1,0 +1,36 @@
+/**
+ * The configuration engine: nginx's http configuration model (servers,
+ * locations, variables, the rewrite module, inheritance), compiled once from
+ * a parsed nginx.conf, and the request phases that run it.
+ *
+ * @module
+ */
+
+export type * from "./model.ts";
+export {
+  compileValue,
+  type ComplexValue,
+  constantValue,
+  ValueError,
+  type VariableScope,
+} from "./complex_value.ts";
+export { evaluateMap, type RequestVars, Variables } from "./variables.ts";
+export {
+  findLocation,
+  indexLocations,
+  type LocationFound,
+} from "./locations.ts";
+export {
+  findServer,
+  groupByListen,
+  type ListenGroup,
+  listenKey,
+  parseServerName,
+} from "./servers.ts";
+export {
+  type RewriteOutcome,
+  type RewriteProgram,
+  type RewriteRun,
+  runRewrite,
+} from "./rewrite.ts";
+export { compileRegex } from "./regex.ts";

@@ -1,0 +1,300 @@
+/**
+ * The configuration model every source compiles into, after nginx's http
+ * configuration (`ngx_http_core_module`): an http level, servers chosen by
+ * listen address and name, locations chosen by nginx's matching, and per
+ * location the settings each phase reads, already merged with the levels
+ * above (`merge_loc_conf`) so a request never walks the configuration.
+ *
+ * nginx.conf, the flags and the JSON config all build this one model: the
+ * flags and JSON by writing nginx.conf text (`built_in.ts`), so there is one
+ * compiler and `--print-config` can print any configuration as nginx.conf.
+ *
+ * @module
+ */
+
+import type { ComplexValue } from "./complex_value.ts";
+import type { RewriteProgram } from "./rewrite.ts";
+
+/** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
+export interface Place {
+  /** The file. */
+  file: string;
+  /** The line. */
+  line: number;
+}
+
+/** One `listen` of a server. */
+export interface Listen {
+  /** The address to bind (`0.0.0.0`, `::`, `127.0.0.1`). */
+  hostname: string;
+  /** The port. */
+  port: number;
+  /** `default_server`: answers names no server on this address claims. */
+  defaultServer: boolean;
+  /** `ssl`. */
+  ssl: boolean;
+  /** `http2`. */
+  http2: boolean;
+  /** The text as written, for messages. */
+  text: string;
+}
+
+/** A `server_name`, classified as `ngx_http_server_names` does. */
+export type ServerName =
+  | { kind: "exact"; name: string }
+  | { kind: "leading"; suffix: string } // `*.example.com` or `.example.com`
+  | { kind: "trailing"; prefix: string } // `www.example.*`
+  | { kind: "regex"; regex: RegExp; text: string };
+
+/** How a location is matched (`ngx_http_core_location`). */
+export type LocationMatch =
+  | "exact" // `=`
+  | "prefix"
+  | "prefix-no-regex" // `^~`
+  | "regex" // `~`
+  | "regex-caseless" // `~*`
+  | "named" // `@name`
+  | "if"; // the pseudo-location of an `if` block
+
+/** The upstream URL of `proxy_pass`, compiled. */
+export interface ProxyPass {
+  /** `http` (https upstreams are refused for now). */
+  scheme: "http";
+  /**
+   * The `upstream{}` name, or the implicit group of one `host:port`
+   * (nginx: `ngx_http_upstream_add` makes one per distinct address).
+   */
+  group: string;
+  /** `$proxy_host`: the host and port as written (`127.0.0.1:8080`, `backend`). */
+  proxyHost: string;
+  /**
+   * The URI part (`/`, `/v1/`), or `null` when `proxy_pass` has none: then
+   * the request URI goes as the client sent it (or as rewritten).
+   */
+  uri: string | null;
+  /** `proxy_pass` with variables: evaluated per request (no URI rule). */
+  dynamic: ComplexValue | null;
+  /** The text as written, for `proxy_redirect default` and messages. */
+  text: string;
+}
+
+/** One `proxy_redirect` pair. */
+export type ProxyRedirect =
+  | { kind: "text"; from: ComplexValue; to: ComplexValue }
+  | { kind: "regex"; regex: RegExp; to: ComplexValue };
+
+/** One `add_header`. */
+export interface AddHeader {
+  /** The field name as written. */
+  name: string;
+  /** Its value. */
+  value: ComplexValue;
+  /** `always`: for every status, not only nginx's list. */
+  always: boolean;
+}
+
+/** `expires`, compiled. */
+export type Expires =
+  | { kind: "off" }
+  | { kind: "epoch" }
+  | { kind: "max" }
+  | { kind: "after"; seconds: number; modified: boolean }
+  | { kind: "daily"; secondsOfDay: number };
+
+/** An `error_page` target. */
+export interface ErrorPageTarget {
+  /** The URI, `@name`, or an absolute URL (a redirect). */
+  uri: ComplexValue;
+  /** `=code`: the status to answer with; `null` keeps the error's, `0` (`=`) takes the target's. */
+  overwrite: number | null;
+}
+
+/** `try_files`, compiled. */
+export interface TryFiles {
+  /** The names to test (`$uri`, `$uri/`, `/index.html`). */
+  files: ComplexValue[];
+  /** The last parameter: `=404` or an internal redirect (a URI or `@name`). */
+  fallback: { kind: "code"; code: number } | {
+    kind: "uri";
+    uri: ComplexValue;
+  };
+}
+
+/** An access log of a level. */
+export interface AccessLogConf {
+  /** The file, absolute, or `null` for `off`. */
+  path: string | null;
+  /** The `log_format` name. */
+  format: string;
+}
+
+/**
+ * A location's settings, merged with every level above it. Arrays follow
+ * nginx's rule: a level that sets the directive replaces the whole list.
+ */
+export interface LocationConf {
+  /** How it matches. */
+  match: LocationMatch;
+  /** The name as written (`/api/`, `\.js$`, `@fallback`). */
+  name: string;
+  /** For `regex` matches. */
+  regex: RegExp | null;
+  /** Where it was written (`null` for a server's own level). */
+  place: Place | null;
+  /** Nested locations (and `if` pseudo-locations are not here). */
+  locations: LocationIndex;
+  /** `internal`: reached only by internal redirects. */
+  internal: boolean;
+  /** This level's rewrite-module directives (`rewrite`, `return`, `if`, `set`, `break`). */
+  rewrite: RewriteProgram | null;
+  // --- static content (ngx_http_static_module, index, try_files) ---
+  /** `root`, a folder (absolute once the prefix is known). */
+  root: ComplexValue;
+  /** `alias`, or `null`. */
+  alias: ComplexValue | null;
+  /** `index` names, in order. */
+  index: ComplexValue[];
+  /** `try_files`, or `null`. */
+  tryFiles: TryFiles | null;
+  /** `log_not_found`. */
+  logNotFound: boolean;
+  /** `types`: extension (lower case) → media type. */
+  types: ReadonlyMap<string, string>;
+  /** `default_type`. */
+  defaultType: string;
+  /** `charset`, or `null` (`off`). */
+  charset: string | null;
+  /** `charset_types`. */
+  charsetTypes: ReadonlySet<string>;
+  /** `add_header`, this level's list or the nearest parent's. */
+  addHeaders: readonly AddHeader[];
+  /** `expires`. */
+  expires: Expires;
+  /** `etag`. */
+  etag: boolean;
+  /** `gzip_static`: `off`, `on` or `always`. */
+  gzipStatic: "off" | "on" | "always";
+  /** `error_page`: status → target. */
+  errorPages: ReadonlyMap<number, ErrorPageTarget>;
+  /** `recursive_error_pages`. */
+  recursiveErrorPages: boolean;
+  // --- proxy (ngx_http_proxy_module) ---
+  /** `proxy_pass`, or `null` when the location does not proxy. */
+  proxyPass: ProxyPass | null;
+  /**
+   * The fields sent upstream after the client's: nginx's defaults
+   * (`Host: $proxy_host`, `Connection: close`) merged with
+   * `proxy_set_header`; an empty value removes the field.
+   */
+  proxySetHeaders: readonly (readonly [string, ComplexValue])[];
+  /** `proxy_http_version`. */
+  proxyHttpVersion: "1.0" | "1.1";
+  /** `proxy_redirect`: `default` resolved against `proxy_pass`, `off` is empty. */
+  proxyRedirect: readonly ProxyRedirect[];
+  /** `proxy_hide_header` additions (lower case). */
+  proxyHideHeaders: ReadonlySet<string>;
+  /** `proxy_pass_header` (lower case). */
+  proxyPassHeaders: ReadonlySet<string>;
+  /** `proxy_connect_timeout`, `proxy_send_timeout`, `proxy_read_timeout` in ms. */
+  proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
+  /** `proxy_buffer_size` in bytes: the largest upstream response head. */
+  proxyBufferSize: number;
+  /** `proxy_intercept_errors`. */
+  proxyInterceptErrors: boolean;
+  /** `client_max_body_size` in bytes; 0 is unlimited. */
+  clientMaxBodySize: number;
+  // --- logs ---
+  /** `access_log` of this level or the nearest parent's; empty is `off`. */
+  accessLogs: readonly AccessLogConf[];
+}
+
+/** The locations of one level, indexed for nginx's search. */
+export interface LocationIndex {
+  /** `=` locations by URI (lower case when matching is caseless). */
+  exact: ReadonlyMap<string, LocationConf>;
+  /** Prefix locations (`^~` too), longest first. */
+  prefixes: readonly LocationConf[];
+  /** Regex locations in file order. */
+  regexes: readonly LocationConf[];
+}
+
+/** One `server {}`. */
+export interface ServerConf {
+  /** Its `listen`s (nginx's `*:80` when it has none). */
+  listens: readonly Listen[];
+  /** Its names in order; the first is `$server_name`. */
+  names: readonly ServerName[];
+  /** `$server_name`: the first name, `""` when none. */
+  serverName: string;
+  /** The server level's own settings, for a URI no location matches. */
+  conf: LocationConf;
+  /** `@name` locations. */
+  named: ReadonlyMap<string, LocationConf>;
+  /** Where it was written. */
+  place: Place;
+}
+
+/** One server of an `upstream{}` (or the one of a `proxy_pass host:port`). */
+export interface UpstreamServerConf {
+  /** `host:port` as written. */
+  address: string;
+  /** The host. */
+  hostname: string;
+  /** The port. */
+  port: number;
+  /** `weight=`. */
+  weight: number;
+  /** `max_fails=`. */
+  maxFails: number;
+  /** `fail_timeout=` in ms. */
+  failTimeoutMs: number;
+  /** `backup`. */
+  backup: boolean;
+  /** `down`. */
+  down: boolean;
+}
+
+/** An `upstream{}` block, or an implicit one. */
+export interface UpstreamConf {
+  /** The name (`backend`, or `127.0.0.1:8080` for an implicit one). */
+  name: string;
+  /** Its servers. */
+  servers: readonly UpstreamServerConf[];
+  /** `keepalive N`: idle connections kept per server; 0 closes each. */
+  keepalive: number;
+  /** Declared by `upstream{}` rather than made for a `proxy_pass`. */
+  explicit: boolean;
+}
+
+/** A `map` block, compiled. */
+export interface MapConf {
+  /** The source value (`$http_upgrade`). */
+  source: ComplexValue;
+  /** Exact entries (lower case when `hostnames`... kept simple: exact as written). */
+  exact: ReadonlyMap<string, ComplexValue>;
+  /** Regex entries in order. */
+  regexes: readonly { regex: RegExp; value: ComplexValue }[];
+  /** `default`. */
+  defaultValue: ComplexValue;
+}
+
+/** A whole configuration. */
+export interface HttpConf {
+  /** Servers in file order. */
+  servers: readonly ServerConf[];
+  /** Upstream groups by name (explicit and implicit). */
+  upstreams: ReadonlyMap<string, UpstreamConf>;
+  /** `map` variables by name (without `$`). */
+  maps: ReadonlyMap<string, MapConf>;
+  /** `log_format`s by name (`combined` always). */
+  logFormats: ReadonlyMap<
+    string,
+    { escape: "default" | "json" | "none"; format: ComplexValue }
+  >;
+  /** `error_log`: the file, absolute, and the level. */
+  errorLog: { path: string; level: string };
+  /** Compare URIs with locations without regard to case (nginx for Windows). */
+  caseless: boolean;
+  /** The nginx prefix relative paths start from. */
+  prefix: string;
+}

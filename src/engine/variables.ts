@@ -1,0 +1,224 @@
+/**
+ * nginx's variables (`ngx_http_variables.c`, and the proxy, upstream and
+ * rewrite modules' own): what each request exposes to compiled values, and
+ * the readers a configuration resolves names to once. Values are computed
+ * on first read; most requests read none.
+ *
+ * @module
+ */
+
+import type { VariableReader, VariableScope } from "./complex_value.ts";
+import type { MapConf } from "./model.ts";
+
+/** One request as variables see it. Filled by the handler; phases update it. */
+export interface RequestVars {
+  /** `$request_method`. */
+  method: string;
+  /** `$request_uri`: the target as the client sent it (path and query). */
+  requestUri: string;
+  /** `$uri`: the normalised, decoded path; rewrites and redirects change it. */
+  uri: string;
+  /** `$args`: the query without `?`; rewrites may change it. */
+  args: string;
+  /** The request's header fields. */
+  headers: Headers;
+  /** `$remote_addr`. */
+  remoteAddr: string;
+  /** `$remote_port`. */
+  remotePort: number;
+  /** `$server_addr`. */
+  serverAddr: string;
+  /** `$server_port`. */
+  serverPort: number;
+  /** `$server_name`: the chosen server's first name. */
+  serverName: string;
+  /** `$scheme`. */
+  scheme: "http" | "https";
+  /** `$server_protocol`: `HTTP/1.1`. */
+  protocol: string;
+  /** `$host`: the request line's host, else `Host` (no port, lower case), else `$server_name`. */
+  host: string;
+  /** `$proxy_host`, once a proxied location is chosen. */
+  proxyHost: string;
+  /** `$document_root`, once a location is chosen. */
+  documentRoot: string;
+  /** `$request_filename`, once a location is chosen. */
+  requestFilename: string;
+  /** `$remote_user`, once basic auth has read it. */
+  remoteUser: string;
+  /** The latest regex captures (`$1`…`$9`; `[0]` is the whole match). */
+  captures: readonly string[];
+  /** Named captures of the latest regex match. */
+  named: Record<string, string>;
+  /** `set` variables and named captures. */
+  vars: Map<string, string>;
+  /** Map results already evaluated this request. */
+  mapCache?: Map<string, string>;
+}
+
+/** `$http_NAME` for a variable's suffix (`user_agent` → `user-agent`). */
+function fieldName(suffix: string): string {
+  return suffix.replaceAll("_", "-");
+}
+
+function cookie(r: RequestVars, name: string): string {
+  const header = r.headers.get("cookie");
+  if (header === null) return "";
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) continue;
+    if (pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return "";
+}
+
+function arg(r: RequestVars, name: string): string {
+  if (r.args === "") return "";
+  // ngx_http_arg: names compared without regard to case, value as sent.
+  const lower = name.toLowerCase();
+  for (const pair of r.args.split("&")) {
+    const eq = pair.indexOf("=");
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    if (key.toLowerCase() === lower) return eq < 0 ? "" : pair.slice(eq + 1);
+  }
+  return "";
+}
+
+/** The readers of nginx's built-in variables by name. */
+const BUILT_IN: Readonly<Record<string, VariableReader>> = {
+  request_method: (r) => r.method,
+  request_uri: (r) => r.requestUri,
+  uri: (r) => r.uri,
+  document_uri: (r) => r.uri,
+  args: (r) => r.args,
+  query_string: (r) => r.args,
+  is_args: (r) => r.args === "" ? "" : "?",
+  host: (r) => r.host,
+  hostname: () => Deno.hostname(),
+  remote_addr: (r) => r.remoteAddr,
+  binary_remote_addr: (r) => r.remoteAddr,
+  remote_port: (r) => String(r.remotePort),
+  remote_user: (r) => r.remoteUser,
+  server_addr: (r) => r.serverAddr,
+  server_port: (r) => String(r.serverPort),
+  server_name: (r) => r.serverName,
+  server_protocol: (r) => r.protocol,
+  scheme: (r) => r.scheme,
+  https: (r) => r.scheme === "https" ? "on" : "",
+  proxy_host: (r) => r.proxyHost,
+  proxy_port: (r) => {
+    const colon = r.proxyHost.lastIndexOf(":");
+    return colon < 0 || r.proxyHost.endsWith("]")
+      ? "80"
+      : r.proxyHost.slice(colon + 1);
+  },
+  proxy_add_x_forwarded_for: (r) => {
+    const sent = r.headers.get("x-forwarded-for");
+    return sent === null ? r.remoteAddr : `${sent}, ${r.remoteAddr}`;
+  },
+  document_root: (r) => r.documentRoot,
+  realpath_root: (r) => r.documentRoot,
+  request_filename: (r) => r.requestFilename,
+  content_type: (r) => r.headers.get("content-type") ?? "",
+  content_length: (r) => r.headers.get("content-length") ?? "",
+  request: (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
+  nginx_version: () => "1.22.1",
+  pid: () => String(Deno.pid),
+  msec: () => (Date.now() / 1000).toFixed(3),
+};
+
+/**
+ * The names known before any `set` or `map`: the built-in table and the
+ * prefixes `http_`, `arg_`, `cookie_`.
+ */
+export class Variables implements VariableScope {
+  #maps: ReadonlyMap<string, MapConf>;
+  #set: ReadonlySet<string>;
+
+  /**
+   * @param maps The `map` variables.
+   * @param set The names some `set` assigns (nginx registers them at parse time).
+   */
+  constructor(maps: ReadonlyMap<string, MapConf>, set: ReadonlySet<string>) {
+    this.#maps = maps;
+    this.#set = set;
+  }
+
+  /**
+   * The reader for a name.
+   *
+   * @param name Lower case, without `$`.
+   * @returns The reader, or `null` when nginx would not know the name.
+   */
+  reader(name: string): VariableReader | null {
+    const map = this.#maps.get(name);
+    if (map !== undefined) return (r) => evaluateMap(name, map, r);
+    if (this.#set.has(name)) return (r) => r.vars.get(name) ?? "";
+    const builtIn = BUILT_IN[name];
+    if (builtIn !== undefined) return builtIn;
+    if (name.startsWith("http_")) {
+      const field = fieldName(name.slice(5));
+      // Cookie fields are joined with "; " by nginx, others with ", ";
+      // Headers.get joins with ", " (a difference only for repeated Cookie).
+      return (r) => r.headers.get(field) ?? "";
+    }
+    if (name.startsWith("arg_")) {
+      const key = name.slice(4);
+      return (r) => arg(r, key);
+    }
+    if (name.startsWith("cookie_")) {
+      const key = name.slice(7);
+      return (r) => cookie(r, key);
+    }
+    return null;
+  }
+
+  /**
+   * Whether `set` may assign this name: not a built-in nginx keeps read-only.
+   *
+   * @param name Lower case, without `$`.
+   * @returns `true` when it may.
+   */
+  static assignable(name: string): boolean {
+    return BUILT_IN[name] === undefined && !name.startsWith("http_") &&
+      !name.startsWith("arg_") && !name.startsWith("cookie_");
+  }
+}
+
+/**
+ * A `map` variable's value for a request: exact entries, then regexes in
+ * order (captures become the value's `$1`…), then `default`
+ * (`ngx_http_map_find`). Evaluated once per request.
+ *
+ * @param name The variable.
+ * @param map The compiled block.
+ * @param r The request.
+ * @returns The value.
+ */
+export function evaluateMap(
+  name: string,
+  map: MapConf,
+  r: RequestVars,
+): string {
+  const cached = r.mapCache?.get(name);
+  if (cached !== undefined) return cached;
+  const source = map.source.evaluate(r);
+  let value: string;
+  const exact = map.exact.get(source);
+  if (exact !== undefined) {
+    value = exact.evaluate(r);
+  } else {
+    value = map.defaultValue.evaluate(r);
+    for (const entry of map.regexes) {
+      const m = entry.regex.exec(source);
+      if (m === null) continue;
+      const saved = r.captures;
+      r.captures = [...m].map((c) => c ?? "");
+      value = entry.value.evaluate(r);
+      r.captures = saved;
+      break;
+    }
+  }
+  (r.mapCache ??= new Map()).set(name, value);
+  return value;
+}
