@@ -86,45 +86,45 @@ function arg(r: RequestVars, name: string): string {
 
 /** The readers of nginx's built-in variables by name. */
 const BUILT_IN: Readonly<Record<string, VariableReader>> = {
-  request_method: (r) => r.method,
-  request_uri: (r) => r.requestUri,
-  uri: (r) => r.uri,
-  document_uri: (r) => r.uri,
-  args: (r) => r.args,
-  query_string: (r) => r.args,
-  is_args: (r) => r.args === "" ? "" : "?",
-  host: (r) => r.host,
-  hostname: () => Deno.hostname(),
-  remote_addr: (r) => r.remoteAddr,
-  binary_remote_addr: (r) => r.remoteAddr,
-  remote_port: (r) => String(r.remotePort),
-  remote_user: (r) => r.remoteUser,
-  server_addr: (r) => r.serverAddr,
-  server_port: (r) => String(r.serverPort),
-  server_name: (r) => r.serverName,
-  server_protocol: (r) => r.protocol,
-  scheme: (r) => r.scheme,
-  https: (r) => r.scheme === "https" ? "on" : "",
-  proxy_host: (r) => r.proxyHost,
-  proxy_port: (r) => {
+  "request_method": (r) => r.method,
+  "request_uri": (r) => r.requestUri,
+  "uri": (r) => r.uri,
+  "document_uri": (r) => r.uri,
+  "args": (r) => r.args,
+  "query_string": (r) => r.args,
+  "is_args": (r) => r.args === "" ? "" : "?",
+  "host": (r) => r.host,
+  "hostname": () => Deno.hostname(),
+  "remote_addr": (r) => r.remoteAddr,
+  "binary_remote_addr": (r) => r.remoteAddr,
+  "remote_port": (r) => String(r.remotePort),
+  "remote_user": (r) => r.remoteUser,
+  "server_addr": (r) => r.serverAddr,
+  "server_port": (r) => String(r.serverPort),
+  "server_name": (r) => r.serverName,
+  "server_protocol": (r) => r.protocol,
+  "scheme": (r) => r.scheme,
+  "https": (r) => r.scheme === "https" ? "on" : "",
+  "proxy_host": (r) => r.proxyHost,
+  "proxy_port": (r) => {
     const colon = r.proxyHost.lastIndexOf(":");
     return colon < 0 || r.proxyHost.endsWith("]")
       ? "80"
       : r.proxyHost.slice(colon + 1);
   },
-  proxy_add_x_forwarded_for: (r) => {
+  "proxy_add_x_forwarded_for": (r) => {
     const sent = r.headers.get("x-forwarded-for");
     return sent === null ? r.remoteAddr : `${sent}, ${r.remoteAddr}`;
   },
-  document_root: (r) => r.documentRoot,
-  realpath_root: (r) => r.documentRoot,
-  request_filename: (r) => r.requestFilename,
-  content_type: (r) => r.headers.get("content-type") ?? "",
-  content_length: (r) => r.headers.get("content-length") ?? "",
-  request: (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
-  nginx_version: () => "1.22.1",
-  pid: () => String(Deno.pid),
-  msec: () => (Date.now() / 1000).toFixed(3),
+  "document_root": (r) => r.documentRoot,
+  "realpath_root": (r) => r.documentRoot,
+  "request_filename": (r) => r.requestFilename,
+  "content_type": (r) => r.headers.get("content-type") ?? "",
+  "content_length": (r) => r.headers.get("content-length") ?? "",
+  "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
+  "nginx_version": () => "1.22.1",
+  "pid": () => String(Deno.pid),
+  "msec": () => (Date.now() / 1000).toFixed(3),
 };
 
 /**
