@@ -36,6 +36,8 @@ import {
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 import { StaticRoute, unexpectedError } from "./static_route.ts";
+import { EngineRoute } from "./engine_route.ts";
+import { decodeTarget } from "./routing/mod.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
@@ -59,6 +61,7 @@ export type HandlerSettings = Pick<
   | "logNotFound"
   | "cachePolicy"
   | "errorLogLevel"
+  | "engine"
 >;
 
 /** What the handler knows only once the gateway runs: no settings. */
@@ -105,6 +108,10 @@ interface RequestContext {
   log: (event: RequestEvent) => void;
   /** Writes a line about the request line: no header fields, as nginx's. */
   logRequestLine: (event: CheckEvent) => void;
+  /** The client's port. */
+  clientPort: number;
+  /** The `server:` field: the chosen server's name. */
+  server: string;
 }
 
 const CLOSE = { connection: "close" };
@@ -156,7 +163,11 @@ export function createGatewayHandler(
     group,
     stats,
   });
-  const { tunnels } = forwarder;
+  const engine = config.engine === undefined ? null : new EngineRoute(
+    config.engine,
+    { port: runtime.port, stats, logger },
+  );
+  const tunnels = engine?.tunnels ?? forwarder.tunnels;
 
   return async (req, info) => {
     const ctx = describe(req, info);
@@ -206,8 +217,10 @@ export function createGatewayHandler(
     const target = requestTarget(req.url, host);
     const http2 = looksLikeHttp2(req.url, host, runtime.port);
     const request = requestLine(req, { host, target, http2 });
-    return {
+    const ctx: RequestContext = {
       client,
+      clientPort: peer.port,
+      server: config.serverName,
       host,
       referrer,
       target,
@@ -218,7 +231,7 @@ export function createGatewayHandler(
         logger.error({
           connection,
           client,
-          server: config.serverName,
+          server: ctx.server,
           request,
           ...(host === null ? {} : { host }),
           ...(referrer === null ? {} : { referrer }),
@@ -229,11 +242,12 @@ export function createGatewayHandler(
         logger.error({
           connection,
           client,
-          server: config.serverName,
+          server: ctx.server,
           request,
           ...event,
         }),
     };
+    return ctx;
   }
 
   // Not async: the proxy branch hands back forwardApi's promise, so a
@@ -259,6 +273,7 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
+    if (engine !== null) return serveByEngine(req, ctx, badRequest);
     const route = routeRequest(target, routeOptions);
     if (route.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
@@ -330,5 +345,39 @@ export function createGatewayHandler(
       case "static":
         return statics.serve(req, route, { client, log });
     }
+  }
+
+  /** A request under an nginx.conf: checks, then the engine. */
+  function serveByEngine(
+    req: Request,
+    ctx: RequestContext,
+    badRequest: () => Response,
+  ): Response | Promise<Response> {
+    const { target, host, log, logRequestLine } = ctx;
+    const decoded = decodeTarget(target);
+    if (decoded.kind === "invalid") {
+      logRequestLine(INVALID_REQUEST_LINE);
+      return badRequest();
+    }
+    const verdict = checkRequestHead(req, host, headChecks);
+    for (const note of verdict.notes) log(note);
+    if (verdict.kind === "reject") {
+      log(verdict.event);
+      return badRequest();
+    }
+    const length = verdict.contentLength;
+    return engine!.serve(req, {
+      client: ctx.client,
+      clientPort: ctx.clientPort,
+      host: absoluteAuthority(req.url, host, target) ?? host,
+      target,
+      uri: decoded.uri,
+      args: decoded.args,
+      contentLength: length.kind === "length" ? length.length : null,
+      lengthDigits: length.kind === "length" ? length.digits : null,
+      log,
+    }, (name) => {
+      ctx.server = name;
+    });
   }
 }

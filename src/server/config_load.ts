@@ -17,6 +17,7 @@ import {
 import { type FileInput, parseConfigFile } from "../config/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
 import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
+import type { HttpConf } from "../engine/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
 import { ConfigFileRefusal, readConfigText } from "../runtime/mod.ts";
 
@@ -149,6 +150,7 @@ export function loadConfig(
   }
   const nginxPath = cli.nginxConfPath ?? file.nginxConf;
   let nginx: FileInput = {};
+  let engine: HttpConf | undefined;
   let warnings: string[] = [];
   let nginxConf: string | null = null;
   if (nginxPath !== undefined) {
@@ -164,12 +166,15 @@ export function loadConfig(
         nginxConf,
       };
     }
-    ({ settings: nginx, warnings } = result);
+    ({ settings: nginx, warnings, engine } = result);
   }
   const layered = { ...nginx, ...file };
   try {
     return {
-      config: resolveConfig(layered, cli.settings, options.baseDir),
+      config: {
+        ...resolveConfig(layered, cli.settings, options.baseDir),
+        ...(engine === undefined ? {} : { engine }),
+      },
       merged: { ...DEFAULT_SETTINGS, ...layered, ...cli.settings },
       warnings,
       nginxConf,
