@@ -30,6 +30,8 @@ import {
 } from "../engine/mod.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
+import { LogsSeen } from "./compile_logs.ts";
+import { pathProblem } from "../config/mod.ts";
 import {
   type LocationIdentity,
   locationSettings,
@@ -68,6 +70,10 @@ class Compiler {
   readonly upstreams = new Map<string, UpstreamConf>();
   scope!: Variables;
   settings!: SettingsContext;
+  readonly logs = new LogsSeen({
+    fail: (d, message) => this.fail(d, message),
+    warn: (d, message) => this.warn(d, message),
+  });
   constructor(readonly options: CompileOptions) {}
 
   fail(d: Directive | null, message: string): void {
@@ -85,6 +91,22 @@ class Compiler {
   /** The table's verdict for a directive; `false` when it is refused or only warned. */
   check(d: Directive): boolean {
     const spec = d.spec;
+    if (d.name === "keepalive_timeout" && /^0+[a-z]*$/i.test(d.args[0]!)) {
+      this.fail(
+        d,
+        '"keepalive_timeout 0" is not supported: the gateway keeps client connections open',
+      );
+      return false;
+    }
+    if (
+      (d.name === "root" || d.name === "alias") && !d.args[0]!.includes("$")
+    ) {
+      const problem = pathProblem(d.args[0]!);
+      if (problem !== null) {
+        this.fail(d, `"${d.name} ${d.args[0]}" is not supported: ${problem}`);
+        return false;
+      }
+    }
     if (spec === undefined || spec.disposition === "map") return true;
     if (spec.disposition === "warn") {
       this.warn(d, `"${d.name}" is ignored: ${spec.why}`);
@@ -126,15 +148,18 @@ class Compiler {
     };
     this.compileMaps(block, maps);
     for (const d of block) if (d.name === "upstream") this.upstream(d);
-    const httpLevel = new Level(null, block);
+    // The main level holds only what http inherits from it (error_log).
+    const httpLevel = new Level(
+      new Level(null, main.filter((d) => d.name === "error_log")),
+      block,
+    );
     const servers = block.filter((d) => d.name === "server").map((d) =>
       this.server(d, httpLevel)
     );
     if (servers.length === 0) {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
-    const errorLog = main.filter((d) => d.name === "error_log").at(-1) ??
-      block.filter((d) => d.name === "error_log").at(-1);
+    const errorLog = httpLevel.last("error_log");
     return {
       servers,
       upstreams: this.upstreams,
@@ -453,6 +478,7 @@ class Compiler {
 
   /** A level's settings, its `if` blocks, its program and its nested locations. */
   location(level: Level, identity: LocationIdentity): LocationConf {
+    this.logs.record(level);
     const conf = locationSettings(level, identity, this.settings);
     const nested: LocationConf[] = [];
     for (const d of level.block) {

@@ -118,7 +118,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_http_version HSL 1-1 map"],
   ["proxy_set_header HSL 2-2 map"],
   ["proxy_redirect HSL 1-2 map"],
-  ["keepalive_timeout HSL 1-2 map"],
+  [
+    "keepalive_timeout HSL 1-2 warn",
+    "the runtime closes idle client connections itself",
+  ],
   ["proxy_buffer_size HSL 1-1 map"],
   ["proxy_buffers HSL 2-2 warn", TUNING],
   ["proxy_busy_buffers_size HSL 1-1 warn", TUNING],
