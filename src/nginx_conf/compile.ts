@@ -38,7 +38,7 @@ import {
   type SettingsContext,
 } from "./compile_location.ts";
 import type { Directive } from "./parser.ts";
-import { prefixed } from "./sink.ts";
+import { prefixed } from "./paths.ts";
 import { listenParameter, listenSetting, nginxTimeMs } from "./values.ts";
 
 /** The outcome of compiling. */
@@ -399,6 +399,12 @@ class Compiler {
     for (const x of block.filter((x) => x.name === "server_name")) {
       for (const arg of x.args) {
         if (arg === "" || arg === "_") continue;
+        // The name goes into error lines as it is: nginx warns about
+        // such names ("suspicious symbols"); the gateway refuses them.
+        if (/[\x00-\x20"\x7f]/.test(arg)) {
+          this.fail(x, `server name "${arg}" has suspicious symbols`);
+          continue;
+        }
         try {
           names.push(parseServerName(arg));
         } catch (error) {
@@ -443,7 +449,8 @@ class Compiler {
     const colon = text.lastIndexOf(":");
     let hostname = text.slice(0, colon);
     const port = Number(text.slice(colon + 1));
-    if (!(port >= 1 && port <= 65535)) {
+    // Port 0 (any free port) is the gateway's own, for tests and probes.
+    if (!(port >= 0 && port <= 65535)) {
       this.fail(d, `invalid port in "${address}" of the "listen" directive`);
       return [];
     }

@@ -22,7 +22,7 @@ import {
 import { compileRegex } from "../engine/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
-import { prefixed } from "./sink.ts";
+import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
 
 /** What computing settings needs besides the level. */

@@ -10,9 +10,10 @@
 
 import { dirname, resolve } from "node:path";
 import { compileHttp } from "./compile.ts";
+import { formatConf } from "./format.ts";
 import type { HttpConf } from "../engine/mod.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
-import type { NginxSettings } from "./sink.ts";
+import type { NginxSettings } from "./paths.ts";
 import {
   ConfigFileRefusal,
   osErrorOf,
@@ -20,7 +21,7 @@ import {
 } from "../runtime/mod.ts";
 
 export type { ConfIo } from "./parser.ts";
-export type { NginxSettings } from "./sink.ts";
+export type { NginxSettings } from "./paths.ts";
 
 /** The outcome of reading an nginx.conf. */
 export type NginxConfResult =
@@ -30,6 +31,8 @@ export type NginxConfResult =
     settings: NginxSettings;
     /** The compiled configuration the engine runs. */
     engine: HttpConf;
+    /** The configuration as one nginx.conf text, includes in place. */
+    text: string;
     /** `[warn]` texts, each ending `in FILE:LINE`. */
     warnings: string[];
     /** The nginx prefix used for relative paths. */
@@ -153,6 +156,7 @@ export function loadNginxConf(
     prefix,
     settings: engineSettings(conf),
     engine: conf,
+    text: formatConf(directives),
     warnings,
   };
 }
