@@ -102,7 +102,8 @@ function hostName(host: string | null): string {
 /** The engine's routes, built once. */
 export class EngineRoute {
   readonly #conf: HttpConf;
-  readonly #listen: ListenGroup;
+  /** The listening sockets' servers, one entry per port (see `listenPorts`). */
+  readonly #listens: ListenGroup[];
   readonly #groups = new Map<string, UpstreamGroup>();
   readonly #forwarders = new Map<string, ApiForwarder>();
   readonly #deps: EngineRouteDeps;
@@ -118,7 +119,7 @@ export class EngineRoute {
   constructor(conf: HttpConf, deps: EngineRouteDeps) {
     this.#conf = conf;
     this.#deps = deps;
-    this.#listen = groupByListen(conf.servers)[0]!;
+    this.#listens = listenPorts(conf);
     this.#handlers = {
       static: (req, content, request) => this.#static(req, content, request),
       proxy: (req, content, request) => this.#proxy(req, content, request),
@@ -146,9 +147,14 @@ export class EngineRoute {
     req: Request,
     request: EngineRequest,
     chosen: (serverName: string) => void,
+    socket: { index: number; port: number } = {
+      index: 0,
+      port: this.#deps.port,
+    },
   ): Promise<Response> {
     const name = hostName(request.host);
-    const { server, captures } = findServer(this.#listen, name);
+    const listen = this.#listens[socket.index] ?? this.#listens[0]!;
+    const { server, captures } = findServer(listen, name);
     chosen(server.serverName);
     const vars: RequestVars = {
       method: req.method,
@@ -158,8 +164,8 @@ export class EngineRoute {
       headers: req.headers,
       remoteAddr: request.client,
       remotePort: request.clientPort,
-      serverAddr: this.#listen.hostname,
-      serverPort: this.#deps.port,
+      serverAddr: listen.hostname,
+      serverPort: socket.port,
       serverName: server.serverName,
       scheme: "http",
       protocol: "HTTP/1.1",
@@ -175,7 +181,7 @@ export class EngineRoute {
     const flow: FlowRequest = {
       vars,
       log: request.log,
-      origin: publicOrigin(request.host, this.#deps.port),
+      origin: publicOrigin(request.host, socket.port),
     };
     const limits = { request };
     return serveRequest(req, server, flow, {
@@ -301,4 +307,17 @@ function fileKind(path: string): "file" | "dir" | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The servers of each listening port, in the order first seen: the sockets
+ * of one port are bound together (both loopbacks of `localhost`), so
+ * servers that share a port share a name search even when their addresses
+ * differ (a named difference from nginx).
+ *
+ * @param conf The configuration.
+ * @returns One group per port; the first is the first server's.
+ */
+export function listenPorts(conf: HttpConf): ListenGroup[] {
+  return groupByListen(conf.servers, "port");
 }

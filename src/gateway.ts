@@ -43,7 +43,16 @@ import { decodeTarget } from "./routing/mod.ts";
 export type GatewayHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  socket?: ListenSocket,
 ) => Promise<Response>;
+
+/** Which of the configuration's ports a request came in on. */
+export interface ListenSocket {
+  /** The index in `listenPorts` (0: the first server's). */
+  index: number;
+  /** The port bound. */
+  port: number;
+}
 
 /** The settings the handler reads, under {@linkcode GatewayConfig}'s names. */
 export type HandlerSettings = Pick<
@@ -169,7 +178,7 @@ export function createGatewayHandler(
   );
   const tunnels = engine?.tunnels ?? forwarder.tunnels;
 
-  return async (req, info) => {
+  return async (req, info, socket) => {
     const ctx = describe(req, info);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
@@ -180,7 +189,7 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx);
+      response = await handle(req, ctx, socket);
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -256,6 +265,7 @@ export function createGatewayHandler(
   function handle(
     req: Request,
     ctx: RequestContext,
+    socket: ListenSocket | undefined,
   ): Response | Promise<Response> {
     const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
@@ -273,7 +283,7 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
-    if (engine !== null) return serveByEngine(req, ctx, badRequest);
+    if (engine !== null) return serveByEngine(req, ctx, { badRequest, socket });
     const route = routeRequest(target, routeOptions);
     if (route.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
@@ -351,7 +361,10 @@ export function createGatewayHandler(
   function serveByEngine(
     req: Request,
     ctx: RequestContext,
-    badRequest: () => Response,
+    { badRequest, socket }: {
+      badRequest: () => Response;
+      socket: ListenSocket | undefined;
+    },
   ): Response | Promise<Response> {
     const { target, host, log, logRequestLine } = ctx;
     const decoded = decodeTarget(target);
@@ -378,6 +391,6 @@ export function createGatewayHandler(
       log,
     }, (name) => {
       ctx.server = name;
-    });
+    }, socket ?? { index: 0, port: runtime.port });
   }
 }

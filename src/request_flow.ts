@@ -89,10 +89,13 @@ function returnResponse(
     }
     return errorResponse(code, { head });
   }
-  // Bytes, so the answer has a Content-Length as nginx's does.
-  return new Response(head ? null : new TextEncoder().encode(text), {
+  const bytes = new TextEncoder().encode(text);
+  return new Response(head ? null : bytes, {
     status: code,
-    headers: { "content-type": typeOf(content.conf) },
+    headers: {
+      "content-type": typeOf(content.conf),
+      "content-length": String(bytes.length),
+    },
   });
 }
 

@@ -174,6 +174,8 @@ class Compiler {
       },
       caseless: this.options.caseless,
       prefix: this.options.prefix,
+      statusPath: block.find((d) => d.name === "station_status")?.args[0] ??
+        null,
     };
   }
 

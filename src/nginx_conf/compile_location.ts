@@ -370,6 +370,7 @@ export function locationSettings(
     proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
+    defaultPage: flag(level, "station_default_page", false),
     accessLogs: level.get("access_log").length === 0
       ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
       : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({

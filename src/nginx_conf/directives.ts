@@ -182,6 +182,9 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["ssl_protocols HS 1-n emerg", NOT_DONE],
   ["limit_except L {1-n} emerg", NOT_DONE],
   ["map H {2-2} map"],
+  // The gateway's own, written by its built-in configuration.
+  ["station_status H 1-1 map"],
+  ["station_default_page HS flag map"],
   ["charset_types HSL 1-n map"],
   ["source_charset HSLI 1-1 emerg", "the gateway does not recode responses"],
   ["override_charset HSLI flag emerg", "the gateway does not recode responses"],

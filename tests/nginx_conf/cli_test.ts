@@ -66,7 +66,9 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
   strictEqual(code, 1);
   const emerg = stderr.split("\n").filter((l) => l.includes("[emerg]"));
   deepStrictEqual(
-    emerg.map((l) => l.replace(/ is not supported: .* in .*nginx.conf:(\d+)$/, " :$1")),
+    emerg.map((l) =>
+      l.replace(/ is not supported: .* in .*nginx.conf:(\d+)$/, " :$1")
+    ),
     [
       'station-gateway: [emerg] "proxy_cache" :44',
       'station-gateway: [emerg] "limit_req" :45',
