@@ -403,6 +403,7 @@ class Compiler {
         if (arg === "" || arg === "_") continue;
         // The name goes into error lines as it is: nginx warns about
         // such names ("suspicious symbols"); the gateway refuses them.
+        // deno-lint-ignore no-control-regex
         if (/[\x00-\x20"\x7f]/.test(arg)) {
           this.fail(x, `server name "${arg}" has suspicious symbols`);
           continue;

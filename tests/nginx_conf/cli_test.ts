@@ -5,8 +5,6 @@
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { parseCliArgs } from "../../src/config/cli.ts";
-import { resolveConfig } from "../../src/config/config.ts";
-import { parseConfigFile } from "../../src/config/config_file.ts";
 import { join } from "node:path";
 import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
