@@ -113,8 +113,9 @@ export function runPhases(
     fileKind: (p) => io.fileKind(p),
   };
   vars.location ??= server.conf;
-  if (!state.internal && options.named === undefined && server.conf.rewrite) {
-    // The server rewrite phase runs once, before the first search.
+  if (options.named === undefined && server.conf.rewrite) {
+    // The server rewrite phase, for internal redirects too
+    // (ngx_http_handler), not for a named location (ngx_http_named_location).
     const outcome = runRewrite(server.conf.rewrite, run);
     if (outcome.kind === "return") {
       return { ...outcome, conf: server.conf };
