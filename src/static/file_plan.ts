@@ -47,11 +47,14 @@ export interface FileRequest {
   head: boolean;
   /** Send an `ETag` and match it (nginx `etag on`). */
   etag: boolean;
-  /**
-   * Honour `Range` and send `Accept-Ranges` (nginx's `allow_ranges`, which
-   * `gzip_static` does not set).
-   */
+  /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
   ranges: boolean;
+  /**
+   * nginx's heads: this `Content-Type` on every answer but 304, and
+   * `Accept-Ranges` on a 200 only (nginx's range filter). Without it the
+   * caller's list holds both for every answer.
+   */
+  nginx?: { contentType: string } | undefined;
 }
 
 /** A file found for a request: its path and `stat`. */
@@ -114,6 +117,9 @@ export function planFile(
     file?.close();
     return done({ response: new Response(null, { status: 304, headers }) });
   }
+  if (ctx.nginx !== undefined) {
+    headers.push(["content-type", ctx.nginx.contentType]);
+  }
 
   const size = servedInfo.size;
   const range = ctx.ranges &&
@@ -139,6 +145,9 @@ export function planFile(
     ]);
   }
   const status = range === null ? 200 : 206;
+  if (ctx.nginx !== undefined && ctx.ranges && status === 200) {
+    headers.push(["accept-ranges", "bytes"]);
+  }
   if (head || length === 0) {
     file?.close();
     return done({

@@ -1,0 +1,17 @@
+/**
+ * What nginx's response filters do to a response's head, for static and
+ * proxied responses alike: `expires` and `add_header`
+ * (`ngx_http_headers_filter_module`) and whether a request takes gzip
+ * (`ngx_http_gzip_ok`).
+ *
+ * @module
+ */
+
+export { type ExpiresFields, expiresFields } from "./expires.ts";
+export { gzipAccepted, type GzipRequest } from "./gzip_accept.ts";
+export {
+  filterHeaders,
+  hasHeadersFilter,
+  HEADERS_FILTER_STATUSES,
+  type HeadersFilterConf,
+} from "./headers_filter.ts";

@@ -1,0 +1,276 @@
+/**
+ * nginx's static module under a location's settings
+ * (`ngx_http_static_handler`, `ngx_http_gzip_static_module`, then the
+ * header filters): the file at a path the request flow chose, contained in
+ * the location's folder (`root`, or the `alias` folder), with the type,
+ * charset, validators, ranges, `gzip_static`, `expires` and `add_header`
+ * the location asks for, and nothing it does not ask for (no
+ * `Cache-Control`, no charset, no `.gz` unless configured).
+ *
+ * Dot-files are served as any file, as nginx serves them. Only names that
+ * could open something other than a file below the folder are refused, as
+ * nginx for Windows refuses them (`static/windows_names.ts`); links leaving
+ * the folder are refused on the opened handle (`static/containment.ts`).
+ *
+ * @module
+ */
+
+import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import {
+  filterHeaders,
+  gzipAccepted,
+  hasHeadersFilter,
+} from "../response/mod.ts";
+import {
+  byteStringFromBytes,
+  currentOsFamily,
+  type OsFamily,
+} from "../runtime/mod.ts";
+import { type StaticCache, statOrNull } from "./cache.ts";
+import { openInsideRoot } from "./containment.ts";
+import { errorResponse } from "./error_pages.ts";
+import {
+  done,
+  type FileRequest,
+  planFile,
+  type StaticPlan,
+} from "./file_plan.ts";
+import { fileSlice } from "./file_slice.ts";
+import { contentTypeOf } from "./nginx_types.ts";
+import { streamedResponse } from "./response_body.ts";
+import { fsFailure, statFile, type StaticResult } from "./static_results.ts";
+import { isRefusedWindowsName } from "./windows_names.ts";
+
+/** The location settings {@linkcode serveFile} reads. */
+export type ServeFileConf = Pick<
+  LocationConf,
+  | "types"
+  | "defaultType"
+  | "charset"
+  | "charsetTypes"
+  | "etag"
+  | "gzipStatic"
+  | "logNotFound"
+  | "addHeaders"
+  | "expires"
+>;
+
+/** Options for {@linkcode serveFile}. */
+export interface ServeFileOptions {
+  /** The file, absolute: the document root (or alias folder) and the URI's rest. */
+  path: string;
+  /** The folder the file must be inside: the location's `root`, or the `alias` folder. */
+  root: string;
+  /** The location's settings, merged. */
+  conf: ServeFileConf;
+  /**
+   * `$uri` the file is served for: its extension chooses the type (nginx's
+   * `r->exten`), and a folder is redirected to it with a `/`.
+   */
+  uri: string;
+  /** The request's variables: `add_header` values, the redirect's host, port and query. */
+  vars: RequestVars;
+  /**
+   * `gzip_vary`: send `Vary: Accept-Encoding` when `gzip_static on` found
+   * a `.gz` beside the file.
+   *
+   * @default {false}
+   */
+  gzipVary?: boolean;
+  /** Small files from memory; without it every file is streamed. */
+  cache?: StaticCache;
+  /** @default {currentOsFamily()} */
+  family?: OsFamily;
+  /** The clock in ms, for `expires`. @default {Date.now()} */
+  now?: number;
+}
+
+/** One request on its way through {@linkcode serveFile}. */
+interface FileServe {
+  req: Request;
+  o: ServeFileOptions;
+  family: OsFamily;
+  head: boolean;
+  /** `gzip_static on` found a `.gz`: the response varies by `Accept-Encoding`. */
+  vary: boolean;
+}
+
+/**
+ * Serves the file at `options.path` as nginx's static module does under the
+ * location's settings: GET and HEAD (POST to a file, and any other method,
+ * is 405, as nginx), a folder is a 301 to `$uri/`, a missing file is 404 with
+ * nginx's `open() "…" failed (2: …)` line under `log_not_found`, a file
+ * that cannot be read 403 with its line; then `expires` and `add_header`
+ * on whatever is answered. Synchronous but for the body of a file too
+ * large for the cache, which streams.
+ *
+ * @param req The request.
+ * @param options The file, its folder, the location's settings, the request's variables.
+ * @returns The response and, where nginx would log one, the line.
+ */
+export function serveFile(
+  req: Request,
+  options: ServeFileOptions,
+): StaticResult {
+  const ctx: FileServe = {
+    req,
+    o: options,
+    family: options.family ?? currentOsFamily(),
+    head: req.method === "HEAD",
+    vary: false,
+  };
+  const plan = planServe(ctx);
+  const result = plan.kind === "stream"
+    ? {
+      response: streamedResponse(
+        plan.start === 0 && plan.status === 200
+          ? plan.file.readable
+          : fileSlice(plan.file, plan.start, plan.length),
+        { status: plan.status, headers: plan.headers },
+      ),
+    }
+    : plan.kind === "done"
+    ? plan.result
+    : { response: errorResponse(404, { head: ctx.head }) };
+  const { conf } = options;
+  if (ctx.vary && options.gzipVary === true) {
+    result.response.headers.append("vary", "Accept-Encoding");
+  }
+  if (hasHeadersFilter(conf)) {
+    filterHeaders(
+      result.response.headers,
+      result.response.status,
+      conf,
+      options.vars,
+      options.now ?? Date.now(),
+    );
+  }
+  return result;
+}
+
+/** The steps of `ngx_http_gzip_static_handler` and `ngx_http_static_handler`. */
+function planServe(ctx: FileServe): StaticPlan {
+  const { req, o, family, head } = ctx;
+  const { conf, path } = o;
+  const method = req.method;
+  if (method !== "GET" && !head && method !== "POST") {
+    return done({ response: errorResponse(405, { head }) });
+  }
+  if (
+    path.includes("\0") ||
+    (family === "windows" &&
+      isRefusedWindowsName(path.slice(o.root.length)))
+  ) {
+    // ngx_win32_check_filename answers these as ENOENT.
+    return done(openFailed(ctx, new Deno.errors.NotFound("(os error 2)")));
+  }
+  if (conf.gzipStatic !== "off" && method !== "POST") {
+    const gz = gzipStatic(ctx);
+    if (gz !== null) return gz;
+  }
+  let info = statFile(path, o.cache);
+  if (info === null) {
+    // The stat lost the reason: the open tells it (and a file that appeared
+    // meanwhile is served).
+    const opened = openInsideRoot(o.root, path);
+    if (opened.kind === "failed") return done(openFailed(ctx, opened.error));
+    if (opened.kind === "outside") {
+      return done({ response: errorResponse(404, { head }) });
+    }
+    opened.file.close();
+    info = opened.info;
+  }
+  if (info.isDirectory) return done(folderRedirect(ctx));
+  if (!info.isFile) {
+    return done({
+      response: errorResponse(404, { head }),
+      failure: { level: "crit", message: `"${path}" is not a regular file` },
+    });
+  }
+  if (method === "POST") {
+    return done({ response: errorResponse(405, { head }) });
+  }
+  return planFile(fileRequest(ctx, true), { path, info }, []);
+}
+
+function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
+  const { o } = ctx;
+  return {
+    req: ctx.req,
+    root: o.root,
+    cache: o.cache,
+    family: ctx.family,
+    head: ctx.head,
+    etag: o.conf.etag,
+    ranges,
+    nginx: { contentType: contentTypeOf(o.uri, o.conf) },
+  };
+}
+
+/**
+ * `gzip_static`: the `.gz` beside the file, for a client that takes gzip
+ * (`on`) or for any (`always`), typed by the file's own extension; served
+ * without ranges, as nginx. `null` declines to the file itself.
+ */
+function gzipStatic(ctx: FileServe): StaticPlan | null {
+  const { o } = ctx;
+  const on = o.conf.gzipStatic === "on";
+  const ok = !on || gzipAccepted(o.vars);
+  if (on && !ok && o.gzipVary !== true) return null;
+  const path = `${o.path}.gz`;
+  const info = o.cache ? o.cache.statOptional(path) : statOrNull(path);
+  if (info === null) return null;
+  if (on) ctx.vary = true;
+  if (!ok || !info.isFile) return null;
+  return planFile(fileRequest(ctx, false), { path, info }, [[
+    "content-encoding",
+    "gzip",
+  ]]);
+}
+
+/** nginx's answer and line for a failed open; a 404 is logged under `log_not_found`. */
+function openFailed(ctx: FileServe, error: unknown): StaticResult {
+  const result = fsFailure(error, ctx.o.path, ctx.family);
+  if (result.response.status === 404 && !ctx.o.conf.logNotFound) {
+    delete result.failure;
+  }
+  if (ctx.head) {
+    result.response = errorResponse(result.response.status, { head: true });
+  }
+  return result;
+}
+
+/**
+ * A folder named without its slash: 301 to `$uri/` and the query, as an
+ * absolute URL (`absolute_redirect on`): the request's host (the local
+ * address when it sent none) and the port unless it is the scheme's
+ * default (`port_in_redirect on`), as `ngx_http_header_filter` writes it.
+ */
+function folderRedirect(ctx: FileServe): StaticResult {
+  const v = ctx.o.vars;
+  const host = v.headers.has("host") ? v.host : v.serverAddr;
+  const defaultPort = v.scheme === "https" ? 443 : 80;
+  const port = v.serverPort === defaultPort ? "" : `:${v.serverPort}`;
+  const query = v.args === "" ? "" : `?${v.args}`;
+  const location = `${v.scheme}://${host}${port}${
+    locationBytes(ctx.o.uri)
+  }/${query}`;
+  return {
+    response: errorResponse(301, { head: ctx.head, headers: { location } }),
+  };
+}
+
+/**
+ * The decoded `$uri` as the bytes nginx 1.22 puts in `Location` (it copies
+ * them unescaped): UTF-8, one char per byte. NUL, CR and LF, which would
+ * end the field, are percent-encoded instead.
+ */
+function locationBytes(uri: string): string {
+  const safe = uri.replace(
+    /[\0\r\n]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
+  );
+  // deno-lint-ignore no-control-regex
+  if (!/[^\x00-\x7f]/.test(safe)) return safe;
+  return byteStringFromBytes(new TextEncoder().encode(safe));
+}
