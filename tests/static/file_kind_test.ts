@@ -7,12 +7,12 @@ import {
 } from "../../src/static/mod.ts";
 
 Deno.test("fileKind() tells file, directory, other and missing without throwing", async (t) => {
-  const dir = Deno.makeTempDirSync();
+  const dir = await Deno.makeTempDir();
   try {
-    Deno.writeTextFileSync(`${dir}/a.txt`, "a");
-    Deno.mkdirSync(`${dir}/sub`);
-    Deno.symlinkSync(`${dir}/a.txt`, `${dir}/link`);
-    Deno.symlinkSync(`${dir}/none`, `${dir}/dangling`);
+    await Deno.writeTextFile(`${dir}/a.txt`, "a");
+    await Deno.mkdir(`${dir}/sub`);
+    await Deno.symlink(`${dir}/a.txt`, `${dir}/link`);
+    await Deno.symlink(`${dir}/none`, `${dir}/dangling`);
     const cases: [string, string][] = [
       [`${dir}/a.txt`, "file"],
       [`${dir}/sub`, "directory"],
@@ -33,7 +33,7 @@ Deno.test("fileKind() tells file, directory, other and missing without throwing"
       });
     }
   } finally {
-    Deno.removeSync(dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
