@@ -48,6 +48,24 @@ export function hasHeadersFilter(conf: HeadersFilterConf): boolean {
   return conf.expires.kind !== "off" || conf.addHeaders.length > 0;
 }
 
+/** What {@linkcode filterHeaders} reads besides the fields. */
+export interface HeadersFilterInput {
+  /** The response's status. */
+  status: number;
+  /** The location's settings. */
+  conf: HeadersFilterConf;
+  /** The request, for the values' variables. */
+  vars: RequestVars;
+  /** The clock in ms, for `expires`. @default {Date.now()} */
+  now?: number;
+  /**
+   * The response's last modification in ms for `expires modified`, when
+   * its fields no longer say it (nginx's `last_modified_time` of a 416).
+   * @default {the `Last-Modified` field}
+   */
+  lastModified?: number | null;
+}
+
 /**
  * Applies `expires` and `add_header` to a response's fields, in place.
  *
@@ -60,10 +78,7 @@ export function hasHeadersFilter(conf: HeadersFilterConf): boolean {
  * goes as its UTF-8 bytes, as nginx sends it.
  *
  * @param headers The response's fields; changed in place.
- * @param status The response's status.
- * @param conf The location's settings.
- * @param vars The request, for the values' variables.
- * @param now The clock in ms, for `expires`.
+ * @param input The status, the settings, the request and the clock.
  *
  * @example Usage
  * ```ts
@@ -76,27 +91,30 @@ export function hasHeadersFilter(conf: HeadersFilterConf): boolean {
  *   expires: { kind: "epoch" } as const,
  *   addHeaders: [{ name: "X-Frame-Options", value: constantValue("DENY"), always: false }],
  * };
- * filterHeaders(headers, 404, conf, {} as RequestVars);
+ * const vars = {} as RequestVars;
+ * filterHeaders(headers, { status: 404, conf, vars });
  * strictEqual(headers.has("x-frame-options"), false);
- * filterHeaders(headers, 200, conf, {} as RequestVars);
+ * filterHeaders(headers, { status: 200, conf, vars });
  * strictEqual(headers.get("x-frame-options"), "DENY");
  * strictEqual(headers.get("cache-control"), "no-cache");
  * ```
  */
 export function filterHeaders(
   headers: Headers,
-  status: number,
-  conf: HeadersFilterConf,
-  vars: RequestVars,
-  now: number = Date.now(),
+  input: HeadersFilterInput,
 ): void {
-  const safe = HEADERS_FILTER_STATUSES.has(status);
+  const { conf } = input;
+  const safe = HEADERS_FILTER_STATUSES.has(input.status);
   if (safe && conf.expires.kind !== "off") {
-    const modified = headers.get("last-modified");
-    const lastModified = modified === null ? NaN : Date.parse(modified);
+    let lastModified = input.lastModified;
+    if (lastModified === undefined) {
+      const field = headers.get("last-modified");
+      const parsed = field === null ? NaN : Date.parse(field);
+      lastModified = Number.isNaN(parsed) ? null : parsed;
+    }
     const fields = expiresFields(conf.expires, {
-      now,
-      lastModified: Number.isNaN(lastModified) ? null : lastModified,
+      now: input.now ?? Date.now(),
+      lastModified,
     });
     if (fields !== null) {
       headers.set("expires", fields.expires);
@@ -105,7 +123,7 @@ export function filterHeaders(
   }
   for (const add of conf.addHeaders) {
     if (!safe && !add.always) continue;
-    addHeader(headers, add.name, headerText(add.value.evaluate(vars)));
+    addHeader(headers, add.name, headerText(add.value.evaluate(input.vars)));
   }
 }
 

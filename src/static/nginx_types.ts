@@ -7,6 +7,8 @@
  * @module
  */
 
+import { type CharsetConf, charsetFilter } from "../response/mod.ts";
+
 /** One directive of a `types {}` block: the type, then its extensions. */
 export interface TypesDirective {
   /** The media type, as written (`text/html`). */
@@ -122,21 +124,18 @@ export function uriExtension(uri: string): string | null {
 }
 
 /** The settings {@linkcode contentTypeOf} reads (a location's, merged). */
-export interface ContentTypeConf {
+export interface ContentTypeConf extends CharsetConf {
   /** `types`: extension (lower case) → media type. */
   types: ReadonlyMap<string, string>;
   /** `default_type`. */
   defaultType: string;
-  /** `charset`, or `null` (`off`). */
-  charset: string | null;
-  /** `charset_types` (`*` for any). */
-  charsetTypes: ReadonlySet<string>;
 }
 
 /**
  * The `Content-Type` nginx sends for a static file: the type of the URI's
- * extension (lower-cased), else `default_type`, with `; charset=X` only
- * when `charset` is set and the type is in `charset_types`.
+ * extension (lower-cased), else `default_type`, then the charset filter
+ * (`; charset=X` only when `charset` is set and the type is in
+ * `charset_types`).
  *
  * @param uri The URI the file is served for (`$uri`).
  * @param conf The location's settings.
@@ -162,10 +161,5 @@ export function contentTypeOf(uri: string, conf: ContentTypeConf): string {
   const ext = uriExtension(uri);
   const type = (ext === null ? undefined : conf.types.get(ext.toLowerCase())) ??
     conf.defaultType;
-  if (conf.charset === null) return type;
-  // ngx_http_test_content_type compares the type without parameters, lower case.
-  const semi = type.indexOf(";");
-  const bare = (semi < 0 ? type : type.slice(0, semi)).trim().toLowerCase();
-  if (!conf.charsetTypes.has("*") && !conf.charsetTypes.has(bare)) return type;
-  return `${type}; charset=${conf.charset}`;
+  return charsetFilter(type, 200, conf) ?? type;
 }

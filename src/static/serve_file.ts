@@ -17,6 +17,7 @@
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import {
+  charsetFilter,
   filterHeaders,
   gzipAccepted,
   hasHeadersFilter,
@@ -28,7 +29,7 @@ import {
 } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse } from "./error_pages.ts";
+import { errorResponse, isBuiltInError } from "./error_pages.ts";
 import {
   done,
   type FileRequest,
@@ -93,6 +94,8 @@ interface FileServe {
   head: boolean;
   /** `gzip_static on` found a `.gz`: the response varies by `Accept-Encoding`. */
   vary: boolean;
+  /** The file's mtime in ms, once its `stat` is taken. */
+  mtime: number | null;
 }
 
 /**
@@ -118,6 +121,7 @@ export function serveFile(
     family: options.family ?? currentOsFamily(),
     head: req.method === "HEAD",
     vary: false,
+    mtime: null,
   };
   const plan = planServe(ctx);
   const result = plan.kind === "stream"
@@ -133,17 +137,35 @@ export function serveFile(
     ? plan.result
     : { response: errorResponse(404, { head: ctx.head }) };
   const { conf } = options;
+  const { response } = result;
+  const status = response.status;
+  if (conf.charset !== null && isBuiltInError(response)) {
+    // nginx's own pages pass the charset filter too (not 301 and 302).
+    response.headers.set(
+      "content-type",
+      charsetFilter("text/html", status, conf)!,
+    );
+  }
   if (ctx.vary && options.gzipVary === true) {
-    result.response.headers.append("vary", "Accept-Encoding");
+    response.headers.append("vary", "Accept-Encoding");
   }
   if (hasHeadersFilter(conf)) {
-    filterHeaders(
-      result.response.headers,
-      result.response.status,
+    const filter = {
       conf,
-      options.vars,
-      options.now ?? Date.now(),
-    );
+      vars: options.vars,
+      ...(options.now === undefined ? {} : { now: options.now }),
+    };
+    // nginx's range filter answers 416 after the headers filter has seen
+    // the 200 (with the file's mtime); the 416 page then passes it again
+    // (so `always` fields twice).
+    if (status === 416) {
+      filterHeaders(response.headers, {
+        ...filter,
+        status: 200,
+        lastModified: ctx.mtime,
+      });
+    }
+    filterHeaders(response.headers, { ...filter, status });
   }
   return result;
 }
@@ -190,6 +212,7 @@ function planServe(ctx: FileServe): StaticPlan {
   if (method === "POST") {
     return done({ response: errorResponse(405, { head }) });
   }
+  ctx.mtime = info.mtime?.getTime() ?? 0;
   return planFile(fileRequest(ctx, true), { path, info }, []);
 }
 

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import type { AddHeader } from "../../src/engine/mod.ts";
+import type { AddHeader, Expires } from "../../src/engine/mod.ts";
 import {
   filterHeaders,
   HEADERS_FILTER_STATUSES,
@@ -22,10 +22,15 @@ function filtered(
   status: number,
   addHeaders: AddHeader[],
   init: HeadersInit = {},
-  expires: Parameters<typeof filterHeaders>[2]["expires"] = { kind: "off" },
+  expires: Expires = { kind: "off" },
 ): [string, string][] {
   const headers = new Headers(init);
-  filterHeaders(headers, status, { addHeaders, expires }, VARS, NOW);
+  filterHeaders(headers, {
+    status,
+    conf: { addHeaders, expires },
+    vars: VARS,
+    now: NOW,
+  });
   return [...headers];
 }
 
@@ -114,10 +119,14 @@ Deno.test("filterHeaders() leaves out a value with CR or LF rather than split th
     { serverPort: 80 },
   );
   const headers = new Headers();
-  filterHeaders(headers, 200, {
-    addHeaders: [add("X-Uri", "$uri"), add("X-Arg", "ok")],
-    expires: { kind: "off" },
-  }, vars);
+  filterHeaders(headers, {
+    status: 200,
+    conf: {
+      addHeaders: [add("X-Uri", "$uri"), add("X-Arg", "ok")],
+      expires: { kind: "off" },
+    },
+    vars,
+  });
   deepStrictEqual([...headers], [["x-arg", "ok"]]);
 });
 
@@ -127,10 +136,11 @@ Deno.test("filterHeaders() sends a UTF-8 $uri as its bytes, as nginx does", () =
     { serverPort: 80 },
   );
   const headers = new Headers();
-  filterHeaders(headers, 200, {
-    addHeaders: [add("X-Uri", "$uri")],
-    expires: { kind: "off" },
-  }, vars);
+  filterHeaders(headers, {
+    status: 200,
+    conf: { addHeaders: [add("X-Uri", "$uri")], expires: { kind: "off" } },
+    vars,
+  });
   strictEqual(headers.get("x-uri"), "/\u00e4\u00b8\u00ad.html");
 });
 
