@@ -22,11 +22,7 @@ import {
   gzipAccepted,
   hasHeadersFilter,
 } from "../response/mod.ts";
-import {
-  byteStringFromBytes,
-  currentOsFamily,
-  type OsFamily,
-} from "../runtime/mod.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
 import { errorResponse, isBuiltInError } from "./error_pages.ts";
@@ -284,16 +280,22 @@ function folderRedirect(ctx: FileServe): StaticResult {
 }
 
 /**
- * The decoded `$uri` as the bytes nginx 1.22 puts in `Location` (it copies
- * them unescaped): UTF-8, one char per byte. NUL, CR and LF, which would
- * end the field, are percent-encoded instead.
+ * Bytes nginx 1.22 escapes in a folder's `Location` (`ngx_escape_uri`,
+ * `NGX_ESCAPE_URI`, as observed on 1.22.1): controls, space, `"`, `#`,
+ * `%`, `<`, `>`, `?`, `\`, `^`, `` ` ``, `{`, `|`, `}`, DEL and every byte
+ * past ASCII.
  */
+// deno-lint-ignore no-control-regex
+const LOCATION_ESCAPED = /[\x00-\x20"#%<>?\\^`{|}\x7f-\xff]/;
+
+/** The decoded `$uri` as nginx writes it into `Location`: UTF-8, escaped. */
 function locationBytes(uri: string): string {
-  const safe = uri.replace(
-    /[\0\r\n]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`,
-  );
-  // deno-lint-ignore no-control-regex
-  if (!/[^\x00-\x7f]/.test(safe)) return safe;
-  return byteStringFromBytes(new TextEncoder().encode(safe));
+  let out = "";
+  for (const byte of new TextEncoder().encode(uri)) {
+    const c = String.fromCharCode(byte);
+    out += LOCATION_ESCAPED.test(c)
+      ? `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
+      : c;
+  }
+  return out;
 }

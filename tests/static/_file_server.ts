@@ -185,7 +185,11 @@ export async function exchange(port: number, head: string): Promise<Exchange> {
     all.set(c, at);
     at += c.length;
   }
-  const text = new TextDecoder("latin1").decode(all);
+  // One char per byte (TextDecoder's "latin1" is windows-1252).
+  let text = "";
+  for (let i = 0; i < all.length; i += 4096) {
+    text += String.fromCharCode(...all.subarray(i, i + 4096));
+  }
   const end = text.indexOf("\r\n\r\n");
   const [statusLine = "", ...fields] = text.slice(0, end).split("\r\n");
   return {

@@ -51,6 +51,15 @@ const FILES: Record<string, string | Uint8Array> = {
   "sp ace.txt": "space",
   "中.txt": "zh",
   "big.bin": "b".repeat(300 * 1024),
+  "中文/x.txt": "zh",
+  "sp ace/x.txt": "sp",
+  // Folders whose names nginx escapes in `Location`, or not.
+  'q"x/f': "f",
+  "x|y/f": "f",
+  "x]y/f": "f",
+  "x?y/f": "f",
+  "x+y~z/f": "f",
+  "e\x01f/f": "f",
 };
 
 /** Locations: nginx's text and the same settings as a `LocationConf`. */
@@ -256,6 +265,15 @@ function requests(html: string): string[] {
     get("/big.bin"),
     get("/sp%20ace.txt"),
     get("/%E4%B8%AD.txt"),
+    get("/%E4%B8%AD%E6%96%87"),
+    get("/sp%20ace?q=%20"),
+    get("/q%22x"),
+    get("/x%7Cy"),
+    get("/x%5Dy"),
+    get("/x%3Fy"),
+    get("/x+y~z"),
+    get("/e%01f"),
+    get("/loop1"),
     get("/a.txt", "Range: bytes=0-0"),
     get("/a.txt", "Range: bytes=2-"),
     get("/a.txt", "Range: bytes=99-"),
@@ -342,6 +360,9 @@ Deno.test({
       server: nginxServer(),
       files: FILES,
     });
+    // A link loop: ELOOP, which nginx answers 403 with its line.
+    await Deno.symlink(`${nginx.root}/loop2`, `${nginx.root}/loop1`);
+    await Deno.symlink(`${nginx.root}/loop1`, `${nginx.root}/loop2`);
     await using gateway = startFileServer(gatewayLocations(nginx.root));
     const list = requests(nginx.root);
     const theirs: (Seen & { request: string })[] = [];
@@ -364,7 +385,7 @@ Deno.test({
       errorsOf(nginx.errorLines()),
     );
     // The cases the lines are about were really run.
-    strictEqual(errorsOf(gateway.errorLines).length, 14);
+    strictEqual(errorsOf(gateway.errorLines).length, 15);
   },
 });
 
