@@ -9,7 +9,7 @@
  */
 
 export { type CharsetConf, charsetFilter } from "./charset_filter.ts";
-export { type ExpiresFields, expiresFields } from "./expires.ts";
+export { type ExpiresFields, expiresFields, parseExpires } from "./expires.ts";
 export { gzipAccepted, type GzipRequest } from "./gzip_accept.ts";
 export {
   filterHeaders,
