@@ -6,6 +6,7 @@
  * @module
  */
 
+import { fileURLToPath } from "node:url";
 import {
   compileValue,
   type LocationConf,
@@ -34,10 +35,9 @@ export function value(text: string): ReturnType<typeof compileValue> {
 }
 
 /** The stock `mime.types` of Debian's nginx 1.22, as the compiler reads it. */
-export const STOCK_MIME_TYPES_PATH = new URL(
-  "./testdata/nginx_conf/mime.types",
-  import.meta.url,
-).pathname;
+export const STOCK_MIME_TYPES_PATH = fileURLToPath(
+  new URL("./testdata/nginx_conf/mime.types", import.meta.url),
+);
 
 /**
  * The types of the stock `mime.types` (`include mime.types;`).
