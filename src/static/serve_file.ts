@@ -32,6 +32,7 @@ import {
   planFile,
   type StaticPlan,
 } from "./file_plan.ts";
+import { directoryIndexForbidden } from "./file_kind.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeOf } from "./nginx_types.ts";
 import { streamedResponse } from "./response_body.ts";
@@ -62,7 +63,8 @@ export interface ServeFileOptions {
   conf: ServeFileConf;
   /**
    * `$uri` the file is served for: its extension chooses the type (nginx's
-   * `r->exten`), and a folder is redirected to it with a `/`.
+   * `r->exten`), and a folder is redirected to it with a `/`. A URI ending
+   * in `/` is the index module's (403, `directory index of … is forbidden`).
    */
   uri: string;
   /** The request's variables: `add_header` values, the redirect's host, port and query. */
@@ -173,6 +175,11 @@ function planServe(ctx: FileServe): StaticPlan {
   const method = req.method;
   if (method !== "GET" && !head && method !== "POST") {
     return done({ response: errorResponse(405, { head }) });
+  }
+  if (o.uri.endsWith("/")) {
+    // Not a file's URI: nginx's static module declines it, and with no
+    // index file found the content phase answers 403 with its line.
+    return done(directoryIndexForbidden(path, head));
   }
   if (
     path.includes("\0") ||

@@ -5,7 +5,13 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { gzipSync } from "node:zlib";
-import { locationConf, stockMimeTypes, value } from "../_location_conf.ts";
+import { serveFile } from "../../src/static/mod.ts";
+import {
+  locationConf,
+  requestVars,
+  stockMimeTypes,
+  value,
+} from "../_location_conf.ts";
 import { maskErrorLine } from "../_utils.ts";
 import { exchange, startFileServer } from "./_file_server.ts";
 
@@ -191,4 +197,25 @@ Deno.test("serveFile() sends a large file whole, in ranges and to HEAD, cached o
       strictEqual(head.body.length, 0);
     }
   }
+});
+
+Deno.test("serveFile() answers a URI ending in / as nginx's content phase without an index: 403 and its line", async () => {
+  await using s = await site({ "dir/x.txt": "x" });
+  const conf = locationConf({ root: value(s.html) });
+  const vars = requestVars(new Request("http://localhost/dir/"), {
+    serverPort: 80,
+  });
+  const result = serveFile(new Request("http://localhost/dir/"), {
+    path: `${s.html}/dir/`,
+    root: s.html,
+    conf,
+    uri: "/dir/",
+    vars,
+  });
+  strictEqual(result.response.status, 403);
+  deepStrictEqual(result.failure, {
+    level: "error",
+    message: `directory index of "${s.html}/dir/" is forbidden`,
+  });
+  await result.response.body?.cancel();
 });
