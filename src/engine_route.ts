@@ -7,6 +7,7 @@
  */
 
 import {
+  type Content,
   findServer,
   groupByListen,
   type HttpConf,
@@ -28,7 +29,7 @@ import {
   type FlowRequest,
   serveRequest,
 } from "./request_flow.ts";
-import { serveStatic, StaticCache } from "./static/mod.ts";
+import { serveFile, StaticCache } from "./static/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import {
   createUpstreamGroup,
@@ -47,6 +48,8 @@ export interface EngineRouteDeps {
   onConnect?: () => void;
   /** Where lines go. */
   logger: Logger;
+  /** The page `station_default_page` shows, for a client's address. */
+  defaultPage?: (req: Request, client: string) => Promise<Response>;
 }
 
 /** One request as the handler has read it. */
@@ -108,7 +111,8 @@ export class EngineRoute {
   readonly #forwarders = new Map<string, ApiForwarder>();
   readonly #deps: EngineRouteDeps;
   readonly #handlers: ContentHandlers;
-  readonly #cache = new StaticCache();
+  /** Small files in memory, shared by every location. */
+  readonly cache: StaticCache = new StaticCache();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
 
@@ -205,23 +209,30 @@ export class EngineRoute {
     });
   }
 
-  async #static(
+  #static(
     req: Request,
-    content: { path: string; root: string },
+    content: Extract<Content, { kind: "static" }>,
     request: FlowRequest,
-  ): Promise<Response> {
-    const rel = content.path.slice(content.root.length);
-    const segments = rel.split("/").filter((s) => s !== "");
-    const result = await serveStatic(req, {
-      segments,
-      directory: rel.endsWith("/"),
-      query: request.vars.args === "" ? "" : `?${request.vars.args}`,
-    }, {
+  ): Response | Promise<Response> {
+    const { vars } = request;
+    const result = serveFile(req, {
+      path: content.path,
       root: content.root,
-      cache: this.#cache,
-      spaFallback: false,
-      logNotFound: true,
+      conf: content.conf,
+      uri: vars.uri,
+      vars,
+      gzipVary: content.conf.gzipVary,
+      cache: this.cache,
     });
+    if (
+      result.response.status === 404 && content.conf.defaultPage &&
+      this.#deps.defaultPage !== undefined &&
+      (vars.uri === "/" || vars.uri === "/index.html") &&
+      fileKind(content.root) !== "dir"
+    ) {
+      // The built-in configuration's page while no client app is installed.
+      return this.#deps.defaultPage(req, vars.remoteAddr);
+    }
     if (result.failure) {
       request.log({
         level: result.failure.level,

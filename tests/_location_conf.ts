@@ -83,6 +83,7 @@ export function locationConf(
     expires: { kind: "off" },
     etag: true,
     gzipStatic: "off",
+    gzipVary: false,
     errorPages: new Map(),
     recursiveErrorPages: false,
     proxyPass: null,

@@ -174,6 +174,8 @@ export interface LocationConf {
   etag: boolean;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
+  /** `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a `.gz`. */
+  gzipVary: boolean;
   /** `error_page`: status → target. */
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */

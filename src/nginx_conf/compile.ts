@@ -32,6 +32,7 @@ import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { pathProblem } from "../config/mod.ts";
+import { typesFromDirectives } from "../static/mod.ts";
 import {
   type LocationIdentity,
   locationSettings,
@@ -143,7 +144,12 @@ class Compiler {
       scope: this.scope,
       prefix: this.options.prefix,
       fail: (d, message) => this.fail(d, message),
-      types: (d) => typesOf(d),
+      types: (d) => {
+        const table = typesFromDirectives(d.block ?? []);
+        // nginx warns about each extension given twice, at the block.
+        for (const w of table.warnings) this.warn(d, w);
+        return table.types;
+      },
       proxyPass: (d) => this.proxyPass(d),
     };
     this.compileMaps(block, maps);
@@ -654,15 +660,6 @@ function setNames(block: readonly Directive[]): Set<string> {
   };
   walk(block);
   return names;
-}
-
-/** The extension map of a `types {}` block. */
-export function typesOf(block: Directive): Map<string, string> {
-  const map = new Map<string, string>();
-  for (const entry of block.block ?? []) {
-    for (const ext of entry.args) map.set(ext.toLowerCase(), entry.name);
-  }
-  return map;
 }
 
 function splitHostPort(

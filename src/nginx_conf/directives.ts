@@ -154,7 +154,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["types_hash_bucket_size HSL 1-1 warn", TUNING],
   ["resolver HSL 1-n warn", TUNING],
   ["gzip HSLI flag warn", UNCOMPRESSED],
-  ["gzip_vary HSL flag warn", UNCOMPRESSED],
+  ["gzip_vary HSL flag map"],
   ["gzip_proxied HSL 1-n warn", UNCOMPRESSED],
   ["gzip_comp_level HSL 1-1 warn", UNCOMPRESSED],
   ["gzip_buffers HSL 2-2 warn", UNCOMPRESSED],
