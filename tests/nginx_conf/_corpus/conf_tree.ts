@@ -37,7 +37,8 @@ function tokens(text: string): Token[] {
   let i = 0;
   let line = 1;
   const placeholderAt = (at: number) =>
-    text.startsWith("{{", at) && /^\{\{[A-Z_0-9]+\}\}/.test(text.slice(at, at + 40));
+    text.startsWith("{{", at) &&
+    /^\{\{[A-Z_0-9]+\}\}/.test(text.slice(at, at + 40));
   while (i < text.length) {
     const c = text[i]!;
     if (c === "\n") line++;
@@ -76,7 +77,11 @@ function tokens(text: string): Token[] {
     }
     while (i < text.length && !/[\s;{}]/.test(text[i]!) || placeholderAt(i)) {
       // `${name}` is a variable, not a block; `{{NAME}}` a corpus placeholder.
-      const open = placeholderAt(i) ? "{{" : text.startsWith("${", i) ? "${" : "";
+      const open = placeholderAt(i)
+        ? "{{"
+        : text.startsWith("${", i)
+        ? "${"
+        : "";
       if (open !== "") {
         const close = open === "{{" ? "}}" : "}";
         const end = text.indexOf(close, i);
@@ -99,7 +104,8 @@ function expand(pattern: string): string[] {
   const re = new RegExp(
     "^" +
       pattern.slice(dir.length + 1).replace(/[.+?^$()|[\]\\]/g, "\\$&")
-        .replace(/\*/g, ".*") + "$",
+        .replace(/\*/g, ".*") +
+      "$",
   );
   try {
     return [...Deno.readDirSync(dir)]

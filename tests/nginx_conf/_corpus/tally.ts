@@ -114,7 +114,9 @@ export function formOf(
   switch (d.name) {
     case "location": {
       const kind = locationKind(d);
-      const what = kind === "=" && args[1] === "/50x.html" ? "= /50x.html" : kind;
+      const what = kind === "=" && args[1] === "/50x.html"
+        ? "= /50x.html"
+        : kind;
       return `location ${what}${inLocation ? " (nested)" : ""}`;
     }
     case "proxy_pass": {
@@ -170,7 +172,9 @@ export function formOf(
         return /^\d+$/.test(code) ? `return ${code}` : "return URL";
       }
       const second = args[1] ?? "";
-      return `return ${code} ${/^(https?:\/\/|\$scheme)/.test(second) ? "URL" : "TEXT"}` +
+      return `return ${code} ${
+        /^(https?:\/\/|\$scheme)/.test(second) ? "URL" : "TEXT"
+      }` +
         (where === "if" ? " (in if)" : "");
     }
     case "error_page": {
@@ -182,7 +186,9 @@ export function formOf(
         : /^https?:/.test(target)
         ? "URL"
         : "/URI";
-      return `error_page ${codes.join(" ")}${change ? ` ${change}` : ""} ${kind}`;
+      return `error_page ${codes.join(" ")}${
+        change ? ` ${change}` : ""
+      } ${kind}`;
     }
     case "server":
       if (where === "upstream") {
@@ -252,14 +258,19 @@ export function tally(trees: Directive[][]): Tally {
       directive.name === "server" && parents.at(-1)?.name === "http"
     ).length;
     if (servers > 1) {
-      seen.set("server", (seen.get("server") ?? new Set()).add(
-        "several server blocks",
-      ));
+      seen.set(
+        "server",
+        (seen.get("server") ?? new Set()).add(
+          "several server blocks",
+        ),
+      );
     }
     for (const [name, forms] of seen) {
       const entry = directives.get(name) ?? { files: 0, forms: new Map() };
       entry.files++;
-      for (const f of forms) entry.forms.set(f, (entry.forms.get(f) ?? 0) + 1);
+      for (const f of forms) {
+        entry.forms.set(f, (entry.forms.get(f) ?? 0) + 1);
+      }
       directives.set(name, entry);
     }
   }
