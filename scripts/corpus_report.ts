@@ -4,10 +4,11 @@
  * checked by `nginx -t` and the gateway's `--check`, then run side by side
  * by nginx 1.22 and the gateway on the same requests; one row per file and
  * the totals. `--tally` prints the directive tally of both sets instead;
- * `--only NAME` runs one file and prints its first differences.
+ * `--only NAME` runs one file and prints every difference; `--strict` also
+ * compares the named differences the report masks by default.
  *
  * ```sh
- * deno run -A scripts/corpus_report.ts [--holdout] [--only NAME] [--tally]
+ * deno run -A scripts/corpus_report.ts [--holdout] [--only NAME] [--strict] [--tally]
  * ```
  *
  * @module
@@ -55,7 +56,9 @@ if (args.includes("--tally")) {
   const worker = async () => {
     while (next < dirs.length) {
       const i = next++;
-      rows[i] = await compareFile(dirs[i]!);
+      rows[i] = await compareFile(dirs[i]!, {
+        strict: args.includes("--strict"),
+      });
       print(`${rows[i]!.name}: ${rows[i]!.first || "same"}`, "stderr");
     }
   };
