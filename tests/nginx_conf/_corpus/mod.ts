@@ -8,7 +8,8 @@
  */
 
 export { type Directive, readConfTree, walk } from "./conf_tree.ts";
-export { formOf, type Tally, tally, tallyTable } from "./tally.ts";
+export { formOf } from "./forms.ts";
+export { type Tally, tally, tallyTable } from "./tally.ts";
 export { MASKED } from "./compare.ts";
 export {
   compareFile,

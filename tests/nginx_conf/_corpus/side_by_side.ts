@@ -8,31 +8,17 @@
  * @module
  */
 
-import { join } from "node:path";
-import { type Probe, send } from "./client.ts";
-import {
-  difference,
-  firstLine,
-  maskLogLine,
-  maskText,
-  type Names,
-  type Outcome,
-  outcome,
-} from "./compare.ts";
+import type { Probe } from "./client.ts";
+import { difference, firstLine, maskText, type Outcome } from "./compare.ts";
 import { firstServers, probesFor } from "./probes.ts";
 import {
   gatewayCheck,
   nginxCheck,
-  type Running,
   startGateway,
   startNginx,
 } from "./processes.ts";
-import {
-  buildStation,
-  caseText,
-  placeholderCount,
-  type Station,
-} from "./station.ts";
+import { probeSide, type Side } from "./run_side.ts";
+import { buildStation, caseText, placeholderCount } from "./station.ts";
 import { type Received, startRecordingUpstream } from "./upstream.ts";
 
 /** One file's row of the report. */
@@ -82,90 +68,14 @@ function freePort(): number {
 
 const TRACE = /^\s+at .+:\d+:\d+\)?$|Uncaught|panicked/m;
 
-function logState(prefix: string): Map<string, number> {
-  const sizes = new Map<string, number>();
-  const dir = join(prefix, "logs");
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.isFile && e.name.endsWith(".log")) {
-      sizes.set(e.name, Deno.statSync(join(dir, e.name)).size);
-    }
-  }
-  return sizes;
-}
-
-/** Log lines appended since `before`, file by file. */
-function newLines(prefix: string, before: Map<string, number>): string[] {
-  const out: string[] = [];
-  const dir = join(prefix, "logs");
-  for (
-    const e of [...Deno.readDirSync(dir)].sort((a, b) =>
-      a.name < b.name ? -1 : 1
-    )
-  ) {
-    if (!e.isFile || !e.name.endsWith(".log")) continue;
-    const bytes = Deno.readFileSync(join(dir, e.name));
-    const text = new TextDecoder().decode(
-      bytes.subarray(before.get(e.name) ?? 0),
-    );
-    out.push(
-      ...text.split("\n").filter((l) => l !== "").map((l) => `${e.name}: ${l}`),
-    );
-  }
-  return out;
-}
-
-interface Side {
-  station: Station;
-  names: Names;
-  seen: Received[];
-}
-
-async function probeSide(
-  side: Side,
-  server: Running,
-  probes: Probe[],
-  options: Required<CompareOptions>,
-  deadline: number,
-): Promise<{ outcomes: Outcome[]; logs: string[] }> {
-  const before = logState(side.station.prefix);
-  const outcomes: Outcome[] = [];
-  const port = side.names.listen[0]!;
-  for (const probe of probes) {
-    if (Date.now() > deadline || !server.ready) break;
-    const start = side.seen.length;
-    const seen = await send(port, probe, "localhost", options.requestTimeoutMs);
-    outcomes.push(
-      outcome(seen, side.seen.slice(start), side.names, options.strict),
-    );
-  }
-  // The other ports: the client app's page.
-  for (const other of side.names.listen.slice(1)) {
-    if (Date.now() > deadline) break;
-    const start = side.seen.length;
-    const seen = await send(
-      other,
-      probes[0]!,
-      "localhost",
-      options.requestTimeoutMs,
-    );
-    outcomes.push(
-      outcome(seen, side.seen.slice(start), side.names, options.strict),
-    );
-  }
-  // The access log is written after the response: wait, bounded, for one
-  // line per request before reading.
-  const end = Math.min(deadline, Date.now() + 2000);
-  while (Date.now() < end) {
-    const access = newLines(side.station.prefix, before).filter((l) =>
-      !/^\S+: \d{4}\/\d\d\/\d\d /.test(l)
-    );
-    if (access.length >= outcomes.length) break;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const logs = newLines(side.station.prefix, before).map((l) =>
-    maskLogLine(l.replace(/^(\S+): /, ""), side.names)
-  );
-  return { outcomes, logs };
+/** One probe and what nginx did with it, e.g. `GET /: 200`. */
+function answerLine(probe: Probe, x: Outcome): string {
+  const ws = probe.websocket;
+  const up = x.upstream.map((u) => u.split("\n")[0]).join(", ");
+  return `${probe.method} ${probe.target}${
+    ws ? " (WebSocket)" : ""
+  }: ${x.status}` +
+    (up ? ` → ${up}` : "") + (ws ? ` echo ${JSON.stringify(x.body)}` : "");
 }
 
 /**
@@ -284,15 +194,7 @@ export async function compareFile(
     const nl = nr.logs.join("\n");
     const gl = gr.logs.join("\n");
     if (nl !== gl) firsts.push(`log lines: ${firstLine(nl, gl)}`);
-    row.nginxAnswers = nr.outcomes.map((x, i) =>
-      `${all[i]!.method} ${all[i]!.target}${
-        all[i]!.websocket ? " (WebSocket)" : ""
-      }: ${x.status}${
-        x.upstream.length
-          ? ` → ${x.upstream.map((u) => u.split("\n")[0]).join(", ")}`
-          : ""
-      }${all[i]!.websocket ? ` echo ${JSON.stringify(x.body)}` : ""}`
-    );
+    row.nginxAnswers = nr.outcomes.map((x, i) => answerLine(all[i]!, x));
     row.differences = firsts.length;
     row.all = firsts;
     row.behaves = firsts.length === 0 && nr.outcomes.length === all.length;
