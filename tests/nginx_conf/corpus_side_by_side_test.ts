@@ -7,7 +7,7 @@
  * harness is checked against itself: nginx beside nginx must differ in
  * nothing, so a difference reported for the gateway is the gateway's.
  */
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { compareFile, TESTDATA } from "./_corpus/mod.ts";
 
@@ -69,3 +69,50 @@ for (const name of SELF_CHECK) {
     },
   );
 }
+
+/**
+ * The harness's gateway side, on the file the gateway runs today (nginx for
+ * Windows' stock nginx.conf with `location /api/ { proxy_pass …/; }`, its
+ * listen and upstream made placeholders): both accept it, both run, and
+ * every probe is answered by both. Which differences remain is the report's
+ * business, not this test's.
+ */
+Deno.test(
+  "corpus harness: the gateway runs the stock station file beside nginx",
+  ON_LINUX,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "corpus-case-" });
+    try {
+      const stock = await Deno.readTextFile(
+        join(TESTDATA, "stock/nginx.conf"),
+      );
+      await Deno.writeTextFile(
+        join(dir, "nginx.conf"),
+        stock.replace("listen       80;", "listen       {{LISTEN}};")
+          .replace("127.0.0.1:8080", "{{UPSTREAM}}"),
+      );
+      const row = await compareFile(dir);
+      deepStrictEqual(
+        { agree: row.verdictsAgree, runs: row.runs },
+        { agree: true, runs: true },
+        row.first,
+      );
+      // Each side answered each probe (`---`: no HTTP answer), and a
+      // proxied probe reached the upstream.
+      deepStrictEqual(
+        [
+          ...row.nginxAnswers.filter((a) => /: ---/.test(a)),
+          ...row.all.filter((d) => /status .*---/.test(d)),
+        ],
+        [],
+      );
+      strictEqual(row.nginxAnswers.length, row.probes);
+      strictEqual(
+        row.nginxAnswers.some((a) => a.includes("→ upstream 1: POST /")),
+        true,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
