@@ -30,6 +30,8 @@ export interface Probe {
   chunked?: boolean;
   /** Open a WebSocket and exchange one message. */
   websocket?: boolean;
+  /** The `Host` field, when not the default one. */
+  host?: string;
 }
 
 const enc = new TextEncoder();
@@ -69,7 +71,7 @@ function parse(raw: Uint8Array): Seen {
 function requestText(probe: Probe, host: string): string {
   const lines = [
     `${probe.method} ${probe.target} HTTP/1.1`,
-    `Host: ${host}`,
+    `Host: ${probe.host ?? host}`,
     "User-Agent: corpus-probe",
     "Accept: text/html,application/json,*/*",
     ...(probe.fields ?? []).map(([k, v]) => `${k}: ${v}`),
@@ -113,7 +115,7 @@ function textFrame(text: string, opcode = 1): Uint8Array {
  *
  * @param port The server's port on 127.0.0.1.
  * @param probe The request.
- * @param host The `Host` field.
+ * @param host The `Host` field, unless the probe names one.
  * @param timeoutMs The deadline for the whole exchange.
  * @returns The response (status `---` when none came).
  */

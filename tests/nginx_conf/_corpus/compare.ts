@@ -109,7 +109,9 @@ export function difference(
   nginx: Outcome,
   gateway: Outcome,
 ): string | null {
-  const what = `${probe.method} ${probe.target}${
+  const what = `${
+    probe.host ? `${probe.host} ` : ""
+  }${probe.method} ${probe.target}${
     probe.websocket ? " (WebSocket)" : ""
   } [${probe.label}]`;
   if (nginx.status !== gateway.status) {

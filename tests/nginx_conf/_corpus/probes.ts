@@ -114,20 +114,32 @@ export function probesFor(servers: Directive[]): Probe[] {
     { label: "folder without slash", method: "GET", target: "/docs" },
     { label: "HEAD", method: "HEAD", target: "/index.html" },
   ];
-  const key = (p: Probe) => `${p.method} ${p.target} ${p.websocket ?? ""}`;
+  const key = (p: Probe) =>
+    `${p.host ?? ""} ${p.method} ${p.target} ${p.websocket ?? ""}`;
   const seen = new Set(probes.map(key));
-  const add = (probe: Probe) => {
+  const addOne = (probe: Probe) => {
     if (seen.has(key(probe))) return;
     seen.add(key(probe));
     probes.push(probe);
   };
   let firstProxied = true;
-  for (const server of servers) {
+  for (const [i, server] of servers.entries()) {
+    // The first server is the port's default; each other one is reached by
+    // its first plain name.
+    const named = (server.block ?? []).find((d) => d.name === "server_name")
+      ?.args.find((n) => /^[\w.-]+$/.test(n) && n !== "_");
+    const host = i === 0 || named === undefined ? {} : { host: named };
+    const add = (probe: Probe) => addOne({ ...probe, ...host });
+    if (i > 0 && named !== undefined) {
+      add({ label: `navigation to ${named}`, method: "GET", target: "/" });
+    }
     for (const { directive } of walk(server.block ?? [])) {
       if (directive.name !== "location") continue;
       const sample = sampleFor(directive);
       if (sample === null) continue;
-      const where = `location ${directive.args.join(" ")}`;
+      const where = `location ${directive.args.join(" ")}${
+        "host" in host ? ` of ${named}` : ""
+      }`;
       add({ label: where, method: "GET", target: sample });
       if (!proxies(directive)) continue;
       add({

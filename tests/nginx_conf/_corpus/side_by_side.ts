@@ -72,7 +72,7 @@ const TRACE = /^\s+at .+:\d+:\d+\)?$|Uncaught|panicked/m;
 function answerLine(probe: Probe, x: Outcome): string {
   const ws = probe.websocket;
   const up = x.upstream.map((u) => u.split("\n")[0]).join(", ");
-  return `${probe.method} ${probe.target}${
+  return `${probe.host ? `${probe.host} ` : ""}${probe.method} ${probe.target}${
     ws ? " (WebSocket)" : ""
   }: ${x.status}` +
     (up ? ` → ${up}` : "") + (ws ? ` echo ${JSON.stringify(x.body)}` : "");
