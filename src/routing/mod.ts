@@ -7,6 +7,7 @@
  */
 
 export { requestTarget, routeRequest } from "./path_rewrite.ts";
+export { escapeBytes } from "./path_decode.ts";
 export type { Route } from "./path_rewrite.ts";
 export {
   absoluteAuthority,
