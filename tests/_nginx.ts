@@ -131,6 +131,15 @@ ${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
   for (const [name, text] of Object.entries(settings.files ?? {})) {
     await Deno.writeTextFile(`${dir}/html/${name}`, text);
   }
+  return await run(binary, dir, port);
+}
+
+/** Runs nginx from `dir/nginx.conf` until it has written its pid. */
+async function run(
+  binary: string,
+  dir: string,
+  port: number,
+): Promise<NginxProcess> {
   const child = new Deno.Command(binary, {
     args: ["-p", dir, "-c", `${dir}/nginx.conf`, "-e", `${dir}/error.log`],
     stdout: "null",
@@ -163,4 +172,42 @@ ${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/**
+ * Starts nginx with one `server {}` of the test's own (`listen` and
+ * `server_name localhost` are added), beside `http` lines such as
+ * `upstream {}` blocks; error log at `info`, access log `combined`.
+ */
+export async function startNginxServer(
+  options: { http?: string; server: string },
+): Promise<NginxProcess> {
+  const binary = await nginxBinary();
+  const dir = await Deno.makeTempDir({ prefix: "nginx-compat-" });
+  const port = freePort();
+  const conf = `
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+events { worker_connections 256; }
+http {
+  access_log ${dir}/access.log combined;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${options.http ?? ""}
+  server {
+    listen 127.0.0.1:${port};
+    server_name localhost;
+${options.server}
+  }
+}
+`;
+  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+  await Deno.mkdir(`${dir}/html`, { recursive: true });
+  return await run(binary, dir, port);
 }

@@ -154,6 +154,11 @@ export async function proxyLocation(
         `proxy_set_header "${name}" value holds a line break, field not sent`,
     });
   }
+  if (request.contentLength === 0) {
+    // nginx sends the declared length of an empty body
+    // ($proxy_internal_body_length); the body plan sends none.
+    fields.set.push(["Content-Length", "0"]);
+  }
   const onFailure = (failure: Parameters<typeof logAttempt>[0]) =>
     logAttempt(failure, log, context.stats);
   const origin = request.origin ?? originOf(req, vars);
