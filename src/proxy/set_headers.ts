@@ -32,8 +32,6 @@ export interface FieldPlan {
   readonly upgradeAt: number;
   /** See `upgradeAt`. */
   readonly connectionAt: number;
-  /** `proxy_http_version`. */
-  readonly version: "1.0" | "1.1";
 }
 
 const plans = new WeakMap<LocationConf, FieldPlan>();
@@ -73,7 +71,6 @@ function compilePlan(conf: LocationConf): FieldPlan {
     dropped,
     upgradeAt,
     connectionAt,
-    version: conf.proxyHttpVersion,
   };
 }
 
@@ -89,8 +86,11 @@ export interface UpstreamFields {
    */
   keepalive: boolean;
   /**
-   * HTTP/1.1 with a non-empty `Upgrade` and a `Connection` listing
-   * `upgrade`: the upstream may switch protocols.
+   * A non-empty `Upgrade` and a `Connection` listing `upgrade`: the
+   * upstream may switch protocols. nginx tunnels whenever the upstream
+   * answers 101 to a client's `Upgrade`, with `proxy_http_version 1.0`
+   * too (`ngx_http_proxy_process_header`), and an upstream answers 101 only
+   * to these fields.
    */
   upgrade: boolean;
   /** Set fields left out because their value held a line break or NUL. */
@@ -119,7 +119,6 @@ const UNSAFE_VALUE = /[\r\n\0]/;
  *   dropped: new Set(["connection", "host"]),
  *   upgradeAt: -1,
  *   connectionAt: 0,
- *   version: "1.0" as const,
  * };
  * const out = upstreamFields(plan, {} as never, new Headers({ accept: "*\/*", host: "x" }));
  * strictEqual(JSON.stringify([out.set, out.passed]), '[[["Connection","close"]],[["accept","*\/*"]]]');
@@ -160,8 +159,7 @@ export function upstreamFields(
     set,
     passed,
     keepalive: !tokens.includes("close"),
-    upgrade: plan.version === "1.1" && upgrade !== "" &&
-      tokens.includes("upgrade"),
+    upgrade: upgrade !== "" && tokens.includes("upgrade"),
     unsafe: unsafe ?? [],
   };
 }

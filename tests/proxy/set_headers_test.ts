@@ -88,7 +88,7 @@ Deno.test("upstreamFields() evaluates proxy_set_header; an empty value sends not
   ]);
 });
 
-Deno.test("upstreamFields() asks for an upgrade only over HTTP/1.1 with Upgrade and Connection: upgrade", () => {
+Deno.test("upstreamFields() asks for an upgrade when Upgrade and Connection: upgrade are sent, as nginx whatever the version", () => {
   const ws = { upgrade: "websocket", connection: "Upgrade" };
   const cases: [string, "1.0" | "1.1", [string, string][], boolean, boolean][] =
     [
@@ -103,7 +103,7 @@ Deno.test("upstreamFields() asks for an upgrade only over HTTP/1.1 with Upgrade 
         "HTTP/1.0",
         "1.0",
         [["Upgrade", "$http_upgrade"], ["Connection", "upgrade"]],
-        false,
+        true,
         true,
       ],
       ["no Upgrade set", "1.1", [["Connection", "upgrade"]], false, true],
