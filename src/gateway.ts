@@ -36,12 +36,23 @@ import {
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 import { StaticRoute, unexpectedError } from "./static_route.ts";
+import { EngineRoute } from "./engine_route.ts";
+import { decodeTarget } from "./routing/mod.ts";
 
 /** A `Deno.serve` handler. */
 export type GatewayHandler = (
   req: Request,
   info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+  socket?: ListenSocket,
 ) => Promise<Response>;
+
+/** Which of the configuration's ports a request came in on. */
+export interface ListenSocket {
+  /** The index in `listenPorts` (0: the first server's). */
+  index: number;
+  /** The port bound. */
+  port: number;
+}
 
 /** The settings the handler reads, under {@linkcode GatewayConfig}'s names. */
 export type HandlerSettings = Pick<
@@ -59,6 +70,7 @@ export type HandlerSettings = Pick<
   | "logNotFound"
   | "cachePolicy"
   | "errorLogLevel"
+  | "engine"
 >;
 
 /** What the handler knows only once the gateway runs: no settings. */
@@ -105,6 +117,10 @@ interface RequestContext {
   log: (event: RequestEvent) => void;
   /** Writes a line about the request line: no header fields, as nginx's. */
   logRequestLine: (event: CheckEvent) => void;
+  /** The client's port. */
+  clientPort: number;
+  /** The `server:` field: the chosen server's name. */
+  server: string;
 }
 
 const CLOSE = { connection: "close" };
@@ -156,9 +172,13 @@ export function createGatewayHandler(
     group,
     stats,
   });
-  const { tunnels } = forwarder;
+  const engine = config.engine === undefined ? null : new EngineRoute(
+    config.engine,
+    { port: runtime.port, stats, logger },
+  );
+  const tunnels = engine?.tunnels ?? forwarder.tunnels;
 
-  return async (req, info) => {
+  return async (req, info, socket) => {
     const ctx = describe(req, info);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
@@ -169,7 +189,7 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx);
+      response = await handle(req, ctx, socket);
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -206,8 +226,10 @@ export function createGatewayHandler(
     const target = requestTarget(req.url, host);
     const http2 = looksLikeHttp2(req.url, host, runtime.port);
     const request = requestLine(req, { host, target, http2 });
-    return {
+    const ctx: RequestContext = {
       client,
+      clientPort: peer.port,
+      server: config.serverName,
       host,
       referrer,
       target,
@@ -218,7 +240,7 @@ export function createGatewayHandler(
         logger.error({
           connection,
           client,
-          server: config.serverName,
+          server: ctx.server,
           request,
           ...(host === null ? {} : { host }),
           ...(referrer === null ? {} : { referrer }),
@@ -229,11 +251,12 @@ export function createGatewayHandler(
         logger.error({
           connection,
           client,
-          server: config.serverName,
+          server: ctx.server,
           request,
           ...event,
         }),
     };
+    return ctx;
   }
 
   // Not async: the proxy branch hands back forwardApi's promise, so a
@@ -242,6 +265,7 @@ export function createGatewayHandler(
   function handle(
     req: Request,
     ctx: RequestContext,
+    socket: ListenSocket | undefined,
   ): Response | Promise<Response> {
     const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
@@ -259,6 +283,7 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
+    if (engine !== null) return serveByEngine(req, ctx, { badRequest, socket });
     const route = routeRequest(target, routeOptions);
     if (route.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
@@ -330,5 +355,42 @@ export function createGatewayHandler(
       case "static":
         return statics.serve(req, route, { client, log });
     }
+  }
+
+  /** A request under an nginx.conf: checks, then the engine. */
+  function serveByEngine(
+    req: Request,
+    ctx: RequestContext,
+    { badRequest, socket }: {
+      badRequest: () => Response;
+      socket: ListenSocket | undefined;
+    },
+  ): Response | Promise<Response> {
+    const { target, host, log, logRequestLine } = ctx;
+    const decoded = decodeTarget(target);
+    if (decoded.kind === "invalid") {
+      logRequestLine(INVALID_REQUEST_LINE);
+      return badRequest();
+    }
+    const verdict = checkRequestHead(req, host, headChecks);
+    for (const note of verdict.notes) log(note);
+    if (verdict.kind === "reject") {
+      log(verdict.event);
+      return badRequest();
+    }
+    const length = verdict.contentLength;
+    return engine!.serve(req, {
+      client: ctx.client,
+      clientPort: ctx.clientPort,
+      host: absoluteAuthority(req.url, host, target) ?? host,
+      target,
+      uri: decoded.uri,
+      args: decoded.args,
+      contentLength: length.kind === "length" ? length.length : null,
+      lengthDigits: length.kind === "length" ? length.digits : null,
+      log,
+    }, (name) => {
+      ctx.server = name;
+    }, socket ?? { index: 0, port: runtime.port });
   }
 }

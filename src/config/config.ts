@@ -28,6 +28,7 @@ import {
   parseSwitch,
 } from "./config_values.ts";
 import type { LogLevel } from "../log/mod.ts";
+import type { HttpConf } from "../engine/mod.ts";
 import {
   DEFAULT_ERROR_PAGE,
   type ErrorPages,
@@ -154,6 +155,12 @@ export interface GatewayConfig {
   apiPrefix: string;
   /** Forward the prefix too (`proxy_pass` without a URI part). */
   keepApiPrefix: boolean;
+  /**
+   * A configuration compiled from an nginx.conf: when set, the engine
+   * answers every request from it, and the settings above only name the
+   * process's listener, logs and probes.
+   */
+  engine?: HttpConf;
 }
 
 /** The defaults, nginx's where nginx has one. */

@@ -34,3 +34,11 @@ export {
   runRewrite,
 } from "./rewrite.ts";
 export { compileRegex } from "./regex.ts";
+export {
+  type Content,
+  internalRedirect,
+  mapUri,
+  type PhaseIo,
+  type PhaseState,
+  runPhases,
+} from "./phases.ts";

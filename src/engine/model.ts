@@ -203,6 +203,11 @@ export interface LocationConf {
   proxyInterceptErrors: boolean;
   /** `client_max_body_size` in bytes; 0 is unlimited. */
   clientMaxBodySize: number;
+  /**
+   * `station_default_page`: while the root folder does not exist, `/`
+   * shows the gateway's own page (the built-in configuration's).
+   */
+  defaultPage: boolean;
   // --- logs ---
   /** `access_log` of this level or the nearest parent's; empty is `off`. */
   accessLogs: readonly AccessLogConf[];
@@ -295,6 +300,8 @@ export interface HttpConf {
   errorLog: { path: string; level: string };
   /** Compare URIs with locations without regard to case (nginx for Windows). */
   caseless: boolean;
+  /** `station_status`: the status endpoint's path (loopback only), or `null`. */
+  statusPath: string | null;
   /** The nginx prefix relative paths start from. */
   prefix: string;
 }

@@ -14,8 +14,10 @@ import { compileRegex } from "./regex.ts";
 
 /** The servers of one listening socket, indexed for the name search. */
 export interface ListenGroup {
-  /** The socket's address and port. */
+  /** The socket's address (the first, when grouped by port). */
   hostname: string;
+  /** Every address of the group. */
+  hostnames: readonly string[];
   /** The port. */
   port: number;
   /** `ssl` on any of its `listen`s. */
@@ -78,16 +80,22 @@ export function listenKey(listen: Pick<Listen, "hostname" | "port">): string {
  * Groups servers by the sockets they listen on, in the order first seen.
  *
  * @param servers The servers in file order.
- * @returns One group per socket.
+ * @param by Group by socket (`address:port`, nginx's) or by port alone
+ * (when the sockets of one port are bound together).
+ * @returns One group per socket or port.
  */
-export function groupByListen(servers: readonly ServerConf[]): ListenGroup[] {
+export function groupByListen(
+  servers: readonly ServerConf[],
+  by: "socket" | "port" = "socket",
+): ListenGroup[] {
+  const keyOf = (l: Listen) => by === "port" ? String(l.port) : listenKey(l);
   const groups = new Map<
     string,
     { listens: Listen[]; servers: ServerConf[] }
   >();
   for (const server of servers) {
     for (const listen of server.listens) {
-      const key = listenKey(listen);
+      const key = keyOf(listen);
       const group = groups.get(key) ?? { listens: [], servers: [] };
       group.listens.push(listen);
       if (!group.servers.includes(server)) group.servers.push(server);
@@ -98,7 +106,7 @@ export function groupByListen(servers: readonly ServerConf[]): ListenGroup[] {
     const first = listens[0]!;
     const defaultServer = servers.find((s) =>
       s.listens.some((l) =>
-        l.defaultServer && listenKey(l) === listenKey(first)
+        l.defaultServer && keyOf(l) === keyOf(first)
       )
     ) ?? servers[0]!;
     const exact = new Map<string, ServerConf>();
@@ -124,12 +132,11 @@ export function groupByListen(servers: readonly ServerConf[]): ListenGroup[] {
         }
       }
     }
-    leading.sort((a, b) =>
-      b.suffix.length - a.suffix.length
-    );
+    leading.sort((a, b) => b.suffix.length - a.suffix.length);
     trailing.sort((a, b) => b.prefix.length - a.prefix.length);
     return {
       hostname: first.hostname,
+      hostnames: [...new Set(listens.map((l) => l.hostname))],
       port: first.port,
       ssl: listens.some((l) => l.ssl),
       http2: listens.some((l) => l.http2),

@@ -9,9 +9,11 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { mapNginxConf } from "./map.ts";
+import { compileHttp } from "./compile.ts";
+import { formatConf } from "./format.ts";
+import type { HttpConf } from "../engine/mod.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
-import type { NginxSettings } from "./sink.ts";
+import type { NginxSettings } from "./paths.ts";
 import {
   ConfigFileRefusal,
   osErrorOf,
@@ -19,14 +21,18 @@ import {
 } from "../runtime/mod.ts";
 
 export type { ConfIo } from "./parser.ts";
-export type { NginxSettings } from "./sink.ts";
+export type { NginxSettings } from "./paths.ts";
 
 /** The outcome of reading an nginx.conf. */
 export type NginxConfResult =
   | {
     ok: true;
-    /** The settings, paths absolute. */
+    /** The process-level settings (listen, logs), paths absolute. */
     settings: NginxSettings;
+    /** The compiled configuration the engine runs. */
+    engine: HttpConf;
+    /** The configuration as one nginx.conf text, includes in place. */
+    text: string;
     /** `[warn]` texts, each ending `in FILE:LINE`. */
     warnings: string[];
     /** The nginx prefix used for relative paths. */
@@ -34,8 +40,10 @@ export type NginxConfResult =
   }
   | {
     ok: false;
-    /** The `[emerg]` text, ending `in FILE:LINE` when it has a place. */
+    /** The first `[emerg]` text, ending `in FILE:LINE` when it has a place. */
     message: string;
+    /** Every refusal of the file, the first being `message`. */
+    errors?: string[];
     /** Warnings found before the error. */
     warnings: string[];
   };
@@ -121,18 +129,71 @@ export function loadNginxConf(
       warnings: [],
     };
   }
+  let compiled;
   try {
-    return { ok: true, prefix, ...mapNginxConf(directives, { file, prefix }) };
+    compiled = compileHttp(directives, {
+      file,
+      prefix,
+      caseless: Deno.build.os === "windows",
+    });
   } catch (error) {
-    if (error instanceof NginxConfError) {
-      return { ok: false, message: error.message, warnings: error.warnings };
-    }
     // A bug here must not end the gateway with a stack trace: say so as a
     // refusal of the file.
     return {
       ok: false,
-      message: `cannot map "${file}": ${String(error).replaceAll("\n", " ")}`,
+      message: `cannot compile "${file}": ${
+        String(error).replaceAll("\n", " ")
+      }`,
       warnings: [],
     };
   }
+  const { conf, warnings, errors } = compiled;
+  if (conf === null) {
+    return { ok: false, message: errors[0]!, errors, warnings };
+  }
+  return {
+    ok: true,
+    prefix,
+    settings: engineSettings(conf),
+    engine: conf,
+    text: formatConf(directives),
+    warnings,
+  };
+}
+
+/**
+ * The process-level settings of a compiled configuration: what the gateway
+ * binds and the logs it opens (the first server's first `listen`), and what
+ * the built-in page and `--check` probe (the first proxied upstream).
+ */
+function engineSettings(conf: HttpConf): NginxSettings {
+  const server = conf.servers[0]!;
+  const listen = server.listens[0]!;
+  const host = listen.hostname.includes(":")
+    ? `[${listen.hostname}]`
+    : listen.hostname;
+  const settings: NginxSettings = {
+    listen: `${host === "0.0.0.0" ? "*" : host}:${listen.port}`,
+    errorLog: conf.errorLog.path,
+    errorLogLevel: conf.errorLog.level,
+    accessLog: server.conf.accessLogs[0]?.path ?? "off",
+    serverName: server.serverName === "" ? "localhost" : server.serverName,
+    // The engine checks these per location and answers error_page itself.
+    clientMaxBodySize: "0",
+    errorPage: "off",
+    spaFallback: "off",
+  };
+  if (server.conf.root.constant !== null) {
+    settings.root = server.conf.root.constant;
+  }
+  const proxied = [...conf.upstreams.values()][0];
+  if (proxied !== undefined) {
+    settings.upstream = proxied.servers.filter((s) => !s.down).map((s) =>
+      `http://${
+        s.hostname.includes(":") ? `[${s.hostname}]` : s.hostname
+      }:${s.port}${s.backup ? " backup" : ""}`
+    );
+    if (proxied.explicit) settings.upstreamGroup = proxied.name;
+  }
+  return settings;
 }

@@ -78,6 +78,7 @@ const BLOCK_CONTEXT: Record<string, Context> = {
   location: "location",
   upstream: "upstream",
   types: "types",
+  map: "map",
   if: "if",
   "limit_except": "location",
 };
@@ -179,8 +180,9 @@ class Parser {
         out.push(...this.include(args[0]!, scope, depth, fail));
         continue;
       }
-      if (scope.context === "types") {
-        // `ngx_http_core_type`: every line is `type extension…;`.
+      if (scope.context === "types" || scope.context === "map") {
+        // `ngx_http_core_type`: every line is `type extension…;`; a `map`
+        // line is `source value;` (ngx_http_map).
         if (st.end === "{") fail('unexpected "{"');
         out.push({ name, args, file, line: st.line });
         continue;

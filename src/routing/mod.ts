@@ -6,8 +6,9 @@
  * @module
  */
 
-export { requestTarget, routeRequest } from "./path_rewrite.ts";
+export { decodeTarget, requestTarget, routeRequest } from "./path_rewrite.ts";
 export { escapeBytes } from "./path_decode.ts";
+export type { DecodedTarget } from "./path_rewrite.ts";
 export type { Route } from "./path_rewrite.ts";
 export {
   absoluteAuthority,

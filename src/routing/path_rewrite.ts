@@ -163,12 +163,15 @@ export function decodeSegment(segment: string): string | null {
 /** An escape that decodes to a separator: the segments change when decoded. */
 const ENCODED_SEPARATOR = /%(?:2f|5c)/i;
 
-const CLIMBS: Route = { kind: "invalid", reason: "path climbs above the root" };
-const MALFORMED: Route = {
+const CLIMBS = {
+  kind: "invalid",
+  reason: "path climbs above the root",
+} as const;
+const MALFORMED = {
   kind: "invalid",
   reason: "malformed percent-encoding",
-};
-const NUL: Route = { kind: "invalid", reason: "path holds a NUL byte" };
+} as const;
+const NUL = { kind: "invalid", reason: "path holds a NUL byte" } as const;
 
 /**
  * Decides where a request target goes.
@@ -310,4 +313,88 @@ function routeDecoded(
     names.push(name);
   }
   return { kind: "static", segments: names, directory, query };
+}
+
+/** A request target as nginx's phases read it. */
+export type DecodedTarget =
+  | {
+    kind: "uri";
+    /** `$uri`: decoded, dot segments resolved, slashes merged. */
+    uri: string;
+    /** `$args`: the query without `?`, as sent. */
+    args: string;
+  }
+  | { kind: "invalid"; reason: string };
+
+/**
+ * Decodes a request target into `$uri` and `$args`, as
+ * `ngx_http_parse_complex_uri` does (see {@linkcode routeRequest} for the
+ * rules: `\` separates too, dot segments resolve, a climb above the root,
+ * `%00` or a malformed escape is invalid).
+ *
+ * @param target The raw request target, from {@linkcode requestTarget}.
+ * @returns `$uri` and `$args`, or why it is invalid.
+ *
+ * @example Usage
+ * ```ts
+ * import { decodeTarget } from "./path_rewrite.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(decodeTarget("/a/./b/../%41?x=1"), { kind: "uri", uri: "/a/A", args: "x=1" });
+ * ```
+ */
+export function decodeTarget(target: string): DecodedTarget {
+  const hash = target.indexOf("#");
+  const noFragment = hash < 0 ? target : target.slice(0, hash);
+  const q = noFragment.indexOf("?");
+  const rawPath = q < 0 ? noFragment : noFragment.slice(0, q);
+  const args = q < 0 ? "" : noFragment.slice(q + 1);
+  if (!rawPath.startsWith("/")) {
+    return { kind: "invalid", reason: "target is not origin-form" };
+  }
+  // The common path: nothing to decode or resolve.
+  if (!CHANGED_BY_NORMALISING.test(rawPath)) {
+    return { kind: "uri", uri: rawPath, args };
+  }
+  let segments: string[];
+  let directory: boolean;
+  if (rawPath.includes("%") && ENCODED_SEPARATOR.test(rawPath)) {
+    const decoded = decodeToBytes(rawPath);
+    if (decoded === null) return MALFORMED;
+    if (decoded.includes("\0")) return NUL;
+    const path = normalise(
+      decoded.split(/[/\\]/),
+      (s) => s === ".",
+      (s) => s === "..",
+    );
+    if (path === null) return CLIMBS;
+    segments = [];
+    for (const segment of path.segments) {
+      const name = bytesToUtf8(segment);
+      if (name === null) return MALFORMED;
+      segments.push(name);
+    }
+    directory = path.directory;
+  } else {
+    if (rawPath.includes("%")) {
+      const decoded = decodeToBytes(rawPath);
+      if (decoded === null) return MALFORMED;
+      if (decoded.includes("\0")) return NUL;
+    }
+    const raw = normalise(
+      rawPath.split(/[/\\]/),
+      isDotSegment,
+      isDotDotSegment,
+    );
+    if (raw === null) return CLIMBS;
+    segments = [];
+    for (const piece of raw.segments) {
+      const decoded = decodeSegment(piece);
+      if (decoded === null) return MALFORMED;
+      segments.push(decoded);
+    }
+    directory = raw.directory;
+  }
+  const trailing = directory && segments.length > 0 ? "/" : "";
+  return { kind: "uri", uri: `/${segments.join("/")}${trailing}`, args };
 }

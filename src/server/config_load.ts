@@ -17,6 +17,7 @@ import {
 import { type FileInput, parseConfigFile } from "../config/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
 import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
+import type { HttpConf } from "../engine/mod.ts";
 import { currentOsFamily, osErrorOf, type OsFamily } from "../runtime/mod.ts";
 import { ConfigFileRefusal, readConfigText } from "../runtime/mod.ts";
 
@@ -47,6 +48,11 @@ export interface StartupFailure {
   warnings?: string[];
   /** The nginx.conf that failed, for `--check`'s "test failed" line. */
   nginxConf?: string;
+  /**
+   * The file's other refusals after `message`: one run names them all,
+   * where nginx stops at the first.
+   */
+  more?: string[];
 }
 
 /** A configuration that loaded, with what `--print-config` and `--check` show. */
@@ -59,6 +65,8 @@ export interface LoadedConfig {
   warnings: string[];
   /** The nginx.conf read, absolute, if any. */
   nginxConf: string | null;
+  /** The nginx.conf as the engine runs it (includes in place), if any. */
+  nginxText?: string;
 }
 
 /**
@@ -149,6 +157,8 @@ export function loadConfig(
   }
   const nginxPath = cli.nginxConfPath ?? file.nginxConf;
   let nginx: FileInput = {};
+  let engine: HttpConf | undefined;
+  let nginxText: string | undefined;
   let warnings: string[] = [];
   let nginxConf: string | null = null;
   if (nginxPath !== undefined) {
@@ -162,17 +172,24 @@ export function loadConfig(
         logPath: absolutePath(nginxPrefix(nginxConf), "logs/error.log"),
         warnings: result.warnings,
         nginxConf,
+        ...(result.errors && result.errors.length > 1
+          ? { more: result.errors.slice(1) }
+          : {}),
       };
     }
-    ({ settings: nginx, warnings } = result);
+    ({ settings: nginx, warnings, engine, text: nginxText } = result);
   }
   const layered = { ...nginx, ...file };
   try {
     return {
-      config: resolveConfig(layered, cli.settings, options.baseDir),
+      config: {
+        ...resolveConfig(layered, cli.settings, options.baseDir),
+        ...(engine === undefined ? {} : { engine }),
+      },
       merged: { ...DEFAULT_SETTINGS, ...layered, ...cli.settings },
       warnings,
       nginxConf,
+      ...(nginxText === undefined ? {} : { nginxText }),
     };
   } catch (error) {
     return { message: messageOf(error), hint: true, exitCode: 1 };

@@ -7,6 +7,7 @@
 
 import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
+import { listenPorts } from "../engine_route.ts";
 import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
 import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { createUpstreamGroup, UpstreamError } from "../upstream/mod.ts";
@@ -95,6 +96,32 @@ export async function runGateway(
   }
   const listeners = opened.set;
   const port = listeners.port;
+  // An nginx.conf's other ports, each its own set of sockets.
+  const more: ListenerSet[] = [];
+  for (
+    const [i, group] of (config.engine ? listenPorts(config.engine) : []).slice(
+      1,
+    ).entries()
+  ) {
+    const socket = { index: i + 1, port: group.port };
+    const extra = await ListenerSet.open({
+      hostnames: [...group.hostnames],
+      port: group.port,
+      handler: (req, info) => handler!(req, info, socket),
+      onError: serveErrorHandler(logger),
+      logger,
+      policy,
+    });
+    if ("failure" in extra) {
+      const { address, error } = extra.failure;
+      options.emerg(`bind() to ${address} failed`, osErrorOf(error));
+      await Promise.all([listeners, ...more].map((l) => l.shutdown()));
+      logger.close();
+      return 1;
+    }
+    socket.port = extra.set.port;
+    more.push(extra.set);
+  }
   const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
     timeouts: config.timeouts,
     upstreamKeepalive: config.upstreamKeepalive,
@@ -110,8 +137,8 @@ export async function runGateway(
   const heapPacer = new HeapPacer();
   heapPacer.start();
 
-  const urls = listeners.hostnames.map((h) =>
-    `http://${displayHost(h)}:${port}/`
+  const urls = [listeners, ...more].flatMap((set) =>
+    set.hostnames.map((h) => `http://${displayHost(h)}:${set.port}/`)
   );
   options.out(
     `station-gateway ${options.version} listening on ${urls.join(" and ")}; ` +
@@ -143,7 +170,9 @@ export async function runGateway(
       } (${reason.signal}) received, exiting`,
     });
   }
-  const graceful = listeners.shutdown().then(() => "done" as const);
+  const graceful = Promise.all(
+    [listeners, ...more].map((set) => set.shutdown()),
+  ).then(() => "done" as const);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
     timer = setTimeout(resolve, graceMs, "timeout");

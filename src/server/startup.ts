@@ -60,15 +60,20 @@ function report(
     context.err(formatConsoleLine("warn", w));
   }
   context.err(formatConsoleLine("emerg", failure.message, failure.osError));
+  for (const message of failure.more ?? []) {
+    context.err(formatConsoleLine("emerg", message));
+  }
   if (failure.hint) {
     context.err(formatConsoleLine(undefined, 'see "station-gateway --help"'));
   }
-  writeEmergLine(failure, {
+  const where = {
     ...(logPath === undefined ? {} : { path: logPath }),
     defaultPath: absolutePath(context.baseDir, DEFAULT_SETTINGS.errorLog),
     err: context.err,
     ...(context.family === undefined ? {} : { family: context.family }),
-  });
+  };
+  writeEmergLine(failure, where);
+  for (const message of failure.more ?? []) writeEmergLine({ message }, where);
   return { exitCode: failure.exitCode };
 }
 
@@ -186,7 +191,12 @@ export async function startup(
   const { config, warnings } = loaded;
   for (const w of warnings) context.err(formatConsoleLine("warn", w));
   if (cli.printConfig) {
-    context.out(formatConfigFile(loaded.merged, config));
+    // An nginx.conf prints as nginx -T shows it: the text the engine runs.
+    context.out(
+      loaded.nginxText === undefined
+        ? formatConfigFile(loaded.merged, config)
+        : `# configuration file ${loaded.nginxConf}:\n${loaded.nginxText}`,
+    );
     return { exitCode: 0 };
   }
   if (cli.check) {

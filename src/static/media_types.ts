@@ -5,7 +5,7 @@
  */
 
 /** Extension (lower case, no dot) to media type. */
-const CONTENT_TYPES: Readonly<Record<string, string>> = {
+export const CONTENT_TYPES: Readonly<Record<string, string>> = {
   html: "text/html; charset=utf-8",
   htm: "text/html; charset=utf-8",
   js: "text/javascript; charset=utf-8",

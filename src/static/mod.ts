@@ -18,7 +18,7 @@ export {
 } from "./error_pages.ts";
 export type { ErrorPages } from "./error_pages.ts";
 export { serveStatic } from "./handler.ts";
-export { contentTypeFor } from "./media_types.ts";
+export { CONTENT_TYPES, contentTypeFor } from "./media_types.ts";
 export {
   isStreamedResponse,
   meteredBody,

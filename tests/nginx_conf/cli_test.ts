@@ -2,10 +2,9 @@
  * `--nginx-conf`, `--check` and `--print-config` through the real entry
  * point, on station folders built from the corpus.
  */
+import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { parseCliArgs } from "../../src/config/cli.ts";
-import { resolveConfig } from "../../src/config/config.ts";
-import { parseConfigFile } from "../../src/config/config_file.ts";
 import { join } from "node:path";
 import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
@@ -55,14 +54,27 @@ Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async
   );
 });
 
-Deno.test("--check --nginx-conf refuses what the gateway does not reproduce", async () => {
-  await using s = station("emerg_rewrite");
+Deno.test("--check --nginx-conf names every directive the gateway does not reproduce in one run", async () => {
+  await using s = station("emerg_auth", (text) =>
+    text.replace(
+      "location / {",
+      "location / {\n            proxy_cache zone;\n            limit_req zone=one;",
+    ));
   const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
   strictEqual(code, 1);
-  match(
-    stderr,
-    /\[emerg\] "rewrite" is not supported: .* in .*nginx.conf:49\n.*test failed\n$/,
+  const emerg = stderr.split("\n").filter((l) => l.includes("[emerg]"));
+  deepStrictEqual(
+    emerg.map((l) =>
+      l.replace(/ is not supported: .* in .*nginx.conf:(\d+)$/, " :$1")
+    ),
+    [
+      'station-gateway: [emerg] "proxy_cache" :44',
+      'station-gateway: [emerg] "limit_req" :45',
+      'station-gateway: [emerg] "auth_basic" :51',
+      'station-gateway: [emerg] "auth_basic_user_file" :52',
+    ],
   );
+  match(stderr, /test failed\n$/);
 });
 
 Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the prefix's error log", async () => {
@@ -72,55 +84,36 @@ Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the 
   match(stderr, /\[emerg\] "auth_basic" is not supported/);
   match(
     await Deno.readTextFile(`${s.prefix}/logs/error.log`),
-    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_basic" .* in .*nginx.conf:49\n$/,
+    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_basic" .* in .*nginx.conf:49\n[^\n]*"auth_basic_user_file" [^\n]*:50\n$/,
   );
 });
 
-Deno.test("--print-config prints the nginx.conf's settings as a config file, flags winning", async () => {
-  await using s = station("timeouts_body");
+Deno.test("--print-config prints an nginx.conf as the engine runs it, includes in place, and it reads back", async () => {
+  await using s = station("includes");
   const { code, stdout } = await runCli([
     "--print-config",
     "--nginx-conf",
     s.conf,
-    "--listen",
-    "127.0.0.1:9001",
   ]);
   strictEqual(code, 0);
-  const file = parseConfigFile(stdout, "printed");
-  const config = resolveConfig(file, {}, "/elsewhere");
-  deepStrictEqual(
-    [
-      file.listen,
-      file.serverName,
-      file.spaFallback,
-      file.upstream,
-      config.timeouts,
-      config.clientMaxBodySize,
-    ],
-    ["127.0.0.1:9001", "station-07", "on", "http://10.20.0.5:8080", {
-      connectMs: 5000,
-      sendMs: 90_000,
-      readMs: 120_000,
-    }, 10 * 1024 * 1024],
-  );
-  strictEqual(config.errorLog, join(s.prefix, "logs", "gateway-error.log"));
+  strictEqual(stdout.startsWith(`# configuration file ${s.conf}:\n`), true);
+  strictEqual(stdout.includes("include "), false);
+  const again = join(s.prefix, "conf", "printed.conf");
+  await Deno.writeTextFile(again, stdout);
+  const first = loadNginxConf(s.conf);
+  const second = loadNginxConf(again);
+  strictEqual(first.ok && second.ok, true);
+  if (first.ok && second.ok) strictEqual(second.text, first.text);
 });
 
-Deno.test("the config file's nginxConf key reads the nginx.conf under the file's own keys", async () => {
+Deno.test("the config file's nginxConf key runs that nginx.conf", async () => {
   await using s = station("stock");
   const json = `${s.prefix}/gateway.json`;
-  await Deno.writeTextFile(
-    json,
-    JSON.stringify({ nginxConf: s.conf, serverName: "st-1" }),
-  );
+  await Deno.writeTextFile(json, JSON.stringify({ nginxConf: s.conf }));
   const { code, stdout } = await runCli(["--print-config", "--config", json]);
   strictEqual(code, 0);
-  const file = parseConfigFile(stdout, "printed");
-  deepStrictEqual([file.serverName, file.listen, file.errorPage], [
-    "st-1",
-    "*:80",
-    ["500 502 503 504 /50x.html"],
-  ]);
+  strictEqual(stdout.startsWith(`# configuration file ${s.conf}:\n`), true);
+  match(stdout, /error_page 500 502 503 504 \/50x.html;/);
 });
 
 Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] line on stderr and in the log", async (t) => {

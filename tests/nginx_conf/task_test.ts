@@ -26,10 +26,10 @@ Deno.test("parseTaskArgs() passes --nginx-conf on to the task after reading it",
 });
 
 Deno.test("parseTaskArgs() refuses an nginx.conf the gateway would refuse at boot", async () => {
-  await using s = station("emerg_rewrite");
+  await using s = station("emerg_auth");
   throws(
     () => parseTaskArgs(["install", "--nginx-conf", s.conf]),
-    /^TypeError: Cannot use nginx-conf ".*": "rewrite" is not supported: .* in .*nginx.conf:49$/,
+    /^TypeError: Cannot use nginx-conf ".*": "auth_basic" is not supported: .* in .*nginx.conf:49$/,
   );
   throws(
     () => parseTaskArgs(["install", "--nginx-conf", "conf\\nginx.conf"]),

@@ -9,10 +9,14 @@
 import {
   compileValue,
   findLocation,
+  type HttpConf,
   indexLocations,
   type LocationConf,
+  type LocationIndex,
   type ProxyRedirect,
   type RequestVars,
+  runPhases,
+  type ServerConf,
   type UpstreamConf,
   Variables,
 } from "../../src/engine/mod.ts";
@@ -125,6 +129,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyBufferSize: spec.bufferSize ?? 4096,
     proxyInterceptErrors: spec.intercept !== undefined,
     clientMaxBodySize: 1024 * 1024,
+    defaultPage: false,
     accessLogs: [],
   };
 }
@@ -207,10 +212,22 @@ export function serveLocations(
   confs: LocationConf[],
   upstreams: UpstreamConf[],
 ): LocationGateway {
-  const index = indexLocations(confs, false);
-  const registry = new UpstreamRegistry(
+  return serveIndex(
+    indexLocations(confs, false),
     new Map(upstreams.map((u) => [u.name, u])),
   );
+}
+
+/**
+ * Serves a level's locations: without a compiled server, the longest prefix
+ * wins; with one, the engine's phases run (rewrite, try_files, internal
+ * redirects) and say which location proxies.
+ */
+function serveIndex(
+  where: LocationIndex | ServerConf,
+  upstreams: ReadonlyMap<string, UpstreamConf>,
+): LocationGateway {
+  const registry = new UpstreamRegistry(upstreams);
   const errors: string[] = [];
   const stats = { failed: () => {} };
   let port = 0;
@@ -219,16 +236,15 @@ export function serveLocations(
     async (req, info) => {
       const vars = requestVars(req, info, port);
       if (vars === null) return errorResponse(400);
-      const found = findLocation(index, vars.uri, false);
-      if (found.kind !== "location") return errorResponse(404);
+      const chosen = choose(where, vars);
+      if (chosen === null) return errorResponse(404);
       const log = (e: RequestEvent) =>
         errors.push(
           `${e.level}: ${e.message}${e.upstream ? ` ${e.upstream}` : ""}`,
         );
       const result = await proxyLocation(req, {
-        conf: found.conf,
+        ...chosen,
         vars,
-        rewritten: false,
         client: info.remoteAddr.hostname,
         log,
         contentLength: req.headers.has("content-length")
@@ -248,5 +264,59 @@ export function serveLocations(
       await server.shutdown();
       registry.close();
     },
+  };
+}
+
+/**
+ * Serves the first server of a compiled nginx.conf's locations and its
+ * upstream groups through the same small flow.
+ */
+export function serveCompiled(conf: HttpConf): LocationGateway {
+  return serveIndex(conf.servers[0]!, conf.upstreams);
+}
+
+/** What the flow hands the proxy: the location and the URI's state. */
+interface Chosen {
+  conf: LocationConf;
+  rewritten: boolean;
+  internal: boolean;
+  breakInLocation: boolean;
+}
+
+/**
+ * The proxied location for a request, or `null`. With the engine's phases
+ * the URI's state is read back as nginx keeps it: changed (sticky across
+ * `last` and internal redirects), internal, and `rewrite … break` in the
+ * final location (the phases' `rewritten`).
+ */
+function choose(
+  where: LocationIndex | ServerConf,
+  vars: RequestVars,
+): Chosen | null {
+  if (!("listens" in where)) {
+    const found = findLocation(where, vars.uri, false);
+    return found.kind === "location"
+      ? {
+        conf: found.conf,
+        rewritten: false,
+        internal: false,
+        breakInLocation: false,
+      }
+      : null;
+  }
+  const uri = vars.uri;
+  const args = vars.args;
+  const state = { cycles: 0, internal: false, caseless: false };
+  const content = runPhases(where, vars, {
+    state,
+    io: { fileKind: () => null },
+  });
+  if (content.kind !== "proxy") return null;
+  const changed = vars.uri !== uri || vars.args !== args || content.rewritten;
+  return {
+    conf: content.conf,
+    rewritten: changed,
+    internal: changed || state.internal,
+    breakInLocation: content.rewritten,
   };
 }

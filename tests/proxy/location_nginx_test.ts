@@ -15,9 +15,11 @@ import { compileRegex, type UpstreamConf } from "../../src/engine/mod.ts";
 import {
   implicitUpstream,
   locationConf,
+  serveCompiled,
   serveLocations,
   value,
 } from "./_location.ts";
+import { compileText } from "../engine/_conf.ts";
 
 function reply(head: string): string {
   if (head.startsWith("GET /redir")) {
@@ -84,7 +86,23 @@ const REQUESTS: [string, string][] = [
   ],
 ];
 
+/** Requests through the rewrite module: only the compiled text runs it. */
+const REWRITE_REQUESTS: [string, string][] = [
+  ["rewrite … break: the URI part is not applied", "/rw/a%41b?k=v"],
+  ["rewrite … break: $uri escaped again", "/rw/a|b"],
+  ["rewrite … break without a URI part", "/rwn/a|b"],
+  ["rewrite … last into a location with a URI part", "/rl/a%41?q=1"],
+  ["a regex location without a URI part", "/re2/a%41//b"],
+].map(([what, target]) => [
+  what!,
+  `GET ${target} HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n`,
+]);
+
 const NGINX_SERVER = `
+    location /rw/ { rewrite ^/rw/(.*)$ /x/$1 break; proxy_pass http://backend/p/; }
+    location /rwn/ { rewrite ^/rwn/(.*)$ /x/$1 break; proxy_pass http://backend; }
+    location /rl/ { rewrite ^/rl/(.*)$ /v1/$1 last; }
+    location ~ ^/re2/ { proxy_pass http://backend; }
     location /api/ { proxy_pass http://backend/; }
     location /set/ {
       proxy_pass http://backend/;
@@ -132,24 +150,50 @@ function gatewayLocations() {
   ];
 }
 
-Deno.test("proxied locations send upstream what nginx 1.22 sends", async () => {
+Deno.test("proxied locations send upstream what nginx 1.22 sends", async (t) => {
+  await t.step("locations built by hand", () => sendsAsNginx("hand"));
+  await t.step("the same nginx.conf text compiled", () => sendsAsNginx("text"));
+});
+
+/** The nginx.conf text both run, for the upstream on `port`. */
+function confText(port: number): { http: string; server: string } {
+  return {
+    http: `  upstream backend { server 127.0.0.1:${port}; }`,
+    server: NGINX_SERVER,
+  };
+}
+
+/** The gateway for the same configuration: built by hand or compiled. */
+function gatewayFor(how: "hand" | "text", port: number) {
+  if (how === "text") {
+    const { http, server } = confText(port);
+    return serveCompiled(
+      compileText(
+        `http {\n${http}\n server {\n listen 8081;\n${server}\n }\n}`,
+      ),
+    );
+  }
+  const backend: UpstreamConf = {
+    ...implicitUpstream(`127.0.0.1:${port}`),
+    name: "backend",
+    explicit: true,
+  };
+  return serveLocations(gatewayLocations(), [backend]);
+}
+
+async function sendsAsNginx(how: "hand" | "text"): Promise<void> {
   await using up = startRawUpstream(async (conn, _i, u) => {
     const head = await readHead(conn);
     if (head === null) return;
     u.heads.push(head);
     await writeText(conn, reply(head));
   });
-  const backend: UpstreamConf = {
-    ...implicitUpstream(`127.0.0.1:${up.port}`),
-    name: "backend",
-    explicit: true,
-  };
-  await using nginx = await startNginxServer({
-    http: `  upstream backend { server 127.0.0.1:${up.port}; }`,
-    server: NGINX_SERVER,
-  });
-  await using gw = serveLocations(gatewayLocations(), [backend]);
-  for (const [what, request] of REQUESTS) {
+  await using nginx = await startNginxServer(confText(up.port));
+  await using gw = gatewayFor(how, up.port);
+  const requests = how === "text"
+    ? [...REQUESTS, ...REWRITE_REQUESTS]
+    : REQUESTS;
+  for (const [what, request] of requests) {
     const before = up.heads.length;
     await rawRequest(nginx.port, request);
     await rawRequest(gw.port, request);
@@ -158,23 +202,23 @@ Deno.test("proxied locations send upstream what nginx 1.22 sends", async () => {
     const n = leadingCount(ours);
     deepStrictEqual(shape(ours, n), shape(up.heads[before]!, n), what);
   }
+}
+
+Deno.test("proxy_redirect rewrites Location and Refresh as nginx 1.22 does", async (t) => {
+  await t.step("locations built by hand", () => redirectsAsNginx("hand"));
+  await t.step(
+    "the same nginx.conf text compiled",
+    () => redirectsAsNginx("text"),
+  );
 });
 
-Deno.test("proxy_redirect rewrites Location and Refresh as nginx 1.22 does", async () => {
+async function redirectsAsNginx(how: "hand" | "text"): Promise<void> {
   await using up = startRawUpstream(async (conn) => {
     const head = await readHead(conn);
     if (head !== null) await writeText(conn, reply(head));
   });
-  const backend: UpstreamConf = {
-    ...implicitUpstream(`127.0.0.1:${up.port}`),
-    name: "backend",
-    explicit: true,
-  };
-  await using nginx = await startNginxServer({
-    http: `  upstream backend { server 127.0.0.1:${up.port}; }`,
-    server: NGINX_SERVER,
-  });
-  await using gw = serveLocations(gatewayLocations(), [backend]);
+  await using nginx = await startNginxServer(confText(up.port));
+  await using gw = gatewayFor(how, up.port);
   const seen = (text: string, port: number) =>
     text.split("\r\n\r\n")[0]!.split("\r\n").filter((l) =>
       /^(location|refresh|server|x-up|x-accel-expires):/i.test(l)
@@ -190,4 +234,4 @@ Deno.test("proxy_redirect rewrites Location and Refresh as nginx 1.22 does", asy
       path,
     );
   }
-});
+}

@@ -1,0 +1,295 @@
+/**
+ * nginx's request phases up to content (`ngx_http_core_module.c`): server
+ * rewrite → find config → rewrite (`last` searches again, at most 10
+ * times) → try_files → the content handler's choice (proxy, `return`, the
+ * index module, static). The outcome is data the handler acts on; internal
+ * redirects (`try_files`' last parameter, an index file, `error_page`) run
+ * the phases again from find config with the new `$uri`.
+ *
+ * @module
+ */
+
+import { findLocation } from "./locations.ts";
+import type { LocationConf, ServerConf } from "./model.ts";
+import { type RewriteRun, runRewrite } from "./rewrite.ts";
+import type { RequestVars } from "./variables.ts";
+
+/** What the phases decided. */
+export type Content =
+  | {
+    /** `return`, or a rewrite's redirect. */
+    kind: "return";
+    conf: LocationConf;
+    code: number;
+    /** The body, or the Location for 301/302/303/307/308. */
+    text: string | null;
+  }
+  | {
+    /** Serve a file (or answer its absence) from a folder. */
+    kind: "static";
+    conf: LocationConf;
+    /** The file, absolute. */
+    path: string;
+    /** The folder it must stay inside (`root` or `alias`). */
+    root: string;
+  }
+  | {
+    /** A folder with none of the index files: 403 and nginx's line. */
+    kind: "index-forbidden";
+    conf: LocationConf;
+    /** The folder, absolute, with its trailing separator. */
+    path: string;
+  }
+  | {
+    /** Forward upstream. */
+    kind: "proxy";
+    conf: LocationConf;
+    /** A `rewrite` changed the URI in this location: it goes as it is. */
+    rewritten: boolean;
+  }
+  | {
+    /** A proxied prefix location's name without its slash: 301 to it. */
+    kind: "slash";
+    conf: LocationConf;
+  }
+  | {
+    /** An answer nginx gives itself (`=404` of try_files, a cycle's 500). */
+    kind: "status";
+    conf: LocationConf;
+    code: number;
+    /** An error line to write, when nginx writes one. */
+    message?: string;
+  };
+
+/** What the phases read besides the request. */
+export interface PhaseIo {
+  /** What a path is: a file, a folder, or nothing. */
+  fileKind(path: string): "file" | "dir" | null;
+}
+
+/** Where the phases start: a new request, or an internal redirect. */
+export interface PhaseState {
+  /** Internal redirects and `last` searches so far (nginx's `uri_changes`). */
+  cycles: number;
+  /** The request was redirected internally (`internal` locations answer). */
+  internal: boolean;
+  /** Compare URIs with locations without regard to case (nginx for Windows). */
+  caseless: boolean;
+}
+
+const MAX_CYCLES = 10;
+
+function cycle(conf: LocationConf, uri: string): Content {
+  return {
+    kind: "status",
+    conf,
+    code: 500,
+    message: `rewrite or internal redirection cycle while processing "${uri}"`,
+  };
+}
+
+/**
+ * The document root and the file a URI names in a location: `root` + URI,
+ * or for `alias` the alias with the location's prefix replaced.
+ *
+ * @param conf The location.
+ * @param vars The request (`$uri`; root and alias may read variables).
+ * @param uri The URI to map (defaults to `$uri`).
+ * @returns The folder and the path.
+ */
+export function mapUri(
+  conf: LocationConf,
+  vars: RequestVars,
+  uri: string = vars.uri,
+): { root: string; path: string } {
+  if (conf.alias !== null) {
+    const alias = conf.alias.evaluate(vars);
+    // A regex location's alias is the whole path (captures build it).
+    if (conf.regex !== null) return { root: alias, path: alias };
+    const rest = uri.slice(conf.name.length);
+    return { root: alias, path: alias + rest };
+  }
+  const root = conf.root.evaluate(vars);
+  return { root, path: root + uri };
+}
+
+/**
+ * Runs the phases for a request (or an internal redirect of it).
+ *
+ * @param server The chosen server.
+ * @param vars The request; `$uri`, `$args` and captures change as nginx changes them.
+ * @param options The state so far and file access.
+ * @returns What the content phase does.
+ */
+export function runPhases(
+  server: ServerConf,
+  vars: RequestVars,
+  options: { state: PhaseState; io: PhaseIo; named?: LocationConf },
+): Content {
+  const { state, io } = options;
+  const run: RewriteRun = {
+    vars,
+    uriChanged: false,
+    rewritten: false,
+    location: null,
+    fileKind: (p) => io.fileKind(p),
+  };
+  if (!state.internal && options.named === undefined && server.conf.rewrite) {
+    // The server rewrite phase runs once, before the first search.
+    const outcome = runRewrite(server.conf.rewrite, run);
+    if (outcome.kind === "return") {
+      return { ...outcome, conf: server.conf };
+    }
+  }
+  let conf: LocationConf = server.conf;
+  let named = options.named;
+  for (;;) {
+    if (named !== undefined) {
+      conf = named;
+      named = undefined;
+    } else {
+      if (state.cycles++ > MAX_CYCLES) return cycle(conf, vars.uri);
+      const found = findLocation(
+        server.conf.locations,
+        vars.uri,
+        state.caseless,
+      );
+      if (found.kind === "redirect") return { kind: "slash", conf: found.conf };
+      conf = found.kind === "location" ? found.conf : server.conf;
+      if (found.kind === "location" && found.captures !== null) {
+        vars.captures = [...found.captures].map((c) => c ?? "");
+      }
+      if (conf.internal && !state.internal) {
+        return { kind: "status", conf, code: 404 };
+      }
+    }
+    run.uriChanged = false;
+    run.rewritten = false;
+    run.location = null;
+    // The server level's own program ran in the server rewrite phase.
+    if (conf.rewrite !== null && conf !== server.conf) {
+      const outcome = runRewrite(conf.rewrite, run);
+      if (run.location !== null) conf = run.location;
+      if (outcome.kind === "return") {
+        return { ...outcome, conf };
+      }
+      if (
+        outcome.kind === "last" || (outcome.kind === "next" && run.uriChanged)
+      ) {
+        continue;
+      }
+    }
+    break;
+  }
+  return content(server, conf, vars, { state, io, rewritten: run.rewritten });
+}
+
+/** try_files, then the content handler's choice. */
+function content(
+  server: ServerConf,
+  conf: LocationConf,
+  vars: RequestVars,
+  options: { state: PhaseState; io: PhaseIo; rewritten: boolean },
+): Content {
+  const { io, state } = options;
+  if (conf.tryFiles !== null) {
+    let hit = false;
+    for (const file of conf.tryFiles.files) {
+      const name = file.evaluate(vars);
+      const folder = name.endsWith("/");
+      const { path } = mapUri(
+        conf,
+        vars,
+        folder ? name.slice(0, -1) || "/" : name,
+      );
+      const kind = io.fileKind(path);
+      if (folder ? kind === "dir" : kind === "file") {
+        // ngx_http_core_try_files_phase: the URI becomes the name tried.
+        vars.uri = name;
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) {
+      const fallback = conf.tryFiles.fallback;
+      if (fallback.kind === "code") {
+        return { kind: "status", conf, code: fallback.code };
+      }
+      return internalRedirect(
+        server,
+        vars,
+        fallback.uri.evaluate(vars),
+        options,
+      );
+    }
+  }
+  if (conf.proxyPass !== null) {
+    return { kind: "proxy", conf, rewritten: options.rewritten };
+  }
+  const { root, path } = mapUri(conf, vars);
+  vars.documentRoot = root;
+  vars.requestFilename = path;
+  if (vars.uri.endsWith("/")) {
+    // The index module: the first index file that exists is an internal
+    // redirect to it; none, and the folder exists: 403.
+    for (const index of conf.index) {
+      const name = index.evaluate(vars);
+      const candidate = name.startsWith("/")
+        ? mapUri(conf, vars, name).path
+        : path + name;
+      if (io.fileKind(candidate) === "file") {
+        return internalRedirect(
+          server,
+          vars,
+          name.startsWith("/") ? name : vars.uri + name,
+          { state, io },
+        );
+      }
+    }
+    if (io.fileKind(path) === "dir") {
+      return { kind: "index-forbidden", conf, path };
+    }
+  }
+  return { kind: "static", conf, path, root };
+}
+
+/**
+ * An internal redirect (`ngx_http_internal_redirect`): a new `$uri` (and
+ * `$args` after a `?`), or a named location, then the phases again.
+ *
+ * @param server The server.
+ * @param vars The request.
+ * @param target The URI or `@name`.
+ * @param options The state and file access.
+ * @returns What the content phase does.
+ */
+export function internalRedirect(
+  server: ServerConf,
+  vars: RequestVars,
+  target: string,
+  options: { state: PhaseState; io: PhaseIo },
+): Content {
+  const { state, io } = options;
+  state.internal = true;
+  if (target.startsWith("@")) {
+    const named = server.named.get(target);
+    if (named === undefined) {
+      return {
+        kind: "status",
+        conf: server.conf,
+        code: 500,
+        message: `could not find named location "${target}"`,
+      };
+    }
+    if (state.cycles++ > MAX_CYCLES) return cycle(server.conf, vars.uri);
+    return runPhases(server, vars, { state, io, named });
+  }
+  const q = target.indexOf("?");
+  if (q >= 0) {
+    vars.uri = target.slice(0, q);
+    vars.args = target.slice(q + 1);
+  } else {
+    vars.uri = target;
+  }
+  return runPhases(server, vars, { state, io });
+}

@@ -1,0 +1,323 @@
+/**
+ * The handler's side for a configuration run by the engine: the server for
+ * the request's `Host`, its variables, the phases and the content handlers
+ * (`request_flow.ts`), built once from the compiled configuration.
+ *
+ * @module
+ */
+
+import {
+  findServer,
+  groupByListen,
+  type HttpConf,
+  type ListenGroup,
+  type RequestVars,
+  type UpstreamConf,
+} from "./engine/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import {
+  type ApiForwarder,
+  createForwarder,
+  forwardApi,
+  publicOrigin,
+  type RequestEvent,
+  tooLarge,
+} from "./proxy/mod.ts";
+import {
+  type ContentHandlers,
+  type FlowRequest,
+  serveRequest,
+} from "./request_flow.ts";
+import { serveStatic, StaticCache } from "./static/mod.ts";
+import type { GatewayStats } from "./status.ts";
+import {
+  createUpstreamGroup,
+  type UpstreamGroup,
+  type UpstreamServerSpec,
+} from "./upstream/mod.ts";
+import { escapeBytes } from "./routing/mod.ts";
+
+/** What the engine's side needs from the gateway. */
+export interface EngineRouteDeps {
+  /** The port bound, for redirects. */
+  port: number;
+  /** Counters for the status endpoint. */
+  stats: GatewayStats;
+  /** Called for every new upstream connection. */
+  onConnect?: () => void;
+  /** Where lines go. */
+  logger: Logger;
+}
+
+/** One request as the handler has read it. */
+export interface EngineRequest {
+  /** The client's address and port. */
+  client: string;
+  /** The client's port. */
+  clientPort: number;
+  /** `Host`, or `null`. */
+  host: string | null;
+  /** The raw target. */
+  target: string;
+  /** `$uri` and `$args`. */
+  uri: string;
+  /** `$args`. */
+  args: string;
+  /** The declared body length, or `null`. */
+  contentLength: number | null;
+  /** The declared length's digits, for the 413 line. */
+  lengthDigits: string | null;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+}
+
+function specOf(server: UpstreamConf["servers"][number]): UpstreamServerSpec {
+  const host = server.hostname.includes(":")
+    ? `[${server.hostname}]`
+    : server.hostname;
+  return {
+    address: {
+      hostname: server.hostname,
+      port: server.port,
+      origin: `http://${host}${server.port === 80 ? "" : `:${server.port}`}`,
+      peer: `${host}:${server.port}`,
+    },
+    backup: server.backup,
+    maxFails: server.maxFails,
+    failTimeoutMs: server.failTimeoutMs,
+  };
+}
+
+/** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
+function hostName(host: string | null): string {
+  if (host === null || host === "") return "";
+  const end = host.startsWith("[")
+    ? host.indexOf("]") + 1
+    : host.lastIndexOf(":") < 0
+    ? host.length
+    : host.lastIndexOf(":");
+  return host.slice(0, end).toLowerCase().replace(/\.$/, "");
+}
+
+/** The engine's routes, built once. */
+export class EngineRoute {
+  readonly #conf: HttpConf;
+  /** The listening sockets' servers, one entry per port (see `listenPorts`). */
+  readonly #listens: ListenGroup[];
+  readonly #groups = new Map<string, UpstreamGroup>();
+  readonly #forwarders = new Map<string, ApiForwarder>();
+  readonly #deps: EngineRouteDeps;
+  readonly #handlers: ContentHandlers;
+  readonly #cache = new StaticCache();
+  /** Upgraded responses whose access line waits for the tunnel to close. */
+  readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
+
+  /**
+   * @param conf The compiled configuration.
+   * @param deps The port, counters and logger.
+   */
+  constructor(conf: HttpConf, deps: EngineRouteDeps) {
+    this.#conf = conf;
+    this.#deps = deps;
+    this.#listens = listenPorts(conf);
+    this.#handlers = {
+      static: (req, content, request) => this.#static(req, content, request),
+      proxy: (req, content, request) => this.#proxy(req, content, request),
+    };
+  }
+
+  /** The upstream groups, for shutdown and the status page. */
+  get groups(): UpstreamGroup[] {
+    return [...this.#groups.values()];
+  }
+
+  /** Closes every upstream connection. */
+  close(): void {
+    for (const group of this.#groups.values()) group.close();
+  }
+
+  /**
+   * Serves one request.
+   *
+   * @param req The request.
+   * @param request What the handler read of it.
+   * @returns The response.
+   */
+  serve(
+    req: Request,
+    request: EngineRequest,
+    chosen: (serverName: string) => void,
+    socket: { index: number; port: number } = {
+      index: 0,
+      port: this.#deps.port,
+    },
+  ): Promise<Response> {
+    const name = hostName(request.host);
+    const listen = this.#listens[socket.index] ?? this.#listens[0]!;
+    const { server, captures } = findServer(listen, name);
+    chosen(server.serverName);
+    const vars: RequestVars = {
+      method: req.method,
+      requestUri: request.target,
+      uri: request.uri,
+      args: request.args,
+      headers: req.headers,
+      remoteAddr: request.client,
+      remotePort: request.clientPort,
+      serverAddr: listen.hostname,
+      serverPort: socket.port,
+      serverName: server.serverName,
+      scheme: "http",
+      protocol: "HTTP/1.1",
+      host: name === "" ? server.serverName : name,
+      proxyHost: "",
+      documentRoot: "",
+      requestFilename: "",
+      remoteUser: "",
+      captures: captures === null ? [] : [...captures].map((c) => c ?? ""),
+      named: {},
+      vars: new Map(),
+    };
+    const flow: FlowRequest = {
+      vars,
+      log: request.log,
+      origin: publicOrigin(request.host, socket.port),
+    };
+    const limits = { request };
+    return serveRequest(req, server, flow, {
+      handlers: {
+        static: this.#handlers.static,
+        proxy: (r, content, f) => {
+          const max = content.conf.clientMaxBodySize;
+          const length = limits.request.contentLength;
+          if (max > 0 && length !== null && length > max) {
+            return Promise.resolve(tooLarge(
+              `client intended to send too large body: ${limits.request.lengthDigits} bytes`,
+              request.log,
+              false,
+            ));
+          }
+          return this.#handlers.proxy(r, content, f);
+        },
+      },
+      io: { fileKind },
+      caseless: this.#conf.caseless,
+    });
+  }
+
+  async #static(
+    req: Request,
+    content: { path: string; root: string },
+    request: FlowRequest,
+  ): Promise<Response> {
+    const rel = content.path.slice(content.root.length);
+    const segments = rel.split("/").filter((s) => s !== "");
+    const result = await serveStatic(req, {
+      segments,
+      directory: rel.endsWith("/"),
+      query: request.vars.args === "" ? "" : `?${request.vars.args}`,
+    }, {
+      root: content.root,
+      cache: this.#cache,
+      spaFallback: false,
+      logNotFound: true,
+    });
+    if (result.failure) {
+      request.log({
+        level: result.failure.level,
+        message: result.failure.message,
+        ...(result.failure.osError ? { osError: result.failure.osError } : {}),
+      });
+    }
+    return result.response;
+  }
+
+  #proxy(
+    req: Request,
+    content: {
+      conf: {
+        proxyPass:
+          | NonNullable<HttpConf["servers"][number]["conf"]["proxyPass"]>
+          | null;
+        name: string;
+        proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
+        clientMaxBodySize: number;
+      };
+      rewritten: boolean;
+    },
+    request: FlowRequest,
+  ): Promise<Response> {
+    const pass = content.conf.proxyPass!;
+    const forwarder = this.#forwarder(pass.group, content.conf);
+    const { vars } = request;
+    const args = vars.args === "" ? "" : `?${vars.args}`;
+    const utf8 = new TextEncoder();
+    const escaped = vars.uri.split("/").map((seg) =>
+      escapeBytes(String.fromCharCode(...utf8.encode(seg)))
+    ).join("/");
+    const upstreamPath = pass.uri === null
+      ? content.rewritten ? escaped + args : vars.requestUri
+      : pass.uri + escaped.slice(content.conf.name.length) + args;
+    return forwardApi(req, {
+      upstreamPath,
+      host: null,
+      client: vars.remoteAddr,
+      log: request.log,
+      contentLength: null,
+    }, forwarder);
+  }
+
+  #forwarder(
+    name: string,
+    conf: {
+      proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
+      clientMaxBodySize: number;
+    },
+  ): ApiForwarder {
+    const known = this.#forwarders.get(name);
+    if (known !== undefined) return known;
+    const upstream = this.#conf.upstreams.get(name)!;
+    const group = createUpstreamGroup(name, upstream.servers.map(specOf), {
+      timeouts: conf.proxyTimeouts,
+      upstreamKeepalive: upstream.keepalive,
+      ...(this.#deps.onConnect ? { onConnect: this.#deps.onConnect } : {}),
+    });
+    this.#groups.set(name, group);
+    const forwarder: ApiForwarder = {
+      ...createForwarder({
+        addForwardedHeaders: false,
+        clientMaxBodySize: conf.clientMaxBodySize,
+        timeouts: conf.proxyTimeouts,
+        apiPrefix: "api",
+        keepApiPrefix: true,
+      }, { port: this.#deps.port, group, stats: this.#deps.stats }),
+      // One map for every group: the handler asks it for any response.
+      tunnels: this.tunnels,
+    };
+    this.#forwarders.set(name, forwarder);
+    return forwarder;
+  }
+}
+
+/** What a path is, without following a failure into an exception. */
+function fileKind(path: string): "file" | "dir" | null {
+  try {
+    const info = Deno.statSync(path);
+    return info.isFile ? "file" : info.isDirectory ? "dir" : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The servers of each listening port, in the order first seen: the sockets
+ * of one port are bound together (both loopbacks of `localhost`), so
+ * servers that share a port share a name search even when their addresses
+ * differ (a named difference from nginx).
+ *
+ * @param conf The configuration.
+ * @returns One group per port; the first is the first server's.
+ */
+export function listenPorts(conf: HttpConf): ListenGroup[] {
+  return groupByListen(conf.servers, "port");
+}

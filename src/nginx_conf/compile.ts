@@ -1,0 +1,697 @@
+/**
+ * A parsed nginx.conf compiled into the engine's model (`HttpConf`): the
+ * `http` block's servers, their locations (nested, named, regex) and `if`
+ * blocks, the rewrite programs, `upstream {}` and `map` blocks, with every
+ * directive checked once. A directive the engine does not implement is
+ * refused with its place; every refusal of the file is collected, so one
+ * `--check` names them all. Harmless directives are warned about once.
+ *
+ * @module
+ */
+
+import {
+  compileRegex,
+  compileValue,
+  type ComplexValue,
+  constantValue,
+  type HttpConf,
+  indexLocations,
+  type Listen,
+  type LocationConf,
+  type MapConf,
+  parseServerName,
+  type ProxyPass,
+  type ServerConf,
+  type ServerName,
+  type UpstreamConf,
+  type UpstreamServerConf,
+  ValueError,
+  Variables,
+} from "../engine/mod.ts";
+import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
+import { Level } from "./compile_level.ts";
+import { LogsSeen } from "./compile_logs.ts";
+import { pathProblem } from "../config/mod.ts";
+import {
+  type LocationIdentity,
+  locationSettings,
+  type SettingsContext,
+} from "./compile_location.ts";
+import type { Directive } from "./parser.ts";
+import { prefixed } from "./paths.ts";
+import { listenParameter, listenSetting, nginxTimeMs } from "./values.ts";
+
+/** The outcome of compiling. */
+export interface CompileResult {
+  /** The model, when nothing was refused. */
+  conf: HttpConf | null;
+  /** `[warn]` texts, each ending `in FILE:LINE`. */
+  warnings: string[];
+  /** `[emerg]` texts, each ending `in FILE:LINE`; empty when `conf` is set. */
+  errors: string[];
+}
+
+/** Options for {@linkcode compileHttp}. */
+export interface CompileOptions {
+  /** The main file, for messages without a directive. */
+  file: string;
+  /** The nginx prefix. */
+  prefix: string;
+  /** Match locations without regard to case (nginx for Windows). */
+  caseless: boolean;
+}
+
+/** Directives the engine implements: the table's `map` ones are handled here. */
+const HANDLED_HERE = new Set(["http", "server", "location", "upstream", "map"]);
+
+class Compiler {
+  readonly warnings: string[] = [];
+  readonly errors: string[] = [];
+  readonly upstreams = new Map<string, UpstreamConf>();
+  scope!: Variables;
+  settings!: SettingsContext;
+  readonly logs = new LogsSeen({
+    fail: (d, message) => this.fail(d, message),
+    warn: (d, message) => this.warn(d, message),
+  });
+  constructor(readonly options: CompileOptions) {}
+
+  fail(d: Directive | null, message: string): void {
+    this.errors.push(
+      d === null
+        ? `${message} in ${this.options.file}`
+        : `${message} in ${d.file}:${d.line}`,
+    );
+  }
+
+  warn(d: Directive, message: string): void {
+    this.warnings.push(`${message} in ${d.file}:${d.line}`);
+  }
+
+  /** The table's verdict for a directive; `false` when it is refused or only warned. */
+  check(d: Directive): boolean {
+    const spec = d.spec;
+    if (d.name === "keepalive_timeout" && /^0+[a-z]*$/i.test(d.args[0]!)) {
+      this.fail(
+        d,
+        '"keepalive_timeout 0" is not supported: the gateway keeps client connections open',
+      );
+      return false;
+    }
+    if (
+      (d.name === "root" || d.name === "alias") && !d.args[0]!.includes("$")
+    ) {
+      const problem = pathProblem(d.args[0]!);
+      if (problem !== null) {
+        this.fail(d, `"${d.name} ${d.args[0]}" is not supported: ${problem}`);
+        return false;
+      }
+    }
+    if (spec === undefined || spec.disposition === "map") return true;
+    if (spec.disposition === "warn") {
+      this.warn(d, `"${d.name}" is ignored: ${spec.why}`);
+    } else if (spec.disposition === "emerg") {
+      this.fail(d, `"${d.name}" is not supported: ${spec.why}`);
+    } else if (d.args.join(" ").toLowerCase() !== spec.defaultValue) {
+      this.fail(
+        d,
+        `"${d.name} ${
+          d.args.join(" ")
+        }" is not supported: the gateway behaves as "${d.name} ${spec.defaultValue}"`,
+      );
+    }
+    return false;
+  }
+
+  /** Keeps the directives of a block the engine reads, checking each. */
+  accepted(block: readonly Directive[]): Directive[] {
+    return block.filter((d) => HANDLED_HERE.has(d.name) || this.check(d));
+  }
+
+  compile(directives: readonly Directive[]): HttpConf | null {
+    const main = this.accepted(directives);
+    const http = main.filter((d) => d.name === "http");
+    if (http.length === 0) {
+      this.fail(null, `no "http" block: the gateway has nothing to serve`);
+      return null;
+    }
+    if (http.length > 1) this.fail(http[1]!, '"http" directive is duplicate');
+    const block = this.accepted(http[0]!.block!);
+    const maps = this.maps(block);
+    this.scope = new Variables(maps, setNames(block));
+    this.settings = {
+      scope: this.scope,
+      prefix: this.options.prefix,
+      fail: (d, message) => this.fail(d, message),
+      types: (d) => typesOf(d),
+      proxyPass: (d) => this.proxyPass(d),
+    };
+    this.compileMaps(block, maps);
+    for (const d of block) if (d.name === "upstream") this.upstream(d);
+    // The main level holds only what http inherits from it (error_log).
+    const httpLevel = new Level(
+      new Level(null, main.filter((d) => d.name === "error_log")),
+      block,
+    );
+    const servers = block.filter((d) => d.name === "server").map((d) =>
+      this.server(d, httpLevel)
+    );
+    if (servers.length === 0) {
+      this.fail(http[0]!, 'no "server" block in "http"');
+    }
+    const errorLog = httpLevel.last("error_log");
+    return {
+      servers,
+      upstreams: this.upstreams,
+      maps,
+      logFormats: new Map(),
+      errorLog: {
+        path: prefixed(
+          this.options.prefix,
+          errorLog?.args[0] ?? "logs/error.log",
+        ),
+        level: errorLog?.args[1] ?? "error",
+      },
+      caseless: this.options.caseless,
+      prefix: this.options.prefix,
+      statusPath: block.find((d) => d.name === "station_status")?.args[0] ??
+        null,
+    };
+  }
+
+  // --- map ---------------------------------------------------------------
+
+  maps(block: readonly Directive[]): Map<string, MapConf> {
+    const maps = new Map<string, MapConf>();
+    for (const d of block) {
+      if (d.name !== "map") continue;
+      const name = d.args[1]!;
+      if (!name.startsWith("$")) {
+        this.fail(d, `invalid variable name "${name}"`);
+        continue;
+      }
+      // Filled by compileMaps: a map's values may read other maps.
+      maps.set(name.slice(1).toLowerCase(), {
+        source: constantValue(""),
+        exact: new Map(),
+        regexes: [],
+        defaultValue: constantValue(""),
+      });
+    }
+    return maps;
+  }
+
+  compileMaps(block: readonly Directive[], maps: Map<string, MapConf>): void {
+    for (const d of block) {
+      if (d.name !== "map" || !d.args[1]!.startsWith("$")) continue;
+      const conf = maps.get(d.args[1]!.slice(1).toLowerCase())! as {
+        -readonly [K in keyof MapConf]: MapConf[K];
+      };
+      conf.source = this.value(d, d.args[0]!);
+      const exact = new Map<string, ComplexValue>();
+      const regexes: { regex: RegExp; value: ComplexValue }[] = [];
+      for (const entry of d.block ?? []) {
+        const [key, val] = [entry.name, entry.args[0]];
+        if (key === "hostnames" || key === "volatile") continue;
+        if (val === undefined || entry.args.length > 1) {
+          this.fail(entry, `invalid number of the map parameters`);
+          continue;
+        }
+        if (key === "default") {
+          conf.defaultValue = this.value(entry, val);
+        } else if (key.startsWith("~")) {
+          const caseless = key.startsWith("~*");
+          try {
+            regexes.push({
+              regex: compileRegex(key.slice(caseless ? 2 : 1), caseless),
+              value: this.value(entry, val),
+            });
+          } catch (error) {
+            if (!(error instanceof ValueError)) throw error;
+            this.fail(entry, error.message);
+          }
+        } else {
+          exact.set(
+            key.startsWith("\\") ? key.slice(1) : key,
+            this.value(entry, val),
+          );
+        }
+      }
+      conf.exact = exact;
+      conf.regexes = regexes;
+    }
+  }
+
+  value(d: Directive, text: string): ComplexValue {
+    try {
+      return compileValue(text, this.scope);
+    } catch (error) {
+      if (!(error instanceof ValueError)) throw error;
+      this.fail(d, error.message);
+      return constantValue(text);
+    }
+  }
+
+  // --- upstream ----------------------------------------------------------
+
+  upstream(d: Directive): void {
+    const name = d.args[0]!;
+    if (this.upstreams.get(name)?.explicit) {
+      this.fail(d, `duplicate upstream "${name}"`);
+      return;
+    }
+    const servers: UpstreamServerConf[] = [];
+    let keepalive = 0;
+    for (const entry of this.accepted(d.block ?? [])) {
+      if (entry.name === "keepalive") {
+        keepalive = Number(entry.args[0]);
+        if (!Number.isSafeInteger(keepalive) || keepalive < 1) {
+          this.fail(
+            entry,
+            `invalid value "${entry.args[0]}" in "keepalive" directive`,
+          );
+        }
+      } else if (entry.name === "server") {
+        const server = this.upstreamServer(entry);
+        if (server) servers.push(server);
+      }
+    }
+    if (servers.length === 0) {
+      this.fail(d, `no servers are inside upstream`);
+      return;
+    }
+    this.upstreams.set(name, { name, servers, keepalive, explicit: true });
+  }
+
+  upstreamServer(d: Directive): UpstreamServerConf | null {
+    const [address = "", ...params] = d.args;
+    const hostPort = splitHostPort(address);
+    if (hostPort === null) {
+      this.fail(d, `invalid host in upstream "${address}"`);
+      return null;
+    }
+    const server: UpstreamServerConf = {
+      address: hostPort.port === 80 && !/:\d+$/.test(address)
+        ? `${address}:80`
+        : address,
+      ...hostPort,
+      weight: 1,
+      maxFails: 1,
+      failTimeoutMs: 10_000,
+      backup: false,
+      down: false,
+    };
+    for (const param of params) {
+      const [key, val = ""] = param.split("=", 2) as [string, string?];
+      if (key === "weight" && /^[1-9]\d{0,6}$/.test(val)) {
+        server.weight = Number(val);
+      } else if (key === "max_fails" && /^\d{1,9}$/.test(val)) {
+        server.maxFails = Number(val);
+      } else if (key === "fail_timeout" && nginxTimeMs(val) !== null) {
+        server.failTimeoutMs = nginxTimeMs(val)!;
+      } else if (param === "backup") server.backup = true;
+      else if (param === "down") server.down = true;
+      else if (key === "max_conns") {
+        this.fail(
+          d,
+          `"server … ${param}" is not supported: the gateway does not limit connections per server`,
+        );
+      } else this.fail(d, `invalid parameter "${param}"`);
+    }
+    return server;
+  }
+
+  proxyPass(d: Directive): ProxyPass | null {
+    const url = d.args[0]!;
+    if (url.includes("$")) {
+      this.fail(
+        d,
+        `"proxy_pass ${url}" is not supported: the gateway does not evaluate variables in proxy_pass`,
+      );
+      return null;
+    }
+    const m = /^([a-z]+):\/\/([^/?#]+)(.*)$/i.exec(url);
+    if (m === null) {
+      this.fail(d, `invalid URL prefix in "${url}"`);
+      return null;
+    }
+    if (m[1]!.toLowerCase() !== "http") {
+      this.fail(
+        d,
+        `"proxy_pass ${url}" is not supported: the gateway forwards over http:// only`,
+      );
+      return null;
+    }
+    const host = m[2]!;
+    const uri = m[3] === "" ? null : m[3]!;
+    let group = host;
+    if (!this.upstreams.get(host)?.explicit) {
+      const hostPort = splitHostPort(host);
+      if (hostPort === null) {
+        this.fail(d, `invalid host in "${url}"`);
+        return null;
+      }
+      group = `${host}${/:\d+$/.test(host) ? "" : ":80"}`;
+      if (!this.upstreams.has(group)) {
+        this.upstreams.set(group, {
+          name: group,
+          servers: [{
+            address: group,
+            ...hostPort,
+            weight: 1,
+            maxFails: 1,
+            failTimeoutMs: 10_000,
+            backup: false,
+            down: false,
+          }],
+          keepalive: 0,
+          explicit: false,
+        });
+      }
+    }
+    return {
+      scheme: "http",
+      group,
+      proxyHost: host,
+      uri,
+      dynamic: null,
+      text: `http://${host}`,
+    };
+  }
+
+  // --- server and locations ---------------------------------------------
+
+  server(d: Directive, http: Level): ServerConf {
+    const block = this.accepted(d.block!);
+    const level = new Level(http, block);
+    const listens = block.filter((x) => x.name === "listen").flatMap((x) =>
+      this.listen(x)
+    );
+    if (listens.length === 0) {
+      listens.push({
+        hostname: "0.0.0.0",
+        port: 80,
+        defaultServer: false,
+        ssl: false,
+        http2: false,
+        text: "*:80",
+      });
+    }
+    const names: ServerName[] = [];
+    for (const x of block.filter((x) => x.name === "server_name")) {
+      for (const arg of x.args) {
+        if (arg === "" || arg === "_") continue;
+        // The name goes into error lines as it is: nginx warns about
+        // such names ("suspicious symbols"); the gateway refuses them.
+        // deno-lint-ignore no-control-regex
+        if (/[\x00-\x20"\x7f]/.test(arg)) {
+          this.fail(x, `server name "${arg}" has suspicious symbols`);
+          continue;
+        }
+        try {
+          names.push(parseServerName(arg));
+        } catch (error) {
+          if (!(error instanceof ValueError)) throw error;
+          this.fail(x, error.message);
+        }
+      }
+    }
+    const firstName = block.find((x) => x.name === "server_name")?.args[0] ??
+      "";
+    const conf = this.location(level, {
+      match: "prefix",
+      name: "",
+      regex: null,
+      place: null,
+    });
+    const named = new Map<string, LocationConf>();
+    for (const loc of block.filter((x) => x.name === "location")) {
+      const name = loc.args.length === 1 ? loc.args[0]! : "";
+      if (name.startsWith("@")) {
+        named.set(name, this.nestedLocation(loc, level, conf));
+      }
+    }
+    return {
+      listens,
+      names,
+      serverName: firstName.startsWith("~") ? "" : firstName,
+      conf,
+      named,
+      place: { file: d.file, line: d.line },
+    };
+  }
+
+  listen(d: Directive): Listen[] {
+    const [address = "", ...params] = d.args;
+    const parsed = listenSetting(address);
+    if (!parsed.ok) {
+      this.fail(d, parsed.error);
+      return [];
+    }
+    const text = parsed.value;
+    const colon = text.lastIndexOf(":");
+    let hostname = text.slice(0, colon);
+    const port = Number(text.slice(colon + 1));
+    // Port 0 (any free port) is the gateway's own, for tests and probes.
+    if (!(port >= 0 && port <= 65535)) {
+      this.fail(d, `invalid port in "${address}" of the "listen" directive`);
+      return [];
+    }
+    if (hostname === "*") hostname = "0.0.0.0";
+    if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
+    if (hostname === "localhost") hostname = "127.0.0.1";
+    const listen: Listen = {
+      hostname,
+      port,
+      defaultServer: false,
+      ssl: false,
+      http2: false,
+      text: address,
+    };
+    for (const param of params) {
+      if (param === "default_server" || param === "default") {
+        listen.defaultServer = true;
+      } else if (listenParameter(param) === "emerg") {
+        this.fail(
+          d,
+          `"listen … ${param}" is not supported: the gateway serves plain HTTP/1.1`,
+        );
+      } else {
+        this.warn(
+          d,
+          `"listen … ${param}" is ignored: it only tunes how nginx does its work`,
+        );
+      }
+    }
+    return [listen];
+  }
+
+  /** A level's settings, its `if` blocks, its program and its nested locations. */
+  location(level: Level, identity: LocationIdentity): LocationConf {
+    this.logs.record(level);
+    const conf = locationSettings(level, identity, this.settings);
+    const nested: LocationConf[] = [];
+    for (const d of level.block) {
+      if (d.name !== "location") continue;
+      const name = d.args.length === 1 ? d.args[0]! : "";
+      if (name.startsWith("@")) {
+        if (identity.name !== "") {
+          this.fail(
+            d,
+            `named location "${name}" can be on the server level only`,
+          );
+        }
+        continue;
+      }
+      nested.push(this.nestedLocation(d, level, conf));
+    }
+    (conf as { locations: LocationConf["locations"] }).locations =
+      indexLocations(
+        nested,
+        this.options.caseless,
+      );
+    const program = compileProgram(level.block.filter(isRewriteDirective), {
+      scope: this.scope,
+      fail: (d, message) => this.fail(d, message),
+      ifLevel: (d) => this.ifLocation(d, level, conf),
+    });
+    (conf as { rewrite: LocationConf["rewrite"] }).rewrite = program;
+    return conf;
+  }
+
+  ifLocation(
+    d: Directive,
+    parent: Level,
+    parentConf: LocationConf,
+  ): LocationConf {
+    const block = this.accepted(d.block ?? []);
+    const level = new Level(parent, block);
+    const conf = this.location(level, {
+      match: "if",
+      name: parentConf.name,
+      regex: parentConf.regex,
+      place: { file: d.file, line: d.line },
+    });
+    if (conf.proxyPass?.uri !== null && conf.proxyPass !== null) {
+      this.failUriPart(block.find((x) => x.name === "proxy_pass")!);
+    }
+    // An `if` without its own handler keeps the location's.
+    if (
+      conf.proxyPass === null && parentConf.proxyPass !== null &&
+      !block.some((x) => x.name === "proxy_pass")
+    ) {
+      (conf as { proxyPass: ProxyPass | null }).proxyPass =
+        parentConf.proxyPass;
+    }
+    return conf;
+  }
+
+  failUriPart(d: Directive): void {
+    this.fail(
+      d,
+      `"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block`,
+    );
+  }
+
+  nestedLocation(
+    d: Directive,
+    parent: Level,
+    parentConf: LocationConf,
+  ): LocationConf {
+    const identity = this.identity(d);
+    const block = this.accepted(d.block ?? []);
+    const level = new Level(parent, block);
+    if (parentConf.match === "exact") {
+      this.fail(
+        d,
+        `location "${identity.name}" cannot be inside the exact location "${parentConf.name}"`,
+      );
+    }
+    if (
+      identity.match !== "named" && identity.regex === null &&
+      parentConf.name !== "" && parentConf.regex === null &&
+      !identity.name.startsWith(parentConf.name)
+    ) {
+      this.fail(
+        d,
+        `location "${identity.name}" is outside location "${parentConf.name}"`,
+      );
+    }
+    const conf = this.location(level, identity);
+    if (
+      conf.proxyPass !== null && conf.proxyPass.uri !== null &&
+      (identity.regex !== null || identity.match === "named")
+    ) {
+      this.failUriPart(block.find((x) => x.name === "proxy_pass")!);
+    }
+    if (conf.alias !== null && identity.match === "named") {
+      this.fail(d, `"alias" cannot be used in named location`);
+    }
+    return conf;
+  }
+
+  /** `location [=|~|~*|^~] uri` or `location @name` (ngx_http_core_location). */
+  identity(d: Directive): LocationIdentity {
+    const place = { file: d.file, line: d.line };
+    let [mod, name] = d.args.length === 2 ? d.args : ["", d.args[0]!];
+    if (mod === "" && name !== undefined) {
+      for (const m of ["=", "~*", "^~", "~"]) {
+        if (name.startsWith(m) && name.length > m.length) {
+          mod = m;
+          name = name.slice(m.length);
+          break;
+        }
+      }
+    }
+    name ??= "";
+    const regexOf = (caseless: boolean): RegExp | null => {
+      try {
+        return compileRegex(name!, caseless);
+      } catch (error) {
+        if (!(error instanceof ValueError)) throw error;
+        this.fail(d, error.message);
+        return /(?!)/;
+      }
+    };
+    switch (mod) {
+      case "=":
+        return { match: "exact", name, regex: null, place };
+      case "^~":
+        return { match: "prefix-no-regex", name, regex: null, place };
+      case "~":
+        return { match: "regex", name, regex: regexOf(false), place };
+      case "~*":
+        return { match: "regex-caseless", name, regex: regexOf(true), place };
+      case "":
+        return name.startsWith("@")
+          ? { match: "named", name, regex: null, place }
+          : { match: "prefix", name, regex: null, place };
+    }
+    this.fail(d, `invalid location modifier "${mod}"`);
+    return { match: "prefix", name, regex: null, place };
+  }
+}
+
+/** Names `set` assigns anywhere in the block (nginx registers them at parse time). */
+function setNames(block: readonly Directive[]): Set<string> {
+  const names = new Set<string>();
+  const walk = (list: readonly Directive[]): void => {
+    for (const d of list) {
+      if (d.name === "set" && d.args[0]?.startsWith("$")) {
+        names.add(d.args[0].slice(1).toLowerCase());
+      }
+      if (d.block && d.name !== "types" && d.name !== "map") walk(d.block);
+      // Named captures of regexes also become variables; nginx knows them
+      // from the regex. They are read from the request's own table.
+      if (d.name === "location" || d.name === "rewrite" || d.name === "if") {
+        for (const arg of d.args) {
+          for (const m of arg.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
+            names.add(m[1]!.toLowerCase());
+          }
+        }
+      }
+    }
+  };
+  walk(block);
+  return names;
+}
+
+/** The extension map of a `types {}` block. */
+export function typesOf(block: Directive): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const entry of block.block ?? []) {
+    for (const ext of entry.args) map.set(ext.toLowerCase(), entry.name);
+  }
+  return map;
+}
+
+function splitHostPort(
+  text: string,
+): { hostname: string; port: number } | null {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(text);
+  if (m === null) return null;
+  const port = m[2] === undefined ? 80 : Number(m[2]);
+  if (port < 1 || port > 65535) return null;
+  const host = m[1]!.startsWith("[") ? m[1]!.slice(1, -1) : m[1]!;
+  return { hostname: host === "localhost" ? "127.0.0.1" : host, port };
+}
+
+/**
+ * Compiles a parsed configuration.
+ *
+ * @param directives The top-level directives.
+ * @param options The main file, the prefix, caseless matching.
+ * @returns The model, or every refusal.
+ */
+export function compileHttp(
+  directives: readonly Directive[],
+  options: CompileOptions,
+): CompileResult {
+  const compiler = new Compiler(options);
+  const conf = compiler.compile(directives);
+  return {
+    conf: compiler.errors.length === 0 ? conf : null,
+    warnings: compiler.warnings,
+    errors: compiler.errors,
+  };
+}

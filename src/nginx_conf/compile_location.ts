@@ -1,0 +1,381 @@
+/**
+ * A level's settings as the request phases read them (`LocationConf`),
+ * computed from the nearest level that sets each directive, with nginx
+ * 1.22's defaults where none does.
+ *
+ * @module
+ */
+
+import {
+  type AddHeader,
+  compileValue,
+  type ComplexValue,
+  constantValue,
+  type ErrorPageTarget,
+  type Expires,
+  type LocationConf,
+  type ProxyPass,
+  type ProxyRedirect,
+  ValueError,
+  type VariableScope,
+} from "../engine/mod.ts";
+import { compileRegex } from "../engine/mod.ts";
+import type { Level } from "./compile_level.ts";
+import type { Directive } from "./parser.ts";
+import { prefixed } from "./paths.ts";
+import { nginxTimeMs, sizeSetting } from "./values.ts";
+
+/** What computing settings needs besides the level. */
+export interface SettingsContext {
+  /** Variable names. */
+  scope: VariableScope;
+  /** The nginx prefix relative paths start at. */
+  prefix: string;
+  /** Refuses a directive: the message is collected with its place. */
+  fail(d: Directive, message: string): void;
+  /** The extension map of a `types {}` block. */
+  types(block: Directive): ReadonlyMap<string, string>;
+  /** The model of a `proxy_pass` (its group registered). */
+  proxyPass(d: Directive): ProxyPass | null;
+}
+
+/** ngx_http_core_default_types: what nginx types with no `types {}`. */
+const DEFAULT_TYPES: ReadonlyMap<string, string> = new Map([
+  ["html", "text/html"],
+  ["gif", "image/gif"],
+  ["jpg", "image/jpeg"],
+]);
+
+/** `charset_types`' default (ngx_http_charset_default_types). */
+const DEFAULT_CHARSET_TYPES = [
+  "text/html",
+  "text/xml",
+  "text/plain",
+  "text/vnd.wap.wml",
+  "application/javascript",
+  "application/rss+xml",
+];
+
+const MINUTE = 60_000;
+
+function flag(level: Level, name: string, fallback: boolean): boolean {
+  const d = level.last(name);
+  return d === undefined ? fallback : d.args[0]!.toLowerCase() === "on";
+}
+
+function value(
+  ctx: SettingsContext,
+  d: Directive,
+  text: string,
+): ComplexValue {
+  try {
+    return compileValue(text, ctx.scope);
+  } catch (error) {
+    if (!(error instanceof ValueError)) throw error;
+    ctx.fail(d, error.message);
+    return constantValue(text);
+  }
+}
+
+function time(ctx: SettingsContext, level: Level, name: string): number {
+  const d = level.last(name);
+  if (d === undefined) return MINUTE;
+  const ms = nginxTimeMs(d.args[0]!);
+  if (ms === null || ms > 2 ** 31 - 1) {
+    ctx.fail(d, `"${name}" directive invalid value`);
+    return MINUTE;
+  }
+  return ms;
+}
+
+function size(
+  ctx: SettingsContext,
+  level: Level,
+  name: string,
+  fallback: number,
+): number {
+  const d = level.last(name);
+  if (d === undefined) return fallback;
+  const parsed = sizeSetting(name, d.args[0]!);
+  if (!parsed.ok) {
+    ctx.fail(d, parsed.error);
+    return fallback;
+  }
+  const text = parsed.value;
+  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
+    text.slice(-1) as "k" | "m" | "g"
+  ] ?? 1;
+  return Number(text.replace(/\D$/, "")) * unit;
+}
+
+/** A path setting: relative to the prefix; with variables, at run time. */
+function pathValue(
+  ctx: SettingsContext,
+  d: Directive | undefined,
+  fallback: string,
+): ComplexValue {
+  const text = d?.args[0] ?? fallback;
+  const compiled = d === undefined ? constantValue(text) : value(ctx, d, text);
+  if (compiled.constant !== null) {
+    return constantValue(prefixed(ctx.prefix, compiled.constant));
+  }
+  return {
+    text,
+    constant: null,
+    usesCaptures: compiled.usesCaptures,
+    evaluate: (r) => prefixed(ctx.prefix, compiled.evaluate(r)),
+  };
+}
+
+/** `expires` (ngx_http_headers_expires). */
+function expires(ctx: SettingsContext, level: Level): Expires {
+  const d = level.last("expires");
+  if (d === undefined) return { kind: "off" };
+  let [first = "", second] = d.args;
+  let modified = false;
+  if (first === "modified") {
+    modified = true;
+    first = second ?? "";
+  } else if (second !== undefined) {
+    ctx.fail(d, `invalid value "${second}"`);
+  }
+  if (first === "epoch") return { kind: "epoch" };
+  if (first === "max") return { kind: "max" };
+  if (first === "off") return { kind: "off" };
+  if (first.startsWith("@")) {
+    const ms = nginxTimeMs(first.slice(1));
+    if (ms === null || ms >= 86_400_000) {
+      ctx.fail(d, `daily time value "${first}" must be less than 24 hours`);
+      return { kind: "off" };
+    }
+    return { kind: "daily", secondsOfDay: Math.floor(ms / 1000) };
+  }
+  const negative = first.startsWith("-");
+  const text = first.replace(/^[+-]/, "");
+  const ms = nginxTimeMs(text);
+  if (ms === null) {
+    ctx.fail(d, `invalid value "${first}"`);
+    return { kind: "off" };
+  }
+  const seconds = Math.floor(ms / 1000) * (negative ? -1 : 1);
+  return { kind: "after", seconds, modified };
+}
+
+/** `error_page code … [=[response]] uri` (ngx_http_core_error_page). */
+function errorPages(
+  ctx: SettingsContext,
+  level: Level,
+): Map<number, ErrorPageTarget> {
+  const pages = new Map<number, ErrorPageTarget>();
+  for (const d of level.get("error_page")) {
+    const args = [...d.args];
+    const uri = args.pop()!;
+    let overwrite: number | null = null;
+    const last = args[args.length - 1];
+    if (last?.startsWith("=")) {
+      args.pop();
+      const code = last.slice(1);
+      if (code === "") overwrite = 0;
+      else if (/^\d{3}$/.test(code)) overwrite = Number(code);
+      else {
+        ctx.fail(d, `invalid value "${last}"`);
+        continue;
+      }
+    }
+    if (args.length === 0) {
+      ctx.fail(d, `invalid number of arguments in "error_page" directive`);
+      continue;
+    }
+    for (const arg of args) {
+      const code = /^\d+$/.test(arg) ? Number(arg) : NaN;
+      if (!(code >= 300 && code <= 599) || code === 499) {
+        ctx.fail(d, `value "${arg}" must be between 300 and 599`);
+        continue;
+      }
+      pages.set(code, { uri: value(ctx, d, uri), overwrite });
+    }
+  }
+  return pages;
+}
+
+/** `proxy_set_header` over nginx's defaults (ngx_http_proxy_init_headers). */
+function proxySetHeaders(
+  ctx: SettingsContext,
+  level: Level,
+): [string, ComplexValue][] {
+  const set: [string, ComplexValue][] = level.get("proxy_set_header").map((
+    d,
+  ) => [d.args[0]!, value(ctx, d, d.args[1]!)]);
+  const named = new Set(set.map(([name]) => name.toLowerCase()));
+  for (
+    const [name, text] of [["Host", "$proxy_host"], ["Connection", "close"]]
+  ) {
+    if (!named.has(name!.toLowerCase())) {
+      set.push([name!, compileValue(text!, ctx.scope)]);
+    }
+  }
+  return set;
+}
+
+/** `proxy_redirect` (ngx_http_proxy_redirect, default in merge_loc_conf). */
+function proxyRedirect(
+  ctx: SettingsContext,
+  level: Level,
+  options: { pass: ProxyPass | null; name: string; regex: boolean },
+): ProxyRedirect[] {
+  const list = level.get("proxy_redirect");
+  const out: ProxyRedirect[] = [];
+  const useDefault = list.length === 0 ||
+    list.some((d) => d.args[0] === "default");
+  if (list.some((d) => d.args[0] === "off")) return [];
+  if (useDefault && options.pass !== null && !options.regex) {
+    const from = options.pass.uri === null
+      ? options.pass.text + options.name
+      : options.pass.text + options.pass.uri;
+    out.push({
+      kind: "text",
+      from: constantValue(from),
+      to: constantValue(options.name),
+    });
+  }
+  for (const d of list) {
+    if (d.args[0] === "default" || d.args[0] === "off") continue;
+    const [from = "", to = ""] = d.args;
+    if (d.args.length !== 2) {
+      ctx.fail(d, `invalid number of arguments in "proxy_redirect" directive`);
+      continue;
+    }
+    if (from.startsWith("~")) {
+      const caseless = from.startsWith("~*");
+      try {
+        out.push({
+          kind: "regex",
+          regex: compileRegex(from.slice(caseless ? 2 : 1), caseless),
+          to: value(ctx, d, to),
+        });
+      } catch (error) {
+        if (!(error instanceof ValueError)) throw error;
+        ctx.fail(d, error.message);
+      }
+    } else {
+      out.push({
+        kind: "text",
+        from: value(ctx, d, from),
+        to: value(ctx, d, to),
+      });
+    }
+  }
+  return out;
+}
+
+function lowerSet(level: Level, name: string): Set<string> {
+  return new Set(level.get(name).map((d) => d.args[0]!.toLowerCase()));
+}
+
+/** The parts of a location's identity that settings depend on. */
+export interface LocationIdentity {
+  match: LocationConf["match"];
+  name: string;
+  regex: RegExp | null;
+  place: LocationConf["place"];
+}
+
+/**
+ * Computes a level's settings.
+ *
+ * @param level The level.
+ * @param identity How it matches.
+ * @param ctx Names, prefix, failures, types, proxy targets.
+ * @returns The settings (`locations` and `rewrite` empty: the caller sets them).
+ */
+export function locationSettings(
+  level: Level,
+  identity: LocationIdentity,
+  ctx: SettingsContext,
+): LocationConf {
+  const rootOrAlias = level.nearest(["root", "alias"]);
+  const alias = rootOrAlias?.name === "alias" ? rootOrAlias : undefined;
+  const passDirective = level.own("proxy_pass")[0];
+  const proxyPass = passDirective === undefined
+    ? null
+    : ctx.proxyPass(passDirective);
+  const typesBlock = level.last("types");
+  const charset = level.last("charset")?.args[0];
+  const charsetTypes = level.last("charset_types");
+  const gzipStatic = (level.last("gzip_static")?.args[0] ?? "off")
+    .toLowerCase();
+  const tryFiles = level.own("try_files")[0];
+  return {
+    ...identity,
+    locations: { exact: new Map(), prefixes: [], regexes: [] },
+    internal: level.own("internal").length > 0,
+    rewrite: null,
+    root: pathValue(
+      ctx,
+      rootOrAlias?.name === "root" ? rootOrAlias : undefined,
+      "html",
+    ),
+    alias: alias === undefined ? null : pathValue(ctx, alias, ""),
+    index: level.get("index").flatMap((d) =>
+      d.args.map((a) => value(ctx, d, a))
+    ).concat(
+      level.get("index").length === 0 ? [constantValue("index.html")] : [],
+    ),
+    tryFiles: tryFiles === undefined ? null : {
+      files: tryFiles.args.slice(0, -1).map((a) => value(ctx, tryFiles, a)),
+      fallback: /^=\d+$/.test(tryFiles.args.at(-1)!)
+        ? { kind: "code", code: Number(tryFiles.args.at(-1)!.slice(1)) }
+        : { kind: "uri", uri: value(ctx, tryFiles, tryFiles.args.at(-1)!) },
+    },
+    logNotFound: flag(level, "log_not_found", true),
+    types: typesBlock === undefined ? DEFAULT_TYPES : ctx.types(typesBlock),
+    defaultType: level.last("default_type")?.args[0] ?? "text/plain",
+    charset: charset === undefined || charset === "off" ? null : charset,
+    charsetTypes: new Set(
+      charsetTypes === undefined
+        ? DEFAULT_CHARSET_TYPES
+        : charsetTypes.args.includes("*")
+        ? ["*"]
+        : [...DEFAULT_CHARSET_TYPES.slice(0, 1), ...charsetTypes.args],
+    ),
+    addHeaders: level.get("add_header").map((d): AddHeader => ({
+      name: d.args[0]!,
+      value: value(ctx, d, d.args[1]!),
+      always: d.args[2] === "always",
+    })),
+    expires: expires(ctx, level),
+    etag: flag(level, "etag", true),
+    gzipStatic: gzipStatic === "on" || gzipStatic === "always"
+      ? gzipStatic
+      : "off",
+    errorPages: errorPages(ctx, level),
+    recursiveErrorPages: flag(level, "recursive_error_pages", false),
+    proxyPass,
+    proxySetHeaders: proxySetHeaders(ctx, level),
+    proxyHttpVersion: level.last("proxy_http_version")?.args[0] === "1.1"
+      ? "1.1"
+      : "1.0",
+    proxyRedirect: proxyRedirect(ctx, level, {
+      pass: proxyPass,
+      name: identity.name,
+      regex: identity.regex !== null,
+    }),
+    proxyHideHeaders: lowerSet(level, "proxy_hide_header"),
+    proxyPassHeaders: lowerSet(level, "proxy_pass_header"),
+    proxyTimeouts: {
+      connectMs: time(ctx, level, "proxy_connect_timeout"),
+      sendMs: time(ctx, level, "proxy_send_timeout"),
+      readMs: time(ctx, level, "proxy_read_timeout"),
+    },
+    proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
+    proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
+    clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
+    defaultPage: flag(level, "station_default_page", false),
+    accessLogs: level.get("access_log").length === 0
+      ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
+      : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({
+        path: prefixed(ctx.prefix, d.args[0]!),
+        format: d.args[1] ?? "combined",
+      })),
+  };
+}

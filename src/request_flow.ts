@@ -1,0 +1,239 @@
+/**
+ * One request through the configuration engine, as nginx runs it: the
+ * phases choose the content (`engine/phases.ts`), the content handler
+ * answers (`return`, static, proxy), and `error_page` sends an error the
+ * gateway made itself through an internal redirect to its page. Failures
+ * are logged through the request's `log`; this never throws.
+ *
+ * @module
+ */
+
+import {
+  type Content,
+  internalRedirect,
+  type LocationConf,
+  type PhaseIo,
+  type PhaseState,
+  type RequestVars,
+  runPhases,
+  type ServerConf,
+} from "./engine/mod.ts";
+import type { RequestEvent } from "./proxy/mod.ts";
+import { errorResponse, isBuiltInError } from "./static/mod.ts";
+
+/** The content handlers the flow hands a decision to. */
+export interface ContentHandlers {
+  /** Serves a file, or answers its absence, under a location's settings. */
+  static(
+    req: Request,
+    content: Extract<Content, { kind: "static" }>,
+    request: FlowRequest,
+  ): Response | Promise<Response>;
+  /** Forwards upstream under a location's settings. */
+  proxy(
+    req: Request,
+    content: Extract<Content, { kind: "proxy" }>,
+    request: FlowRequest,
+  ): Promise<Response>;
+}
+
+/** One request's part in the flow. */
+export interface FlowRequest {
+  /** The request's variables; the phases change `$uri` and `$args`. */
+  vars: RequestVars;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /**
+   * The origin absolute redirects name (`http://host:port`), as nginx's
+   * `absolute_redirect on` with `server_name_in_redirect off`.
+   */
+  origin: string;
+}
+
+/** What the flow needs, fixed at start-up. */
+export interface FlowDeps {
+  /** The content handlers. */
+  handlers: ContentHandlers;
+  /** File tests for `try_files`, `index` and `if (-f …)`. */
+  io: PhaseIo;
+  /** Compare URIs with locations without regard to case. */
+  caseless: boolean;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** The absolute form of a redirect target, as nginx sends `Location`. */
+function absolute(location: string, origin: string): string {
+  return location.startsWith("/") ? origin + location : location;
+}
+
+/** `return code [text]` (ngx_http_rewrite_return_code, ngx_http_send_response). */
+function returnResponse(
+  req: Request,
+  content: Extract<Content, { kind: "return" }>,
+  request: FlowRequest,
+): Response {
+  const head = req.method === "HEAD";
+  const { code, text } = content;
+  if (REDIRECTS.has(code)) {
+    return errorResponse(code, {
+      head,
+      ...(text === null
+        ? {}
+        : { headers: { location: absolute(text, request.origin) } }),
+    });
+  }
+  if (text === null) {
+    if (code === 204 || code < 300) {
+      return new Response(null, { status: code });
+    }
+    return errorResponse(code, { head });
+  }
+  const bytes = new TextEncoder().encode(text);
+  return new Response(head ? null : bytes, {
+    status: code,
+    headers: {
+      "content-type": typeOf(content.conf),
+      "content-length": String(bytes.length),
+    },
+  });
+}
+
+/** `default_type` with the charset the location adds to it. */
+function typeOf(conf: LocationConf): string {
+  const type = conf.defaultType;
+  return conf.charset !== null &&
+      (conf.charsetTypes.has(type) || conf.charsetTypes.has("*"))
+    ? `${type}; charset=${conf.charset}`
+    : type;
+}
+
+/** Answers one decision of the phases. */
+function answer(
+  req: Request,
+  content: Content,
+  request: FlowRequest,
+  handlers: ContentHandlers,
+): Response | Promise<Response> {
+  const head = req.method === "HEAD";
+  switch (content.kind) {
+    case "return":
+      return returnResponse(req, content, request);
+    case "status":
+      if (content.message !== undefined) {
+        request.log({ level: "error", message: content.message });
+      }
+      return errorResponse(content.code, { head });
+    case "slash": {
+      const { vars } = request;
+      const location = `${vars.uri}/${vars.args === "" ? "" : `?${vars.args}`}`;
+      return errorResponse(301, {
+        head,
+        headers: { location: absolute(location, request.origin) },
+      });
+    }
+    case "index-forbidden":
+      request.log({
+        level: "error",
+        message: `directory index of "${content.path}" is forbidden`,
+      });
+      return errorResponse(403, { head });
+    case "static":
+      return handlers.static(req, content, request);
+    case "proxy":
+      return handlers.proxy(req, content, request);
+  }
+}
+
+/**
+ * Runs a request through the engine.
+ *
+ * @param req The request.
+ * @param server The server chosen for it.
+ * @param request Its variables, log and origin.
+ * @param deps The content handlers and file access.
+ * @returns The response.
+ */
+export async function serveRequest(
+  req: Request,
+  server: ServerConf,
+  request: FlowRequest,
+  deps: FlowDeps,
+): Promise<Response> {
+  const state: PhaseState = {
+    cycles: 0,
+    internal: false,
+    caseless: deps.caseless,
+  };
+  const first = runPhases(server, request.vars, { state, io: deps.io });
+  const response = await answer(req, first, request, deps.handlers);
+  if (!isBuiltInError(response)) return response;
+  return await errorPage(req, response, { server, conf: first.conf, state }, {
+    request,
+    deps,
+  });
+}
+
+/**
+ * `error_page` for an error the gateway made (ngx_http_send_error_page): a
+ * URL is a 302 to it; a URI or `@name` is an internal redirect (a method
+ * other than HEAD becomes GET), answered with the error's status unless
+ * `=code` says otherwise. Once per request unless `recursive_error_pages`.
+ */
+async function errorPage(
+  req: Request,
+  response: Response,
+  where: { server: ServerConf; conf: LocationConf; state: PhaseState },
+  ctx: { request: FlowRequest; deps: FlowDeps },
+): Promise<Response> {
+  const { request, deps } = ctx;
+  let current = response;
+  let conf = where.conf;
+  let redirected = false;
+  for (let i = 0; i < 10; i++) {
+    const target = conf.errorPages.get(current.status);
+    if (target === undefined || (redirected && !conf.recursiveErrorPages)) {
+      return current;
+    }
+    const uri = target.uri.evaluate(request.vars);
+    const status = current.status;
+    await current.body?.cancel();
+    if (!uri.startsWith("/") && !uri.startsWith("@")) {
+      // A URL: nginx answers 302 (or the `=code` given) with Location.
+      const code = target.overwrite !== null && REDIRECTS.has(target.overwrite)
+        ? target.overwrite
+        : 302;
+      return errorResponse(code, {
+        head: req.method === "HEAD",
+        headers: { location: uri },
+      });
+    }
+    redirected = true;
+    const method = req.method === "HEAD" ? "HEAD" : "GET";
+    request.vars.method = method;
+    const page = internalRedirect(where.server, request.vars, uri, {
+      state: where.state,
+      io: deps.io,
+    });
+    const pageReq = method === req.method
+      ? req
+      : new Request(req.url, { method, headers: req.headers });
+    const answered = await answer(pageReq, page, request, deps.handlers);
+    conf = page.conf;
+    if (isBuiltInError(answered)) {
+      current = answered;
+      continue;
+    }
+    const code = target.overwrite === null
+      ? status
+      : target.overwrite === 0
+      ? answered.status
+      : target.overwrite;
+    if (code === answered.status) return answered;
+    return new Response(answered.body, {
+      status: code,
+      headers: answered.headers,
+    });
+  }
+  return current;
+}

@@ -1,0 +1,116 @@
+/** Compiles nginx.conf text for the engine's tests, and runs its phases. */
+import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
+import { compileHttp } from "../../src/nginx_conf/compile.ts";
+import {
+  type Content,
+  type HttpConf,
+  type RequestVars,
+  runPhases,
+} from "../../src/engine/mod.ts";
+
+/**
+ * Compiles `http { … }` text (an `events {}` is added); throws with every
+ * refusal when the engine refuses it.
+ */
+export function compileText(http: string, caseless = false): HttpConf {
+  const text = `events {}\n${http}`;
+  const directives = parseNginxConf("/n/conf/nginx.conf", {
+    readTextFile: () => text,
+    readDirFiles: () => [],
+  });
+  const result = compileHttp(directives, {
+    file: "/n/conf/nginx.conf",
+    prefix: "/n",
+    caseless,
+  });
+  if (result.conf === null) throw new Error(result.errors.join("\n"));
+  return result.conf;
+}
+
+/** The refusals of a text (empty when it compiles). */
+export function refusals(http: string): string[] {
+  const text = `events {}\n${http}`;
+  const directives = parseNginxConf("/n/conf/nginx.conf", {
+    readTextFile: () => text,
+    readDirFiles: () => [],
+  });
+  return compileHttp(directives, {
+    file: "/n/conf/nginx.conf",
+    prefix: "/n",
+    caseless: false,
+  }).errors;
+}
+
+/** A request's variables, with the fields the engine's tests read. */
+export function requestVars(target: string, init: {
+  method?: string;
+  headers?: HeadersInit;
+} = {}): RequestVars {
+  const q = target.indexOf("?");
+  return {
+    method: init.method ?? "GET",
+    requestUri: target,
+    uri: q < 0 ? target : target.slice(0, q),
+    args: q < 0 ? "" : target.slice(q + 1),
+    headers: new Headers(init.headers),
+    remoteAddr: "127.0.0.1",
+    remotePort: 50000,
+    serverAddr: "127.0.0.1",
+    serverPort: 8081,
+    serverName: "localhost",
+    scheme: "http",
+    protocol: "HTTP/1.1",
+    host: "localhost",
+    proxyHost: "",
+    documentRoot: "",
+    requestFilename: "",
+    remoteUser: "",
+    captures: [],
+    named: {},
+    vars: new Map(),
+  };
+}
+
+/** Runs the phases of the first server for a target, with given files. */
+export function phases(
+  conf: HttpConf,
+  target: string,
+  options: {
+    files?: Record<string, "file" | "dir">;
+    method?: string;
+    headers?: HeadersInit;
+  } = {},
+): { content: Content; vars: RequestVars } {
+  const vars = requestVars(target, options);
+  const files = options.files ?? {};
+  const content = runPhases(conf.servers[0]!, vars, {
+    state: { cycles: 0, internal: false, caseless: conf.caseless },
+    // A folder is asked for with or without its trailing slash.
+    io: { fileKind: (path) => files[path.replace(/(.)\/$/, "$1")] ?? null },
+  });
+  return { content, vars };
+}
+
+/** A short description of a decision, for tables. */
+export function describe(content: Content): string {
+  switch (content.kind) {
+    case "return":
+      return `return ${content.code}${
+        content.text === null ? "" : ` ${content.text}`
+      }`;
+    case "static":
+      return `static ${content.path}`;
+    case "index-forbidden":
+      return `403 ${content.path}`;
+    case "proxy":
+      return `proxy ${content.conf.name}${
+        content.rewritten ? " rewritten" : ""
+      }`;
+    case "slash":
+      return `301 ${content.conf.name}`;
+    case "status":
+      return `status ${content.code}${
+        content.message ? ` ${content.message}` : ""
+      }`;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * An nginx.conf run by the engine in a real gateway process: several
+ * servers on several ports, chosen by port and name.
+ */
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { rawRequest, refusedPort, spawnGateway } from "./_utils.ts";
+
+/** A prefix with `conf/nginx.conf` holding `text`. */
+async function prefixWith(
+  text: string,
+): Promise<AsyncDisposable & { conf: string; prefix: string }> {
+  const prefix = await Deno.makeTempDir({ prefix: "engine-gw-" });
+  await Deno.mkdir(join(prefix, "conf"));
+  await Deno.mkdir(join(prefix, "logs"));
+  const conf = join(prefix, "conf", "nginx.conf");
+  await Deno.writeTextFile(conf, text);
+  return {
+    conf,
+    prefix,
+    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
+  };
+}
+
+/** A GET with a given Host (fetch sets its own), answered with a close. */
+async function get(port: number, host: string): Promise<[number, string]> {
+  const raw = await rawRequest(
+    port,
+    `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
+  const [head = "", body = ""] = raw.split("\r\n\r\n");
+  return [Number(head.split(" ")[1]), body];
+}
+
+Deno.test("an nginx.conf's servers answer on each port by name", async () => {
+  // Two ports nothing listens on now: the gateway binds both.
+  const [a, b] = [refusedPort(), refusedPort()];
+  await using p = await prefixWith(`events {}
+http {
+  server { listen 127.0.0.1:${a}; return 200 "first\\n"; }
+  server { listen 127.0.0.1:${b}; server_name one.test; return 200 "one $server_port\\n"; }
+  server { listen 127.0.0.1:${b} default_server; server_name two.test; location / { return 200 "two $host\\n"; } }
+}`);
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  strictEqual(gw.port, a);
+  deepStrictEqual(await get(a, "x.test"), [200, "first\n"]);
+  deepStrictEqual(await get(b, "one.test"), [200, `one ${b}\n`]);
+  deepStrictEqual(await get(b, "TWO.test:1"), [200, "two two.test\n"]);
+  deepStrictEqual(await get(b, "other.test"), [200, "two other.test\n"]);
+});

@@ -1,0 +1,157 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { compileText, refusals, requestVars } from "../engine/_conf.ts";
+import { findServer, groupByListen } from "../../src/engine/mod.ts";
+
+function headersOf(conf: ReturnType<typeof compileText>, name: string) {
+  const server = conf.servers[0]!;
+  const loc = server.conf.locations.prefixes.find((l) => l.name === name) ??
+    server.conf;
+  return loc.proxySetHeaders.map(([n, v]) => `${n}: ${v.text}`);
+}
+
+Deno.test("compileHttp() merges proxy_set_header as nginx: a level that sets it replaces the list", () => {
+  const conf = compileText(`http {
+    proxy_set_header X-Http 1;
+    server {
+      proxy_set_header X-Server 2;
+      location /a/ { proxy_pass http://127.0.0.1:1/; }
+      location /b/ { proxy_set_header Host $host; proxy_pass http://127.0.0.1:1/; }
+      location /c/ { proxy_set_header X-C ""; proxy_pass http://127.0.0.1:1/; }
+    }
+  }`);
+  deepStrictEqual(headersOf(conf, "/a/"), [
+    "X-Server: 2",
+    "Host: $proxy_host",
+    "Connection: close",
+  ]);
+  deepStrictEqual(headersOf(conf, "/b/"), [
+    "Host: $host",
+    "Connection: close",
+  ]);
+  deepStrictEqual(headersOf(conf, "/c/"), [
+    "X-C: ",
+    "Host: $proxy_host",
+    "Connection: close",
+  ]);
+});
+
+Deno.test("compileHttp() inherits scalars from the nearest level and keeps nginx's defaults", () => {
+  const conf = compileText(`http {
+    client_max_body_size 10m;
+    server {
+      root /srv/app;
+      location /a/ { proxy_pass http://127.0.0.1:1/; proxy_read_timeout 5s; }
+      location /b/ { root /srv/b; client_max_body_size 0; }
+    }
+  }`);
+  const server = conf.servers[0]!;
+  const [a, b] = ["/a/", "/b/"].map((n) =>
+    server.conf.locations.prefixes.find((l) => l.name === n)!
+  );
+  deepStrictEqual(
+    [
+      a!.clientMaxBodySize,
+      a!.proxyTimeouts,
+      a!.root.constant,
+      a!.proxyHttpVersion,
+    ],
+    [
+      10 * 1024 * 1024,
+      { connectMs: 60000, sendMs: 60000, readMs: 5000 },
+      "/srv/app",
+      "1.0",
+    ],
+  );
+  deepStrictEqual([b!.clientMaxBodySize, b!.root.constant], [0, "/srv/b"]);
+  // The server's own level: root relative to the prefix when not absolute.
+  strictEqual(
+    compileText("http { server { } }").servers[0]!.conf.root.constant,
+    "/n/html",
+  );
+});
+
+Deno.test("compileHttp() resolves proxy_redirect default from proxy_pass and the location", () => {
+  const conf = compileText(`http {
+    upstream backend { server 127.0.0.1:8080; }
+    server {
+      location /api/ { proxy_pass http://backend/; }
+      location /raw/ { proxy_pass http://127.0.0.1:9000; }
+      location /off/ { proxy_pass http://127.0.0.1:9000/; proxy_redirect off; }
+    }
+  }`);
+  const text = (name: string) =>
+    conf.servers[0]!.conf.locations.prefixes.find((l) => l.name === name)!
+      .proxyRedirect.map((r) =>
+        r.kind === "text" ? `${r.from.text} ${r.to.text}` : "regex"
+      );
+  deepStrictEqual(text("/api/"), ["http://backend/ /api/"]);
+  deepStrictEqual(text("/raw/"), ["http://127.0.0.1:9000/raw/ /raw/"]);
+  deepStrictEqual(text("/off/"), []);
+});
+
+Deno.test("compileHttp() reports every refusal of a file in one run", () => {
+  const errors = refusals(`http { server {
+    location / { auth_basic "x"; }
+    location ~ \\.php$ { proxy_pass http://127.0.0.1:9000/x; }
+    location /v/ { proxy_pass http://$host; }
+    location /u/ { return 200 $nosuch; }
+    location @n { alias /x/; }
+  } }`);
+  deepStrictEqual(
+    errors.map((e) => e.replace(/ in \/n\/conf\/nginx.conf:\d+$/, "")),
+    [
+      '"auth_basic" is not supported: the gateway does not reproduce it',
+      '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block',
+      '"proxy_pass http://$host" is not supported: the gateway does not evaluate variables in proxy_pass',
+      'unknown "nosuch" variable',
+      '"alias" cannot be used in named location',
+    ],
+  );
+});
+
+Deno.test("findServer() chooses by name as ngx_http_find_virtual_server", async (t) => {
+  const conf = compileText(`http {
+    server { listen 80; server_name first.test; }
+    server { listen 80; server_name www.example.com example.com; }
+    server { listen 80; server_name *.example.com; }
+    server { listen 80; server_name mail.*; }
+    server { listen 80; server_name ~^(?<sub>\\w+)\\.regex\\.test$; }
+    server { listen 80 default_server; server_name _; }
+  }`);
+  const group = groupByListen(conf.servers)[0]!;
+  const table: [string, number][] = [
+    ["www.example.com", 1],
+    ["example.com", 1],
+    ["a.example.com", 2],
+    ["mail.other.org", 3],
+    ["abc.regex.test", 4],
+    ["unknown.test", 5],
+    ["", 5],
+  ];
+  for (const [host, index] of table) {
+    await t.step(host || "(none)", () => {
+      strictEqual(findServer(group, host).server, conf.servers[index]);
+    });
+  }
+});
+
+Deno.test("map blocks: exact, regex with captures, default", async (t) => {
+  const conf = compileText(`http {
+    map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+    map $uri $section { default none; ~^/(?<s>[a-z]+)/ $1; /exact yes; }
+    server { location / { return 200 "$connection_upgrade|$section"; } }
+  }`);
+  const table: [string, HeadersInit, string][] = [
+    ["/", {}, "close|none"],
+    ["/docs/x", { upgrade: "websocket" }, "upgrade|docs"],
+    ["/exact", {}, "close|yes"],
+  ];
+  for (const [uri, headers, expected] of table) {
+    await t.step(uri, () => {
+      const loc = conf.servers[0]!.conf.locations.prefixes[0]!;
+      const op = loc.rewrite!.ops[0]!;
+      const vars = requestVars(uri, { headers });
+      strictEqual(op.op === "return" ? op.value!.evaluate(vars) : "", expected);
+    });
+  }
+});
