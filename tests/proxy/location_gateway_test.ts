@@ -108,7 +108,7 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
         return false;
       }
     });
-    const ourLine = connectLine(Deno.readTextFileSync(log).split("\n"));
+    const ourLine = connectLine((await Deno.readTextFile(log)).split("\n"));
     ok(ourLine, "the gateway's connect() line");
     strictEqual(ourLine, connectLine(nginx.errorLines()));
   } finally {
