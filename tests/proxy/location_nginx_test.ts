@@ -22,7 +22,7 @@ import {
 import { compileText } from "../engine/_conf.ts";
 
 function reply(head: string): string {
-  if (head.startsWith("GET /redir")) {
+  if (/^GET \S*\/redir/.test(head)) {
     return "HTTP/1.1 302 Found\r\nLocation: http://backend/login?a=1\r\n" +
       "Refresh: 3; url=http://backend/x\r\nContent-Length: 0\r\n" +
       "Connection: close\r\n\r\n";
