@@ -157,3 +157,18 @@ Deno.test("map blocks: exact, regex with captures, default", async (t) => {
     });
   }
 });
+
+Deno.test("compileHttp() leaves port 80 out of $proxy_host, as ngx_http_proxy_set_vars", () => {
+  const conf = compileText(`http { server {
+    location /a/ { proxy_pass http://127.0.0.1:80/; }
+    location /b/ { proxy_pass http://127.0.0.1:8080/; }
+    location /c/ { proxy_pass http://[::1]:80; }
+  } }`);
+  const host = (name: string) =>
+    conf.servers[0]!.conf.locations.prefixes.find((l) => l.name === name)!
+      .proxyPass!.proxyHost;
+  deepStrictEqual(
+    ["/a/", "/b/", "/c/"].map(host),
+    ["127.0.0.1", "127.0.0.1:8080", "[::1]"],
+  );
+});
