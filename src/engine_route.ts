@@ -242,9 +242,12 @@ export class EngineRoute {
       }
       return result.response;
     }
+    const headers = result.close
+      ? [...result.headers, ["connection", "close"] as [string, string]]
+      : result.headers;
     return errorResponse(result.status, {
       head: req.method === "HEAD",
-      ...(result.close ? { headers: { connection: "close" } } : {}),
+      headers,
     });
   }
 }

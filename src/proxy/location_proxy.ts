@@ -90,6 +90,11 @@ export type LocationResult =
     status: number;
     /** The connection is to be closed after the answer (400, a 413 after part of the body). */
     close: boolean;
+    /**
+     * Fields the answer carries: an intercepted 401 keeps the upstream's
+     * `WWW-Authenticate` (`ngx_http_upstream_intercept_errors`).
+     */
+    headers: [string, string][];
   };
 
 /** What proxying needs from the gateway, made once. */
@@ -101,7 +106,11 @@ export interface LocationProxyContext {
 }
 
 /** Responses that stand for an intercepted status (never sent). */
-const intercepted = new WeakMap<Response, number>();
+const intercepted = new WeakMap<
+  Response,
+  { status: number; headers: [string, string][] }
+>();
+const NO_FIELDS: [string, string][] = [];
 
 /**
  * Proxies one request for a location.
@@ -133,7 +142,7 @@ export async function proxyLocation(
       message:
         `client intended to send too large body: ${request.contentLength} bytes`,
     });
-    return { kind: "status", status: 413, close: false };
+    return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
   const path = requestTargetText(upstreamUri({
@@ -220,8 +229,10 @@ function settle(
   }
   switch (result.kind) {
     case "response": {
-      const status = intercepted.get(result.response);
-      if (status !== undefined) return { kind: "status", status, close: false };
+      const stood = intercepted.get(result.response);
+      if (stood !== undefined) {
+        return { kind: "status", close: false, ...stood };
+      }
       const upgraded = tunnel !== null && result.response.status === 101;
       return {
         kind: "response",
@@ -231,17 +242,18 @@ function settle(
     }
     case "too-large":
       log({ level: "error", message: result.message });
-      return { kind: "status", status: 413, close: true };
+      return { kind: "status", status: 413, close: true, headers: NO_FIELDS };
     case "no-live":
-      return { kind: "status", status: 502, close: false };
+      return { kind: "status", status: 502, close: false, headers: NO_FIELDS };
     case "bad-body":
-      return { kind: "status", status: 400, close: true };
+      return { kind: "status", status: 400, close: true, headers: NO_FIELDS };
     case "client-left":
     case "failed":
       return {
         kind: "status",
         status: upstreamStatus(result.error),
         close: false,
+        headers: NO_FIELDS,
       };
     case "defect":
       throw result.error;
@@ -273,7 +285,14 @@ function relay(
   ) {
     discard(reply);
     const standIn = new Response(null, { status: 204 });
-    intercepted.set(standIn, status);
+    const headers: [string, string][] = [];
+    if (status === 401) {
+      const auth = reply.head.fields.find(([n]) =>
+        n.toLowerCase() === "www-authenticate"
+      );
+      if (auth !== undefined) headers.push(["www-authenticate", auth[1]]);
+    }
+    intercepted.set(standIn, { status, headers });
     return standIn;
   }
   try {

@@ -253,7 +253,7 @@ function serveIndex(
       }, { registry, stats });
       return result.kind === "response"
         ? result.response
-        : errorResponse(result.status);
+        : errorResponse(result.status, { headers: result.headers });
     },
   );
   port = server.addr.port;

@@ -19,6 +19,8 @@ import { startNginxServer } from "../_nginx.ts";
 
 const OK =
   "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+const MISSING =
+  "HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmine";
 
 function server(a: number, b: number, refused: number): string {
   return `
@@ -34,6 +36,13 @@ function server(a: number, b: number, refused: number): string {
     }
     location /admin { proxy_pass http://127.0.0.1:${a}/manage; }
     location /down/ { proxy_pass http://127.0.0.1:${refused}/; }
+    location /i/ {
+      proxy_pass http://backend/;
+      proxy_intercept_errors on;
+      error_page 401 404 = /fallback;
+    }
+    location /n/ { proxy_pass http://backend/; error_page 404 = /fallback; }
+    location = /fallback { return 200 "fallback\\n"; }
 `;
 }
 
@@ -42,7 +51,7 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
     const head = await readHead(conn);
     if (head === null) return;
     up.heads.push(head);
-    await writeText(conn, OK);
+    await writeText(conn, head.startsWith("GET /missing") ? MISSING : OK);
   });
   await using b = startRawUpstream(async (conn, _i, up) => {
     const head = await readHead(conn);
@@ -88,6 +97,17 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
       deepStrictEqual(
         lines(up.heads[before + 1]!),
         lines(up.heads[before]!),
+        target,
+      );
+    }
+    for (const target of ["/i/missing", "/n/missing"]) {
+      const request =
+        `GET ${target} HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n`;
+      const answer = (raw: string) =>
+        `${raw.split("\r\n")[0]} ${raw.split("\r\n\r\n")[1]}`;
+      strictEqual(
+        answer(await rawRequest(gw.port, request)),
+        answer(await rawRequest(nginx.port, request)),
         target,
       );
     }

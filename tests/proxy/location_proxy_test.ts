@@ -229,3 +229,18 @@ Deno.test("proxyLocation() hands an intercepted status to the flow and rewrites 
     `http://127.0.0.1:${gw.port}/api/login`,
   );
 });
+
+Deno.test("proxyLocation() keeps WWW-Authenticate on an intercepted 401, as nginx", async () => {
+  await using up = recorder(
+    'HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm="x"\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmine',
+  );
+  await using gw = single({
+    name: "/api/",
+    pass: `http://127.0.0.1:${up.port}/`,
+    intercept: [401],
+  });
+  const res = await fetch(`http://127.0.0.1:${gw.port}/api/private`);
+  ok(!(await res.text()).includes("mine"));
+  strictEqual(res.status, 401);
+  strictEqual(res.headers.get("www-authenticate"), 'Basic realm="x"');
+});
