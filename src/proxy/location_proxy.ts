@@ -13,11 +13,8 @@
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import { streamedResponse } from "../static/mod.ts";
 import {
-  UpstreamError,
   type UpstreamGroup,
-  type UpstreamPeer,
   type UpstreamReply,
   upstreamStatus,
 } from "../upstream/mod.ts";
@@ -28,7 +25,7 @@ import {
   type RequestEvent,
 } from "./outcome_log.ts";
 import { proxyRequest, type ProxyResult } from "./proxy.ts";
-import { locationResponseFields } from "./response_fields.ts";
+import { interceptedBy, relay } from "./location_reply.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { upstreamUri } from "./upstream_uri.ts";
@@ -105,11 +102,6 @@ export interface LocationProxyContext {
   stats: FailureCounter;
 }
 
-/** Responses that stand for an intercepted status (never sent). */
-const intercepted = new WeakMap<
-  Response,
-  { status: number; headers: [string, string][] }
->();
 const NO_FIELDS: [string, string][] = [];
 
 /**
@@ -171,8 +163,8 @@ export async function proxyLocation(
   const onFailure = (failure: Parameters<typeof logAttempt>[0]) =>
     logAttempt(failure, log, context.stats);
   const origin = request.origin ?? originOf(req, vars);
-  const toResponse = (reply: UpstreamReply, peer: UpstreamPeer) =>
-    relay(reply, peer, { conf, vars, origin });
+  const toResponse = (reply: UpstreamReply) =>
+    relay(reply, { conf, vars, origin });
   const common = {
     group,
     upstreamPath: path,
@@ -193,7 +185,8 @@ export async function proxyLocation(
     toResponse,
   };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
-  // over HTTP/1.1 (nginx switches when the upstream answers 101 to those).
+  // (nginx switches when the upstream answers 101 to those, whatever
+  // proxy_http_version says).
   const tunnel = fields.upgrade && isWebSocketRequest(req)
     ? Promise.withResolvers<number>()
     : null;
@@ -229,7 +222,7 @@ function settle(
   }
   switch (result.kind) {
     case "response": {
-      const stood = intercepted.get(result.response);
+      const stood = interceptedBy(result.response);
       if (stood !== undefined) {
         return { kind: "status", close: false, ...stood };
       }
@@ -257,69 +250,6 @@ function settle(
       };
     case "defect":
       throw result.error;
-  }
-}
-
-/**
- * The client's response for an upstream reply, or the stand-in for a
- * status `proxy_intercept_errors` hands to `error_page`
- * (`ngx_http_upstream_intercept_errors`: 300 and above, when the location
- * has an `error_page` for it; the reply's body is not read).
- */
-function relay(
-  reply: UpstreamReply,
-  _peer: UpstreamPeer,
-  { conf, vars, origin }: {
-    conf: LocationConf;
-    vars: RequestVars;
-    origin: string;
-  },
-): Response {
-  const status = reply.head.status;
-  if (status < 200) {
-    discard(reply);
-    throw invalid(`upstream sent unexpected status ${status}`);
-  }
-  if (
-    status >= 300 && conf.proxyInterceptErrors && conf.errorPages.has(status)
-  ) {
-    discard(reply);
-    const standIn = new Response(null, { status: 204 });
-    const headers: [string, string][] = [];
-    if (status === 401) {
-      const auth = reply.head.fields.find(([n]) =>
-        n.toLowerCase() === "www-authenticate"
-      );
-      if (auth !== undefined) headers.push(["www-authenticate", auth[1]]);
-    }
-    intercepted.set(standIn, { status, headers });
-    return standIn;
-  }
-  try {
-    const headers = locationResponseFields(reply.head.fields, {
-      conf,
-      vars,
-      origin,
-      contentLength: reply.length,
-    });
-    return streamedResponse(reply.body, { status, headers });
-  } catch {
-    discard(reply);
-    throw invalid("upstream sent invalid header");
-  }
-}
-
-function invalid(message: string): UpstreamError {
-  return new UpstreamError(message, {
-    kind: "invalid-response",
-    action: "reading response header from upstream",
-  });
-}
-
-/** Cancels a reply's streamed body, which closes its connection. */
-function discard(reply: UpstreamReply): void {
-  if (reply.body instanceof ReadableStream) {
-    reply.body.cancel().catch(() => {});
   }
 }
 
