@@ -63,6 +63,15 @@ const REQUESTS: [string, string][] = [
     "Content-Length: 5\r\nConnection: close\r\n\r\nhello",
   ],
   [
+    "a chunked body is sent with its length",
+    "POST /api/chunked HTTP/1.1\r\nHost: station.local\r\nTransfer-Encoding: chunked\r\n" +
+    "Connection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+  ],
+  [
+    "HEAD goes as HEAD",
+    "HEAD /api/head HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
+  ],
+  [
     "an empty POST keeps its Content-Length: 0",
     "POST /api/empty HTTP/1.1\r\nHost: station.local\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
   ],
