@@ -13,30 +13,23 @@ import {
   type HttpConf,
   type ListenGroup,
   type RequestVars,
-  type UpstreamConf,
 } from "./engine/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import {
-  type ApiForwarder,
-  createForwarder,
-  forwardApi,
+  proxyLocation,
   publicOrigin,
   type RequestEvent,
   tooLarge,
+  UpstreamRegistry,
 } from "./proxy/mod.ts";
 import {
   type ContentHandlers,
   type FlowRequest,
   serveRequest,
 } from "./request_flow.ts";
-import { serveFile, StaticCache } from "./static/mod.ts";
+import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import type { GatewayStats } from "./status.ts";
-import {
-  createUpstreamGroup,
-  type UpstreamGroup,
-  type UpstreamServerSpec,
-} from "./upstream/mod.ts";
-import { escapeBytes } from "./routing/mod.ts";
+import type { UpstreamGroup } from "./upstream/mod.ts";
 
 /** What the engine's side needs from the gateway. */
 export interface EngineRouteDeps {
@@ -74,23 +67,6 @@ export interface EngineRequest {
   log: (event: RequestEvent) => void;
 }
 
-function specOf(server: UpstreamConf["servers"][number]): UpstreamServerSpec {
-  const host = server.hostname.includes(":")
-    ? `[${server.hostname}]`
-    : server.hostname;
-  return {
-    address: {
-      hostname: server.hostname,
-      port: server.port,
-      origin: `http://${host}${server.port === 80 ? "" : `:${server.port}`}`,
-      peer: `${host}:${server.port}`,
-    },
-    backup: server.backup,
-    maxFails: server.maxFails,
-    failTimeoutMs: server.failTimeoutMs,
-  };
-}
-
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
 function hostName(host: string | null): string {
   if (host === null || host === "") return "";
@@ -107,10 +83,10 @@ export class EngineRoute {
   readonly #conf: HttpConf;
   /** The listening sockets' servers, one entry per port (see `listenPorts`). */
   readonly #listens: ListenGroup[];
-  readonly #groups = new Map<string, UpstreamGroup>();
-  readonly #forwarders = new Map<string, ApiForwarder>();
+  /** Every upstream group, made once (`upstream {}` and `proxy_pass host:port`). */
+  readonly #registry: UpstreamRegistry;
   readonly #deps: EngineRouteDeps;
-  readonly #handlers: ContentHandlers;
+  readonly #static: ContentHandlers["static"];
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
   /** Upgraded responses whose access line waits for the tunnel to close. */
@@ -124,20 +100,22 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
-    this.#handlers = {
-      static: (req, content, request) => this.#static(req, content, request),
-      proxy: (req, content, request) => this.#proxy(req, content, request),
-    };
+    this.#registry = new UpstreamRegistry(
+      conf.upstreams,
+      deps.onConnect ? { onConnect: deps.onConnect } : {},
+    );
+    this.#static = (req, content, request) =>
+      this.#serveStatic(req, content, request);
   }
 
   /** The upstream groups, for shutdown and the status page. */
   get groups(): UpstreamGroup[] {
-    return [...this.#groups.values()];
+    return [...this.#registry.groups];
   }
 
   /** Closes every upstream connection. */
   close(): void {
-    for (const group of this.#groups.values()) group.close();
+    this.#registry.close();
   }
 
   /**
@@ -190,7 +168,7 @@ export class EngineRoute {
     const limits = { request };
     return serveRequest(req, server, flow, {
       handlers: {
-        static: this.#handlers.static,
+        static: this.#static,
         proxy: (r, content, f) => {
           const max = content.conf.clientMaxBodySize;
           const length = limits.request.contentLength;
@@ -201,7 +179,7 @@ export class EngineRoute {
               false,
             ));
           }
-          return this.#handlers.proxy(r, content, f);
+          return this.#proxy(r, content, f, request);
         },
       },
       io: { fileKind },
@@ -209,7 +187,7 @@ export class EngineRoute {
     });
   }
 
-  #static(
+  #serveStatic(
     req: Request,
     content: Extract<Content, { kind: "static" }>,
     request: FlowRequest,
@@ -243,70 +221,45 @@ export class EngineRoute {
     return result.response;
   }
 
-  #proxy(
+  /**
+   * A proxied location (`proxy/location_proxy.ts`). The URI's state is read
+   * back as nginx keeps it: changed by a rewrite or an internal redirect
+   * (`$uri` or `$args` differ from the client's), and `rewrite … break` in
+   * the final location (the phases' `rewritten`).
+   */
+  async #proxy(
     req: Request,
-    content: {
-      conf: {
-        proxyPass:
-          | NonNullable<HttpConf["servers"][number]["conf"]["proxyPass"]>
-          | null;
-        name: string;
-        proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
-        clientMaxBodySize: number;
-      };
-      rewritten: boolean;
-    },
-    request: FlowRequest,
+    content: Parameters<ContentHandlers["proxy"]>[1],
+    flow: FlowRequest,
+    request: EngineRequest,
   ): Promise<Response> {
-    const pass = content.conf.proxyPass!;
-    const forwarder = this.#forwarder(pass.group, content.conf);
-    const { vars } = request;
-    const args = vars.args === "" ? "" : `?${vars.args}`;
-    const utf8 = new TextEncoder();
-    const escaped = vars.uri.split("/").map((seg) =>
-      escapeBytes(String.fromCharCode(...utf8.encode(seg)))
-    ).join("/");
-    const upstreamPath = pass.uri === null
-      ? content.rewritten ? escaped + args : vars.requestUri
-      : pass.uri + escaped.slice(content.conf.name.length) + args;
-    return forwardApi(req, {
-      upstreamPath,
-      host: null,
+    const { vars } = flow;
+    const changed = content.rewritten || vars.uri !== request.uri ||
+      vars.args !== request.args;
+    const result = await proxyLocation(req, {
+      conf: content.conf,
+      vars,
+      rewritten: changed,
+      internal: changed,
+      breakInLocation: content.rewritten,
       client: vars.remoteAddr,
-      log: request.log,
-      contentLength: null,
-    }, forwarder);
-  }
-
-  #forwarder(
-    name: string,
-    conf: {
-      proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
-      clientMaxBodySize: number;
-    },
-  ): ApiForwarder {
-    const known = this.#forwarders.get(name);
-    if (known !== undefined) return known;
-    const upstream = this.#conf.upstreams.get(name)!;
-    const group = createUpstreamGroup(name, upstream.servers.map(specOf), {
-      timeouts: conf.proxyTimeouts,
-      upstreamKeepalive: upstream.keepalive,
-      ...(this.#deps.onConnect ? { onConnect: this.#deps.onConnect } : {}),
+      log: flow.log,
+      contentLength: request.contentLength,
+      origin: flow.origin,
+    }, { registry: this.#registry, stats: this.#deps.stats });
+    if (result.kind === "response") {
+      if (result.tunnel !== null) {
+        this.tunnels.set(result.response, result.tunnel);
+      }
+      return result.response;
+    }
+    const headers = result.close
+      ? [...result.headers, ["connection", "close"] as [string, string]]
+      : result.headers;
+    return errorResponse(result.status, {
+      head: req.method === "HEAD",
+      headers,
     });
-    this.#groups.set(name, group);
-    const forwarder: ApiForwarder = {
-      ...createForwarder({
-        addForwardedHeaders: false,
-        clientMaxBodySize: conf.clientMaxBodySize,
-        timeouts: conf.proxyTimeouts,
-        apiPrefix: "api",
-        keepApiPrefix: true,
-      }, { port: this.#deps.port, group, stats: this.#deps.stats }),
-      // One map for every group: the handler asks it for any response.
-      tunnels: this.tunnels,
-    };
-    this.#forwarders.set(name, forwarder);
-    return forwarder;
   }
 }
 

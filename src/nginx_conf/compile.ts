@@ -378,7 +378,8 @@ class Compiler {
     return {
       scheme: "http",
       group,
-      proxyHost: host,
+      // ngx_http_proxy_set_vars: the default port is left out of Host.
+      proxyHost: host.replace(/:80$/, ""),
       uri,
       dynamic: null,
       text: `http://${host}`,

@@ -216,13 +216,15 @@ function proxyRedirect(
     list.some((d) => d.args[0] === "default");
   if (list.some((d) => d.args[0] === "off")) return [];
   if (useDefault && options.pass !== null && !options.regex) {
-    const from = options.pass.uri === null
-      ? options.pass.text + options.name
-      : options.pass.text + options.pass.uri;
+    // Without a URI part nginx's default is `proxy_pass` text + "/" → "/"
+    // (ngx_http_proxy_merge_loc_conf), not the location's name.
+    const bare = options.pass.uri === null;
     out.push({
       kind: "text",
-      from: constantValue(from),
-      to: constantValue(options.name),
+      from: constantValue(
+        options.pass.text + (bare ? "/" : options.pass.uri),
+      ),
+      to: constantValue(bare ? "/" : options.name),
     });
   }
   for (const d of list) {

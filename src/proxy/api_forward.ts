@@ -8,27 +8,18 @@
 
 import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
-import type { ErrorEvent } from "../log/mod.ts";
-import { proxyRequest, type ProxyResult } from "./proxy.ts";
+import { proxyRequest } from "./proxy.ts";
+import { type AttemptFailure, upstreamStatus } from "../upstream/mod.ts";
 import {
-  type AttemptFailure,
-  type UpstreamFailureKind,
-  upstreamStatus,
-} from "../upstream/mod.ts";
+  type FailureCounter,
+  logAttempt,
+  logOutcome,
+  type RequestEvent,
+} from "./outcome_log.ts";
+
+export type { FailureCounter, RequestEvent };
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
-
-/** An error line's own fields; the request's context is added by the handler. */
-export type RequestEvent = Omit<
-  ErrorEvent,
-  "connection" | "client" | "server" | "request" | "host" | "referrer"
->;
-
-/** Where forwarding counts failures, for the status endpoint. */
-export interface FailureCounter {
-  /** Counts one failure of this kind. */
-  failed(kind: UpstreamFailureKind | "no-live"): void;
-}
 
 /** The settings forwarding reads, under {@linkcode GatewayConfig}'s names. */
 export type ForwardSettings = Pick<
@@ -192,7 +183,7 @@ export async function forwardApi(
     forwarder.tunnels.set(result.response, tunnel.promise);
   }
   if (result.kind !== "response") {
-    logOutcome(result, { log, stats, group, upstreamPath });
+    logOutcome(result, { log, stats, group: group.name, upstreamPath });
   }
   const head = req.method === "HEAD";
   switch (result.kind) {
@@ -209,73 +200,5 @@ export async function forwardApi(
       return errorResponse(upstreamStatus(result.error), { head });
     case "defect":
       throw result.error;
-  }
-}
-
-/**
- * The error-log line for how forwarding ended, after the attempts' own
- * lines: `no live upstreams`, or the client that left while its body was
- * read. The 413's line is written with its response ({@linkcode tooLarge}).
- */
-function logOutcome(
-  result: ProxyResult,
-  { log, stats, group, upstreamPath }: {
-    log: (event: RequestEvent) => void;
-    stats: FailureCounter;
-    group: UpstreamGroup;
-    upstreamPath: string;
-  },
-): void {
-  switch (result.kind) {
-    case "no-live":
-      stats.failed("no-live");
-      log({
-        level: "error",
-        message: "no live upstreams",
-        action: "connecting to upstream",
-        upstream: `http://${group.name}${upstreamPath}`,
-      });
-      break;
-    case "bad-body":
-      // nginx 1.22 writes this at error level, with no "while" phrase
-      // (ngx_http_request_body_chunked_filter).
-      log({ level: "error", message: "client sent invalid chunked body" });
-      break;
-    case "client-left":
-      // nginx reads the body before it chooses a server, so its line has no
-      // upstream (`ngx_http_do_read_client_request_body`, at info level).
-      log({
-        level: "info",
-        message: "client prematurely closed connection",
-        action: "reading client request body",
-      });
-      break;
-  }
-}
-
-/**
- * One failed attempt's lines: the failure with the server tried, then
- * nginx's `upstream server temporarily disabled` when it took the server
- * out; counted for the status endpoint unless the client left.
- */
-function logAttempt(
-  { error, upstream, disabled }: AttemptFailure,
-  log: (event: RequestEvent) => void,
-  stats: FailureCounter,
-): void {
-  if (error.kind !== "client-closed") stats.failed(error.kind);
-  const fields = { action: error.action, upstream };
-  log({
-    level: error.level,
-    message: error.message,
-    ...(error.osError ? { osError: error.osError } : {}),
-    ...fields,
-  });
-  if (disabled) {
-    log({
-      level: "warn",
-      message: "upstream server temporarily disabled",
-      ...fields,
-    });
   }
 }

@@ -9,7 +9,7 @@ import type { GatewayConfig } from "../config/mod.ts";
 import { streamedResponse } from "../static/mod.ts";
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
-import type { UpstreamReply } from "../upstream/mod.ts";
+import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
@@ -41,7 +41,22 @@ export interface ProxyOptions
    * (its body broke off).
    */
   onFailure: (failure: AttemptFailure) => void;
+  /**
+   * A location's fields (`set_headers.ts`), sent instead of the gateway's
+   * own policy (`upstreamRequestHeaders`).
+   */
+  headers?: readonly (readonly [string, string])[];
+  /** A location's call settings: version, leading fields, timers, limits. */
+  call?: LocationCall;
+  /** Turns a reply into the response instead of {@linkcode replyToResponse}. */
+  toResponse?: (reply: UpstreamReply, peer: UpstreamPeer) => Response;
 }
+
+/** The call settings a proxied location brings. */
+export type LocationCall = Pick<
+  UpstreamCall,
+  "version" | "leading" | "timeouts" | "headBufferSize" | "keepalive"
+>;
 
 /**
  * The result of forwarding, with the failed attempts before it (each a line
@@ -177,10 +192,14 @@ export async function proxyRequest(
     return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
   }
   const body = plan.body;
-  const headers = upstreamRequestHeaders(req.headers, {
-    clientAddress: options.clientAddress,
-    addForwardedHeaders: options.addForwardedHeaders,
-  });
+  const headers = options.headers ??
+    upstreamRequestHeaders(req.headers, {
+      clientAddress: options.clientAddress,
+      addForwardedHeaders: options.addForwardedHeaders,
+    });
+  const toClient = options.toResponse ??
+    ((reply: UpstreamReply, peer: UpstreamPeer) =>
+      replyToResponse(reply, peer, options.publicApiBase));
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
@@ -193,6 +212,7 @@ export async function proxyRequest(
       host: peer.spec.address.origin.slice("http://".length),
       headers,
       body,
+      ...options.call,
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onBodyError: (error) =>
@@ -201,7 +221,7 @@ export async function proxyRequest(
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
         }),
-    }), (reply, peer) => replyToResponse(reply, peer, options.publicApiBase));
+    }), toClient);
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value, failures: outcome.failures }
     : outcome;

@@ -26,6 +26,10 @@ import { UpstreamError } from "../upstream/mod.ts";
 import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+const UPGRADE_FIELDS: readonly (readonly [string, string])[] = [
+  ["upgrade", "websocket"],
+  ["connection", "Upgrade"],
+];
 
 /**
  * Whether a request asks for a WebSocket (RFC 6455 §4.2.1): a GET whose
@@ -81,6 +85,9 @@ export interface WebSocketOptions extends
     | "addForwardedHeaders"
     | "publicApiBase"
     | "onFailure"
+    | "headers"
+    | "call"
+    | "toResponse"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -106,10 +113,14 @@ export async function proxyWebSocket(
   req: Request,
   options: WebSocketOptions,
 ): Promise<ProxyResult> {
-  const headers = upstreamRequestHeaders(req.headers, {
-    clientAddress: options.clientAddress,
-    addForwardedHeaders: options.addForwardedHeaders,
-  });
+  // A location's fields carry its own Upgrade and Connection (in
+  // `call.leading`); the gateway's policy adds them here.
+  const located = options.headers !== undefined;
+  const headers = options.headers ??
+    upstreamRequestHeaders(req.headers, {
+      clientAddress: options.clientAddress,
+      addForwardedHeaders: options.addForwardedHeaders,
+    });
   const key = btoa(
     String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))),
   );
@@ -120,10 +131,9 @@ export async function proxyWebSocket(
     "sec-websocket-version",
     "sec-websocket-extensions",
   ]);
-  const handshake: [string, string][] = [
+  const handshake: (readonly [string, string])[] = [
     ...headers.filter(([name]) => !ours.has(name)),
-    ["upgrade", "websocket"],
-    ["connection", "Upgrade"],
+    ...(located ? [] : UPGRADE_FIELDS),
     ["sec-websocket-key", key],
     ["sec-websocket-version", "13"],
   ];
@@ -145,6 +155,7 @@ export async function proxyWebSocket(
       headers: handshake,
       body: null,
       signal: req.signal,
+      ...options.call,
       upgrade: true,
       onBodyError: (error) =>
         options.onFailure({
@@ -156,7 +167,8 @@ export async function proxyWebSocket(
     if (!reply.upgraded) {
       return {
         kind: "answer",
-        response: replyToResponse(reply, peer, options.publicApiBase),
+        response: options.toResponse?.(reply, peer) ??
+          replyToResponse(reply, peer, options.publicApiBase),
       };
     }
     const fields = new Map(

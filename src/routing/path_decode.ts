@@ -47,11 +47,29 @@ export function decodeToBytes(path: string): string | null {
 }
 
 /**
+ * The bytes `ngx_escape_uri(NGX_ESCAPE_URI)` escapes in nginx 1.22 (the
+ * `uri` table of `ngx_string.c`): controls, space, `"`, `#`, `%`, `<`, `>`,
+ * `?`, `\\`, `^`, `` ` ``, `{`, `|`, `}` and 0x7f-0xff. One bit per byte.
+ */
+const URI_ESCAPED = new Uint32Array([
+  0xffffffff,
+  0xd000002d,
+  0x50000000,
+  0xb8000001,
+  0xffffffff,
+  0xffffffff,
+  0xffffffff,
+  0xffffffff,
+]);
+const HEX = "0123456789ABCDEF";
+
+/**
  * Escapes a byte string as `ngx_escape_uri(NGX_ESCAPE_URI)` does for the
- * path nginx sends upstream: controls, space, `#`, `%`, `?` and bytes past
- * 0x7e, in upper-case hex.
+ * path nginx sends upstream, in upper-case hex; `/` and the sub-delimiters
+ * stay as they are.
  *
- * @param segment The bytes, one char each.
+ * @param segment The bytes, one char each (chars past 0xff are not bytes
+ * and are never given here).
  * @returns The escaped text.
  *
  * @example Usage
@@ -59,18 +77,19 @@ export function decodeToBytes(path: string): string | null {
  * import { escapeBytes } from "./path_decode.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * strictEqual(escapeBytes("a b?#%\xff~"), "a%20b%3F%23%25%FF~");
+ * strictEqual(escapeBytes("a b?#%\xff~|/"), "a%20b%3F%23%25%FF~%7C/");
  * ```
  */
 export function escapeBytes(segment: string): string {
   let out = "";
+  let from = 0;
   for (let i = 0; i < segment.length; i++) {
-    const c = segment.charCodeAt(i);
-    out += c <= 0x20 || c >= 0x7f || c === 0x23 || c === 0x25 || c === 0x3f
-      ? `%${c.toString(16).toUpperCase().padStart(2, "0")}`
-      : segment[i];
+    const c = segment.charCodeAt(i) & 0xff;
+    if ((URI_ESCAPED[c >> 5]! & (1 << (c & 31))) === 0) continue;
+    out += segment.slice(from, i) + "%" + HEX[c >> 4] + HEX[c & 15];
+    from = i + 1;
   }
-  return out;
+  return from === 0 ? segment : out + segment.slice(from);
 }
 
 /**

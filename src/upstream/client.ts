@@ -139,7 +139,10 @@ export class UpstreamClient {
           // byte: the request was not processed, so it is safe to resend.
         }
       }
-      const fresh = await this.#connect(watch);
+      const fresh = await this.#connect(
+        watch,
+        call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
+      );
       return await this.#exchange(fresh, call, watch);
     } finally {
       this.#watchdog.unwatch(watch);
@@ -151,14 +154,11 @@ export class UpstreamClient {
     return upstreamTimeout(action, this.#family);
   }
 
-  async #connect(watch: ClientWatch): Promise<Connection> {
+  async #connect(watch: ClientWatch, connectMs: number): Promise<Connection> {
     if (watch.aborted) throw UpstreamError.clientClosed();
     this.#options.onConnect?.();
     const timer = new AbortController();
-    const id = setTimeout(
-      () => timer.abort(),
-      this.#options.timeouts.connectMs,
-    );
+    const id = setTimeout(() => timer.abort(), connectMs);
     watch.onAbort = () => timer.abort();
     try {
       const conn = await Deno.connect({
@@ -187,6 +187,8 @@ export class UpstreamClient {
     watch: ClientWatch,
   ): Promise<UpstreamReply> {
     watch.onAbort = () => c.close();
+    c.timeouts = call.timeouts ?? null;
+    const headLimit = call.headBufferSize ?? this.#headBufferSize;
     try {
       try {
         await writeRequest(this.#io, c, call);
@@ -198,7 +200,7 @@ export class UpstreamClient {
       let got = 0;
       while (true) {
         const head = buffer.length > 0
-          ? parseResponseHead(buffer, this.#headBufferSize)
+          ? parseResponseHead(buffer, headLimit)
           : null;
         if (head !== null && isInterim(head)) {
           buffer = buffer.subarray(head.headLength); // 100 Continue etc.
@@ -311,7 +313,8 @@ export class UpstreamClient {
       rest: Uint8Array;
     },
   ): UpstreamReply {
-    const reusable = keepsAlive(head) && framing.kind !== "close";
+    const reusable = keepsAlive(head) && framing.kind !== "close" &&
+      call.keepalive !== false;
     if (framing.kind === "none") {
       if (reusable) this.#pool.put(c);
       else c.close();

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { UpstreamTimeouts } from "./types.ts";
+
 /** Bytes of the buffer a connection reuses for response heads and small requests. */
 export const SCRATCH_SIZE = 16 * 1024;
 /** Shared, never written: a connection with no bytes left over. */
@@ -38,6 +40,8 @@ export class Connection {
   deadline = 0;
   /** The watchdog closed the connection because a deadline passed. */
   expired = false;
+  /** The timers of the call using it, when it brought its own (a location's). */
+  timeouts: UpstreamTimeouts | null = null;
 
   /** @param conn A connected socket. */
   constructor(conn: Deno.TcpConn) {

@@ -123,7 +123,12 @@ export class UpstreamGroup {
    */
   choose(tried: ReadonlySet<UpstreamPeer>): PeerChoice {
     if (tried.size === this.peers.length) return NONE_LEFT;
-    if (this.#single) return { kind: "peer", peer: this.#primaries[0]! };
+    if (this.#single) {
+      // ngx_http_upstream_get_round_robin_peer: a single `down` server is
+      // "no live upstreams" too.
+      const only = this.#primaries[0]!;
+      return only.rr.down ? NO_LIVE : { kind: "peer", peer: only };
+    }
     const now = ngxTime(this.#now());
     let onBackups = false;
     if (tried.size > 0) {

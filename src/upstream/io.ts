@@ -70,7 +70,7 @@ export async function writeAll(
 ): Promise<void> {
   let written = 0;
   while (written < bytes.length) {
-    io.watchdog.arm(c, io.timeouts.sendMs);
+    io.watchdog.arm(c, (c.timeouts ?? io.timeouts).sendMs);
     try {
       written += await c.conn.write(
         written === 0 ? bytes : bytes.subarray(written),
@@ -104,7 +104,7 @@ export async function readSome(
 ): Promise<Uint8Array | null> {
   if (c.idleRead !== null) {
     // The read started while the connection sat in the pool.
-    io.watchdog.arm(c, io.timeouts.readMs);
+    io.watchdog.arm(c, (c.timeouts ?? io.timeouts).readMs);
     let result;
     try {
       result = await c.idleRead;
@@ -121,7 +121,7 @@ export async function readSome(
     return result === null ? null : buf.subarray(0, result);
   }
   const buf = fresh ? new Uint8Array(READ_SIZE) : c.scratch;
-  io.watchdog.arm(c, io.timeouts.readMs);
+  io.watchdog.arm(c, (c.timeouts ?? io.timeouts).readMs);
   let n;
   try {
     n = await c.conn.read(buf);
@@ -165,6 +165,8 @@ export function writeRequest(
     host: call.host,
     headers: call.headers,
     framing,
+    version: call.version,
+    leading: call.leading,
   };
   if (body?.kind === "stream") {
     return writeStreamed(io, c, serializeRequestHead(options), body);

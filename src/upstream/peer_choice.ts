@@ -17,6 +17,8 @@ export interface RoundRobinState {
   readonly maxFails: number;
   /** `fail_timeout` in seconds (may be fractional). */
   readonly failTimeout: number;
+  /** `down`: never chosen. */
+  readonly down: boolean;
   /** The running score: the highest is chosen, then lowered by the total. */
   currentWeight: number;
   /** The weight used now: lowered on failure, recovered one per choice. */
@@ -36,13 +38,19 @@ export interface RoundRobinState {
  * @returns The state.
  */
 export function roundRobinState(
-  options: { weight?: number; maxFails: number; failTimeoutMs: number },
+  options: {
+    weight?: number;
+    maxFails: number;
+    failTimeoutMs: number;
+    down?: boolean;
+  },
 ): RoundRobinState {
   const weight = options.weight ?? 1;
   return {
     weight,
     maxFails: options.maxFails,
     failTimeout: options.failTimeoutMs / 1000,
+    down: options.down ?? false,
     currentWeight: 0,
     effectiveWeight: weight,
     fails: 0,
@@ -62,14 +70,15 @@ export function ngxTime(ms: number): number {
 }
 
 /**
- * Whether a server may be chosen: not yet `max_fails` failures, or the last
- * one more than `fail_timeout` ago.
+ * Whether a server may be chosen: not `down`, and not yet `max_fails`
+ * failures or the last one more than `fail_timeout` ago.
  *
  * @param rr The server's state.
  * @param now `ngx_time()`.
  * @returns Whether it is available.
  */
 export function isAvailable(rr: RoundRobinState, now: number): boolean {
+  if (rr.down) return false;
   return rr.maxFails === 0 || rr.fails < rr.maxFails ||
     now - rr.checked > rr.failTimeout;
 }

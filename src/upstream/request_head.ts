@@ -28,6 +28,10 @@ export interface RequestHeadOptions {
   headers: readonly (readonly [string, string])[];
   /** How the body is framed. */
   framing: BodyFraming;
+  /** The request line's version; `1.1` when absent. */
+  version?: "1.0" | "1.1" | undefined;
+  /** Fields written before the framing field instead of the `Host` line. */
+  leading?: readonly (readonly [string, string])[] | undefined;
 }
 
 /**
@@ -119,12 +123,21 @@ function encodeHead(line: string, fields: string, into: Uint8Array): number {
  * gives back the bytes the client sent.
  */
 function requestLine(options: RequestHeadOptions): string {
-  return `${options.method} ${options.path} HTTP/1.1\r\n`;
+  return `${options.method} ${options.path} HTTP/${
+    options.version ?? "1.1"
+  }\r\n`;
 }
 
 /** `Host`, the framing field and the others, ending with the blank line. */
 function fieldLines(options: RequestHeadOptions): string {
-  let head = `Host: ${options.host}\r\n`;
+  let head = "";
+  const leading = options.leading;
+  if (leading === undefined) head = `Host: ${options.host}\r\n`;
+  else {
+    for (let i = 0; i < leading.length; i++) {
+      head += `${leading[i]![0]}: ${leading[i]![1]}\r\n`;
+    }
+  }
   const f = options.framing;
   if (f.kind === "length") head += `Content-Length: ${f.length}\r\n`;
   else if (f.kind === "chunked") head += "Transfer-Encoding: chunked\r\n";

@@ -90,6 +90,23 @@ export interface UpstreamCall {
    * `101 Switching Protocols` it is handed over in `upgraded`.
    */
   upgrade?: boolean;
+  /** The request line's version (`proxy_http_version`); `1.1` when absent. */
+  version?: "1.0" | "1.1";
+  /**
+   * The fields written before the body's framing field, in place of the
+   * `Host` line (a location's `proxy_set_header` list, `Host` among them,
+   * as nginx orders them); `headers` follow the framing field.
+   */
+  leading?: readonly (readonly [string, string])[];
+  /** This call's timers (a location's `proxy_*_timeout`); the client's when absent. */
+  timeouts?: UpstreamTimeouts;
+  /** This call's `proxy_buffer_size`; the client's when absent. */
+  headBufferSize?: number;
+  /**
+   * `false` when the request asked the upstream to close (`Connection:
+   * close`): the connection is not kept after the response.
+   */
+  keepalive?: boolean;
 }
 
 /** The upstream's answer. */
@@ -126,4 +143,8 @@ export interface UpstreamServerSpec {
   maxFails: number;
   /** How long failures count, and how long an unavailable server is skipped. */
   failTimeoutMs: number;
+  /** `weight=`: its share of the requests (1 when absent). */
+  weight?: number;
+  /** `down`: never chosen. */
+  down?: boolean;
 }

@@ -219,3 +219,27 @@ Deno.test("UpstreamGroup visits servers in nginx's order over time", async (t) =
     });
   }
 });
+
+Deno.test("UpstreamGroup never chooses a down server; a group of down servers has no live upstreams", () => {
+  const group = (downs: boolean[]) =>
+    new UpstreamGroup(
+      "backend",
+      downs.map((down, i) => {
+        const spec = {
+          ...parseUpstreamServer(`http://127.0.0.1:${9001 + i}`),
+          down,
+        };
+        return {
+          spec,
+          client: { send: () => Promise.reject(), idleCount: 0, close() {} },
+        };
+      }),
+    );
+  const mixed = group([true, false]);
+  for (let i = 0; i < 3; i++) {
+    const choice = mixed.choose(new Set());
+    strictEqual(choice.kind === "peer" && choice.peer.spec.address.port, 9002);
+  }
+  strictEqual(group([true]).choose(new Set()).kind, "no-live");
+  strictEqual(group([true, true]).choose(new Set()).kind, "no-live");
+});

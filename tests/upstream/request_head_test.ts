@@ -71,3 +71,22 @@ Deno.test("serializeRequestHead() and writeRequestHead() keep the client's bytes
     deepStrictEqual([...exact], expected);
   });
 });
+
+Deno.test("serializeRequestHead() writes a location's version and leading fields in place of Host", () => {
+  const head = dec(serializeRequestHead({
+    method: "POST",
+    path: "/x",
+    host: "unused",
+    version: "1.0",
+    leading: [["X-Real-IP", "10.0.0.1"], ["Host", "backend"], [
+      "Connection",
+      "close",
+    ]],
+    headers: [["accept", "*/*"]],
+    framing: { kind: "length", length: 2 },
+  }));
+  strictEqual(
+    head,
+    "POST /x HTTP/1.0\r\nX-Real-IP: 10.0.0.1\r\nHost: backend\r\nConnection: close\r\nContent-Length: 2\r\naccept: */*\r\n\r\n",
+  );
+});

@@ -1,0 +1,100 @@
+/**
+ * The upstream's reply as a proxied location relays it: the fields through
+ * `proxy_hide_header`, `proxy_pass_header` and `proxy_redirect`
+ * (`response_fields.ts`), or, under `proxy_intercept_errors`, a stand-in for
+ * the status `error_page` takes over.
+ *
+ * @module
+ */
+
+import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import { streamedResponse } from "../static/mod.ts";
+import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
+import { locationResponseFields } from "./response_fields.ts";
+
+/** Responses that stand for an intercepted status (never sent). */
+const intercepted = new WeakMap<
+  Response,
+  { status: number; headers: [string, string][] }
+>();
+
+/**
+ * The status (and fields) a stand-in from {@linkcode relay} stands for.
+ *
+ * @param response A response {@linkcode relay} returned.
+ * @returns The intercepted status, or `undefined` for a real response.
+ */
+export function interceptedBy(
+  response: Response,
+): { status: number; headers: [string, string][] } | undefined {
+  return intercepted.get(response);
+}
+
+/**
+ * The client's response for an upstream reply, or the stand-in for a
+ * status `proxy_intercept_errors` hands to `error_page`
+ * (`ngx_http_upstream_intercept_errors`: 300 and above, when the location
+ * has an `error_page` for it; the reply's body is not read).
+ *
+ * @param reply The upstream's reply.
+ * @param context The location, the request's variables and the origin a
+ * rewritten `Location` is made absolute with.
+ * @returns The response, or a stand-in {@linkcode interceptedBy} knows.
+ * @throws {UpstreamError} On a reply that cannot be relayed (the server's
+ * failure, as nginx's `upstream sent invalid header`).
+ */
+export function relay(
+  reply: UpstreamReply,
+  { conf, vars, origin }: {
+    conf: LocationConf;
+    vars: RequestVars;
+    origin: string;
+  },
+): Response {
+  const status = reply.head.status;
+  if (status < 200) {
+    discard(reply);
+    throw invalid(`upstream sent unexpected status ${status}`);
+  }
+  if (
+    status >= 300 && conf.proxyInterceptErrors && conf.errorPages.has(status)
+  ) {
+    discard(reply);
+    const standIn = new Response(null, { status: 204 });
+    const headers: [string, string][] = [];
+    if (status === 401) {
+      const auth = reply.head.fields.find(([n]) =>
+        n.toLowerCase() === "www-authenticate"
+      );
+      if (auth !== undefined) headers.push(["www-authenticate", auth[1]]);
+    }
+    intercepted.set(standIn, { status, headers });
+    return standIn;
+  }
+  try {
+    const headers = locationResponseFields(reply.head.fields, {
+      conf,
+      vars,
+      origin,
+      contentLength: reply.length,
+    });
+    return streamedResponse(reply.body, { status, headers });
+  } catch {
+    discard(reply);
+    throw invalid("upstream sent invalid header");
+  }
+}
+
+function invalid(message: string): UpstreamError {
+  return new UpstreamError(message, {
+    kind: "invalid-response",
+    action: "reading response header from upstream",
+  });
+}
+
+/** Cancels a reply's streamed body, which closes its connection. */
+function discard(reply: UpstreamReply): void {
+  if (reply.body instanceof ReadableStream) {
+    reply.body.cancel().catch(() => {});
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The error-log lines of forwarding, shared by every proxied path: each
+ * failed attempt's lines as it fails, and the line for how forwarding
+ * ended, in nginx's words.
+ *
+ * @module
+ */
+
+import type { ErrorEvent } from "../log/mod.ts";
+import type { AttemptFailure, UpstreamFailureKind } from "../upstream/mod.ts";
+import type { ProxyResult } from "./proxy.ts";
+
+/** An error line's own fields; the request's context is added by the handler. */
+export type RequestEvent = Omit<
+  ErrorEvent,
+  "connection" | "client" | "server" | "request" | "host" | "referrer"
+>;
+
+/** Where forwarding counts failures, for the status endpoint. */
+export interface FailureCounter {
+  /** Counts one failure of this kind. */
+  failed(kind: UpstreamFailureKind | "no-live"): void;
+}
+
+/**
+ * The error-log line for how forwarding ended, after the attempts' own
+ * lines: `no live upstreams`, or the client that left while its body was
+ * read. The 413's line is written with its response.
+ *
+ * @param result How forwarding ended.
+ * @param context The request's log, the counters, the group's name and the
+ * path sent.
+ */
+export function logOutcome(
+  result: ProxyResult,
+  { log, stats, group, upstreamPath }: {
+    log: (event: RequestEvent) => void;
+    stats: FailureCounter;
+    group: string;
+    upstreamPath: string;
+  },
+): void {
+  switch (result.kind) {
+    case "no-live":
+      stats.failed("no-live");
+      log({
+        level: "error",
+        message: "no live upstreams",
+        action: "connecting to upstream",
+        upstream: `http://${group}${upstreamPath}`,
+      });
+      break;
+    case "bad-body":
+      // nginx 1.22 writes this at error level, with no "while" phrase
+      // (ngx_http_request_body_chunked_filter).
+      log({ level: "error", message: "client sent invalid chunked body" });
+      break;
+    case "client-left":
+      // nginx reads the body before it chooses a server, so its line has no
+      // upstream (`ngx_http_do_read_client_request_body`, at info level).
+      log({
+        level: "info",
+        message: "client prematurely closed connection",
+        action: "reading client request body",
+      });
+      break;
+  }
+}
+
+/**
+ * One failed attempt's lines: the failure with the server tried, then
+ * nginx's `upstream server temporarily disabled` when it took the server
+ * out; counted for the status endpoint unless the client left.
+ *
+ * @param failure The attempt.
+ * @param log The request's error log.
+ * @param stats The counters.
+ */
+export function logAttempt(
+  { error, upstream, disabled }: AttemptFailure,
+  log: (event: RequestEvent) => void,
+  stats: FailureCounter,
+): void {
+  if (error.kind !== "client-closed") stats.failed(error.kind);
+  const fields = { action: error.action, upstream };
+  log({
+    level: error.level,
+    message: error.message,
+    ...(error.osError ? { osError: error.osError } : {}),
+    ...fields,
+  });
+  if (disabled) {
+    log({
+      level: "warn",
+      message: "upstream server temporarily disabled",
+      ...fields,
+    });
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The header fields a proxied location sends upstream, after nginx's
+ * `ngx_http_proxy_init_headers` and `ngx_http_proxy_create_request`: first
+ * the location's `proxy_set_header` list with nginx's defaults merged in
+ * (`Host: $proxy_host`, `Connection: close`), each evaluated for the request
+ * and left out when empty; then every field of the client's whose name is
+ * not in that list nor in nginx's other defaults (`Content-Length` and
+ * `Transfer-Encoding`, which the body's framing replaces, and `TE`,
+ * `Keep-Alive`, `Expect`, `Upgrade`, which are sent empty, that is not at
+ * all). Fields the client listed in `Connection` and `Proxy-Connection`
+ * pass, as with nginx.
+ *
+ * @module
+ */
+
+import type { ComplexValue, LocationConf, RequestVars } from "../engine/mod.ts";
+
+/**
+ * nginx's defaults after the two the configuration model carries
+ * (`ngx_http_proxy_headers[]`): their client fields are never passed.
+ */
+const ALWAYS_SET = ["content-length", "transfer-encoding", "te", "keep-alive"]
+  .concat(["expect", "upgrade", "host", "connection"]);
+
+/** A location's fields, compiled once. */
+export interface FieldPlan {
+  /** The fields set by the location, in nginx's order (framing fields left out: the body's framing is written by the upstream client). */
+  readonly set: readonly (readonly [string, ComplexValue])[];
+  /** Lower-case names whose client field is not passed. */
+  readonly dropped: ReadonlySet<string>;
+  /** Where `Upgrade` and `Connection` are in `set` (-1 when not). */
+  readonly upgradeAt: number;
+  /** See `upgradeAt`. */
+  readonly connectionAt: number;
+}
+
+const plans = new WeakMap<LocationConf, FieldPlan>();
+
+/**
+ * The field plan of a location, made on first use and kept with it.
+ *
+ * @param conf The location's merged settings.
+ * @returns The plan.
+ */
+export function fieldPlan(conf: LocationConf): FieldPlan {
+  let plan = plans.get(conf);
+  if (plan === undefined) {
+    plan = compilePlan(conf);
+    plans.set(conf, plan);
+  }
+  return plan;
+}
+
+function compilePlan(conf: LocationConf): FieldPlan {
+  const dropped = new Set(ALWAYS_SET);
+  const set: (readonly [string, ComplexValue])[] = [];
+  let upgradeAt = -1;
+  let connectionAt = -1;
+  for (const entry of conf.proxySetHeaders) {
+    const lower = entry[0].toLowerCase();
+    dropped.add(lower);
+    // The body's framing is written by the upstream client, which knows
+    // what it sends; a configured one would contradict it.
+    if (lower === "content-length" || lower === "transfer-encoding") continue;
+    if (lower === "upgrade" && upgradeAt < 0) upgradeAt = set.length;
+    if (lower === "connection" && connectionAt < 0) connectionAt = set.length;
+    set.push(entry);
+  }
+  return {
+    set,
+    dropped,
+    upgradeAt,
+    connectionAt,
+  };
+}
+
+/** The fields for one request. */
+export interface UpstreamFields {
+  /** The location's fields, evaluated, empty ones left out. */
+  set: [string, string][];
+  /** The client's fields that pass. */
+  passed: [string, string][];
+  /**
+   * The `Connection` value sent (none at all included) does not say
+   * `close`: the connection may be kept, when the group keeps any.
+   */
+  keepalive: boolean;
+  /**
+   * A non-empty `Upgrade` and a `Connection` listing `upgrade`: the
+   * upstream may switch protocols. nginx tunnels whenever the upstream
+   * answers 101 to a client's `Upgrade`, with `proxy_http_version 1.0`
+   * too (`ngx_http_proxy_process_header`), and an upstream answers 101 only
+   * to these fields.
+   */
+  upgrade: boolean;
+  /** Set fields left out because their value held a line break or NUL. */
+  unsafe: string[];
+}
+
+/** Line breaks and NUL would end the field early: a request smuggled upstream. */
+const UNSAFE_VALUE = /[\r\n\0]/;
+
+/**
+ * Evaluates a plan for a request.
+ *
+ * @param plan The location's plan.
+ * @param vars The request's variables.
+ * @param client The client's fields.
+ * @returns The fields to send and what they say about the connection.
+ *
+ * @example Usage
+ * ```ts
+ * import { upstreamFields } from "./set_headers.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const close = { text: "close", constant: "close", usesCaptures: false, evaluate: () => "close" };
+ * const plan = {
+ *   set: [["Connection", close] as const],
+ *   dropped: new Set(["connection", "host"]),
+ *   upgradeAt: -1,
+ *   connectionAt: 0,
+ * };
+ * const out = upstreamFields(plan, {} as never, new Headers({ accept: "*\/*", host: "x" }));
+ * strictEqual(JSON.stringify([out.set, out.passed]), '[[["Connection","close"]],[["accept","*\/*"]]]');
+ * strictEqual(out.keepalive, false);
+ * ```
+ */
+export function upstreamFields(
+  plan: FieldPlan,
+  vars: RequestVars,
+  client: Headers,
+): UpstreamFields {
+  const set: [string, string][] = [];
+  let unsafe: string[] | null = null;
+  let upgrade = "";
+  let connection = "";
+  for (let i = 0; i < plan.set.length; i++) {
+    const [name, value] = plan.set[i]!;
+    const text = value.constant ?? value.evaluate(vars);
+    if (text === "") continue;
+    if (UNSAFE_VALUE.test(text)) {
+      (unsafe ??= []).push(name);
+      continue;
+    }
+    if (i === plan.upgradeAt) upgrade = text;
+    else if (i === plan.connectionAt) connection = text;
+    set.push([name, text]);
+  }
+  const passed: [string, string][] = [];
+  const { dropped } = plan;
+  // forEach, not for..of: see upstreamRequestHeaders in headers.ts.
+  client.forEach((value, name) => {
+    // Names with `_` are dropped when the request is read (nginx's
+    // `underscores_in_headers off`).
+    if (!dropped.has(name) && !name.includes("_")) passed.push([name, value]);
+  });
+  const tokens = connection.toLowerCase().split(",").map((t) => t.trim());
+  return {
+    set,
+    passed,
+    keepalive: !tokens.includes("close"),
+    upgrade: upgrade !== "" && tokens.includes("upgrade"),
+    unsafe: unsafe ?? [],
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Every upstream group of a configuration, made once: one
+ * {@linkcode UpstreamGroup} per `upstream {}` block and per implicit group
+ * of a `proxy_pass host:port` (nginx's `ngx_http_upstream_add` makes one per
+ * distinct address), each with its servers' pools, weights, `max_fails`,
+ * `fail_timeout`, `backup`, `down` and `keepalive`. Two locations that
+ * name the same group share its servers' state, as in nginx.
+ *
+ * @module
+ */
+
+import type { UpstreamConf, UpstreamServerConf } from "../engine/mod.ts";
+import {
+  createUpstreamGroup,
+  type UpstreamGroup,
+  type UpstreamServerSpec,
+  type UpstreamTransport,
+} from "../upstream/mod.ts";
+
+/** Options for {@linkcode UpstreamRegistry}. */
+export interface RegistryOptions {
+  /**
+   * The timers a connection starts with; each request sets its location's
+   * own (`proxy_*_timeout`).
+   */
+  timeouts?: { connectMs: number; sendMs: number; readMs: number };
+  /** Called for every new upstream connection. */
+  onConnect?: () => void;
+  /** Makes each server's transport instead of the HTTP/1.1 client (tests). */
+  transport?: (spec: UpstreamServerSpec) => UpstreamTransport;
+}
+
+const DEFAULT_TIMEOUTS = { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 };
+
+/**
+ * The spec of one server of a group, as the upstream client takes it.
+ *
+ * @param server The server as compiled.
+ * @returns The spec.
+ *
+ * @example Usage
+ * ```ts
+ * import { serverSpec } from "./upstream_registry.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const spec = serverSpec({
+ *   address: "[::1]:80", hostname: "[::1]", port: 80, weight: 1,
+ *   maxFails: 1, failTimeoutMs: 10_000, backup: false, down: false,
+ * });
+ * strictEqual(spec.address.peer, "[::1]:80");
+ * strictEqual(spec.address.origin, "http://[::1]");
+ * ```
+ */
+export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
+  const bare = server.hostname.startsWith("[")
+    ? server.hostname.slice(1, -1)
+    : server.hostname;
+  const host = bare.includes(":") ? `[${bare}]` : bare;
+  const port = server.port;
+  return {
+    address: {
+      hostname: bare.toLowerCase(),
+      port,
+      origin: port === 80 ? `http://${host}` : `http://${host}:${port}`,
+      peer: `${host}:${port}`,
+    },
+    backup: server.backup,
+    maxFails: server.maxFails,
+    failTimeoutMs: server.failTimeoutMs,
+    weight: server.weight,
+    down: server.down,
+  };
+}
+
+/** The groups of a configuration by name. */
+export class UpstreamRegistry {
+  #groups = new Map<string, UpstreamGroup>();
+
+  /**
+   * Makes every group.
+   *
+   * @param upstreams `HttpConf.upstreams`.
+   * @param options Timers, the connection counter and the test seam.
+   */
+  constructor(
+    upstreams: ReadonlyMap<string, UpstreamConf>,
+    options: RegistryOptions = {},
+  ) {
+    for (const [name, conf] of upstreams) {
+      this.#groups.set(
+        name,
+        createUpstreamGroup(name, conf.servers.map(serverSpec), {
+          timeouts: options.timeouts ?? DEFAULT_TIMEOUTS,
+          // nginx keeps no idle connection without `keepalive N`.
+          upstreamKeepalive: conf.keepalive,
+          ...(options.onConnect ? { onConnect: options.onConnect } : {}),
+          ...(options.transport ? { transport: options.transport } : {}),
+        }),
+      );
+    }
+  }
+
+  /**
+   * The group of a name.
+   *
+   * @param name `ProxyPass.group`.
+   * @returns The group, or `undefined` when the configuration has none of
+   * that name (the compiler makes one for every `proxy_pass`).
+   */
+  get(name: string): UpstreamGroup | undefined {
+    return this.#groups.get(name);
+  }
+
+  /** Every group, for the status endpoint. */
+  get groups(): IterableIterator<UpstreamGroup> {
+    return this.#groups.values();
+  }
+
+  /** Closes every group's idle connections. */
+  close(): void {
+    for (const group of this.#groups.values()) group.close();
+  }
+}
