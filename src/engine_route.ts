@@ -28,6 +28,7 @@ import {
   serveRequest,
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
+import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 
@@ -247,19 +248,31 @@ export class EngineRoute {
       contentLength: request.contentLength,
       origin: flow.origin,
     }, { registry: this.#registry, stats: this.#deps.stats });
+    let response: Response;
     if (result.kind === "response") {
       if (result.tunnel !== null) {
         this.tunnels.set(result.response, result.tunnel);
       }
-      return result.response;
+      response = result.response;
+    } else {
+      const headers = result.close
+        ? [...result.headers, ["connection", "close"] as [string, string]]
+        : result.headers;
+      response = errorResponse(result.status, {
+        head: req.method === "HEAD",
+        headers,
+      });
     }
-    const headers = result.close
-      ? [...result.headers, ["connection", "close"] as [string, string]]
-      : result.headers;
-    return errorResponse(result.status, {
-      head: req.method === "HEAD",
-      headers,
-    });
+    // nginx's headers filter runs on proxied answers too (CORS headers in
+    // an /api/ location are the common case).
+    if (hasHeadersFilter(content.conf)) {
+      filterHeaders(response.headers, {
+        status: response.status,
+        conf: content.conf,
+        vars,
+      });
+    }
+    return response;
   }
 }
 
