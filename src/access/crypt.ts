@@ -3,10 +3,11 @@
  * (`ngx_crypt` in `src/core/ngx_crypt.c`): `{PLAIN}`, `{SHA}`, `{SSHA}` and
  * `$apr1$` in nginx's own code on every OS. Anything else goes to the C
  * library's `crypt()`: on Linux that is MD5-crypt `$1$`, bcrypt `$2a$`,
- * `$2b$`, `$2y$` and others; nginx for Windows has no `crypt()` and compares
- * the text as a plain password (`ngx_libc_crypt` in `src/os/win32/`). The
- * gateway checks `$1$` and bcrypt as Linux does, and treats every other text
- * as nginx for Windows does.
+ * `$2b$`, `$2y$`, SHA-crypt `$5$`, `$6$` and others (DES, yescrypt); nginx
+ * for Windows has no `crypt()` and compares the text as a plain password
+ * (`ngx_libc_crypt` in `src/os/win32/`). The gateway checks `$1$`, bcrypt
+ * and SHA-crypt as Linux does, and treats every other text as nginx for
+ * Windows does.
  *
  * Passwords and stored values are ByteStrings (one char per byte). Both are
  * C strings to nginx: a NUL ends them.
@@ -19,6 +20,7 @@ import { byteStringFromBytes, byteStringToBytes } from "../runtime/mod.ts";
 import { decodeBase64Nginx } from "./basic_credentials.ts";
 import { bcryptCheck } from "./bcrypt.ts";
 import { md5 } from "./md5.ts";
+import { shaCryptHash } from "./sha_crypt.ts";
 
 /** How a stored value is checked. */
 export type PasswordScheme =
@@ -28,6 +30,7 @@ export type PasswordScheme =
   | "apr1" // $apr1$
   | "md5" // $1$
   | "bcrypt" // $2a$, $2b$, $2y$
+  | "sha-crypt" // $5$, $6$
   | "text"; // anything else: nginx for Windows compares it as plain text
 
 /**
@@ -52,6 +55,7 @@ export function passwordScheme(stored: string): PasswordScheme {
   if (stored.startsWith("{SHA}")) return "sha";
   if (stored.startsWith("$1$")) return "md5";
   if (/^\$2[aby]\$/.test(stored)) return "bcrypt";
+  if (/^\$[56]\$/.test(stored)) return "sha-crypt";
   return "text";
 }
 
@@ -189,6 +193,8 @@ export function* checkPassword(
       return same("{SHA}" + base64(sha1([key])), stored);
     case "bcrypt":
       return yield* bcryptCheck(key, stored);
+    case "sha-crypt":
+      return (yield* shaCryptHash(key, stored)) === stored;
     case "text":
       return same(password, stored);
   }

@@ -29,6 +29,7 @@ export {
   passwordScheme,
 } from "./crypt.ts";
 export { bcryptHash } from "./bcrypt.ts";
+export { shaCryptHash } from "./sha_crypt.ts";
 export {
   PasswordChecker,
   type PasswordCheckerOptions,

@@ -2,7 +2,7 @@
  * Where the CPU of password checks goes. nginx computes a bcrypt check in
  * its worker, blocking every other connection of that worker for the whole
  * check (about 150 ms at cost 10 here); a client that sends wrong passwords
- * in a loop stalls everyone. Here slow checks (bcrypt, MD5-crypt) run in
+ * in a loop stalls everyone. Here slow checks (bcrypt, SHA-crypt, MD5-crypt) run in
  * slices of a few milliseconds between other work, one client's queue at a
  * time in turn, so a client with 10,000 wrong passwords waits behind its
  * own checks while another client's check waits for at most one slice per
@@ -100,7 +100,10 @@ export class PasswordChecker {
   ): Promise<PasswordVerdict> {
     const scheme = passwordScheme(stored);
     const steps = checkPassword(stored, password);
-    if (scheme !== "bcrypt" && scheme !== "apr1" && scheme !== "md5") {
+    if (
+      scheme !== "bcrypt" && scheme !== "sha-crypt" && scheme !== "apr1" &&
+      scheme !== "md5"
+    ) {
       // Cheap: one hash at most, done now.
       return Promise.resolve(runAll(steps) ? "match" : "mismatch");
     }

@@ -128,10 +128,52 @@ const CASES: [string, PasswordScheme, string, string, boolean][] = [
     false,
   ],
   ["bcrypt short salt", "bcrypt", "$2b$04$abc", "password", false],
+  [
+    "sha-256 crypt",
+    "sha-crypt",
+    "$5$saltstring$OH4IDuTlsuTYPdED1gsuiRMyTAwNlRWyA6Xr3I4/dQ5",
+    "password",
+    true,
+  ],
+  [
+    "sha-512 crypt",
+    "sha-crypt",
+    "$6$saltstring$adDbXsJjcDlq2662QPgd.tkSOVmnG9Tt3oXl4HR60SusC3AGjirnDenVZp3DGwLwqy6iYKCzannhaX9DR72nN1",
+    "password",
+    true,
+  ],
+  [
+    "sha-512 crypt wrong",
+    "sha-crypt",
+    "$6$saltstring$adDbXsJjcDlq2662QPgd.tkSOVmnG9Tt3oXl4HR60SusC3AGjirnDenVZp3DGwLwqy6iYKCzannhaX9DR72nN1",
+    "passwore",
+    false,
+  ],
+  [
+    "sha-512 crypt rounds, empty password",
+    "sha-crypt",
+    "$6$rounds=1000$ab$ibFMAI/Igw53aVaJxJu4wwQmU0jF8lxiKV6mtjRJmbxKnzQU8fIizULiJeSfGn7H54dbRhqwIBpklchs8nlWi.",
+    "",
+    true,
+  ],
+  [
+    "sha-256 crypt rounds, salt cut at 16",
+    "sha-crypt",
+    "$5$rounds=1200$0123456789abcdef$C/RQ97uDqiSxQap06P3TekAvv5B86drtxcuEYwHzg52",
+    "a".repeat(70),
+    true,
+  ],
+  [
+    "sha-512 crypt utf-8",
+    "sha-crypt",
+    "$6$x/y.z$FUdxbU9pJDiNO35KMcFYWEuB2.6RXSUj2uTDRyuQtoOxu3tojISmya7WkX8DFkeZp/.EjLvxhkp7JanO7wRuN/",
+    bytes("pässwörd"),
+    true,
+  ],
   // nginx for Windows compares any other value as a plain password.
   ["text", "text", "secret", "secret", true],
   ["text wrong", "text", "secret", "secret2", false],
-  ["unknown $6$ as text", "text", "$6$salt$hash", "$6$salt$hash", true],
+  ["unknown $y$ as text", "text", "$y$salt$hash", "$y$salt$hash", true],
   // C strings: a NUL ends the password nginx hashes.
   ["NUL ends the password", "plain", "{PLAIN}abc", "abc\0def", true],
 ];
