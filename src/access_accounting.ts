@@ -6,7 +6,8 @@
  * @module
  */
 
-import { basicAuthUser, type Logger } from "./log/mod.ts";
+import { parseBasicCredentials } from "./access/mod.ts";
+import type { Logger } from "./log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -62,7 +63,9 @@ export class PendingAccessLine {
   ) {
     this.#logger = logger;
     this.#fields = fields;
-    this.#remoteUser = basicAuthUser(req.headers.get("authorization"));
+    this.#remoteUser = parseBasicCredentials(
+      req.headers.get("authorization"),
+    )?.user;
     this.#userAgent = req.headers.get("user-agent");
     this.#release = inFlight?.add(this.write);
   }

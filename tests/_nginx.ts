@@ -15,6 +15,8 @@ export interface NginxSettings {
   timeouts?: { connect?: string; send?: string; read?: string };
   /** `client_max_body_size`. */
   clientMaxBodySize?: string;
+  /** More directives for the `http {}` block, e.g. `log_format ...;`. */
+  httpLines?: string[];
   /** More directives for the `server {}` block, e.g. `error_page ...;`. */
   serverLines?: string[];
   /** Files written into the `root` folder before nginx starts. */
@@ -108,6 +110,7 @@ http {
   proxy_read_timeout ${t.read ?? "60s"};
   client_max_body_size ${settings.clientMaxBodySize ?? "1m"};
 ${block}
+${(settings.httpLines ?? []).map((l) => `  ${l}`).join("\n")}
   server {
     listen 127.0.0.1:${port};
     server_name localhost;
