@@ -45,6 +45,9 @@ export class PendingAccessLine {
   #meter: MeteredBody | null = null;
   #logged = false;
   #release: (() => void) | undefined;
+  #headers: Headers | undefined;
+  #responseHeaders: Headers | undefined;
+  #startMs: number | undefined;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -67,6 +70,12 @@ export class PendingAccessLine {
       req.headers.get("authorization"),
     )?.user;
     this.#userAgent = req.headers.get("user-agent");
+    // A log_format reading other fields needs them after the exchange,
+    // when Deno's request headers can no longer be read.
+    if (logger.accessNeedsFields) {
+      this.#headers = new Headers(req.headers);
+      this.#startMs = Date.now();
+    }
     this.#release = inFlight?.add(this.write);
   }
 
@@ -91,6 +100,11 @@ export class PendingAccessLine {
         : this.#sent,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
+      ...(this.#headers ? { headers: this.#headers } : {}),
+      ...(this.#responseHeaders
+        ? { responseHeaders: this.#responseHeaders }
+        : {}),
+      ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
     });
   };
 
@@ -124,6 +138,7 @@ export class PendingAccessLine {
       response = new Response(this.#meter.body, response);
     }
     this.#status = response.status;
+    if (this.#headers) this.#responseHeaders = response.headers;
     if (tunnel) {
       // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
       tunnel.then((bytes) => {

@@ -111,7 +111,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["types HSL {0-0} map"],
   ["default_type HSL 1-1 map"],
   ["access_log HSLI 1-n map"],
-  ["log_format H 2-n warn", "it only matters where access_log names it"],
+  ["log_format H 2-n map"],
   ["proxy_pass LI 1-1 map"],
   ["proxy_connect_timeout HSL 1-1 map"],
   ["proxy_send_timeout HSL 1-1 map"],
