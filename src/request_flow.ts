@@ -21,6 +21,7 @@ import {
 import type { RequestEvent } from "./proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "./static/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
+import { osErrorOf } from "./runtime/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {
@@ -148,6 +149,14 @@ function decide(
     case "status":
       if (content.message !== undefined) {
         request.log({ level: "error", message: content.message });
+      }
+      if (content.notFound !== undefined) {
+        const osError = osErrorOf(new Deno.errors.NotFound());
+        request.log({
+          level: "error",
+          message: `"${content.notFound}" is not found`,
+          ...(osError ? { osError } : {}),
+        });
       }
       return errorResponse(content.code, { head });
     case "slash": {

@@ -62,6 +62,8 @@ export type Content =
     code: number;
     /** An error line to write, when nginx writes one. */
     message?: string;
+    /** A file the index module did not find: `"…" is not found (2: …)`. */
+    notFound?: string;
   };
 
 /** What the phases read besides the request. */
@@ -176,16 +178,15 @@ function content(
   if (conf.tryFiles !== null) {
     let hit = false;
     for (const file of conf.tryFiles.files) {
-      const name = file.evaluate(vars);
-      const folder = name.endsWith("/");
-      const { path } = mapUri(
-        conf,
-        vars,
-        folder ? name.slice(0, -1) || "/" : name,
-      );
+      // ngx_http_core_try_files: a name ending in "/" tests a folder and
+      // is tried without its slash, so a folder found becomes `$uri`
+      // without it (the static module then redirects to the slash).
+      const folder = file.text.endsWith("/");
+      let name = file.evaluate(vars);
+      if (folder && name.endsWith("/")) name = name.slice(0, -1);
+      const { path } = mapUri(conf, vars, name);
       const kind = io.fileKind(path);
-      if (folder ? kind === "dir" : kind === "file") {
-        // ngx_http_core_try_files_phase: the URI becomes the name tried.
+      if (kind !== null && (kind === "dir") === folder) {
         vars.uri = name;
         hit = true;
         break;
@@ -228,6 +229,14 @@ function content(
     if (io.fileKind(path) === "dir") {
       return { kind: "index-forbidden", conf, path };
     }
+    // ngx_http_index_error: no such folder.
+    const first = conf.index[0]?.evaluate(vars) ?? "index.html";
+    return {
+      kind: "status",
+      conf,
+      code: 404,
+      ...(conf.logNotFound ? { notFound: `${path}${first}` } : {}),
+    };
   }
   return { kind: "static", conf, path, root };
 }
