@@ -19,7 +19,7 @@ import {
   type ServerConf,
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { errorResponse, isBuiltInError } from "./static/mod.ts";
+import { contentTypeOf, errorResponse, isBuiltInError } from "./static/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import { osErrorOf } from "./runtime/mod.ts";
 
@@ -69,7 +69,13 @@ function absolute(location: string, origin: string): string {
   return location.startsWith("/") ? origin + location : location;
 }
 
-/** `return code [text]` (ngx_http_rewrite_return_code, ngx_http_send_response). */
+/**
+ * `return code [text]` (ngx_http_script_return_code): an error code
+ * without text is nginx's own page (and `error_page` applies); a redirect
+ * code takes the text as `Location` on nginx's page; any other code sends
+ * the text, empty or not, typed by the URI's extension or `default_type`
+ * (ngx_http_send_response). A 204 has neither body nor type.
+ */
 function returnResponse(
   req: Request,
   content: Extract<Content, { kind: "return" }>,
@@ -85,29 +91,16 @@ function returnResponse(
         : { headers: { location: absolute(text, request.origin) } }),
     });
   }
-  if (text === null) {
-    if (code === 204 || code < 300) {
-      return new Response(null, { status: code });
-    }
-    return errorResponse(code, { head });
-  }
-  const bytes = new TextEncoder().encode(text);
+  if (text === null && code >= 400) return errorResponse(code, { head });
+  if (code === 204) return new Response(null, { status: 204 });
+  const bytes = new TextEncoder().encode(text ?? "");
   return new Response(head ? null : bytes, {
     status: code,
     headers: {
-      "content-type": typeOf(content.conf),
+      "content-type": contentTypeOf(request.vars.uri, content.conf),
       "content-length": String(bytes.length),
     },
   });
-}
-
-/** `default_type` with the charset the location adds to it. */
-function typeOf(conf: LocationConf): string {
-  const type = conf.defaultType;
-  return conf.charset !== null &&
-      (conf.charsetTypes.has(type) || conf.charsetTypes.has("*"))
-    ? `${type}; charset=${conf.charset}`
-    : type;
 }
 
 /**
