@@ -77,6 +77,12 @@ const LOCATIONS: {
     gzipVary: true,
   },
   {
+    prefix: "/gzav/",
+    nginx: "gzip_static always; gzip_vary on;",
+    conf: { gzipStatic: "always" },
+    gzipVary: true,
+  },
+  {
     prefix: "/gza/",
     nginx: "gzip_static always;",
     conf: { gzipStatic: "always" },
@@ -290,7 +296,7 @@ function requests(html: string): string[] {
     method("OPTIONS", "/a.txt"),
     `GET /dir HTTP/1.0`,
   ];
-  for (const p of ["/gz/", "/gzv/", "/gza/", "/csall/"]) {
+  for (const p of ["/gz/", "/gzv/", "/gza/", "/gzav/", "/csall/"]) {
     out.push(
       get(`${p}app.js`, "Accept-Encoding: gzip, deflate, br"),
       get(`${p}app.js`),
