@@ -89,6 +89,15 @@ const LOCATIONS: {
   },
   { prefix: "/cs/", nginx: "charset utf-8;", conf: { charset: "utf-8" } },
   {
+    prefix: "/tp/",
+    nginx:
+      'types { "text/html; foo=bar" html; "TEXT/PLAIN" txt; } charset utf-8;',
+    conf: {
+      types: new Map([["html", "text/html; foo=bar"], ["txt", "TEXT/PLAIN"]]),
+      charset: "utf-8",
+    },
+  },
+  {
     prefix: "/csall/",
     nginx: "charset koi8-r; charset_types *; gzip_static on;",
     conf: { charset: "koi8-r", charsetTypes: new Set(["*"]), gzipStatic: "on" },
@@ -308,7 +317,7 @@ function requests(html: string): string[] {
       method("POST", `${p}app.js`),
     );
   }
-  for (const p of ["/cs/", "/csall/"]) {
+  for (const p of ["/cs/", "/csall/", "/tp/"]) {
     out.push(
       get(`${p}a.txt`),
       get(`${p}app.js`),
