@@ -27,6 +27,7 @@ import {
   type ContentHandlers,
   type FlowRequest,
   serveRequest,
+  withCharset,
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
@@ -99,6 +100,8 @@ export class EngineRoute {
   readonly #static: ContentHandlers["static"];
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
+  /** Answers of a location with `access_log off`: no access line. */
+  readonly unlogged: WeakSet<Response> = new WeakSet();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
 
@@ -187,7 +190,7 @@ export class EngineRoute {
         false,
       );
     };
-    return serveRequest(req, server, flow, {
+    const answered = serveRequest(req, server, flow, {
       handlers: {
         static: (r, content, f) =>
           tooBig(content.conf) ?? this.#static(r, content, f),
@@ -210,6 +213,10 @@ export class EngineRoute {
       },
       io: { fileKind },
       caseless: this.#conf.caseless,
+    });
+    return answered.then((response) => {
+      if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
+      return response;
     });
   }
 
@@ -288,8 +295,10 @@ export class EngineRoute {
         headers,
       });
     }
-    // nginx's headers filter runs on proxied answers too (CORS headers in
-    // an /api/ location are the common case).
+    // nginx's charset and headers filters run on proxied answers too (CORS
+    // headers in an /api/ location are the common case); the upstream's own
+    // Content-Type passes as it is unless it has no charset.
+    if (content.conf.charset !== null) withCharset(response, content.conf);
     if (hasHeadersFilter(content.conf)) {
       filterHeaders(response.headers, {
         status: response.status,

@@ -192,6 +192,10 @@ export function createGatewayHandler(
     // The rest serves only the access log: with it off, nothing to compute,
     // and bodies keep Deno.serve's native path (no counting wrap).
     if (accessLine === null) return response;
+    if (engine.unlogged.has(response)) {
+      accessLine.cancel();
+      return response;
+    }
     return accessLine.settle(
       req,
       response,

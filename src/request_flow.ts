@@ -20,7 +20,12 @@ import {
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
 import { contentTypeOf, errorResponse, isBuiltInError } from "./static/mod.ts";
-import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
+import {
+  type CharsetConf,
+  charsetFilter,
+  filterHeaders,
+  hasHeadersFilter,
+} from "./response/mod.ts";
 import { osErrorOf } from "./runtime/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
@@ -50,6 +55,8 @@ export interface FlowRequest {
    * `absolute_redirect on` with `server_name_in_redirect off`.
    */
   origin: string;
+  /** Set by the flow: the location that answered, for the log phase. */
+  answered?: LocationConf;
 }
 
 /** What the flow needs, fixed at start-up. */
@@ -116,17 +123,32 @@ function answer(
   handlers: ContentHandlers,
 ): Response | Promise<Response> {
   const response = decide(req, content, request, handlers);
-  if (
-    content.kind === "static" || content.kind === "proxy" ||
-    !hasHeadersFilter(content.conf)
-  ) return response;
+  if (content.kind === "static" || content.kind === "proxy") return response;
   const done = response as Response;
-  filterHeaders(done.headers, {
-    status: done.status,
-    conf: content.conf,
-    vars: request.vars,
-  });
+  if (content.conf.charset !== null) withCharset(done, content.conf);
+  if (hasHeadersFilter(content.conf)) {
+    filterHeaders(done.headers, {
+      status: done.status,
+      conf: content.conf,
+      vars: request.vars,
+    });
+  }
   return done;
+}
+
+/**
+ * The charset filter on an answer the gateway made (nginx's pages get
+ * `; charset=…` too when `charset` is set).
+ *
+ * @param response The answer; its fields change in place.
+ * @param conf The location.
+ */
+export function withCharset(response: Response, conf: CharsetConf): void {
+  const type = response.headers.get("content-type");
+  const typed = charsetFilter(type, response.status, conf);
+  if (typed !== null && typed !== type) {
+    response.headers.set("content-type", typed);
+  }
 }
 
 function decide(
@@ -194,6 +216,7 @@ export async function serveRequest(
     caseless: deps.caseless,
   };
   const first = runPhases(server, request.vars, { state, io: deps.io });
+  request.answered = first.conf;
   const response = await answer(req, first, request, deps.handlers);
   if (!isBuiltInError(response)) return response;
   return await errorPage(req, response, { server, conf: first.conf, state }, {
@@ -247,7 +270,7 @@ async function errorPage(
       ? req
       : new Request(req.url, { method, headers: req.headers });
     const answered = await answer(pageReq, page, request, deps.handlers);
-    conf = page.conf;
+    conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       current = answered;
       continue;

@@ -167,6 +167,24 @@ export function runPhases(
   return content(server, conf, vars, { state, io, rewritten: run.rewritten });
 }
 
+/**
+ * The file a `try_files` name tests, and the `$uri` it becomes. Under a
+ * prefix location's `alias` the name is relative to the alias when it
+ * starts with the location's name, and the URI keeps that name in front
+ * (ngx_http_core_try_files_phase).
+ */
+function tryName(
+  conf: LocationConf,
+  vars: RequestVars,
+  name: string,
+): { path: string; uri: string } {
+  if (conf.alias === null || conf.regex !== null) {
+    return { path: mapUri(conf, vars, name).path, uri: name };
+  }
+  const rest = name.startsWith(conf.name) ? name.slice(conf.name.length) : name;
+  return { path: conf.alias.evaluate(vars) + rest, uri: conf.name + rest };
+}
+
 /** try_files, then the content handler's choice. */
 function content(
   server: ServerConf,
@@ -184,10 +202,10 @@ function content(
       const folder = file.text.endsWith("/");
       let name = file.evaluate(vars);
       if (folder && name.endsWith("/")) name = name.slice(0, -1);
-      const { path } = mapUri(conf, vars, name);
-      const kind = io.fileKind(path);
+      const tried = tryName(conf, vars, name);
+      const kind = io.fileKind(tried.path);
       if (kind !== null && (kind === "dir") === folder) {
-        vars.uri = name;
+        vars.uri = tried.uri;
         hit = true;
         break;
       }
