@@ -272,6 +272,11 @@ async function errorPage(
     const answered = await answer(pageReq, page, request, deps.handlers);
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
+      if (answered.status === 404 && where.conf.errorPageFallback) {
+        // The page is missing: the built-in configuration keeps the error.
+        await answered.body?.cancel();
+        return errorResponse(status, { head: req.method === "HEAD" });
+      }
       current = answered;
       continue;
     }

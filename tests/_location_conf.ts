@@ -86,6 +86,7 @@ export function locationConf(
     gzipVary: false,
     errorPages: new Map(),
     recursiveErrorPages: false,
+    errorPageFallback: false,
     proxyPass: null,
     proxySetHeaders: [
       ["Host", value("$proxy_host")],

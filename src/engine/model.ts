@@ -181,6 +181,12 @@ export interface LocationConf {
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */
   recursiveErrorPages: boolean;
+  /**
+   * `station_error_page_fallback`: when an `error_page` file is missing,
+   * the original error is answered with the built-in page (nginx answers
+   * the page's 404). The built-in configuration's.
+   */
+  errorPageFallback: boolean;
   // --- proxy (ngx_http_proxy_module) ---
   /** `proxy_pass`, or `null` when the location does not proxy. */
   proxyPass: ProxyPass | null;

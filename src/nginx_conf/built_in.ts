@@ -137,9 +137,11 @@ export function builtInConf(s: BuiltInSettings): string {
   add(2, "gzip_static on;");
   add(2, "gzip_vary on;");
   add(2, "station_default_page on;");
+  add(2, "station_error_page_fallback on;");
   for (const [uri, codes] of errorPageLines(s.errorPages)) {
     add(2, `error_page ${codes.join(" ")} ${q(uri)};`);
-    add(2, `location = ${q(uri)} { }`);
+    // A missing page keeps the error (station_error_page_fallback), unlogged.
+    add(2, `location = ${q(uri)} { log_not_found off; }`);
   }
   add(2, "location / {");
   add(3, s.spaFallback ? "try_files $uri $uri/ @app;" : "");

@@ -112,6 +112,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
       ) => [c, { uri: value("/e"), overwrite: null }]),
     ),
     recursiveErrorPages: false,
+    errorPageFallback: false,
     proxyPass: {
       scheme: "http",
       group: hostPort,
