@@ -238,7 +238,7 @@ export class EngineRoute {
     if (
       result.response.status === 404 && content.conf.defaultPage &&
       this.#deps.defaultPage !== undefined &&
-      (vars.uri === "/" || vars.uri === "/index.html") &&
+      isIndexTarget(vars.requestUri) &&
       fileKind(content.root) !== "dir"
     ) {
       // The built-in configuration's page while no client app is installed.
@@ -331,4 +331,10 @@ function fileKind(path: string): "file" | "dir" | null {
  */
 export function listenPorts(conf: HttpConf): ListenGroup[] {
   return groupByListen(conf.servers, "port");
+}
+
+/** `/` or `/index.html` as requested (an app route rewritten to it is not). */
+function isIndexTarget(target: string): boolean {
+  const path = target.split("?")[0];
+  return path === "/" || path === "/index.html";
 }
