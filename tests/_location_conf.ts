@@ -93,6 +93,7 @@ export function locationConf(
       ["Connection", value("close")],
     ],
     proxyHttpVersion: "1.0",
+    proxyRawUri: false,
     proxyRedirect: [],
     proxyHideHeaders: new Set(),
     proxyPassHeaders: new Set(),

@@ -198,6 +198,13 @@ export interface LocationConf {
   proxySetHeaders: readonly (readonly [string, ComplexValue])[];
   /** `proxy_http_version`. */
   proxyHttpVersion: "1.0" | "1.1";
+  /**
+   * `station_proxy_raw_uri`: the path goes upstream with the client's own
+   * bytes (letter case and escapes) after the location's prefix, where
+   * nginx sends the normalised `$uri` re-escaped. The built-in
+   * configuration's.
+   */
+  proxyRawUri: boolean;
   /** `proxy_redirect`: `default` resolved against `proxy_pass`, `off` is empty. */
   proxyRedirect: readonly ProxyRedirect[];
   /** `proxy_hide_header` additions (lower case). */

@@ -155,6 +155,13 @@ export function builtInConf(s: BuiltInSettings): string {
   }
   add(2, `location ^~ /${s.apiPrefix}/ {`);
   add(3, `proxy_pass http://${s.upstreamGroup}${s.keepApiPrefix ? "" : "/"};`);
+  add(3, "station_proxy_raw_uri on;");
+  // nginx's `proxy_redirect default` names the group; the servers' own
+  // URLs are what an upstream writes in Location.
+  const publicPath = s.keepApiPrefix ? "/" : `/${s.apiPrefix}/`;
+  for (const u of s.upstreams) {
+    add(3, `proxy_redirect ${q(u.address.origin + "/")} ${q(publicPath)};`);
+  }
   add(3, "proxy_http_version 1.1;");
   add(3, `proxy_set_header Host ${s.upstreams[0]!.address.peer};`);
   add(3, "proxy_set_header Connection $station_connection;");

@@ -346,6 +346,7 @@ export function locationSettings(
     proxyHttpVersion: level.last("proxy_http_version")?.args[0] === "1.1"
       ? "1.1"
       : "1.0",
+    proxyRawUri: flag(level, "station_proxy_raw_uri", false),
     proxyRedirect: proxyRedirect(ctx, level, {
       pass: proxyPass,
       name: identity.name,

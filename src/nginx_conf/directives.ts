@@ -189,6 +189,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["station_status H 1-1 map"],
   ["station_default_page HS flag map"],
   ["station_error_page_fallback HSL flag map"],
+  ["station_proxy_raw_uri L flag map"],
   ["charset_types HSL 1-n map"],
   ["source_charset HSLI 1-1 emerg", "the gateway does not recode responses"],
   ["override_charset HSLI flag emerg", "the gateway does not recode responses"],

@@ -67,6 +67,18 @@ export interface LocationRequest {
    * `$server_port` unless 80, as nginx's header filter builds it.
    */
   origin?: string;
+  /**
+   * The path and query to send, decided by the caller
+   * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
+   */
+  target?: string;
+}
+
+/** `$uri` as nginx holds it: its UTF-8 bytes, one char per byte. */
+function byteString(text: string): string {
+  // deno-lint-ignore no-control-regex
+  if (/^[\x00-\x7f]*$/.test(text)) return text;
+  return String.fromCharCode(...new TextEncoder().encode(text));
 }
 
 /** What proxying gives back to the request flow. */
@@ -137,16 +149,18 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
-  const path = requestTargetText(upstreamUri({
-    proxyUri: pass.uri,
-    locationName: request.matchedPrefix ?? conf.name,
-    uri: vars.uri,
-    args: vars.args,
-    requestUri: vars.requestUri,
-    uriChanged: request.rewritten,
-    internal: request.internal ?? request.rewritten,
-    locationInvalid: request.breakInLocation ?? false,
-  }));
+  const path = requestTargetText(
+    request.target ?? upstreamUri({
+      proxyUri: pass.uri,
+      locationName: request.matchedPrefix ?? conf.name,
+      uri: byteString(vars.uri),
+      args: vars.args,
+      requestUri: vars.requestUri,
+      uriChanged: request.rewritten,
+      internal: request.internal ?? request.rewritten,
+      locationInvalid: request.breakInLocation ?? false,
+    }),
+  );
   const fields = upstreamFields(fieldPlan(conf), vars, req.headers);
   for (const name of fields.unsafe) {
     log({

@@ -123,6 +123,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     },
     proxySetHeaders: set,
     proxyHttpVersion: spec.version ?? "1.0",
+    proxyRawUri: false,
     proxyRedirect: redirect,
     proxyHideHeaders: new Set(spec.hide ?? []),
     proxyPassHeaders: new Set(spec.passHeader ?? []),
