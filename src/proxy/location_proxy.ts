@@ -149,13 +149,14 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
+  // Every part as bytes (Deno.serve hands the target over as text).
   const path = requestTargetText(
-    request.target ?? upstreamUri({
+    request.target !== undefined ? byteString(request.target) : upstreamUri({
       proxyUri: pass.uri,
       locationName: request.matchedPrefix ?? conf.name,
       uri: byteString(vars.uri),
       args: vars.args,
-      requestUri: vars.requestUri,
+      requestUri: byteString(vars.requestUri),
       uriChanged: request.rewritten,
       internal: request.internal ?? request.rewritten,
       locationInvalid: request.breakInLocation ?? false,
