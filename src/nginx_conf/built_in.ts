@@ -143,6 +143,8 @@ export function builtInConf(s: BuiltInSettings): string {
     // A missing page keeps the error (station_error_page_fallback), unlogged.
     add(2, `location = ${q(uri)} { log_not_found off; }`);
   }
+  // Hidden files (`.env`, `.git/`) are never served from the app folder.
+  add(2, 'location ~ "(^|/)\\." { return 404; }');
   add(2, "location / {");
   add(3, s.spaFallback ? "try_files $uri $uri/ @app;" : "");
   add(3, "add_header Cache-Control $station_cache_control;");
