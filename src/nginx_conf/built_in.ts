@@ -102,7 +102,14 @@ export function builtInConf(s: BuiltInSettings): string {
   add(1, "default_type application/octet-stream;");
   add(1, `access_log ${s.accessLog === null ? "off" : q(s.accessLog)};`);
   if (s.statusPath !== null) add(1, `station_status ${q(s.statusPath)};`);
-  add(1, "map $http_upgrade $station_connection {");
+  // A WebSocket goes through only when the client's Connection names
+  // upgrade (RFC 6455 §4.2.1); otherwise no Upgrade or Connection is sent
+  // and the upstream connection is kept alive.
+  add(1, 'map "$http_connection|$http_upgrade" $station_upgrade {');
+  add(2, 'default "";');
+  add(2, `${q("~*^(?:[^|]*[,\\s])?upgrade(?:[,\\s][^|]*)?\\|(.+)$")} $1;`);
+  add(1, "}");
+  add(1, "map $station_upgrade $station_connection {");
   add(2, "default upgrade;");
   add(2, '"" "";');
   add(1, "}");
@@ -167,7 +174,7 @@ export function builtInConf(s: BuiltInSettings): string {
   add(3, "proxy_http_version 1.1;");
   add(3, `proxy_set_header Host ${s.upstreams[0]!.address.peer};`);
   add(3, "proxy_set_header Connection $station_connection;");
-  add(3, "proxy_set_header Upgrade $http_upgrade;");
+  add(3, "proxy_set_header Upgrade $station_upgrade;");
   if (s.addForwardedHeaders) {
     add(3, "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;");
     add(3, "proxy_set_header X-Forwarded-Proto $scheme;");
