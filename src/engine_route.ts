@@ -220,11 +220,11 @@ export class EngineRoute {
     });
   }
 
-  #serveStatic(
+  async #serveStatic(
     req: Request,
     content: Extract<Content, { kind: "static" }>,
     request: FlowRequest,
-  ): Response | Promise<Response> {
+  ): Promise<Response> {
     const { vars } = request;
     const result = serveFile(req, {
       path: content.path,
@@ -237,12 +237,15 @@ export class EngineRoute {
     });
     if (
       result.response.status === 404 && content.conf.defaultPage &&
-      this.#deps.defaultPage !== undefined &&
-      isIndexTarget(vars.requestUri) &&
-      fileKind(content.root) !== "dir"
+      this.#deps.defaultPage !== undefined && fileKind(content.root) !== "dir"
     ) {
-      // The built-in configuration's page while no client app is installed.
-      return this.#deps.defaultPage(req, vars.remoteAddr);
+      // While no client app is installed (station_default_page): its page
+      // at `/`, and the rest a 404 without a line for each missing file.
+      if (isIndexTarget(vars.requestUri)) {
+        await result.response.body?.cancel();
+        return this.#deps.defaultPage(req, vars.remoteAddr);
+      }
+      return result.response;
     }
     if (result.failure) {
       request.log({
