@@ -10,6 +10,7 @@
 import type { VariableReader, VariableScope } from "./complex_value.ts";
 import type { LocationConf, MapConf } from "./model.ts";
 import { mapUri } from "./uri_map.ts";
+import { PEER_HOST_VALUE } from "../upstream/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -131,6 +132,8 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "nginx_version": () => "1.22.1",
   "pid": () => String(Deno.pid),
   "msec": () => (Date.now() / 1000).toFixed(3),
+  // The gateway's own: the server each attempt goes to (request_head.ts).
+  "station_peer": () => PEER_HOST_VALUE,
 };
 
 /**

@@ -172,7 +172,7 @@ export function builtInConf(s: BuiltInSettings): string {
     add(3, `proxy_redirect ${q(u.address.origin + "/")} ${q(publicPath)};`);
   }
   add(3, "proxy_http_version 1.1;");
-  add(3, `proxy_set_header Host ${s.upstreams[0]!.address.peer};`);
+  add(3, "proxy_set_header Host $station_peer;");
   add(3, "proxy_set_header Connection $station_connection;");
   add(3, "proxy_set_header Upgrade $station_upgrade;");
   if (s.addForwardedHeaders) {

@@ -25,3 +25,4 @@ export type {
   UpstreamReply,
   UpstreamServerSpec,
 } from "./types.ts";
+export { PEER_HOST_VALUE } from "./request_head.ts";

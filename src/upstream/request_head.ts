@@ -128,6 +128,13 @@ function requestLine(options: RequestHeadOptions): string {
   }\r\n`;
 }
 
+/**
+ * The value `$station_peer` stands for in a field the location sets: the
+ * server tried, as `host:port`, written per attempt (the built-in
+ * configuration's `Host`, so failover keeps each server's own name).
+ */
+export const PEER_HOST_VALUE = "\x01station-peer\x01";
+
 /** `Host`, the framing field and the others, ending with the blank line. */
 function fieldLines(options: RequestHeadOptions): string {
   let head = "";
@@ -135,7 +142,10 @@ function fieldLines(options: RequestHeadOptions): string {
   if (leading === undefined) head = `Host: ${options.host}\r\n`;
   else {
     for (let i = 0; i < leading.length; i++) {
-      head += `${leading[i]![0]}: ${leading[i]![1]}\r\n`;
+      const value = leading[i]![1];
+      head += `${leading[i]![0]}: ${
+        value === PEER_HOST_VALUE ? options.host : value
+      }\r\n`;
     }
   }
   const f = options.framing;
