@@ -11,7 +11,6 @@ import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { serveErrorHandler } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
-import { createUpstreamGroup } from "../src/upstream/group.ts";
 
 /** What a test upstream saw of one request. */
 export interface SeenRequest {

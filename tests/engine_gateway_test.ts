@@ -68,7 +68,7 @@ http {
   const path = join(p.prefix, "logs", "access.log");
   await waitFor(() => Deno.readTextFileSync(path).includes("\n"), 5000);
   match(
-    Deno.readTextFileSync(path),
+    await Deno.readTextFile(path),
     /^127\.0\.0\.1 - - \[[^\]]+\] "GET \/x\?y=1 HTTP\/1\.1" 200 3 "-" "t\/1" "10\.0\.0\.9" station\.test\n$/,
   );
 });
