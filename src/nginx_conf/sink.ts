@@ -84,7 +84,10 @@ export class Sink {
       if (d.name === "types") this.types(d);
       if (d.spec?.block) continue;
       if (d.name === "keepalive_timeout") this.keepaliveTimeout(d);
-      own.set(d.name, [...(own.get(d.name) ?? []), d]);
+      // Appended in place: copying the list per directive is quadratic.
+      const list = own.get(d.name);
+      if (list === undefined) own.set(d.name, [d]);
+      else list.push(d);
     }
     const inherited = [...parent].filter(([name]) => !NOT_INHERITED.has(name));
     return new Map([...inherited, ...own]);
