@@ -27,6 +27,8 @@ export type Fault =
     error?: unknown;
     /** How long this listener has been failing without a stable spell. */
     troubleMs: number;
+    /** Which failure of this spell it is, from 1. @default {1} */
+    failures?: number;
   }
   /** A stopped listener could not be bound again. */
   | {
@@ -34,6 +36,8 @@ export type Fault =
     address: string;
     error: unknown;
     troubleMs: number;
+    /** Which failure of this spell it is, from 1. @default {1} */
+    failures?: number;
   };
 
 /** What to do about a fault, and the line that says so. */
@@ -42,17 +46,23 @@ export interface FaultVerdict {
   decision: "recover" | "exit";
   /** The error-log line. */
   line: ErrorEvent;
+  /** The line is left out: a repeat within one spell of failures. */
+  quiet?: boolean;
 }
 
 /** Limits for {@linkcode decideFault}. */
 export interface FaultLimits {
-  /** A listener failing this long without recovering ends the process. */
+  /**
+   * A listener failing this long without recovering ends the process,
+   * unless it fails for want of descriptors: that heals when clients leave,
+   * and a restart would only drop every kept connection.
+   */
   listenerGiveUpMs: number;
   /** Unexpected errors allowed within `stormWindowMs` before exiting. */
   stormFaults: number;
 }
 
-/** The defaults: 30 s for a listener, 100 faults a minute. */
+/** The defaults: 30 s for a listener not out of descriptors, 100 faults a minute. */
 export const DEFAULT_FAULT_LIMITS: FaultLimits = {
   listenerGiveUpMs: 30_000,
   stormFaults: 100,
@@ -63,6 +73,19 @@ const STORM_WINDOW_MS = 60_000;
 /** Whether an OS error means "out of descriptors" (nginx logs these `[crit]`). */
 function isDescriptorExhaustion(os: OsErrorText | undefined): boolean {
   return os !== undefined && [23, 24, 10024].includes(os.code);
+}
+
+/**
+ * Whether the nth failure of a spell is logged: the 1st, 2nd, 4th, 8th …, so
+ * a listener refilled for months writes a few dozen lines, not millions.
+ */
+function logsFailure(n: number): boolean {
+  return (n & (n - 1)) === 0;
+}
+
+/** `, 8 times in a row` after the first failure of a spell. */
+function inARow(n: number): string {
+  return n > 1 ? `, ${n} times in a row` : "";
 }
 
 /**
@@ -114,7 +137,9 @@ export function decideFault(
     }
     case "listener-stopped": {
       const os = osErrorOf(fault.error, family);
-      const exit = fault.troubleMs >= limits.listenerGiveUpMs;
+      const failures = fault.failures ?? 1;
+      const exit = !isDescriptorExhaustion(os) &&
+        fault.troubleMs >= limits.listenerGiveUpMs;
       // nginx's ngx_event_accept(): EMFILE/ENFILE are [crit], others
       // [alert]; Windows builds call accept(), Linux ones accept4().
       const message = fault.error === undefined
@@ -134,25 +159,32 @@ export function decideFault(
               Math.round(fault.troubleMs / 1000)
             } s, exiting`,
           }
+          : failures > 1
+          ? { action: `accepting on ${fault.address}${inARow(failures)}` }
           : {}),
       };
-      return { decision: exit ? "exit" : "recover", line };
+      return {
+        decision: exit ? "exit" : "recover",
+        line,
+        ...(exit || logsFailure(failures) ? {} : { quiet: true }),
+      };
     }
     case "rebind-failed": {
       const os = osErrorOf(fault.error, family);
       // Only running out of descriptors can pass; a port someone else took
       // meanwhile (or any other bind failure) will not heal by waiting.
-      const exit = !isDescriptorExhaustion(os) ||
-        fault.troubleMs >= limits.listenerGiveUpMs;
+      const exit = !isDescriptorExhaustion(os);
+      const failures = fault.failures ?? 1;
       const message = `bind() to ${fault.address} failed` +
         (os ? "" : `: ${describeError(fault.error)}`);
       return {
         decision: exit ? "exit" : "recover",
         line: {
           level: exit ? "emerg" : "crit",
-          message: exit ? `${message}, exiting` : message,
+          message: exit ? `${message}, exiting` : message + inARow(failures),
           ...(os ? { osError: os } : {}),
         },
+        ...(exit || logsFailure(failures) ? {} : { quiet: true }),
       };
     }
   }
@@ -212,7 +244,7 @@ export class FaultPolicy {
       recentFaults: isError ? this.#recent.length - 1 : 0,
       family: this.#family,
     });
-    this.#logger.error(verdict.line);
+    if (!verdict.quiet) this.#logger.error(verdict.line);
     if (verdict.decision === "exit" && !this.#exiting) {
       this.#exiting = true;
       this.#exit.resolve(1);
