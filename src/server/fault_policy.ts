@@ -30,6 +30,8 @@ export type Fault =
     /** Which failure of this spell it is, from 1. @default {1} */
     failures?: number;
   }
+  /** The process's resident memory crossed the ceiling. */
+  | { kind: "memory"; rssBytes: number; ceilingBytes: number }
   /** A stopped listener could not be bound again. */
   | {
     kind: "rebind-failed";
@@ -60,12 +62,19 @@ export interface FaultLimits {
   listenerGiveUpMs: number;
   /** Unexpected errors allowed within `stormWindowMs` before exiting. */
   stormFaults: number;
+  /**
+   * Resident memory that is reported (`[alert]`, once per crossing): a
+   * station's gateway stays near 100 MB, one 64 MiB WebSocket message and
+   * its copies add some 200 MB.
+   */
+  memoryAlertBytes: number;
 }
 
 /** The defaults: 30 s for a listener not out of descriptors, 100 faults a minute. */
 export const DEFAULT_FAULT_LIMITS: FaultLimits = {
   listenerGiveUpMs: 30_000,
   stormFaults: 100,
+  memoryAlertBytes: 512 * 1024 * 1024,
 };
 
 const STORM_WINDOW_MS = 60_000;
@@ -169,6 +178,20 @@ export function decideFault(
         ...(exit || logsFailure(failures) ? {} : { quiet: true }),
       };
     }
+    case "memory": {
+      // Logged, not ended: what grew may still be let go, and a restart
+      // would drop every connection.
+      const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+      return {
+        decision: "recover",
+        line: {
+          level: "alert",
+          message: `memory use ${mb(fault.rssBytes)} MB is over ${
+            mb(fault.ceilingBytes)
+          } MB`,
+        },
+      };
+    }
     case "rebind-failed": {
       const os = osErrorOf(fault.error, family);
       // Only running out of descriptors can pass; a port someone else took
@@ -218,6 +241,11 @@ export class FaultPolicy {
     this.#limits = { ...DEFAULT_FAULT_LIMITS, ...options.limits };
     this.#now = options.now ?? Date.now;
     this.#family = options.family ?? currentOsFamily();
+  }
+
+  /** The limits in force. */
+  get limits(): FaultLimits {
+    return this.#limits;
   }
 
   /** Resolves with the exit code once a fault decided to end the process. */

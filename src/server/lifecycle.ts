@@ -13,6 +13,7 @@ import { createUpstreamGroup, UpstreamError } from "../upstream/mod.ts";
 import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
+import { MemoryWatch } from "./memory_watch.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -109,6 +110,13 @@ export async function runGateway(
 
   const heapPacer = new HeapPacer();
   heapPacer.start();
+  const ceilingBytes = policy.limits.memoryAlertBytes;
+  const memoryWatch = new MemoryWatch({
+    ceilingBytes,
+    onOver: (rssBytes) =>
+      policy.report({ kind: "memory", rssBytes, ceilingBytes }),
+  });
+  memoryWatch.start();
 
   const urls = listeners.hostnames.map((h) =>
     `http://${displayHost(h)}:${port}/`
@@ -162,6 +170,7 @@ export async function runGateway(
   uninstall();
   group.close();
   heapPacer.stop();
+  memoryWatch.stop();
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return "code" in reason ? reason.code : 0;

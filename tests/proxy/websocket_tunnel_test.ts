@@ -8,6 +8,7 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { spawnGatewayWith } from "../_spawn_options.ts";
 import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
 import {
   CLIENT_HIGH_WATER,
@@ -341,4 +342,59 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
   );
   await waitFor(() => upstreamDone, 5000);
   ok(upstreamBytes < 1024, `the upstream got ${upstreamBytes} bytes`);
+});
+
+Deno.test("tunnel: browser fragments without end, which Deno joins without limit, are reported in the error log as memory crosses the ceiling", async () => {
+  await using up = startWsRawUpstream(async (conn) => {
+    await readsToEnd(conn, 30_000);
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = () => Deno.readTextFileSync(`${dir}/error.log`);
+    {
+      // A ceiling of 200 MB, reached after some 150 MiB of fragments.
+      await using gw = await spawnGatewayWith(
+        { faultLimits: { memoryAlertBytes: 200 * MiB } },
+        [
+          "--listen",
+          "127.0.0.1:0",
+          "--upstream",
+          up.origin,
+          "--root",
+          dir,
+          "--error-log",
+          `${dir}/error.log`,
+          "--access-log",
+          `${dir}/access.log`,
+        ],
+      );
+      const conn = await rawWebSocket(gw.port, "/api/frag");
+      try {
+        const mask = new Uint8Array(4);
+        const first = encodeFrame(OPCODE.binary, new Uint8Array(MiB), mask);
+        first[0] = first[0]! & 0x7f;
+        const more = encodeFrame(
+          OPCODE.continuation,
+          new Uint8Array(MiB),
+          mask,
+        );
+        more[0] = more[0]! & 0x7f;
+        // At most 600 MiB, until the line is there.
+        let sent = 0;
+        await writeFor(conn, () => {
+          if (sent > 600 || (sent % 16 === 0 && / memory use /.test(log()))) {
+            return null;
+          }
+          return sent++ === 0 ? first : more;
+        }, 30_000);
+      } finally {
+        conn.close();
+      }
+      gw.child.kill("SIGTERM");
+      await gw.child.status;
+    }
+    match(log(), /\[alert\] \d+#\d+: memory use \d+ MB is over 200 MB\n/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

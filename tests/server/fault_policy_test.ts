@@ -118,6 +118,17 @@ Deno.test("decideFault() recovers or exits per fault, with nginx's accept line",
       "[emerg] 1#1: bind() to 127.0.0.1:8081 failed, exiting (98: Address already in use)",
     ],
     [
+      "memory over the ceiling: say so, keep serving",
+      {
+        kind: "memory",
+        rssBytes: 600 * 1024 * 1024,
+        ceilingBytes: 512 * 1024 * 1024,
+      },
+      "linux",
+      "recover",
+      "[alert] 1#1: memory use 600 MB is over 512 MB",
+    ],
+    [
       "an unhandled rejection: keep serving",
       { kind: "unhandled-rejection", reason: "plain reason" },
       "linux",
