@@ -35,6 +35,9 @@ import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
 
+/** The longest a request waits for the folders on its path to settle. */
+const MAX_SETTLE_WAIT_MS = 2500;
+
 /** What the engine's side needs from the gateway. */
 export interface EngineRouteDeps {
   /** The port bound, for redirects. */
@@ -226,15 +229,27 @@ export class EngineRoute {
     request: FlowRequest,
   ): Promise<Response> {
     const { vars } = request;
-    const result = serveFile(req, {
-      path: content.path,
-      root: content.root,
-      conf: content.conf,
-      uri: vars.uri,
-      vars,
-      gzipVary: content.conf.gzipVary,
-      cache: this.cache,
-    });
+    const serve = () =>
+      serveFile(req, {
+        path: content.path,
+        root: content.root,
+        conf: content.conf,
+        uri: vars.uri,
+        vars,
+        gzipVary: content.conf.gzipVary,
+        cache: this.cache,
+      });
+    let result = serve();
+    // A folder on the path changed a moment ago: containment waits for it
+    // to settle (static/settled_proof.ts), a bounded while, else the 404.
+    for (let waited = 0; result.retryInMs !== undefined;) {
+      if (waited >= MAX_SETTLE_WAIT_MS) break;
+      const ms = result.retryInMs;
+      await result.response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      waited += ms;
+      result = serve();
+    }
     if (
       result.response.status === 404 && content.conf.defaultPage &&
       this.#deps.defaultPage !== undefined && fileKind(content.root) !== "dir"

@@ -20,6 +20,7 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
+import { settledRoot } from "./_settled.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 
 const ON_LINUX = suiteNeeds("nginx_compat_test.ts", ["nginx", "python3"]);
@@ -702,7 +703,9 @@ Deno.test(
       serverLines: ["error_page 500 502 503 504 /50x.html;"],
       files: { "50x.html": STOCK_50X },
     });
-    // The same file (same mtime, so the same ETag) is the gateway's root.
+    // The same file (same mtime, so the same ETag) is the gateway's root;
+    // an error page cannot wait for a folder written a moment ago.
+    await settledRoot(nginx.root, "50x.html");
     await using gw = startGateway({
       upstreamUrl: `http://127.0.0.1:${dead}`,
       root: nginx.root,

@@ -75,6 +75,37 @@ function unescape(raw: string): string {
  */
 export function tokenize(text: string): Statement[] | LexError {
   const out: Statement[] = [];
+  for (const item of statements(text)) {
+    if ("message" in item) return item;
+    out.push(item);
+  }
+  return out;
+}
+
+/**
+ * The statements of a configuration text one at a time, as
+ * `ngx_conf_parse` asks `ngx_conf_read_token` for the next one: the caller
+ * holds only the statement it is working on, so a file of a million short
+ * lines costs the directives kept, not a million statements at once, and an
+ * error in an early statement is reported before a syntax error further on,
+ * as nginx reports it.
+ *
+ * @param text The file's text.
+ * @returns A generator of statements ending with `end: "eof"`, or with the
+ * first syntax error.
+ *
+ * @example Usage
+ * ```ts
+ * import { statements } from "./lexer.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const next = statements("gzip on; }").next().value;
+ * strictEqual(next !== undefined && "words" in next && next.words[0], "gzip");
+ * ```
+ */
+export function* statements(
+  text: string,
+): Generator<Statement | LexError, void, undefined> {
   let words: string[] = [];
   let line = 1;
   let start = 0;
@@ -86,9 +117,10 @@ export function tokenize(text: string): Statement[] | LexError {
   let sQuoted = false;
   let variable = false;
   const error = (message: string): LexError => ({ message, line });
-  const finish = (end: Statement["end"]) => {
-    out.push({ words, end, line });
+  const finish = (end: Statement["end"]): Statement => {
+    const statement = { words, end, line };
     words = [];
+    return statement;
   };
 
   for (let pos = 0; pos < text.length; pos++) {
@@ -109,12 +141,12 @@ export function tokenize(text: string): Statement[] | LexError {
         continue;
       }
       if (ch === ";" || ch === "{") {
-        finish(ch);
+        yield finish(ch);
         needSpace = false;
         lastSpace = true;
         continue;
       }
-      if (ch !== ")") return error(`unexpected "${ch}"`);
+      if (ch !== ")") return yield error(`unexpected "${ch}"`);
       lastSpace = true;
       needSpace = false;
     }
@@ -124,12 +156,12 @@ export function tokenize(text: string): Statement[] | LexError {
       switch (ch) {
         case ";":
         case "{":
-          if (words.length === 0) return error(`unexpected "${ch}"`);
-          finish(ch);
+          if (words.length === 0) return yield error(`unexpected "${ch}"`);
+          yield finish(ch);
           continue;
         case "}":
-          if (words.length !== 0) return error('unexpected "}"');
-          finish("}");
+          if (words.length !== 0) return yield error('unexpected "}"');
+          yield finish("}");
           continue;
         case "#":
           sharpComment = true;
@@ -186,12 +218,11 @@ export function tokenize(text: string): Statement[] | LexError {
     }
     if (!found) continue;
     words.push(unescape(text.slice(start, pos)));
-    if (ch === ";" || ch === "{") finish(ch);
+    if (ch === ";" || ch === "{") yield finish(ch);
   }
   // The end of the file: nginx accepts it only between statements.
   if (words.length > 0 || !lastSpace) {
-    return error('unexpected end of file, expecting ";" or "}"');
+    return yield error('unexpected end of file, expecting ";" or "}"');
   }
-  finish("eof");
-  return out;
+  yield finish("eof");
 }

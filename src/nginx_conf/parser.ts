@@ -13,7 +13,7 @@
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { type Context, DIRECTIVES, type DirectiveSpec } from "./directives.ts";
 import { GLOB_CALL, globRegExp, OPEN_CALL, osSuffix } from "./glob.ts";
-import { type Statement, tokenize } from "./lexer.ts";
+import { type LexError, type Statement, statements } from "./lexer.ts";
 import { ConfigFileRefusal } from "../runtime/mod.ts";
 
 /** One directive of the tree. */
@@ -93,6 +93,28 @@ const MAX_INCLUDE_DEPTH = 16;
  */
 const MAX_TOTAL_CHARS = 16 * 1024 * 1024;
 const MAX_NESTING = 64;
+/**
+ * The most files one read opens, counting a file each time it is included:
+ * a station has a handful, while a file that includes the next one twice
+ * doubles the reads per level (2^16 at the depth limit) in a few bytes.
+ */
+export const MAX_INCLUDED_FILES = 1024;
+/**
+ * The most directives one read keeps (the stock `mime.types` has about
+ * 110): a 4 MiB file of `a b;` lines would otherwise become about 800,000
+ * objects.
+ */
+export const MAX_DIRECTIVES = 100_000;
+/**
+ * A backstop on the whole read's time, checked between statements: the
+ * limits above already keep a read to well under a second.
+ */
+export const MAX_READ_MS = 10_000;
+/** Statements between two looks at the clock. */
+const CLOCK_EVERY = 4096;
+const TOO_LONG = `reading the configuration took more than ${
+  MAX_READ_MS / 1000
+} seconds`;
 
 interface Scope {
   context: Context;
@@ -126,15 +148,31 @@ export function parseNginxConf(path: string, io: ConfIo): Directive[] {
   }, 0);
 }
 
+/** Pulls statements, turning a syntax error into nginx's message. */
+type Next = () => Statement;
+
+/**
+ * One read. Recursion is bounded by the limits, never by the input: a block
+ * is one `block()` frame (at most {@linkcode MAX_NESTING}) and an include
+ * three more (at most {@linkcode MAX_INCLUDE_DEPTH}).
+ */
 class Parser {
   /** Blocks open now, bounded so no file can exhaust the stack. */
   private nesting = 0;
   /** Characters read so far, over every file. */
   private total = 0;
+  /** Files opened so far, the main one included. */
+  private files = 0;
+  /** Directives kept so far. */
+  private directives = 0;
+  /** Statements read so far, for the clock. */
+  private statements = 0;
+  private deadline = performance.now() + MAX_READ_MS;
 
   constructor(private io: ConfIo, private confDir: string) {}
 
   file(path: string, scope: Scope, depth: number): Directive[] {
+    this.files++;
     const text = this.io.readTextFile(path);
     this.total += text.length;
     if (this.total > MAX_TOTAL_CHARS) {
@@ -142,16 +180,27 @@ class Parser {
         `"${path}" takes the configuration past ${MAX_TOTAL_CHARS} characters`,
       );
     }
-    const tokens = tokenize(text);
-    if (!Array.isArray(tokens)) {
-      throw new NginxConfError(`${tokens.message} in ${path}:${tokens.line}`);
-    }
-    return this.block(tokens, { i: 0 }, scope, path, depth, false);
+    const lexer = statements(text);
+    const next: Next = () => {
+      const item = lexer.next().value as Statement | LexError;
+      if ("message" in item) {
+        throw new NginxConfError(`${item.message} in ${path}:${item.line}`);
+      }
+      if (++this.statements % CLOCK_EVERY === 0 && this.late()) {
+        throw new NginxConfError(`${TOO_LONG} in ${path}:${item.line}`);
+      }
+      return item;
+    };
+    return this.block(next, scope, path, depth, false);
+  }
+
+  /** Whether the read has run past {@linkcode MAX_READ_MS}. */
+  late(): boolean {
+    return performance.now() > this.deadline;
   }
 
   block(
-    tokens: Statement[],
-    cursor: { i: number },
+    next: Next,
     scope: Scope,
     file: string,
     depth: number,
@@ -159,7 +208,7 @@ class Parser {
   ): Directive[] {
     const out: Directive[] = [];
     for (;;) {
-      const st = tokens[cursor.i++]!;
+      const st = next();
       const fail = (message: string): never => {
         throw new NginxConfError(`${message} in ${file}:${st.line}`);
       };
@@ -179,8 +228,13 @@ class Parser {
         if (args.length !== 1) {
           fail('invalid number of arguments in "include" directive');
         }
-        out.push(...this.include(args[0]!, scope, depth, fail));
+        // One by one: spreading an 800,000-entry file into push()'s
+        // arguments overflows the stack.
+        for (const d of this.include(args[0]!, scope, depth, fail)) out.push(d);
         continue;
+      }
+      if (++this.directives > MAX_DIRECTIVES) {
+        fail(`more than ${MAX_DIRECTIVES} directives`);
       }
       if (scope.context === "types" || scope.context === "map") {
         // `ngx_http_core_type`: every line is `type extension…;`; a `map`
@@ -196,8 +250,7 @@ class Parser {
           fail(`blocks nested deeper than ${MAX_NESTING}`);
         }
         directive.block = this.block(
-          tokens,
-          cursor,
+          next,
           {
             context: BLOCK_CONTEXT[name] ?? "location",
             seen: new Set(),
@@ -277,8 +330,12 @@ class Parser {
     }
     const out: Directive[] = [];
     for (const path of paths) {
+      if (this.late()) fail(TOO_LONG);
+      if (this.files >= MAX_INCLUDED_FILES) {
+        fail(`more than ${MAX_INCLUDED_FILES} files included`);
+      }
       try {
-        out.push(...this.file(path, scope, depth + 1));
+        for (const d of this.file(path, scope, depth + 1)) out.push(d);
       } catch (error) {
         if (error instanceof NginxConfError) throw error;
         if (error instanceof ConfigFileRefusal) fail(error.message);

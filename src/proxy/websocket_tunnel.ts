@@ -25,6 +25,7 @@ import {
   encodeFrame,
   FrameError,
   FrameParser,
+  MAX_MESSAGE_BYTES,
   type Message,
   MessageAssembler,
   OPCODE,
@@ -142,14 +143,25 @@ class Tunnel {
     };
     client.onmessage = (event) => {
       this.#armIdle();
-      if (typeof event.data === "string") {
-        this.#sendUpstream(OPCODE.text, new TextEncoder().encode(event.data));
-      } else {
-        this.#sendUpstream(
-          OPCODE.binary,
-          new Uint8Array(event.data as ArrayBuffer),
+      const text = typeof event.data === "string";
+      const payload = text
+        ? new TextEncoder().encode(event.data)
+        : new Uint8Array(event.data as ArrayBuffer);
+      // The upstream's bound, from the browser's side too: Deno's server
+      // socket refuses a frame over 64 MiB but joins fragments without
+      // limit, so a larger message is refused here before it is forwarded.
+      if (payload.length > MAX_MESSAGE_BYTES) {
+        this.#sendUpstream(OPCODE.close, closePayload(1009));
+        this.#fail(
+          new UpstreamError(
+            `client sent too big message: ${payload.length} bytes`,
+            { kind: "unknown", action: "proxying upgraded connection" },
+          ),
+          1009,
         );
+        return;
       }
+      this.#sendUpstream(text ? OPCODE.text : OPCODE.binary, payload);
     };
     client.onclose = (event) => {
       if (this.#ended) return;

@@ -60,12 +60,21 @@ export function readConfigText(path: string, maxBytes: number): string {
   // closes it for everything but that one open.
   checkInfo(path, Deno.statSync(path), maxBytes);
   using file = Deno.openSync(path, { read: true });
-  checkInfo(path, file.statSync(), maxBytes);
-  // At most maxBytes + 1 bytes: a file that grew past the cap after the
-  // stat is refused, never read whole.
-  const buffer = new Uint8Array(maxBytes + 1);
+  const info = file.statSync();
+  checkInfo(path, info, maxBytes);
+  // Sized by the file, not the cap: an include glob over a thousand small
+  // files must not allocate a thousand caps. It grows only for a file that
+  // grew after the stat, and to at most maxBytes + 1 bytes, so such a file
+  // is refused, never read whole.
+  let buffer = new Uint8Array(Math.min(info.size, maxBytes) + 1);
   let length = 0;
-  while (length < buffer.length) {
+  for (;;) {
+    if (length === buffer.length) {
+      if (length > maxBytes) break;
+      const bigger = new Uint8Array(Math.min(length * 2, maxBytes + 1));
+      bigger.set(buffer);
+      buffer = bigger;
+    }
     const n = file.readSync(buffer.subarray(length));
     if (n === null) break;
     length += n;

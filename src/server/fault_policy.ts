@@ -27,13 +27,19 @@ export type Fault =
     error?: unknown;
     /** How long this listener has been failing without a stable spell. */
     troubleMs: number;
+    /** Which failure of this spell it is, from 1. @default {1} */
+    failures?: number;
   }
+  /** The process's resident memory crossed the ceiling. */
+  | { kind: "memory"; rssBytes: number; ceilingBytes: number }
   /** A stopped listener could not be bound again. */
   | {
     kind: "rebind-failed";
     address: string;
     error: unknown;
     troubleMs: number;
+    /** Which failure of this spell it is, from 1. @default {1} */
+    failures?: number;
   };
 
 /** What to do about a fault, and the line that says so. */
@@ -42,20 +48,33 @@ export interface FaultVerdict {
   decision: "recover" | "exit";
   /** The error-log line. */
   line: ErrorEvent;
+  /** The line is left out: a repeat within one spell of failures. */
+  quiet?: boolean;
 }
 
 /** Limits for {@linkcode decideFault}. */
 export interface FaultLimits {
-  /** A listener failing this long without recovering ends the process. */
+  /**
+   * A listener failing this long without recovering ends the process,
+   * unless it fails for want of descriptors: that heals when clients leave,
+   * and a restart would only drop every kept connection.
+   */
   listenerGiveUpMs: number;
   /** Unexpected errors allowed within `stormWindowMs` before exiting. */
   stormFaults: number;
+  /**
+   * Resident memory that is reported (`[alert]`, once per crossing): a
+   * station's gateway stays near 100 MB, one 64 MiB WebSocket message and
+   * its copies add some 200 MB.
+   */
+  memoryAlertBytes: number;
 }
 
-/** The defaults: 30 s for a listener, 100 faults a minute. */
+/** The defaults: 30 s for a listener not out of descriptors, 100 faults a minute. */
 export const DEFAULT_FAULT_LIMITS: FaultLimits = {
   listenerGiveUpMs: 30_000,
   stormFaults: 100,
+  memoryAlertBytes: 512 * 1024 * 1024,
 };
 
 const STORM_WINDOW_MS = 60_000;
@@ -63,6 +82,19 @@ const STORM_WINDOW_MS = 60_000;
 /** Whether an OS error means "out of descriptors" (nginx logs these `[crit]`). */
 function isDescriptorExhaustion(os: OsErrorText | undefined): boolean {
   return os !== undefined && [23, 24, 10024].includes(os.code);
+}
+
+/**
+ * Whether the nth failure of a spell is logged: the 1st, 2nd, 4th, 8th …, so
+ * a listener refilled for months writes a few dozen lines, not millions.
+ */
+function logsFailure(n: number): boolean {
+  return (n & (n - 1)) === 0;
+}
+
+/** `, 8 times in a row` after the first failure of a spell. */
+function inARow(n: number): string {
+  return n > 1 ? `, ${n} times in a row` : "";
 }
 
 /**
@@ -114,7 +146,9 @@ export function decideFault(
     }
     case "listener-stopped": {
       const os = osErrorOf(fault.error, family);
-      const exit = fault.troubleMs >= limits.listenerGiveUpMs;
+      const failures = fault.failures ?? 1;
+      const exit = !isDescriptorExhaustion(os) &&
+        fault.troubleMs >= limits.listenerGiveUpMs;
       // nginx's ngx_event_accept(): EMFILE/ENFILE are [crit], others
       // [alert]; Windows builds call accept(), Linux ones accept4().
       const message = fault.error === undefined
@@ -134,25 +168,46 @@ export function decideFault(
               Math.round(fault.troubleMs / 1000)
             } s, exiting`,
           }
+          : failures > 1
+          ? { action: `accepting on ${fault.address}${inARow(failures)}` }
           : {}),
       };
-      return { decision: exit ? "exit" : "recover", line };
+      return {
+        decision: exit ? "exit" : "recover",
+        line,
+        ...(exit || logsFailure(failures) ? {} : { quiet: true }),
+      };
+    }
+    case "memory": {
+      // Logged, not ended: what grew may still be let go, and a restart
+      // would drop every connection.
+      const mb = (bytes: number) => Math.round(bytes / (1024 * 1024));
+      return {
+        decision: "recover",
+        line: {
+          level: "alert",
+          message: `memory use ${mb(fault.rssBytes)} MB is over ${
+            mb(fault.ceilingBytes)
+          } MB`,
+        },
+      };
     }
     case "rebind-failed": {
       const os = osErrorOf(fault.error, family);
       // Only running out of descriptors can pass; a port someone else took
       // meanwhile (or any other bind failure) will not heal by waiting.
-      const exit = !isDescriptorExhaustion(os) ||
-        fault.troubleMs >= limits.listenerGiveUpMs;
+      const exit = !isDescriptorExhaustion(os);
+      const failures = fault.failures ?? 1;
       const message = `bind() to ${fault.address} failed` +
         (os ? "" : `: ${describeError(fault.error)}`);
       return {
         decision: exit ? "exit" : "recover",
         line: {
           level: exit ? "emerg" : "crit",
-          message: exit ? `${message}, exiting` : message,
+          message: exit ? `${message}, exiting` : message + inARow(failures),
           ...(os ? { osError: os } : {}),
         },
+        ...(exit || logsFailure(failures) ? {} : { quiet: true }),
       };
     }
   }
@@ -188,6 +243,11 @@ export class FaultPolicy {
     this.#family = options.family ?? currentOsFamily();
   }
 
+  /** The limits in force. */
+  get limits(): FaultLimits {
+    return this.#limits;
+  }
+
   /** Resolves with the exit code once a fault decided to end the process. */
   get exited(): Promise<number> {
     return this.#exit.promise;
@@ -212,7 +272,7 @@ export class FaultPolicy {
       recentFaults: isError ? this.#recent.length - 1 : 0,
       family: this.#family,
     });
-    this.#logger.error(verdict.line);
+    if (!verdict.quiet) this.#logger.error(verdict.line);
     if (verdict.decision === "exit" && !this.#exiting) {
       this.#exiting = true;
       this.#exit.resolve(1);

@@ -14,6 +14,7 @@ import { UpstreamError } from "../upstream/mod.ts";
 import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
+import { MemoryWatch } from "./memory_watch.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -130,6 +131,13 @@ export async function runGateway(
 
   const heapPacer = new HeapPacer();
   heapPacer.start();
+  const ceilingBytes = policy.limits.memoryAlertBytes;
+  const memoryWatch = new MemoryWatch({
+    ceilingBytes,
+    onOver: (rssBytes) =>
+      policy.report({ kind: "memory", rssBytes, ceilingBytes }),
+  });
+  memoryWatch.start();
 
   const urls = [listeners, ...more].flatMap((set) =>
     set.hostnames.map((h) => `http://${displayHost(h)}:${set.port}/`)
@@ -185,6 +193,7 @@ export async function runGateway(
   uninstall();
   handler?.close();
   heapPacer.stop();
+  memoryWatch.stop();
   logger.error({ level: "notice", message: "exit" });
   logger.close();
   return "code" in reason ? reason.code : 0;

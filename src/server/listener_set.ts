@@ -6,6 +6,13 @@
  * watched; when it settles unasked the fault policy logs it and decides, and
  * the server is bound again after a pause, as nginx re-enables accept after
  * `accept_mutex_delay` (500 ms) following EMFILE (`ngx_event_accept()`).
+ * The pause doubles with each failure of a spell, up to 10 s, for as long as
+ * it takes; a spell ends once a listener has served 5 s.
+ *
+ * The stopped server is not shut down: its connections are still served
+ * (only its accept loop ended), so a browser's kept connections survive a
+ * refilled descriptor table. It is shut down with the gateway, or when
+ * {@linkcode MAX_STOPPED_SERVERS} newer ones replace it.
  *
  * @module
  */
@@ -32,7 +39,16 @@ export interface ListenerSetOptions {
   retryMs?: number;
   /** A listener serving this long counts as recovered. @default {5000} */
   stableMs?: number;
+  /** The longest pause between re-listens. @default {10000} */
+  maxRetryMs?: number;
 }
+
+/**
+ * Stopped servers kept for their open connections. Each costs only its
+ * connections; past this many the oldest is shut down, so a listener that
+ * fails for months cannot pile them up.
+ */
+export const MAX_STOPPED_SERVERS = 16;
 
 /** Why the first bind failed. */
 export interface BindFailure {
@@ -53,6 +69,8 @@ interface Slot {
   server: Deno.HttpServer<Deno.NetAddr>;
   /** When the current run of failures began; null while healthy. */
   troubleSince: number | null;
+  /** Failures in the current run (0 while healthy). */
+  failures: number;
   stableTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -65,6 +83,8 @@ export class ListenerSet {
   #timers = new Set<ReturnType<typeof setTimeout>>();
   /** Dead servers still finishing their requests in flight. */
   #retired = new Set<Promise<void>>();
+  /** Servers whose accept loop ended, still serving their connections. */
+  #dead: Deno.HttpServer<Deno.NetAddr>[] = [];
 
   private constructor(options: ListenerSetOptions) {
     this.#options = options;
@@ -88,6 +108,7 @@ export class ListenerSet {
           hostname,
           server: set.#serve(hostname),
           troubleSince: null,
+          failures: 0,
           stableTimer: undefined,
         });
       } catch (error) {
@@ -130,6 +151,7 @@ export class ListenerSet {
     for (const slot of this.#slots) clearTimeout(slot.stableTimer);
     await Promise.all([
       ...this.#slots.map((s) => stopServer(s.server)),
+      ...this.#dead.splice(0).map(stopServer),
       ...this.#retired,
     ]);
   }
@@ -168,16 +190,12 @@ export class ListenerSet {
       address,
       ...(error === undefined ? {} : { error }),
       troubleMs: now - slot.troubleSince,
+      failures: ++slot.failures,
     });
-    // Not awaited: a graceful shutdown waits for the dead loop's requests in
-    // flight, and its listening socket is already closed.
-    const retired = stopServer(server).finally(() =>
-      this.#retired.delete(retired)
-    );
-    this.#retired.add(retired);
+    this.#keepServing(server);
     if (decision === "exit") return;
     while (!this.#stopping) {
-      await this.#sleep(this.#options.retryMs ?? 500);
+      await this.#sleep(this.#pause(slot));
       if (this.#stopping) return;
       try {
         slot.server = this.#serve(slot.hostname);
@@ -187,19 +205,57 @@ export class ListenerSet {
           address,
           error: bindError,
           troubleMs: Date.now() - slot.troubleSince,
+          failures: ++slot.failures,
         });
         if (verdict === "exit") return;
         continue;
       }
-      this.#options.logger.error({
-        level: "notice",
-        message: `listening on ${address} again`,
-      });
+      // Said as often as the failures are (1st, 2nd, 4th …), and once
+      // when the spell ends, so the log stays bounded.
+      const failures = slot.failures;
+      if ((failures & (failures - 1)) === 0) {
+        this.#options.logger.error({
+          level: "notice",
+          message: `listening on ${address} again`,
+        });
+      }
       slot.stableTimer = setTimeout(() => {
+        if (slot.failures > 1) {
+          this.#options.logger.error({
+            level: "notice",
+            message: `listening on ${address} again for ${
+              Math.round((this.#options.stableMs ?? 5000) / 1000)
+            } s, after ${slot.failures} failures`,
+          });
+        }
         slot.troubleSince = null;
+        slot.failures = 0;
       }, this.#options.stableMs ?? 5000);
       this.#watch(slot);
       return;
+    }
+  }
+
+  /** The pause before the next bind: doubling per failure, capped. */
+  #pause(slot: Slot): number {
+    const base = this.#options.retryMs ?? 500;
+    const cap = this.#options.maxRetryMs ?? 10_000;
+    return Math.min(cap, base * 2 ** Math.min(slot.failures - 1, 20));
+  }
+
+  /**
+   * Keeps a stopped server for its connections: its accept loop is gone
+   * but the requests on its open connections are still served. Past
+   * {@linkcode MAX_STOPPED_SERVERS} the oldest is shut down (it closes its
+   * idle connections and finishes the requests in flight).
+   */
+  #keepServing(server: Deno.HttpServer<Deno.NetAddr>): void {
+    this.#dead.push(server);
+    while (this.#dead.length > MAX_STOPPED_SERVERS) {
+      const retired = stopServer(this.#dead.shift()!).finally(() =>
+        this.#retired.delete(retired)
+      );
+      this.#retired.add(retired);
     }
   }
 

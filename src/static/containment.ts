@@ -22,20 +22,14 @@
  *   kernel's own path of a second descriptor on the same name
  *   (`readlink /proc/self/fd/N`, `node:fs` gives the descriptor number),
  *   which must lie below the root's real path and hold the same device and
- *   inode. No window: both are facts about open descriptors, and an open
- *   file's inode cannot be reused. Any error there refuses the file. Deno
- *   refuses `/proc/self`, `/proc/<pid>` and `/dev/fd` without `--allow-all`
- *   ("Requires all access"), so under `--allow-read` this witness is absent.
- * - `path` (Windows, and Linux without it): the name's real path
- *   (`GetFinalPathNameByHandleW`, `realpath(3)`) must lie below the root's,
- *   and the entry there must be the handle's file (`lstat`: device and
- *   inode). Deno reports `dev` (volume serial) and `ino` (file index) on
- *   Windows for a handle and a path alike, and its `lstat` opens a link or
- *   junction itself (`FILE_FLAG_OPEN_REPARSE_POINT`), so a file swapped for
- *   a link has an identity of its own and is refused. Deno has no
- *   `openat`/`O_NOFOLLOW` and no path of a handle, so a *folder* on the path
- *   swapped for a link or junction and back between the open, the real path
- *   and the `lstat` (microseconds) is not caught there.
+ *   inode. Both are facts about open descriptors. Deno refuses `/proc/self`,
+ *   `/proc/<pid>` and `/dev/fd` without `--allow-all`, so under the
+ *   gateway's `--allow-read` this witness is absent.
+ * - `settled` (Windows, and Linux without it): path look-ups bracketed by
+ *   the change times of the folders on the path (`static/settled_proof.ts`):
+ *   a folder swapped for a link and back in between moves its parent's
+ *   change time, so it is caught; a folder changed in the last 50 ms is
+ *   waited for (`unsettled`). A file proved once is known by its identity.
  * - Under Wine, Unix symlinks are no reparse points and `lstat` follows
  *   them, so there this check cannot tell a link from its target; Wine is
  *   no witness for the Windows branch.
@@ -47,16 +41,19 @@
 
 import { sep } from "node:path";
 import type { OsFamily } from "../runtime/mod.ts";
+import { type Proof, proveSettledInside, sameFile } from "./settled_proof.ts";
+
+export { sameFile };
 
 /** How {@linkcode openInsideRoot} proves a file inside the root. */
-export type ContainmentWitness = "kernel" | "path";
+export type ContainmentWitness = "kernel" | "settled";
 
 /**
  * This process's witness (see the module doc): `kernel` on Linux when
- * `/proc/self/fd` can be read, else `path`.
+ * `/proc/self/fd` can be read, else `settled`.
  */
 export const CONTAINMENT_WITNESS: ContainmentWitness =
-  Deno.build.os === "linux" && procFdReadable() ? "kernel" : "path";
+  Deno.build.os === "linux" && procFdReadable() ? "kernel" : "settled";
 
 // `node:fs` hands out descriptor numbers, which `/proc/self/fd` needs. It
 // costs the process some 4 MB, so it is loaded only where the kernel is the
@@ -107,36 +104,6 @@ export function isSafeSegment(segment: string, family: OsFamily): boolean {
   return true;
 }
 
-/**
- * Whether two `stat`s describe the same file: device and inode where the
- * platform reports them, else size, mtime and birth time.
- *
- * @param a One `stat`.
- * @param b Another.
- * @returns Whether they are the same file.
- *
- * @example Usage
- * ```ts
- * import { sameFile } from "./containment.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const dir = Deno.makeTempDirSync();
- * Deno.writeTextFileSync(`${dir}/a`, "1");
- * Deno.writeTextFileSync(`${dir}/b`, "1");
- * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/a`)), true);
- * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/b`)), false);
- * Deno.removeSync(dir, { recursive: true });
- * ```
- */
-export function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
-  if (a.ino !== null && b.ino !== null) {
-    return a.ino === b.ino && a.dev === b.dev;
-  }
-  return a.size === b.size &&
-    a.mtime?.getTime() === b.mtime?.getTime() &&
-    a.birthtime?.getTime() === b.birthtime?.getTime();
-}
-
 /** What {@linkcode openInsideRoot} found. */
 export type OpenedFile =
   | {
@@ -147,6 +114,8 @@ export type OpenedFile =
     info: Deno.FileInfo;
   }
   | { kind: "outside" }
+  /** A folder on the path changed lately: open again after `retryInMs`. */
+  | { kind: "unsettled"; retryInMs: number }
   | { kind: "failed"; error: unknown };
 
 /**
@@ -155,7 +124,8 @@ export type OpenedFile =
  *
  * @param root The client-app folder.
  * @param path A file below it, as joined from safe segments.
- * @returns The open file and its `fstat`, `outside`, or the open's error.
+ * @returns The open file and its `fstat`, `outside`, `unsettled` (nothing
+ * is held open then), or the open's error.
  */
 export function openInsideRoot(root: string, path: string): OpenedFile {
   let file: Deno.FsFile;
@@ -164,14 +134,17 @@ export function openInsideRoot(root: string, path: string): OpenedFile {
   } catch (error) {
     return { kind: "failed", error };
   }
+  let outcome: OpenedFile = { kind: "outside" };
   try {
     const info = file.statSync();
-    if (provedInside(root, path, info)) return { kind: "opened", file, info };
+    const proof = provedInside(root, path, info);
+    if (proof.kind === "inside") return { kind: "opened", file, info };
+    if (proof.kind === "unsettled") outcome = proof;
   } catch {
     // Vanished, unreadable, or the witness could not answer: not proved.
   }
   file.close();
-  return { kind: "outside" };
+  return outcome;
 }
 
 /** Whether the file `info` describes (an open handle's) lies inside `root`. */
@@ -179,16 +152,15 @@ function provedInside(
   root: string,
   path: string,
   info: Deno.FileInfo,
-): boolean {
+): Proof {
   if (nodeFs !== null && CONTAINMENT_WITNESS === "kernel") {
     const opened = kernelPath(nodeFs, path);
     return opened.ino === info.ino && opened.dev === info.dev &&
-      isBelow(Deno.realPathSync(root), opened.path);
+        isBelow(Deno.realPathSync(root), opened.path)
+      ? { kind: "inside" }
+      : { kind: "outside" };
   }
-  // Checked after the open: whatever the name points at now, the entry at
-  // its real path must be the file the handle holds.
-  const real = realPathInside(root, path);
-  return real !== null && sameFile(Deno.lstatSync(real), info);
+  return proveSettledInside(root, path, info);
 }
 
 /**
@@ -212,11 +184,4 @@ function kernelPath(
 
 function isBelow(realRoot: string, real: string): boolean {
   return real === realRoot || real.startsWith(realRoot + sep);
-}
-
-/** The real path of `path` when it is `root`'s real path or below it. */
-function realPathInside(root: string, path: string): string | null {
-  const realRoot = Deno.realPathSync(root);
-  const real = Deno.realPathSync(path);
-  return isBelow(realRoot, real) ? real : null;
 }

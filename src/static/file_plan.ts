@@ -24,6 +24,8 @@ import {
 export type StaticPlan =
   | { kind: "done"; result: StaticResult }
   | { kind: "default-page" }
+  /** A folder on the file's path changed lately: plan again after `ms`. */
+  | { kind: "again"; ms: number }
   | {
     kind: "stream";
     file: Deno.FsFile;
@@ -101,6 +103,9 @@ export function planFile(
     const opened = openInsideRoot(ctx.root, servedPath);
     if (opened.kind === "failed") {
       return done(fsFailure(opened.error, servedPath, family));
+    }
+    if (opened.kind === "unsettled") {
+      return { kind: "again", ms: opened.retryInMs };
     }
     if (opened.kind === "outside" || !opened.info.isFile) {
       if (opened.kind === "opened") opened.file.close();

@@ -14,10 +14,14 @@
  * @module
  */
 
+import { errorResponse } from "./error_pages.ts";
 import { fileSlice } from "./file_slice.ts";
 import { streamedResponse } from "./response_body.ts";
 import { planStatic } from "./static_plan.ts";
 import type { StaticOptions, StaticResult } from "./static_results.ts";
+
+/** The longest a request waits for the folders on its path to settle. */
+const MAX_SETTLE_WAIT_MS = 2500;
 
 export type {
   StaticFailure,
@@ -38,7 +42,20 @@ export async function serveStatic(
   route: { segments: string[]; directory: boolean; query?: string },
   options: StaticOptions,
 ): Promise<StaticResult> {
-  const plan = planStatic(req, route, options);
+  let plan = planStatic(req, route, options);
+  // A folder on the path changed in the last moments: containment waits
+  // until it has been still (static/settled_proof.ts), a few times at most;
+  // a folder that never settles is not proof, and the file is not sent.
+  let waited = 0;
+  while (plan.kind === "again") {
+    if (waited >= MAX_SETTLE_WAIT_MS) {
+      return { response: errorResponse(404, { head: req.method === "HEAD" }) };
+    }
+    const ms = plan.ms;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    waited += ms;
+    plan = planStatic(req, route, options);
+  }
   if (plan.kind === "done") return plan.result;
   if (plan.kind === "default-page") {
     return { response: await options.defaultPage!(req) };

@@ -141,6 +141,9 @@ export function serveFile(
     }
     : plan.kind === "done"
     ? plan.result
+    : plan.kind === "again"
+    // Containment waits for a folder that just changed (settled_proof.ts).
+    ? { response: errorResponse(404, { head: ctx.head }), retryInMs: plan.ms }
     : { response: errorResponse(404, { head: ctx.head }) };
   if (ctx.failure !== undefined && result.failure === undefined) {
     result.failure = ctx.failure;
@@ -210,6 +213,9 @@ function planServe(ctx: FileServe): StaticPlan {
     // meanwhile is served).
     const opened = openInsideRoot(o.root, path);
     if (opened.kind === "failed") return done(openFailed(ctx, opened.error));
+    if (opened.kind === "unsettled") {
+      return { kind: "again", ms: opened.retryInMs };
+    }
     if (opened.kind === "outside") {
       return done({ response: errorResponse(404, { head }) });
     }
@@ -263,6 +269,7 @@ function gzipStatic(ctx: FileServe): StaticPlan | null {
     "content-encoding",
     "gzip",
   ]]);
+  if (plan.kind === "again") return plan;
   if (plan.kind === "done" && isBuiltInError(plan.result.response)) {
     // The .gz could not be opened (or lies outside the folder): nginx logs
     // all but ENOENT and serves the file itself (gzip_static declines).

@@ -28,6 +28,12 @@ export interface StaticResult {
   response: Response;
   /** A line for the error log, when nginx would write one. */
   failure?: StaticFailure;
+  /**
+   * A folder on the path changed a moment ago: ask again after this many
+   * ms (containment waits for it to settle); `response` is the 404 to send
+   * when the wait is over.
+   */
+  retryInMs?: number;
 }
 
 /** Options for {@linkcode serveStatic}. */

@@ -8,6 +8,7 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { spawnGatewayWith } from "../_spawn_options.ts";
 import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
 import {
   CLIENT_HIGH_WATER,
@@ -276,4 +277,124 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
   ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
   await waitFor(() => gw.errorLines.length >= 1, 2000);
   match(gw.errorLines[0]!, / upstream is not reading: /);
+});
+
+/** Opens a WebSocket to the gateway by hand: the connection after the 101. */
+async function rawWebSocket(port: number, path: string): Promise<Deno.Conn> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await writeText(
+    conn,
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n` +
+      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+      "Sec-WebSocket-Version: 13\r\n\r\n",
+  );
+  const head = await readHead(conn);
+  ok(head?.startsWith("HTTP/1.1 101 "), head ?? "closed");
+  return conn;
+}
+
+Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 and a log line, and is not forwarded", async () => {
+  let upstreamBytes = 0;
+  let upstreamDone = false;
+  await using up = startWsRawUpstream(async (conn) => {
+    const buf = new Uint8Array(256 * 1024);
+    const deadline = Date.now() + 20_000;
+    try {
+      while (Date.now() < deadline) {
+        const n = await conn.read(buf);
+        if (n === null) break;
+        upstreamBytes += n;
+      }
+    } catch { /* reset by the gateway */ }
+    upstreamDone = true;
+  });
+  await using gw = startGateway({ upstreamUrl: up.origin });
+  const conn = await rawWebSocket(gw.port, "/api/big");
+  try {
+    // Masked, as a browser sends: 32 MiB, then 32 MiB + 1 that ends it.
+    const mask = new Uint8Array(4);
+    const first = encodeFrame(OPCODE.binary, new Uint8Array(32 * MiB), mask);
+    first[0] = first[0]! & 0x7f;
+    const last = encodeFrame(
+      OPCODE.continuation,
+      new Uint8Array(32 * MiB + 1),
+      mask,
+    );
+    let sent = 0;
+    await writeFor(conn, () => [first, last][sent++] ?? null, 20_000);
+    // The gateway's close frame: 0x88, its length, then the code.
+    const head = new Uint8Array(4);
+    let got = 0;
+    while (got < 4) {
+      const n = await conn.read(head.subarray(got));
+      if (n === null) break;
+      got += n;
+    }
+    strictEqual(head[0], 0x88);
+    strictEqual((head[2]! << 8) | head[3]!, 1009);
+  } finally {
+    conn.close();
+  }
+  await waitFor(() => gw.errorLines.length >= 1, 5000);
+  match(
+    maskErrorLine(gw.errorLines[0]!),
+    /^TIME \[error\] PID#TID: \*N client sent too big message: 67108865 bytes while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/big HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/big"/,
+  );
+  await waitFor(() => upstreamDone, 5000);
+  ok(upstreamBytes < 1024, `the upstream got ${upstreamBytes} bytes`);
+});
+
+Deno.test("tunnel: browser fragments without end, which Deno joins without limit, are reported in the error log as memory crosses the ceiling", async () => {
+  await using up = startWsRawUpstream(async (conn) => {
+    await readsToEnd(conn, 30_000);
+  });
+  const dir = await Deno.makeTempDir();
+  try {
+    const log = () => Deno.readTextFileSync(`${dir}/error.log`);
+    {
+      // A ceiling of 200 MB, reached after some 150 MiB of fragments.
+      await using gw = await spawnGatewayWith(
+        { faultLimits: { memoryAlertBytes: 200 * MiB } },
+        [
+          "--listen",
+          "127.0.0.1:0",
+          "--upstream",
+          up.origin,
+          "--root",
+          dir,
+          "--error-log",
+          `${dir}/error.log`,
+          "--access-log",
+          `${dir}/access.log`,
+        ],
+      );
+      const conn = await rawWebSocket(gw.port, "/api/frag");
+      try {
+        const mask = new Uint8Array(4);
+        const first = encodeFrame(OPCODE.binary, new Uint8Array(MiB), mask);
+        first[0] = first[0]! & 0x7f;
+        const more = encodeFrame(
+          OPCODE.continuation,
+          new Uint8Array(MiB),
+          mask,
+        );
+        more[0] = more[0]! & 0x7f;
+        // At most 600 MiB, until the line is there.
+        let sent = 0;
+        await writeFor(conn, () => {
+          if (sent > 600 || (sent % 16 === 0 && / memory use /.test(log()))) {
+            return null;
+          }
+          return sent++ === 0 ? first : more;
+        }, 30_000);
+      } finally {
+        conn.close();
+      }
+      gw.child.kill("SIGTERM");
+      await gw.child.status;
+    }
+    match(log(), /\[alert\] \d+#\d+: memory use \d+ MB is over 200 MB\n/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

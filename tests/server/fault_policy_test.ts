@@ -61,11 +61,29 @@ Deno.test("decideFault() recovers or exits per fault, with nginx's accept line",
       "[alert] 1#1: listener on 127.0.0.1:8081 closed",
     ],
     [
-      "down for 30 s: exit",
-      { kind: "listener-stopped", address, error: EMFILE, troubleMs: 31_000 },
+      "out of descriptors for an hour, the 8th time: listen again",
+      {
+        kind: "listener-stopped",
+        address,
+        error: EMFILE,
+        troubleMs: 3_600_000,
+        failures: 8,
+      },
+      "linux",
+      "recover",
+      "[crit] 1#1: accept4() failed (24: Too many open files) while accepting on 127.0.0.1:8081, 8 times in a row",
+    ],
+    [
+      "another error, down for 30 s: exit",
+      {
+        kind: "listener-stopped",
+        address,
+        error: new Error("Error: Cannot allocate memory (os error 12)"),
+        troubleMs: 31_000,
+      },
       "linux",
       "exit",
-      "[emerg] 1#1: accept4() failed (24: Too many open files) while accepting on 127.0.0.1:8081, not restored for 31 s, exiting",
+      "[emerg] 1#1: accept4() failed (12: Cannot allocate memory) while accepting on 127.0.0.1:8081, not restored for 31 s, exiting",
     ],
     [
       "rebind out of descriptors: retry",
@@ -73,6 +91,19 @@ Deno.test("decideFault() recovers or exits per fault, with nginx's accept line",
       "linux",
       "recover",
       "[crit] 1#1: bind() to 127.0.0.1:8081 failed (24: Too many open files)",
+    ],
+    [
+      "rebind out of descriptors for an hour: retry",
+      {
+        kind: "rebind-failed",
+        address,
+        error: EMFILE,
+        troubleMs: 3_600_000,
+        failures: 4,
+      },
+      "linux",
+      "recover",
+      "[crit] 1#1: bind() to 127.0.0.1:8081 failed, 4 times in a row (24: Too many open files)",
     ],
     [
       "rebind to a port taken meanwhile: exit",
@@ -87,6 +118,17 @@ Deno.test("decideFault() recovers or exits per fault, with nginx's accept line",
       "[emerg] 1#1: bind() to 127.0.0.1:8081 failed, exiting (98: Address already in use)",
     ],
     [
+      "memory over the ceiling: say so, keep serving",
+      {
+        kind: "memory",
+        rssBytes: 600 * 1024 * 1024,
+        ceilingBytes: 512 * 1024 * 1024,
+      },
+      "linux",
+      "recover",
+      "[alert] 1#1: memory use 600 MB is over 512 MB",
+    ],
+    [
       "an unhandled rejection: keep serving",
       { kind: "unhandled-rejection", reason: "plain reason" },
       "linux",
@@ -97,6 +139,22 @@ Deno.test("decideFault() recovers or exits per fault, with nginx's accept line",
   for (const [name, fault, family, decision, text] of cases) {
     deepStrictEqual(line(fault, family), { decision, text }, name);
   }
+});
+
+Deno.test("decideFault() logs the 1st, 2nd, 4th, 8th … failure of a spell only", () => {
+  const logged: number[] = [];
+  for (let failures = 1; failures <= 1000; failures++) {
+    const v = decideFault({
+      kind: "listener-stopped",
+      address: "127.0.0.1:8081",
+      error: EMFILE,
+      troubleMs: failures * 10_000,
+      failures,
+    }, { limits: DEFAULT_FAULT_LIMITS, recentFaults: 0, family: "linux" });
+    strictEqual(v.decision, "recover");
+    if (!v.quiet) logged.push(failures);
+  }
+  deepStrictEqual(logged, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]);
 });
 
 Deno.test("decideFault() exits after a storm of unexpected errors", () => {

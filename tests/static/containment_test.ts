@@ -6,6 +6,7 @@ import {
   openInsideRoot,
   sameFile,
 } from "../../src/static/containment.ts";
+import { settledRoot } from "../_settled.ts";
 
 Deno.test("isSafeSegment() refuses names that mean something else on Windows", async (t) => {
   const cases: [string, "windows" | "linux", boolean][] = [
@@ -52,6 +53,7 @@ Deno.test(
       await Deno.symlink(join(dir, "html-other"), join(root, "sibling"));
       await Deno.symlink(join(root, "assets"), join(root, "in"));
       await Deno.symlink(join(root, "assets", "app.js"), join(root, "app.js"));
+      await settledRoot(root, "assets/app.js", "in/app.js", "app.js");
       const table: [string, string, "opened" | "outside" | "failed"][] = [
         ["a file below it", join(root, "assets", "app.js"), "opened"],
         ["a link to a folder inside", join(root, "in", "app.js"), "opened"],
@@ -77,13 +79,14 @@ Deno.test(
   },
 );
 
-Deno.test("openInsideRoot() opens a file below the root and fails a missing one", () => {
+Deno.test("openInsideRoot() opens a file below the root and fails a missing one", async () => {
   // Runs on every platform, Wine included: no links needed.
-  const dir = Deno.makeTempDirSync();
+  const dir = await Deno.makeTempDir();
   try {
     const root = join(dir, "html");
-    Deno.mkdirSync(join(root, "assets"), { recursive: true });
-    Deno.writeTextFileSync(join(root, "assets", "app.js"), "let a;");
+    await Deno.mkdir(join(root, "assets"), { recursive: true });
+    await Deno.writeTextFile(join(root, "assets", "app.js"), "let a;");
+    await settledRoot(root, "assets/app.js");
     const opened = openInsideRoot(root, join(root, "assets", "app.js"));
     strictEqual(opened.kind, "opened");
     if (opened.kind === "opened") {
@@ -99,7 +102,7 @@ Deno.test("openInsideRoot() opens a file below the root and fails a missing one"
     strictEqual(other.kind, "opened");
     if (other.kind === "opened") other.file.close();
   } finally {
-    Deno.removeSync(dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -123,7 +126,7 @@ Deno.test("sameFile() compares device and inode, else size, mtime and birth time
 });
 
 Deno.test("Deno reports one device and inode for an open file and its path, on this platform too", () => {
-  // openInsideRoot compares a handle's fstat with the lstat of its real path;
+  // openInsideRoot compares a handle's fstat with the lstat of its path;
   // on Windows (and under Wine) Deno takes both from the file index.
   const dir = Deno.makeTempDirSync();
   try {

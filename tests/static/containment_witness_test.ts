@@ -40,7 +40,7 @@ Deno.test(
     try {
       readable = Deno.statSync("/proc/self/fd").isDirectory;
     } catch { /* refused without --allow-all, or not there */ }
-    strictEqual(CONTAINMENT_WITNESS, LINUX && readable ? "kernel" : "path");
+    strictEqual(CONTAINMENT_WITNESS, LINUX && readable ? "kernel" : "settled");
   },
 );
 

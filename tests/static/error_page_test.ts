@@ -16,6 +16,7 @@ import {
   startUpstream,
   waitFor,
 } from "../_utils.ts";
+import { settledRoot } from "../_settled.ts";
 import { STOCK_50X } from "../_stock_pages.ts";
 
 const CHROME =
@@ -45,6 +46,8 @@ async function withRoot(
     for (const [name, text] of Object.entries(files)) {
       await Deno.writeTextFile(join(root, name), text);
     }
+    // An error page cannot wait for a folder that changed a moment ago.
+    await settledRoot(root, ...Object.keys(files));
     await run(root);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -1,0 +1,193 @@
+/**
+ * The `settled` witness of containment: proves that an open handle's file
+ * lies inside the root with path look-ups alone, which is all Deno offers
+ * under `--allow-read` (no `openat`, no `O_NOFOLLOW`, no path of a handle).
+ *
+ * A path look-up can be redirected by a folder on the path swapped for a
+ * link and back in between two calls, so no one look-up proves anything. But
+ * a folder cannot change which object one of its names refers to without
+ * its own change time moving to the present: `rename`, `link`, `unlink`,
+ * `symlink`, `mkdir` and `rmdir` update the parent's `st_ctime` (POSIX; NTFS
+ * `ChangeTime` alike), and no call sets a change time back on Linux. So:
+ *
+ * 1. `t` is taken; each folder below the root on the path is `lstat`ed: it
+ *    must be a folder, not a link, and its identity is kept;
+ * 2. the file's entry is `lstat`ed: not a link, and the handle's file
+ *    (device and inode, `sameFile`);
+ * 3. the root and each folder again, top down: the same folders, and none
+ *    changed since `t - SETTLE_MS`.
+ *
+ * Then the root did not change from `t` to its second look, so its entry for
+ * the first folder named that folder throughout, which did not change until
+ * its own second look, and so on down: the look-up in step 2, made in that
+ * span, went through these very folders, and the handle's file is the one
+ * named inside the root. `SETTLE_MS` covers the coarse clock file systems
+ * stamp times with (a jiffy on Linux, 15.6 ms on Windows); a change time
+ * Deno reports in whole seconds counts as the end of its second, so after a
+ * change a folder settles within about a second.
+ *
+ * A folder changed lately is not yet proof: the caller
+ * waits and asks again ({@linkcode Proof} `unsettled`). A path through a
+ * link inside the root is proved on its real path the same way. A file once
+ * proved is remembered by its identity, size and times (4,096 at most), so
+ * a served file costs no look-up at all until it changes; an inode number
+ * reused by a file elsewhere differs in its birth time, size or mtime.
+ *
+ * On Windows a user who may write a folder's attributes can set its
+ * `ChangeTime` (`SetFileInformationByHandle`); the README says what that
+ * leaves.
+ *
+ * @module
+ */
+
+import { isAbsolute, join, relative, sep } from "node:path";
+
+/** How long every folder on a path must have been unchanged. */
+export const SETTLE_MS = 50;
+const MAX_KNOWN = 4096;
+
+/** What {@linkcode proveSettledInside} found. */
+export type Proof =
+  | { kind: "inside" }
+  | { kind: "outside" }
+  /** A folder on the path changed lately: ask again after `retryInMs`. */
+  | { kind: "unsettled"; retryInMs: number };
+
+const INSIDE: Proof = { kind: "inside" };
+const OUTSIDE: Proof = { kind: "outside" };
+
+/** Identities proved inside, least recently used first. */
+const known = new Map<string, true>();
+
+/**
+ * Whether two `stat`s describe the same file: device and inode where the
+ * platform reports them, else size, mtime and birth time.
+ *
+ * @param a One `stat`.
+ * @param b Another.
+ * @returns Whether they are the same file.
+ *
+ * @example Usage
+ * ```ts
+ * import { sameFile } from "./settled_proof.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/a`, "1");
+ * Deno.writeTextFileSync(`${dir}/b`, "1");
+ * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/a`)), true);
+ * strictEqual(sameFile(Deno.statSync(`${dir}/a`), Deno.statSync(`${dir}/b`)), false);
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
+  if (a.ino !== null && b.ino !== null) {
+    return a.ino === b.ino && a.dev === b.dev;
+  }
+  return a.size === b.size &&
+    a.mtime?.getTime() === b.mtime?.getTime() &&
+    a.birthtime?.getTime() === b.birthtime?.getTime();
+}
+
+/** The remembered identity of a proved file; none without an inode. */
+function identityKey(info: Deno.FileInfo): string | null {
+  if (info.ino === null) return null;
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.birthtime?.getTime()}`;
+}
+
+/**
+ * The latest time a folder can have changed which objects its names refer
+ * to. Deno 2.9.6 gives Linux's `st_ctime` in whole seconds (the nanoseconds
+ * are dropped), so such a time stands for its whole second; `mtime`, which
+ * anyone who may write the folder can set back, only where no change time
+ * is reported.
+ */
+function changedAt(info: Deno.FileInfo): number {
+  const ctime = info.ctime?.getTime();
+  if (ctime === undefined) return info.mtime?.getTime() ?? Infinity;
+  return ctime % 1000 === 0 ? ctime + 999 : ctime;
+}
+
+/**
+ * Proves the file an open handle holds inside `root` (see the module doc).
+ * Throws when a look-up fails (the caller refuses the file then).
+ *
+ * @param root The client-app folder.
+ * @param path The name the handle was opened by, below `root`.
+ * @param info The handle's `fstat`.
+ * @returns `inside`, `outside`, or `unsettled` with when to ask again.
+ *
+ * @example Usage
+ * ```ts
+ * import { proveSettledInside } from "./settled_proof.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const root = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${root}/a.js`, "1");
+ * using file = Deno.openSync(`${root}/a.js`);
+ * const proof = proveSettledInside(root, `${root}/a.js`, file.statSync());
+ * // Just written: the root changed a moment ago.
+ * strictEqual(proof.kind, "unsettled");
+ * Deno.removeSync(root, { recursive: true });
+ * ```
+ */
+export function proveSettledInside(
+  root: string,
+  path: string,
+  info: Deno.FileInfo,
+): Proof {
+  const key = identityKey(info);
+  if (key !== null && known.delete(key)) {
+    known.set(key, true);
+    return INSIDE;
+  }
+  const started = Date.now();
+  let proof = provedChain(root, path, info, started);
+  if (proof === "link") {
+    // A link inside the root: proved on the real path, from the real root.
+    const realRoot = Deno.realPathSync(root);
+    const real = Deno.realPathSync(path);
+    proof = provedChain(realRoot, real, info, started);
+    if (proof === "link") return OUTSIDE;
+  }
+  if (proof.kind === "inside" && key !== null) {
+    known.set(key, true);
+    if (known.size > MAX_KNOWN) known.delete(known.keys().next().value!);
+  }
+  return proof;
+}
+
+/** Steps 1 to 3 of the module doc; `link` when the path holds one. */
+function provedChain(
+  root: string,
+  path: string,
+  info: Deno.FileInfo,
+  started: number,
+): Proof | "link" {
+  const rel = relative(root, path);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return OUTSIDE;
+  const parts = rel.split(sep);
+  const folders: Deno.FileInfo[] = [];
+  let at = root;
+  for (let i = 0; i < parts.length - 1; i++) {
+    at = join(at, parts[i]!);
+    const folder = Deno.lstatSync(at);
+    if (folder.isSymlink) return "link";
+    if (!folder.isDirectory) return OUTSIDE;
+    folders.push(folder);
+  }
+  const entry = Deno.lstatSync(path);
+  if (entry.isSymlink) return "link";
+  if (!entry.isFile || !sameFile(entry, info)) return OUTSIDE;
+  let latest = changedAt(Deno.statSync(root));
+  at = root;
+  for (let i = 0; i < folders.length; i++) {
+    at = join(at, parts[i]!);
+    const again = Deno.lstatSync(at);
+    if (again.isSymlink || !sameFile(again, folders[i]!)) return OUTSIDE;
+    latest = Math.max(latest, changedAt(again));
+  }
+  const wait = latest + SETTLE_MS - started;
+  if (wait < 0) return INSIDE;
+  return { kind: "unsettled", retryInMs: Math.min(1000, wait) + 1 };
+}
