@@ -20,6 +20,10 @@
  *   deno task bench [--rounds 3] [--seconds 5] [--warmup 5] [--only a,b]
  *                   [--floor]      adds deno-min (bench_min_proxy.ts) to
  *                                  the small-POST scenarios
+ *                   [--locations]  adds the gateway from two nginx.conf
+ *                                  files: one proxied location, and the
+ *                                  same with 50 locations (20 regex) the
+ *                                  requests do not match
  *                   [--baseline REV]  adds the gateway at git revision REV
  *                                  (a temporary worktree) to every scenario,
  *                                  in the same interleaved rounds: the
@@ -82,11 +86,20 @@ const PROXIES = ["nginx-deployed", "nginx-ka", "caddy", "gateway"] as const;
 const FLOOR = "deno-min";
 /** The gateway at `--baseline REV`, run with the same flags and load. */
 const BASE = "gateway-base";
-type ProxyName = typeof PROXIES[number] | typeof FLOOR | typeof BASE;
+/** The gateway from an nginx.conf with one location, and with fifty. */
+const CONF_1 = "gw-conf-1";
+const CONF_50 = "gw-conf-50";
+type ProxyName =
+  | typeof PROXIES[number]
+  | typeof FLOOR
+  | typeof BASE
+  | typeof CONF_1
+  | typeof CONF_50;
 
 /** Which optional proxies a run adds. */
 interface Extras {
   floor: boolean;
+  locations: boolean;
   /** The baseline's checkout (ends with "/"), or `null`. */
   baseRoot: string | null;
 }
@@ -97,6 +110,7 @@ function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
     ...PROXIES,
     ...(extras.baseRoot === null ? [] : [BASE] as const),
     ...(extras.floor && s.path === "/api/loginms" ? [FLOOR] as const : []),
+    ...(extras.locations ? [CONF_1, CONF_50] as const : []),
   ];
 }
 
@@ -328,6 +342,45 @@ function gatewayArgs(
   ];
 }
 
+/**
+ * The nginx.conf of the location-count check: the small POSTs and the
+ * static files go through the same two locations; with `many`, 28 prefix
+ * and 20 regex locations more that no request matches, so every request
+ * runs every regex (the search's worst case).
+ */
+function locationsConf(lab: Lab, port: number, many: boolean): string {
+  const filler = many
+    ? [
+      ...Array.from(
+        { length: 28 },
+        (_, i) => `location /section${i}/ { return 404; }`,
+      ),
+      ...Array.from(
+        { length: 20 },
+        (_, i) => `location ~* \\.(ext${i}|alt${i})$ { return 404; }`,
+      ),
+    ].join("\n    ")
+    : "";
+  return `events {}
+http {
+  access_log off;
+  error_log ${lab.dir}/gw-conf-error.log;
+  client_max_body_size 2m;
+  upstream app { server 127.0.0.1:${lab.upstreamPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    root ${lab.www};
+    ${filler}
+    location /api/ {
+      proxy_pass http://app/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`;
+}
+
 async function startProxy(
   lab: Lab,
   name: ProxyName,
@@ -338,6 +391,18 @@ async function startProxy(
   const env: Record<string, string> = {};
   if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
+  } else if (name === CONF_1 || name === CONF_50) {
+    const conf = `${dir}/${name}.conf`;
+    await Deno.writeTextFile(conf, locationsConf(lab, port, name === CONF_50));
+    cmd = [
+      Deno.execPath(),
+      "run",
+      "-q",
+      ...GATEWAY_FLAGS,
+      `${ROOT}src/main.ts`,
+      "--nginx-conf",
+      conf,
+    ];
   } else if (name === BASE) {
     cmd = [
       Deno.execPath(),
@@ -582,11 +647,12 @@ async function compare(
     rounds: number;
     only: Set<string> | null;
     floor: boolean;
+    locations: boolean;
     baseline: string | null;
   },
 ): Promise<string> {
-  const { rounds, seconds, warmup, only, floor, baseline } = options;
-  const extras: Extras = { floor, baseRoot: lab.baseRoot };
+  const { rounds, seconds, warmup, only, floor, baseline, locations } = options;
+  const extras: Extras = { floor, locations, baseRoot: lab.baseRoot };
   const scenarios = SCENARIOS.filter((s) => only === null || only.has(s.name));
   const results = new Map<string, Measurement[]>();
   for (let round = 1; round <= rounds; round++) {
@@ -614,7 +680,7 @@ async function compare(
     new Date().toISOString().slice(0, 16).replace("T", " ")
   } UTC with \`deno task bench --rounds ${rounds} --seconds ${seconds} --warmup ${warmup}${
     floor ? " --floor" : ""
-  }${
+  }${locations ? " --locations" : ""}${
     baseline === null ? "" : ` --baseline ${baseline}`
   }\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
   md +=
@@ -669,6 +735,17 @@ async function compare(
         const r = now.map((m, i) => m.cpuUsPerReq / base[i]!.cpuUsPerReq);
         return `- ${s.name}: ${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
           fmt(Math.max(...r), 2)
+        }]`;
+      }).join("\n") + "\n";
+  }
+  if (locations) {
+    md += `\nCPU µs/req of ${CONF_50} − ${CONF_1}'s, per round:\n\n` +
+      scenarios.map((s) => {
+        const one = results.get(`${s.name}|${CONF_1}`)!;
+        const fifty = results.get(`${s.name}|${CONF_50}`)!;
+        const d = fifty.map((m, i) => m.cpuUsPerReq - one[i]!.cpuUsPerReq);
+        return `- ${s.name}: ${fmt(median(d), 1)} [${fmt(Math.min(...d), 1)}–${
+          fmt(Math.max(...d), 1)
         }]`;
       }).join("\n") + "\n";
   }
@@ -921,6 +998,7 @@ if (import.meta.main) {
       soak: { type: "string" },
       gib: { type: "string" },
       floor: { type: "boolean", default: false },
+      locations: { type: "boolean", default: false },
       baseline: { type: "string" },
     },
   });
@@ -945,6 +1023,7 @@ if (import.meta.main) {
     warmup: flag("warmup", 0, 60)!,
     only: values.only ? new Set(values.only.split(",")) : null,
     floor: values.floor === true,
+    locations: values.locations === true,
     baseline: values.baseline ?? null,
   };
   await ensureTools();

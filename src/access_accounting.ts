@@ -6,7 +6,8 @@
  * @module
  */
 
-import { basicAuthUser, type Logger } from "./log/mod.ts";
+import { parseBasicCredentials } from "./access/mod.ts";
+import type { Logger } from "./log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -44,6 +45,9 @@ export class PendingAccessLine {
   #meter: MeteredBody | null = null;
   #logged = false;
   #release: (() => void) | undefined;
+  #headers: Headers | undefined;
+  #responseHeaders: Headers | undefined;
+  #startMs: number | undefined;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -62,8 +66,16 @@ export class PendingAccessLine {
   ) {
     this.#logger = logger;
     this.#fields = fields;
-    this.#remoteUser = basicAuthUser(req.headers.get("authorization"));
+    this.#remoteUser = parseBasicCredentials(
+      req.headers.get("authorization"),
+    )?.user;
     this.#userAgent = req.headers.get("user-agent");
+    // A log_format reading other fields needs them after the exchange,
+    // when Deno's request headers can no longer be read.
+    if (logger.accessNeedsFields) {
+      this.#headers = new Headers(req.headers);
+      this.#startMs = Date.now();
+    }
     this.#release = inFlight?.add(this.write);
   }
 
@@ -88,6 +100,11 @@ export class PendingAccessLine {
         : this.#sent,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
+      ...(this.#headers ? { headers: this.#headers } : {}),
+      ...(this.#responseHeaders
+        ? { responseHeaders: this.#responseHeaders }
+        : {}),
+      ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
     });
   };
 
@@ -121,6 +138,7 @@ export class PendingAccessLine {
       response = new Response(this.#meter.body, response);
     }
     this.#status = response.status;
+    if (this.#headers) this.#responseHeaders = response.headers;
     if (tunnel) {
       // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
       tunnel.then((bytes) => {

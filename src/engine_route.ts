@@ -7,6 +7,7 @@
  */
 
 import {
+  type Content,
   findServer,
   groupByListen,
   type HttpConf,
@@ -26,7 +27,8 @@ import {
   type FlowRequest,
   serveRequest,
 } from "./request_flow.ts";
-import { errorResponse, serveStatic, StaticCache } from "./static/mod.ts";
+import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
+import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 
@@ -40,6 +42,8 @@ export interface EngineRouteDeps {
   onConnect?: () => void;
   /** Where lines go. */
   logger: Logger;
+  /** The page `station_default_page` shows, for a client's address. */
+  defaultPage?: (req: Request, client: string) => Promise<Response>;
 }
 
 /** One request as the handler has read it. */
@@ -84,7 +88,8 @@ export class EngineRoute {
   readonly #registry: UpstreamRegistry;
   readonly #deps: EngineRouteDeps;
   readonly #static: ContentHandlers["static"];
-  readonly #cache = new StaticCache();
+  /** Small files in memory, shared by every location. */
+  readonly cache: StaticCache = new StaticCache();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
 
@@ -183,23 +188,30 @@ export class EngineRoute {
     });
   }
 
-  async #serveStatic(
+  #serveStatic(
     req: Request,
-    content: { path: string; root: string },
+    content: Extract<Content, { kind: "static" }>,
     request: FlowRequest,
-  ): Promise<Response> {
-    const rel = content.path.slice(content.root.length);
-    const segments = rel.split("/").filter((s) => s !== "");
-    const result = await serveStatic(req, {
-      segments,
-      directory: rel.endsWith("/"),
-      query: request.vars.args === "" ? "" : `?${request.vars.args}`,
-    }, {
+  ): Response | Promise<Response> {
+    const { vars } = request;
+    const result = serveFile(req, {
+      path: content.path,
       root: content.root,
-      cache: this.#cache,
-      spaFallback: false,
-      logNotFound: true,
+      conf: content.conf,
+      uri: vars.uri,
+      vars,
+      gzipVary: content.conf.gzipVary,
+      cache: this.cache,
     });
+    if (
+      result.response.status === 404 && content.conf.defaultPage &&
+      this.#deps.defaultPage !== undefined &&
+      (vars.uri === "/" || vars.uri === "/index.html") &&
+      fileKind(content.root) !== "dir"
+    ) {
+      // The built-in configuration's page while no client app is installed.
+      return this.#deps.defaultPage(req, vars.remoteAddr);
+    }
     if (result.failure) {
       request.log({
         level: result.failure.level,
@@ -236,19 +248,31 @@ export class EngineRoute {
       contentLength: request.contentLength,
       origin: flow.origin,
     }, { registry: this.#registry, stats: this.#deps.stats });
+    let response: Response;
     if (result.kind === "response") {
       if (result.tunnel !== null) {
         this.tunnels.set(result.response, result.tunnel);
       }
-      return result.response;
+      response = result.response;
+    } else {
+      const headers = result.close
+        ? [...result.headers, ["connection", "close"] as [string, string]]
+        : result.headers;
+      response = errorResponse(result.status, {
+        head: req.method === "HEAD",
+        headers,
+      });
     }
-    const headers = result.close
-      ? [...result.headers, ["connection", "close"] as [string, string]]
-      : result.headers;
-    return errorResponse(result.status, {
-      head: req.method === "HEAD",
-      headers,
-    });
+    // nginx's headers filter runs on proxied answers too (CORS headers in
+    // an /api/ location are the common case).
+    if (hasHeadersFilter(content.conf)) {
+      filterHeaders(response.headers, {
+        status: response.status,
+        conf: content.conf,
+        vars,
+      });
+    }
+    return response;
   }
 }
 

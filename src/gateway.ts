@@ -174,7 +174,12 @@ export function createGatewayHandler(
   });
   const engine = config.engine === undefined ? null : new EngineRoute(
     config.engine,
-    { port: runtime.port, stats, logger },
+    {
+      port: runtime.port,
+      stats,
+      logger,
+      defaultPage: (req, client) => statics.defaultPage(req, client),
+    },
   );
   const tunnels = engine?.tunnels ?? forwarder.tunnels;
 

@@ -20,6 +20,7 @@ import {
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "./static/mod.ts";
+import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {
@@ -108,8 +109,33 @@ function typeOf(conf: LocationConf): string {
     : type;
 }
 
-/** Answers one decision of the phases. */
+/**
+ * Answers one decision of the phases; `expires` and `add_header` of the
+ * location apply to what the phases answer themselves, as nginx's headers
+ * filter runs on every response (the static and proxy handlers apply them
+ * to theirs).
+ */
 function answer(
+  req: Request,
+  content: Content,
+  request: FlowRequest,
+  handlers: ContentHandlers,
+): Response | Promise<Response> {
+  const response = decide(req, content, request, handlers);
+  if (
+    content.kind === "static" || content.kind === "proxy" ||
+    !hasHeadersFilter(content.conf)
+  ) return response;
+  const done = response as Response;
+  filterHeaders(done.headers, {
+    status: done.status,
+    conf: content.conf,
+    vars: request.vars,
+  });
+  return done;
+}
+
+function decide(
   req: Request,
   content: Content,
   request: FlowRequest,

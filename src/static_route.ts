@@ -106,7 +106,7 @@ export class StaticRoute {
     const config = this.#config;
     const result = await serveStatic(req, route, {
       root: config.root,
-      defaultPage: (r) => this.#defaultPage(r, client),
+      defaultPage: (r) => this.defaultPage(r, client),
       cache: this.cache,
       spaFallback: config.spaFallback,
       logNotFound: config.logNotFound,
@@ -152,9 +152,16 @@ export class StaticRoute {
     }
   }
 
-  // The log paths and the last error line (other clients' addresses and
-  // requests) are for this machine only, as the status endpoint is.
-  async #defaultPage(req: Request, client: string): Promise<Response> {
+  /**
+   * The page shown while the client app is not installed. The log paths
+   * and the last error line (other clients' addresses and requests) are
+   * for this machine only, as the status endpoint is.
+   *
+   * @param req The request.
+   * @param client The client's address.
+   * @returns The page.
+   */
+  async defaultPage(req: Request, client: string): Promise<Response> {
     const { version, logFiles, group, logger } = this.#deps;
     const diagnostics = isLoopback(client);
     const html = renderDefaultPage({

@@ -15,6 +15,8 @@ export interface NginxSettings {
   timeouts?: { connect?: string; send?: string; read?: string };
   /** `client_max_body_size`. */
   clientMaxBodySize?: string;
+  /** More directives for the `http {}` block, e.g. `log_format ...;`. */
+  httpLines?: string[];
   /** More directives for the `server {}` block, e.g. `error_page ...;`. */
   serverLines?: string[];
   /** Files written into the `root` folder before nginx starts. */
@@ -108,6 +110,7 @@ http {
   proxy_read_timeout ${t.read ?? "60s"};
   client_max_body_size ${settings.clientMaxBodySize ?? "1m"};
 ${block}
+${(settings.httpLines ?? []).map((l) => `  ${l}`).join("\n")}
   server {
     listen 127.0.0.1:${port};
     server_name localhost;
@@ -131,11 +134,70 @@ ${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
   for (const [name, text] of Object.entries(settings.files ?? {})) {
     await Deno.writeTextFile(`${dir}/html/${name}`, text);
   }
-  return await run(binary, dir, port);
+  return await launch(binary, dir, port);
 }
 
-/** Runs nginx from `dir/nginx.conf` until it has written its pid. */
-async function run(
+/** A site for {@linkcode startNginxSite}. */
+export interface NginxSite {
+  /** Directives of the `http {}` level (`include`, `default_type`, `gzip_vary`). */
+  http?: string[];
+  /**
+   * The `server {}` block's contents; `$HTML` stands for the folder the
+   * files are written to.
+   */
+  server: string;
+  /** Files written below `$HTML` (folders made as needed) before nginx starts. */
+  files?: Record<string, string | Uint8Array>;
+}
+
+/**
+ * Starts nginx with one server of the caller's own directives on
+ * 127.0.0.1 (`server_name localhost`), the error log at `info`, for
+ * side-by-side cases of any directive.
+ *
+ * @param site The directives and files.
+ * @returns The running nginx; its `root` is `$HTML`.
+ */
+export async function startNginxSite(site: NginxSite): Promise<NginxProcess> {
+  const binary = await nginxBinary();
+  const dir = await Deno.makeTempDir({ prefix: "nginx-site-" });
+  const html = `${dir}/html`;
+  const port = freePort();
+  const conf = `
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+events { worker_connections 256; }
+http {
+  access_log ${dir}/access.log combined;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+${(site.http ?? []).map((l) => `  ${l}`).join("\n")}
+  server {
+    listen 127.0.0.1:${port};
+    server_name localhost;
+${site.server.replaceAll("$HTML", html)}
+  }
+}
+`;
+  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+  await Deno.mkdir(html, { recursive: true });
+  for (const [name, data] of Object.entries(site.files ?? {})) {
+    const path = `${html}/${name}`;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    if (typeof data === "string") await Deno.writeTextFile(path, data);
+    else await Deno.writeFile(path, data);
+  }
+  return await launch(binary, dir, port);
+}
+
+/** Runs nginx on the configuration written in `dir` until disposed. */
+async function launch(
   binary: string,
   dir: string,
   port: number,
@@ -209,5 +271,5 @@ ${options.server}
 `;
   await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
   await Deno.mkdir(`${dir}/html`, { recursive: true });
-  return await run(binary, dir, port);
+  return await launch(binary, dir, port);
 }

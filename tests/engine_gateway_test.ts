@@ -2,9 +2,9 @@
  * An nginx.conf run by the engine in a real gateway process: several
  * servers on several ports, chosen by port and name.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway } from "./_utils.ts";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
 
 /** A prefix with `conf/nginx.conf` holding `text`. */
 async function prefixWith(
@@ -47,4 +47,28 @@ http {
   deepStrictEqual(await get(b, "one.test"), [200, `one ${b}\n`]);
   deepStrictEqual(await get(b, "TWO.test:1"), [200, "two two.test\n"]);
   deepStrictEqual(await get(b, "other.test"), [200, "two other.test\n"]);
+});
+
+Deno.test("an nginx.conf's log_format writes the access lines (nginx's stock main)", async () => {
+  const port = refusedPort();
+  await using p = await prefixWith(`events {}
+http {
+  log_format  main  '$remote_addr - $remote_user [$time_local] "$request" '
+                    '$status $body_bytes_sent "$http_referer" '
+                    '"$http_user_agent" "$http_x_forwarded_for" $host';
+  access_log  logs/access.log  main;
+  server { listen 127.0.0.1:${port}; location / { return 200 "ok\\n"; } }
+}`);
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await rawRequest(
+    gw.port,
+    "GET /x?y=1 HTTP/1.1\r\nHost: Station.test:81\r\nUser-Agent: t/1\r\n" +
+      "X-Forwarded-For: 10.0.0.9\r\nConnection: close\r\n\r\n",
+  );
+  const path = join(p.prefix, "logs", "access.log");
+  await waitFor(() => Deno.readTextFileSync(path).includes("\n"), 5000);
+  match(
+    Deno.readTextFileSync(path),
+    /^127\.0\.0\.1 - - \[[^\]]+\] "GET \/x\?y=1 HTTP\/1\.1" 200 3 "-" "t\/1" "10\.0\.0\.9" station\.test\n$/,
+  );
 });

@@ -14,6 +14,7 @@
 
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
+import type { LogFormat } from "../log/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -174,6 +175,8 @@ export interface LocationConf {
   etag: boolean;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
+  /** `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a `.gz`. */
+  gzipVary: boolean;
   /** `error_page`: status → target. */
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */
@@ -292,10 +295,12 @@ export interface HttpConf {
   /** `map` variables by name (without `$`). */
   maps: ReadonlyMap<string, MapConf>;
   /** `log_format`s by name (`combined` always). */
-  logFormats: ReadonlyMap<
-    string,
-    { escape: "default" | "json" | "none"; format: ComplexValue }
-  >;
+  logFormats: ReadonlyMap<string, LogFormat>;
+  /**
+   * The access log every level writes (one for the whole configuration):
+   * its file, absolute, or `null` for `off`, and its format.
+   */
+  accessLog: { path: string | null; format: LogFormat };
   /** `error_log`: the file, absolute, and the level. */
   errorLog: { path: string; level: string };
   /** Compare URIs with locations without regard to case (nginx for Windows). */

@@ -13,6 +13,9 @@ import { findLocation } from "./locations.ts";
 import type { LocationConf, ServerConf } from "./model.ts";
 import { type RewriteRun, runRewrite } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
+import { mapUri } from "./uri_map.ts";
+
+export { mapUri };
 
 /** What the phases decided. */
 export type Content =
@@ -89,31 +92,6 @@ function cycle(conf: LocationConf, uri: string): Content {
 }
 
 /**
- * The document root and the file a URI names in a location: `root` + URI,
- * or for `alias` the alias with the location's prefix replaced.
- *
- * @param conf The location.
- * @param vars The request (`$uri`; root and alias may read variables).
- * @param uri The URI to map (defaults to `$uri`).
- * @returns The folder and the path.
- */
-export function mapUri(
-  conf: LocationConf,
-  vars: RequestVars,
-  uri: string = vars.uri,
-): { root: string; path: string } {
-  if (conf.alias !== null) {
-    const alias = conf.alias.evaluate(vars);
-    // A regex location's alias is the whole path (captures build it).
-    if (conf.regex !== null) return { root: alias, path: alias };
-    const rest = uri.slice(conf.name.length);
-    return { root: alias, path: alias + rest };
-  }
-  const root = conf.root.evaluate(vars);
-  return { root, path: root + uri };
-}
-
-/**
  * Runs the phases for a request (or an internal redirect of it).
  *
  * @param server The chosen server.
@@ -134,8 +112,10 @@ export function runPhases(
     location: null,
     fileKind: (p) => io.fileKind(p),
   };
-  if (!state.internal && options.named === undefined && server.conf.rewrite) {
-    // The server rewrite phase runs once, before the first search.
+  vars.location ??= server.conf;
+  if (options.named === undefined && server.conf.rewrite) {
+    // The server rewrite phase, for internal redirects too
+    // (ngx_http_handler), not for a named location (ngx_http_named_location).
     const outcome = runRewrite(server.conf.rewrite, run);
     if (outcome.kind === "return") {
       return { ...outcome, conf: server.conf };
@@ -163,13 +143,14 @@ export function runPhases(
         return { kind: "status", conf, code: 404 };
       }
     }
+    vars.location = conf;
     run.uriChanged = false;
     run.rewritten = false;
     run.location = null;
     // The server level's own program ran in the server rewrite phase.
     if (conf.rewrite !== null && conf !== server.conf) {
       const outcome = runRewrite(conf.rewrite, run);
-      if (run.location !== null) conf = run.location;
+      if (run.location !== null) conf = vars.location = run.location;
       if (outcome.kind === "return") {
         return { ...outcome, conf };
       }
@@ -227,8 +208,6 @@ function content(
     return { kind: "proxy", conf, rewritten: options.rewritten };
   }
   const { root, path } = mapUri(conf, vars);
-  vars.documentRoot = root;
-  vars.requestFilename = path;
   if (vars.uri.endsWith("/")) {
     // The index module: the first index file that exists is an internal
     // redirect to it; none, and the folder exists: 403.

@@ -8,7 +8,8 @@
  */
 
 import type { VariableReader, VariableScope } from "./complex_value.ts";
-import type { MapConf } from "./model.ts";
+import type { LocationConf, MapConf } from "./model.ts";
+import { mapUri } from "./uri_map.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -40,10 +41,12 @@ export interface RequestVars {
   host: string;
   /** `$proxy_host`, once a proxied location is chosen. */
   proxyHost: string;
-  /** `$document_root`, once a location is chosen. */
+  /** `$document_root` when no location is chosen yet. */
   documentRoot: string;
-  /** `$request_filename`, once a location is chosen. */
+  /** `$request_filename` when no location is chosen yet. */
   requestFilename: string;
+  /** The location chosen so far: `$document_root` and `$request_filename` map `$uri` in it. */
+  location?: LocationConf;
   /** `$remote_user`, once basic auth has read it. */
   remoteUser: string;
   /** The latest regex captures (`$1`…`$9`; `[0]` is the whole match). */
@@ -116,9 +119,12 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
     const sent = r.headers.get("x-forwarded-for");
     return sent === null ? r.remoteAddr : `${sent}, ${r.remoteAddr}`;
   },
-  "document_root": (r) => r.documentRoot,
-  "realpath_root": (r) => r.documentRoot,
-  "request_filename": (r) => r.requestFilename,
+  "document_root": (r) =>
+    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+  "realpath_root": (r) =>
+    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+  "request_filename": (r) =>
+    r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
   "content_type": (r) => r.headers.get("content-type") ?? "",
   "content_length": (r) => r.headers.get("content-length") ?? "",
   "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,

@@ -6,6 +6,8 @@
  */
 
 import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
+import { COMBINED, formatLogLine, type LogFormat } from "./log_format.ts";
+import type { HeaderReader, LogRecord } from "./log_record.ts";
 import {
   type ErrorLogEntry,
   formatErrorLogLine,
@@ -24,8 +26,18 @@ export interface LineSink {
 /** An error-log entry before the logger adds time, pid and tid. */
 export type ErrorEvent = Omit<ErrorLogEntry, "time" | "pid" | "tid">;
 
-/** An access-log entry before the logger adds the time. */
-export type AccessEvent = Omit<AccessLogEntry, "time">;
+/**
+ * An access-log entry before the logger adds the time; a `log_format`
+ * other than `combined` reads the request's and response's fields too.
+ */
+export type AccessEvent = Omit<AccessLogEntry, "time"> & {
+  /** The request's fields, for `$http_NAME`. */
+  headers?: HeaderReader;
+  /** The response's fields, for `$sent_http_NAME`. */
+  responseHeaders?: HeaderReader;
+  /** When the request started, epoch ms, for `$request_time`. */
+  startMs?: number;
+};
 
 /** Writes error and access lines. */
 export interface Logger {
@@ -35,6 +47,11 @@ export interface Logger {
   access(event: AccessEvent): void;
   /** Whether there is an access log (nothing to compute for it if not). */
   readonly accessEnabled: boolean;
+  /**
+   * The access log's format reads fields beyond `combined`'s: the request
+   * and response fields must be kept for it.
+   */
+  readonly accessNeedsFields: boolean;
   /**
    * The last line written at `error` or more severe, for the built-in page;
    * `null` before the first.
@@ -68,6 +85,8 @@ export interface LoggerOptions {
   tid?: number;
   /** Clock, for tests. */
   now?: () => Date;
+  /** The access log's `log_format`. @default {COMBINED} */
+  accessFormat?: LogFormat;
 }
 
 /**
@@ -98,6 +117,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const pid = options.pid ?? Deno.pid;
   const tid = options.tid ?? (Deno.build.os === "windows" ? 0 : Deno.pid);
   const now = options.now ?? (() => new Date());
+  const format = options.accessFormat ?? COMBINED;
   // Kept as written, so the page needs no re-reading of the file.
   let lastError: string | null = null;
   return {
@@ -111,12 +131,41 @@ export function createLogger(options: LoggerOptions): Logger {
       return lastError;
     },
     access(event) {
-      options.accessLog?.write(formatAccessLogLine({ ...event, time: now() }));
+      if (format === COMBINED) {
+        options.accessLog?.write(
+          formatAccessLogLine({ ...event, time: now() }),
+        );
+        return;
+      }
+      options.accessLog?.write(formatLogLine(format, recordOf(event, now())));
     },
     accessEnabled: options.accessLog !== null,
+    accessNeedsFields: format !== COMBINED,
     close() {
       options.errorLog.close?.();
       options.accessLog?.close?.();
     },
+  };
+}
+
+const NO_FIELDS: HeaderReader = { get: () => null };
+
+/** The record a `log_format` reads, from an access event. */
+function recordOf(event: AccessEvent, time: Date): LogRecord {
+  return {
+    time,
+    startMs: event.startMs ?? time.getTime(),
+    remoteAddr: event.remoteAddr,
+    remoteUser: event.remoteUser,
+    request: event.request,
+    requestLength: 0,
+    headers: event.headers ?? NO_FIELDS,
+    connection: 0,
+    connectionRequests: 0,
+    pipelined: false,
+    status: event.status,
+    bodyBytesSent: event.bodyBytesSent,
+    bytesSent: event.bodyBytesSent,
+    responseHeaders: event.responseHeaders ?? NO_FIELDS,
   };
 }

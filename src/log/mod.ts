@@ -5,7 +5,29 @@
  * @module
  */
 
-export { basicAuthUser } from "./access_log.ts";
+export {
+  type AccessLogEntry,
+  escapeLogValue,
+  formatAccessLogLine,
+  formatTimeLocal,
+} from "./access_log.ts";
+export {
+  COMBINED,
+  compileLogFormat,
+  formatLogLine,
+  type LogEscape,
+  type LogFormat,
+  type LogFormatResult,
+  type LogVariable,
+  type LogVariableScope,
+} from "./log_format.ts";
+export type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
+export {
+  escapeLogJson,
+  formatSeconds,
+  formatTimeIso8601,
+  unescapedLogValue,
+} from "./log_values.ts";
 export { ConnectionCounter } from "./connection_counter.ts";
 export { writeEmergLine } from "./emerg_log.ts";
 export {

@@ -135,6 +135,7 @@ export function builtInConf(s: BuiltInSettings): string {
   add(2, `client_max_body_size ${s.clientMaxBodySize};`);
   add(2, `log_not_found ${s.logNotFound ? "on" : "off"};`);
   add(2, "gzip_static on;");
+  add(2, "gzip_vary on;");
   add(2, "station_default_page on;");
   for (const [uri, codes] of errorPageLines(s.errorPages)) {
     add(2, `error_page ${codes.join(" ")} ${q(uri)};`);

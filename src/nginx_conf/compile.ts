@@ -32,6 +32,13 @@ import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { pathProblem } from "../config/mod.ts";
+import { typesFromDirectives } from "../static/mod.ts";
+import {
+  COMBINED,
+  compileLogFormat,
+  type LogFormat,
+  type LogVariableScope,
+} from "../log/mod.ts";
 import {
   type LocationIdentity,
   locationSettings,
@@ -68,11 +75,13 @@ class Compiler {
   readonly warnings: string[] = [];
   readonly errors: string[] = [];
   readonly upstreams = new Map<string, UpstreamConf>();
+  readonly formats = new Map<string, LogFormat>([["combined", COMBINED]]);
   scope!: Variables;
   settings!: SettingsContext;
   readonly logs = new LogsSeen({
     fail: (d, message) => this.fail(d, message),
     warn: (d, message) => this.warn(d, message),
+    knownFormat: (name) => this.formats.has(name),
   });
   constructor(readonly options: CompileOptions) {}
 
@@ -143,10 +152,16 @@ class Compiler {
       scope: this.scope,
       prefix: this.options.prefix,
       fail: (d, message) => this.fail(d, message),
-      types: (d) => typesOf(d),
+      types: (d) => {
+        const table = typesFromDirectives(d.block ?? []);
+        // nginx warns about each extension given twice, at the block.
+        for (const w of table.warnings) this.warn(d, w);
+        return table.types;
+      },
       proxyPass: (d) => this.proxyPass(d),
     };
     this.compileMaps(block, maps);
+    for (const d of block) if (d.name === "log_format") this.logFormat(d);
     for (const d of block) if (d.name === "upstream") this.upstream(d);
     // The main level holds only what http inherits from it (error_log).
     const httpLevel = new Level(
@@ -164,7 +179,8 @@ class Compiler {
       servers,
       upstreams: this.upstreams,
       maps,
-      logFormats: new Map(),
+      logFormats: this.formats,
+      accessLog: this.accessLog(httpLevel, servers),
       errorLog: {
         path: prefixed(
           this.options.prefix,
@@ -177,6 +193,38 @@ class Compiler {
       statusPath: block.find((d) => d.name === "station_status")?.args[0] ??
         null,
     };
+  }
+
+  // --- logs ------------------------------------------------------------
+
+  /** `log_format name [escape=…] string …` (ngx_http_log_set_format). */
+  logFormat(d: Directive): void {
+    const [name = "", ...args] = d.args;
+    if (this.formats.has(name)) {
+      this.fail(d, `duplicate "log_format" name "${name}"`);
+      return;
+    }
+    const result = compileLogFormat(name, args, LOG_SCOPE);
+    if (!result.ok) {
+      this.fail(d, result.error);
+      return;
+    }
+    this.formats.set(name, result.format);
+  }
+
+  /** The one access log (LogsSeen made every level agree on it). */
+  accessLog(
+    http: Level,
+    servers: readonly ServerConf[],
+  ): HttpConf["accessLog"] {
+    const d = http.get("access_log")[0];
+    const first = servers[0]?.conf.accessLogs[0];
+    const name = d?.args[1] ?? first?.format ?? "combined";
+    const format = this.formats.get(name);
+    const path = servers.length === 0
+      ? prefixed(this.options.prefix, "logs/access.log")
+      : first?.path ?? null;
+    return { path, format: format ?? COMBINED };
   }
 
   // --- map ---------------------------------------------------------------
@@ -657,15 +705,6 @@ function setNames(block: readonly Directive[]): Set<string> {
   return names;
 }
 
-/** The extension map of a `types {}` block. */
-export function typesOf(block: Directive): Map<string, string> {
-  const map = new Map<string, string>();
-  for (const entry of block.block ?? []) {
-    for (const ext of entry.args) map.set(ext.toLowerCase(), entry.name);
-  }
-  return map;
-}
-
 function splitHostPort(
   text: string,
 ): { hostname: string; port: number } | null {
@@ -696,3 +735,43 @@ export function compileHttp(
     errors: compiler.errors,
   };
 }
+
+/** The part of a request line before the target, and the target. */
+function requestParts(line: string): [string, string] {
+  const first = line.indexOf(" ");
+  const last = line.lastIndexOf(" ");
+  return first < 0 ? [line, ""] : [
+    line.slice(0, first),
+    last > first ? line.slice(first + 1, last) : line.slice(first + 1),
+  ];
+}
+
+/**
+ * The variables a `log_format` may read beyond the log module's own: those
+ * the finished request's record still tells.
+ */
+const LOG_SCOPE: LogVariableScope = {
+  variable(name) {
+    switch (name) {
+      case "host":
+        return {
+          read: (r) =>
+            (r.headers.get("host") ?? "").replace(/:\d+$/, "").toLowerCase(),
+          encoding: "latin1",
+        };
+      case "request_method":
+        return { read: (r) => requestParts(r.request)[0], encoding: "utf-8" };
+      case "request_uri":
+        return { read: (r) => requestParts(r.request)[1], encoding: "utf-8" };
+      case "scheme":
+        return { read: () => "http", encoding: "utf-8" };
+      case "server_protocol":
+        return {
+          read: (r) => r.request.slice(r.request.lastIndexOf(" ") + 1),
+          encoding: "utf-8",
+        };
+      default:
+        return null;
+    }
+  },
+};

@@ -20,6 +20,7 @@ import {
   type VariableScope,
 } from "../engine/mod.ts";
 import { compileRegex } from "../engine/mod.ts";
+import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
@@ -39,22 +40,8 @@ export interface SettingsContext {
   proxyPass(d: Directive): ProxyPass | null;
 }
 
-/** ngx_http_core_default_types: what nginx types with no `types {}`. */
-const DEFAULT_TYPES: ReadonlyMap<string, string> = new Map([
-  ["html", "text/html"],
-  ["gif", "image/gif"],
-  ["jpg", "image/jpeg"],
-]);
-
-/** `charset_types`' default (ngx_http_charset_default_types). */
-const DEFAULT_CHARSET_TYPES = [
-  "text/html",
-  "text/xml",
-  "text/plain",
-  "text/vnd.wap.wml",
-  "application/javascript",
-  "application/rss+xml",
-];
+const DEFAULT_TYPES = NGINX_DEFAULT_TYPES;
+const DEFAULT_CHARSET_TYPES = [...NGINX_CHARSET_TYPES];
 
 const MINUTE = 60_000;
 
@@ -350,6 +337,7 @@ export function locationSettings(
     gzipStatic: gzipStatic === "on" || gzipStatic === "always"
       ? gzipStatic
       : "off",
+    gzipVary: flag(level, "gzip_vary", false),
     errorPages: errorPages(ctx, level),
     recursiveErrorPages: flag(level, "recursive_error_pages", false),
     proxyPass,

@@ -18,6 +18,8 @@ export interface LogChecks {
   fail(d: Directive, message: string): void;
   /** Warns about a directive. */
   warn(d: Directive, message: string): void;
+  /** Whether a `log_format` of this name exists. */
+  knownFormat(name: string): boolean;
 }
 
 function text(list: readonly Directive[]): string {
@@ -86,11 +88,8 @@ export class LogsSeen {
       return;
     }
     if (file === "off") return;
-    if (second !== undefined && second !== "combined") {
-      this.checks.fail(
-        d,
-        `"access_log … ${second}" is not supported: the gateway writes the "combined" format`,
-      );
+    if (second !== undefined && !this.checks.knownFormat(second)) {
+      this.checks.fail(d, `unknown log format "${second}"`);
     }
     for (const param of params) {
       if (/^(buffer|flush)=/.test(param)) {

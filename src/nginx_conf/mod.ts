@@ -176,7 +176,7 @@ function engineSettings(conf: HttpConf): NginxSettings {
     listen: `${host === "0.0.0.0" ? "*" : host}:${listen.port}`,
     errorLog: conf.errorLog.path,
     errorLogLevel: conf.errorLog.level,
-    accessLog: server.conf.accessLogs[0]?.path ?? "off",
+    accessLog: conf.accessLog.path ?? "off",
     serverName: server.serverName === "" ? "localhost" : server.serverName,
     // The engine checks these per location and answers error_page itself.
     clientMaxBodySize: "0",

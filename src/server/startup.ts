@@ -101,6 +101,7 @@ function openLogs(
     errorLog: opened[0]!,
     accessLog: opened[1] ?? null,
     level: config.errorLogLevel,
+    ...(config.engine ? { accessFormat: config.engine.accessLog.format } : {}),
   });
 }
 

@@ -135,13 +135,14 @@ function closeRange(
  * `Last-Modified` date. Without `If-Range` the range applies.
  *
  * @param ifRange The header, or `null`.
- * @param etag The current strong ETag.
+ * @param etag The current strong ETag, or `null` when none is sent (an
+ * ETag in `If-Range` then never matches).
  * @param lastModified The current `Last-Modified` value.
  * @returns Whether to honour the range.
  */
 export function ifRangeMatches(
   ifRange: string | null,
-  etag: string,
+  etag: string | null,
   lastModified: string,
 ): boolean {
   if (ifRange === null) return true;

@@ -14,33 +14,14 @@ import {
   looksLikeAppRoute,
 } from "./content_negotiation.ts";
 import { errorResponse } from "./error_pages.ts";
-import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
-import { statOrNull, wholeFileResponse } from "./cache.ts";
-import { isSafeSegment, openInsideRoot } from "./containment.ts";
-import {
-  etagFor,
-  fsFailure,
-  missingFile,
-  notModified,
-  statFile,
-  type StaticOptions,
-  type StaticResult,
-} from "./static_results.ts";
+import { statOrNull } from "./cache.ts";
+import { isSafeSegment } from "./containment.ts";
+import { done, planFile, type StaticPlan } from "./file_plan.ts";
+import { missingFile, statFile, type StaticOptions } from "./static_results.ts";
 
-/** What {@linkcode planStatic} decided. */
-export type StaticPlan =
-  | { kind: "done"; result: StaticResult }
-  | { kind: "default-page" }
-  | {
-    kind: "stream";
-    file: Deno.FsFile;
-    start: number;
-    length: number;
-    status: number;
-    headers: [string, string][];
-  };
+export type { StaticPlan } from "./file_plan.ts";
 
 /** One static request, as the planning steps share it. */
 interface StaticRequest {
@@ -55,10 +36,6 @@ interface Located {
   kind: "found";
   path: string;
   info: Deno.FileInfo;
-}
-
-function done(result: StaticResult): StaticPlan {
-  return { kind: "done", result };
 }
 
 /**
@@ -89,7 +66,19 @@ export function planStatic(
   if (found.kind !== "found") return found;
   const headers = fileHeaders(found.path, options);
   const served = preferSidecar(ctx, found, headers);
-  return planFile(ctx, served, headers);
+  return planFile(
+    {
+      req,
+      root: options.root,
+      cache: options.cache,
+      family,
+      head: ctx.head,
+      etag: true,
+      ranges: true,
+    },
+    served,
+    headers,
+  );
 }
 
 /**
@@ -185,110 +174,4 @@ function preferSidecar(
     }
   }
   return served;
-}
-
-/**
- * The answer for the file to send: containment, the validators (304), the
- * range (206, 416), then the bytes from memory or a stream of the handle.
- */
-function planFile(
-  ctx: StaticRequest,
-  served: Located,
-  headers: [string, string][],
-): StaticPlan {
-  const { req, options, family, head } = ctx;
-  const servedPath = served.path;
-  let servedInfo = served.info;
-  // Containment, decided on what is actually read: a cached copy of this
-  // very file (identity of a stat just taken) was proved inside the root
-  // when it was read; anything else is opened and proved inside on the
-  // handle, whose fstat then describes what is sent (as nginx's
-  // ngx_open_cached_file: open, then fstat).
-  let cached = options.cache?.lookup(servedPath, servedInfo) ?? null;
-  let file: Deno.FsFile | null = null;
-  if (cached === null) {
-    const opened = openInsideRoot(options.root, servedPath);
-    if (opened.kind === "failed") {
-      return done(fsFailure(opened.error, servedPath, family));
-    }
-    if (opened.kind === "outside" || !opened.info.isFile) {
-      if (opened.kind === "opened") opened.file.close();
-      return done({ response: errorResponse(404, { head }) });
-    }
-    file = opened.file;
-    servedInfo = opened.info;
-  }
-  const etag = etagFor(servedInfo);
-  const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
-  headers.push(["etag", etag], ["last-modified", lastModified]);
-  if (notModified(req, etag, lastModified)) {
-    file?.close();
-    return done({ response: new Response(null, { status: 304, headers }) });
-  }
-
-  const size = servedInfo.size;
-  const range = ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
-    ? parseRange(req.headers.get("range"), size)
-    : null;
-  if (range === "unsatisfiable") {
-    file?.close();
-    return done({
-      response: errorResponse(416, {
-        head,
-        headers: { "content-range": `bytes */${size}` },
-      }),
-    });
-  }
-  const start = range?.start ?? 0;
-  const length = range === null ? size : range.end - range.start + 1;
-  headers.push(["content-length", String(length)]);
-  if (range !== null) {
-    headers.push([
-      "content-range",
-      `bytes ${range.start}-${range.end}/${size}`,
-    ]);
-  }
-  const status = range === null ? 200 : 206;
-  if (head || length === 0) {
-    file?.close();
-    return done({
-      response: new Response(head ? null : "", { status, headers }),
-    });
-  }
-  if (file !== null) {
-    try {
-      cached = options.cache?.load(servedPath, file, servedInfo) ?? null;
-    } catch (error) {
-      file.close();
-      return done(fsFailure(error, servedPath, family));
-    }
-    if (cached !== null && cached.bytes.length === size) file.close();
-  }
-  if (cached !== null && cached.bytes.length === size) {
-    // A whole file goes out without a per-response copy (wholeFileResponse).
-    return done({
-      response: range === null
-        ? wholeFileResponse(cached, { status, headers })
-        : new Response(cached.bytes.subarray(start, start + length), {
-          status,
-          headers,
-        }),
-    });
-  }
-  if (file === null) {
-    // A cached copy of another length cannot happen (the lookup matched the
-    // size); answered as a file that changed while read.
-    return done({ response: errorResponse(404, { head }) });
-  }
-  // Too big to cache, or shrank while read: streamed from the same handle,
-  // from its start again (fileSlice fails the body rather than send short).
-  if (cached !== null) {
-    try {
-      file.seekSync(0, Deno.SeekMode.Start);
-    } catch (error) {
-      file.close();
-      return done(fsFailure(error, servedPath, family));
-    }
-  }
-  return { kind: "stream", file, start, length, status, headers };
 }

@@ -69,22 +69,56 @@ export function etagFor(info: Deno.FileInfo): string {
   return `"${mtime.toString(16)}-${info.size.toString(16)}"`;
 }
 
+/**
+ * Whether a conditional GET is answered 304: `If-None-Match` naming the
+ * ETag (or `*`), else `If-Modified-Since` equal to `Last-Modified`.
+ *
+ * @param req The request.
+ * @param etag The file's ETag, or `null` under `etag off` (only `*` matches).
+ * @param lastModified The `Last-Modified` value.
+ * @returns Whether to answer 304.
+ */
 export function notModified(
   req: Request,
-  etag: string,
+  etag: string | null,
   lastModified: string,
 ): boolean {
   const inm = req.headers.get("if-none-match");
   if (inm !== null) {
     return inm.split(",").some((t) => {
       const tag = t.trim();
-      return tag === "*" || tag === etag || tag === `W/${etag}`;
+      return tag === "*" ||
+        (etag !== null && (tag === etag || tag === `W/${etag}`));
     });
   }
   // nginx `if_modified_since exact`.
   return req.headers.get("if-modified-since") === lastModified;
 }
 
+/**
+ * The OS codes `ngx_http_static_handler` answers 404 (`ENOENT`, `ENOTDIR`,
+ * `ENAMETOOLONG`) and 403 (`EACCES`, and with `openat` `EMLINK`, `ELOOP`),
+ * by platform; any other failure is 500 at `crit`.
+ */
+const NOT_FOUND_CODES: Readonly<Record<OsFamily, readonly number[]>> = {
+  linux: [2, 20, 36],
+  windows: [2, 3, 206],
+};
+const FORBIDDEN_CODES: Readonly<Record<OsFamily, readonly number[]>> = {
+  linux: [13, 31, 40],
+  windows: [5],
+};
+
+/**
+ * What nginx answers and logs when opening a file failed: 404 or 403 at
+ * `error`, else 500 at `crit`, with `open() "path" failed (code: text)`
+ * (`CreateFile()` on Windows).
+ *
+ * @param error What the open threw.
+ * @param path The file.
+ * @param family The platform's texts.
+ * @returns The response and its line.
+ */
 export function fsFailure(
   error: unknown,
   path: string,
@@ -97,10 +131,17 @@ export function fsFailure(
     message: `${call} "${path}" failed`,
     ...(osError ? { osError } : {}),
   });
-  if (error instanceof Deno.errors.NotFound) {
+  const code = osError?.code ?? -1;
+  if (
+    error instanceof Deno.errors.NotFound ||
+    NOT_FOUND_CODES[family].includes(code)
+  ) {
     return { response: errorResponse(404), failure: failure("error") };
   }
-  if (error instanceof Deno.errors.PermissionDenied) {
+  if (
+    error instanceof Deno.errors.PermissionDenied ||
+    FORBIDDEN_CODES[family].includes(code)
+  ) {
     return { response: errorResponse(403), failure: failure("error") };
   }
   return { response: errorResponse(500), failure: failure("crit") };

@@ -170,3 +170,28 @@ Deno.test("runPhases() serves files with try_files, index and alias as nginx doe
     });
   }
 });
+
+Deno.test("runPhases() reads $request_filename in the location chosen (the SPA idiom with -e)", async (t) => {
+  const conf = compileText(`http { server {
+    root html;
+    location / {
+      if (!-e $request_filename) { rewrite ^/(.*) /index.html last; }
+    }
+    location /docs/ { root /srv; if (-f $request_filename) { return 200 $request_filename; } }
+  } }`);
+  const files: Record<string, "file" | "dir"> = {
+    "/n/html/index.html": "file",
+    "/n/html/app.js": "file",
+    "/srv/docs/a.txt": "file",
+  };
+  const table: [string, string][] = [
+    ["/app.js", "static /n/html/app.js"],
+    ["/deep/route", "static /n/html/index.html"],
+    ["/docs/a.txt", "return 200 /srv/docs/a.txt"],
+  ];
+  for (const [uri, expected] of table) {
+    await t.step(uri, () => {
+      strictEqual(describe(phases(conf, uri, { files }).content), expected);
+    });
+  }
+});

@@ -1,10 +1,12 @@
 import { strictEqual } from "node:assert/strict";
+import { parseBasicCredentials } from "../../src/access/mod.ts";
 import {
-  basicAuthUser,
   escapeLogValue,
   formatAccessLogLine,
   formatTimeLocal,
 } from "../../src/log/access_log.ts";
+
+const basicAuthUser = (h: string | null) => parseBasicCredentials(h)?.user;
 
 Deno.test("formatAccessLogLine() writes nginx's combined format", () => {
   const time = new Date(2026, 10, 21, 7, 46, 35);

@@ -105,6 +105,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     expires: { kind: "off" },
     etag: true,
     gzipStatic: "off",
+    gzipVary: false,
     errorPages: new Map(
       (spec.intercept ?? []).map((
         c,

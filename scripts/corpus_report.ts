@@ -1,0 +1,73 @@
+/**
+ * The corpus report: each real-world nginx.conf of
+ * tests/testdata/nginx_conf/corpus (or, with `--holdout`, the held-out set)
+ * checked by `nginx -t` and the gateway's `--check`, then run side by side
+ * by nginx 1.22 and the gateway on the same requests; one row per file and
+ * the totals. `--tally` prints the directive tally of both sets instead;
+ * `--only NAME` runs one file and prints every difference; `--strict` also
+ * compares the named differences the report masks by default.
+ *
+ * ```sh
+ * deno run -A scripts/corpus_report.ts [--holdout] [--only NAME] [--strict] [--tally]
+ * ```
+ *
+ * @module
+ */
+
+import {
+  caseDirs,
+  compareFile,
+  type FileResult,
+  MASKED,
+  readConfTree,
+  reportTable,
+  tally,
+  tallyTable,
+  totals,
+} from "../tests/nginx_conf/_corpus/mod.ts";
+
+const args = Deno.args;
+const encoder = new TextEncoder();
+/** Prints a line on stdout (the report) or stderr (progress). */
+function print(text: string, to: "stdout" | "stderr" = "stdout"): void {
+  (to === "stdout" ? Deno.stdout : Deno.stderr).writeSync(
+    encoder.encode(`${text}\n`),
+  );
+}
+const set = args.includes("--holdout") ? "holdout" : "corpus";
+const only = args[args.indexOf("--only") + 1];
+
+if (args.includes("--tally")) {
+  const trees = [...caseDirs("corpus"), ...caseDirs("holdout")].map((dir) =>
+    readConfTree(
+      `${dir}/nginx.conf`,
+      dir,
+      (arg) => arg.replace("{{PREFIX}}/conf/", `${dir}/`),
+    )
+  );
+  print(tallyTable(tally(trees)));
+} else {
+  const dirs = caseDirs(set).filter((d) =>
+    !args.includes("--only") || d.endsWith(`/${only}`)
+  );
+  const rows: FileResult[] = new Array(dirs.length);
+  // Two files at a time: the machines have two cores.
+  let next = 0;
+  const worker = async () => {
+    while (next < dirs.length) {
+      const i = next++;
+      rows[i] = await compareFile(dirs[i]!, {
+        strict: args.includes("--strict"),
+      });
+      print(`${rows[i]!.name}: ${rows[i]!.first || "same"}`, "stderr");
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  print(`## ${set}\n\n${reportTable(rows)}\n\n${totals(rows)}\n`);
+  if (args.includes("--only")) {
+    for (const r of rows) print(r.all.map((d) => `- ${d}`).join("\n"));
+  }
+  const traces = rows.filter((r) => r.gatewayTrace);
+  for (const r of traces) print(`- ${r.name}: ${r.gatewayTrace}`);
+  print(`\nMasked:\n${MASKED.map((m) => `- ${m}`).join("\n")}`);
+}

@@ -1,0 +1,11 @@
+/**
+ * Prints the README's list of nginx directives and what the gateway does
+ * with each (`deno run scripts/directives.ts`), to paste between the
+ * README's `directives` markers after the directive table changes.
+ *
+ * @module
+ */
+
+import { supportList } from "../src/nginx_conf/support.ts";
+
+Deno.stdout.writeSync(new TextEncoder().encode(supportList()));

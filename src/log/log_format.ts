@@ -1,0 +1,291 @@
+/**
+ * `log_format` (`ngx_http_log_compile_format`): a format compiled once into
+ * literal text and value readers, written per request from a
+ * {@linkcode LogRecord} the handler fills. Variables are escaped by the
+ * format's `escape=` mode; nginx's own log values (`$status`,
+ * `$time_local`, `$body_bytes_sent`, …) never are. A variable that is not
+ * found prints `-` with `escape=default` and nothing with `json`/`none`; a
+ * found empty value prints nothing (an empty `Referer:` is `""`).
+ *
+ * @module
+ */
+
+import {
+  escapeLogJson,
+  escapeLogValue,
+  formatSeconds,
+  formatTimeIso8601,
+  formatTimeLocal,
+  unescapedLogValue,
+} from "./log_values.ts";
+import type { LogRecord, UpstreamTry } from "./log_record.ts";
+
+/** A format's escaping (`escape=`). */
+export type LogEscape = "default" | "json" | "none";
+
+/** A variable as a format reads it. */
+export interface LogVariable {
+  /** The value, or `undefined` when nginx would find none. */
+  read(record: LogRecord): string | undefined;
+  /** `latin1` for ByteStrings (header values), `utf-8` for text. */
+  encoding: "utf-8" | "latin1";
+}
+
+/** Resolves the variables this module does not know (`$host`, `$uri`, maps). */
+export interface LogVariableScope {
+  /**
+   * @param name Lower case, without `$`.
+   * @returns The variable, or `null` when nginx would not know it.
+   */
+  variable(name: string): LogVariable | null;
+}
+
+type Op = string | ((record: LogRecord) => string);
+
+/** A compiled `log_format`. */
+export interface LogFormat {
+  /** The name. */
+  readonly name: string;
+  /** The escaping mode. */
+  readonly escape: LogEscape;
+  /** The format text, its arguments joined as nginx joins them (no separator). */
+  readonly text: string;
+  /** @internal The parts. */
+  readonly ops: readonly Op[];
+}
+
+/** What compiling a `log_format` gave: the format, or nginx's `[emerg]` message. */
+export type LogFormatResult =
+  | { ok: true; format: LogFormat }
+  | { ok: false; error: string };
+
+function tries(
+  record: LogRecord,
+  value: (t: UpstreamTry) => string,
+): string | undefined {
+  const list = record.upstream;
+  if (list === undefined || list.length === 0) return undefined;
+  let out = "";
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    if (i > 0) out += t.newGroup ? " : " : ", ";
+    out += value(t);
+  }
+  return out;
+}
+
+function ms(value: number | null): string {
+  return value === null ? "-" : formatSeconds(value);
+}
+
+/** nginx's log values: written as they are, never escaped, always found. */
+const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
+  "pipe": (r) => r.pipelined ? "p" : ".",
+  "time_local": (r) => formatTimeLocal(r.time),
+  "time_iso8601": (r) => formatTimeIso8601(r.time),
+  "msec": (r) => formatSeconds(r.time.getTime()),
+  "request_time": (r) => formatSeconds(r.time.getTime() - r.startMs),
+  "status": (r) => String(r.status).padStart(3, "0"),
+  "bytes_sent": (r) => String(r.bytesSent),
+  "body_bytes_sent": (r) => String(r.bodyBytesSent),
+  "request_length": (r) => String(r.requestLength),
+};
+
+/** Variables of the request, response and upstream this module reads. */
+const VARIABLES: Readonly<Record<string, LogVariable>> = {
+  "remote_addr": { read: (r) => r.remoteAddr, encoding: "utf-8" },
+  "remote_user": { read: (r) => r.remoteUser, encoding: "latin1" },
+  "request": { read: (r) => r.request, encoding: "utf-8" },
+  "connection": { read: (r) => String(r.connection), encoding: "utf-8" },
+  "connection_requests": {
+    read: (r) => String(r.connectionRequests),
+    encoding: "utf-8",
+  },
+  "upstream_addr": {
+    read: (r) => tries(r, (t) => t.addr),
+    encoding: "utf-8",
+  },
+  "upstream_status": {
+    read: (r) => tries(r, (t) => t.status === 0 ? "-" : String(t.status)),
+    encoding: "utf-8",
+  },
+  "upstream_response_time": {
+    read: (r) => tries(r, (t) => ms(t.responseMs)),
+    encoding: "utf-8",
+  },
+  "upstream_connect_time": {
+    read: (r) => tries(r, (t) => ms(t.connectMs)),
+    encoding: "utf-8",
+  },
+  "upstream_header_time": {
+    read: (r) => tries(r, (t) => ms(t.headerMs)),
+    encoding: "utf-8",
+  },
+};
+
+function header(
+  from: (r: LogRecord) => { get(name: string): string | null },
+  suffix: string,
+): LogVariable {
+  const field = suffix.replaceAll("_", "-");
+  return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
+}
+
+function variableOp(v: LogVariable, escape: LogEscape): Op {
+  const { read, encoding } = v;
+  switch (escape) {
+    case "default":
+      return (r) => {
+        const value = read(r);
+        return value === undefined ? "-" : escapeLogValue(value, encoding);
+      };
+    case "json":
+      return (r) => {
+        const value = read(r);
+        return value === undefined ? "" : escapeLogJson(value, encoding);
+      };
+    case "none":
+      return (r) => {
+        const value = read(r);
+        return value === undefined ? "" : unescapedLogValue(value, encoding);
+      };
+  }
+}
+
+const NAME_CHAR = /[A-Za-z0-9_]/;
+
+/**
+ * Compiles a `log_format` from its arguments after the name, as
+ * `ngx_http_log_compile_format`: an optional `escape=` first, then the
+ * format strings, joined with nothing between them.
+ *
+ * @param name The format's name.
+ * @param args The arguments after the name (quotes removed).
+ * @param scope Resolves variables this module does not know.
+ * @returns The format, or nginx's message.
+ *
+ * @example Usage
+ * ```ts
+ * import { compileLogFormat } from "./log_format.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const r = compileLogFormat("short", ["$remote_addr ", "$status"]);
+ * strictEqual(r.ok && r.format.text, "$remote_addr $status");
+ * ```
+ */
+export function compileLogFormat(
+  name: string,
+  args: readonly string[],
+  scope: LogVariableScope | null = null,
+): LogFormatResult {
+  let escape: LogEscape = "default";
+  let first = 0;
+  if (args[0]?.startsWith("escape=")) {
+    const mode = args[0].slice(7);
+    if (mode !== "default" && mode !== "json" && mode !== "none") {
+      return { ok: false, error: `unknown log format escaping "${mode}"` };
+    }
+    escape = mode;
+    first = 1;
+  }
+  const ops: Op[] = [];
+  for (const arg of args.slice(first)) {
+    let i = 0;
+    while (i < arg.length) {
+      const start = i;
+      if (arg[i] !== "$") {
+        while (i < arg.length && arg[i] !== "$") i++;
+        const literal = arg.slice(start, i);
+        const last = ops.length - 1;
+        if (typeof ops[last] === "string") ops[last] += literal;
+        else ops.push(literal);
+        continue;
+      }
+      const invalid = {
+        ok: false,
+        error: `invalid parameter "${arg.slice(start)}"`,
+      } as const;
+      if (++i === arg.length) return invalid;
+      let bracket = false;
+      if (arg[i] === "{") {
+        bracket = true;
+        if (++i === arg.length) return invalid;
+      }
+      const nameStart = i;
+      while (i < arg.length && NAME_CHAR.test(arg[i]!)) i++;
+      const varName = arg.slice(nameStart, i);
+      if (bracket) {
+        if (arg[i] !== "}") {
+          return {
+            ok: false,
+            error: `the closing bracket in "${varName}" variable is missing`,
+          };
+        }
+        i++;
+      }
+      if (varName === "") return invalid;
+      const op = resolve(varName, escape, scope);
+      if (op === null) {
+        return { ok: false, error: `unknown "${varName}" variable` };
+      }
+      ops.push(op);
+    }
+  }
+  return {
+    ok: true,
+    format: { name, escape, text: args.slice(first).join(""), ops },
+  };
+}
+
+function resolve(
+  varName: string,
+  escape: LogEscape,
+  scope: LogVariableScope | null,
+): Op | null {
+  // nginx matches its log values by exact name; other names are variables,
+  // looked up in lower case, and nginx's variables of these names print the
+  // same values.
+  const lower = varName.toLowerCase();
+  const logOp = LOG_OPS[lower];
+  if (logOp !== undefined) return logOp;
+  const known = VARIABLES[lower];
+  if (known !== undefined) return variableOp(known, escape);
+  if (lower.startsWith("http_")) {
+    return variableOp(header((r) => r.headers, lower.slice(5)), escape);
+  }
+  if (lower.startsWith("sent_http_")) {
+    return variableOp(
+      header((r) => r.responseHeaders, lower.slice(10)),
+      escape,
+    );
+  }
+  const other = scope?.variable(lower) ?? null;
+  return other === null ? null : variableOp(other, escape);
+}
+
+/**
+ * Writes one line of a format, without the newline.
+ *
+ * @param format The compiled format.
+ * @param record The request's facts.
+ * @returns The line.
+ */
+export function formatLogLine(format: LogFormat, record: LogRecord): string {
+  let out = "";
+  const ops = format.ops;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    out += typeof op === "string" ? op : op(record);
+  }
+  return out;
+}
+
+/** nginx's predefined `combined` (`ngx_http_combined_fmt`). */
+export const COMBINED: LogFormat = (() => {
+  const r = compileLogFormat("combined", [
+    '$remote_addr - $remote_user [$time_local] "$request" $status ' +
+    '$body_bytes_sent "$http_referer" "$http_user_agent"',
+  ]);
+  if (!r.ok) throw new Error(r.error);
+  return r.format;
+})();

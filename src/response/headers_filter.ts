@@ -1,0 +1,152 @@
+/**
+ * `ngx_http_headers_filter_module`: `expires` and `add_header` applied to a
+ * response's header fields, for static and proxied responses alike. As in
+ * nginx, both act only on the statuses listed in
+ * {@linkcode HEADERS_FILTER_STATUSES} (`add_header … always` on any), and
+ * `expires` runs first.
+ *
+ * @module
+ */
+
+import type { AddHeader, Expires, RequestVars } from "../engine/mod.ts";
+import { byteStringFromBytes } from "../runtime/mod.ts";
+import { expiresFields } from "./expires.ts";
+
+/**
+ * The statuses `expires` and `add_header` (without `always`) apply to
+ * (`ngx_http_headers_filter`'s `safe_status`).
+ */
+export const HEADERS_FILTER_STATUSES: ReadonlySet<number> = new Set([
+  200,
+  201,
+  204,
+  206,
+  301,
+  302,
+  303,
+  304,
+  307,
+  308,
+]);
+
+/** The settings the filter reads (a location's, merged). */
+export interface HeadersFilterConf {
+  /** `add_header`, in order. */
+  addHeaders: readonly AddHeader[];
+  /** `expires`. */
+  expires: Expires;
+}
+
+/**
+ * Tells whether {@linkcode filterHeaders} can change anything for this
+ * configuration, so a caller skips it (and the `Headers` it needs) when not.
+ *
+ * @param conf The settings.
+ * @returns Whether the filter has work.
+ */
+export function hasHeadersFilter(conf: HeadersFilterConf): boolean {
+  return conf.expires.kind !== "off" || conf.addHeaders.length > 0;
+}
+
+/** What {@linkcode filterHeaders} reads besides the fields. */
+export interface HeadersFilterInput {
+  /** The response's status. */
+  status: number;
+  /** The location's settings. */
+  conf: HeadersFilterConf;
+  /** The request, for the values' variables. */
+  vars: RequestVars;
+  /** The clock in ms, for `expires`. @default {Date.now()} */
+  now?: number;
+  /**
+   * The response's last modification in ms for `expires modified`, when
+   * its fields no longer say it (nginx's `last_modified_time` of a 416).
+   * @default {the `Last-Modified` field}
+   */
+  lastModified?: number | null;
+}
+
+/**
+ * Applies `expires` and `add_header` to a response's fields, in place.
+ *
+ * `expires` replaces `Expires` and `Cache-Control`. Each `add_header` value
+ * is evaluated for the request; an empty value adds nothing. As nginx's
+ * handlers for these names: `ETag` and `Last-Modified` replace the field (an
+ * empty value removes it), every other name is added after what is there.
+ * A value nginx would send raw but a header cannot carry (NUL, CR, LF) is
+ * left out rather than split the head; text beyond Latin-1 (a UTF-8 `$uri`)
+ * goes as its UTF-8 bytes, as nginx sends it.
+ *
+ * @param headers The response's fields; changed in place.
+ * @param input The status, the settings, the request and the clock.
+ *
+ * @example Usage
+ * ```ts
+ * import { filterHeaders } from "./headers_filter.ts";
+ * import { constantValue, type RequestVars } from "../engine/mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const headers = new Headers();
+ * const conf = {
+ *   expires: { kind: "epoch" } as const,
+ *   addHeaders: [{ name: "X-Frame-Options", value: constantValue("DENY"), always: false }],
+ * };
+ * const vars = {} as RequestVars;
+ * filterHeaders(headers, { status: 404, conf, vars });
+ * strictEqual(headers.has("x-frame-options"), false);
+ * filterHeaders(headers, { status: 200, conf, vars });
+ * strictEqual(headers.get("x-frame-options"), "DENY");
+ * strictEqual(headers.get("cache-control"), "no-cache");
+ * ```
+ */
+export function filterHeaders(
+  headers: Headers,
+  input: HeadersFilterInput,
+): void {
+  const { conf } = input;
+  const safe = HEADERS_FILTER_STATUSES.has(input.status);
+  if (safe && conf.expires.kind !== "off") {
+    let lastModified = input.lastModified;
+    if (lastModified === undefined) {
+      const field = headers.get("last-modified");
+      const parsed = field === null ? NaN : Date.parse(field);
+      lastModified = Number.isNaN(parsed) ? null : parsed;
+    }
+    const fields = expiresFields(conf.expires, {
+      now: input.now ?? Date.now(),
+      lastModified,
+    });
+    if (fields !== null) {
+      headers.set("expires", fields.expires);
+      headers.set("cache-control", fields.cacheControl);
+    }
+  }
+  for (const add of conf.addHeaders) {
+    if (!safe && !add.always) continue;
+    addHeader(headers, add.name, headerText(add.value.evaluate(input.vars)));
+  }
+}
+
+/** `ngx_http_set_headers`: how each name is added. */
+function addHeader(headers: Headers, name: string, value: string | null): void {
+  if (value === null) return;
+  const lower = name.toLowerCase();
+  if (lower === "etag" || lower === "last-modified") {
+    // ngx_http_set_response_header: replaces; an empty value removes.
+    if (value === "") headers.delete(lower);
+    else headers.set(lower, value);
+    return;
+  }
+  if (value !== "") headers.append(name, value);
+}
+
+/**
+ * A value as a header can carry it: `null` when it holds what would end the
+ * field (NUL, CR, LF); UTF-8 bytes, one char each, past Latin-1.
+ */
+function headerText(value: string): string | null {
+  if (/[\0\r\n]/.test(value)) return null;
+  // deno-lint-ignore no-control-regex
+  if (!/[^\x00-\xff]/.test(value)) return value;
+  return byteStringFromBytes(new TextEncoder().encode(value));
+}

@@ -1,0 +1,193 @@
+/**
+ * The answer for one file, shared by the flags' static handler
+ * (`serveStatic`) and nginx's static module (`serveFile`): containment on
+ * the opened handle, the validators (304), the range (206, 416), then the
+ * bytes from memory or a stream of the handle.
+ *
+ * @module
+ */
+
+import type { OsFamily } from "../runtime/mod.ts";
+import { wholeFileResponse } from "./cache.ts";
+import type { StaticCache } from "./cache.ts";
+import { openInsideRoot } from "./containment.ts";
+import { errorResponse } from "./error_pages.ts";
+import { ifRangeMatches, parseRange } from "./http_ranges.ts";
+import {
+  etagFor,
+  fsFailure,
+  notModified,
+  type StaticResult,
+} from "./static_results.ts";
+
+/** What a plan decided. */
+export type StaticPlan =
+  | { kind: "done"; result: StaticResult }
+  | { kind: "default-page" }
+  | {
+    kind: "stream";
+    file: Deno.FsFile;
+    start: number;
+    length: number;
+    status: number;
+    headers: [string, string][];
+  };
+
+/** One file's request, as {@linkcode planFile} reads it. */
+export interface FileRequest {
+  /** The request. */
+  req: Request;
+  /** The folder the file must be inside. */
+  root: string;
+  /** Small files from memory. */
+  cache?: StaticCache | undefined;
+  /** The platform's error texts. */
+  family: OsFamily;
+  /** A HEAD request. */
+  head: boolean;
+  /** Send an `ETag` and match it (nginx `etag on`). */
+  etag: boolean;
+  /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
+  ranges: boolean;
+  /**
+   * nginx's heads: this `Content-Type` on every answer but 304, and
+   * `Accept-Ranges` on a 200 only (nginx's range filter). Without it the
+   * caller's list holds both for every answer.
+   */
+  nginx?: { contentType: string } | undefined;
+}
+
+/** A file found for a request: its path and `stat`. */
+export interface Located {
+  /** The file. */
+  path: string;
+  /** Its `stat`. */
+  info: Deno.FileInfo;
+}
+
+/**
+ * Wraps a finished result as a plan.
+ *
+ * @param result The result.
+ * @returns The plan.
+ */
+export function done(result: StaticResult): StaticPlan {
+  return { kind: "done", result };
+}
+
+/**
+ * The answer for the file to send. Containment is decided on what is
+ * actually read: a cached copy of this very file (identity of a stat just
+ * taken) was proved inside the root when it was read; anything else is
+ * opened and proved inside on the handle, whose fstat then describes what
+ * is sent (as nginx's ngx_open_cached_file: open, then fstat).
+ *
+ * @param ctx The request.
+ * @param served The file.
+ * @param headers The fields every answer for it carries; more are added.
+ * @returns The plan.
+ */
+export function planFile(
+  ctx: FileRequest,
+  served: Located,
+  headers: [string, string][],
+): StaticPlan {
+  const { req, family, head, cache } = ctx;
+  const servedPath = served.path;
+  let servedInfo = served.info;
+  let cached = cache?.lookup(servedPath, servedInfo) ?? null;
+  let file: Deno.FsFile | null = null;
+  if (cached === null) {
+    const opened = openInsideRoot(ctx.root, servedPath);
+    if (opened.kind === "failed") {
+      return done(fsFailure(opened.error, servedPath, family));
+    }
+    if (opened.kind === "outside" || !opened.info.isFile) {
+      if (opened.kind === "opened") opened.file.close();
+      return done({ response: errorResponse(404, { head }) });
+    }
+    file = opened.file;
+    servedInfo = opened.info;
+  }
+  const etag = ctx.etag ? etagFor(servedInfo) : null;
+  const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
+  if (etag !== null) headers.push(["etag", etag]);
+  headers.push(["last-modified", lastModified]);
+  if (notModified(req, etag, lastModified)) {
+    file?.close();
+    return done({ response: new Response(null, { status: 304, headers }) });
+  }
+  if (ctx.nginx !== undefined) {
+    headers.push(["content-type", ctx.nginx.contentType]);
+  }
+
+  const size = servedInfo.size;
+  const range = ctx.ranges &&
+      ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
+    ? parseRange(req.headers.get("range"), size)
+    : null;
+  if (range === "unsatisfiable") {
+    file?.close();
+    return done({
+      response: errorResponse(416, {
+        head,
+        headers: { "content-range": `bytes */${size}` },
+      }),
+    });
+  }
+  const start = range?.start ?? 0;
+  const length = range === null ? size : range.end - range.start + 1;
+  headers.push(["content-length", String(length)]);
+  if (range !== null) {
+    headers.push([
+      "content-range",
+      `bytes ${range.start}-${range.end}/${size}`,
+    ]);
+  }
+  const status = range === null ? 200 : 206;
+  if (ctx.nginx !== undefined && ctx.ranges && status === 200) {
+    headers.push(["accept-ranges", "bytes"]);
+  }
+  if (head || length === 0) {
+    file?.close();
+    return done({
+      response: new Response(head ? null : "", { status, headers }),
+    });
+  }
+  if (file !== null) {
+    try {
+      cached = cache?.load(servedPath, file, servedInfo) ?? null;
+    } catch (error) {
+      file.close();
+      return done(fsFailure(error, servedPath, family));
+    }
+    if (cached !== null && cached.bytes.length === size) file.close();
+  }
+  if (cached !== null && cached.bytes.length === size) {
+    // A whole file goes out without a per-response copy (wholeFileResponse).
+    return done({
+      response: range === null
+        ? wholeFileResponse(cached, { status, headers })
+        : new Response(cached.bytes.subarray(start, start + length), {
+          status,
+          headers,
+        }),
+    });
+  }
+  if (file === null) {
+    // A cached copy of another length cannot happen (the lookup matched the
+    // size); answered as a file that changed while read.
+    return done({ response: errorResponse(404, { head }) });
+  }
+  // Too big to cache, or shrank while read: streamed from the same handle,
+  // from its start again (fileSlice fails the body rather than send short).
+  if (cached !== null) {
+    try {
+      file.seekSync(0, Deno.SeekMode.Start);
+    } catch (error) {
+      file.close();
+      return done(fsFailure(error, servedPath, family));
+    }
+  }
+  return { kind: "stream", file, start, length, status, headers };
+}

@@ -1,0 +1,308 @@
+/**
+ * nginx's static module under a location's settings
+ * (`ngx_http_static_handler`, `ngx_http_gzip_static_module`, then the
+ * header filters): the file at a path the request flow chose, contained in
+ * the location's folder (`root`, or the `alias` folder), with the type,
+ * charset, validators, ranges, `gzip_static`, `expires` and `add_header`
+ * the location asks for, and nothing it does not ask for (no
+ * `Cache-Control`, no charset, no `.gz` unless configured).
+ *
+ * Dot-files are served as any file, as nginx serves them. Only names that
+ * could open something other than a file below the folder are refused, as
+ * nginx for Windows refuses them (`static/windows_names.ts`); links leaving
+ * the folder are refused on the opened handle (`static/containment.ts`).
+ *
+ * @module
+ */
+
+import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import {
+  charsetFilter,
+  filterHeaders,
+  gzipAccepted,
+  hasHeadersFilter,
+} from "../response/mod.ts";
+import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
+import { type StaticCache, statOrNull } from "./cache.ts";
+import { openInsideRoot } from "./containment.ts";
+import { errorResponse, isBuiltInError } from "./error_pages.ts";
+import {
+  done,
+  type FileRequest,
+  planFile,
+  type StaticPlan,
+} from "./file_plan.ts";
+import { directoryIndexForbidden } from "./file_kind.ts";
+import { fileSlice } from "./file_slice.ts";
+import { contentTypeOf } from "./nginx_types.ts";
+import { streamedResponse } from "./response_body.ts";
+import { fsFailure, statFile, type StaticResult } from "./static_results.ts";
+import { isRefusedWindowsName } from "./windows_names.ts";
+
+/** The location settings {@linkcode serveFile} reads. */
+export type ServeFileConf = Pick<
+  LocationConf,
+  | "types"
+  | "defaultType"
+  | "charset"
+  | "charsetTypes"
+  | "etag"
+  | "gzipStatic"
+  | "logNotFound"
+  | "addHeaders"
+  | "expires"
+>;
+
+/** Options for {@linkcode serveFile}. */
+export interface ServeFileOptions {
+  /** The file, absolute: the document root (or alias folder) and the URI's rest. */
+  path: string;
+  /** The folder the file must be inside: the location's `root`, or the `alias` folder. */
+  root: string;
+  /** The location's settings, merged. */
+  conf: ServeFileConf;
+  /**
+   * `$uri` the file is served for: its extension chooses the type (nginx's
+   * `r->exten`), and a folder is redirected to it with a `/`. A URI ending
+   * in `/` is the index module's (403, `directory index of … is forbidden`).
+   */
+  uri: string;
+  /** The request's variables: `add_header` values, the redirect's host, port and query. */
+  vars: RequestVars;
+  /**
+   * `gzip_vary`: send `Vary: Accept-Encoding` when `gzip_static on` found
+   * a `.gz` beside the file.
+   *
+   * @default {false}
+   */
+  gzipVary?: boolean;
+  /** Small files from memory; without it every file is streamed. */
+  cache?: StaticCache;
+  /** @default {currentOsFamily()} */
+  family?: OsFamily;
+  /** The clock in ms, for `expires`. @default {Date.now()} */
+  now?: number;
+}
+
+/** One request on its way through {@linkcode serveFile}. */
+interface FileServe {
+  req: Request;
+  o: ServeFileOptions;
+  family: OsFamily;
+  head: boolean;
+  /** `gzip_static on` found a `.gz`: the response varies by `Accept-Encoding`. */
+  vary: boolean;
+  /** The file's mtime in ms, once its `stat` is taken. */
+  mtime: number | null;
+}
+
+/**
+ * Serves the file at `options.path` as nginx's static module does under the
+ * location's settings: GET and HEAD (POST to a file, and any other method,
+ * is 405, as nginx), a folder is a 301 to `$uri/`, a missing file is 404 with
+ * nginx's `open() "…" failed (2: …)` line under `log_not_found`, a file
+ * that cannot be read 403 with its line; then `expires` and `add_header`
+ * on whatever is answered. Synchronous but for the body of a file too
+ * large for the cache, which streams.
+ *
+ * @param req The request.
+ * @param options The file, its folder, the location's settings, the request's variables.
+ * @returns The response and, where nginx would log one, the line.
+ */
+export function serveFile(
+  req: Request,
+  options: ServeFileOptions,
+): StaticResult {
+  const ctx: FileServe = {
+    req,
+    o: options,
+    family: options.family ?? currentOsFamily(),
+    head: req.method === "HEAD",
+    vary: false,
+    mtime: null,
+  };
+  const plan = planServe(ctx);
+  const result = plan.kind === "stream"
+    ? {
+      response: streamedResponse(
+        plan.start === 0 && plan.status === 200
+          ? plan.file.readable
+          : fileSlice(plan.file, plan.start, plan.length),
+        { status: plan.status, headers: plan.headers },
+      ),
+    }
+    : plan.kind === "done"
+    ? plan.result
+    : { response: errorResponse(404, { head: ctx.head }) };
+  const { conf } = options;
+  const { response } = result;
+  const status = response.status;
+  if (conf.charset !== null && isBuiltInError(response)) {
+    // nginx's own pages pass the charset filter too (not 301 and 302).
+    response.headers.set(
+      "content-type",
+      charsetFilter("text/html", status, conf)!,
+    );
+  }
+  if (ctx.vary && options.gzipVary === true) {
+    response.headers.append("vary", "Accept-Encoding");
+  }
+  if (hasHeadersFilter(conf)) {
+    const filter = {
+      conf,
+      vars: options.vars,
+      ...(options.now === undefined ? {} : { now: options.now }),
+    };
+    // nginx's range filter answers 416 after the headers filter has seen
+    // the 200 (with the file's mtime); the 416 page then passes it again
+    // (so `always` fields twice).
+    if (status === 416) {
+      filterHeaders(response.headers, {
+        ...filter,
+        status: 200,
+        lastModified: ctx.mtime,
+      });
+    }
+    filterHeaders(response.headers, { ...filter, status });
+  }
+  return result;
+}
+
+/** The steps of `ngx_http_gzip_static_handler` and `ngx_http_static_handler`. */
+function planServe(ctx: FileServe): StaticPlan {
+  const { req, o, family, head } = ctx;
+  const { conf, path } = o;
+  const method = req.method;
+  if (method !== "GET" && !head && method !== "POST") {
+    return done({ response: errorResponse(405, { head }) });
+  }
+  if (o.uri.endsWith("/")) {
+    // Not a file's URI: nginx's static module declines it, and with no
+    // index file found the content phase answers 403 with its line.
+    return done(directoryIndexForbidden(path, head));
+  }
+  if (
+    path.includes("\0") ||
+    (family === "windows" &&
+      isRefusedWindowsName(path.slice(o.root.length)))
+  ) {
+    // ngx_win32_check_filename answers these as ENOENT.
+    return done(openFailed(ctx, new Deno.errors.NotFound("(os error 2)")));
+  }
+  if (conf.gzipStatic !== "off" && method !== "POST") {
+    const gz = gzipStatic(ctx);
+    if (gz !== null) return gz;
+  }
+  let info = statFile(path, o.cache);
+  if (info === null) {
+    // The stat lost the reason: the open tells it (and a file that appeared
+    // meanwhile is served).
+    const opened = openInsideRoot(o.root, path);
+    if (opened.kind === "failed") return done(openFailed(ctx, opened.error));
+    if (opened.kind === "outside") {
+      return done({ response: errorResponse(404, { head }) });
+    }
+    opened.file.close();
+    info = opened.info;
+  }
+  if (info.isDirectory) return done(folderRedirect(ctx));
+  if (!info.isFile) {
+    return done({
+      response: errorResponse(404, { head }),
+      failure: { level: "crit", message: `"${path}" is not a regular file` },
+    });
+  }
+  if (method === "POST") {
+    return done({ response: errorResponse(405, { head }) });
+  }
+  ctx.mtime = info.mtime?.getTime() ?? 0;
+  return planFile(fileRequest(ctx, true), { path, info }, []);
+}
+
+function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
+  const { o } = ctx;
+  return {
+    req: ctx.req,
+    root: o.root,
+    cache: o.cache,
+    family: ctx.family,
+    head: ctx.head,
+    etag: o.conf.etag,
+    ranges,
+    nginx: { contentType: contentTypeOf(o.uri, o.conf) },
+  };
+}
+
+/**
+ * `gzip_static`: the `.gz` beside the file, for a client that takes gzip
+ * (`on`) or for any (`always`), typed by the file's own extension; served
+ * without ranges, as nginx. `null` declines to the file itself.
+ */
+function gzipStatic(ctx: FileServe): StaticPlan | null {
+  const { o } = ctx;
+  const on = o.conf.gzipStatic === "on";
+  const ok = !on || gzipAccepted(o.vars);
+  if (on && !ok && o.gzipVary !== true) return null;
+  const path = `${o.path}.gz`;
+  const info = o.cache ? o.cache.statOptional(path) : statOrNull(path);
+  if (info === null) return null;
+  if (on) ctx.vary = true;
+  if (!ok || !info.isFile) return null;
+  return planFile(fileRequest(ctx, false), { path, info }, [[
+    "content-encoding",
+    "gzip",
+  ]]);
+}
+
+/** nginx's answer and line for a failed open; a 404 is logged under `log_not_found`. */
+function openFailed(ctx: FileServe, error: unknown): StaticResult {
+  const result = fsFailure(error, ctx.o.path, ctx.family);
+  if (result.response.status === 404 && !ctx.o.conf.logNotFound) {
+    delete result.failure;
+  }
+  if (ctx.head) {
+    result.response = errorResponse(result.response.status, { head: true });
+  }
+  return result;
+}
+
+/**
+ * A folder named without its slash: 301 to `$uri/` and the query, as an
+ * absolute URL (`absolute_redirect on`): the request's host (the local
+ * address when it sent none) and the port unless it is the scheme's
+ * default (`port_in_redirect on`), as `ngx_http_header_filter` writes it.
+ */
+function folderRedirect(ctx: FileServe): StaticResult {
+  const v = ctx.o.vars;
+  const host = v.headers.has("host") ? v.host : v.serverAddr;
+  const defaultPort = v.scheme === "https" ? 443 : 80;
+  const port = v.serverPort === defaultPort ? "" : `:${v.serverPort}`;
+  const query = v.args === "" ? "" : `?${v.args}`;
+  const location = `${v.scheme}://${host}${port}${
+    locationBytes(ctx.o.uri)
+  }/${query}`;
+  return {
+    response: errorResponse(301, { head: ctx.head, headers: { location } }),
+  };
+}
+
+/**
+ * Bytes nginx 1.22 escapes in a folder's `Location` (`ngx_escape_uri`,
+ * `NGX_ESCAPE_URI`, as observed on 1.22.1): controls, space, `"`, `#`,
+ * `%`, `<`, `>`, `?`, `\`, `^`, `` ` ``, `{`, `|`, `}`, DEL and every byte
+ * past ASCII.
+ */
+// deno-lint-ignore no-control-regex
+const LOCATION_ESCAPED = /[\x00-\x20"#%<>?\\^`{|}\x7f-\xff]/;
+
+/** The decoded `$uri` as nginx writes it into `Location`: UTF-8, escaped. */
+function locationBytes(uri: string): string {
+  let out = "";
+  for (const byte of new TextEncoder().encode(uri)) {
+    const c = String.fromCharCode(byte);
+    out += LOCATION_ESCAPED.test(c)
+      ? `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
+      : c;
+  }
+  return out;
+}

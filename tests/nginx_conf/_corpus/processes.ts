@@ -1,0 +1,191 @@
+/**
+ * nginx and the gateway as child processes for the corpus harness: the
+ * check (`nginx -t`, `--check`) and a running server, each bounded in time
+ * and stopped with SIGTERM (SIGKILL after a grace period). Every nginx gets
+ * its own prefix, error log and pid path, so it never touches the system's.
+ *
+ * @module
+ */
+
+import { COMPILE_FLAGS } from "../../../scripts/compile.ts";
+import { nginxBinary } from "../../_nginx.ts";
+import type { Station } from "./station.ts";
+
+/** The gateway entry point. */
+const MAIN = new URL("../../../src/main.ts", import.meta.url).pathname;
+
+/** A check's outcome. */
+export interface Verdict {
+  ok: boolean;
+  /** The first `[emerg]` (or the last line) of its output. */
+  message: string;
+  /** All it printed. */
+  output: string;
+}
+
+/** A running server. */
+export interface Running extends AsyncDisposable {
+  /** Whether it came up listening on every port in time. */
+  ready: boolean;
+  /** What it printed so far. */
+  output(): string;
+}
+
+function nginxArgs(s: Station): string[] {
+  const globals = `daemon off; master_process off;${
+    s.hasPid ? "" : ` pid ${s.prefix}/logs/nginx.pid;`
+  }`;
+  // -e: the error log before the file's own is read, and nginx for
+  // Windows' default when the file names none (Debian's build says stderr).
+  return [
+    "-p",
+    `${s.prefix}/`,
+    "-c",
+    s.conf,
+    "-e",
+    `${s.prefix}/logs/error.log`,
+    "-g",
+    globals,
+  ];
+}
+
+function gatewayCommand(args: string[]): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", ...COMPILE_FLAGS, MAIN, ...args],
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  });
+}
+
+function firstMessage(text: string): string {
+  const emerg = text.match(/\[emerg\] (.*)/)?.[1];
+  if (emerg) return emerg.trim();
+  const lines = text.trim().split("\n").filter((l) => l.trim() !== "");
+  return (lines.at(-1) ?? "").trim();
+}
+
+async function outputWithin(
+  command: Deno.Command,
+  timeoutMs: number,
+): Promise<{ code: number; text: string }> {
+  const child = command.spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  }, timeoutMs);
+  try {
+    const out = await child.output();
+    const dec = new TextDecoder();
+    return {
+      code: out.code,
+      text: dec.decode(out.stdout) + dec.decode(out.stderr),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `nginx -t` on a station. */
+export async function nginxCheck(s: Station): Promise<Verdict> {
+  const { code, text } = await outputWithin(
+    new Deno.Command(await nginxBinary(), {
+      args: ["-t", ...nginxArgs(s)],
+      stdout: "piped",
+      stderr: "piped",
+      stdin: "null",
+    }),
+    10_000,
+  );
+  return { ok: code === 0, message: firstMessage(text), output: text };
+}
+
+/** The gateway's `--check --nginx-conf` on a station. */
+export async function gatewayCheck(s: Station): Promise<Verdict> {
+  const { code, text } = await outputWithin(
+    gatewayCommand(["--check", "--nginx-conf", s.conf]),
+    30_000,
+  );
+  return { ok: code === 0, message: firstMessage(text), output: text };
+}
+
+async function listening(port: number): Promise<boolean> {
+  try {
+    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function run(
+  child: Deno.ChildProcess,
+  ports: number[],
+  timeoutMs: number,
+): Promise<Running> {
+  let text = "";
+  const drain = async (stream: ReadableStream<Uint8Array> | null) => {
+    if (stream === null) return;
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+    }
+  };
+  const drained = Promise.all([
+    drain(child.stdout).catch(() => {}),
+    drain(child.stderr).catch(() => {}),
+  ]);
+  let exited = false;
+  const status = child.status.finally(() => exited = true);
+  const end = Date.now() + timeoutMs;
+  let ready = false;
+  while (!exited && Date.now() < end) {
+    const up = await Promise.all(ports.map(listening));
+    if (up.every(Boolean)) {
+      ready = true;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    ready,
+    output: () => text,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* exited already */ }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* exited */ }
+      }, 5000);
+      await status;
+      clearTimeout(timer);
+      await drained;
+    },
+  };
+}
+
+/** Starts nginx on a station and waits for every listen port. */
+export async function startNginx(
+  s: Station,
+  ports: number[],
+): Promise<Running> {
+  const child = new Deno.Command(await nginxBinary(), {
+    args: nginxArgs(s),
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+  return run(child, ports, 5000);
+}
+
+/** Starts the gateway on a station and waits for every listen port. */
+export function startGateway(s: Station, ports: number[]): Promise<Running> {
+  return run(
+    gatewayCommand(["--nginx-conf", s.conf]).spawn(),
+    ports,
+    20_000,
+  );
+}

@@ -1,0 +1,178 @@
+/**
+ * A station folder built from one corpus file: the case's files become
+ * `conf/` (with the shared `mime.types`), `{{PLACEHOLDERS}}` are filled in,
+ * and every folder the file serves from (`root`, `alias`) gets the same
+ * fixture files, so nginx and the gateway see identical trees.
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Directive, readConfTree, walk } from "./conf_tree.ts";
+
+/** The corpus folders. */
+export const TESTDATA = fileURLToPath(
+  new URL("../../testdata/nginx_conf/", import.meta.url),
+);
+
+/** The values placeholders are replaced with. */
+export interface Placeholders {
+  /** Listen ports by placeholder number (1 for `{{LISTEN}}`). */
+  listen: number[];
+  /** Upstream ports by placeholder number (1 for `{{UPSTREAM}}`). */
+  upstream: number[];
+}
+
+/** A built station. */
+export interface Station extends AsyncDisposable {
+  prefix: string;
+  /** `<prefix>/conf/nginx.conf`. */
+  conf: string;
+  /** The directive tree, includes followed. */
+  tree: Directive[];
+  /** `pid` is set by the file itself. */
+  hasPid: boolean;
+}
+
+/** The fixture files every served folder gets. */
+export const FIXTURES: Record<string, string> = {
+  "index.html": "<!doctype html><p>corpus app</p>\n",
+  "50x.html": "<!doctype html><p>corpus 50x</p>\n",
+  "assets/app.js": "console.log('corpus');\n",
+  "assets/app.css": "p { color: red; }\n",
+  "favicon.ico": "ICO",
+  ".env": "SECRET=corpus\n",
+  "docs/readme.txt": "a folder without an index\n",
+};
+
+/** Placeholder numbers used in a text, e.g. `UPSTREAM` → `[1, 2]`. */
+export function placeholderCount(text: string, name: string): number {
+  let most = 0;
+  for (
+    const m of text.matchAll(new RegExp(`\\{\\{${name}(?:_(\\d+))?\\}\\}`, "g"))
+  ) {
+    most = Math.max(most, m[1] ? Number(m[1]) : 1);
+  }
+  return most;
+}
+
+/** Every text file of a case, for counting its placeholders. */
+export function caseText(dir: string): string {
+  let out = "";
+  for (const e of Deno.readDirSync(dir)) {
+    const path = join(dir, e.name);
+    if (e.isDirectory) out += caseText(path);
+    else out += Deno.readTextFileSync(path);
+  }
+  return out;
+}
+
+function fill(text: string, prefix: string, values: Placeholders): string {
+  const pick = (list: number[], n: string | undefined) =>
+    String(list[(n ? Number(n) : 1) - 1] ?? 0);
+  return text
+    .replaceAll("{{PREFIX}}", prefix)
+    .replaceAll("{{USER}}", Deno.env.get("USER") ?? "root")
+    .replace(
+      /\{\{LISTEN(?:_(\d+))?\}\}/g,
+      (_, n) => `127.0.0.1:${pick(values.listen, n)}`,
+    )
+    .replace(/\{\{PORT(?:_(\d+))?\}\}/g, (_, n) => pick(values.listen, n))
+    .replace(
+      /\{\{UPSTREAM(?:_(\d+))?\}\}/g,
+      (_, n) => `127.0.0.1:${pick(values.upstream, n)}`,
+    );
+}
+
+function copyFilled(
+  from: string,
+  to: string,
+  prefix: string,
+  values: Placeholders,
+): void {
+  Deno.mkdirSync(to, { recursive: true });
+  for (const e of Deno.readDirSync(from)) {
+    const source = join(from, e.name);
+    const target = join(to, e.name);
+    if (e.isDirectory) copyFilled(source, target, prefix, values);
+    else {
+      Deno.writeTextFileSync(
+        target,
+        fill(Deno.readTextFileSync(source), prefix, values),
+      );
+    }
+  }
+}
+
+/** Whether any directive of the tree is `name` (in any block). */
+export function has(tree: Directive[], name: string): boolean {
+  for (const { directive } of walk(tree)) {
+    if (directive.name === name) return true;
+  }
+  return false;
+}
+
+/**
+ * Builds a station in a new temporary folder.
+ *
+ * @param caseDir The corpus case folder.
+ * @param values The ports.
+ * @returns The station; disposing removes the folder.
+ */
+export function buildStation(caseDir: string, values: Placeholders): Station {
+  // The prefix is one level down, so a root such as `../dist` stays inside
+  // this station's own temporary folder.
+  const base = Deno.makeTempDirSync({ prefix: "corpus-station-" });
+  const prefix = join(base, "nginx");
+  try {
+    copyFilled(caseDir, join(prefix, "conf"), prefix, values);
+    Deno.copyFileSync(
+      join(TESTDATA, "mime.types"),
+      join(prefix, "conf/mime.types"),
+    );
+    for (const dir of ["logs", "html"]) {
+      Deno.mkdirSync(join(prefix, dir), { recursive: true });
+    }
+    const conf = join(prefix, "conf/nginx.conf");
+    let tree = readConfTree(conf, join(prefix, "conf"));
+    // nginx on Debian logs to /var/log/nginx/access.log when the file names
+    // no access log; nginx for Windows (and the gateway) use logs/access.log,
+    // so a file without one gets that line, the same for both.
+    if (!has(tree, "access_log")) {
+      const text = Deno.readTextFileSync(conf);
+      Deno.writeTextFileSync(
+        conf,
+        text.replace(/^(\s*http\s*\{)/m, "$1\n    access_log logs/access.log;"),
+      );
+      tree = readConfTree(conf, join(prefix, "conf"));
+    }
+    const served = new Set([join(prefix, "html")]);
+    for (const { directive } of walk(tree)) {
+      if (directive.name !== "root" && directive.name !== "alias") continue;
+      const path = directive.args[0] ?? "";
+      if (path.includes("$") || path === "") continue;
+      served.add(isAbsolute(path) ? path : join(prefix, path));
+    }
+    for (const dir of served) {
+      if (!dir.startsWith(base)) continue;
+      for (const [name, text] of Object.entries(FIXTURES)) {
+        const file = join(dir, name);
+        Deno.mkdirSync(dirname(file), { recursive: true });
+        Deno.writeTextFileSync(file, text);
+      }
+    }
+    return {
+      prefix,
+      conf,
+      tree,
+      hasPid: has(tree, "pid"),
+      async [Symbol.asyncDispose]() {
+        await Deno.remove(base, { recursive: true });
+      },
+    };
+  } catch (error) {
+    Deno.removeSync(base, { recursive: true });
+    throw error;
+  }
+}
