@@ -79,6 +79,12 @@ export class PendingAccessLine {
     this.#release = inFlight?.add(this.write);
   }
 
+  /** Writes no line: the location has `access_log off`. */
+  cancel(): void {
+    this.#logged = true;
+    this.#release?.();
+  }
+
   /** Writes the line once, with what was sent so far. */
   write = (): void => {
     if (this.#logged) return;

@@ -12,6 +12,7 @@ import {
   groupByListen,
   type HttpConf,
   type ListenGroup,
+  type LocationConf,
   type RequestVars,
 } from "./engine/mod.ts";
 import type { Logger } from "./log/mod.ts";
@@ -26,11 +27,13 @@ import {
   type ContentHandlers,
   type FlowRequest,
   serveRequest,
+  withCharset,
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
-import type { UpstreamGroup } from "./upstream/mod.ts";
+import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
+import { READING_HEADERS } from "./routing/mod.ts";
 
 /** What the engine's side needs from the gateway. */
 export interface EngineRouteDeps {
@@ -42,6 +45,8 @@ export interface EngineRouteDeps {
   onConnect?: () => void;
   /** Where lines go. */
   logger: Logger;
+  /** Makes each upstream server's transport (in-process tests). */
+  transport?: TransportFactory;
   /** The page `station_default_page` shows, for a client's address. */
   defaultPage?: (req: Request, client: string) => Promise<Response>;
 }
@@ -64,6 +69,11 @@ export interface EngineRequest {
   contentLength: number | null;
   /** The declared length's digits, for the 413 line. */
   lengthDigits: string | null;
+  /**
+   * A GET or HEAD that declared a body: `Deno.serve` hands the handler no
+   * body for them, so it cannot be forwarded (refused, not sent without).
+   */
+  bodyInGet: boolean;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
 }
@@ -90,6 +100,8 @@ export class EngineRoute {
   readonly #static: ContentHandlers["static"];
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
+  /** Answers of a location with `access_log off`: no access line. */
+  readonly unlogged: WeakSet<Response> = new WeakSet();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
 
@@ -101,10 +113,10 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
-    this.#registry = new UpstreamRegistry(
-      conf.upstreams,
-      deps.onConnect ? { onConnect: deps.onConnect } : {},
-    );
+    this.#registry = new UpstreamRegistry(conf.upstreams, {
+      ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+      ...(deps.transport ? { transport: deps.transport } : {}),
+    });
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);
   }
@@ -166,25 +178,45 @@ export class EngineRoute {
       log: request.log,
       origin: publicOrigin(request.host, socket.port),
     };
-    const limits = { request };
-    return serveRequest(req, server, flow, {
+    // nginx checks client_max_body_size once the location is found, for
+    // every location, before reading the body (no 100 Continue is sent).
+    const tooBig = (conf: LocationConf): Response | null => {
+      const max = conf.clientMaxBodySize;
+      const length = request.contentLength;
+      if (max === 0 || length === null || length <= max) return null;
+      return tooLarge(
+        `client intended to send too large body: ${request.lengthDigits} bytes`,
+        request.log,
+        false,
+      );
+    };
+    const answered = serveRequest(req, server, flow, {
       handlers: {
-        static: this.#static,
+        static: (r, content, f) =>
+          tooBig(content.conf) ?? this.#static(r, content, f),
         proxy: (r, content, f) => {
-          const max = content.conf.clientMaxBodySize;
-          const length = limits.request.contentLength;
-          if (max > 0 && length !== null && length > max) {
-            return Promise.resolve(tooLarge(
-              `client intended to send too large body: ${limits.request.lengthDigits} bytes`,
-              request.log,
-              false,
-            ));
+          const refused = tooBig(content.conf);
+          if (refused !== null) return Promise.resolve(refused);
+          if (request.bodyInGet) {
+            request.log({
+              level: "info",
+              message: `client sent body in ${r.method} request`,
+              action: READING_HEADERS,
+            });
+            return Promise.resolve(errorResponse(400, {
+              head: r.method === "HEAD",
+              headers: { connection: "close" },
+            }));
           }
           return this.#proxy(r, content, f, request);
         },
       },
       io: { fileKind },
       caseless: this.#conf.caseless,
+    });
+    return answered.then((response) => {
+      if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
+      return response;
     });
   }
 
@@ -263,8 +295,10 @@ export class EngineRoute {
         headers,
       });
     }
-    // nginx's headers filter runs on proxied answers too (CORS headers in
-    // an /api/ location are the common case).
+    // nginx's charset and headers filters run on proxied answers too (CORS
+    // headers in an /api/ location are the common case); the upstream's own
+    // Content-Type passes as it is unless it has no charset.
+    if (content.conf.charset !== null) withCharset(response, content.conf);
     if (hasHeadersFilter(content.conf)) {
       filterHeaders(response.headers, {
         status: response.status,

@@ -1,7 +1,11 @@
 /**
- * The request handler: routes `/api/` to the upstream and everything else to
- * the client app, and logs each request as nginx would. It never throws to
- * `Deno.serve`: an unexpected exception becomes a 500 and an `[alert]` line.
+ * The request handler: what nginx refuses before it reads a configuration
+ * (the request line and head), then the configuration engine
+ * (`engine_route.ts`: server → location → static | proxy | return), then
+ * the access line. The configuration is a station's nginx.conf, or the
+ * built-in one the flags and config file write (`nginx_conf/built_in.ts`).
+ * It never throws to `Deno.serve`: an unexpected exception becomes a 500 and
+ * an `[alert]` line.
  *
  * @module
  */
@@ -12,39 +16,38 @@ import {
 } from "./access_accounting.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
-import {
-  createForwarder,
-  forwardApi,
-  publicOrigin,
-  type RequestEvent,
-  tooLarge,
-} from "./proxy/mod.ts";
-import { errorResponse, isBuiltInError } from "./static/mod.ts";
+import type { RequestEvent } from "./proxy/mod.ts";
+import { errorResponse } from "./static/mod.ts";
 import { isLevelEnabled, type Logger } from "./log/mod.ts";
-import { requestTarget, routeRequest } from "./routing/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
   checkRequestHead,
+  decodeTarget,
   hasUnforwardableBody,
   looksLikeHttp2,
-  READING_HEADERS,
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
+  requestTarget,
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
-import type { UpstreamGroup } from "./upstream/mod.ts";
+import type { TransportFactory } from "./upstream/mod.ts";
 import { StaticRoute, unexpectedError } from "./static_route.ts";
 import { EngineRoute } from "./engine_route.ts";
-import { decodeTarget } from "./routing/mod.ts";
+import { type BuiltInSettings, compileBuiltIn } from "./nginx_conf/mod.ts";
 
 /** A `Deno.serve` handler. */
-export type GatewayHandler = (
-  req: Request,
-  info: Deno.ServeHandlerInfo<Deno.NetAddr>,
-  socket?: ListenSocket,
-) => Promise<Response>;
+export type GatewayHandler =
+  & ((
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    socket?: ListenSocket,
+  ) => Promise<Response>)
+  & {
+    /** Closes every upstream connection (at shutdown). */
+    close(): void;
+  };
 
 /** Which of the configuration's ports a request came in on. */
 export interface ListenSocket {
@@ -54,24 +57,14 @@ export interface ListenSocket {
   port: number;
 }
 
-/** The settings the handler reads, under {@linkcode GatewayConfig}'s names. */
-export type HandlerSettings = Pick<
-  GatewayConfig,
-  | "root"
-  | "serverName"
-  | "addForwardedHeaders"
-  | "clientMaxBodySize"
-  | "timeouts"
-  | "statusPath"
-  | "errorPages"
-  | "apiPrefix"
-  | "keepApiPrefix"
-  | "spaFallback"
-  | "logNotFound"
-  | "cachePolicy"
-  | "errorLogLevel"
-  | "engine"
->;
+/**
+ * The settings the handler reads, under {@linkcode GatewayConfig}'s names:
+ * a compiled nginx.conf (`engine`), or the settings the built-in
+ * configuration is written from.
+ */
+export type HandlerSettings =
+  & BuiltInSettings
+  & Pick<GatewayConfig, "errorLogLevel" | "engine">;
 
 /** What the handler knows only once the gateway runs: no settings. */
 export interface GatewayRuntime {
@@ -81,7 +74,10 @@ export interface GatewayRuntime {
   version: string;
   /** The log files' paths, for the default page; none shown when absent. */
   logFiles?: { error: string; access: string | null };
-  /** Match `/api/` ignoring case. @default {Deno.build.os === "windows"} */
+  /**
+   * Match locations without regard to case, as nginx for Windows.
+   * @default {Deno.build.os === "windows"}
+   */
   caseless?: boolean;
 }
 
@@ -91,8 +87,10 @@ export interface GatewayDeps {
   logger: Logger;
   /** nginx's `*N` numbers. */
   counter: ConnectionCounter;
-  /** The upstream servers and their connection pools. */
-  group: UpstreamGroup;
+  /** Makes each upstream server's transport (in-process tests). */
+  transport?: TransportFactory;
+  /** Called for every new upstream connection. */
+  onConnect?: () => void;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
   /** Requests whose access line is pending, for shutdown to give up on. */
@@ -130,14 +128,6 @@ const INVALID_REQUEST_LINE: CheckEvent = {
   action: READING_REQUEST_LINE,
 };
 
-// Deno.serve gives a GET or HEAD request no body (the fetch Request rules),
-// so it cannot be forwarded: refused rather than sent without it.
-const BODY_IN_GET = (method: string): CheckEvent => ({
-  level: "info",
-  message: `client sent body in ${method} request`,
-  action: READING_HEADERS,
-});
-
 /**
  * Creates the gateway's request handler.
  *
@@ -151,39 +141,36 @@ export function createGatewayHandler(
   runtime: GatewayRuntime,
   deps: GatewayDeps,
 ): GatewayHandler {
-  const { logger, group } = deps;
+  const { logger } = deps;
   const stats = deps.stats ?? new GatewayStats();
   // nginx's lines for `_` in field names are `info`: looked for only when
   // that level is written.
   const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
-  const statics = new StaticRoute(config, {
+  const caseless = runtime.caseless ?? Deno.build.os === "windows";
+  const conf = config.engine ?? compileBuiltIn(config, { caseless });
+  let statics: StaticRoute | null = null;
+  const engine = new EngineRoute(conf, {
+    port: runtime.port,
+    stats,
+    logger,
+    ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+    ...(deps.transport ? { transport: deps.transport } : {}),
+    defaultPage: (req, client) => statics!.defaultPage(req, client),
+  });
+  statics = new StaticRoute(config, {
     version: runtime.version,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
-    group,
+    group: engine.groups[0]!,
     logger,
   });
-  const routeOptions = {
-    ...(runtime.caseless === undefined ? {} : { caseless: runtime.caseless }),
-    prefix: config.apiPrefix,
-    keepPrefix: config.keepApiPrefix,
-  };
-  const forwarder = createForwarder(config, {
-    port: runtime.port,
-    group,
-    stats,
-  });
-  const engine = config.engine === undefined ? null : new EngineRoute(
-    config.engine,
-    {
-      port: runtime.port,
-      stats,
-      logger,
-      defaultPage: (req, client) => statics.defaultPage(req, client),
-    },
-  );
-  const tunnels = engine?.tunnels ?? forwarder.tunnels;
+  const { tunnels } = engine;
+  const statusPath = conf.statusPath ?? config.statusPath;
 
-  return async (req, info, socket) => {
+  const handler = async (
+    req: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    socket?: ListenSocket,
+  ): Promise<Response> => {
     const ctx = describe(req, info);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
@@ -199,15 +186,16 @@ export function createGatewayHandler(
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
     }
-    if (config.errorPages.size > 0 && isBuiltInError(response)) {
-      response = statics.withErrorPage(req, response, ctx.log);
-    }
 
     stats.inFlight--;
     stats.answered(response.status);
     // The rest serves only the access log: with it off, nothing to compute,
     // and bodies keep Deno.serve's native path (no counting wrap).
     if (accessLine === null) return response;
+    if (engine.unlogged.has(response)) {
+      accessLine.cancel();
+      return response;
+    }
     return accessLine.settle(
       req,
       response,
@@ -215,6 +203,7 @@ export function createGatewayHandler(
       tunnels.get(response),
     );
   };
+  return Object.assign(handler, { close: () => engine.close() });
 
   /** What the handler's steps need to know of a request, read once. */
   function describe(
@@ -288,9 +277,8 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
-    if (engine !== null) return serveByEngine(req, ctx, { badRequest, socket });
-    const route = routeRequest(target, routeOptions);
-    if (route.kind === "invalid") {
+    const decoded = decodeTarget(target);
+    if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
       logRequestLine(INVALID_REQUEST_LINE);
       return badRequest();
@@ -302,90 +290,23 @@ export function createGatewayHandler(
       return badRequest(verdict.status);
     }
     if (
-      config.statusPath !== null && isLoopback(client) &&
-      target.split("?")[0] === config.statusPath
+      statusPath !== null && isLoopback(client) && decoded.uri === statusPath
     ) {
       return Response.json(
         statusDocument({
           version: runtime.version,
           stats,
-          group,
+          group: engine.groups[0]!,
           connections: deps.counter.size,
-          staticCacheBytes: statics.cache.totalBytes,
+          staticCacheBytes: engine.cache.totalBytes,
           memory: Deno.memoryUsage(),
         }),
         { headers: { "cache-control": "no-store" } },
       );
     }
     const length = verdict.contentLength;
-    if (
-      config.clientMaxBodySize > 0 && length.kind === "length" &&
-      length.length > config.clientMaxBodySize
-    ) {
-      // nginx checks client_max_body_size for every location, before the
-      // body is read (no 100 Continue is sent).
-      return tooLarge(
-        `client intended to send too large body: ${length.digits} bytes`,
-        log,
-        false,
-      );
-    }
-    switch (route.kind) {
-      case "redirect":
-        return errorResponse(301, {
-          head,
-          headers: {
-            location: publicOrigin(
-              absoluteAuthority(req.url, host, target) ?? host,
-              runtime.port,
-            ) + route.location,
-          },
-        });
-      case "proxy":
-        if (hasUnforwardableBody(req, length)) {
-          log(BODY_IN_GET(req.method));
-          return badRequest();
-        }
-        return forwardApi(
-          req,
-          {
-            upstreamPath: route.upstreamPath,
-            host: absoluteAuthority(req.url, host, target) ?? host,
-            client,
-            log,
-            contentLength: length.kind === "length" ? length.length : null,
-          },
-          forwarder,
-        );
-      case "static":
-        return statics.serve(req, route, { client, log });
-    }
-  }
-
-  /** A request under an nginx.conf: checks, then the engine. */
-  function serveByEngine(
-    req: Request,
-    ctx: RequestContext,
-    { badRequest, socket }: {
-      badRequest: () => Response;
-      socket: ListenSocket | undefined;
-    },
-  ): Response | Promise<Response> {
-    const { target, host, log, logRequestLine } = ctx;
-    const decoded = decodeTarget(target);
-    if (decoded.kind === "invalid") {
-      logRequestLine(INVALID_REQUEST_LINE);
-      return badRequest();
-    }
-    const verdict = checkRequestHead(req, host, headChecks);
-    for (const note of verdict.notes) log(note);
-    if (verdict.kind === "reject") {
-      log(verdict.event);
-      return badRequest();
-    }
-    const length = verdict.contentLength;
-    return engine!.serve(req, {
-      client: ctx.client,
+    return engine.serve(req, {
+      client,
       clientPort: ctx.clientPort,
       host: absoluteAuthority(req.url, host, target) ?? host,
       target,
@@ -393,6 +314,7 @@ export function createGatewayHandler(
       args: decoded.args,
       contentLength: length.kind === "length" ? length.length : null,
       lengthDigits: length.kind === "length" ? length.digits : null,
+      bodyInGet: hasUnforwardableBody(req, length),
       log,
     }, (name) => {
       ctx.server = name;

@@ -19,8 +19,14 @@ import {
   type ServerConf,
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { errorResponse, isBuiltInError } from "./static/mod.ts";
-import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
+import { contentTypeOf, errorResponse, isBuiltInError } from "./static/mod.ts";
+import {
+  type CharsetConf,
+  charsetFilter,
+  filterHeaders,
+  hasHeadersFilter,
+} from "./response/mod.ts";
+import { osErrorOf } from "./runtime/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {
@@ -49,6 +55,8 @@ export interface FlowRequest {
    * `absolute_redirect on` with `server_name_in_redirect off`.
    */
   origin: string;
+  /** Set by the flow: the location that answered, for the log phase. */
+  answered?: LocationConf;
 }
 
 /** What the flow needs, fixed at start-up. */
@@ -68,7 +76,13 @@ function absolute(location: string, origin: string): string {
   return location.startsWith("/") ? origin + location : location;
 }
 
-/** `return code [text]` (ngx_http_rewrite_return_code, ngx_http_send_response). */
+/**
+ * `return code [text]` (ngx_http_script_return_code): an error code
+ * without text is nginx's own page (and `error_page` applies); a redirect
+ * code takes the text as `Location` on nginx's page; any other code sends
+ * the text, empty or not, typed by the URI's extension or `default_type`
+ * (ngx_http_send_response). A 204 has neither body nor type.
+ */
 function returnResponse(
   req: Request,
   content: Extract<Content, { kind: "return" }>,
@@ -84,29 +98,16 @@ function returnResponse(
         : { headers: { location: absolute(text, request.origin) } }),
     });
   }
-  if (text === null) {
-    if (code === 204 || code < 300) {
-      return new Response(null, { status: code });
-    }
-    return errorResponse(code, { head });
-  }
-  const bytes = new TextEncoder().encode(text);
+  if (text === null && code >= 400) return errorResponse(code, { head });
+  if (code === 204) return new Response(null, { status: 204 });
+  const bytes = new TextEncoder().encode(text ?? "");
   return new Response(head ? null : bytes, {
     status: code,
     headers: {
-      "content-type": typeOf(content.conf),
+      "content-type": contentTypeOf(request.vars.uri, content.conf),
       "content-length": String(bytes.length),
     },
   });
-}
-
-/** `default_type` with the charset the location adds to it. */
-function typeOf(conf: LocationConf): string {
-  const type = conf.defaultType;
-  return conf.charset !== null &&
-      (conf.charsetTypes.has(type) || conf.charsetTypes.has("*"))
-    ? `${type}; charset=${conf.charset}`
-    : type;
 }
 
 /**
@@ -122,17 +123,32 @@ function answer(
   handlers: ContentHandlers,
 ): Response | Promise<Response> {
   const response = decide(req, content, request, handlers);
-  if (
-    content.kind === "static" || content.kind === "proxy" ||
-    !hasHeadersFilter(content.conf)
-  ) return response;
+  if (content.kind === "static" || content.kind === "proxy") return response;
   const done = response as Response;
-  filterHeaders(done.headers, {
-    status: done.status,
-    conf: content.conf,
-    vars: request.vars,
-  });
+  if (content.conf.charset !== null) withCharset(done, content.conf);
+  if (hasHeadersFilter(content.conf)) {
+    filterHeaders(done.headers, {
+      status: done.status,
+      conf: content.conf,
+      vars: request.vars,
+    });
+  }
   return done;
+}
+
+/**
+ * The charset filter on an answer the gateway made (nginx's pages get
+ * `; charset=…` too when `charset` is set).
+ *
+ * @param response The answer; its fields change in place.
+ * @param conf The location.
+ */
+export function withCharset(response: Response, conf: CharsetConf): void {
+  const type = response.headers.get("content-type");
+  const typed = charsetFilter(type, response.status, conf);
+  if (typed !== null && typed !== type) {
+    response.headers.set("content-type", typed);
+  }
 }
 
 function decide(
@@ -148,6 +164,14 @@ function decide(
     case "status":
       if (content.message !== undefined) {
         request.log({ level: "error", message: content.message });
+      }
+      if (content.notFound !== undefined) {
+        const osError = osErrorOf(new Deno.errors.NotFound());
+        request.log({
+          level: "error",
+          message: `"${content.notFound}" is not found`,
+          ...(osError ? { osError } : {}),
+        });
       }
       return errorResponse(content.code, { head });
     case "slash": {
@@ -192,6 +216,7 @@ export async function serveRequest(
     caseless: deps.caseless,
   };
   const first = runPhases(server, request.vars, { state, io: deps.io });
+  request.answered = first.conf;
   const response = await answer(req, first, request, deps.handlers);
   if (!isBuiltInError(response)) return response;
   return await errorPage(req, response, { server, conf: first.conf, state }, {
@@ -245,7 +270,7 @@ async function errorPage(
       ? req
       : new Request(req.url, { method, headers: req.headers });
     const answered = await answer(pageReq, page, request, deps.handlers);
-    conf = page.conf;
+    conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       current = answered;
       continue;

@@ -136,17 +136,12 @@ export function startGateway(
     },
   });
   const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
-  const group = createUpstreamGroup("backend", urls.map(parseUpstreamServer), {
-    timeouts: config.timeouts,
-    upstreamKeepalive: config.upstreamKeepalive,
-    proxyBufferSize: config.proxyBufferSize,
-    onConnect: () => counter.take(),
-  });
+  config.upstreams = urls.map(parseUpstreamServer);
   handler = createGatewayHandler(config, {
     port,
     version: "test",
     ...(caseless === undefined ? {} : { caseless }),
-  }, { logger, counter, group });
+  }, { logger, counter, onConnect: () => counter.take() });
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -154,7 +149,7 @@ export function startGateway(
     accessLines,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
-      group.close();
+      handler!.close();
     },
   };
 }

@@ -12,9 +12,12 @@ import { createGatewayHandler } from "../src/gateway.ts";
 import { testConfig } from "./_utils.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { upstreamErrorFromOs, upstreamTimeout } from "../src/upstream/error.ts";
-import { createUpstreamGroup } from "../src/upstream/group.ts";
 import type { UpstreamTransport } from "../src/upstream/transport.ts";
-import type { UpstreamCall, UpstreamReply } from "../src/upstream/types.ts";
+import type {
+  UpstreamCall,
+  UpstreamReply,
+  UpstreamServerSpec,
+} from "../src/upstream/types.ts";
 
 /** What one scripted server does with a call. */
 type Script = (
@@ -65,33 +68,29 @@ async function bodyText(body: UpstreamCall["body"]): Promise<string> {
 function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
   const errorLines: string[] = [];
   const calls: SeenCall[] = [];
-  const group = createUpstreamGroup(
-    "backend",
-    Object.keys(scripts).map((url) => parseUpstreamServer(url)),
-    {
-      timeouts: { connectMs: 1000, sendMs: 1000, readMs: 1000 },
-      upstreamKeepalive: 0,
-      transport: (spec): UpstreamTransport => ({
-        idleCount: 0,
-        close() {},
-        async send(call) {
-          const server = spec.address.peer;
-          calls.push({
-            server,
-            method: call.method,
-            path: call.path,
-            host: call.host,
-            body: await bodyText(call.body),
-          });
-          const outcome = await scripts[`http://${server}`]!(call);
-          if (outcome instanceof Error) throw outcome;
-          return outcome;
-        },
-      }),
+  const transport = (spec: UpstreamServerSpec): UpstreamTransport => ({
+    idleCount: 0,
+    close() {},
+    async send(call) {
+      const server = spec.address.peer;
+      calls.push({
+        server,
+        method: call.method,
+        path: call.path,
+        host: call.host,
+        body: await bodyText(call.body),
+      });
+      const outcome = await scripts[`http://${server}`]!(call);
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
     },
-  );
+  });
   const handler = createGatewayHandler(
-    testConfig({ clientMaxBodySize: 1024, errorLogLevel: "info" }),
+    testConfig({
+      clientMaxBodySize: 1024,
+      errorLogLevel: "info",
+      upstreams: Object.keys(scripts).map((url) => parseUpstreamServer(url)),
+    }),
     {
       port: 8081,
       version: "test",
@@ -103,7 +102,7 @@ function inProcess(scripts: Record<string, Script>, client = "127.0.0.1") {
         level: "info",
       }),
       counter: new ConnectionCounter(),
-      group,
+      transport,
     },
   );
   const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {

@@ -5,7 +5,6 @@ import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { createGatewayHandler } from "../src/gateway.ts";
 import { testConfig } from "./_utils.ts";
 import { createLogger } from "../src/log/logger.ts";
-import { UpstreamGroup } from "../src/upstream/group.ts";
 import type { UpstreamTransport } from "../src/upstream/transport.ts";
 
 Deno.test("createGatewayHandler() turns an unexpected exception into 500 and an [alert] line, and keeps serving", async () => {
@@ -17,21 +16,23 @@ Deno.test("createGatewayHandler() turns an unexpected exception into 500 and an 
     idleCount: 0,
     close() {},
   };
-  const group = new UpstreamGroup("backend", [{
-    spec: parseUpstreamServer("http://127.0.0.1:9"),
-    client: broken,
-  }]);
-  const handler = createGatewayHandler(testConfig(), {
-    port: 8081,
-    version: "test",
-  }, {
-    logger: createLogger({
-      errorLog: { write: (l: string) => lines.push(l) },
-      accessLog: null,
+  const handler = createGatewayHandler(
+    testConfig({
+      upstreams: [parseUpstreamServer("http://127.0.0.1:9")],
     }),
-    counter: new ConnectionCounter(),
-    group,
-  });
+    {
+      port: 8081,
+      version: "test",
+    },
+    {
+      logger: createLogger({
+        errorLog: { write: (l: string) => lines.push(l) },
+        accessLog: null,
+      }),
+      counter: new ConnectionCounter(),
+      transport: () => broken,
+    },
+  );
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     handler,

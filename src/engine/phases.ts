@@ -62,6 +62,8 @@ export type Content =
     code: number;
     /** An error line to write, when nginx writes one. */
     message?: string;
+    /** A file the index module did not find: `"…" is not found (2: …)`. */
+    notFound?: string;
   };
 
 /** What the phases read besides the request. */
@@ -165,6 +167,24 @@ export function runPhases(
   return content(server, conf, vars, { state, io, rewritten: run.rewritten });
 }
 
+/**
+ * The file a `try_files` name tests, and the `$uri` it becomes. Under a
+ * prefix location's `alias` the name is relative to the alias when it
+ * starts with the location's name, and the URI keeps that name in front
+ * (ngx_http_core_try_files_phase).
+ */
+function tryName(
+  conf: LocationConf,
+  vars: RequestVars,
+  name: string,
+): { path: string; uri: string } {
+  if (conf.alias === null || conf.regex !== null) {
+    return { path: mapUri(conf, vars, name).path, uri: name };
+  }
+  const rest = name.startsWith(conf.name) ? name.slice(conf.name.length) : name;
+  return { path: conf.alias.evaluate(vars) + rest, uri: conf.name + rest };
+}
+
 /** try_files, then the content handler's choice. */
 function content(
   server: ServerConf,
@@ -176,17 +196,16 @@ function content(
   if (conf.tryFiles !== null) {
     let hit = false;
     for (const file of conf.tryFiles.files) {
-      const name = file.evaluate(vars);
-      const folder = name.endsWith("/");
-      const { path } = mapUri(
-        conf,
-        vars,
-        folder ? name.slice(0, -1) || "/" : name,
-      );
-      const kind = io.fileKind(path);
-      if (folder ? kind === "dir" : kind === "file") {
-        // ngx_http_core_try_files_phase: the URI becomes the name tried.
-        vars.uri = name;
+      // ngx_http_core_try_files: a name ending in "/" tests a folder and
+      // is tried without its slash, so a folder found becomes `$uri`
+      // without it (the static module then redirects to the slash).
+      const folder = file.text.endsWith("/");
+      let name = file.evaluate(vars);
+      if (folder && name.endsWith("/")) name = name.slice(0, -1);
+      const tried = tryName(conf, vars, name);
+      const kind = io.fileKind(tried.path);
+      if (kind !== null && (kind === "dir") === folder) {
+        vars.uri = tried.uri;
         hit = true;
         break;
       }
@@ -228,6 +247,14 @@ function content(
     if (io.fileKind(path) === "dir") {
       return { kind: "index-forbidden", conf, path };
     }
+    // ngx_http_index_error: no such folder.
+    const first = conf.index[0]?.evaluate(vars) ?? "index.html";
+    return {
+      kind: "status",
+      conf,
+      code: 404,
+      ...(conf.logNotFound ? { notFound: `${path}${first}` } : {}),
+    };
   }
   return { kind: "static", conf, path, root };
 }

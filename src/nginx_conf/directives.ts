@@ -62,6 +62,7 @@ const PASS = "the gateway passes upstream bytes through as they are";
 const PROCESS = "the gateway runs as one process with its own limits";
 const TUNING = "it only tunes how nginx does its work";
 const NOT_DONE = "the gateway does not reproduce it";
+const SSL = 'it matters only for "listen … ssl", which the gateway refuses';
 const UNCOMPRESSED =
   "the gateway sends responses uncompressed: the same content, more bytes";
 
@@ -175,13 +176,13 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["auth_basic HSL 1-1 emerg", NOT_DONE],
   ["auth_basic_user_file HSL 1-1 emerg", NOT_DONE],
   ["auth_request SL 1-1 emerg", NOT_DONE],
-  ["ssl_certificate HS 1-1 emerg", NOT_DONE],
-  ["ssl_certificate_key HS 1-1 emerg", NOT_DONE],
-  ["ssl_session_cache HS 1-2 emerg", NOT_DONE],
-  ["ssl_session_timeout HS 1-1 emerg", NOT_DONE],
-  ["ssl_ciphers HS 1-1 emerg", NOT_DONE],
-  ["ssl_prefer_server_ciphers HS flag emerg", NOT_DONE],
-  ["ssl_protocols HS 1-n emerg", NOT_DONE],
+  ["ssl_certificate HS 1-1 warn", SSL],
+  ["ssl_certificate_key HS 1-1 warn", SSL],
+  ["ssl_session_cache HS 1-2 warn", SSL],
+  ["ssl_session_timeout HS 1-1 warn", SSL],
+  ["ssl_ciphers HS 1-1 warn", SSL],
+  ["ssl_prefer_server_ciphers HS flag warn", SSL],
+  ["ssl_protocols HS 1-n warn", SSL],
   ["limit_except L {1-n} emerg", NOT_DONE],
   ["map H {2-2} map"],
   // The gateway's own, written by its built-in configuration.
@@ -198,11 +199,25 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_ignore_headers HSL 1-n emerg", NOT_DONE],
   ["proxy_cookie_path HSL 1-2 emerg", NOT_DONE],
   ["proxy_cookie_domain HSL 1-2 emerg", NOT_DONE],
-  ["proxy_cache HSL 1-1 emerg", "the gateway keeps no response cache"],
+  ["proxy_cache HSL 1-1 default", "off"],
   ["proxy_cache_path H 2-n emerg", "the gateway keeps no response cache"],
   ["proxy_cache_valid HSL 1-n emerg", "the gateway keeps no response cache"],
-  ["proxy_cache_bypass HSL 1-n emerg", "the gateway keeps no response cache"],
-  ["proxy_no_cache HSL 1-n emerg", "the gateway keeps no response cache"],
+  ["proxy_cache_bypass HSL 1-n warn", "it matters only with proxy_cache"],
+  ["proxy_no_cache HSL 1-n warn", "it matters only with proxy_cache"],
+  ["proxy_pass_request_headers HSL flag default", "on"],
+  ["proxy_pass_request_body HSL flag default", "on"],
+  ["geo H {1-2} emerg", NOT_DONE],
+  ["fastcgi_pass LI 1-1 emerg", "the gateway forwards over HTTP only"],
+  ["fastcgi_param HSL 2-3 warn", "it matters only with fastcgi_pass"],
+  ["fastcgi_index HSL 1-1 warn", "it matters only with fastcgi_pass"],
+  [
+    "fastcgi_intercept_errors HSL flag warn",
+    "it matters only with fastcgi_pass",
+  ],
+  ["fastcgi_read_timeout HSL 1-1 warn", "it matters only with fastcgi_pass"],
+  ["fastcgi_temp_path HSL 1-4 warn", "it matters only with fastcgi_pass"],
+  ["uwsgi_temp_path HSL 1-4 warn", "it matters only with uwsgi_pass"],
+  ["scgi_temp_path HSL 1-4 warn", "it matters only with scgi_pass"],
   ["proxy_next_upstream_tries HSL 1-1 warn", TUNING],
   ["proxy_next_upstream_timeout HSL 1-1 warn", TUNING],
   ["proxy_max_temp_file_size HSL 1-1 warn", TUNING],
@@ -234,6 +249,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["satisfy HSL 1-1 default", "all"],
   ["limit_req_zone H 3-4 emerg", NOT_DONE],
   ["limit_req HSL 1-3 emerg", NOT_DONE],
+  ["limit_req_log_level HSL 1-1 emerg", NOT_DONE],
+  ["limit_req_status HSL 1-1 emerg", NOT_DONE],
+  ["limit_conn_log_level HSL 1-1 emerg", NOT_DONE],
+  ["limit_conn_status HSL 1-1 emerg", NOT_DONE],
   ["limit_conn_zone H 2-2 emerg", NOT_DONE],
   ["limit_conn HSL 2-2 emerg", NOT_DONE],
   ["set_real_ip_from HSL 1-1 emerg", NOT_DONE],

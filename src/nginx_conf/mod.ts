@@ -11,6 +11,9 @@
 import { dirname, resolve } from "node:path";
 import { compileHttp } from "./compile.ts";
 import { formatConf } from "./format.ts";
+import { builtInConf, type BuiltInSettings } from "./built_in.ts";
+
+export { builtInConf, type BuiltInSettings } from "./built_in.ts";
 import type { HttpConf } from "../engine/mod.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
 import type { NginxSettings } from "./paths.ts";
@@ -196,4 +199,36 @@ function engineSettings(conf: HttpConf): NginxSettings {
     if (proxied.explicit) settings.upstreamGroup = proxied.name;
   }
   return settings;
+}
+
+/**
+ * The built-in configuration (`built_in.ts`) compiled: what the flags and
+ * the JSON config run as.
+ *
+ * @param settings The validated settings.
+ * @param options Match locations without regard to case (nginx for Windows).
+ * @returns The compiled configuration.
+ * @throws {Error} When the written text does not compile: a defect.
+ */
+export function compileBuiltIn(
+  settings: BuiltInSettings,
+  options: { caseless: boolean },
+): HttpConf {
+  const text = builtInConf(settings);
+  const file = "station-gateway built-in configuration";
+  const directives = parseNginxConf(file, {
+    readTextFile: () => text,
+    readDirFiles: () => [],
+  });
+  const result = compileHttp(directives, {
+    file,
+    prefix: dirname(settings.root),
+    caseless: options.caseless,
+  });
+  if (result.conf === null) {
+    throw new Error(
+      `Cannot compile the built-in configuration: ${result.errors.join("; ")}`,
+    );
+  }
+  return result.conf;
 }

@@ -79,6 +79,8 @@ const BLOCK_CONTEXT: Record<string, Context> = {
   upstream: "upstream",
   types: "types",
   map: "map",
+  // `geo` entries read like `map` ones (ngx_http_geo_block).
+  geo: "map",
   if: "if",
   "limit_except": "location",
 };
@@ -265,7 +267,12 @@ class Parser {
         paths = this.io.readDirFiles(dir).filter((n) => match.test(n)).sort()
           .map((n) => join(dir, n));
       } catch (error) {
-        fail(`${GLOB_CALL}() "${full}" failed${osSuffix(error)}`);
+        // glob(3) reports a missing folder as no match, which nginx
+        // accepts (Debian's `include modules-enabled/*.conf`).
+        if (!(error instanceof Deno.errors.NotFound)) {
+          fail(`${GLOB_CALL}() "${full}" failed${osSuffix(error)}`);
+        }
+        paths = [];
       }
     }
     const out: Directive[] = [];

@@ -16,18 +16,17 @@ export interface CharsetConf {
 
 /**
  * The `Content-Type` to send after the charset filter. Unchanged when
- * `charset` is off, when the response has no type, when the type already
- * names a charset (nginx would recode only with a `charset_map`), for a 301
- * or 302 (`ngx_http_set_charset`: browsers once took the redirect's charset
- * for the next page), for a body with a `Content-Encoding` other than
- * `gzip_static`'s, or when the type (without parameters, lower case) is not
- * in `charset_types`.
+ * `charset` is off, when the response has no type, when the type has
+ * parameters (a charset of its own, or any other: nginx then tests the
+ * whole value against `charset_types` and appends nothing), for a 301 or
+ * 302 (`ngx_http_set_charset`: browsers once took the redirect's charset
+ * for the next page), or when the type (lower case) is not in
+ * `charset_types`. Without `source_charset` nginx recodes nothing, so an
+ * encoded body gets the charset too.
  *
  * @param contentType The response's `Content-Type`, or `null`.
  * @param status The response's status.
  * @param conf The location's settings.
- * @param encoded The body has a `Content-Encoding` the filter must respect
- * (`false` for `gzip_static`, which sets nginx's `ignore_content_encoding`).
  * @returns The value to send, or `null` when there is none.
  *
  * @example Usage
@@ -37,6 +36,7 @@ export interface CharsetConf {
  *
  * const conf = { charset: "utf-8", charsetTypes: new Set(["text/html"]) };
  * strictEqual(charsetFilter("text/html", 200, conf), "text/html; charset=utf-8");
+ * strictEqual(charsetFilter("text/html; charset=gbk", 200, conf), "text/html; charset=gbk");
  * strictEqual(charsetFilter("text/html", 301, conf), "text/html");
  * strictEqual(charsetFilter("text/css", 200, conf), "text/css");
  * strictEqual(charsetFilter("text/html", 200, { ...conf, charset: null }), "text/html");
@@ -46,18 +46,16 @@ export function charsetFilter(
   contentType: string | null,
   status: number,
   conf: CharsetConf,
-  encoded = false,
 ): string | null {
   if (conf.charset === null || contentType === null || contentType === "") {
     return contentType;
   }
-  if (status === 301 || status === 302 || encoded) return contentType;
-  const semi = contentType.indexOf(";");
-  if (semi >= 0 && /;\s*charset\s*=/i.test(contentType)) return contentType;
-  // ngx_http_test_content_type: the type without parameters, lower case.
-  const bare = (semi < 0 ? contentType : contentType.slice(0, semi)).trim()
-    .toLowerCase();
-  if (!conf.charsetTypes.has("*") && !conf.charsetTypes.has(bare)) {
+  if (status === 301 || status === 302 || contentType.includes(";")) {
+    return contentType;
+  }
+  // ngx_http_test_content_type: the type, lower case.
+  const type = contentType.trim().toLowerCase();
+  if (!conf.charsetTypes.has("*") && !conf.charsetTypes.has(type)) {
     return contentType;
   }
   return `${contentType}; charset=${conf.charset}`;

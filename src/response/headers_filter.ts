@@ -131,13 +131,18 @@ export function filterHeaders(
 function addHeader(headers: Headers, name: string, value: string | null): void {
   if (value === null) return;
   const lower = name.toLowerCase();
-  if (lower === "etag" || lower === "last-modified") {
-    // ngx_http_set_response_header: replaces; an empty value removes.
-    if (value === "") headers.delete(lower);
-    else headers.set(lower, value);
-    return;
+  try {
+    if (lower === "etag" || lower === "last-modified") {
+      // ngx_http_set_response_header: replaces; an empty value removes.
+      if (value === "") headers.delete(lower);
+      else headers.set(lower, value);
+    } else if (value !== "") {
+      headers.append(name, value);
+    }
+  } catch {
+    // A name that is no HTTP token (the compiler should have refused it):
+    // left out, so a response is never lost to one field.
   }
-  if (value !== "") headers.append(name, value);
 }
 
 /**

@@ -1,9 +1,32 @@
 /**
  * What nginx's response filters do to a response's head, for static and
  * proxied responses alike: `expires` and `add_header`
- * (`ngx_http_headers_filter_module`), `charset` (`ngx_http_charset_filter_module`)
- * and whether a request takes gzip
- * (`ngx_http_gzip_ok`).
+ * (`ngx_http_headers_filter_module`), `charset`
+ * (`ngx_http_charset_filter_module`) and whether a request takes gzip
+ * (`ngx_http_gzip_ok`). nginx runs them in this order on every response a
+ * location sends; `serveFile` runs them for static files, a proxied
+ * response takes them as below.
+ *
+ * @example A proxied response
+ * ```ts
+ * import { charsetFilter, filterHeaders, hasHeadersFilter } from "./mod.ts";
+ * import { constantValue, type RequestVars } from "../engine/mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const conf = {
+ *   addHeaders: [{ name: "X-Frame-Options", value: constantValue("SAMEORIGIN"), always: false }],
+ *   expires: { kind: "off" } as const,
+ *   charset: "utf-8",
+ *   charsetTypes: new Set(["text/html"]),
+ * };
+ * const upstream = new Headers({ "content-type": "text/html", "content-encoding": "gzip" });
+ * if (hasHeadersFilter(conf)) {
+ *   filterHeaders(upstream, { status: 200, conf, vars: {} as RequestVars });
+ * }
+ * const type = charsetFilter(upstream.get("content-type"), 200, conf);
+ * strictEqual(type, "text/html; charset=utf-8"); // encoded or not: nothing is recoded
+ * strictEqual(upstream.get("x-frame-options"), "SAMEORIGIN");
+ * ```
  *
  * @module
  */

@@ -10,7 +10,7 @@ import { createGatewayHandler } from "../gateway.ts";
 import { listenPorts } from "../engine_route.ts";
 import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
 import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
-import { createUpstreamGroup, UpstreamError } from "../upstream/mod.ts";
+import { UpstreamError } from "../upstream/mod.ts";
 import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
 import { displayHost, ListenerSet } from "./listener_set.ts";
@@ -122,17 +122,11 @@ export async function runGateway(
     socket.port = extra.set.port;
     more.push(extra.set);
   }
-  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
-    timeouts: config.timeouts,
-    upstreamKeepalive: config.upstreamKeepalive,
-    proxyBufferSize: config.proxyBufferSize,
-    onConnect: () => counter.take(),
-  });
   handler = createGatewayHandler(config, {
     port,
     version: options.version,
     logFiles: { error: config.errorLog, access: config.accessLog },
-  }, { logger, counter, group, inFlight });
+  }, { logger, counter, inFlight, onConnect: () => counter.take() });
 
   const heapPacer = new HeapPacer();
   heapPacer.start();
@@ -189,7 +183,7 @@ export async function runGateway(
     inFlight.abandonAll();
   }
   uninstall();
-  group.close();
+  handler?.close();
   heapPacer.stop();
   logger.error({ level: "notice", message: "exit" });
   logger.close();

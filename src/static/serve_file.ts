@@ -33,10 +33,16 @@ import {
   type StaticPlan,
 } from "./file_plan.ts";
 import { directoryIndexForbidden } from "./file_kind.ts";
+import { folderRedirect } from "./folder_redirect.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeOf } from "./nginx_types.ts";
 import { streamedResponse } from "./response_body.ts";
-import { fsFailure, statFile, type StaticResult } from "./static_results.ts";
+import {
+  fsFailure,
+  statFile,
+  type StaticFailure,
+  type StaticResult,
+} from "./static_results.ts";
 import { isRefusedWindowsName } from "./windows_names.ts";
 
 /** The location settings {@linkcode serveFile} reads. */
@@ -94,6 +100,8 @@ interface FileServe {
   vary: boolean;
   /** The file's mtime in ms, once its `stat` is taken. */
   mtime: number | null;
+  /** A line `gzip_static` logged before it declined. */
+  failure?: StaticFailure;
 }
 
 /**
@@ -134,6 +142,9 @@ export function serveFile(
     : plan.kind === "done"
     ? plan.result
     : { response: errorResponse(404, { head: ctx.head }) };
+  if (ctx.failure !== undefined && result.failure === undefined) {
+    result.failure = ctx.failure;
+  }
   const { conf } = options;
   const { response } = result;
   const status = response.status;
@@ -205,7 +216,7 @@ function planServe(ctx: FileServe): StaticPlan {
     opened.file.close();
     info = opened.info;
   }
-  if (info.isDirectory) return done(folderRedirect(ctx));
+  if (info.isDirectory) return done(folderRedirect(o.uri, o.vars, head));
   if (!info.isFile) {
     return done({
       response: errorResponse(404, { head }),
@@ -248,10 +259,20 @@ function gzipStatic(ctx: FileServe): StaticPlan | null {
   if (info === null) return null;
   if (on) ctx.vary = true;
   if (!ok || !info.isFile) return null;
-  return planFile(fileRequest(ctx, false), { path, info }, [[
+  const plan = planFile(fileRequest(ctx, false), { path, info }, [[
     "content-encoding",
     "gzip",
   ]]);
+  if (plan.kind === "done" && isBuiltInError(plan.result.response)) {
+    // The .gz could not be opened (or lies outside the folder): nginx logs
+    // all but ENOENT and serves the file itself (gzip_static declines).
+    const { response, failure } = plan.result;
+    if (response.status !== 404 && failure !== undefined) {
+      ctx.failure = failure;
+    }
+    return null;
+  }
+  return plan;
 }
 
 /** nginx's answer and line for a failed open; a 404 is logged under `log_not_found`. */
@@ -264,45 +285,4 @@ function openFailed(ctx: FileServe, error: unknown): StaticResult {
     result.response = errorResponse(result.response.status, { head: true });
   }
   return result;
-}
-
-/**
- * A folder named without its slash: 301 to `$uri/` and the query, as an
- * absolute URL (`absolute_redirect on`): the request's host (the local
- * address when it sent none) and the port unless it is the scheme's
- * default (`port_in_redirect on`), as `ngx_http_header_filter` writes it.
- */
-function folderRedirect(ctx: FileServe): StaticResult {
-  const v = ctx.o.vars;
-  const host = v.headers.has("host") ? v.host : v.serverAddr;
-  const defaultPort = v.scheme === "https" ? 443 : 80;
-  const port = v.serverPort === defaultPort ? "" : `:${v.serverPort}`;
-  const query = v.args === "" ? "" : `?${v.args}`;
-  const location = `${v.scheme}://${host}${port}${
-    locationBytes(ctx.o.uri)
-  }/${query}`;
-  return {
-    response: errorResponse(301, { head: ctx.head, headers: { location } }),
-  };
-}
-
-/**
- * Bytes nginx 1.22 escapes in a folder's `Location` (`ngx_escape_uri`,
- * `NGX_ESCAPE_URI`, as observed on 1.22.1): controls, space, `"`, `#`,
- * `%`, `<`, `>`, `?`, `\`, `^`, `` ` ``, `{`, `|`, `}`, DEL and every byte
- * past ASCII.
- */
-// deno-lint-ignore no-control-regex
-const LOCATION_ESCAPED = /[\x00-\x20"#%<>?\\^`{|}\x7f-\xff]/;
-
-/** The decoded `$uri` as nginx writes it into `Location`: UTF-8, escaped. */
-function locationBytes(uri: string): string {
-  let out = "";
-  for (const byte of new TextEncoder().encode(uri)) {
-    const c = String.fromCharCode(byte);
-    out += LOCATION_ESCAPED.test(c)
-      ? `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
-      : c;
-  }
-  return out;
 }

@@ -18,7 +18,7 @@ export type { HealthReport } from "./health.ts";
 export { NO_FAILURES, tryPeers, upstreamField } from "./next_upstream.ts";
 export type { AttemptFailure } from "./next_upstream.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
-export type { UpstreamTransport } from "./transport.ts";
+export type { TransportFactory, UpstreamTransport } from "./transport.ts";
 export type {
   UpstreamAddress,
   UpstreamCall,

@@ -130,6 +130,13 @@ Deno.test("filterHeaders() leaves out a value with CR or LF rather than split th
   deepStrictEqual([...headers], [["x-arg", "ok"]]);
 });
 
+Deno.test("filterHeaders() leaves out a field whose name is no token instead of throwing", () => {
+  deepStrictEqual(filtered(200, [add("X Bad", "v"), add("X-Ok", "v")]), [[
+    "x-ok",
+    "v",
+  ]]);
+});
+
 Deno.test("filterHeaders() sends a UTF-8 $uri as its bytes, as nginx does", () => {
   const vars = requestVars(
     new Request("http://localhost/%E4%B8%AD.html"),

@@ -77,11 +77,26 @@ const LOCATIONS: {
     gzipVary: true,
   },
   {
+    prefix: "/gzav/",
+    nginx: "gzip_static always; gzip_vary on;",
+    conf: { gzipStatic: "always" },
+    gzipVary: true,
+  },
+  {
     prefix: "/gza/",
     nginx: "gzip_static always;",
     conf: { gzipStatic: "always" },
   },
   { prefix: "/cs/", nginx: "charset utf-8;", conf: { charset: "utf-8" } },
+  {
+    prefix: "/tp/",
+    nginx:
+      'types { "text/html; foo=bar" html; "TEXT/PLAIN" txt; } charset utf-8;',
+    conf: {
+      types: new Map([["html", "text/html; foo=bar"], ["txt", "TEXT/PLAIN"]]),
+      charset: "utf-8",
+    },
+  },
   {
     prefix: "/csall/",
     nginx: "charset koi8-r; charset_types *; gzip_static on;",
@@ -290,7 +305,7 @@ function requests(html: string): string[] {
     method("OPTIONS", "/a.txt"),
     `GET /dir HTTP/1.0`,
   ];
-  for (const p of ["/gz/", "/gzv/", "/gza/", "/csall/"]) {
+  for (const p of ["/gz/", "/gzv/", "/gza/", "/gzav/", "/csall/"]) {
     out.push(
       get(`${p}app.js`, "Accept-Encoding: gzip, deflate, br"),
       get(`${p}app.js`),
@@ -302,7 +317,7 @@ function requests(html: string): string[] {
       method("POST", `${p}app.js`),
     );
   }
-  for (const p of ["/cs/", "/csall/"]) {
+  for (const p of ["/cs/", "/csall/", "/tp/"]) {
     out.push(
       get(`${p}a.txt`),
       get(`${p}app.js`),

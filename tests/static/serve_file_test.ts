@@ -93,6 +93,20 @@ Deno.test("serveFile() refuses a link leaving the folder on the opened file, wit
   }
 });
 
+Deno.test("serveFile() under gzip_static serves the file itself when its .gz cannot be opened inside the folder", async () => {
+  await using s = await site({ "app.js": "plain", "../app.js.gz": "outside" });
+  await Deno.symlink(`${s.dir}/app.js.gz`, `${s.html}/app.js.gz`);
+  const conf = locationConf({ root: value(s.html), gzipStatic: "always" });
+  await using server = startFileServer([
+    { prefix: "/", conf, folder: { root: s.html } },
+  ]);
+  const r = await exchange(server.port, GET("/app.js"));
+  strictEqual(r.status, 200);
+  strictEqual(field(r.headers, "content-encoding"), null);
+  strictEqual(new TextDecoder().decode(r.body), "plain");
+  deepStrictEqual(server.errorLines, []);
+});
+
 Deno.test("serveFile() answers Windows' unsafe names as nginx for Windows: 404 and its CreateFile() line", async () => {
   await using s = await site({ "index.html": "x", ".env": "A=1" });
   const conf = locationConf({ root: value(s.html) });

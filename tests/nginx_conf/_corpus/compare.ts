@@ -18,7 +18,8 @@ export const MASKED = [
   "upstream side: field-name case and order (names compared lower-cased, fields sorted)",
   "both: listen ports, upstream ports and the station folder, replaced by LISTEN_n, UPSTREAM_n and PREFIX",
   "upstream side, unless --strict: the HTTP version of the request line and a Connection field of close or keep-alive (README, upstream-keepalive)",
-  "logs: the time, pid#tid and *N of error lines; the time and, for status 400 and above, the byte count of access lines; $request_time-style decimals",
+  "upstream side: the value of Sec-WebSocket-Key (the gateway makes its own handshake: README, upgrade)",
+  "logs: the time, pid#tid and *N of error lines; the time and, for status 300 and above (the built-in pages: README, error-page), the byte count of access lines; $request_time-style decimals",
 ];
 
 /** The names a side's ports and folder are replaced with. */
@@ -88,7 +89,11 @@ export function outcome(
       ...r.fields.filter(([k, v]) =>
         strict || k.toLowerCase() !== "connection" ||
         !/^(close|keep-alive)$/i.test(v)
-      ).map(([k, v]) => `  ${k.toLowerCase()}: ${maskText(v, names)}`)
+      ).map(([k, v]) =>
+        k.toLowerCase() === "sec-websocket-key"
+          ? "  sec-websocket-key: *"
+          : `  ${k.toLowerCase()}: ${maskText(v, names)}`
+      )
         .sort(),
       `  body: ${r.framing} ${JSON.stringify(r.body)}`,
     ].join("\n")
@@ -155,6 +160,6 @@ export function maskLogLine(line: string, names: Names): string {
   if (error) return maskText(`TIME ${error[1]} ${error[2]}`, names);
   return maskText(line, names)
     .replace(/\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}/g, "TIME")
-    .replace(/" ([45]\d\d) \d+ "/, '" $1 BYTES "')
+    .replace(/" ([345]\d\d) \d+ "/, '" $1 BYTES "')
     .replace(/\b\d+\.\d{3}\b/g, "D.DDD");
 }
