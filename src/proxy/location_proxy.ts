@@ -30,7 +30,7 @@ import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
-import { requestTargetText } from "./target_text.ts";
+import { requestTargetText, utf8Bytes } from "./target_text.ts";
 
 /** One request's part in proxying, from the request flow. */
 export interface LocationRequest {
@@ -137,12 +137,14 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
+  // The engine's $uri, $args and $request_uri are text; the URI rule works
+  // on their UTF-8 bytes, as nginx's on the bytes received.
   const path = requestTargetText(upstreamUri({
     proxyUri: pass.uri,
-    locationName: request.matchedPrefix ?? conf.name,
-    uri: vars.uri,
-    args: vars.args,
-    requestUri: vars.requestUri,
+    locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
+    uri: utf8Bytes(vars.uri),
+    args: utf8Bytes(vars.args),
+    requestUri: utf8Bytes(vars.requestUri),
     uriChanged: request.rewritten,
     internal: request.internal ?? request.rewritten,
     locationInvalid: request.breakInLocation ?? false,
