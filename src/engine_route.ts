@@ -33,7 +33,7 @@ import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
-import { READING_HEADERS } from "./routing/mod.ts";
+import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
 
 /** What the engine's side needs from the gateway. */
 export interface EngineRouteDeps {
@@ -238,7 +238,7 @@ export class EngineRoute {
     if (
       result.response.status === 404 && content.conf.defaultPage &&
       this.#deps.defaultPage !== undefined &&
-      (vars.uri === "/" || vars.uri === "/index.html") &&
+      isIndexTarget(vars.requestUri) &&
       fileKind(content.root) !== "dir"
     ) {
       // The built-in configuration's page while no client app is installed.
@@ -269,7 +269,11 @@ export class EngineRoute {
     const { vars } = flow;
     const changed = content.rewritten || vars.uri !== request.uri ||
       vars.args !== request.args;
+    const raw = content.conf.proxyRawUri && !changed
+      ? rawTarget(content.conf, vars.requestUri, this.#conf.caseless)
+      : null;
     const result = await proxyLocation(req, {
+      ...(raw === null ? {} : { target: raw }),
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -331,4 +335,33 @@ function fileKind(path: string): "file" | "dir" | null {
  */
 export function listenPorts(conf: HttpConf): ListenGroup[] {
   return groupByListen(conf.servers, "port");
+}
+
+/** `/` or `/index.html` as requested (an app route rewritten to it is not). */
+function isIndexTarget(target: string): boolean {
+  const path = target.split("?")[0];
+  return path === "/" || path === "/index.html";
+}
+
+/**
+ * `station_proxy_raw_uri`: the client's own bytes after a `/x/` location's
+ * prefix, as the gateway has always forwarded them (`routeRequest`), or
+ * `null` where nginx's rule applies.
+ */
+function rawTarget(
+  conf: LocationConf,
+  requestUri: string,
+  caseless: boolean,
+): string | null {
+  const pass = conf.proxyPass;
+  if (pass === null || pass.uri === null || !/^\/[^/]+\/$/.test(conf.name)) {
+    return null;
+  }
+  const route = routeRequest(requestUri, {
+    prefix: conf.name.slice(1, -1),
+    keepPrefix: false,
+    caseless,
+  });
+  if (route.kind !== "proxy") return null;
+  return pass.uri + route.upstreamPath.slice(1);
 }

@@ -160,7 +160,7 @@ export function createGatewayHandler(
   statics = new StaticRoute(config, {
     version: runtime.version,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
-    group: engine.groups[0]!,
+    ...(engine.groups[0] ? { group: engine.groups[0] } : {}),
     logger,
   });
   const { tunnels } = engine;
@@ -296,7 +296,7 @@ export function createGatewayHandler(
         statusDocument({
           version: runtime.version,
           stats,
-          group: engine.groups[0]!,
+          ...(engine.groups[0] ? { group: engine.groups[0] } : {}),
           connections: deps.counter.size,
           staticCacheBytes: engine.cache.totalBytes,
           memory: Deno.memoryUsage(),

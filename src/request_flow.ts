@@ -71,6 +71,16 @@ export interface FlowDeps {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** What an error page's request does not carry (see `errorPage`). */
+const PAGE_IGNORED = [
+  "if-none-match",
+  "if-modified-since",
+  "if-match",
+  "if-unmodified-since",
+  "range",
+  "if-range",
+];
+
 /** The absolute form of a redirect target, as nginx sends `Location`. */
 function absolute(location: string, origin: string): string {
   return location.startsWith("/") ? origin + location : location;
@@ -266,12 +276,19 @@ async function errorPage(
       state: where.state,
       io: deps.io,
     });
-    const pageReq = method === req.method
-      ? req
-      : new Request(req.url, { method, headers: req.headers });
+    // nginx's filters see the error's status (r->err_status): no 304 and
+    // no range for the page, so the page request carries neither asks.
+    const headers = new Headers(req.headers);
+    for (const name of PAGE_IGNORED) headers.delete(name);
+    const pageReq = new Request(req.url, { method, headers });
     const answered = await answer(pageReq, page, request, deps.handlers);
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
+      if (answered.status === 404 && where.conf.errorPageFallback) {
+        // The page is missing: the built-in configuration keeps the error.
+        await answered.body?.cancel();
+        return errorResponse(status, { head: req.method === "HEAD" });
+      }
       current = answered;
       continue;
     }
@@ -281,10 +298,12 @@ async function errorPage(
       ? answered.status
       : target.overwrite;
     if (code === answered.status) return answered;
-    return new Response(answered.body, {
-      status: code,
-      headers: answered.headers,
-    });
+    // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
+    // Accept-Ranges is the range filter's, for 200 only.
+    const fields = new Headers(answered.headers);
+    fields.delete("last-modified");
+    fields.delete("accept-ranges");
+    return new Response(answered.body, { status: code, headers: fields });
   }
   return current;
 }

@@ -39,8 +39,11 @@ export interface StaticRouteDeps {
   version: string;
   /** The log files' paths, for the default page; none shown when absent. */
   logFiles?: { error: string; access: string | null };
-  /** The upstream group: its first server is probed for the default page. */
-  group: UpstreamGroup;
+  /**
+   * The first proxied upstream group: its first server is probed for the
+   * default page; none when the configuration proxies nothing.
+   */
+  group?: UpstreamGroup;
   /** The last error line, for the default page. */
   logger: Logger;
 }
@@ -78,15 +81,17 @@ export class StaticRoute {
     this.#deps = deps;
     // The default page probes the first primary server, with a real
     // request, shared by every page that asks (at most one probe a second).
-    const first = deps.group.peers[0]!.spec.address;
+    const first = deps.group?.peers[0]?.spec.address;
     this.#health = new UpstreamHealth({
       probe: () =>
-        probeHttp({
-          hostname: first.hostname,
-          port: first.port,
-          host: first.origin.slice("http://".length),
-          timeoutMs: PROBE_TIMEOUT_MS,
-        }),
+        first === undefined
+          ? Promise.resolve({ ok: false, reason: "no upstream is configured" })
+          : probeHttp({
+            hostname: first.hostname,
+            port: first.port,
+            host: first.origin.slice("http://".length),
+            timeoutMs: PROBE_TIMEOUT_MS,
+          }),
     });
   }
 
@@ -166,7 +171,7 @@ export class StaticRoute {
     const diagnostics = isLoopback(client);
     const html = renderDefaultPage({
       version,
-      upstream: group.peers[0]!.spec.address.origin,
+      upstream: group?.peers[0]?.spec.address.origin ?? "(none)",
       root: this.#config.root,
       health: await this.#health.check(),
       probeTimeoutMs: PROBE_TIMEOUT_MS,

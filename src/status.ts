@@ -88,7 +88,7 @@ export interface StatusSources {
   /** The counters. */
   stats: GatewayStats;
   /** The upstream servers. */
-  group: UpstreamGroup;
+  group?: UpstreamGroup;
   /** Client connections seen recently. */
   connections: number;
   /** Bytes held by the static cache. */
@@ -119,9 +119,9 @@ export function statusDocument(
       byStatus: { ...stats.byStatus },
     },
     upstream: {
-      group: sources.group.name,
+      group: sources.group?.name ?? null,
       failures: { ...stats.upstreamFailures },
-      servers: sources.group.peers.map((p) => ({
+      servers: (sources.group?.peers ?? []).map((p) => ({
         server: p.spec.address.peer,
         backup: p.spec.backup,
         // Whether the round-robin may choose it now (not skipped for

@@ -28,6 +28,10 @@ export {
   parseServerName,
 } from "./servers.ts";
 export {
+  compileCondition,
+  compileReturn,
+  compileRewrite,
+  type RewriteOp,
   type RewriteOutcome,
   type RewriteProgram,
   type RewriteRun,

@@ -181,6 +181,12 @@ export interface LocationConf {
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */
   recursiveErrorPages: boolean;
+  /**
+   * `station_error_page_fallback`: when an `error_page` file is missing,
+   * the original error is answered with the built-in page (nginx answers
+   * the page's 404). The built-in configuration's.
+   */
+  errorPageFallback: boolean;
   // --- proxy (ngx_http_proxy_module) ---
   /** `proxy_pass`, or `null` when the location does not proxy. */
   proxyPass: ProxyPass | null;
@@ -192,6 +198,13 @@ export interface LocationConf {
   proxySetHeaders: readonly (readonly [string, ComplexValue])[];
   /** `proxy_http_version`. */
   proxyHttpVersion: "1.0" | "1.1";
+  /**
+   * `station_proxy_raw_uri`: the path goes upstream with the client's own
+   * bytes (letter case and escapes) after the location's prefix, where
+   * nginx sends the normalised `$uri` re-escaped. The built-in
+   * configuration's.
+   */
+  proxyRawUri: boolean;
   /** `proxy_redirect`: `default` resolved against `proxy_pass`, `off` is empty. */
   proxyRedirect: readonly ProxyRedirect[];
   /** `proxy_hide_header` additions (lower case). */

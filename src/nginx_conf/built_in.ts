@@ -102,7 +102,14 @@ export function builtInConf(s: BuiltInSettings): string {
   add(1, "default_type application/octet-stream;");
   add(1, `access_log ${s.accessLog === null ? "off" : q(s.accessLog)};`);
   if (s.statusPath !== null) add(1, `station_status ${q(s.statusPath)};`);
-  add(1, "map $http_upgrade $station_connection {");
+  // A WebSocket goes through only when the client's Connection names
+  // upgrade (RFC 6455 §4.2.1); otherwise no Upgrade or Connection is sent
+  // and the upstream connection is kept alive.
+  add(1, 'map "$http_connection|$http_upgrade" $station_upgrade {');
+  add(2, 'default "";');
+  add(2, `${q("~*^(?:[^|]*[,\\s])?upgrade(?:[,\\s][^|]*)?\\|(.+)$")} $1;`);
+  add(1, "}");
+  add(1, "map $station_upgrade $station_connection {");
   add(2, "default upgrade;");
   add(2, '"" "";');
   add(1, "}");
@@ -137,10 +144,14 @@ export function builtInConf(s: BuiltInSettings): string {
   add(2, "gzip_static on;");
   add(2, "gzip_vary on;");
   add(2, "station_default_page on;");
+  add(2, "station_error_page_fallback on;");
   for (const [uri, codes] of errorPageLines(s.errorPages)) {
     add(2, `error_page ${codes.join(" ")} ${q(uri)};`);
-    add(2, `location = ${q(uri)} { }`);
+    // A missing page keeps the error (station_error_page_fallback), unlogged.
+    add(2, `location = ${q(uri)} { log_not_found off; }`);
   }
+  // Hidden files (`.env`, `.git/`) are never served from the app folder.
+  add(2, 'location ~ "(^|/)\\." { return 404; }');
   add(2, "location / {");
   add(3, s.spaFallback ? "try_files $uri $uri/ @app;" : "");
   add(3, "add_header Cache-Control $station_cache_control;");
@@ -153,10 +164,17 @@ export function builtInConf(s: BuiltInSettings): string {
   }
   add(2, `location ^~ /${s.apiPrefix}/ {`);
   add(3, `proxy_pass http://${s.upstreamGroup}${s.keepApiPrefix ? "" : "/"};`);
+  add(3, "station_proxy_raw_uri on;");
+  // nginx's `proxy_redirect default` names the group; the servers' own
+  // URLs are what an upstream writes in Location.
+  const publicPath = s.keepApiPrefix ? "/" : `/${s.apiPrefix}/`;
+  for (const u of s.upstreams) {
+    add(3, `proxy_redirect ${q(u.address.origin + "/")} ${q(publicPath)};`);
+  }
   add(3, "proxy_http_version 1.1;");
   add(3, `proxy_set_header Host ${s.upstreams[0]!.address.peer};`);
   add(3, "proxy_set_header Connection $station_connection;");
-  add(3, "proxy_set_header Upgrade $http_upgrade;");
+  add(3, "proxy_set_header Upgrade $station_upgrade;");
   if (s.addForwardedHeaders) {
     add(3, "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;");
     add(3, "proxy_set_header X-Forwarded-Proto $scheme;");

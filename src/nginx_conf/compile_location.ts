@@ -340,11 +340,13 @@ export function locationSettings(
     gzipVary: flag(level, "gzip_vary", false),
     errorPages: errorPages(ctx, level),
     recursiveErrorPages: flag(level, "recursive_error_pages", false),
+    errorPageFallback: flag(level, "station_error_page_fallback", false),
     proxyPass,
     proxySetHeaders: proxySetHeaders(ctx, level),
     proxyHttpVersion: level.last("proxy_http_version")?.args[0] === "1.1"
       ? "1.1"
       : "1.0",
+    proxyRawUri: flag(level, "station_proxy_raw_uri", false),
     proxyRedirect: proxyRedirect(ctx, level, {
       pass: proxyPass,
       name: identity.name,

@@ -9,11 +9,9 @@ import {
   compileCondition,
   compileReturn,
   compileRewrite,
-  type RewriteOp,
-} from "../engine/rewrite.ts";
-import {
   compileValue,
   type LocationConf,
+  type RewriteOp,
   type RewriteProgram,
   ValueError,
   Variables,

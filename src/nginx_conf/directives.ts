@@ -188,6 +188,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   // The gateway's own, written by its built-in configuration.
   ["station_status H 1-1 map"],
   ["station_default_page HS flag map"],
+  ["station_error_page_fallback HSL flag map"],
+  ["station_proxy_raw_uri L flag map"],
   ["charset_types HSL 1-n map"],
   ["source_charset HSLI 1-1 emerg", "the gateway does not recode responses"],
   ["override_charset HSLI flag emerg", "the gateway does not recode responses"],

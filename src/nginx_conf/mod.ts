@@ -95,7 +95,7 @@ export function nginxPrefix(confPath: string): string {
  * @example Usage
  * ```ts
  * import { loadNginxConf } from "./mod.ts";
- * import { strictEqual } from "node:assert/strict";
+ * import { deepStrictEqual } from "node:assert/strict";
  *
  * const io = {
  *   readTextFile: () =>
@@ -103,7 +103,7 @@ export function nginxPrefix(confPath: string): string {
  *   readDirFiles: () => [],
  * };
  * const result = loadNginxConf("/n/conf/nginx.conf", io);
- * strictEqual(result.ok && result.settings.upstream, "http://10.0.0.5:8080");
+ * deepStrictEqual(result.ok && result.settings.upstream, ["http://10.0.0.5:8080"]);
  * ```
  */
 export function loadNginxConf(

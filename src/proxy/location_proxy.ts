@@ -67,6 +67,11 @@ export interface LocationRequest {
    * `$server_port` unless 80, as nginx's header filter builds it.
    */
   origin?: string;
+  /**
+   * The path and query to send, decided by the caller
+   * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
+   */
+  target?: string;
 }
 
 /** What proxying gives back to the request flow. */
@@ -137,18 +142,21 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
-  // The engine's $uri, $args and $request_uri are text; the URI rule works
-  // on their UTF-8 bytes, as nginx's on the bytes received.
-  const path = requestTargetText(upstreamUri({
-    proxyUri: pass.uri,
-    locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
-    uri: utf8Bytes(vars.uri),
-    args: utf8Bytes(vars.args),
-    requestUri: utf8Bytes(vars.requestUri),
-    uriChanged: request.rewritten,
-    internal: request.internal ?? request.rewritten,
-    locationInvalid: request.breakInLocation ?? false,
-  }));
+  // Every part as its UTF-8 bytes: the engine's $uri, $args and
+  // $request_uri are text (Deno.serve hands the target over as text), and
+  // nginx's URI rule works on the bytes received.
+  const path = requestTargetText(
+    request.target !== undefined ? utf8Bytes(request.target) : upstreamUri({
+      proxyUri: pass.uri,
+      locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
+      uri: utf8Bytes(vars.uri),
+      args: utf8Bytes(vars.args),
+      requestUri: utf8Bytes(vars.requestUri),
+      uriChanged: request.rewritten,
+      internal: request.internal ?? request.rewritten,
+      locationInvalid: request.breakInLocation ?? false,
+    }),
+  );
   const fields = upstreamFields(fieldPlan(conf), vars, req.headers);
   for (const name of fields.unsafe) {
     log({

@@ -68,7 +68,7 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
       l.replace(/ is not supported: .* in .*nginx.conf:(\d+)$/, " :$1")
     ),
     [
-      'station-gateway: [emerg] "proxy_cache" :44',
+      'station-gateway: [emerg] "proxy_cache zone" :44',
       'station-gateway: [emerg] "limit_req" :45',
       'station-gateway: [emerg] "auth_basic" :51',
       'station-gateway: [emerg] "auth_basic_user_file" :52',

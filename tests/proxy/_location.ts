@@ -112,6 +112,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
       ) => [c, { uri: value("/e"), overwrite: null }]),
     ),
     recursiveErrorPages: false,
+    errorPageFallback: false,
     proxyPass: {
       scheme: "http",
       group: hostPort,
@@ -122,6 +123,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     },
     proxySetHeaders: set,
     proxyHttpVersion: spec.version ?? "1.0",
+    proxyRawUri: false,
     proxyRedirect: redirect,
     proxyHideHeaders: new Set(spec.hide ?? []),
     proxyPassHeaders: new Set(spec.passHeader ?? []),

@@ -34,13 +34,11 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
     });
     const index = await fetch(`${gw.url}/`);
     strictEqual(await index.text(), "<h1>station app</h1>");
-    strictEqual(index.headers.get("content-type"), "text/html; charset=utf-8");
+    // No charset unless configured, as nginx: a GBK app keeps its own.
+    strictEqual(index.headers.get("content-type"), "text/html");
     const js = await fetch(`${gw.url}/assets/app.js`);
     strictEqual(await js.text(), "console.log(1)");
-    strictEqual(
-      js.headers.get("content-type"),
-      "text/javascript; charset=utf-8",
-    );
+    strictEqual(js.headers.get("content-type"), "text/javascript");
     const etag = js.headers.get("etag")!;
     match(etag, /^"[0-9a-f]+-e"$/);
     const again = await fetch(`${gw.url}/assets/app.js`, {
@@ -54,14 +52,16 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
     const dir301 = await fetch(`${gw.url}/assets`, { redirect: "manual" });
     await dir301.body?.cancel();
     strictEqual(dir301.status, 301);
-    strictEqual(dir301.headers.get("location"), "/assets/");
+    // nginx's absolute_redirect: the Host and the port.
+    strictEqual(dir301.headers.get("location"), `${gw.url}/assets/`);
     const post = await fetch(`${gw.url}/index.html`, {
       method: "POST",
       body: "x",
     });
     await post.body?.cancel();
     strictEqual(post.status, 405);
-    strictEqual(post.headers.get("allow"), "GET, HEAD");
+    // nginx's 405 names no Allow field.
+    strictEqual(post.headers.get("allow"), null);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -233,7 +233,8 @@ Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", asyn
     strictEqual(await part.text(), "2345");
     strictEqual(part.headers.get("content-range"), "bytes 2-5/10");
     strictEqual(part.headers.get("content-length"), "4");
-    strictEqual(part.headers.get("accept-ranges"), "bytes");
+    // nginx's range filter sends Accept-Ranges on a 200 only.
+    strictEqual(part.headers.get("accept-ranges"), null);
     const tail = await fetch(`${gw.url}/data.txt`, {
       headers: { range: "bytes=-3" },
     });
@@ -273,22 +274,22 @@ Deno.test("serveStatic() serves precompressed sidecars with Vary and long cachin
         body: raw.split("\r\n\r\n")[1]!,
       };
     };
-    const br = await get("gzip, deflate, br");
-    match(br.head, /content-encoding: br/i);
-    match(br.head, /content-type: text\/javascript/i);
-    match(br.head, /vary: Accept-Encoding/i);
-    match(br.head, /cache-control: public, max-age=31536000, immutable/i);
-    strictEqual(br.body, "BR-BYTES");
-    const gz = await get("gzip");
+    // gzip_static on, gzip_vary on: the .gz for a client that takes gzip,
+    // with Vary; nginx has no .br counterpart in its own modules.
+    const gz = await get("gzip, deflate, br");
     match(gz.head, /content-encoding: gzip/i);
+    match(gz.head, /content-type: text\/javascript/i);
+    match(gz.head, /vary: Accept-Encoding/i);
+    match(gz.head, /cache-control: public, max-age=31536000, immutable/i);
     strictEqual(gz.body, "GZIP-BYTES!");
     const plain = await get(null);
     strictEqual(/content-encoding/i.test(plain.head), false);
+    // gzip_vary: the answer varies by Accept-Encoding whoever asks.
     match(plain.head, /vary: Accept-Encoding/i);
     strictEqual(plain.body, "x".repeat(1000));
     // Each representation has its own ETag, so caches never mix them.
     const tag = (h: string) => h.match(/etag: ("[^"]+")/i)![1];
-    strictEqual(new Set([tag(br.head), tag(gz.head), tag(plain.head)]).size, 3);
+    strictEqual(new Set([tag(gz.head), tag(plain.head)]).size, 2);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
