@@ -442,14 +442,12 @@ Deno.test(
       "Proxy-Connection",
       "X-Drop",
     ]);
-    // Both pass Proxy-Connection and the fields the client's Connection
-    // names (only nginx's own hop-by-hop list is dropped), in order apart.
-    deepStrictEqual(names(g!), [
-      "proxy-connection",
-      "x-alpha",
-      "x-drop",
-      "x-zeta",
-    ]);
+    // Proxy-Connection and the fields the client's Connection names pass,
+    // as nginx passes them (only its own list is dropped).
+    deepStrictEqual(
+      names(g!),
+      names(n!).map((x) => x.toLowerCase()).sort(),
+    );
   },
 );
 

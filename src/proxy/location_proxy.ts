@@ -30,7 +30,7 @@ import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
-import { requestTargetText } from "./target_text.ts";
+import { requestTargetText, utf8Bytes } from "./target_text.ts";
 
 /** One request's part in proxying, from the request flow. */
 export interface LocationRequest {
@@ -72,13 +72,6 @@ export interface LocationRequest {
    * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
    */
   target?: string;
-}
-
-/** `$uri` as nginx holds it: its UTF-8 bytes, one char per byte. */
-function byteString(text: string): string {
-  // deno-lint-ignore no-control-regex
-  if (/^[\x00-\x7f]*$/.test(text)) return text;
-  return String.fromCharCode(...new TextEncoder().encode(text));
 }
 
 /** What proxying gives back to the request flow. */
@@ -149,14 +142,16 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
-  // Every part as bytes (Deno.serve hands the target over as text).
+  // Every part as its UTF-8 bytes: the engine's $uri, $args and
+  // $request_uri are text (Deno.serve hands the target over as text), and
+  // nginx's URI rule works on the bytes received.
   const path = requestTargetText(
-    request.target !== undefined ? byteString(request.target) : upstreamUri({
+    request.target !== undefined ? utf8Bytes(request.target) : upstreamUri({
       proxyUri: pass.uri,
-      locationName: request.matchedPrefix ?? conf.name,
-      uri: byteString(vars.uri),
-      args: vars.args,
-      requestUri: byteString(vars.requestUri),
+      locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
+      uri: utf8Bytes(vars.uri),
+      args: utf8Bytes(vars.args),
+      requestUri: utf8Bytes(vars.requestUri),
       uriChanged: request.rewritten,
       internal: request.internal ?? request.rewritten,
       locationInvalid: request.breakInLocation ?? false,

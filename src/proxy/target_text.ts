@@ -8,6 +8,37 @@
  */
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+/**
+ * The UTF-8 bytes of a text as a byte string (one char per byte): the
+ * engine holds `$uri` and `$request_uri` as text, while nginx's URI rule
+ * and escaping work on bytes.
+ *
+ * @param text The text.
+ * @returns Its UTF-8 bytes, one char each; ASCII text as it is.
+ *
+ * @example Usage
+ * ```ts
+ * import { utf8Bytes } from "./target_text.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(utf8Bytes("/\u4e2d"), "/\xe4\xb8\xad");
+ * ```
+ */
+export function utf8Bytes(text: string): string {
+  let ascii = true;
+  for (let i = 0; i < text.length; i++) {
+    if (text.charCodeAt(i) >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return text;
+  let out = "";
+  for (const b of encoder.encode(text)) out += String.fromCharCode(b);
+  return out;
+}
 
 /**
  * A target built from byte strings, as text whose UTF-8 encoding is those

@@ -121,11 +121,12 @@ export async function proxyWebSocket(
       clientAddress: options.clientAddress,
       addForwardedHeaders: options.addForwardedHeaders,
     });
-  const key = btoa(
-    String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))),
-  );
-  // Our own handshake: the client's key, version and extensions (no
-  // compression upstream) stay on the browser's side of the tunnel.
+  // A location sends the client's key upstream, as nginx passes it: the
+  // accept the upstream computes is the one the browser checks too. The
+  // version is ours (13, the one Deno accepts), and extensions stay on the
+  // browser's side: the tunnel does not compress.
+  const key = (located ? req.headers.get("sec-websocket-key") : null) ??
+    btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
   const ours = new Set([
     "sec-websocket-key",
     "sec-websocket-version",

@@ -23,7 +23,7 @@ import {
 import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
 import { errorResponse } from "../../src/static/mod.ts";
 import type { RequestEvent } from "../../src/proxy/mod.ts";
-import { decodeToBytes, normalise } from "../../src/routing/path_decode.ts";
+import { decodeTarget } from "../../src/routing/mod.ts";
 
 const scope = new Variables(new Map(), new Set());
 
@@ -167,19 +167,13 @@ export function requestVars(
 ): RequestVars | null {
   const host = req.headers.get("host") ?? "";
   const target = req.url.slice(`http://${host}`.length);
-  const q = target.indexOf("?");
-  const rawPath = q < 0 ? target : target.slice(0, q);
-  const decoded = decodeToBytes(rawPath);
-  if (decoded === null) return null;
-  const n = normalise(decoded.split("/"), (s) => s === ".", (s) => s === "..");
-  if (n === null) return null;
-  const uri = "/" + n.segments.join("/") +
-    (n.directory && n.segments.length > 0 ? "/" : "");
+  const decoded = decodeTarget(target);
+  if (decoded.kind !== "uri") return null;
   return {
     method: req.method,
     requestUri: target,
-    uri,
-    args: q < 0 ? "" : target.slice(q + 1),
+    uri: decoded.uri,
+    args: decoded.args,
     headers: req.headers,
     remoteAddr: info.remoteAddr.hostname,
     remotePort: info.remoteAddr.port,

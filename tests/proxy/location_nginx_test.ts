@@ -85,6 +85,18 @@ const REQUESTS: [string, string][] = [
     "GET /raw/a%41//b/../c?z HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
   ],
   [
+    "escaped UTF-8 is escaped again, an escaped ~ is not",
+    "GET /api/%E4%B8%AD/%7e HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
+  ],
+  [
+    "raw UTF-8 without an escape goes as its bytes",
+    "GET /api/\u4e2d/\u00e9?q=\u00e9 HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
+  ],
+  [
+    "raw UTF-8 without a URI part goes as sent",
+    "GET /raw/\u4e2d%41 HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
+  ],
+  [
     "a longer URI part",
     "GET /v1/x%25y%7C HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n",
   ],

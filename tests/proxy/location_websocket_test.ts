@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { rawRequest } from "../_utils.ts";
+import { rawRequest, readHead, writeText } from "../_utils.ts";
 import { implicitUpstream, locationConf, serveLocations } from "./_location.ts";
 
 /** A WebSocket upstream that echoes, recording each request's fields. */
@@ -9,6 +9,7 @@ function echoUpstream() {
     upgrade: string | null;
     connection: string | null;
   }[] = [];
+  const keys: (string | null)[] = [];
   const sockets = new Set<WebSocket>();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
@@ -18,6 +19,7 @@ function echoUpstream() {
         upgrade: req.headers.get("upgrade"),
         connection: req.headers.get("connection"),
       });
+      keys.push(req.headers.get("sec-websocket-key"));
       if (req.headers.get("upgrade") !== "websocket") {
         return new Response("plain");
       }
@@ -31,6 +33,7 @@ function echoUpstream() {
   return {
     port: server.addr.port,
     seen,
+    keys,
     async [Symbol.asyncDispose]() {
       for (const s of sockets) s.close();
       await server.shutdown();
@@ -92,4 +95,30 @@ Deno.test("proxyLocation() sends an Upgrade request as a plain one where the loc
   deepStrictEqual(up.seen, [
     { line: "GET /chat", upgrade: null, connection: "close" },
   ]);
+});
+
+Deno.test("proxyLocation() sends the client's WebSocket key upstream, as nginx", async () => {
+  await using up = echoUpstream();
+  const group = `127.0.0.1:${up.port}`;
+  await using gw = serveLocations([
+    locationConf({
+      name: "/ws/",
+      pass: `http://${group}/`,
+      version: "1.1",
+      set: WS_SET,
+    }),
+  ], [implicitUpstream(group)]);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  try {
+    await writeText(
+      conn,
+      "GET /ws/chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    );
+    const head = await readHead(conn);
+    strictEqual(head?.split("\r\n")[0], "HTTP/1.1 101 Switching Protocols");
+  } finally {
+    conn.close();
+  }
+  deepStrictEqual(up.keys, ["dGhlIHNhbXBsZSBub25jZQ=="]);
 });

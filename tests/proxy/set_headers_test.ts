@@ -136,3 +136,20 @@ Deno.test("upstreamFields() leaves out a set value with a line break instead of 
   deepStrictEqual(out.unsafe, ["X-Uri"]);
   deepStrictEqual(out.set.map(([n]) => n), ["Host", "Connection"]);
 });
+
+Deno.test("upstreamFields() writes a text value past one byte per char as its UTF-8 bytes", () => {
+  const conf = locationConf({
+    name: "/api/",
+    pass: "http://backend/",
+    set: [["X-Uri", "$uri"], ["X-Name", "$http_x_name"]],
+  });
+  // Deno holds a received field as bytes ("é" is C3 A9); the engine's $uri
+  // is text.
+  const headers = new Headers({ "x-name": "\u00c3\u00a9" });
+  const v = { ...vars(headers), uri: "/api/\u4e2d" };
+  const out = upstreamFields(fieldPlan(conf), v, headers);
+  deepStrictEqual(out.set.slice(0, 2), [
+    ["X-Uri", "/api/\xe4\xb8\xad"],
+    ["X-Name", "\u00c3\u00a9"],
+  ]);
+});
