@@ -26,7 +26,9 @@ import {
   absoluteAuthority,
   type CheckEvent,
   checkRequestHead,
+  checkRequestLine,
   hasUnforwardableBody,
+  type LineVerdict,
   looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
@@ -59,6 +61,11 @@ export type HandlerSettings = Pick<
   | "logNotFound"
   | "cachePolicy"
   | "errorLogLevel"
+  | "largeClientHeaderBuffers"
+  | "clientBodyTimeoutMs"
+  | "clientBodyBufferSize"
+  | "clientBodyTempPath"
+  | "proxyRequestBuffering"
 >;
 
 /** What the handler knows only once the gateway runs: no settings. */
@@ -101,6 +108,8 @@ interface RequestContext {
   http2: boolean;
   /** The request line as logged. */
   request: string;
+  /** nginx's verdict on the request line (method token, length). */
+  line: LineVerdict;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /** Writes a line about the request line: no header fields, as nginx's. */
@@ -108,6 +117,7 @@ interface RequestContext {
 }
 
 const CLOSE = { connection: "close" };
+const LINE_OK: LineVerdict = { kind: "ok" };
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",
   message: "client sent invalid request",
@@ -205,8 +215,14 @@ export function createGatewayHandler(
     const referrer = req.headers.get("referer");
     const target = requestTarget(req.url, host);
     const http2 = looksLikeHttp2(req.url, host, runtime.port);
-    const request = requestLine(req, { host, target, http2 });
+    const sent = requestLine(req, { host, target, http2 });
+    const line = http2
+      ? LINE_OK
+      : checkRequestLine(req.method, sent, config.largeClientHeaderBuffers);
+    // A 414 is logged with what nginx held of the line.
+    const request = line.kind === "reject" ? line.request : sent;
     return {
+      line,
       client,
       host,
       referrer,
@@ -243,7 +259,7 @@ export function createGatewayHandler(
     req: Request,
     ctx: RequestContext,
   ): Response | Promise<Response> {
-    const { target, host, client, http2, log, logRequestLine } = ctx;
+    const { target, host, client, http2, log, logRequestLine, line } = ctx;
     const head = req.method === "HEAD";
     // nginx answers 400 and closes the connection on every request it
     // cannot read (ngx_http_special_response_handler drops keepalive).
@@ -259,13 +275,21 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
+    if (line.kind === "reject") {
+      logRequestLine(line.event);
+      return badRequest(line.status);
+    }
     const route = routeRequest(target, routeOptions);
     if (route.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
       logRequestLine(INVALID_REQUEST_LINE);
       return badRequest();
     }
-    const verdict = checkRequestHead(req, host, headChecks);
+    const verdict = checkRequestHead(req, host, {
+      ...headChecks,
+      limits: config.largeClientHeaderBuffers,
+      line: ctx.request,
+    });
     for (const note of verdict.notes) log(note);
     if (verdict.kind === "reject") {
       log(verdict.event);

@@ -11,6 +11,7 @@
 
 import { mapErrorPages, mapLogs } from "./map_logs.ts";
 import { mapProxyLocation } from "./map_proxy.ts";
+import { mapRequestReading } from "./map_body.ts";
 import { type Directive, NginxConfError } from "./parser.ts";
 import {
   last,
@@ -153,6 +154,7 @@ function mapServer(
   const staticLevels = staticLocation?.levels ?? levels;
   mapStatic(sink, staticLevels);
   mapProxyLocation(sink, proxyLocation.d, proxyLocation.levels, upstreams);
+  mapRequestReading(sink, levels, proxyLocation.levels);
   mapLogs(sink, staticLevels, proxyLocation.levels);
   mapErrorPages(sink, staticLevels, proxyLocation.levels, exact);
 }

@@ -11,10 +11,18 @@ export type { Route } from "./path_rewrite.ts";
 export {
   absoluteAuthority,
   checkRequestHead,
+  checkRequestLine,
   hasUnforwardableBody,
   looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
   requestLine,
 } from "./request_checks.ts";
-export type { CheckEvent, RejectStatus } from "./request_checks.ts";
+export type {
+  CheckEvent,
+  LineVerdict,
+  RejectStatus,
+} from "./request_checks.ts";
+export { isValidHost } from "./host.ts";
+export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
+export type { HeaderBuffers } from "./header_buffers.ts";

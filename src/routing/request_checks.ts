@@ -10,6 +10,14 @@
  */
 
 import { type ContentLength, parseContentLength } from "./content_length.ts";
+import {
+  DEFAULT_HEADER_BUFFERS,
+  HeaderBufferReplay,
+  type HeaderBuffers,
+  tooLongHeaderMessage,
+  tooLongRequestLine,
+} from "./header_buffers.ts";
+import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 
 /** An `[info]` line's own fields. */
@@ -20,8 +28,11 @@ export const READING_REQUEST_LINE = "reading client request line";
 /** nginx's action while it reads the header fields. */
 export const READING_HEADERS = "reading client request headers";
 
-/** The statuses nginx refuses a request head with. */
-export type RejectStatus = 400 | 405 | 501;
+/**
+ * The statuses nginx refuses a request head with; 494 is nginx's own code
+ * for "Request Header Or Cookie Too Large", sent as 400 with its own page.
+ */
+export type RejectStatus = 400 | 405 | 414 | 494 | 501;
 
 /** The verdict on a request's head. */
 export type HeadVerdict =
@@ -44,11 +55,76 @@ export type HeadVerdict =
     notes: readonly CheckEvent[];
   };
 
-// A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
-// 3986 §3.2.2); nginx rejects others with 400 (ngx_http_validate_host). This
-// also keeps a Host such as "a/b" from shifting the path in `req.url`.
-const VALID_HOST =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d*)?$/;
+/**
+ * nginx's method token: upper-case letters, `_` and `-`
+ * (`ngx_http_parse_request_line`); anything else, lower case included, is
+ * "client sent invalid method".
+ */
+const METHOD_TOKEN = /^[A-Z_-]+$/;
+
+/** A verdict on the request line, before the header fields are read. */
+export type LineVerdict =
+  | { kind: "ok" }
+  | {
+    kind: "reject";
+    /** 400 for the method, 414 for the length. */
+    status: 400 | 414;
+    /** The `[info]` line, about the request line. */
+    event: CheckEvent;
+    /** The request as nginx logs it then (a 414 shows what it held). */
+    request: string;
+  };
+
+const LINE_OK: LineVerdict = Object.freeze({ kind: "ok" });
+
+/**
+ * Checks the request line as nginx reads it: the method token, then its
+ * length against `large_client_header_buffers`.
+ *
+ * @param method The method as sent (`Deno.serve` keeps its case).
+ * @param line The request line for the logs ({@linkcode requestLine}).
+ * @param limits `large_client_header_buffers`.
+ * @returns The verdict.
+ *
+ * @example Usage
+ * ```ts
+ * import { checkRequestLine } from "./request_checks.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(checkRequestLine("GET", "GET / HTTP/1.1").kind, "ok");
+ * strictEqual(checkRequestLine("get", "get / HTTP/1.1").kind, "reject");
+ * ```
+ */
+export function checkRequestLine(
+  method: string,
+  line: string,
+  limits: HeaderBuffers = DEFAULT_HEADER_BUFFERS,
+): LineVerdict {
+  if (!METHOD_TOKEN.test(method)) {
+    return {
+      kind: "reject",
+      status: 400,
+      event: {
+        level: "info",
+        message: "client sent invalid method",
+        action: READING_REQUEST_LINE,
+      },
+      request: line,
+    };
+  }
+  const held = tooLongRequestLine(line, limits);
+  if (held === null) return LINE_OK;
+  return {
+    kind: "reject",
+    status: 414,
+    event: {
+      level: "info",
+      message: "client sent too long URI",
+      action: READING_REQUEST_LINE,
+    },
+    request: held,
+  };
+}
 
 /**
  * Whether a request came over HTTP/2 without TLS (prior knowledge): the
@@ -172,9 +248,9 @@ export function absoluteAuthority(
  *
  * @param req The request.
  * @param host The `Host` field, or `null`.
- * @param options `notes`: look for `_` in field names. The lines are
- * `info`, so at the default level nothing would be written, and the walk
- * over every field (Deno builds the sorted list for it) is skipped.
+ * @param options `notes`: look for `_` in field names (the lines are
+ * `info`); `limits`: `large_client_header_buffers`; `line`: the request
+ * line, which shares the first buffers with the fields.
  * @returns The verdict.
  *
  * @example Usage
@@ -189,18 +265,26 @@ export function absoluteAuthority(
 export function checkRequestHead(
   req: Request,
   host: string | null,
-  options: { notes: boolean } = { notes: true },
+  options: { notes: boolean; limits?: HeaderBuffers; line?: string } = {
+    notes: true,
+  },
 ): HeadVerdict {
-  const notes = options.notes ? underscoreNotes(req.headers) : NO_NOTES;
+  const walk = walkFields(req.headers, {
+    notes: options.notes,
+    limits: options.limits ?? DEFAULT_HEADER_BUFFERS,
+    line: options.line ?? "",
+  });
+  const notes = walk.notes;
   const reject = (status: RejectStatus, message: string): HeadVerdict => ({
     kind: "reject",
     status,
     event: { level: "info", message, action: READING_HEADERS },
     notes,
   });
-  if (host !== null && !VALID_HOST.test(host)) {
+  if (host !== null && !isValidHost(host)) {
     return reject(400, "client sent invalid host header");
   }
+  if (walk.tooLong !== null) return reject(494, walk.tooLong);
   const contentLength = parseContentLength(req.headers.get("content-length"));
   if (
     contentLength.kind === "invalid" &&
@@ -259,18 +343,36 @@ export function hasUnforwardableBody(
     req.headers.has("transfer-encoding");
 }
 
-/** nginx's line for each field name with `_`, which it drops. */
-function underscoreNotes(headers: Headers): readonly CheckEvent[] {
+/**
+ * One walk over the fields: nginx's line for each name with `_` (which it
+ * drops), and the first line that does not fit nginx's header buffers.
+ * `Deno.serve` hands the fields over sorted by name, with repeated fields
+ * joined, so the buffers are filled in that order.
+ */
+function walkFields(
+  headers: Headers,
+  options: { notes: boolean; limits: HeaderBuffers; line: string },
+): { notes: readonly CheckEvent[]; tooLong: string | null } {
   let notes: CheckEvent[] | null = null;
+  let tooLong: string | null = null;
+  const replay = new HeaderBufferReplay(options.limits);
+  replay.place(options.line.length + 2);
   headers.forEach((value, name) => {
-    if (!name.includes("_")) return;
+    if (tooLong === null) {
+      const held = replay.place(name.length + value.length + 4);
+      if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
+    }
+    if (!options.notes || !name.includes("_")) return;
     (notes ??= []).push({
       level: "info",
       message: `client sent invalid header line: "${name}: ${value}"`,
       action: READING_HEADERS,
     });
   });
-  return notes ?? NO_NOTES;
+  if (tooLong === null && replay.place(2) >= 0) {
+    tooLong = "client sent too large request";
+  }
+  return { notes: notes ?? NO_NOTES, tooLong };
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);
