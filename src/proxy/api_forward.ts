@@ -9,7 +9,13 @@
 import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
-import { proxyRequest, type ProxyResult } from "./proxy.ts";
+import {
+  proxyRequest,
+  type ProxyResult,
+  type RequestBuffering,
+} from "./proxy.ts";
+import { TempFiles } from "./temp_files.ts";
+import { currentOsFamily, osErrorOf } from "../runtime/mod.ts";
 import {
   type AttemptFailure,
   type UpstreamFailureKind,
@@ -38,6 +44,10 @@ export type ForwardSettings = Pick<
   | "timeouts"
   | "apiPrefix"
   | "keepApiPrefix"
+  | "clientBodyTimeoutMs"
+  | "clientBodyBufferSize"
+  | "clientBodyTempPath"
+  | "proxyRequestBuffering"
 >;
 
 /** What forwarding needs from the gateway, fixed at start-up. */
@@ -58,6 +68,8 @@ export interface ApiForwarder {
    * is forwarded too. Made once, from the settings.
    */
   publicApiPath: string;
+  /** The `client_body_temp_path` folder, or `null` when bodies are streamed. */
+  temp: TempFiles | null;
 }
 
 /**
@@ -76,6 +88,9 @@ export function createForwarder(
     ...runtime,
     tunnels: new WeakMap(),
     publicApiPath: config.keepApiPrefix ? "/" : `/${config.apiPrefix}/`,
+    temp: config.proxyRequestBuffering
+      ? new TempFiles(config.clientBodyTempPath)
+      : null,
   };
 }
 
@@ -187,7 +202,10 @@ export async function forwardApi(
       timeouts: forwarder.config.timeouts,
       onClosed: tunnel.resolve,
     })
-    : await proxyRequest(req, common);
+    : await proxyRequest(req, {
+      ...common,
+      buffering: buffering(forwarder, log),
+    });
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
   }
@@ -204,12 +222,39 @@ export async function forwardApi(
       return errorResponse(502, { head });
     case "bad-body":
       return errorResponse(400, { head, headers: { connection: "close" } });
+    case "body-timeout":
+      // nginx closes without an answer (ngx_http_finalize_request with 408
+      // terminates the request); Deno.serve cannot, so the page is sent.
+      return errorResponse(408, { head, headers: { connection: "close" } });
+    case "temp-failed":
+      return errorResponse(500, { head, headers: { connection: "close" } });
     case "client-left":
     case "failed":
       return errorResponse(upstreamStatus(result.error), { head });
     case "defect":
       throw result.error;
   }
+}
+
+/** The request-buffering settings, or `null` when bodies are streamed. */
+function buffering(
+  forwarder: ApiForwarder,
+  log: (event: RequestEvent) => void,
+): RequestBuffering | null {
+  const { config, temp } = forwarder;
+  if (temp === null) return null;
+  return {
+    bufferSize: config.clientBodyBufferSize,
+    timeoutMs: config.clientBodyTimeoutMs,
+    temp,
+    // nginx's line (ngx_write_chain_to_temp_file via tf->warn), at warn.
+    onTempFile: (path) =>
+      log({
+        level: "warn",
+        message:
+          `a client request body is buffered to a temporary file ${path}`,
+      }),
+  };
 }
 
 /**
@@ -236,6 +281,15 @@ function logOutcome(
         upstream: `http://${group.name}${upstreamPath}`,
       });
       break;
+    case "temp-failed": {
+      const osError = osErrorOf(result.error, currentOsFamily());
+      log({
+        level: "crit",
+        message: result.message,
+        ...(osError ? { osError } : {}),
+      });
+      break;
+    }
     case "bad-body":
       // nginx 1.22 writes this at error level, with no "while" phrase
       // (ngx_http_request_body_chunked_filter).
