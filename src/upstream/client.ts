@@ -16,8 +16,9 @@
  * upstream closing them at once, so a stale connection is rarely picked. A
  * request that still meets one (no response byte arrived) is retried once on
  * a new connection only if it is idempotent and its body was buffered;
- * non-idempotent requests never take a connection that has idled long
- * enough to be at risk, and are never sent twice (RFC 9110 §9.2.2).
+ * non-idempotent requests always open a new connection (any kept one may
+ * be closing as the request arrives), and are never sent twice (RFC 9110
+ * §9.2.2).
  *
  * @module
  */
@@ -124,10 +125,16 @@ export class UpstreamClient {
     // One async layer for the pooled try and the fresh one: each layer is
     // a frame and promises of garbage per request.
     try {
-      const retryable = IDEMPOTENT.has(call.method) &&
-        call.body?.kind !== "stream";
-      const risky = !IDEMPOTENT.has(call.method);
-      const first = call.upgrade ? null : this.#pool.take(risky);
+      // A stale kept connection is retried only for an idempotent method
+      // whose body can be sent again (bytes, or the file it was buffered
+      // to). A non-idempotent request never takes a kept connection: the
+      // upstream may close one idle at any moment (the request crossing its
+      // close), and nginx, which retries no such request once sent
+      // (ngx_http_upstream_next, NGX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT), by
+      // default opens a new connection for every request.
+      const idempotent = IDEMPOTENT.has(call.method);
+      const retryable = idempotent && call.body?.kind !== "stream";
+      const first = call.upgrade || !idempotent ? null : this.#pool.take();
       if (first !== null) {
         try {
           return await this.#exchange(first, call, watch);
@@ -189,7 +196,9 @@ export class UpstreamClient {
     watch.onAbort = () => c.close();
     try {
       try {
-        await writeRequest(this.#io, c, call);
+        await (sendsLong(call)
+          ? this.#sendWatching(c, call)
+          : writeRequest(this.#io, c, call));
       } catch (error) {
         throw this.#sendFailed(c, watch, error);
       }
@@ -225,6 +234,49 @@ export class UpstreamClient {
       c.close();
       throw asUpstreamError(error);
     }
+  }
+
+  /**
+   * Sends a long request while a read waits for the upstream's answer, as
+   * nginx reads the upstream while it sends (the read handler is
+   * `ngx_http_upstream_process_header` from the connect on): an upstream
+   * that answers early (a 401 without reading an upload) and closes is
+   * relayed, not a `writev() failed` 502. The read is the one `readSome`
+   * takes over (`idleRead`). Once the upstream has answered, the rest of
+   * the body is not waited for, and the connection is not kept.
+   */
+  async #sendWatching(c: Connection, call: UpstreamCall): Promise<void> {
+    c.idleBuf = c.scratch;
+    const answer = c.idleRead ??= c.conn.read(c.scratch).then(
+      (n) => n,
+      (e) => e as Error,
+    );
+    const writing = writeRequest(this.#io, c, call);
+    // Settles the write's outcome either way, so a write left running
+    // after an early answer rejects into nothing.
+    const written = writing.then(() => null, (e: unknown) => ({ error: e }));
+    const first = await Promise.race([
+      written,
+      answer.then(() => "answered" as const),
+    ]);
+    if (first === "answered") {
+      if (typeof (await answer) === "number") {
+        c.abandoned = true;
+        return;
+      }
+      // Closed or reset without an answer: the write says why.
+      const outcome = await written;
+      if (outcome !== null) throw outcome.error;
+      return;
+    }
+    if (first === null) return;
+    // The body's own failure (the client left) is not the upstream's.
+    if (first.error instanceof UpstreamError) throw first.error;
+    if (typeof (await answer) === "number") {
+      c.abandoned = true;
+      return;
+    }
+    throw first.error;
   }
 
   /** What a failed request write means: timeout, client gone, or OS error. */
@@ -311,7 +363,8 @@ export class UpstreamClient {
       rest: Uint8Array;
     },
   ): UpstreamReply {
-    const reusable = keepsAlive(head) && framing.kind !== "close";
+    const reusable = keepsAlive(head) && framing.kind !== "close" &&
+      !c.abandoned;
     if (framing.kind === "none") {
       if (reusable) this.#pool.put(c);
       else c.close();
@@ -338,6 +391,16 @@ export class UpstreamClient {
       length: framing.kind === "length" ? framing.length : null,
     };
   }
+}
+
+/** Bodies larger than this are sent with a read waiting for an early answer. */
+const EARLY_ANSWER_BYTES = 64 * 1024;
+
+/** The body takes more than one write: the upstream may answer first. */
+function sendsLong(call: UpstreamCall): boolean {
+  const body = call.body;
+  if (body === null || call.upgrade) return false;
+  return body.kind !== "bytes" || body.bytes.length > EARLY_ANSWER_BYTES;
 }
 
 /** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */
