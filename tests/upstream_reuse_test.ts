@@ -11,8 +11,6 @@ import {
   writeText,
 } from "./_utils.ts";
 
-const HOST = "Host: localhost:8081\r\n";
-
 /** Reads a head and its Content-Length body; `null` when the peer closed. */
 async function readRequest(
   conn: Deno.Conn,
