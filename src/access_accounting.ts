@@ -17,6 +17,8 @@ import {
 export interface InFlightRegistry {
   /** Keeps a request's "give up" callback; returns its release. */
   add(abandon: () => void): () => void;
+  /** The gateway is shutting down: what fails now is not the client's doing. */
+  readonly stopping?: boolean;
 }
 
 /** The request's part of its access line. */

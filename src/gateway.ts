@@ -165,6 +165,7 @@ export function createGatewayHandler(
     port: runtime.port,
     group,
     stats,
+    stopping: () => deps.inFlight?.stopping === true,
   });
   const { tunnels } = forwarder;
 

@@ -70,6 +70,8 @@ export interface ApiForwarder {
   publicApiPath: string;
   /** The `client_body_temp_path` folder, or `null` when bodies are streamed. */
   temp: TempFiles | null;
+  /** Whether the gateway is shutting down. */
+  stopping: () => boolean;
 }
 
 /**
@@ -81,10 +83,16 @@ export interface ApiForwarder {
  */
 export function createForwarder(
   config: ForwardSettings,
-  runtime: { port: number; group: UpstreamGroup; stats: FailureCounter },
+  runtime: {
+    port: number;
+    group: UpstreamGroup;
+    stats: FailureCounter;
+    stopping?: () => boolean;
+  },
 ): ApiForwarder {
   return {
     config,
+    stopping: () => false,
     ...runtime,
     tunnels: new WeakMap(),
     publicApiPath: config.keepApiPrefix ? "/" : `/${config.apiPrefix}/`,
@@ -209,10 +217,16 @@ export async function forwardApi(
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
   }
+  const head = req.method === "HEAD";
+  if (result.kind === "client-left" && forwarder.stopping()) {
+    // Deno.serve's shutdown ended the body being read: the client did not
+    // leave, and must not be sent a 499 (a status only logs ever show).
+    // nginx would read on; the gateway cannot, so the client may retry.
+    return errorResponse(503, { head, headers: { connection: "close" } });
+  }
   if (result.kind !== "response") {
     logOutcome(result, { log, stats, group, upstreamPath });
   }
-  const head = req.method === "HEAD";
   switch (result.kind) {
     case "response":
       return result.response;

@@ -143,6 +143,7 @@ export async function runGateway(
       } (${reason.signal}) received, exiting`,
     });
   }
+  inFlight.stopping = true;
   const graceful = listeners.shutdown().then(() => "done" as const);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
