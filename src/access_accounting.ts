@@ -13,6 +13,9 @@ import {
   meteredBody,
 } from "./static/mod.ts";
 
+/** `HTTP/1.1 100 Continue` and the blank line. */
+const CONTINUE_BYTES = 25;
+
 /** Requests whose access line is pending, for shutdown to give up on. */
 export interface InFlightRegistry {
   /** Keeps a request's "give up" callback; returns its release. */
@@ -46,6 +49,8 @@ export class PendingAccessLine {
   #meter: MeteredBody | null = null;
   #logged = false;
   #release: (() => void) | undefined;
+  /** Bytes of an interim `100 Continue` sent before the response. */
+  #interim = 0;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -85,13 +90,20 @@ export class PendingAccessLine {
       status,
       bodyBytesSent: status === 499
         ? 0
-        : this.#meter
-        ? this.#meter.sent()
-        : this.#sent,
+        : (this.#meter ? this.#meter.sent() : this.#sent) + this.#interim,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
     });
   };
+
+  /**
+   * Counts the `HTTP/1.1 100 Continue` sent before the response (25 bytes),
+   * as nginx counts it in `$body_bytes_sent` (its `ngx_http_test_expect`
+   * sends it on the request's connection).
+   */
+  continued(): void {
+    this.#interim = CONTINUE_BYTES;
+  }
 
   /**
    * Takes the response to send: counts its body, and writes the line when

@@ -110,6 +110,8 @@ interface RequestContext {
   request: string;
   /** nginx's verdict on the request line (method token, length). */
   line: LineVerdict;
+  /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
+  continued: boolean;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /** Writes a line about the request line: no header fields, as nginx's. */
@@ -117,6 +119,13 @@ interface RequestContext {
 }
 
 const CLOSE = { connection: "close" };
+
+/** A request `Deno.serve` sends `100 Continue` to once its body is read. */
+function expectsContinue(req: Request, length: number | null): boolean {
+  const expect = req.headers.get("expect");
+  if (expect === null || expect.toLowerCase() !== "100-continue") return false;
+  return length === null ? req.headers.has("transfer-encoding") : length > 0;
+}
 const LINE_OK: LineVerdict = { kind: "ok" };
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",
@@ -185,6 +194,7 @@ export function createGatewayHandler(
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
     }
+    if (ctx.continued) accessLine?.continued();
     if (config.errorPages.size > 0 && isBuiltInError(response)) {
       response = statics.withErrorPage(req, response, ctx.log);
     }
@@ -224,6 +234,7 @@ export function createGatewayHandler(
     const request = line.kind === "reject" ? line.request : sent;
     return {
       line,
+      continued: false,
       client,
       host,
       referrer,
@@ -341,6 +352,12 @@ export function createGatewayHandler(
           log(BODY_IN_GET(req.method));
           return badRequest();
         }
+        // Forwarding reads the body, and Deno.serve answers the client's
+        // `Expect: 100-continue` on the first read of a non-empty body.
+        ctx.continued = expectsContinue(
+          req,
+          length.kind === "length" ? length.length : null,
+        );
         return forwardApi(
           req,
           {
