@@ -80,21 +80,30 @@ export async function readRequestBody(
   let temp: TempFile | null = null;
   let timedOut = false;
   let handed = false;
+  // One timer for the whole body, not one per read: it fires when the last
+  // read is `timeoutMs` old, and otherwise waits out the rest (nginx's
+  // client_body_timeout is between two reads).
+  let lastRead = Date.now();
+  const check = () => {
+    const idle = Date.now() - lastRead;
+    if (idle < options.timeoutMs) {
+      timer = setTimeout(check, options.timeoutMs - idle);
+      return;
+    }
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  };
+  let timer = setTimeout(check, options.timeoutMs);
   try {
     while (true) {
-      const timer = setTimeout(() => {
-        timedOut = true;
-        reader.cancel().catch(() => {});
-      }, options.timeoutMs);
       let next: ReadableStreamReadResult<Uint8Array>;
       try {
         next = await reader.read();
       } catch (error) {
         if (timedOut) return { kind: "timeout" };
         return { kind: "read-failed", error };
-      } finally {
-        clearTimeout(timer);
       }
+      lastRead = Date.now();
       if (timedOut) return { kind: "timeout" };
       if (next.done) break;
       const value = next.value;
@@ -148,6 +157,7 @@ export async function readRequestBody(
       };
     }
   } finally {
+    clearTimeout(timer);
     reader.releaseLock();
     // A file not handed over (the read failed) is closed here, always.
     if (temp !== null && !handed) temp.close();
