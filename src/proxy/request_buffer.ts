@@ -13,6 +13,7 @@
 
 import type { UpstreamCall } from "../upstream/mod.ts";
 import type { TempFile, TempFiles } from "./temp_files.ts";
+import { ChunkSource } from "./chunk_source.ts";
 
 /** A body read whole: bytes, or a temporary file. */
 export type BufferedBody = NonNullable<UpstreamCall["body"]>;
@@ -73,7 +74,7 @@ export async function readRequestBody(
   const inMemory = options.length !== null
     ? options.length < options.bufferSize + (options.bufferSize >> 2)
     : false;
-  const reader = stream.getReader();
+  const reader = new ChunkSource(stream, inMemory ? options.length : null);
   const chunks: Uint8Array[] = [];
   let held = 0;
   let total = 0;
@@ -91,27 +92,26 @@ export async function readRequestBody(
       return;
     }
     timedOut = true;
-    reader.cancel().catch(() => {});
+    reader.cancel();
   };
   let timer = setTimeout(check, options.timeoutMs);
   try {
     while (true) {
-      let next: ReadableStreamReadResult<Uint8Array>;
+      let value: Uint8Array | null;
       try {
-        next = await reader.read();
+        value = await reader.read();
       } catch (error) {
         if (timedOut) return { kind: "timeout" };
         return { kind: "read-failed", error };
       }
       lastRead = Date.now();
       if (timedOut) return { kind: "timeout" };
-      if (next.done) break;
-      const value = next.value;
+      if (value === null) break;
       if (
         options.length === null && options.limit > 0 &&
         total + value.length > options.limit
       ) {
-        reader.cancel().catch(() => {});
+        reader.cancel();
         return {
           kind: "too-large",
           message:
@@ -120,13 +120,15 @@ export async function readRequestBody(
       }
       total += value.length;
       if (temp === null) {
-        chunks.push(value);
+        if (reader.inPlace) continue;
+        // The view is of a buffer the next read reuses: kept as a copy.
+        chunks.push(reader.reused ? value.slice() : value);
         held += value.length;
         if (inMemory || held <= options.bufferSize) continue;
         try {
           temp = await options.temp.create();
         } catch (error) {
-          reader.cancel().catch(() => {});
+          reader.cancel();
           return tempFailed(error, options.temp.dir, false);
         }
         options.onTempFile(temp.path);
@@ -135,7 +137,7 @@ export async function readRequestBody(
         for (const chunk of spill) {
           const failed = await writeTo(temp, chunk);
           if (failed) {
-            reader.cancel().catch(() => {});
+            reader.cancel();
             return tempFailed(failed, temp.path, true);
           }
         }
@@ -143,7 +145,7 @@ export async function readRequestBody(
       }
       const failed = await writeTo(temp, value);
       if (failed) {
-        reader.cancel().catch(() => {});
+        reader.cancel();
         return tempFailed(failed, temp.path, true);
       }
     }
@@ -158,14 +160,17 @@ export async function readRequestBody(
     }
   } finally {
     clearTimeout(timer);
-    reader.releaseLock();
+    reader.release();
     // A file not handed over (the read failed) is closed here, always.
     if (temp !== null && !handed) temp.close();
   }
   if (total === 0) return { kind: "ready", body: null, temp: null };
   return {
     kind: "ready",
-    body: { kind: "bytes", bytes: join(chunks, total) },
+    body: {
+      kind: "bytes",
+      bytes: reader.inPlace ? reader.whole() : join(chunks, total),
+    },
     temp: null,
   };
 }
