@@ -279,3 +279,41 @@ Deno.test(
     ]);
   },
 );
+
+Deno.test(
+  "nginx parity: an upload the upstream refuses before reading it gets the upstream's answer",
+  ON_LINUX,
+  async () => {
+    await using up = startRawUpstream(async (conn) => {
+      await readHead(conn);
+      await writeText(
+        conn,
+        "HTTP/1.1 401 Unauthorized\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope",
+      );
+    });
+    await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
+    await using gw = startGateway({ upstreamUrl: up.origin });
+    const request =
+      `POST /api/upload HTTP/1.1\r\n${HOST}Content-Length: 500000\r\nConnection: close\r\n\r\n${
+        "b".repeat(500_000)
+      }`;
+    const fromNginx = await rawRequest(nginx.port, request, 5000);
+    const fromGateway = await rawRequest(gw.port, request, 5000);
+    strictEqual(status(fromNginx), "401");
+    strictEqual(status(fromGateway), "401");
+    strictEqual(
+      fromGateway.slice(fromGateway.indexOf("\r\n\r\n")),
+      "\r\n\r\nnope",
+    );
+    await waitFor(
+      () => nginx.accessLines().length === 1 && gw.accessLines.length === 1,
+      5000,
+    );
+    deepStrictEqual(access(gw.accessLines), access(nginx.accessLines()));
+    const folder = (lines: string[]) =>
+      infoLines(lines).map((l) =>
+        l.replace(/temporary file \S+\/(\d{10}),/, "temporary file DIR/$1,")
+      );
+    deepStrictEqual(folder(gw.errorLines), folder(nginx.errorLines()));
+  },
+);
