@@ -34,6 +34,7 @@ import {
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
+  urlHost,
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
@@ -224,7 +225,7 @@ export function createGatewayHandler(
     const connection = deps.counter.forPeer(client, peer.port);
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
-    const target = requestTarget(req.url, host);
+    const target = requestTarget(req.url, urlHost(host));
     const http2 = looksLikeHttp2(req.url, host, runtime.port);
     const sent = requestLine(req, { host, target, http2 });
     const line = http2

@@ -202,6 +202,9 @@ Deno.test(
       "a\\b",
       "a:b:c",
       "[::1",
+      "é",
+      "bücher.example:8081",
+      "é/x",
     ];
     const { nginx, gateway } = await bothSides(
       hosts.map((h) =>

@@ -17,6 +17,7 @@ export {
   READING_HEADERS,
   READING_REQUEST_LINE,
   requestLine,
+  urlHost,
 } from "./request_checks.ts";
 export type {
   CheckEvent,

@@ -232,7 +232,11 @@ export function absoluteAuthority(
   host: string | null,
   target: string,
 ): string | null {
-  if (host === null || host === "" || url === `http://${host}${target}`) {
+  if (host === null || host === "") return null;
+  if (
+    url === `http://${host}${target}` ||
+    url === `http://${urlHost(host)}${target}`
+  ) {
     return null;
   }
   const start = url.indexOf("://") + 3;
@@ -376,3 +380,28 @@ function walkFields(
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);
+
+/**
+ * The `Host` field as `Deno.serve` puts it in `req.url`: its bytes (one
+ * char per byte in `Headers`) read as UTF-8, so a non-ASCII Host is not
+ * mistaken for an absolute-form request line.
+ *
+ * @param host The `Host` field, or `null`.
+ * @returns The same text as in `req.url`.
+ *
+ * @example Usage
+ * ```ts
+ * import { urlHost } from "./request_checks.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(urlHost("\xc3\xa9:8081"), "é:8081");
+ * strictEqual(urlHost("localhost"), "localhost");
+ * ```
+ */
+export function urlHost<T extends string | null>(host: T): T {
+  // deno-lint-ignore no-control-regex
+  if (host === null || /^[\x00-\x7f]*$/.test(host)) return host;
+  return new TextDecoder().decode(
+    Uint8Array.from(host, (c) => c.charCodeAt(0)),
+  ) as T;
+}
