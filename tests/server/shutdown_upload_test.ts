@@ -1,5 +1,5 @@
 /** A stop signal while a client is uploading, with the real process. */
-import { doesNotMatch, match } from "node:assert/strict";
+import { deepStrictEqual, doesNotMatch, match } from "node:assert/strict";
 import {
   readHead,
   spawnGateway,
@@ -80,5 +80,57 @@ Deno.test(
       await Deno.readTextFile(`${dir}/access.log`),
       /"POST \/api\/upload HTTP\/1\.1" 503 /,
     );
+  },
+);
+
+Deno.test(
+  "a gateway killed during an upload leaves no temporary file",
+  { ignore: Deno.build.os === "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    await using _dir = {
+      [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+    };
+    await using up = startRawUpstream(async (conn) => {
+      await readHead(conn);
+    });
+    const gw = await spawnGateway([
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream",
+      up.origin,
+      "--error-log",
+      `${dir}/error.log`,
+      "--access-log",
+      "off",
+      "--error-log-level",
+      "warn",
+      "--client-body-temp-path",
+      `${dir}/body`,
+    ]);
+    const client = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+    try {
+      await writeText(
+        client,
+        "POST /api/upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 900000\r\n\r\n" +
+          "k".repeat(400_000),
+      );
+      const errorLog = () => {
+        try {
+          return Deno.readTextFileSync(`${dir}/error.log`);
+        } catch {
+          return "";
+        }
+      };
+      await waitFor(() => errorLog().includes("temporary file"), 10_000);
+      gw.child.kill("SIGKILL");
+      await gw.child.status;
+    } finally {
+      client.close();
+      await gw[Symbol.asyncDispose]();
+    }
+    // The file was removed when it was opened: nothing is left behind.
+    const left = [...Deno.readDirSync(`${dir}/body`)].map((e) => e.name);
+    deepStrictEqual(left, []);
   },
 );
