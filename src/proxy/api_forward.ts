@@ -221,7 +221,8 @@ export async function forwardApi(
   if (result.kind === "client-left" && forwarder.stopping()) {
     // Deno.serve's shutdown ended the body being read: the client did not
     // leave, and must not be sent a 499 (a status only logs ever show).
-    // nginx would read on; the gateway cannot, so the client may retry.
+    // nginx 1.22 closes such a connection without an answer; Deno.serve
+    // must answer, so the client learns to retry.
     return errorResponse(503, { head, headers: { connection: "close" } });
   }
   if (result.kind !== "response") {
