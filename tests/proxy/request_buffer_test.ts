@@ -143,15 +143,18 @@ Deno.test("request buffering: a large chunked body goes to a temporary file, is 
   match(seen[0]!.head, /\r\nContent-Length: 300000\r\n/);
   ok(!/transfer-encoding/i.test(seen[0]!.head));
   deepStrictEqual(seen[0]!.body, body);
-  deepStrictEqual(seen[0]!.files, ["keep.txt"]);
+  // Removed when opened: gone from the folder while still in use (Windows
+  // may list a file removed while open until its handle closes).
+  if (Deno.build.os !== "windows") {
+    deepStrictEqual(seen[0]!.files, ["keep.txt"]);
+  }
   deepStrictEqual(listing(dir), ["keep.txt"]);
-  const warn = gw.errorLines.find((l) => l.includes("temporary file"));
+  const warn = gw.errorLines.find((l) => l.includes("temporary file")) ?? "";
   match(
-    warn ?? "",
-    new RegExp(
-      `\\[warn\\] .*a client request body is buffered to a temporary file ${dir}/\\d{10}, client: `,
-    ),
+    warn,
+    /\[warn\] .*a client request body is buffered to a temporary file /,
   );
+  match(warn.slice(warn.indexOf(dir) + dir.length), /^\/\d{10}, client: /);
 });
 
 Deno.test("request buffering: a body up to client_body_buffer_size stays in memory", async () => {
@@ -214,12 +217,13 @@ Deno.test("request buffering: a temporary folder that cannot be made is nginx's 
   strictEqual(res.status, 500);
   await res.body?.cancel();
   strictEqual(up.connections, 0);
-  match(
-    gw.errorLines.join("\n"),
-    new RegExp(
-      `\\[crit\\] .*open\\(\\) "${file}/body" failed \\(20: Not a directory\\), client: `,
-    ),
-  );
+  const line = gw.errorLines.find((l) => l.includes("[crit]")) ?? "";
+  // The OS's code and text: ENOTDIR on Linux, a Win32 code on Windows.
+  const code = Deno.build.os === "windows"
+    ? "\\d+: [^)]+"
+    : "20: Not a directory";
+  ok(line.includes(`open() "${file}/body" failed (`), line);
+  match(line, new RegExp(`failed \\(${code}\\), client: `));
 });
 
 Deno.test("request buffering off: proxy_request_buffering off streams the body as it arrives", async () => {
