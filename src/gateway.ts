@@ -27,6 +27,7 @@ import {
   type CheckEvent,
   checkRequestHead,
   checkRequestLine,
+  expectsContinue,
   hasUnforwardableBody,
   type LineVerdict,
   looksLikeHttp2,
@@ -121,12 +122,6 @@ interface RequestContext {
 
 const CLOSE = { connection: "close" };
 
-/** A request `Deno.serve` sends `100 Continue` to once its body is read. */
-function expectsContinue(req: Request, length: number | null): boolean {
-  const expect = req.headers.get("expect");
-  if (expect === null || expect.toLowerCase() !== "100-continue") return false;
-  return length === null ? req.headers.has("transfer-encoding") : length > 0;
-}
 const LINE_OK: LineVerdict = { kind: "ok" };
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",

@@ -9,16 +9,19 @@
 export { requestTarget, routeRequest } from "./path_rewrite.ts";
 export type { Route } from "./path_rewrite.ts";
 export {
-  absoluteAuthority,
   checkRequestHead,
   checkRequestLine,
+  expectsContinue,
   hasUnforwardableBody,
-  looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
+} from "./request_checks.ts";
+export {
+  absoluteAuthority,
+  looksLikeHttp2,
   requestLine,
   urlHost,
-} from "./request_checks.ts";
+} from "./request_line.ts";
 export type {
   CheckEvent,
   LineVerdict,
