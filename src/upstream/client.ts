@@ -37,6 +37,7 @@ import { type BodySource, streamBody } from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
 import { concat, type ConnectionIo, readSome, writeRequest } from "./io.ts";
+import { sendsLong, sendWatching } from "./early_answer.ts";
 import {
   ClientWatch,
   Connection,
@@ -197,7 +198,7 @@ export class UpstreamClient {
     try {
       try {
         await (sendsLong(call)
-          ? this.#sendWatching(c, call)
+          ? sendWatching(this.#io, c, call)
           : writeRequest(this.#io, c, call));
       } catch (error) {
         throw this.#sendFailed(c, watch, error);
@@ -234,49 +235,6 @@ export class UpstreamClient {
       c.close();
       throw asUpstreamError(error);
     }
-  }
-
-  /**
-   * Sends a long request while a read waits for the upstream's answer, as
-   * nginx reads the upstream while it sends (the read handler is
-   * `ngx_http_upstream_process_header` from the connect on): an upstream
-   * that answers early (a 401 without reading an upload) and closes is
-   * relayed, not a `writev() failed` 502. The read is the one `readSome`
-   * takes over (`idleRead`). Once the upstream has answered, the rest of
-   * the body is not waited for, and the connection is not kept.
-   */
-  async #sendWatching(c: Connection, call: UpstreamCall): Promise<void> {
-    c.idleBuf = c.scratch;
-    const answer = c.idleRead ??= c.conn.read(c.scratch).then(
-      (n) => n,
-      (e) => e as Error,
-    );
-    const writing = writeRequest(this.#io, c, call);
-    // Settles the write's outcome either way, so a write left running
-    // after an early answer rejects into nothing.
-    const written = writing.then(() => null, (e: unknown) => ({ error: e }));
-    const first = await Promise.race([
-      written,
-      answer.then(() => "answered" as const),
-    ]);
-    if (first === "answered") {
-      if (typeof (await answer) === "number") {
-        c.abandoned = true;
-        return;
-      }
-      // Closed or reset without an answer: the write says why.
-      const outcome = await written;
-      if (outcome !== null) throw outcome.error;
-      return;
-    }
-    if (first === null) return;
-    // The body's own failure (the client left) is not the upstream's.
-    if (first.error instanceof UpstreamError) throw first.error;
-    if (typeof (await answer) === "number") {
-      c.abandoned = true;
-      return;
-    }
-    throw first.error;
   }
 
   /** What a failed request write means: timeout, client gone, or OS error. */
@@ -391,16 +349,6 @@ export class UpstreamClient {
       length: framing.kind === "length" ? framing.length : null,
     };
   }
-}
-
-/** Bodies larger than this are sent with a read waiting for an early answer. */
-const EARLY_ANSWER_BYTES = 64 * 1024;
-
-/** The body takes more than one write: the upstream may answer first. */
-function sendsLong(call: UpstreamCall): boolean {
-  const body = call.body;
-  if (body === null || call.upgrade) return false;
-  return body.kind !== "bytes" || body.bytes.length > EARLY_ANSWER_BYTES;
 }
 
 /** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */
