@@ -130,7 +130,9 @@ Deno.test(
       await gw[Symbol.asyncDispose]();
     }
     // The file was removed when it was opened: nothing is left behind.
-    const left = [...Deno.readDirSync(`${dir}/body`)].map((e) => e.name);
+    const left = (await Array.fromAsync(Deno.readDir(`${dir}/body`))).map((e) =>
+      e.name
+    );
     deepStrictEqual(left, []);
   },
 );
