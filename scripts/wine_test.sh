@@ -66,10 +66,13 @@ SUITES=(
   tests/routing/path_rewrite_prefix_test.ts
   tests/routing/request_checks_test.ts
   tests/routing/content_length_test.ts
+  tests/routing/header_buffers_test.ts
   tests/proxy/proxy_test.ts
   tests/proxy/api_forward_test.ts
   tests/proxy/headers_test.ts
   tests/proxy/websocket_frames_test.ts
+  tests/proxy/request_buffer_test.ts
+  tests/upstream_reuse_test.ts
   tests/upstream/error_test.ts
   tests/upstream/http1_test.ts
   tests/upstream/request_head_test.ts

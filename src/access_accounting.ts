@@ -14,10 +14,15 @@ import {
   meteredBody,
 } from "./static/mod.ts";
 
+/** `HTTP/1.1 100 Continue` and the blank line. */
+const CONTINUE_BYTES = 25;
+
 /** Requests whose access line is pending, for shutdown to give up on. */
 export interface InFlightRegistry {
   /** Keeps a request's "give up" callback; returns its release. */
   add(abandon: () => void): () => void;
+  /** The gateway is shutting down: what fails now is not the client's doing. */
+  readonly stopping?: boolean;
 }
 
 /** The request's part of its access line. */
@@ -48,6 +53,8 @@ export class PendingAccessLine {
   #headers: Headers | undefined;
   #responseHeaders: Headers | undefined;
   #startMs: number | undefined;
+  /** Bytes of an interim `100 Continue` sent before the response. */
+  #interim = 0;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -101,9 +108,7 @@ export class PendingAccessLine {
       status,
       bodyBytesSent: status === 499
         ? 0
-        : this.#meter
-        ? this.#meter.sent()
-        : this.#sent,
+        : (this.#meter ? this.#meter.sent() : this.#sent) + this.#interim,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
       ...(this.#headers ? { headers: this.#headers } : {}),
@@ -113,6 +118,15 @@ export class PendingAccessLine {
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
     });
   };
+
+  /**
+   * Counts the `HTTP/1.1 100 Continue` sent before the response (25 bytes),
+   * as nginx counts it in `$body_bytes_sent` (its `ngx_http_test_expect`
+   * sends it on the request's connection).
+   */
+  continued(): void {
+    this.#interim = CONTINUE_BYTES;
+  }
 
   /**
    * Takes the response to send: counts its body, and writes the line when

@@ -30,6 +30,7 @@ import {
   withCharset,
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
+import { TempFiles } from "./proxy/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
@@ -50,6 +51,18 @@ export interface EngineRouteDeps {
   logger: Logger;
   /** Makes each upstream server's transport (in-process tests). */
   transport?: TransportFactory;
+  /**
+   * How request bodies are read before forwarding (nginx's
+   * `proxy_request_buffering`, `client_body_*`), for every location.
+   */
+  body?: {
+    proxyRequestBuffering: boolean;
+    clientBodyBufferSize: number;
+    clientBodyTimeoutMs: number;
+    clientBodyTempPath: string;
+  };
+  /** Shutdown has begun: a body cut off then is not the client leaving. */
+  stopping?: () => boolean;
   /** The page `station_default_page` shows, for a client's address. */
   defaultPage?: (req: Request, client: string) => Promise<Response>;
 }
@@ -77,6 +90,8 @@ export interface EngineRequest {
    * body for them, so it cannot be forwarded (refused, not sent without).
    */
   bodyInGet: boolean;
+  /** Called when the request is forwarded (its body will be read). */
+  onForward?: () => void;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
 }
@@ -100,6 +115,8 @@ export class EngineRoute {
   /** Every upstream group, made once (`upstream {}` and `proxy_pass host:port`). */
   readonly #registry: UpstreamRegistry;
   readonly #deps: EngineRouteDeps;
+  /** Where bodies past `client_body_buffer_size` go; `null` when streamed. */
+  readonly #temp: TempFiles | null;
   readonly #static: ContentHandlers["static"];
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
@@ -116,6 +133,10 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
+    const body = deps.body;
+    this.#temp = body?.proxyRequestBuffering
+      ? new TempFiles(body.clientBodyTempPath)
+      : null;
     this.#registry = new UpstreamRegistry(conf.upstreams, {
       ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
       ...(deps.transport ? { transport: deps.transport } : {}),
@@ -211,6 +232,7 @@ export class EngineRoute {
               headers: { connection: "close" },
             }));
           }
+          request.onForward?.();
           return this.#proxy(r, content, f, request);
         },
       },
@@ -300,8 +322,26 @@ export class EngineRoute {
       client: vars.remoteAddr,
       log: flow.log,
       contentLength: request.contentLength,
+      ...(this.#temp === null ? {} : {
+        buffering: {
+          bufferSize: this.#deps.body!.clientBodyBufferSize,
+          timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
+          temp: this.#temp,
+          // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
+          onTempFile: (path: string) =>
+            flow.log({
+              level: "warn",
+              message:
+                `a client request body is buffered to a temporary file ${path}`,
+            }),
+        },
+      }),
       origin: flow.origin,
-    }, { registry: this.#registry, stats: this.#deps.stats });
+    }, {
+      registry: this.#registry,
+      stats: this.#deps.stats,
+      ...(this.#deps.stopping ? { stopping: this.#deps.stopping } : {}),
+    });
     let response: Response;
     if (result.kind === "response") {
       if (result.tunnel !== null) {

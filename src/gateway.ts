@@ -23,13 +23,17 @@ import {
   absoluteAuthority,
   type CheckEvent,
   checkRequestHead,
+  checkRequestLine,
   decodeTarget,
+  expectsContinue,
   hasUnforwardableBody,
+  type LineVerdict,
   looksLikeHttp2,
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
   requestTarget,
+  urlHost,
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
@@ -64,7 +68,16 @@ export interface ListenSocket {
  */
 export type HandlerSettings =
   & BuiltInSettings
-  & Pick<GatewayConfig, "errorLogLevel" | "engine">;
+  & Pick<
+    GatewayConfig,
+    | "errorLogLevel"
+    | "engine"
+    | "largeClientHeaderBuffers"
+    | "clientBodyTimeoutMs"
+    | "clientBodyBufferSize"
+    | "clientBodyTempPath"
+    | "proxyRequestBuffering"
+  >;
 
 /** What the handler knows only once the gateway runs: no settings. */
 export interface GatewayRuntime {
@@ -117,11 +130,16 @@ interface RequestContext {
   logRequestLine: (event: CheckEvent) => void;
   /** The client's port. */
   clientPort: number;
+  /** nginx's verdict on the request line (method token, length). */
+  line: LineVerdict;
+  /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
+  continued: boolean;
   /** The `server:` field: the chosen server's name. */
   server: string;
 }
 
 const CLOSE = { connection: "close" };
+const LINE_OK: LineVerdict = { kind: "ok" };
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",
   message: "client sent invalid request",
@@ -156,6 +174,8 @@ export function createGatewayHandler(
     ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
     ...(deps.transport ? { transport: deps.transport } : {}),
     defaultPage: (req, client) => statics!.defaultPage(req, client),
+    body: config,
+    stopping: () => deps.inFlight?.stopping === true,
   });
   statics = new StaticRoute(config, {
     version: runtime.version,
@@ -186,6 +206,7 @@ export function createGatewayHandler(
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
     }
+    if (ctx.continued) accessLine?.continued();
 
     stats.inFlight--;
     stats.answered(response.status);
@@ -217,10 +238,17 @@ export function createGatewayHandler(
     const connection = deps.counter.forPeer(client, peer.port);
     const host = req.headers.get("host");
     const referrer = req.headers.get("referer");
-    const target = requestTarget(req.url, host);
+    const target = requestTarget(req.url, urlHost(host));
     const http2 = looksLikeHttp2(req.url, host, runtime.port);
-    const request = requestLine(req, { host, target, http2 });
+    const sent = requestLine(req, { host, target, http2 });
+    const line = http2
+      ? LINE_OK
+      : checkRequestLine(req.method, sent, config.largeClientHeaderBuffers);
+    // A 414 is logged with what nginx held of the line.
+    const request = line.kind === "reject" ? line.request : sent;
     const ctx: RequestContext = {
+      line,
+      continued: false,
       client,
       clientPort: peer.port,
       server: config.serverName,
@@ -277,13 +305,21 @@ export function createGatewayHandler(
       logRequestLine(INVALID_REQUEST_LINE);
       return http2 ? errorResponse(400, { head }) : badRequest();
     }
+    if (ctx.line.kind === "reject") {
+      logRequestLine(ctx.line.event);
+      return badRequest(ctx.line.status);
+    }
     const decoded = decodeTarget(target);
     if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
       logRequestLine(INVALID_REQUEST_LINE);
       return badRequest();
     }
-    const verdict = checkRequestHead(req, host, headChecks);
+    const verdict = checkRequestHead(req, host, {
+      ...headChecks,
+      limits: config.largeClientHeaderBuffers,
+      line: ctx.request,
+    });
     for (const note of verdict.notes) log(note);
     if (verdict.kind === "reject") {
       log(verdict.event);
@@ -315,6 +351,14 @@ export function createGatewayHandler(
       contentLength: length.kind === "length" ? length.length : null,
       lengthDigits: length.kind === "length" ? length.digits : null,
       bodyInGet: hasUnforwardableBody(req, length),
+      // Forwarding reads the body, and Deno.serve answers the client's
+      // `Expect: 100-continue` on the first read of a non-empty body.
+      onForward: () => {
+        ctx.continued = expectsContinue(
+          req,
+          length.kind === "length" ? length.length : null,
+        );
+      },
       log,
     }, (name) => {
       ctx.server = name;

@@ -123,7 +123,12 @@ export function startGateway(
   const port = server.addr.port;
   const counter = new ConnectionCounter();
   const { upstreamUrl, caseless, ...overrides } = options;
+  // Bodies past client_body_buffer_size go to a folder of the gateway's own.
+  const bodyTemp = overrides.clientBodyTempPath === undefined
+    ? Deno.makeTempDirSync({ prefix: "gw-body-" })
+    : null;
   const config = testConfig({
+    ...(bodyTemp === null ? {} : { clientBodyTempPath: bodyTemp }),
     upstreamKeepalive: 32,
     errorLogLevel: level,
     ...overrides,
@@ -149,6 +154,9 @@ export function startGateway(
     async [Symbol.asyncDispose]() {
       await server.shutdown();
       handler!.close();
+      if (bodyTemp !== null) {
+        await Deno.remove(bodyTemp, { recursive: true }).catch(() => {});
+      }
     },
   };
 }

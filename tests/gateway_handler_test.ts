@@ -61,6 +61,10 @@ function reply(status: number, body: string): UpstreamReply {
 async function bodyText(body: UpstreamCall["body"]): Promise<string> {
   if (body === null) return "";
   if (body.kind === "bytes") return new TextDecoder().decode(body.bytes);
+  if (body.kind === "file") {
+    await body.file.seek(0, Deno.SeekMode.Start);
+    return await new Response(body.file.readable).text();
+  }
   return await new Response(body.stream).text();
 }
 

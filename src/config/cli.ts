@@ -61,6 +61,11 @@ const OPTIONS = {
   "proxy-read-timeout": { type: "string" },
   "proxy-buffer-size": { type: "string" },
   "client-max-body-size": { type: "string" },
+  "client-body-timeout": { type: "string" },
+  "client-body-buffer-size": { type: "string" },
+  "client-body-temp-path": { type: "string" },
+  "proxy-request-buffering": { type: "string" },
+  "large-client-header-buffers": { type: "string" },
   "upstream-keepalive": { type: "string" },
   "spa-fallback": { type: "string" },
   "status-path": { type: "string" },
@@ -213,6 +218,21 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   if (values["client-max-body-size"] !== undefined) {
     settings.clientMaxBodySize = values["client-max-body-size"];
+  }
+  if (values["client-body-timeout"] !== undefined) {
+    settings.clientBodyTimeout = values["client-body-timeout"];
+  }
+  if (values["client-body-buffer-size"] !== undefined) {
+    settings.clientBodyBufferSize = values["client-body-buffer-size"];
+  }
+  if (values["client-body-temp-path"] !== undefined) {
+    settings.clientBodyTempPath = values["client-body-temp-path"];
+  }
+  if (values["proxy-request-buffering"] !== undefined) {
+    settings.proxyRequestBuffering = values["proxy-request-buffering"];
+  }
+  if (values["large-client-header-buffers"] !== undefined) {
+    settings.largeClientHeaderBuffers = values["large-client-header-buffers"];
   }
   if (values["status-path"] !== undefined) {
     settings.statusPath = values["status-path"];

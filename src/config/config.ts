@@ -75,6 +75,16 @@ export interface SettingsInput {
   clientMaxBodySize?: string;
   /** A whole number from 0 to 1024. */
   upstreamKeepalive?: number;
+  /** A duration: `60s` (`clientBodyTimeoutMs`). */
+  clientBodyTimeout?: string;
+  /** A size from `1k` to `64m`. */
+  clientBodyBufferSize?: string;
+  /** A folder, relative to the base folder or absolute. */
+  clientBodyTempPath?: string;
+  /** `on` or `off`. */
+  proxyRequestBuffering?: string;
+  /** A number and a size: `4 8k`. */
+  largeClientHeaderBuffers?: string;
   /** `on` or `off`. */
   spaFallback?: string;
   /** `on` or `off`. */
@@ -156,6 +166,24 @@ export interface GatewayConfig {
   /** Forward the prefix too (`proxy_pass` without a URI part). */
   keepApiPrefix: boolean;
   /**
+   * nginx's `client_body_timeout` in milliseconds: the longest wait between
+   * two reads of a request body (408).
+   */
+  clientBodyTimeoutMs: number;
+  /**
+   * nginx's `client_body_buffer_size` in bytes: a request body up to this
+   * is kept in memory, a larger one goes to a file in `clientBodyTempPath`.
+   */
+  clientBodyBufferSize: number;
+  /** nginx's `client_body_temp_path`: the folder for those files, absolute. */
+  clientBodyTempPath: string;
+  /**
+   * nginx's `proxy_request_buffering`: read the whole body before the
+   * upstream is contacted (`true`), or stream it as it arrives.
+   */
+  proxyRequestBuffering: boolean;
+  /** nginx's `large_client_header_buffers`: how many, and their size. */
+  largeClientHeaderBuffers: { number: number; size: number };
    * A configuration compiled from an nginx.conf: when set, the engine
    * answers every request from it, and the settings above only name the
    * process's listener, logs and probes.
@@ -192,6 +220,12 @@ export const DEFAULT_SETTINGS = {
   errorPage: DEFAULT_ERROR_PAGE,
   apiPrefix: "/api/",
   keepApiPrefix: false,
+  clientBodyTimeout: "60s",
+  // Two memory pages, nginx's default on x86-64 (Linux and Windows).
+  clientBodyBufferSize: "8k",
+  clientBodyTempPath: "client_body_temp",
+  proxyRequestBuffering: "on",
+  largeClientHeaderBuffers: "4 8k",
 } as const satisfies Required<SettingsInput>;
 
 function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
@@ -219,6 +253,30 @@ function bufferSize(value: string): number {
     );
   }
   return size;
+}
+
+/** A body buffer between one and 64 MiB: memory is bounded per request. */
+function bodyBufferSize(value: string): number {
+  const size = parseSize(value, "client-body-buffer-size");
+  if (size < 1024 || size > 64 * 1024 * 1024) {
+    throw new TypeError(
+      `Cannot parse client-body-buffer-size "${value}": expected a size from 1k to 64m`,
+    );
+  }
+  return size;
+}
+
+/** `N SIZE`: at least one buffer, each from 1k to 1m (a line's limit). */
+function headerBuffers(value: string): { number: number; size: number } {
+  const m = value.trim().match(/^(\d{1,4})\s+(\S+)$/);
+  const number = Number(m?.[1]);
+  const size = m ? parseSize(m[2]!, "large-client-header-buffers") : 0;
+  if (!m || number < 1 || number > 1024 || size < 1024 || size > 1048576) {
+    throw new TypeError(
+      `Cannot parse large-client-header-buffers "${value}": expected a number from 1 to 1024 and a size from 1k to 1m, like "4 8k"`,
+    );
+  }
+  return { number, size };
 }
 
 function apiSegment(value: string): string {
@@ -308,6 +366,20 @@ export function resolveConfig(
     ),
     apiPrefix: apiSegment(s.apiPrefix),
     keepApiPrefix: s.keepApiPrefix,
+    clientBodyTimeoutMs: parseDuration(
+      s.clientBodyTimeout,
+      "client-body-timeout",
+    ),
+    clientBodyBufferSize: bodyBufferSize(s.clientBodyBufferSize),
+    clientBodyTempPath: absolute(
+      baseDir,
+      parsePath(s.clientBodyTempPath, "client-body-temp-path"),
+    ),
+    proxyRequestBuffering: parseSwitch(
+      s.proxyRequestBuffering,
+      "proxy-request-buffering",
+    ),
+    largeClientHeaderBuffers: headerBuffers(s.largeClientHeaderBuffers),
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
     cachePolicy: {

@@ -39,6 +39,11 @@ const FILE_KEYS: Readonly<
   proxyReadTimeout: "string",
   proxyBufferSize: "string",
   clientMaxBodySize: "string",
+  clientBodyTimeout: "string",
+  clientBodyBufferSize: "string",
+  clientBodyTempPath: "string",
+  proxyRequestBuffering: "string",
+  largeClientHeaderBuffers: "string",
   upstreamKeepalive: "number",
   spaFallback: "string",
   logNotFound: "string",
@@ -144,6 +149,7 @@ export function formatConfigFile(
     root: config.root,
     errorLog: config.errorLog,
     accessLog: config.accessLog ?? "off",
+    clientBodyTempPath: config.clientBodyTempPath,
   };
   return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -70,6 +70,16 @@ OPTIONS:
   --proxy-buffer-size SIZE  Largest upstream response head; a bigger one is a 502
                            (default: ${d.proxyBufferSize})
   --client-max-body-size SIZE  Largest request body, 0 = no limit (default: ${d.clientMaxBodySize})
+  --client-body-timeout T  Between two reads of a request body; 408 after
+                           (default: ${d.clientBodyTimeout})
+  --client-body-buffer-size SIZE  A request body kept in memory; a larger one
+                           goes to a file (default: ${d.clientBodyBufferSize})
+  --client-body-temp-path DIR  The folder for those files
+                           (default: ${d.clientBodyTempPath})
+  --proxy-request-buffering on|off  Read the whole body before the upstream
+                           is contacted (default: ${d.proxyRequestBuffering})
+  --large-client-header-buffers "N SIZE"  Longest request line and header line
+                           (SIZE), header buffers (N) (default: ${d.largeClientHeaderBuffers})
   --upstream-keepalive N   Idle upstream connections kept; 0 = a new connection
                            per request (default: ${d.upstreamKeepalive})
   -c, --config FILE        JSON file with the same settings in camelCase

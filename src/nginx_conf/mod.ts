@@ -11,6 +11,7 @@
 import { dirname, resolve } from "node:path";
 import { compileHttp } from "./compile.ts";
 import { formatConf } from "./format.ts";
+import { requestReading } from "./map_body.ts";
 import { builtInConf, type BuiltInSettings } from "./built_in.ts";
 
 export { builtInConf, type BuiltInSettings } from "./built_in.ts";
@@ -150,14 +151,17 @@ export function loadNginxConf(
       warnings: [],
     };
   }
-  const { conf, warnings, errors } = compiled;
-  if (conf === null) {
+  const reading = requestReading(directives, prefix);
+  const warnings = [...compiled.warnings, ...reading.warnings];
+  const errors = [...compiled.errors, ...reading.errors];
+  const conf = compiled.conf;
+  if (conf === null || errors.length > 0) {
     return { ok: false, message: errors[0]!, errors, warnings };
   }
   return {
     ok: true,
     prefix,
-    settings: engineSettings(conf),
+    settings: { ...engineSettings(conf), ...reading.settings },
     engine: conf,
     text: formatConf(directives),
     warnings,

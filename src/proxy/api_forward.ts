@@ -8,8 +8,9 @@
 
 import type { GatewayConfig } from "../config/mod.ts";
 import { errorResponse } from "../static/mod.ts";
-import { proxyRequest } from "./proxy.ts";
+import { proxyRequest, type RequestBuffering } from "./proxy.ts";
 import { type AttemptFailure, upstreamStatus } from "../upstream/mod.ts";
+import { TempFiles } from "./temp_files.ts";
 import {
   type FailureCounter,
   logAttempt,
@@ -29,6 +30,10 @@ export type ForwardSettings = Pick<
   | "timeouts"
   | "apiPrefix"
   | "keepApiPrefix"
+  | "clientBodyTimeoutMs"
+  | "clientBodyBufferSize"
+  | "clientBodyTempPath"
+  | "proxyRequestBuffering"
 >;
 
 /** What forwarding needs from the gateway, fixed at start-up. */
@@ -49,6 +54,10 @@ export interface ApiForwarder {
    * is forwarded too. Made once, from the settings.
    */
   publicApiPath: string;
+  /** The `client_body_temp_path` folder, or `null` when bodies are streamed. */
+  temp: TempFiles | null;
+  /** Whether the gateway is shutting down. */
+  stopping: () => boolean;
 }
 
 /**
@@ -60,13 +69,22 @@ export interface ApiForwarder {
  */
 export function createForwarder(
   config: ForwardSettings,
-  runtime: { port: number; group: UpstreamGroup; stats: FailureCounter },
+  runtime: {
+    port: number;
+    group: UpstreamGroup;
+    stats: FailureCounter;
+    stopping?: () => boolean;
+  },
 ): ApiForwarder {
   return {
     config,
+    stopping: () => false,
     ...runtime,
     tunnels: new WeakMap(),
     publicApiPath: config.keepApiPrefix ? "/" : `/${config.apiPrefix}/`,
+    temp: config.proxyRequestBuffering
+      ? new TempFiles(config.clientBodyTempPath)
+      : null,
   };
 }
 
@@ -178,14 +196,24 @@ export async function forwardApi(
       timeouts: forwarder.config.timeouts,
       onClosed: tunnel.resolve,
     })
-    : await proxyRequest(req, common);
+    : await proxyRequest(req, {
+      ...common,
+      buffering: buffering(forwarder, log),
+    });
   if (tunnel && result.kind === "response" && result.response.status === 101) {
     forwarder.tunnels.set(result.response, tunnel.promise);
+  }
+  const head = req.method === "HEAD";
+  if (result.kind === "client-left" && forwarder.stopping()) {
+    // Deno.serve's shutdown ended the body being read: the client did not
+    // leave, and must not be sent a 499 (a status only logs ever show).
+    // nginx 1.22 closes such a connection without an answer; Deno.serve
+    // must answer, so the client learns to retry.
+    return errorResponse(503, { head, headers: { connection: "close" } });
   }
   if (result.kind !== "response") {
     logOutcome(result, { log, stats, group: group.name, upstreamPath });
   }
-  const head = req.method === "HEAD";
   switch (result.kind) {
     case "response":
       return result.response;
@@ -195,10 +223,37 @@ export async function forwardApi(
       return errorResponse(502, { head });
     case "bad-body":
       return errorResponse(400, { head, headers: { connection: "close" } });
+    case "body-timeout":
+      // nginx closes without an answer (ngx_http_finalize_request with 408
+      // terminates the request); Deno.serve cannot, so the page is sent.
+      return errorResponse(408, { head, headers: { connection: "close" } });
+    case "temp-failed":
+      return errorResponse(500, { head, headers: { connection: "close" } });
     case "client-left":
     case "failed":
       return errorResponse(upstreamStatus(result.error), { head });
     case "defect":
       throw result.error;
   }
+}
+
+/** The request-buffering settings, or `null` when bodies are streamed. */
+function buffering(
+  forwarder: ApiForwarder,
+  log: (event: RequestEvent) => void,
+): RequestBuffering | null {
+  const { config, temp } = forwarder;
+  if (temp === null) return null;
+  return {
+    bufferSize: config.clientBodyBufferSize,
+    timeoutMs: config.clientBodyTimeoutMs,
+    temp,
+    // nginx's line (ngx_write_chain_to_temp_file via tf->warn), at warn.
+    onTempFile: (path) =>
+      log({
+        level: "warn",
+        message:
+          `a client request body is buffered to a temporary file ${path}`,
+      }),
+  };
 }

@@ -24,7 +24,11 @@ import {
   logOutcome,
   type RequestEvent,
 } from "./outcome_log.ts";
-import { proxyRequest, type ProxyResult } from "./proxy.ts";
+import {
+  proxyRequest,
+  type ProxyResult,
+  type RequestBuffering,
+} from "./proxy.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
@@ -67,6 +71,8 @@ export interface LocationRequest {
    * `$server_port` unless 80, as nginx's header filter builds it.
    */
   origin?: string;
+  /** How the body is read whole first (`proxy_request_buffering on`). */
+  buffering?: RequestBuffering;
   /**
    * The path and query to send, decided by the caller
    * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
@@ -105,6 +111,8 @@ export interface LocationProxyContext {
   registry: UpstreamRegistry;
   /** Counters for the status endpoint. */
   stats: FailureCounter;
+  /** Shutdown has begun: a body cut off then is not the client leaving. */
+  stopping?: () => boolean;
 }
 
 const NO_FIELDS: [string, string][] = [];
@@ -193,6 +201,7 @@ export async function proxyLocation(
       keepalive: fields.keepalive,
     },
     toResponse,
+    ...(request.buffering ? { buffering: request.buffering } : {}),
   };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
@@ -222,6 +231,12 @@ function settle(
   },
 ): LocationResult {
   const { log } = request;
+  if (result.kind === "client-left" && context.stopping?.()) {
+    // Deno.serve's shutdown ended the body being read: the client did not
+    // leave and must not be told 499. nginx 1.22 closes without an answer;
+    // Deno.serve must answer, so the client learns to retry.
+    return { kind: "status", status: 503, close: true, headers: NO_FIELDS };
+  }
   if (result.kind !== "response") {
     logOutcome(result, {
       log,

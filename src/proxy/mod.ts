@@ -28,3 +28,4 @@ export {
   locationResponseFields,
   rewriteRedirectValue,
 } from "./response_fields.ts";
+export { TempFiles } from "./temp_files.ts";

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { currentOsFamily, osErrorOf } from "../runtime/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import type { AttemptFailure, UpstreamFailureKind } from "../upstream/mod.ts";
 import type { ProxyResult } from "./proxy.ts";
@@ -50,6 +51,15 @@ export function logOutcome(
         upstream: `http://${group}${upstreamPath}`,
       });
       break;
+    case "temp-failed": {
+      const osError = osErrorOf(result.error, currentOsFamily());
+      log({
+        level: "crit",
+        message: result.message,
+        ...(osError ? { osError } : {}),
+      });
+      break;
+    }
     case "bad-body":
       // nginx 1.22 writes this at error level, with no "while" phrase
       // (ngx_http_request_body_chunked_filter).

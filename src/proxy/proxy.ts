@@ -8,6 +8,9 @@
 import type { GatewayConfig } from "../config/mod.ts";
 import { streamedResponse } from "../static/mod.ts";
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
+import { readRequestBody } from "./request_buffer.ts";
+import type { TempFiles } from "./temp_files.ts";
+import type { UpstreamCall } from "../upstream/mod.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -50,6 +53,23 @@ export interface ProxyOptions
   call?: LocationCall;
   /** Turns a reply into the response instead of {@linkcode replyToResponse}. */
   toResponse?: (reply: UpstreamReply, peer: UpstreamPeer) => Response;
+  /**
+   * nginx's `proxy_request_buffering on`: read the whole body first
+   * (`request_buffer.ts`); `null` or absent streams it as it arrives.
+   */
+  buffering?: RequestBuffering | null;
+}
+
+/** How a body is read whole before forwarding. */
+export interface RequestBuffering {
+  /** `client_body_buffer_size`. */
+  bufferSize: number;
+  /** `client_body_timeout` in milliseconds. */
+  timeoutMs: number;
+  /** The `client_body_temp_path` folder. */
+  temp: TempFiles;
+  /** Told the path of a file a body went to (nginx's `[warn]` line). */
+  onTempFile: (path: string) => void;
 }
 
 /** The call settings a proxied location brings. */
@@ -100,6 +120,17 @@ type ProxyEnd =
     kind: "too-large";
     /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
     message: string;
+  }
+  | {
+    /** `client_body_timeout` passed while the body was read: 408. */
+    kind: "body-timeout";
+  }
+  | {
+    /** A temporary file for the body failed: nginx's 500 and `[crit]`. */
+    kind: "temp-failed";
+    /** nginx's message, e.g. `open() "/x/0000000001" failed`. */
+    message: string;
+    error: unknown;
   }
   | {
     /** A bug, to be thrown once the attempts before it are logged. */
@@ -173,6 +204,37 @@ export async function proxyRequest(
     options.contentLength,
     options.clientMaxBodySize,
   );
+  const hasBody = !(plan.kind === "ready" && plan.body === null);
+  if (options.buffering && hasBody && req.body !== null) {
+    const read = await readRequestBody(req.body, {
+      length: options.contentLength,
+      limit: options.clientMaxBodySize,
+      ...options.buffering,
+    });
+    switch (read.kind) {
+      case "ready":
+        try {
+          return await forward(req, options, read.body);
+        } finally {
+          read.temp?.close();
+        }
+      case "too-large":
+        return { ...read, failures: NO_FAILURES };
+      case "timeout":
+        return { kind: "body-timeout", failures: NO_FAILURES };
+      case "read-failed":
+        return bodyReadFailed(read.error);
+      case "temp-failed":
+        return {
+          kind: "temp-failed",
+          message: read.opened
+            ? `write() to "${read.path}" failed`
+            : `open() "${read.path}" failed`,
+          error: read.error,
+          failures: NO_FAILURES,
+        };
+    }
+  }
   if (plan.kind === "read") {
     try {
       const bytes = new Uint8Array(await req.arrayBuffer());
@@ -191,7 +253,15 @@ export async function proxyRequest(
   if (plan.kind === "too-large") {
     return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
   }
-  const body = plan.body;
+  return forward(req, options, plan.body);
+}
+
+/** Sends the request, with its body as read, to the group's servers. */
+async function forward(
+  req: Request,
+  options: ProxyOptions,
+  body: UpstreamCall["body"],
+): Promise<ProxyResult> {
   const headers = options.headers ??
     upstreamRequestHeaders(req.headers, {
       clientAddress: options.clientAddress,

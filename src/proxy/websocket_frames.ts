@@ -330,3 +330,32 @@ export class MessageAssembler {
  * the browser U+FFFD instead of the bytes sent.
  */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The code a close frame may carry for a close that ended with `code`
+ * (RFC 6455 §7.4): a defined code or one from 3000–4999 as it is; none for
+ * "no status received" (1005); 1001 "going away" for a connection that
+ * ended without a valid code (Deno reports a dropped one as 0 or 1006, and
+ * 1006 and 1015 must never be sent, §7.4.1).
+ *
+ * @param code The code the close ended with, if any.
+ * @returns The code to send, or `undefined` for a frame without one.
+ *
+ * @example Usage
+ * ```ts
+ * import { sendableCloseCode } from "./websocket_frames.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(sendableCloseCode(1000), 1000);
+ * strictEqual(sendableCloseCode(0), 1001);
+ * strictEqual(sendableCloseCode(1005), undefined);
+ * ```
+ */
+export function sendableCloseCode(
+  code: number | undefined,
+): number | undefined {
+  if (code === undefined || code === 1005) return undefined;
+  const defined = code >= 1000 && code <= 1014 && code !== 1004 &&
+    code !== 1005 && code !== 1006;
+  return defined || (code >= 3000 && code <= 4999) ? code : 1001;
+}

@@ -30,6 +30,7 @@ import {
   MessageAssembler,
   OPCODE,
   parseClosePayload,
+  sendableCloseCode,
 } from "./websocket_frames.ts";
 
 /** What a tunnel reads and reports; idle `timeouts.readMs`, it is closed. */
@@ -167,9 +168,10 @@ class Tunnel {
       if (this.#ended) return;
       // Deno answered the client's close frame with its payload (RFC 6455
       // §5.5.1).
+      const code = sendableCloseCode(event.code);
       const payload = closePayload(
-        event.code === 1005 ? undefined : event.code,
-        event.reason,
+        code,
+        code === event.code ? event.reason : "",
       );
       this.#bytesToClient += frameSize(payload.length);
       this.#sendUpstream(OPCODE.close, payload);

@@ -11,12 +11,24 @@ export { escapeBytes } from "./path_decode.ts";
 export type { DecodedTarget } from "./path_rewrite.ts";
 export type { Route } from "./path_rewrite.ts";
 export {
-  absoluteAuthority,
   checkRequestHead,
+  checkRequestLine,
+  expectsContinue,
   hasUnforwardableBody,
-  looksLikeHttp2,
   READING_HEADERS,
   READING_REQUEST_LINE,
-  requestLine,
 } from "./request_checks.ts";
-export type { CheckEvent, RejectStatus } from "./request_checks.ts";
+export {
+  absoluteAuthority,
+  looksLikeHttp2,
+  requestLine,
+  urlHost,
+} from "./request_line.ts";
+export type {
+  CheckEvent,
+  LineVerdict,
+  RejectStatus,
+} from "./request_checks.ts";
+export { isValidHost } from "./host.ts";
+export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
+export type { HeaderBuffers } from "./header_buffers.ts";

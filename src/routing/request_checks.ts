@@ -10,6 +10,14 @@
  */
 
 import { type ContentLength, parseContentLength } from "./content_length.ts";
+import {
+  DEFAULT_HEADER_BUFFERS,
+  HeaderBufferReplay,
+  type HeaderBuffers,
+  tooLongHeaderMessage,
+  tooLongRequestLine,
+} from "./header_buffers.ts";
+import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 
 /** An `[info]` line's own fields. */
@@ -20,8 +28,11 @@ export const READING_REQUEST_LINE = "reading client request line";
 /** nginx's action while it reads the header fields. */
 export const READING_HEADERS = "reading client request headers";
 
-/** The statuses nginx refuses a request head with. */
-export type RejectStatus = 400 | 405 | 501;
+/**
+ * The statuses nginx refuses a request head with; 494 is nginx's own code
+ * for "Request Header Or Cookie Too Large", sent as 400 with its own page.
+ */
+export type RejectStatus = 400 | 405 | 414 | 494 | 501;
 
 /** The verdict on a request's head. */
 export type HeadVerdict =
@@ -44,125 +55,75 @@ export type HeadVerdict =
     notes: readonly CheckEvent[];
   };
 
-// A Host is a reg-name, IPv4 or bracketed IPv6 with an optional port (RFC
-// 3986 §3.2.2); nginx rejects others with 400 (ngx_http_validate_host). This
-// also keeps a Host such as "a/b" from shifting the path in `req.url`.
-const VALID_HOST =
-  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d*)?$/;
+/**
+ * nginx's method token: upper-case letters, `_` and `-`
+ * (`ngx_http_parse_request_line`); anything else, lower case included, is
+ * "client sent invalid method".
+ */
+const METHOD_TOKEN = /^[A-Z_-]+$/;
+
+/** A verdict on the request line, before the header fields are read. */
+export type LineVerdict =
+  | { kind: "ok" }
+  | {
+    kind: "reject";
+    /** 400 for the method, 414 for the length. */
+    status: 400 | 414;
+    /** The `[info]` line, about the request line. */
+    event: CheckEvent;
+    /** The request as nginx logs it then (a 414 shows what it held). */
+    request: string;
+  };
+
+const LINE_OK: LineVerdict = Object.freeze({ kind: "ok" });
 
 /**
- * Whether a request came over HTTP/2 without TLS (prior knowledge): the
- * only requests without a `Host` field whose URL is not `Deno.serve`'s
- * fallback `localhost:<port>`. `Deno.serve` answers the HTTP/2 preface on
- * any plain listener (`serve_http2_autodetect` in ext/http) and tells the
- * handler nothing else about the protocol; HTTP/2 carries the authority as
- * `:authority`, which `Deno.serve` puts in the URL, never in `Host`.
+ * Checks the request line as nginx reads it: the method token, then its
+ * length against `large_client_header_buffers`.
  *
- * @param url `req.url`.
- * @param host The `Host` field, or `null`.
- * @param port The port the gateway listens on.
- * @returns Whether to treat it as HTTP/2.
+ * @param method The method as sent (`Deno.serve` keeps its case).
+ * @param line The request line for the logs ({@linkcode requestLine}).
+ * @param limits `large_client_header_buffers`.
+ * @returns The verdict.
  *
  * @example Usage
  * ```ts
- * import { looksLikeHttp2 } from "./request_checks.ts";
+ * import { checkRequestLine } from "./request_checks.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * strictEqual(looksLikeHttp2("http://127.0.0.1:8081/api/x", null, 8081), true);
- * strictEqual(looksLikeHttp2("http://localhost:8081/api/x", null, 8081), false);
- * strictEqual(looksLikeHttp2("http://127.0.0.1:8081/api/x", "127.0.0.1:8081", 8081), false);
+ * strictEqual(checkRequestLine("GET", "GET / HTTP/1.1").kind, "ok");
+ * strictEqual(checkRequestLine("get", "get / HTTP/1.1").kind, "reject");
  * ```
  */
-export function looksLikeHttp2(
-  url: string,
-  host: string | null,
-  port: number,
-): boolean {
-  if (host !== null) return false;
-  const fallback = port === 80
-    ? "http://localhost"
-    : `http://localhost:${port}`;
-  const next = url.charAt(fallback.length);
-  return !(url.startsWith(fallback) && (next === "/" || next === "?"));
-}
-
-/**
- * The request line for the logs. `Deno.serve` gives no version, so it is
- * `HTTP/1.1`; an HTTP/2 request is logged as nginx logs the preface it
- * refuses (`PRI * HTTP/2.0`); an absolute-form target is kept as sent when
- * it shows (its authority differs from `Host`).
- *
- * @param req The request.
- * @param parts The `Host` field, the origin-form target (from
- * `requestTarget`), and whether {@linkcode looksLikeHttp2} said so.
- * @returns e.g. `GET /api/x HTTP/1.1`.
- *
- * @example Usage
- * ```ts
- * import { requestLine } from "./request_checks.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const req = new Request("http://other:9/api/abs?q=1", {
- *   headers: { host: "localhost:8081" },
- * });
- * strictEqual(
- *   requestLine(req, { host: "localhost:8081", target: "/api/abs?q=1", http2: false }),
- *   "GET http://other:9/api/abs?q=1 HTTP/1.1",
- * );
- * ```
- */
-export function requestLine(
-  req: Request,
-  { host, target, http2 }: {
-    host: string | null;
-    target: string;
-    http2: boolean;
-  },
-): string {
-  if (http2) return "PRI * HTTP/2.0";
-  // A CONNECT target is an authority, which Deno.serve puts after "http://".
-  if (req.method === "CONNECT") {
-    return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
+export function checkRequestLine(
+  method: string,
+  line: string,
+  limits: HeaderBuffers = DEFAULT_HEADER_BUFFERS,
+): LineVerdict {
+  if (!METHOD_TOKEN.test(method)) {
+    return {
+      kind: "reject",
+      status: 400,
+      event: {
+        level: "info",
+        message: "client sent invalid method",
+        action: READING_REQUEST_LINE,
+      },
+      request: line,
+    };
   }
-  const absolute = absoluteAuthority(req.url, host, target) !== null;
-  return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
-}
-
-/**
- * The authority of an absolute-form request line, which nginx uses instead
- * of `Host` for the request's server (`ngx_http_process_request_uri`), so
- * for absolute redirects; `null` for origin-form. An origin-form URL is
- * `http://` + Host + target; anything else came from an absolute-form line,
- * which `req.url` holds as sent. One whose authority equals `Host` cannot be
- * told apart and needs no telling.
- *
- * @param url `req.url`.
- * @param host The `Host` field, or `null`.
- * @param target The origin-form target, from `requestTarget`.
- * @returns The authority, or `null`.
- *
- * @example Usage
- * ```ts
- * import { absoluteAuthority } from "./request_checks.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(absoluteAuthority("http://other:9/a", "h", "/a"), "other:9");
- * strictEqual(absoluteAuthority("http://other:9?q", "h", "/?q"), "other:9");
- * strictEqual(absoluteAuthority("http://h/a", "h", "/a"), null);
- * ```
- */
-export function absoluteAuthority(
-  url: string,
-  host: string | null,
-  target: string,
-): string | null {
-  if (host === null || host === "" || url === `http://${host}${target}`) {
-    return null;
-  }
-  const start = url.indexOf("://") + 3;
-  const rest = url.slice(start);
-  const end = rest.search(/[/?]/);
-  return end < 0 ? rest : rest.slice(0, end);
+  const held = tooLongRequestLine(line, limits);
+  if (held === null) return LINE_OK;
+  return {
+    kind: "reject",
+    status: 414,
+    event: {
+      level: "info",
+      message: "client sent too long URI",
+      action: READING_REQUEST_LINE,
+    },
+    request: held,
+  };
 }
 
 /**
@@ -172,9 +133,9 @@ export function absoluteAuthority(
  *
  * @param req The request.
  * @param host The `Host` field, or `null`.
- * @param options `notes`: look for `_` in field names. The lines are
- * `info`, so at the default level nothing would be written, and the walk
- * over every field (Deno builds the sorted list for it) is skipped.
+ * @param options `notes`: look for `_` in field names (the lines are
+ * `info`); `limits`: `large_client_header_buffers`; `line`: the request
+ * line, which shares the first buffers with the fields.
  * @returns The verdict.
  *
  * @example Usage
@@ -189,18 +150,26 @@ export function absoluteAuthority(
 export function checkRequestHead(
   req: Request,
   host: string | null,
-  options: { notes: boolean } = { notes: true },
+  options: { notes: boolean; limits?: HeaderBuffers; line?: string } = {
+    notes: true,
+  },
 ): HeadVerdict {
-  const notes = options.notes ? underscoreNotes(req.headers) : NO_NOTES;
+  const walk = walkFields(req.headers, {
+    notes: options.notes,
+    limits: options.limits ?? DEFAULT_HEADER_BUFFERS,
+    line: options.line ?? "",
+  });
+  const notes = walk.notes;
   const reject = (status: RejectStatus, message: string): HeadVerdict => ({
     kind: "reject",
     status,
     event: { level: "info", message, action: READING_HEADERS },
     notes,
   });
-  if (host !== null && !VALID_HOST.test(host)) {
+  if (host !== null && !isValidHost(host)) {
     return reject(400, "client sent invalid host header");
   }
+  if (walk.tooLong !== null) return reject(494, walk.tooLong);
   const contentLength = parseContentLength(req.headers.get("content-length"));
   if (
     contentLength.kind === "invalid" &&
@@ -259,18 +228,61 @@ export function hasUnforwardableBody(
     req.headers.has("transfer-encoding");
 }
 
-/** nginx's line for each field name with `_`, which it drops. */
-function underscoreNotes(headers: Headers): readonly CheckEvent[] {
+/**
+ * Whether `Deno.serve` answers this request `100 Continue` once its body is
+ * read: `Expect: 100-continue` and a body that is not empty (it sends none
+ * for an empty one, where nginx's `ngx_http_test_expect` still does).
+ *
+ * @param req The request.
+ * @param length Its declared `Content-Length`, or `null`.
+ * @returns Whether reading the body sends the interim answer.
+ *
+ * @example Usage
+ * ```ts
+ * import { expectsContinue } from "./request_checks.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const req = new Request("http://h/x", { method: "POST", body: "hi", headers: { expect: "100-Continue" } });
+ * strictEqual(expectsContinue(req, 2), true);
+ * strictEqual(expectsContinue(req, 0), false);
+ * ```
+ */
+export function expectsContinue(req: Request, length: number | null): boolean {
+  const expect = req.headers.get("expect");
+  if (expect === null || expect.toLowerCase() !== "100-continue") return false;
+  return length === null ? req.headers.has("transfer-encoding") : length > 0;
+}
+
+/**
+ * One walk over the fields: nginx's line for each name with `_` (which it
+ * drops), and the first line that does not fit nginx's header buffers.
+ * `Deno.serve` hands the fields over sorted by name, with repeated fields
+ * joined, so the buffers are filled in that order.
+ */
+function walkFields(
+  headers: Headers,
+  options: { notes: boolean; limits: HeaderBuffers; line: string },
+): { notes: readonly CheckEvent[]; tooLong: string | null } {
   let notes: CheckEvent[] | null = null;
+  let tooLong: string | null = null;
+  const replay = new HeaderBufferReplay(options.limits);
+  replay.place(options.line.length + 2);
   headers.forEach((value, name) => {
-    if (!name.includes("_")) return;
+    if (tooLong === null) {
+      const held = replay.place(name.length + value.length + 4);
+      if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
+    }
+    if (!options.notes || !name.includes("_")) return;
     (notes ??= []).push({
       level: "info",
       message: `client sent invalid header line: "${name}: ${value}"`,
       action: READING_HEADERS,
     });
   });
-  return notes ?? NO_NOTES;
+  if (tooLong === null && replay.place(2) >= 0) {
+    tooLong = "client sent too large request";
+  }
+  return { notes: notes ?? NO_NOTES, tooLong };
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);

@@ -11,6 +11,11 @@
 /** A registry of requests in flight, each with its "give up" callback. */
 export class InFlightRequests {
   #open = new Set<() => void>();
+  /**
+   * Set when a stop signal arrived: `Deno.serve`'s shutdown then ends the
+   * request bodies still being read, which is not the client leaving.
+   */
+  stopping = false;
 
   /**
    * Registers a request.

@@ -172,6 +172,7 @@ export async function runGateway(
       } (${reason.signal}) received, exiting`,
     });
   }
+  inFlight.stopping = true;
   const graceful = Promise.all(
     [listeners, ...more].map((set) => set.shutdown()),
   ).then(() => "done" as const);

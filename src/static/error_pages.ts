@@ -66,11 +66,25 @@ const SERVER_TOKEN = "station-gateway";
  * ```
  */
 export function errorPageBody(status: number): string {
+  if (status === HEADER_TOO_LARGE) {
+    // nginx's 494 page (ngx_http_error_494_page), sent with status 400.
+    return "<html>\r\n<head><title>400 Request Header Or Cookie Too Large" +
+      "</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>" +
+      "\r\n<center>Request Header Or Cookie Too Large</center>\r\n" +
+      `<hr><center>${SERVER_TOKEN}</center>\r\n</body>\r\n</html>\r\n`;
+  }
   const title = `${status} ${STATUS_TEXT[status] ?? "Error"}`;
   return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n` +
     `<center><h1>${title}</h1></center>\r\n` +
     `<hr><center>${SERVER_TOKEN}</center>\r\n</body>\r\n</html>\r\n`;
 }
+
+/**
+ * nginx's own status for a request head over `large_client_header_buffers`
+ * (`NGX_HTTP_REQUEST_HEADER_TOO_LARGE`): its page, with status 400 on the
+ * wire.
+ */
+export const HEADER_TOO_LARGE = 494;
 
 /** Options for {@linkcode errorResponse}. */
 export interface ErrorResponseOptions {
@@ -105,9 +119,10 @@ export function errorResponse(
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/html");
   headers.set("content-length", String(body.length));
+  const wire = status === HEADER_TOO_LARGE ? 400 : status;
   const response = new Response(options.head ? null : body, {
-    status,
-    statusText: STATUS_TEXT[status] ?? "",
+    status: wire,
+    statusText: STATUS_TEXT[wire] ?? "",
     headers,
   });
   builtIn.add(response);

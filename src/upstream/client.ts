@@ -16,8 +16,9 @@
  * upstream closing them at once, so a stale connection is rarely picked. A
  * request that still meets one (no response byte arrived) is retried once on
  * a new connection only if it is idempotent and its body was buffered;
- * non-idempotent requests never take a connection that has idled long
- * enough to be at risk, and are never sent twice (RFC 9110 §9.2.2).
+ * non-idempotent requests always open a new connection (any kept one may
+ * be closing as the request arrives), and are never sent twice (RFC 9110
+ * §9.2.2).
  *
  * @module
  */
@@ -36,6 +37,7 @@ import { type BodySource, streamBody } from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
 import { concat, type ConnectionIo, readSome, writeRequest } from "./io.ts";
+import { sendsLong, sendWatching } from "./early_answer.ts";
 import {
   ClientWatch,
   Connection,
@@ -124,10 +126,16 @@ export class UpstreamClient {
     // One async layer for the pooled try and the fresh one: each layer is
     // a frame and promises of garbage per request.
     try {
-      const retryable = IDEMPOTENT.has(call.method) &&
-        call.body?.kind !== "stream";
-      const risky = !IDEMPOTENT.has(call.method);
-      const first = call.upgrade ? null : this.#pool.take(risky);
+      // A stale kept connection is retried only for an idempotent method
+      // whose body can be sent again (bytes, or the file it was buffered
+      // to). A non-idempotent request never takes a kept connection: the
+      // upstream may close one idle at any moment (the request crossing its
+      // close), and nginx, which retries no such request once sent
+      // (ngx_http_upstream_next, NGX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT), by
+      // default opens a new connection for every request.
+      const idempotent = IDEMPOTENT.has(call.method);
+      const retryable = idempotent && call.body?.kind !== "stream";
+      const first = call.upgrade || !idempotent ? null : this.#pool.take();
       if (first !== null) {
         try {
           return await this.#exchange(first, call, watch);
@@ -191,7 +199,9 @@ export class UpstreamClient {
     const headLimit = call.headBufferSize ?? this.#headBufferSize;
     try {
       try {
-        await writeRequest(this.#io, c, call);
+        await (sendsLong(call)
+          ? sendWatching(this.#io, c, call)
+          : writeRequest(this.#io, c, call));
       } catch (error) {
         throw this.#sendFailed(c, watch, error);
       }
@@ -314,7 +324,7 @@ export class UpstreamClient {
     },
   ): UpstreamReply {
     const reusable = keepsAlive(head) && framing.kind !== "close" &&
-      call.keepalive !== false;
+      call.keepalive !== false && !c.abandoned;
     if (framing.kind === "none") {
       if (reusable) this.#pool.put(c);
       else c.close();

@@ -22,6 +22,11 @@ export class Connection {
   pending: Uint8Array = EMPTY;
   /** Taken from the pool, not fresh: a failure before any byte may be stale. */
   reused = false;
+  /**
+   * The upstream answered before the request body was sent whole: the
+   * connection is closed after this exchange, never kept.
+   */
+  abandoned = false;
   /** When it went back to the pool (epoch ms). */
   idleSince = 0;
   /** The read pending while it sits in the pool: settles with bytes, EOF or an error. */

@@ -156,6 +156,8 @@ export function writeRequest(
     ? NO_BODY
     : body.kind === "bytes"
     ? { kind: "length" as const, length: body.bytes.length }
+    : body.kind === "file"
+    ? { kind: "length" as const, length: body.length }
     : body.length === null
     ? CHUNKED
     : { kind: "length" as const, length: body.length };
@@ -171,6 +173,9 @@ export function writeRequest(
   if (body?.kind === "stream") {
     return writeStreamed(io, c, serializeRequestHead(options), body);
   }
+  if (body?.kind === "file") {
+    return writeFile(io, c, serializeRequestHead(options), body);
+  }
   const bodySize = body === null ? 0 : body.bytes.length;
   if (bodySize < SCRATCH_SIZE) {
     const out = c.out ??= new Uint8Array(SCRATCH_SIZE);
@@ -182,6 +187,30 @@ export function writeRequest(
   }
   const head = serializeRequestHead(options);
   return writeAll(io, c, body === null ? head : concat(head, body.bytes));
+}
+
+/**
+ * Writes the head, then the file from its start: a buffered body is sent
+ * again whole on a retry. One buffer per send, reused for every read.
+ */
+async function writeFile(
+  io: ConnectionIo,
+  c: Connection,
+  head: Uint8Array,
+  body: { file: Deno.FsFile; length: number },
+): Promise<void> {
+  await writeAll(io, c, head);
+  await body.file.seek(0, Deno.SeekMode.Start);
+  const buf = new Uint8Array(READ_SIZE);
+  let sent = 0;
+  while (sent < body.length) {
+    const n = await body.file.read(
+      buf.subarray(0, Math.min(buf.length, body.length - sent)),
+    );
+    if (n === null) throw new Error("request body file ended early");
+    await writeAll(io, c, buf.subarray(0, n));
+    sent += n;
+  }
 }
 
 async function writeStreamed(

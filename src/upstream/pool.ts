@@ -8,9 +8,6 @@
 
 import type { Connection } from "./connection.ts";
 
-/** Non-idempotent requests do not reuse a connection idle longer than this (ms). */
-export const RISKY_IDLE_MS = 2000;
-
 /** Options for {@linkcode IdlePool}. */
 export interface IdlePoolOptions {
   /** Connections kept at most; 0 keeps none. */
@@ -49,20 +46,12 @@ export class IdlePool {
   /**
    * The most recently returned live connection, or `null`.
    *
-   * @param risky The request is not idempotent: a connection idle longer
-   * than {@linkcode RISKY_IDLE_MS} is closed instead (the upstream may be
-   * closing it right now, and such a request must not be sent twice).
    * @returns A connection marked `reused`, or `null`.
    */
-  take(risky: boolean): Connection | null {
-    const now = Date.now();
+  take(): Connection | null {
     while (this.#idle.length > 0) {
       const c = this.#idle.pop()!;
       if (c.closed) continue;
-      if (risky && now - c.idleSince > RISKY_IDLE_MS) {
-        c.close();
-        continue;
-      }
       c.reused = true;
       return c;
     }

@@ -66,9 +66,13 @@ export interface UpstreamCall {
   host: string;
   /** Header fields, already filtered. */
   headers: readonly (readonly [string, string])[];
-  /** The body: buffered bytes, a stream of known length, or `null`. */
+  /**
+   * The body: buffered bytes, a file it was buffered to (read from its
+   * start each time it is sent), a stream of known length, or `null`.
+   */
   body:
     | { kind: "bytes"; bytes: Uint8Array }
+    | { kind: "file"; file: Deno.FsFile; length: number }
     | {
       kind: "stream";
       stream: ReadableStream<Uint8Array>;

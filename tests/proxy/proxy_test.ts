@@ -182,8 +182,11 @@ Deno.test("gateway never lets the request target choose the upstream host", asyn
     "/y",
     "/@evil.example/z",
     "/evil.example/w",
+    "/x",
   ]);
-  // "//evil.example/x" is a static path; the bad Host headers get 400.
+  // "//evil.example/x" is a static path; a Host with "/" gets 400, one
+  // with "@" is served as nginx serves it (ngx_http_validate_host), and
+  // still reaches only the configured upstream.
   deepStrictEqual(statuses, [
     "404",
     "200",
@@ -192,7 +195,7 @@ Deno.test("gateway never lets the request target choose the upstream host", asyn
     "200",
     "200",
     "400",
-    "400",
+    "200",
   ]);
 });
 

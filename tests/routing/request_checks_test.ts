@@ -1,9 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import {
-  checkRequestHead,
-  looksLikeHttp2,
-  requestLine,
-} from "../../src/routing/request_checks.ts";
+import { checkRequestHead } from "../../src/routing/request_checks.ts";
+import { looksLikeHttp2, requestLine } from "../../src/routing/request_line.ts";
 
 function verdict(
   method: string,

@@ -27,6 +27,22 @@ Deno.test("isSafeSegment() refuses names that mean something else on Windows", a
     ["lpt9", "windows", false],
     ["console.js", "windows", true],
     ["con", "linux", true],
+    // The class: the name before the first dot, trailing spaces stripped.
+    ["com1 .txt", "windows", false],
+    ["con .js", "windows", false],
+    ["CON  .tar.gz", "windows", false],
+    ["nul.tar.gz", "windows", false],
+    ["CONIN$", "windows", false],
+    ["conout$.txt", "windows", false],
+    ["CLOCK$", "windows", false],
+    ["COM¹", "windows", false],
+    ["lpt³ .x", "windows", false],
+    ["Com9", "windows", false],
+    [" con.js", "windows", true],
+    ["con_.js", "windows", true],
+    ["conin.js", "windows", true],
+    ["com10.js", "windows", true],
+    ["com1 .txt", "linux", true],
   ];
   for (const [segment, family, expected] of cases) {
     await t.step(`${JSON.stringify(segment)} on ${family}`, () => {

@@ -1,6 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import { Connection } from "../../src/upstream/connection.ts";
-import { IdlePool, RISKY_IDLE_MS } from "../../src/upstream/pool.ts";
+import { IdlePool } from "../../src/upstream/pool.ts";
 import { loopbackPair, waitFor } from "../_utils.ts";
 
 /** Closes connections and waits for their idle reads to settle (no leaked op). */
@@ -20,10 +20,10 @@ Deno.test("IdlePool.take() returns the connection put back last, marked reused",
   pool.put(a);
   pool.put(b);
   strictEqual(pool.size, 2);
-  strictEqual(pool.take(false), b);
+  strictEqual(pool.take(), b);
   strictEqual(b.reused, true);
-  strictEqual(pool.take(false), a);
-  strictEqual(pool.take(false), null);
+  strictEqual(pool.take(), a);
+  strictEqual(pool.take(), null);
   pool.close();
   await closeAll(a, b);
 });
@@ -63,25 +63,4 @@ Deno.test("IdlePool drops a connection the upstream closes while it waits", asyn
   strictEqual(c.closed, true);
   strictEqual(await c.idleRead, null, "an exchange would see the EOF");
   pool.close();
-});
-
-Deno.test("IdlePool.take(risky) passes over a connection idle past RISKY_IDLE_MS", async (t) => {
-  const cases: [string, boolean, number, boolean][] = [
-    ["idempotent, long idle: taken", false, RISKY_IDLE_MS + 1000, true],
-    ["not idempotent, fresh: taken", true, 10, true],
-    ["not idempotent, long idle: closed", true, RISKY_IDLE_MS + 1000, false],
-  ];
-  for (const [name, risky, idleMs, taken] of cases) {
-    await t.step(name, async () => {
-      await using pair = await loopbackPair();
-      const pool = new IdlePool(options);
-      const c = new Connection(pair.client);
-      pool.put(c);
-      c.idleSince = Date.now() - idleMs;
-      strictEqual(pool.take(risky), taken ? c : null);
-      strictEqual(c.closed, !taken);
-      pool.close();
-      await closeAll(c);
-    });
-  }
 });

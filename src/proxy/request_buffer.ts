@@ -1,0 +1,215 @@
+/**
+ * nginx's `proxy_request_buffering on`: the whole request body is read
+ * before any upstream is contacted (`ngx_http_read_client_request_body`),
+ * in memory up to `client_body_buffer_size`, past it into a temporary file,
+ * with `client_body_timeout` between two reads and `client_max_body_size`
+ * for a body without a declared length. The body is then sent with a
+ * `Content-Length` and can be sent again to another server or on a new
+ * connection. A slow client holds only its own connection, never an
+ * upstream one.
+ *
+ * @module
+ */
+
+import type { UpstreamCall } from "../upstream/mod.ts";
+import type { TempFile, TempFiles } from "./temp_files.ts";
+import { ChunkSource } from "./chunk_source.ts";
+
+/** A body read whole: bytes, or a temporary file. */
+export type BufferedBody = NonNullable<UpstreamCall["body"]>;
+
+/** How reading the body ended. */
+export type BodyReadResult =
+  | {
+    kind: "ready";
+    /** The body, or `null` when it was empty. */
+    body: BufferedBody | null;
+    /** The temporary file holding it, to close once forwarding is done. */
+    temp: TempFile | null;
+  }
+  | { kind: "too-large"; message: string }
+  /** `client_body_timeout` passed between two reads: nginx's 408. */
+  | { kind: "timeout" }
+  /** The client went away, or its chunked framing was invalid. */
+  | { kind: "read-failed"; error: unknown }
+  /** The temporary file could not be made or written (nginx's 500). */
+  | {
+    kind: "temp-failed";
+    error: unknown;
+    path: string;
+    /** The file was open: writing it failed, not opening it. */
+    opened: boolean;
+  };
+
+/** Options for {@linkcode readRequestBody}. */
+export interface BodyReadOptions {
+  /** The declared `Content-Length`, or `null` (chunked). */
+  length: number | null;
+  /** `client_max_body_size` for a body without a declared length; 0 = none. */
+  limit: number;
+  /** `client_body_buffer_size`. */
+  bufferSize: number;
+  /** `client_body_timeout` in milliseconds. */
+  timeoutMs: number;
+  /** Where a larger body goes. */
+  temp: TempFiles;
+  /** Told the file's path when a body goes to one (nginx's `[warn]`). */
+  onTempFile: (path: string) => void;
+}
+
+/**
+ * Reads a request body whole.
+ *
+ * @param stream The client's body.
+ * @param options Sizes, timer and the temporary-file folder.
+ * @returns The body, or why it could not be read.
+ */
+export async function readRequestBody(
+  stream: ReadableStream<Uint8Array>,
+  options: BodyReadOptions,
+): Promise<BodyReadResult> {
+  // nginx sizes its buffer to a declared length under 1.25 times
+  // client_body_buffer_size, and keeps such a body in memory
+  // (ngx_http_read_client_request_body).
+  const inMemory = options.length !== null
+    ? options.length < options.bufferSize + (options.bufferSize >> 2)
+    : false;
+  const reader = new ChunkSource(stream, inMemory ? options.length : null);
+  const chunks: Uint8Array[] = [];
+  let held = 0;
+  let total = 0;
+  let temp: TempFile | null = null;
+  let timedOut = false;
+  let handed = false;
+  // One timer for the whole body, not one per read: it fires when the last
+  // read is `timeoutMs` old, and otherwise waits out the rest (nginx's
+  // client_body_timeout is between two reads).
+  let lastRead = Date.now();
+  const check = () => {
+    const idle = Date.now() - lastRead;
+    if (idle < options.timeoutMs) {
+      timer = setTimeout(check, options.timeoutMs - idle);
+      return;
+    }
+    timedOut = true;
+    reader.cancel();
+  };
+  let timer = setTimeout(check, options.timeoutMs);
+  try {
+    while (true) {
+      let value: Uint8Array | null;
+      try {
+        value = await reader.read();
+      } catch (error) {
+        if (timedOut) return { kind: "timeout" };
+        return { kind: "read-failed", error };
+      }
+      lastRead = Date.now();
+      if (timedOut) return { kind: "timeout" };
+      if (value === null) break;
+      if (
+        options.length === null && options.limit > 0 &&
+        total + value.length > options.limit
+      ) {
+        reader.cancel();
+        return {
+          kind: "too-large",
+          message:
+            `client intended to send too large chunked body: ${total}+${value.length} bytes`,
+        };
+      }
+      total += value.length;
+      if (temp === null) {
+        if (reader.inPlace) continue;
+        // The view is of a buffer the next read reuses: kept as a copy.
+        chunks.push(reader.reused ? value.slice() : value);
+        held += value.length;
+        if (inMemory || held <= options.bufferSize) continue;
+        try {
+          temp = await options.temp.create();
+        } catch (error) {
+          reader.cancel();
+          return tempFailed(error, options.temp.dir, false);
+        }
+        options.onTempFile(temp.path);
+        const spill = chunks.splice(0);
+        held = 0;
+        for (const chunk of spill) {
+          const failed = await writeTo(temp, chunk);
+          if (failed) {
+            reader.cancel();
+            return tempFailed(failed, temp.path, true);
+          }
+        }
+        continue;
+      }
+      const failed = await writeTo(temp, value);
+      if (failed) {
+        reader.cancel();
+        return tempFailed(failed, temp.path, true);
+      }
+    }
+    if (temp !== null) {
+      // Read to the start again when it is sent.
+      handed = true;
+      return {
+        kind: "ready",
+        body: { kind: "file", file: temp.file, length: total },
+        temp,
+      };
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.release();
+    // A file not handed over (the read failed) is closed here, always.
+    if (temp !== null && !handed) temp.close();
+  }
+  if (total === 0) return { kind: "ready", body: null, temp: null };
+  return {
+    kind: "ready",
+    body: {
+      kind: "bytes",
+      bytes: reader.inPlace ? reader.whole() : join(chunks, total),
+    },
+    temp: null,
+  };
+}
+
+/** Writes a whole chunk to the file; the error, or `null`. */
+async function writeTo(
+  temp: TempFile,
+  chunk: Uint8Array,
+): Promise<unknown> {
+  try {
+    let at = 0;
+    while (at < chunk.length) at += await temp.file.write(chunk.subarray(at));
+    return null;
+  } catch (error) {
+    return error ?? new Error("write failed");
+  }
+}
+
+function tempFailed(
+  error: unknown,
+  path: string,
+  opened: boolean,
+): BodyReadResult {
+  const named = (error as { path?: unknown }).path;
+  return {
+    kind: "temp-failed",
+    error,
+    path: typeof named === "string" ? named : path,
+    opened,
+  };
+}
+
+function join(chunks: Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return bytes;
+}

@@ -1,0 +1,152 @@
+/**
+ * The request line as the logs show it, recovered from what `Deno.serve`
+ * hands over (no version, the authority folded into `req.url`): HTTP/2
+ * prior knowledge, an absolute-form target, and a `Host` as it appears in
+ * the URL. The checks on it are in `request_checks.ts`.
+ *
+ * @module
+ */
+
+/**
+ * Whether a request came over HTTP/2 without TLS (prior knowledge): the
+ * only requests without a `Host` field whose URL is not `Deno.serve`'s
+ * fallback `localhost:<port>`. `Deno.serve` answers the HTTP/2 preface on
+ * any plain listener (`serve_http2_autodetect` in ext/http) and tells the
+ * handler nothing else about the protocol; HTTP/2 carries the authority as
+ * `:authority`, which `Deno.serve` puts in the URL, never in `Host`.
+ *
+ * @param url `req.url`.
+ * @param host The `Host` field, or `null`.
+ * @param port The port the gateway listens on.
+ * @returns Whether to treat it as HTTP/2.
+ *
+ * @example Usage
+ * ```ts
+ * import { looksLikeHttp2 } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(looksLikeHttp2("http://127.0.0.1:8081/api/x", null, 8081), true);
+ * strictEqual(looksLikeHttp2("http://localhost:8081/api/x", null, 8081), false);
+ * strictEqual(looksLikeHttp2("http://127.0.0.1:8081/api/x", "127.0.0.1:8081", 8081), false);
+ * ```
+ */
+export function looksLikeHttp2(
+  url: string,
+  host: string | null,
+  port: number,
+): boolean {
+  if (host !== null) return false;
+  const fallback = port === 80
+    ? "http://localhost"
+    : `http://localhost:${port}`;
+  const next = url.charAt(fallback.length);
+  return !(url.startsWith(fallback) && (next === "/" || next === "?"));
+}
+
+/**
+ * The request line for the logs. `Deno.serve` gives no version, so it is
+ * `HTTP/1.1`; an HTTP/2 request is logged as nginx logs the preface it
+ * refuses (`PRI * HTTP/2.0`); an absolute-form target is kept as sent when
+ * it shows (its authority differs from `Host`).
+ *
+ * @param req The request.
+ * @param parts The `Host` field, the origin-form target (from
+ * `requestTarget`), and whether {@linkcode looksLikeHttp2} said so.
+ * @returns e.g. `GET /api/x HTTP/1.1`.
+ *
+ * @example Usage
+ * ```ts
+ * import { requestLine } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const req = new Request("http://other:9/api/abs?q=1", {
+ *   headers: { host: "localhost:8081" },
+ * });
+ * strictEqual(
+ *   requestLine(req, { host: "localhost:8081", target: "/api/abs?q=1", http2: false }),
+ *   "GET http://other:9/api/abs?q=1 HTTP/1.1",
+ * );
+ * ```
+ */
+export function requestLine(
+  req: Request,
+  { host, target, http2 }: {
+    host: string | null;
+    target: string;
+    http2: boolean;
+  },
+): string {
+  if (http2) return "PRI * HTTP/2.0";
+  // A CONNECT target is an authority, which Deno.serve puts after "http://".
+  if (req.method === "CONNECT") {
+    return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
+  }
+  const absolute = absoluteAuthority(req.url, host, target) !== null;
+  return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
+}
+
+/**
+ * The authority of an absolute-form request line, which nginx uses instead
+ * of `Host` for the request's server (`ngx_http_process_request_uri`), so
+ * for absolute redirects; `null` for origin-form. An origin-form URL is
+ * `http://` + Host + target; anything else came from an absolute-form line,
+ * which `req.url` holds as sent. One whose authority equals `Host` cannot be
+ * told apart and needs no telling.
+ *
+ * @param url `req.url`.
+ * @param host The `Host` field, or `null`.
+ * @param target The origin-form target, from `requestTarget`.
+ * @returns The authority, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { absoluteAuthority } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(absoluteAuthority("http://other:9/a", "h", "/a"), "other:9");
+ * strictEqual(absoluteAuthority("http://other:9?q", "h", "/?q"), "other:9");
+ * strictEqual(absoluteAuthority("http://h/a", "h", "/a"), null);
+ * ```
+ */
+export function absoluteAuthority(
+  url: string,
+  host: string | null,
+  target: string,
+): string | null {
+  if (host === null || host === "") return null;
+  if (
+    url === `http://${host}${target}` ||
+    url === `http://${urlHost(host)}${target}`
+  ) {
+    return null;
+  }
+  const start = url.indexOf("://") + 3;
+  const rest = url.slice(start);
+  const end = rest.search(/[/?]/);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * The `Host` field as `Deno.serve` puts it in `req.url`: its bytes (one
+ * char per byte in `Headers`) read as UTF-8, so a non-ASCII Host is not
+ * mistaken for an absolute-form request line.
+ *
+ * @param host The `Host` field, or `null`.
+ * @returns The same text as in `req.url`.
+ *
+ * @example Usage
+ * ```ts
+ * import { urlHost } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(urlHost("\xc3\xa9:8081"), "é:8081");
+ * strictEqual(urlHost("localhost"), "localhost");
+ * ```
+ */
+export function urlHost<T extends string | null>(host: T): T {
+  // deno-lint-ignore no-control-regex
+  if (host === null || /^[\x00-\x7f]*$/.test(host)) return host;
+  return new TextDecoder().decode(
+    Uint8Array.from(host, (c) => c.charCodeAt(0)),
+  ) as T;
+}

@@ -1,0 +1,253 @@
+/**
+ * `proxy_request_buffering on` over real sockets: a body is read whole
+ * (memory, then a temporary file) before any upstream is contacted, a slow
+ * one meets `client_body_timeout`, and no temporary file outlives its
+ * request.
+ */
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import {
+  readHead,
+  startGateway,
+  startRawUpstream,
+  waitFor,
+  writeText,
+} from "../_utils.ts";
+
+const HOST = "Host: localhost\r\n";
+
+/** Reads a request's head and its Content-Length body from a raw connection. */
+async function readRequest(
+  conn: Deno.Conn,
+): Promise<{ head: string; body: Uint8Array } | null> {
+  const buf = new Uint8Array(64 * 1024);
+  let bytes = new Uint8Array(0);
+  const append = (chunk: Uint8Array) => {
+    const next = new Uint8Array(bytes.length + chunk.length);
+    next.set(bytes);
+    next.set(chunk, bytes.length);
+    bytes = next;
+  };
+  let end = -1;
+  while (end < 0) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) return null;
+    append(buf.subarray(0, n));
+    end = new TextDecoder().decode(bytes).indexOf("\r\n\r\n");
+  }
+  const head = new TextDecoder().decode(bytes.subarray(0, end));
+  const length = Number(head.match(/\r\ncontent-length: (\d+)/i)?.[1] ?? 0);
+  while (bytes.length < end + 4 + length) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) return null;
+    append(buf.subarray(0, n));
+  }
+  return { head, body: bytes.subarray(end + 4, end + 4 + length) };
+}
+
+/**
+ * Sends a request and reads the answer until its page has arrived (Deno.serve
+ * keeps a connection whose body is unread; the README names it).
+ */
+async function answer(port: number, text: string): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const timer = setTimeout(() => conn.close(), 5000);
+  let out = "";
+  try {
+    await writeText(conn, text);
+    const buf = new Uint8Array(16 * 1024);
+    while (!out.includes("</html>")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      out += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    conn.close();
+  } catch {
+    // closed by the timer
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}
+
+/** Files in a folder, sorted. */
+function listing(dir: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+}
+
+Deno.test("request buffering: a stalled body meets client_body_timeout (408) and never reaches an upstream", async () => {
+  await using up = startRawUpstream(async (conn) => {
+    await readHead(conn);
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    clientBodyTimeoutMs: 300,
+  });
+  // Five clients each send half a body, small and large, then nothing.
+  const sizes = [10, 5000, 20_000, 200_000, 1_000_000];
+  const answers = await Promise.all(sizes.map((size) =>
+    answer(
+      gw.port,
+      `POST /api/upload HTTP/1.1\r\n${HOST}Content-Length: ${size}\r\n\r\n${
+        "x".repeat(size / 2)
+      }`,
+    )
+  ));
+  deepStrictEqual(
+    answers.map((a) => a.slice(0, 12)),
+    sizes.map(() => "HTTP/1.1 408"),
+  );
+  for (const a of answers) match(a, /\r\nconnection: close\r\n/i);
+  strictEqual(up.connections, 0, "no upstream connection was held");
+  await waitFor(() => gw.accessLines.length === sizes.length);
+  for (const line of gw.accessLines) {
+    match(line, /"POST \/api\/upload HTTP\/1.1" 408 /);
+  }
+  // nginx 1.22 writes no error line for it (ngx_http_read_client_request_body_handler).
+  deepStrictEqual(
+    gw.errorLines.filter((l) => !l.includes("temporary file")),
+    [],
+  );
+});
+
+Deno.test("request buffering: a large chunked body goes to a temporary file, is sent with Content-Length, and leaves no file", async () => {
+  const dir = await Deno.makeTempDir();
+  await using _dir = {
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+  // A file a killed run left, and one that is not the gateway's.
+  await Deno.writeTextFile(`${dir}/0000000007`, "left over");
+  await Deno.writeTextFile(`${dir}/keep.txt`, "not ours");
+  const seen: { head: string; body: Uint8Array; files: string[] }[] = [];
+  await using up = startRawUpstream(async (conn) => {
+    const request = await readRequest(conn);
+    if (request === null) return;
+    // While the upstream has the body, the folder holds no file of it.
+    seen.push({ ...request, files: listing(dir) });
+    await writeText(
+      conn,
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    );
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    clientBodyTempPath: dir,
+  });
+  const body = new Uint8Array(300_000).map((_, i) => i % 251);
+  const res = await fetch(`${gw.url}/api/upload`, {
+    method: "POST",
+    // A stream: fetch sends it chunked.
+    body: new Blob([body]).stream(),
+  });
+  strictEqual(await res.text(), "ok");
+  strictEqual(seen.length, 1);
+  match(seen[0]!.head, /\r\nContent-Length: 300000\r\n/);
+  ok(!/transfer-encoding/i.test(seen[0]!.head));
+  deepStrictEqual(seen[0]!.body, body);
+  // Removed when opened: gone from the folder while still in use (Windows
+  // may list a file removed while open until its handle closes).
+  if (Deno.build.os !== "windows") {
+    deepStrictEqual(seen[0]!.files, ["keep.txt"]);
+  }
+  deepStrictEqual(listing(dir), ["keep.txt"]);
+  const warn = gw.errorLines.find((l) => l.includes("temporary file")) ?? "";
+  match(
+    warn,
+    /\[warn\] .*a client request body is buffered to a temporary file /,
+  );
+  match(warn.slice(warn.indexOf(dir) + dir.length), /^\/\d{10}, client: /);
+});
+
+Deno.test("request buffering: a body up to client_body_buffer_size stays in memory", async () => {
+  const dir = await Deno.makeTempDir();
+  await using _dir = {
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+  await using up = startRawUpstream(async (conn) => {
+    const request = await readRequest(conn);
+    if (request === null) return;
+    await writeText(
+      conn,
+      `HTTP/1.1 200 OK\r\nContent-Length: ${
+        String(request.body.length).length
+      }\r\nConnection: close\r\n\r\n${request.body.length}`,
+    );
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    clientBodyTempPath: dir,
+    clientBodyBufferSize: 8192,
+  });
+  // Under 1.25 times the buffer with a length: memory, as nginx sizes it.
+  for (const size of [1, 8192, 10_239]) {
+    const res = await fetch(`${gw.url}/api/x`, {
+      method: "POST",
+      body: "y".repeat(size),
+    });
+    strictEqual(await res.text(), String(size));
+  }
+  strictEqual(
+    gw.errorLines.filter((l) => l.includes("temporary file")).length,
+    0,
+  );
+  const res = await fetch(`${gw.url}/api/x`, {
+    method: "POST",
+    body: "y".repeat(10_240),
+  });
+  strictEqual(await res.text(), "10240");
+  strictEqual(
+    gw.errorLines.filter((l) => l.includes("temporary file")).length,
+    1,
+  );
+});
+
+Deno.test("request buffering: a temporary folder that cannot be made is nginx's 500 and [crit] line", async () => {
+  const file = await Deno.makeTempFile();
+  await using _file = { [Symbol.asyncDispose]: () => Deno.remove(file) };
+  await using up = startRawUpstream(async (conn) => {
+    await readHead(conn);
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    clientBodyTempPath: `${file}/body`,
+  });
+  const res = await fetch(`${gw.url}/api/x`, {
+    method: "POST",
+    body: "z".repeat(100_000),
+  });
+  strictEqual(res.status, 500);
+  await res.body?.cancel();
+  strictEqual(up.connections, 0);
+  const line = gw.errorLines.find((l) => l.includes("[crit]")) ?? "";
+  // The OS's code and text: ENOTDIR on Linux, a Win32 code on Windows.
+  const code = Deno.build.os === "windows"
+    ? "\\d+: [^)]+"
+    : "20: Not a directory";
+  ok(line.includes(`open() "${file}/body" failed (`), line);
+  match(line, new RegExp(`failed \\(${code}\\), client: `));
+});
+
+Deno.test("request buffering off: proxy_request_buffering off streams the body as it arrives", async () => {
+  await using up = startRawUpstream(async (conn, _i, self) => {
+    const head = await readHead(conn);
+    if (head) self.heads.push(head);
+    await readRequest(conn).catch(() => null);
+  });
+  await using gw = startGateway({
+    upstreamUrl: up.origin,
+    proxyRequestBuffering: false,
+  });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  try {
+    await writeText(
+      conn,
+      `POST /api/x HTTP/1.1\r\n${HOST}Content-Length: 100000\r\n\r\n${
+        "a".repeat(50_000)
+      }`,
+    );
+    // The upstream has the head while half the body is still to come.
+    await waitFor(() => up.heads.length === 1);
+    match(up.heads[0]!, /\r\nContent-Length: 100000\r\n/);
+  } finally {
+    conn.close();
+  }
+});
