@@ -184,6 +184,7 @@ export interface GatewayConfig {
   proxyRequestBuffering: boolean;
   /** nginx's `large_client_header_buffers`: how many, and their size. */
   largeClientHeaderBuffers: { number: number; size: number };
+  /**
    * A configuration compiled from an nginx.conf: when set, the engine
    * answers every request from it, and the settings above only name the
    * process's listener, logs and probes.

@@ -265,6 +265,11 @@ function settle(
       return { kind: "status", status: 502, close: false, headers: NO_FIELDS };
     case "bad-body":
       return { kind: "status", status: 400, close: true, headers: NO_FIELDS };
+    case "body-timeout":
+      // nginx closes without an answer; Deno.serve cannot, so the page.
+      return { kind: "status", status: 408, close: true, headers: NO_FIELDS };
+    case "temp-failed":
+      return { kind: "status", status: 500, close: true, headers: NO_FIELDS };
     case "client-left":
     case "failed":
       return {

@@ -10,7 +10,6 @@ import { streamedResponse } from "../static/mod.ts";
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import { readRequestBody } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
-import type { UpstreamCall } from "../upstream/mod.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
