@@ -15,7 +15,7 @@
 import { checkConfig, type CheckOptions } from "./check.ts";
 import { type CliOptions, parseCliArgs, UsageError } from "../config/mod.ts";
 import { DEFAULT_SETTINGS, type GatewayConfig } from "../config/mod.ts";
-import { formatConfigFile } from "../config/mod.ts";
+import { builtInConf } from "../nginx_conf/mod.ts";
 import {
   absolutePath,
   loadConfig,
@@ -193,9 +193,11 @@ export async function startup(
   for (const w of warnings) context.err(formatConsoleLine("warn", w));
   if (cli.printConfig) {
     // An nginx.conf prints as nginx -T shows it: the text the engine runs.
+    // As nginx -T shows what nginx runs: a station's nginx.conf with its
+    // includes in place, or the built-in one the settings write.
     context.out(
       loaded.nginxText === undefined
-        ? formatConfigFile(loaded.merged, config)
+        ? builtInConf(config)
         : `# configuration file ${loaded.nginxConf}:\n${loaded.nginxText}`,
     );
     return { exitCode: 0 };

@@ -178,3 +178,26 @@ Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", a
     await Deno.remove(prefix, { recursive: true });
   }
 });
+
+Deno.test("--print-config prints the flags' built-in configuration as an nginx.conf that runs", async () => {
+  const prefix = await Deno.makeTempDir();
+  try {
+    const { code, stdout } = await runCli([
+      "--print-config",
+      "--listen",
+      "127.0.0.1:9001",
+      "--upstream",
+      "http://10.20.0.5:8080",
+    ]);
+    strictEqual(code, 0);
+    match(stdout, /listen 127\.0\.0\.1:9001;/);
+    match(stdout, /server 10\.20\.0\.5:8080 /);
+    await Deno.mkdir(join(prefix, "conf"));
+    const conf = join(prefix, "conf", "nginx.conf");
+    await Deno.writeTextFile(conf, stdout);
+    const loaded = loadNginxConf(conf);
+    strictEqual(loaded.ok ? "ok" : loaded.message, "ok");
+  } finally {
+    await Deno.remove(prefix, { recursive: true });
+  }
+});
