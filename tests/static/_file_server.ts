@@ -61,7 +61,7 @@ export function startFileServer(
   );
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req) => {
+    async (req) => {
       const url = new URL(req.url);
       const uri = decodeURIComponent(url.pathname);
       const location = sorted.find((l) => uri.startsWith(l.prefix))!;
@@ -83,13 +83,29 @@ export function startFileServer(
           ...(cache ? { cache } : {}),
           ...(options.family ? { family: options.family } : {}),
         });
+      // Containment waits for a folder written a moment ago, as the
+      // gateway's request flow does (static/settled_proof.ts).
+      const settled = async (
+        path: string,
+        fileUri: string,
+      ): Promise<StaticResult> => {
+        let r = serve(path, fileUri);
+        for (let waited = 0; r.retryInMs !== undefined && waited < 2500;) {
+          const ms = r.retryInMs;
+          await r.response.body?.cancel();
+          await new Promise((done) => setTimeout(done, ms));
+          waited += ms;
+          r = serve(path, fileUri);
+        }
+        return r;
+      };
       let result: StaticResult;
       const path = join(folder, rest);
       if (uri.endsWith("/")) {
         const index = `${folder}${rest}index.html`;
         const kind = fileKind(index);
         if (kind === "file") {
-          result = serve(index, `${uri}index.html`);
+          result = await settled(index, `${uri}index.html`);
         } else if (fileKind(`${folder}${rest}`) === "directory") {
           result = directoryIndexForbidden(`${folder}${rest}`, false);
         } else {
@@ -108,7 +124,7 @@ export function startFileServer(
           };
         }
       } else {
-        result = serve(path, uri);
+        result = await settled(path, uri);
       }
       connection++;
       if (result.failure) {
