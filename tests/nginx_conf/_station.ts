@@ -131,8 +131,8 @@ export async function nginxTest(
   const prefix = debianCopy(s);
   const { uid } = options;
   if (uid !== undefined) {
-    Deno.chmodSync(prefix, 0o755);
-    Deno.chmodSync(join(prefix, "logs"), 0o777);
+    await Deno.chmod(prefix, 0o755);
+    await Deno.chmod(join(prefix, "logs"), 0o777);
   }
   const nginx = await nginxBinary();
   const user = uid === undefined
@@ -161,6 +161,6 @@ export async function nginxTest(
       emerg: text.match(/\[emerg\] (.*)/)?.[1] ?? null,
     };
   } finally {
-    Deno.removeSync(prefix, { recursive: true });
+    await Deno.remove(prefix, { recursive: true });
   }
 }
