@@ -4,14 +4,11 @@
  * @module
  */
 
-import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
-import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/log/logger.ts";
-import { serveErrorHandler } from "../src/server/mod.ts";
+import { startServing } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
-import { createUpstreamGroup } from "../src/upstream/group.ts";
 
 /** What a test upstream saw of one request. */
 export interface SeenRequest {
@@ -92,8 +89,12 @@ export function testConfig(
   return { ...DEFAULT_CONFIG, ...overrides };
 }
 
-/** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
-export function startGateway(
+/**
+ * Starts the gateway in process on 127.0.0.1:0 through `startServing()`,
+ * the start `main` runs (listeners, upstream group, handler), with its log
+ * lines captured.
+ */
+export async function startGateway(
   options: Partial<Omit<GatewayConfig, "timeouts">> & {
     /** One upstream, or several `server` lines for failover. */
     upstreamUrl: string | string[];
@@ -101,8 +102,10 @@ export function startGateway(
     timeouts?: Partial<UpstreamTimeouts>;
     /** Match `/api/` ignoring case (as on Windows). */
     caseless?: boolean;
+    /** The clock upstream failures are timed by (`fail_timeout`). */
+    now?: () => number;
   },
-): TestGateway {
+): Promise<TestGateway> {
   const errorLines: string[] = [];
   const accessLines: string[] = [];
   const level = options.errorLogLevel ?? "info";
@@ -111,20 +114,11 @@ export function startGateway(
     accessLog: { write: (line: string) => accessLines.push(line) },
     level,
   });
-  let handler: ReturnType<typeof createGatewayHandler> | null = null;
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port: 0,
-      onListen() {},
-      onError: serveErrorHandler(logger),
-    },
-    (req, info) => handler!(req, info),
-  );
-  const port = server.addr.port;
-  const counter = new ConnectionCounter();
-  const { upstreamUrl, caseless, ...overrides } = options;
+  const { upstreamUrl, caseless, now, ...overrides } = options;
+  const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
   const config = testConfig({
+    listen: { hostname: "127.0.0.1", port: 0 },
+    upstreams: urls.map(parseUpstreamServer),
     upstreamKeepalive: 32,
     errorLogLevel: level,
     ...overrides,
@@ -135,33 +129,113 @@ export function startGateway(
       ...options.timeouts,
     },
   });
-  const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
-  const group = createUpstreamGroup("backend", urls.map(parseUpstreamServer), {
-    timeouts: config.timeouts,
-    upstreamKeepalive: config.upstreamKeepalive,
-    proxyBufferSize: config.proxyBufferSize,
-    onConnect: () => counter.take(),
-  });
-  handler = createGatewayHandler(config, {
-    port,
+  const started = await startServing(config, {
     version: "test",
+    logger,
     ...(caseless === undefined ? {} : { caseless }),
-  }, { logger, counter, group });
+    ...(now === undefined ? {} : { now }),
+  });
+  if ("failure" in started) {
+    throw new Error(`Cannot bind ${started.failure.address}`, {
+      cause: started.failure.error,
+    });
+  }
+  const { serving } = started;
   return {
-    port,
-    url: `http://127.0.0.1:${port}`,
+    port: serving.port,
+    url: `http://127.0.0.1:${serving.port}`,
     errorLines,
     accessLines,
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      group.close();
+      await serving.shutdown();
+      serving.close();
     },
   };
 }
 
 /**
+ * Where the responses in `bytes` end, read by their framing (RFC 9112 §6.3):
+ * the length after the last complete response that carries
+ * `Connection: close`, or null while none is complete. A server that sends
+ * `close` may send nothing after that response (RFC 9112 §9.6), so the
+ * reader need not wait for the socket to close: Deno.serve keeps it open
+ * after a handler's `Connection: close` (denoland/deno#9411), nginx closes.
+ *
+ * @param bytes What was read so far.
+ * @param heads Whether each request was a HEAD (its response has no body).
+ * @returns The end of the last response, or null.
+ *
+ * @example Usage
+ * ```ts
+ * import { closedResponseEnd } from "./_utils.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+ * const bad = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n" +
+ *   "Content-Length: 3\r\n\r\nbad";
+ * const text = new TextEncoder().encode(ok + bad);
+ * strictEqual(closedResponseEnd(text, [false, false]), text.length);
+ * strictEqual(closedResponseEnd(text.subarray(0, -1), [false, false]), null);
+ * ```
+ */
+export function closedResponseEnd(
+  bytes: Uint8Array,
+  heads: boolean[],
+): number | null {
+  // One character per byte, so offsets are byte offsets.
+  const text = new TextDecoder("latin1").decode(bytes);
+  let at = 0;
+  for (let index = 0; at < text.length; index++) {
+    const headEnd = text.indexOf("\r\n\r\n", at);
+    if (headEnd < 0) return null;
+    const head = text.slice(at, headEnd).toLowerCase();
+    const status = Number(head.match(/^http\/1\.[01] (\d{3})/)?.[1] ?? NaN);
+    if (Number.isNaN(status)) return null;
+    at = headEnd + 4;
+    if (status >= 100 && status < 200) {
+      index--; // an interim response: the final one follows
+      continue;
+    }
+    const field = (name: string) =>
+      head.match(new RegExp(`\r\n${name}:[ \t]*([^\r]*)`))?.[1] ?? null;
+    if (heads[index] === true || status === 204 || status === 304) {
+      // no body
+    } else if (/\bchunked\b/.test(field("transfer-encoding") ?? "")) {
+      const end = chunkedEnd(text, at);
+      if (end === null) return null;
+      at = end;
+    } else if (field("content-length") !== null) {
+      at += Number(field("content-length"));
+      if (at > text.length) return null;
+    } else {
+      return null; // delimited by the close itself
+    }
+    if (/\bclose\b/.test(field("connection") ?? "")) return at;
+  }
+  return null;
+}
+
+/** The end of a chunked body starting at `at`, or null while incomplete. */
+function chunkedEnd(text: string, at: number): number | null {
+  for (let i = 0; i < 10_000; i++) {
+    const lineEnd = text.indexOf("\r\n", at);
+    if (lineEnd < 0) return null;
+    const size = parseInt(text.slice(at, lineEnd), 16);
+    if (Number.isNaN(size)) return null;
+    if (size === 0) {
+      const end = text.indexOf("\r\n\r\n", lineEnd);
+      return end < 0 ? null : end + 4;
+    }
+    at = lineEnd + 2 + size + 2;
+    if (at > text.length) return null;
+  }
+  return null;
+}
+
+/**
  * Sends raw bytes on a new connection and returns everything read until the
- * server closes or `timeoutMs` passes.
+ * server closes, a complete response says `Connection: close`
+ * ({@linkcode closedResponseEnd}), or `timeoutMs` passes.
  */
 export async function rawRequest(
   port: number,
@@ -170,14 +244,20 @@ export async function rawRequest(
 ): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   const timer = setTimeout(() => conn.close(), timeoutMs);
-  let out = "";
+  const heads = [...text.matchAll(/(?:^|\n)([A-Z]+) \S+ HTTP\/1\.[01]\r?\n/g)]
+    .map((m) => m[1] === "HEAD");
+  let bytes = new Uint8Array(0);
   try {
     await conn.write(new TextEncoder().encode(text));
     const buf = new Uint8Array(64 * 1024);
     while (true) {
       const n = await conn.read(buf);
       if (n === null) break;
-      out += new TextDecoder().decode(buf.subarray(0, n));
+      const more = new Uint8Array(bytes.length + n);
+      more.set(bytes);
+      more.set(buf.subarray(0, n), bytes.length);
+      bytes = more;
+      if (closedResponseEnd(bytes, heads) === bytes.length) break;
     }
     conn.close();
   } catch {
@@ -185,7 +265,7 @@ export async function rawRequest(
   } finally {
     clearTimeout(timer);
   }
-  return out;
+  return new TextDecoder().decode(bytes);
 }
 
 /** Waits until `check` is true, polling every 10 ms, at most `timeoutMs`. */

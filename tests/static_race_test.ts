@@ -99,7 +99,7 @@ async function race(c: RaceCase, requests: number) {
   let refused = 0;
   let wrong = 0;
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });

@@ -31,7 +31,9 @@ Deno.test("a real refused connect gives the spec's line on this platform", async
   const e = upstreamErrorFromOs(thrown, "connecting to upstream");
   strictEqual(e.osError?.code, WINDOWS ? 10061 : 111);
 
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   await rawRequest(
     gw.port,
     "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -61,7 +63,7 @@ Deno.test({
   // test machine cannot refuse.
   ignore: !port8080Refused,
 }, async () => {
-  await using gw = startGateway({ upstreamUrl: "http://127.0.0.1:8080" });
+  await using gw = await startGateway({ upstreamUrl: "http://127.0.0.1:8080" });
   await rawRequest(
     gw.port,
     "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
@@ -81,7 +83,7 @@ Deno.test("static serving refuses Windows path tricks", async (t) => {
     await Deno.mkdir(join(dir, "html", "app"), { recursive: true });
     await Deno.writeTextFile(join(dir, "html", "index.html"), "app");
     await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
       spaFallback: false, // containment only: a missing name must be a 404

@@ -12,7 +12,7 @@ import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { createUpstreamGroup, UpstreamError } from "../upstream/mod.ts";
 import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
-import { displayHost, ListenerSet } from "./listener_set.ts";
+import { type BindFailure, displayHost, ListenerSet } from "./listener_set.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -58,6 +58,88 @@ function stopSignal(): { signal: Promise<Deno.Signal>; remove: () => void } {
   };
 }
 
+/** What {@linkcode startServing} needs besides the configuration. */
+export interface ServeOptions {
+  /** The gateway's version. */
+  version: string;
+  /** The open logs (left open). */
+  logger: Logger;
+  /**
+   * Decides about a listener that stops; not installed here (a new one with
+   * the default limits when absent).
+   */
+  policy?: FaultPolicy;
+  /** Match `/api/` ignoring case (tests; the OS decides otherwise). */
+  caseless?: boolean;
+  /** The upstream group's clock in milliseconds (tests). */
+  now?: () => number;
+}
+
+/** A gateway serving: its listeners, upstream group and requests. */
+export interface Serving {
+  /** The port every address listens on. */
+  port: number;
+  /** The bound hostnames. */
+  hostnames: string[];
+  /** Gives up on requests still open (each gets its access line). */
+  abandonInFlight(): void;
+  /** Stops accepting and waits for requests in flight (no time limit). */
+  shutdown(): Promise<void>;
+  /** Closes the upstream group's connections; after {@linkcode shutdown}. */
+  close(): void;
+}
+
+/**
+ * Binds the listeners and serves the configuration: the part of the start
+ * `runGateway` and the tests share (the process-wide parts, signals, the
+ * fault handlers and the heap pacer, are `runGateway`'s).
+ *
+ * @param config The resolved configuration.
+ * @param options The version, logs and fault policy.
+ * @returns The serving gateway, or the address that could not be bound.
+ */
+export async function startServing(
+  config: GatewayConfig,
+  options: ServeOptions,
+): Promise<{ serving: Serving } | { failure: BindFailure }> {
+  const { logger } = options;
+  const counter = new ConnectionCounter();
+  const inFlight = new InFlightRequests();
+  let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  const opened = await ListenerSet.open({
+    hostnames: listenHosts(config.listen.hostname),
+    port: config.listen.port,
+    handler: (req, info) => handler!(req, info),
+    onError: serveErrorHandler(logger),
+    logger,
+    policy: options.policy ?? new FaultPolicy(logger),
+  });
+  if ("failure" in opened) return opened;
+  const listeners = opened.set;
+  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
+    timeouts: config.timeouts,
+    upstreamKeepalive: config.upstreamKeepalive,
+    proxyBufferSize: config.proxyBufferSize,
+    onConnect: () => counter.take(),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  handler = createGatewayHandler(config, {
+    port: listeners.port,
+    version: options.version,
+    logFiles: { error: config.errorLog, access: config.accessLog },
+    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
+  }, { logger, counter, group, inFlight });
+  return {
+    serving: {
+      port: listeners.port,
+      hostnames: listeners.hostnames,
+      abandonInFlight: () => inFlight.abandonAll(),
+      shutdown: () => listeners.shutdown(),
+      close: () => group.close(),
+    },
+  };
+}
+
 /**
  * Serves until a stop signal (exit code 0) or a fault the policy will not
  * survive (exit code 1), or fails to bind (exit code 1).
@@ -76,36 +158,19 @@ export async function runGateway(
     logger,
     options.faultLimits ? { limits: options.faultLimits } : {},
   );
-  const counter = new ConnectionCounter();
-  const inFlight = new InFlightRequests();
-  let handler: ReturnType<typeof createGatewayHandler> | null = null;
-  const opened = await ListenerSet.open({
-    hostnames: listenHosts(config.listen.hostname),
-    port: config.listen.port,
-    handler: (req, info) => handler!(req, info),
-    onError: serveErrorHandler(logger),
+  const started = await startServing(config, {
+    version: options.version,
     logger,
     policy,
   });
-  if ("failure" in opened) {
-    const { address, error } = opened.failure;
+  if ("failure" in started) {
+    const { address, error } = started.failure;
     options.emerg(`bind() to ${address} failed`, osErrorOf(error));
     logger.close();
     return 1;
   }
-  const listeners = opened.set;
+  const listeners = started.serving;
   const port = listeners.port;
-  const group = createUpstreamGroup(config.upstreamGroup, config.upstreams, {
-    timeouts: config.timeouts,
-    upstreamKeepalive: config.upstreamKeepalive,
-    proxyBufferSize: config.proxyBufferSize,
-    onConnect: () => counter.take(),
-  });
-  handler = createGatewayHandler(config, {
-    port,
-    version: options.version,
-    logFiles: { error: config.errorLog, access: config.accessLog },
-  }, { logger, counter, group, inFlight });
 
   const heapPacer = new HeapPacer();
   heapPacer.start();
@@ -157,10 +222,10 @@ export async function runGateway(
     });
     // Each request given up on still gets its access line, as nginx writes
     // one for every connection closed by worker_shutdown_timeout.
-    inFlight.abandonAll();
+    listeners.abandonInFlight();
   }
   uninstall();
-  group.close();
+  listeners.close();
   heapPacer.stop();
   logger.error({ level: "notice", message: "exit" });
   logger.close();

@@ -24,7 +24,7 @@ Deno.test("default page: concurrent and repeated requests share at most one prob
       "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const started = Date.now();
   const burst = await Promise.all(
     Array.from({ length: 40 }, () => rawRequest(gw.port, get("/"))),
@@ -44,7 +44,7 @@ Deno.test("default page: concurrent and repeated requests share at most one prob
 });
 
 Deno.test("default page: shows the last error line, escaped", async () => {
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
   });
   match(await rawRequest(gw.port, get("/api/x'y?a=1&b=2")), /^HTTP\/1\.1 502 /);
