@@ -308,11 +308,13 @@ Deno.test(
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
+    const arrived = Promise.withResolvers<void>();
     const upstream = Deno.serve({
       hostname: "127.0.0.1",
       port: 0,
       onListen() {},
     }, async () => {
+      arrived.resolve();
       await new Promise((r) => setTimeout(r, 300));
       return new Response("slow but whole");
     });
@@ -330,7 +332,9 @@ Deno.test(
         "notice",
       ]);
       const pending = fetch(`http://127.0.0.1:${gw.port}/api/slow`);
-      await new Promise((r) => setTimeout(r, 100));
+      // The signal meets a request in flight: sent once the upstream has it
+      // (or the test ends with the fetch's failure).
+      await Promise.race([arrived.promise, pending]);
       gw.child.kill("SIGTERM");
       const res = await pending;
       strictEqual(await res.text(), "slow but whole");
