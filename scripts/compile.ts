@@ -23,7 +23,7 @@ export const COMPILE_FLAGS = [
   "--allow-read",
   "--allow-write",
   // Only for `task install|remove|status`; nothing else is run.
-  "--allow-run=schtasks",
+  "--allow-run=schtasks,icacls",
   // `req.signal` aborts only when the client really goes away, not when
   // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",

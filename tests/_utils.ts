@@ -293,7 +293,7 @@ export function maskErrorLine(line: string): string {
  * with (one list, in scripts/compile.ts): tests that spawn it use these and
  * no more, so a missing permission fails a test rather than a station.
  * (`-q` is added when spawning: on Linux Deno otherwise prints that it
- * cannot find `schtasks` for `--allow-run=schtasks`; it grants nothing.)
+ * cannot find `schtasks` and `icacls` for `--allow-run=schtasks,icacls`; it grants nothing.)
  */
 import { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
 export { GATEWAY_FLAGS };
