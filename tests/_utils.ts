@@ -182,37 +182,53 @@ export function closedResponseEnd(
   bytes: Uint8Array,
   heads: boolean[],
 ): number | null {
+  const read = completeResponses(bytes, heads);
+  return read.closed ? read.end : null;
+}
+
+/**
+ * The complete final responses at the start of `bytes`: how many, where the
+ * last ends, and whether it said `Connection: close` (then no more follow).
+ */
+function completeResponses(
+  bytes: Uint8Array,
+  heads: boolean[],
+): { count: number; end: number; closed: boolean } {
   // One character per byte, so offsets are byte offsets.
   const text = new TextDecoder("latin1").decode(bytes);
   let at = 0;
-  for (let index = 0; at < text.length; index++) {
+  let count = 0;
+  const done = (closed: boolean) => ({ count, end: at, closed });
+  while (at < text.length) {
     const headEnd = text.indexOf("\r\n\r\n", at);
-    if (headEnd < 0) return null;
+    if (headEnd < 0) return done(false);
     const head = text.slice(at, headEnd).toLowerCase();
     const status = Number(head.match(/^http\/1\.[01] (\d{3})/)?.[1] ?? NaN);
-    if (Number.isNaN(status)) return null;
-    at = headEnd + 4;
+    if (Number.isNaN(status)) return done(false);
+    let next = headEnd + 4;
     if (status >= 100 && status < 200) {
-      index--; // an interim response: the final one follows
+      at = next; // an interim response: the final one follows
       continue;
     }
     const field = (name: string) =>
       head.match(new RegExp(`\r\n${name}:[ \t]*([^\r]*)`))?.[1] ?? null;
-    if (heads[index] === true || status === 204 || status === 304) {
+    if (heads[count] === true || status === 204 || status === 304) {
       // no body
     } else if (/\bchunked\b/.test(field("transfer-encoding") ?? "")) {
-      const end = chunkedEnd(text, at);
-      if (end === null) return null;
-      at = end;
+      const end = chunkedEnd(text, next);
+      if (end === null) return done(false);
+      next = end;
     } else if (field("content-length") !== null) {
-      at += Number(field("content-length"));
-      if (at > text.length) return null;
+      next += Number(field("content-length"));
+      if (next > text.length) return done(false);
     } else {
-      return null; // delimited by the close itself
+      return done(false); // delimited by the close itself
     }
-    if (/\bclose\b/.test(field("connection") ?? "")) return at;
+    at = next;
+    count++;
+    if (/\bclose\b/.test(field("connection") ?? "")) return done(true);
   }
-  return null;
+  return done(false);
 }
 
 /** The end of a chunked body starting at `at`, or null while incomplete. */
@@ -235,7 +251,9 @@ function chunkedEnd(text: string, at: number): number | null {
 /**
  * Sends raw bytes on a new connection and returns everything read until the
  * server closes, a complete response says `Connection: close`
- * ({@linkcode closedResponseEnd}), or `timeoutMs` passes.
+ * ({@linkcode closedResponseEnd}), every request sent has its complete
+ * response (only when no request has a body, where a smuggled request could
+ * hide from the count), or `timeoutMs` passes.
  */
 export async function rawRequest(
   port: number,
@@ -246,6 +264,8 @@ export async function rawRequest(
   const timer = setTimeout(() => conn.close(), timeoutMs);
   const heads = [...text.matchAll(/(?:^|\n)([A-Z]+) \S+ HTTP\/1\.[01]\r?\n/g)]
     .map((m) => m[1] === "HEAD");
+  const countable = heads.length > 0 &&
+    !/\r\n(content-length|transfer-encoding)\s*:/i.test(text);
   let bytes = new Uint8Array(0);
   try {
     await conn.write(new TextEncoder().encode(text));
@@ -257,7 +277,9 @@ export async function rawRequest(
       more.set(bytes);
       more.set(buf.subarray(0, n), bytes.length);
       bytes = more;
-      if (closedResponseEnd(bytes, heads) === bytes.length) break;
+      const read = completeResponses(bytes, heads);
+      if (read.end !== bytes.length) continue;
+      if (read.closed || (countable && read.count >= heads.length)) break;
     }
     conn.close();
   } catch {
@@ -301,6 +323,39 @@ export { GATEWAY_FLAGS };
 /** The gateway entry point. */
 export const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
+/** Runs `main()` with `MainOptions` as JSON in its first argument. */
+export const MAIN_WITH_OPTIONS =
+  new URL("./_main_with_options.ts", import.meta.url).pathname;
+
+/**
+ * The folder a spawned test gateway takes for the executable's
+ * (`MainOptions.baseDir`): its fallback `logs/error.log` lands here, never
+ * in the project's `logs/`. One per test process, removed at its exit.
+ */
+export const TEST_BASE_DIR: string = Deno.makeTempDirSync({
+  prefix: "station-gateway-base-",
+});
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TEST_BASE_DIR, { recursive: true });
+  } catch {
+    // already gone
+  }
+});
+
+/** The command that runs the gateway as `deno run` does, in TEST_BASE_DIR. */
+function gatewayCommand(args: string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-q",
+    ...GATEWAY_FLAGS,
+    MAIN_WITH_OPTIONS,
+    JSON.stringify({ baseDir: TEST_BASE_DIR }),
+    ...args,
+  ];
+}
+
 /** A gateway running as its own process, as on a station. */
 export interface GatewayProcess extends AsyncDisposable {
   child: Deno.ChildProcess;
@@ -309,16 +364,12 @@ export interface GatewayProcess extends AsyncDisposable {
   output: () => string;
 }
 
-/** Runs `deno run <GATEWAY_FLAGS> src/main.ts <args>` and waits for it to listen. */
+/**
+ * Runs the gateway with `deno run <GATEWAY_FLAGS>` (`main()` with
+ * {@linkcode TEST_BASE_DIR} as its folder) and waits for it to listen.
+ */
 export function spawnGateway(args: string[]): Promise<GatewayProcess> {
-  return spawnListening([
-    Deno.execPath(),
-    "run",
-    "-q",
-    ...GATEWAY_FLAGS,
-    MAIN,
-    ...args,
-  ]);
+  return spawnListening(gatewayCommand(args));
 }
 
 /**
@@ -370,12 +421,13 @@ export async function spawnListening(
   };
 }
 
-/** Runs the CLI to completion and returns its exit code and output. */
+/** Runs the CLI to completion (in {@linkcode TEST_BASE_DIR}) and returns its exit code and output. */
 export async function runCli(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, ...args],
+  const [program, ...rest] = gatewayCommand(args);
+  const out = await new Deno.Command(program!, {
+    args: rest,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

@@ -10,6 +10,7 @@ import {
   spawnGateway,
   startRawUpstream,
   startUpstream,
+  TEST_BASE_DIR,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -176,11 +177,15 @@ Deno.test("main() writes a startup error to logs/error.log beside the program wh
   const marker = `--no-such-flag-${crypto.randomUUID().slice(0, 8)}`;
   const { code } = await runCli([marker]);
   strictEqual(code, 2);
-  const log = new URL("../logs/error.log", import.meta.url);
+  const log = `${TEST_BASE_DIR}/logs/error.log`;
   match(
     await Deno.readTextFile(log),
     new RegExp(`\\[emerg\\] \\d+#\\d+: unknown option "${marker}"\\n`),
   );
+  // The test's own folder, never the project's logs/.
+  const project = new URL("../logs/error.log", import.meta.url);
+  const text = await Deno.readTextFile(project).catch(() => "");
+  strictEqual(text.includes(marker), false, "written into the project's logs/");
 });
 
 Deno.test("main() takes settings from --config and lets flags override them", async () => {
