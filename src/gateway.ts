@@ -142,6 +142,7 @@ export function createGatewayHandler(
   const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
   const statics = new StaticRoute(config, {
     version: runtime.version,
+    port: runtime.port,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
     group,
     logger,

@@ -428,6 +428,8 @@ export async function runCli(
   const [program, ...rest] = gatewayCommand(args);
   const out = await new Deno.Command(program!, {
     args: rest,
+    // Bounded: a command line that starts the gateway by mistake ends here.
+    signal: AbortSignal.timeout(60_000),
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

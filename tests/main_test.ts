@@ -108,19 +108,29 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
   try {
     const path = `${dir}/gw.json`;
     const log = `${dir}/logs/error.log`;
-    const cases: [Record<string, unknown> | string, string][] = [
+    const keys =
+      `the keys are the flags' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout"); "station-gateway --print-config" prints every key`;
+    const json =
+      'the config file is JSON: names and texts in double quotes, no comma after the last entry, no comments; "station-gateway --print-config" prints a valid one';
+    const cases: [Record<string, unknown> | string, string, string][] = [
       [
         { upstrem: "http://10.0.0.5" },
         `unknown key "upstrem" in ${path}; did you mean "upstream"?`,
+        keys,
       ],
-      [{ listen: 8081 }, `key "listen" must be a string in ${path}`],
+      [
+        { serverName: 8081 },
+        `key "serverName" must be a string in ${path}`,
+        keys,
+      ],
       [
         { upstream: "ftp://x" },
         `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${path}`,
+        'see "station-gateway --help"',
       ],
-      ["[]", `expected a JSON object in ${path}`],
+      ["[]", `expected a JSON object in ${path}`, json],
     ];
-    for (const [content, message] of cases) {
+    for (const [content, message, hint] of cases) {
       await t.step(message, async () => {
         const json = typeof content === "string"
           ? content
@@ -135,7 +145,7 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
         strictEqual(code, 1);
         strictEqual(
           stderr,
-          `station-gateway: [emerg] ${message}\nstation-gateway: see "station-gateway --help"\n`,
+          `station-gateway: [emerg] ${message}\nstation-gateway: ${hint}\n`,
         );
         strictEqual(
           maskErrorLine(await Deno.readTextFile(log)),
@@ -233,6 +243,8 @@ Deno.test("main() fails to start with an [emerg] line when the port is taken", a
       `127.0.0.1:${taken.addr.port}`,
       "--error-log",
       `${dir}/error.log`,
+      "--root",
+      dir,
     ]);
     strictEqual(code, 1);
     strictEqual(stdout, "");

@@ -165,6 +165,9 @@ function mapListen(sink: Sink, server: Directive, levels: Levels): void {
     if (!address.ok) return sink.emerg(d, address.error);
     for (const param of d.args.slice(1)) {
       const verdict = listenParameter(param);
+      if (verdict === "invalid") {
+        return sink.emerg(d, `invalid parameter "${param}"`);
+      }
       if (verdict === "emerg") {
         sink.emerg(d, `"listen … ${param}" is not supported by the gateway`);
       }

@@ -102,6 +102,9 @@ const SNIPPETS = [
   "events {}\nhttp { server { location / { root 'html } } }",
   "events {}\n{",
   "events {}\nhttp { server { server_name a\\\n; } }\n}",
+  // A missing ";" after listen: the next line's words become parameters.
+  "events {}\nhttp {\n server {\n  listen 80\n  server_name station;\n }\n}",
+  "events {}\nhttp { server { listen 127.0.0.1:8081 default_server\n root html; } }",
 ];
 
 for (const text of SNIPPETS) {

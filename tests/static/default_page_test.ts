@@ -127,3 +127,53 @@ Deno.test("formatDuration() reads at a glance", () => {
     ["0 s", "42 s", "3 min", "5 h 12 min", "2 d 3 h", "0 s"],
   );
 });
+
+Deno.test("renderDefaultPage() seen from the LAN names the station's address with its port, and says how to bring a down upstream back", () => {
+  const base = {
+    version: "1",
+    upstream: "http://10.20.0.5:8080",
+    root: "C:\\S\\html",
+    probeTimeoutMs: 2000,
+    diagnostics: false,
+    lastError: null,
+    now: 10_000,
+  };
+  const down = {
+    answers: false,
+    detail: "connect() failed (111: Connection refused)",
+    since: 0,
+    checkedAt: 0,
+  };
+  const up = { answers: true, detail: "HTTP 200", since: 0, checkedAt: 0 };
+  const cases: [number | undefined, string][] = [
+    [8081, "http://localhost:8081/"],
+    [21081, "http://localhost:21081/"],
+    [80, "http://localhost/"],
+  ];
+  for (const [port, address] of cases) {
+    const html = renderDefaultPage({
+      ...base,
+      health: down,
+      ...(port === undefined ? {} : { port }),
+    });
+    match(
+      html,
+      new RegExp(
+        `id="log-files">[^<]*on the station itself: open <code>${
+          address.replaceAll("/", "\\/")
+        }</code> there`,
+      ),
+      `${port}`,
+    );
+    match(
+      html,
+      /id="remedy">To fix it, on the machine of <code>http:\/\/10\.20\.0\.5:8080<\/code>: start the application/,
+    );
+    strictEqual(
+      renderDefaultPage({ ...base, health: up, port: 8081 }).includes(
+        'id="remedy"',
+      ),
+      false,
+    );
+  }
+});
