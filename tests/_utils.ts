@@ -258,7 +258,9 @@ function chunkedEnd(text: string, at: number): number | null {
 export async function rawRequest(
   port: number,
   text: string,
-  timeoutMs = 3000,
+  // Generous: responses end by their framing, so this bound only matters
+  // for a server that stays silent, and a loaded machine may take seconds.
+  timeoutMs = 10_000,
 ): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   const timer = setTimeout(() => conn.close(), timeoutMs);
