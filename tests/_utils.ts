@@ -292,10 +292,14 @@ export async function rawRequest(
   return new TextDecoder().decode(bytes);
 }
 
-/** Waits until `check` is true, polling every 10 ms, at most `timeoutMs`. */
+/**
+ * Waits until `check` is true, polling every 10 ms, at most `timeoutMs`
+ * (a bound for a condition that never comes, not a time anything should
+ * take: it returns as soon as the condition holds).
+ */
 export async function waitFor(
   check: () => boolean,
-  timeoutMs = 3000,
+  timeoutMs = 10_000,
 ): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
