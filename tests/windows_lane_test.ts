@@ -5,12 +5,14 @@
  * texts, which differ from Windows'.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { resolveConfig } from "../src/config/config.ts";
 import { parseTaskArgs, runTask } from "../src/windows/task_command.ts";
 import { upstreamErrorFromOs } from "../src/upstream/error.ts";
 import { at, parseXml } from "./_xml.ts";
 import {
+  GATEWAY_FLAGS,
+  MAIN,
   maskErrorLine,
   rawRequest,
   refusedPort,
@@ -191,31 +193,48 @@ Deno.test("relative paths start from the base folder, Windows paths included", (
 });
 
 Deno.test("main.ts resolves relative log paths from its own folder, not the working directory", async () => {
-  const name = `lane-${crypto.randomUUID()}.log`;
-  const project = new URL("..", import.meta.url);
-  const expected = join(
-    decodeURIComponent(project.pathname.replace(/^\/([A-Za-z]:)/, "$1")),
-    "logs",
-    name,
+  // src/main.ts itself (runCli sets a test folder as the gateway's), with a
+  // relative path from the project folder to a temporary one: the log lands
+  // there only if the path starts at the project, and the project's own
+  // logs/ is never written.
+  const project = decodeURIComponent(
+    new URL("..", import.meta.url).pathname.replace(/^\/([A-Za-z]:)/, "$1"),
   );
+  const target = await Deno.makeTempDir();
   const elsewhere = await Deno.makeTempDir();
+  const expected = join(target, "lane.log");
   const cwd = Deno.cwd();
   try {
-    Deno.chdir(elsewhere);
-    const { code, stderr } = await runCli([
-      "--check",
-      "--listen",
-      "127.0.0.1:0",
-      "--error-log",
-      `logs/${name}`,
-      "--access-log",
-      "off",
-    ]);
-    strictEqual(code, 0, stderr);
-    strictEqual((await Deno.stat(expected)).isFile, true);
+    // Deeper than the project, so from here the `..`s would end elsewhere.
+    const deep = join(elsewhere, "a", "b", "c", "d", "e", "f");
+    await Deno.mkdir(deep, { recursive: true });
+    Deno.chdir(deep);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        ...GATEWAY_FLAGS,
+        MAIN,
+        "--check",
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        target,
+        "--error-log",
+        relative(project, expected),
+        "--access-log",
+        "off",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 0, stderr);
+    strictEqual((await Deno.stat(expected)).isFile, true, stderr);
   } finally {
     Deno.chdir(cwd);
-    await Deno.remove(expected).catch(() => {});
+    await Deno.remove(target, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
   }
 });
