@@ -16,7 +16,8 @@
  * `Duration`, which MS-TSCH `repetitionType` defines as repeating
  * indefinitely; while the gateway runs, `MultipleInstancesPolicy`
  * `IgnoreNew` drops each of those starts, so a start happens only when no
- * gateway runs.
+ * gateway runs. (`triggerBaseType` is a sequence: `Enabled` comes before
+ * `Repetition`, or `schtasks /XML` refuses the file.)
  *
  * @module
  */
@@ -171,11 +172,11 @@ export function taskXml(task: TaskDefinition): string {
   </RegistrationInfo>
   <Triggers>
     <BootTrigger>
+      <Enabled>true</Enabled>
       <Repetition>
         <Interval>PT1M</Interval>
         <StopAtDurationEnd>false</StopAtDurationEnd>
       </Repetition>
-      <Enabled>true</Enabled>
     </BootTrigger>${logon}
   </Triggers>
   <Principals>

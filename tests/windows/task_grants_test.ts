@@ -158,6 +158,9 @@ Deno.test("task remove takes back the grants the installed task's XML records, a
 Deno.test("task install restarts the gateway every minute for ever: a repeating boot trigger with no Duration, IgnoreNew", async () => {
   const r = await run(["install"]);
   const boot = at(r.xml!, "Triggers/BootTrigger");
+  // MS-TSCH triggerBaseType is a sequence: Enabled, StartBoundary,
+  // EndBoundary, Repetition, ExecutionTimeLimit.
+  deepStrictEqual(boot.children.map((c) => c.name), ["Enabled", "Repetition"]);
   strictEqual(text(boot, "Repetition/Interval"), "PT1M");
   strictEqual(text(boot, "Repetition/StopAtDurationEnd"), "false");
   strictEqual(
