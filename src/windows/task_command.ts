@@ -18,7 +18,9 @@ import {
   taskXml,
   windowsDirname,
 } from "./scheduled_task.ts";
-import { isUncPath, windowsExecutable } from "./task_paths.ts";
+import { isUncPath, taskExecutable, windowsExecutable } from "./task_paths.ts";
+
+export { taskExecutable } from "./task_paths.ts";
 import {
   ICACLS,
   installedTask,
@@ -163,33 +165,6 @@ export interface TaskIo {
   mkdir?(path: string): void;
   /** Whether a file exists (for the console-less build beside this one). */
   exists?(path: string): boolean;
-}
-
-/**
- * The executable the task should run: the console-less build
- * (`station-gateway-noconsole.exe`, made by `deno task compile`) when it sits
- * beside the running one, so no console window opens at logon; else this one.
- *
- * @param execPath The running executable.
- * @param exists Tells whether a file exists.
- * @returns The executable to register.
- *
- * @example Usage
- * ```ts
- * import { taskExecutable } from "./task_command.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => true), "C:\\S\\station-gateway-noconsole.exe");
- * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => false), "C:\\S\\station-gateway.exe");
- * ```
- */
-export function taskExecutable(
-  execPath: string,
-  exists: (path: string) => boolean,
-): string {
-  if (/-noconsole\.exe$/i.test(execPath)) return execPath;
-  const quiet = execPath.replace(/(\.exe)?$/i, "-noconsole.exe");
-  return exists(quiet) ? quiet : execPath;
 }
 
 /**
