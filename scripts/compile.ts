@@ -23,7 +23,7 @@ export const COMPILE_FLAGS = [
   "--allow-read",
   "--allow-write",
   // Only for `task install|remove|status`; nothing else is run.
-  "--allow-run=schtasks",
+  "--allow-run=schtasks,icacls",
   // `req.signal` aborts only when the client really goes away, not when
   // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",
@@ -77,6 +77,9 @@ async function compileOne(args: string[], output: string): Promise<number> {
   console.log(`deno ${args.join(" ")}`);
   const child = new Deno.Command(Deno.execPath(), {
     args,
+    // A failed download is an error to explain, not a crash to debug: no
+    // Rust backtrace before the hint below, even when the shell sets one.
+    env: { RUST_BACKTRACE: "0" },
     stdout: "inherit",
     stderr: "piped",
   }).spawn();
@@ -93,8 +96,21 @@ async function compileOne(args: string[], output: string): Promise<number> {
     return 0;
   }
   // deno-lint-ignore no-console
-  console.error(stderr);
+  console.error(stderr.split(/\n\s*Stack backtrace:/)[0]!.trimEnd());
   return status.code === 0 ? 1 : status.code;
+}
+
+/** Why `DENORT_BIN` cannot be the base binary, or null. */
+function denortProblem(path: string): string | null {
+  try {
+    const info = Deno.statSync(path);
+    if (info.isDirectory) return "it is a folder";
+    return info.size < 1024 * 1024 ? "it is too small to be denort" : null;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : `it cannot be read (${error instanceof Error ? error.message : error})`;
+  }
 }
 
 async function run(): Promise<number> {
@@ -107,6 +123,16 @@ async function run(): Promise<number> {
   });
   const denort = Deno.env.get("DENORT_BIN");
   if (denort) {
+    const problem = denortProblem(denort);
+    if (problem !== null) {
+      // deno-lint-ignore no-console
+      console.error(
+        `Cannot use DENORT_BIN "${denort}": ${problem}; it must name the ` +
+          `denort${values.target.includes("windows") ? ".exe" : ""} file ` +
+          `unzipped from denort-${values.target}.zip for Deno ${Deno.version.deno}`,
+      );
+      return 1;
+    }
     // deno-lint-ignore no-console
     console.log(`DENORT_BIN=${denort}`);
   }

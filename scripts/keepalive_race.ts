@@ -94,7 +94,9 @@ function startIdleClosingUpstream(): { port: number; close(): Promise<void> } {
 }
 
 const upstream = startIdleClosingUpstream();
-const gw = startGateway({ upstreamUrl: `http://127.0.0.1:${upstream.port}` });
+const gw = await startGateway({
+  upstreamUrl: `http://127.0.0.1:${upstream.port}`,
+});
 const statuses = new Map<string, number>();
 let sent = 0;
 try {

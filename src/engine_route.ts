@@ -51,6 +51,8 @@ export interface EngineRouteDeps {
   logger: Logger;
   /** Makes each upstream server's transport (in-process tests). */
   transport?: TransportFactory;
+  /** The upstream groups' clock in milliseconds (tests). */
+  now?: () => number;
   /**
    * How request bodies are read before forwarding (nginx's
    * `proxy_request_buffering`, `client_body_*`), for every location.
@@ -140,6 +142,7 @@ export class EngineRoute {
     this.#registry = new UpstreamRegistry(conf.upstreams, {
       ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
       ...(deps.transport ? { transport: deps.transport } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
     });
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);

@@ -104,6 +104,8 @@ export interface GatewayDeps {
   transport?: TransportFactory;
   /** Called for every new upstream connection. */
   onConnect?: () => void;
+  /** The upstream groups' clock in milliseconds (tests). */
+  now?: () => number;
   /** Counters for the status endpoint. */
   stats?: GatewayStats;
   /** Requests whose access line is pending, for shutdown to give up on. */
@@ -173,12 +175,14 @@ export function createGatewayHandler(
     logger,
     ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
     ...(deps.transport ? { transport: deps.transport } : {}),
+    ...(deps.now ? { now: deps.now } : {}),
     defaultPage: (req, client) => statics!.defaultPage(req, client),
     body: config,
     stopping: () => deps.inFlight?.stopping === true,
   });
   statics = new StaticRoute(config, {
     version: runtime.version,
+    port: runtime.port,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),
     ...(engine.groups[0] ? { group: engine.groups[0] } : {}),
     logger,

@@ -72,6 +72,11 @@ export interface MainOptions {
   shutdownGraceMs?: number;
   /** When a fault ends the process. */
   faultLimits?: Partial<FaultLimits>;
+  /**
+   * The folder relative paths start from (see {@linkcode baseDir}): a
+   * test's own, so no test writes the project's `logs/`.
+   */
+  baseDir?: string;
 }
 
 /**
@@ -96,17 +101,18 @@ export async function main(
   }
   const start = await startup(args, {
     version: VERSION,
-    baseDir: baseDir(),
+    baseDir: options.baseDir ?? baseDir(),
     out: stdout,
     err: stderr,
   });
   if ("exitCode" in start) return start.exitCode;
+  const { baseDir: _, ...runOptions } = options;
   return await runGateway(start.config, {
     version: VERSION,
     logger: start.logger,
     out: stdout,
     emerg: (message, osError) => emerg(message, osError, start.logger),
-    ...options,
+    ...runOptions,
   });
 }
 

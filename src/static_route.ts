@@ -37,6 +37,8 @@ export type StaticSettings = Pick<
 export interface StaticRouteDeps {
   /** The gateway's version, for the default page. */
   version: string;
+  /** The listening port, for the station's address on the default page. */
+  port?: number;
   /** The log files' paths, for the default page; none shown when absent. */
   logFiles?: { error: string; access: string | null };
   /**
@@ -167,10 +169,11 @@ export class StaticRoute {
    * @returns The page.
    */
   async defaultPage(req: Request, client: string): Promise<Response> {
-    const { version, logFiles, group, logger } = this.#deps;
+    const { version, logFiles, group, logger, port } = this.#deps;
     const diagnostics = isLoopback(client);
     const html = renderDefaultPage({
       version,
+      ...(port === undefined ? {} : { port }),
       upstream: group?.peers[0]?.spec.address.origin ?? "(none)",
       root: this.#config.root,
       health: await this.#health.check(),

@@ -53,6 +53,44 @@ export async function nginxBinary(): Promise<string> {
   return "/usr/sbin/nginx";
 }
 
+/** Where one nginx keeps what it would otherwise put in Debian's paths. */
+export interface NginxPaths {
+  /** The prefix (`-p`): relative paths in the configuration start here. */
+  prefix: string;
+  /** The configuration file (`-c`). */
+  conf: string;
+  /** The error log before the configuration is read (`-e`). */
+  errorLog: string;
+  /** The pid file, given with `-g` so no configuration needs a `pid` line. */
+  pid: string;
+}
+
+/**
+ * nginx's command line for one test's own nginx. Debian's nginx is built
+ * with `/run/nginx.pid`, which even `nginx -t` creates (to prove it can:
+ * `ngx_init_cycle()`), so without its own pid path a non-root run fails and
+ * root runs share one file. A configuration given here must not set `pid`
+ * itself (nginx would refuse the duplicate).
+ *
+ * @param paths The prefix, configuration, early error log and pid file.
+ * @param test `nginx -t -q` rather than a run.
+ * @returns The arguments.
+ */
+export function nginxArgs(paths: NginxPaths, test = false): string[] {
+  const prefix = paths.prefix.endsWith("/") ? paths.prefix : `${paths.prefix}/`;
+  return [
+    ...(test ? ["-t", "-q"] : []),
+    "-p",
+    prefix,
+    "-c",
+    paths.conf,
+    "-e",
+    paths.errorLog,
+    "-g",
+    `pid ${paths.pid};`,
+  ];
+}
+
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = l.addr.port;
@@ -95,7 +133,6 @@ export async function startNginx(
 daemon off;
 master_process off;
 worker_processes 1;
-pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 256; }
 http {
@@ -203,7 +240,12 @@ async function launch(
   port: number,
 ): Promise<NginxProcess> {
   const child = new Deno.Command(binary, {
-    args: ["-p", dir, "-c", `${dir}/nginx.conf`, "-e", `${dir}/error.log`],
+    args: nginxArgs({
+      prefix: dir,
+      conf: `${dir}/nginx.conf`,
+      errorLog: `${dir}/error.log`,
+      pid: `${dir}/nginx.pid`,
+    }),
     stdout: "null",
     stderr: "piped",
   }).spawn();

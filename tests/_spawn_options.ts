@@ -10,6 +10,7 @@ import {
   GATEWAY_FLAGS,
   type GatewayProcess,
   spawnListening,
+  TEST_BASE_DIR,
 } from "./_utils.ts";
 
 const FIXTURE = new URL("./_main_with_options.ts", import.meta.url).pathname;
@@ -27,7 +28,7 @@ export async function spawnGatewayWith(
     "-q",
     ...GATEWAY_FLAGS,
     FIXTURE,
-    JSON.stringify(options),
+    JSON.stringify({ baseDir: TEST_BASE_DIR, ...options }),
     ...args,
   ];
   return await spawnListening(command);

@@ -4,12 +4,10 @@
  * @module
  */
 
-import { ConnectionCounter } from "../src/log/connection_counter.ts";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
-import { createGatewayHandler } from "../src/gateway.ts";
 import { createLogger } from "../src/log/logger.ts";
-import { serveErrorHandler } from "../src/server/mod.ts";
+import { startServing } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
 
 /** What a test upstream saw of one request. */
@@ -91,8 +89,12 @@ export function testConfig(
   return { ...DEFAULT_CONFIG, ...overrides };
 }
 
-/** Starts the gateway handler under `Deno.serve` on 127.0.0.1:0. */
-export function startGateway(
+/**
+ * Starts the gateway in process on 127.0.0.1:0 through `startServing()`,
+ * the start `main` runs (listeners, upstream group, handler), with its log
+ * lines captured.
+ */
+export async function startGateway(
   options: Partial<Omit<GatewayConfig, "timeouts">> & {
     /** One upstream, or several `server` lines for failover. */
     upstreamUrl: string | string[];
@@ -100,8 +102,10 @@ export function startGateway(
     timeouts?: Partial<UpstreamTimeouts>;
     /** Match `/api/` ignoring case (as on Windows). */
     caseless?: boolean;
+    /** The clock upstream failures are timed by (`fail_timeout`). */
+    now?: () => number;
   },
-): TestGateway {
+): Promise<TestGateway> {
   const errorLines: string[] = [];
   const accessLines: string[] = [];
   const level = options.errorLogLevel ?? "info";
@@ -110,25 +114,16 @@ export function startGateway(
     accessLog: { write: (line: string) => accessLines.push(line) },
     level,
   });
-  let handler: ReturnType<typeof createGatewayHandler> | null = null;
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port: 0,
-      onListen() {},
-      onError: serveErrorHandler(logger),
-    },
-    (req, info) => handler!(req, info),
-  );
-  const port = server.addr.port;
-  const counter = new ConnectionCounter();
-  const { upstreamUrl, caseless, ...overrides } = options;
+  const { upstreamUrl, caseless, now, ...overrides } = options;
+  const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
   // Bodies past client_body_buffer_size go to a folder of the gateway's own.
   const bodyTemp = overrides.clientBodyTempPath === undefined
     ? Deno.makeTempDirSync({ prefix: "gw-body-" })
     : null;
   const config = testConfig({
     ...(bodyTemp === null ? {} : { clientBodyTempPath: bodyTemp }),
+    listen: { hostname: "127.0.0.1", port: 0 },
+    upstreams: urls.map(parseUpstreamServer),
     upstreamKeepalive: 32,
     errorLogLevel: level,
     ...overrides,
@@ -139,21 +134,26 @@ export function startGateway(
       ...options.timeouts,
     },
   });
-  const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
-  config.upstreams = urls.map(parseUpstreamServer);
-  handler = createGatewayHandler(config, {
-    port,
+  const started = await startServing(config, {
     version: "test",
+    logger,
     ...(caseless === undefined ? {} : { caseless }),
-  }, { logger, counter, onConnect: () => counter.take() });
+    ...(now === undefined ? {} : { now }),
+  });
+  if ("failure" in started) {
+    throw new Error(`Cannot bind ${started.failure.address}`, {
+      cause: started.failure.error,
+    });
+  }
+  const { serving } = started;
   return {
-    port,
-    url: `http://127.0.0.1:${port}`,
+    port: serving.port,
+    url: `http://127.0.0.1:${serving.port}`,
     errorLines,
     accessLines,
     async [Symbol.asyncDispose]() {
-      await server.shutdown();
-      handler!.close();
+      await serving.shutdown();
+      serving.close();
       if (bodyTemp !== null) {
         await Deno.remove(bodyTemp, { recursive: true }).catch(() => {});
       }
@@ -162,24 +162,134 @@ export function startGateway(
 }
 
 /**
+ * Where the responses in `bytes` end, read by their framing (RFC 9112 §6.3):
+ * the length after the last complete response that carries
+ * `Connection: close`, or null while none is complete. A server that sends
+ * `close` may send nothing after that response (RFC 9112 §9.6), so the
+ * reader need not wait for the socket to close: Deno.serve keeps it open
+ * after a handler's `Connection: close` (denoland/deno#9411), nginx closes.
+ *
+ * @param bytes What was read so far.
+ * @param heads Whether each request was a HEAD (its response has no body).
+ * @returns The end of the last response, or null.
+ *
+ * @example Usage
+ * ```ts
+ * import { closedResponseEnd } from "./_utils.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+ * const bad = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n" +
+ *   "Content-Length: 3\r\n\r\nbad";
+ * const text = new TextEncoder().encode(ok + bad);
+ * strictEqual(closedResponseEnd(text, [false, false]), text.length);
+ * strictEqual(closedResponseEnd(text.subarray(0, -1), [false, false]), null);
+ * ```
+ */
+export function closedResponseEnd(
+  bytes: Uint8Array,
+  heads: boolean[],
+): number | null {
+  const read = completeResponses(bytes, heads);
+  return read.closed ? read.end : null;
+}
+
+/**
+ * The complete final responses at the start of `bytes`: how many, where the
+ * last ends, and whether it said `Connection: close` (then no more follow).
+ */
+function completeResponses(
+  bytes: Uint8Array,
+  heads: boolean[],
+): { count: number; end: number; closed: boolean } {
+  // One character per byte, so offsets are byte offsets.
+  const text = new TextDecoder("latin1").decode(bytes);
+  let at = 0;
+  let count = 0;
+  const done = (closed: boolean) => ({ count, end: at, closed });
+  while (at < text.length) {
+    const headEnd = text.indexOf("\r\n\r\n", at);
+    if (headEnd < 0) return done(false);
+    const head = text.slice(at, headEnd).toLowerCase();
+    const status = Number(head.match(/^http\/1\.[01] (\d{3})/)?.[1] ?? NaN);
+    if (Number.isNaN(status)) return done(false);
+    let next = headEnd + 4;
+    if (status >= 100 && status < 200) {
+      at = next; // an interim response: the final one follows
+      continue;
+    }
+    const field = (name: string) =>
+      head.match(new RegExp(`\r\n${name}:[ \t]*([^\r]*)`))?.[1] ?? null;
+    if (heads[count] === true || status === 204 || status === 304) {
+      // no body
+    } else if (/\bchunked\b/.test(field("transfer-encoding") ?? "")) {
+      const end = chunkedEnd(text, next);
+      if (end === null) return done(false);
+      next = end;
+    } else if (field("content-length") !== null) {
+      next += Number(field("content-length"));
+      if (next > text.length) return done(false);
+    } else {
+      return done(false); // delimited by the close itself
+    }
+    at = next;
+    count++;
+    if (/\bclose\b/.test(field("connection") ?? "")) return done(true);
+  }
+  return done(false);
+}
+
+/** The end of a chunked body starting at `at`, or null while incomplete. */
+function chunkedEnd(text: string, at: number): number | null {
+  for (let i = 0; i < 10_000; i++) {
+    const lineEnd = text.indexOf("\r\n", at);
+    if (lineEnd < 0) return null;
+    const size = parseInt(text.slice(at, lineEnd), 16);
+    if (Number.isNaN(size)) return null;
+    if (size === 0) {
+      const end = text.indexOf("\r\n\r\n", lineEnd);
+      return end < 0 ? null : end + 4;
+    }
+    at = lineEnd + 2 + size + 2;
+    if (at > text.length) return null;
+  }
+  return null;
+}
+
+/**
  * Sends raw bytes on a new connection and returns everything read until the
- * server closes or `timeoutMs` passes.
+ * server closes, a complete response says `Connection: close`
+ * ({@linkcode closedResponseEnd}), every request sent has its complete
+ * response (only when no request has a body, where a smuggled request could
+ * hide from the count), or `timeoutMs` passes.
  */
 export async function rawRequest(
   port: number,
   text: string,
-  timeoutMs = 3000,
+  // Generous: responses end by their framing, so this bound only matters
+  // for a server that stays silent, and a loaded machine may take seconds.
+  timeoutMs = 10_000,
 ): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   const timer = setTimeout(() => conn.close(), timeoutMs);
-  let out = "";
+  const heads = [...text.matchAll(/(?:^|\n)([A-Z]+) \S+ HTTP\/1\.[01]\r?\n/g)]
+    .map((m) => m[1] === "HEAD");
+  const countable = heads.length > 0 &&
+    !/\r\n(content-length|transfer-encoding)\s*:/i.test(text);
+  let bytes = new Uint8Array(0);
   try {
     await conn.write(new TextEncoder().encode(text));
     const buf = new Uint8Array(64 * 1024);
     while (true) {
       const n = await conn.read(buf);
       if (n === null) break;
-      out += new TextDecoder().decode(buf.subarray(0, n));
+      const more = new Uint8Array(bytes.length + n);
+      more.set(bytes);
+      more.set(buf.subarray(0, n), bytes.length);
+      bytes = more;
+      const read = completeResponses(bytes, heads);
+      if (read.end !== bytes.length) continue;
+      if (read.closed || (countable && read.count >= heads.length)) break;
     }
     conn.close();
   } catch {
@@ -187,13 +297,17 @@ export async function rawRequest(
   } finally {
     clearTimeout(timer);
   }
-  return out;
+  return new TextDecoder().decode(bytes);
 }
 
-/** Waits until `check` is true, polling every 10 ms, at most `timeoutMs`. */
+/**
+ * Waits until `check` is true, polling every 10 ms, at most `timeoutMs`
+ * (a bound for a condition that never comes, not a time anything should
+ * take: it returns as soon as the condition holds).
+ */
 export async function waitFor(
   check: () => boolean,
-  timeoutMs = 3000,
+  timeoutMs = 10_000,
 ): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -215,13 +329,46 @@ export function maskErrorLine(line: string): string {
  * with (one list, in scripts/compile.ts): tests that spawn it use these and
  * no more, so a missing permission fails a test rather than a station.
  * (`-q` is added when spawning: on Linux Deno otherwise prints that it
- * cannot find `schtasks` for `--allow-run=schtasks`; it grants nothing.)
+ * cannot find `schtasks` and `icacls` for `--allow-run=schtasks,icacls`; it grants nothing.)
  */
 import { COMPILE_FLAGS as GATEWAY_FLAGS } from "../scripts/compile.ts";
 export { GATEWAY_FLAGS };
 
 /** The gateway entry point. */
 export const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+
+/** Runs `main()` with `MainOptions` as JSON in its first argument. */
+export const MAIN_WITH_OPTIONS =
+  new URL("./_main_with_options.ts", import.meta.url).pathname;
+
+/**
+ * The folder a spawned test gateway takes for the executable's
+ * (`MainOptions.baseDir`): its fallback `logs/error.log` lands here, never
+ * in the project's `logs/`. One per test process, removed at its exit.
+ */
+export const TEST_BASE_DIR: string = Deno.makeTempDirSync({
+  prefix: "station-gateway-base-",
+});
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TEST_BASE_DIR, { recursive: true });
+  } catch {
+    // already gone
+  }
+});
+
+/** The command that runs the gateway as `deno run` does, in TEST_BASE_DIR. */
+function gatewayCommand(args: string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-q",
+    ...GATEWAY_FLAGS,
+    MAIN_WITH_OPTIONS,
+    JSON.stringify({ baseDir: TEST_BASE_DIR }),
+    ...args,
+  ];
+}
 
 /** A gateway running as its own process, as on a station. */
 export interface GatewayProcess extends AsyncDisposable {
@@ -231,16 +378,12 @@ export interface GatewayProcess extends AsyncDisposable {
   output: () => string;
 }
 
-/** Runs `deno run <GATEWAY_FLAGS> src/main.ts <args>` and waits for it to listen. */
+/**
+ * Runs the gateway with `deno run <GATEWAY_FLAGS>` (`main()` with
+ * {@linkcode TEST_BASE_DIR} as its folder) and waits for it to listen.
+ */
 export function spawnGateway(args: string[]): Promise<GatewayProcess> {
-  return spawnListening([
-    Deno.execPath(),
-    "run",
-    "-q",
-    ...GATEWAY_FLAGS,
-    MAIN,
-    ...args,
-  ]);
+  return spawnListening(gatewayCommand(args));
 }
 
 /**
@@ -292,12 +435,15 @@ export async function spawnListening(
   };
 }
 
-/** Runs the CLI to completion and returns its exit code and output. */
+/** Runs the CLI to completion (in {@linkcode TEST_BASE_DIR}) and returns its exit code and output. */
 export async function runCli(
   args: string[],
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, ...args],
+  const [program, ...rest] = gatewayCommand(args);
+  const out = await new Deno.Command(program!, {
+    args: rest,
+    // Bounded: a command line that starts the gateway by mistake ends here.
+    signal: AbortSignal.timeout(60_000),
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },

@@ -115,7 +115,7 @@ Deno.test("hostile requests get a 4xx, reach nothing upstream, and the gateway k
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const cases: [string, string][] = [
     [
       "Content-Length with Transfer-Encoding (smuggling)",
@@ -172,7 +172,9 @@ Deno.test("hostile requests get a 4xx, reach nothing upstream, and the gateway k
 
 Deno.test("status endpoint: JSON counters for loopback clients, off by default", async () => {
   const dead = refusedPort();
-  await using off = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using off = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   const none = await fetch(`${off.url}/__status`);
   await none.body?.cancel();
   strictEqual(
@@ -180,7 +182,7 @@ Deno.test("status endpoint: JSON counters for loopback clients, off by default",
     false,
   );
 
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${dead}`,
     statusPath: "/__status",
   });

@@ -20,7 +20,7 @@ function headerOf(raw: string, name: string): string | null {
 
 Deno.test("gateway answers 400 to every malformed Content-Length, nothing forwarded", async (t) => {
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   // Some are refused by Deno.serve's parser, the rest by the gateway; the
   // point is the class: none reaches the upstream.
   const values = [
@@ -52,7 +52,7 @@ Deno.test("gateway answers 400 to every malformed Content-Length, nothing forwar
 
 Deno.test("gateway answers 400 to a duplicated Content-Length past the body limit", async () => {
   await using up = startUpstream();
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientMaxBodySize: 1024 * 1024,
   });
@@ -72,7 +72,7 @@ Deno.test("gateway answers 400 to a duplicated Content-Length past the body limi
 
 Deno.test("gateway says Connection: close once with a 413 and closes after the body", async () => {
   await using up = startUpstream();
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientMaxBodySize: 1024,
   });
@@ -98,7 +98,7 @@ Deno.test({
   ignore: Deno.build.os === "windows",
 }, async () => {
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const run = async (args: string[]) => {
     const out = await new Deno.Command("curl", {
       args: [
@@ -143,7 +143,7 @@ Deno.test({
 
 Deno.test("gateway refuses a GET or HEAD body to /api/ instead of dropping it", async () => {
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   for (const method of ["GET", "HEAD"]) {
     for (const framing of ["Content-Length: 3", "Transfer-Encoding: chunked"]) {
       const body = framing.startsWith("C") ? "abc" : "3\r\nabc\r\n0\r\n\r\n";
@@ -169,7 +169,7 @@ Deno.test("gateway answers nginx's status to hostile request lines and hosts", a
   const root = await Deno.makeTempDir();
   await Deno.mkdir(`${root}/folder`);
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin, root });
+  await using gw = await startGateway({ upstreamUrl: up.origin, root });
   const cases: [string, string, string][] = [
     ["NUL in an /api/ path", `GET /api/x%00y HTTP/1.1\r\n${HOST}\r\n`, "400"],
     ["NUL in a static path", `GET /x%00y HTTP/1.1\r\n${HOST}\r\n`, "400"],
@@ -230,7 +230,7 @@ Deno.test("gateway answers nginx's status to hostile request lines and hosts", a
 
 Deno.test("gateway logs nginx's lines for hostile heads", async () => {
   await using up = startUpstream();
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const requests = [
     `GET /../../etc/passwd HTTP/1.1\r\n${HOST}\r\n`,
     `TRACE /api/x HTTP/1.1\r\n${HOST}\r\n`,
@@ -264,7 +264,7 @@ Deno.test("gateway builds absolute redirects from an absolute-form target's auth
       headers: { location: `${up.origin}/next` },
     })
   );
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   // nginx takes the request's server from the request line's URI, so both
   // its own redirect and a rewritten upstream Location name that host.
   const folder = await rawRequest(

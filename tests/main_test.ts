@@ -10,6 +10,7 @@ import {
   spawnGateway,
   startRawUpstream,
   startUpstream,
+  TEST_BASE_DIR,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -107,19 +108,29 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
   try {
     const path = `${dir}/gw.json`;
     const log = `${dir}/logs/error.log`;
-    const cases: [Record<string, unknown> | string, string][] = [
+    const keys =
+      `the keys are the flags' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout"); "station-gateway --print-config" prints every key`;
+    const json =
+      'the config file is JSON: names and texts in double quotes, no comma after the last entry, no comments; "station-gateway --print-config" prints a valid one';
+    const cases: [Record<string, unknown> | string, string, string][] = [
       [
         { upstrem: "http://10.0.0.5" },
         `unknown key "upstrem" in ${path}; did you mean "upstream"?`,
+        keys,
       ],
-      [{ listen: 8081 }, `key "listen" must be a string in ${path}`],
+      [
+        { serverName: 8081 },
+        `key "serverName" must be a string in ${path}`,
+        keys,
+      ],
       [
         { upstream: "ftp://x" },
         `Cannot parse upstream "ftp://x": expected an http URL with a host, like http://127.0.0.1:8080 in ${path}`,
+        'see "station-gateway --help"',
       ],
-      ["[]", `expected a JSON object in ${path}`],
+      ["[]", `expected a JSON object in ${path}`, json],
     ];
-    for (const [content, message] of cases) {
+    for (const [content, message, hint] of cases) {
       await t.step(message, async () => {
         const json = typeof content === "string"
           ? content
@@ -134,7 +145,7 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
         strictEqual(code, 1);
         strictEqual(
           stderr,
-          `station-gateway: [emerg] ${message}\nstation-gateway: see "station-gateway --help"\n`,
+          `station-gateway: [emerg] ${message}\nstation-gateway: ${hint}\n`,
         );
         strictEqual(
           maskErrorLine(await Deno.readTextFile(log)),
@@ -176,11 +187,15 @@ Deno.test("main() writes a startup error to logs/error.log beside the program wh
   const marker = `--no-such-flag-${crypto.randomUUID().slice(0, 8)}`;
   const { code } = await runCli([marker]);
   strictEqual(code, 2);
-  const log = new URL("../logs/error.log", import.meta.url);
+  const log = `${TEST_BASE_DIR}/logs/error.log`;
   match(
     await Deno.readTextFile(log),
     new RegExp(`\\[emerg\\] \\d+#\\d+: unknown option "${marker}"\\n`),
   );
+  // The test's own folder, never the project's logs/.
+  const project = new URL("../logs/error.log", import.meta.url);
+  const text = await Deno.readTextFile(project).catch(() => "");
+  strictEqual(text.includes(marker), false, "written into the project's logs/");
 });
 
 Deno.test("main() takes settings from --config and lets flags override them", async () => {
@@ -228,6 +243,8 @@ Deno.test("main() fails to start with an [emerg] line when the port is taken", a
       `127.0.0.1:${taken.addr.port}`,
       "--error-log",
       `${dir}/error.log`,
+      "--root",
+      dir,
     ]);
     strictEqual(code, 1);
     strictEqual(stdout, "");
@@ -308,11 +325,13 @@ Deno.test(
   { ignore: Deno.build.os === "windows" },
   async () => {
     const dir = await Deno.makeTempDir();
+    const arrived = Promise.withResolvers<void>();
     const upstream = Deno.serve({
       hostname: "127.0.0.1",
       port: 0,
       onListen() {},
     }, async () => {
+      arrived.resolve();
       await new Promise((r) => setTimeout(r, 300));
       return new Response("slow but whole");
     });
@@ -330,7 +349,9 @@ Deno.test(
         "notice",
       ]);
       const pending = fetch(`http://127.0.0.1:${gw.port}/api/slow`);
-      await new Promise((r) => setTimeout(r, 100));
+      // The signal meets a request in flight: sent once the upstream has it
+      // (or the test ends with the fetch's failure).
+      await Promise.race([arrived.promise, pending]);
       gw.child.kill("SIGTERM");
       const res = await pending;
       strictEqual(await res.text(), "slow but whole");

@@ -79,7 +79,7 @@ async function bothSides(
     servers: [`127.0.0.1:${up.port}`],
     ...(options.nginxLines ? { serverLines: options.nginxLines } : {}),
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     ...options.gateway,
   });
@@ -301,7 +301,7 @@ Deno.test(
       await release.promise;
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const request =
       `POST /api/upload HTTP/1.1\r\n${HOST}Content-Length: 500000\r\nConnection: close\r\n\r\n${
         "b".repeat(500_000)
@@ -372,7 +372,7 @@ Deno.test(
       );
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const send = async (port: number, fields: [string, string][]) => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       const timer = setTimeout(() => conn.close(), 1000);

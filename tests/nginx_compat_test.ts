@@ -133,7 +133,7 @@ async function sideBySide(
     ...(settings.timeouts ? { timeouts: settings.timeouts } : {}),
     ...(settings.maxBody ? { clientMaxBodySize: settings.maxBody } : {}),
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: settings.servers.map((s) => `http://${s}`),
     timeouts,
   });
@@ -294,7 +294,7 @@ Deno.test(
       await new Promise((r) => setTimeout(r, 1500));
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     for (const port of [nginx.port, gw.port]) {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       await writeText(
@@ -385,7 +385,7 @@ Deno.test("nginx parity: what the upstream receives", ON_LINUX, async () => {
     await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
   });
   await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const request =
     `POST /api/Home31/UpDateTitle?Id=7 HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n` +
     `Referer: http://localhost:8081/\r\nCookie: sid=abc\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{"title":"x"}`;
@@ -420,7 +420,7 @@ Deno.test(
       await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const request = `GET /api/order HTTP/1.1\r\n${HOST}X-Zeta: 1\r\n` +
       `X-Alpha: 2\r\nProxy-Connection: keep-alive\r\nX-Drop: y\r\n` +
       `Connection: close, X-Drop\r\n\r\n`;
@@ -460,7 +460,7 @@ Deno.test(
       if (head) self.heads.push(head);
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     // 17 chunks of 65524 bytes, as curl sends a file: the 17th crosses 1m.
     const chunk = `fff4\r\n${"x".repeat(65524)}\r\n`;
     const request = `POST /api/upload HTTP/1.1\r\n${HOST}` +
@@ -529,7 +529,7 @@ async function peerSequence(
   try {
     const lines = servers(ups.map((u) => u.port));
     await using nginx = await startNginx({ servers: lines });
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: lines.map((s) => `http://${s}`),
     });
     const statuses: [string[], string[]] = [[], []];
@@ -704,7 +704,7 @@ Deno.test(
     // The same file (same mtime, so the same ETag) is the gateway's root;
     // an error page cannot wait for a folder written a moment ago.
     await settledRoot(nginx.root, "50x.html");
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${dead}`,
       root: nginx.root,
     });
@@ -766,7 +766,7 @@ Deno.test(
       servers: [`127.0.0.1:${dead}`],
       serverLines: ["error_page 500 502 503 504 /50x.html;"],
     });
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${dead}`,
       root: nginx.root,
     });
@@ -819,7 +819,7 @@ async function sameAnswer(
     servers: [server],
     ...(read ? { timeouts: { read } } : {}),
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     ...(read ? { timeouts: { readMs: Number(read.replace("ms", "")) } } : {}),
   });
@@ -1080,7 +1080,7 @@ Deno.test(
       servers: [`127.0.0.1:${up.port}`],
       websocket: true,
     });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const mask = new Uint8Array([1, 2, 3, 4]);
     for (const port of [nginx.port, gw.port]) {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -1161,7 +1161,7 @@ async function hostileSideBySide(requests: string[]): Promise<{
   await using _root = {
     [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
   };
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     root,
     spaFallback: false,
@@ -1240,7 +1240,7 @@ Deno.test(
       if (head) self.heads.push(head);
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const curl = (port: number) =>
       new Deno.Command("curl", {
         args: [
@@ -1299,7 +1299,7 @@ Deno.test(
     // parser rejects (a raw space in the target) gets its bare 400 with no
     // body, and the handler never sees it: no access or error line.
     await using nginxProcess = await startNginx({ servers: ["127.0.0.1:9"] });
-    await using gw = startGateway({ upstreamUrl: "http://127.0.0.1:9" });
+    await using gw = await startGateway({ upstreamUrl: "http://127.0.0.1:9" });
     const fromNginx = await rawRequest(nginxProcess.port, requests[2]!, 1000);
     const fromGateway = await rawRequest(gw.port, requests[2]!, 1000);
     strictEqual(status(fromNginx), "400");
@@ -1358,7 +1358,7 @@ Deno.test(
         await using nginx = await startNginx({
           servers: [`127.0.0.1:${up.port}`],
         });
-        await using gw = startGateway({ upstreamUrl: up.origin });
+        await using gw = await startGateway({ upstreamUrl: up.origin });
         const request =
           `GET /api/t HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`;
         const fromNginx = framing(await rawRequest(nginx.port, request));
@@ -1385,7 +1385,7 @@ Deno.test(
       conn.close();
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const request = `GET /api/t HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`;
     // NAMED DIFFERENCE "unknown-transfer-coding": nginx 1.22 ignores a
     // coding other than chunked, relays "Content-Length: 100", sends the 5
@@ -1412,7 +1412,7 @@ Deno.test(
       if (head) self.heads.push(head);
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
-    await using gw = startGateway({ upstreamUrl: up.origin });
+    await using gw = await startGateway({ upstreamUrl: up.origin });
     const send = async (port: number) => {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port });
       await writeText(

@@ -21,7 +21,9 @@ function specPost(path: string, port: number): string {
 
 Deno.test("refused upstream gives 502 and exactly the spec's line per attempt", async () => {
   const dead = refusedPort();
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   const paths = ["/api/loginms", "/api/Home31/UpDateTitle", "/api/loginms"];
   for (const path of paths) {
     const res = await rawRequest(gw.port, specPost(path, gw.port));
@@ -51,7 +53,9 @@ Deno.test("refused upstream gives 502 and exactly the spec's line per attempt", 
 
 Deno.test("refused upstream line omits the referrer the client did not send", async () => {
   const dead = refusedPort();
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   // Without a Host a request is refused before routing (Deno.serve does
   // not tell HTTP/1.0 from HTTP/1.1, and HTTP/1.1 requires one).
   await rawRequest(

@@ -98,7 +98,7 @@ async function race(c: RaceCase, requests: number) {
   let refused = 0;
   let wrong = 0;
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });
@@ -229,7 +229,7 @@ Deno.test(
       `GET /lib/a.js HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`;
     const counts = { leaked: 0, served: 0, refused: 0 };
     try {
-      await using gw = startGateway({
+      await using gw = await startGateway({
         upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
         root,
       });

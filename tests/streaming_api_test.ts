@@ -87,7 +87,9 @@ function collect(ws: WebSocket) {
 
 Deno.test("WebSocket through /api/: text, binary, subprotocol, close codes", async () => {
   await using up = startWsUpstream();
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${up.port}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${up.port}`,
+  });
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/hub?id=7`, [
     "station.v1",
     "other",
@@ -125,7 +127,7 @@ Deno.test("WebSocket through /api/: the browser closing ends the upstream side",
     },
   );
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
     });
     const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/ws`);
@@ -142,7 +144,9 @@ Deno.test("WebSocket through /api/: the browser closing ends the upstream side",
 
 Deno.test("WebSocket to a refused upstream: 502 and the connect() failed line", async () => {
   const dead = refusedPort();
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   const res = await rawUpgrade(
     gw.port,
     "localhost:8081",
@@ -167,7 +171,7 @@ Deno.test("WebSocket to an upstream that will not upgrade: its answer is relayed
       }),
   );
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
     });
     const res = await rawUpgrade(gw.port, "localhost");
@@ -189,7 +193,7 @@ Deno.test("WebSocket upstream with a wrong Sec-WebSocket-Accept: 502 and an inva
         "Sec-WebSocket-Accept: d3JvbmcgYWNjZXB0IHZhbHVlIQ==\r\n\r\n",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const res = await rawUpgrade(gw.port, "localhost");
   match(res, /^HTTP\/1\.1 502 /);
   strictEqual(up.heads.length, 1);
@@ -211,7 +215,7 @@ Deno.test("WebSocket idle past the read timeout: closed, with nginx's line", asy
     },
   );
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
       timeouts: { readMs: 300 },
     });
@@ -252,7 +256,7 @@ Deno.test("server-sent events reach the client as each event is sent", async () 
     },
   );
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${server.addr.port}`,
     });
     const res = await fetch(`${gw.url}/api/events`);
@@ -286,7 +290,7 @@ Deno.test("Upgrade: websocket without Connection: Upgrade goes upstream as a pla
       "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   for (const connection of ["", "Connection: keep-alive\r\n"]) {
     const res = await rawRequest(
       gw.port,

@@ -197,7 +197,7 @@ Deno.test("$body_bytes_sent of a cancelled 200 MB download is what was sent", as
       await conn.write(CHUNK);
     }
   });
-  await using gw = startGateway({ upstreamUrl: up.origin, root: dir });
+  await using gw = await startGateway({ upstreamUrl: up.origin, root: dir });
   try {
     for (const path of ["/api/download", "/big.bin"]) {
       await t.step(path, async () => {

@@ -36,7 +36,10 @@ Deno.test("silent upstream: read timeout before headers is a 504 and nginx's lin
     await readHead(conn);
     await new Promise((r) => setTimeout(r, 1500));
   });
-  await using gw = startGateway({ upstreamUrl: up.origin, timeouts: FAST });
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: FAST,
+  });
   const started = Date.now();
   const res = await rawRequest(gw.port, post("/api/loginms"));
   const took = Date.now() - started;
@@ -61,7 +64,10 @@ Deno.test("read timeout is between two reads, not a total", async () => {
       await writeText(conn, c);
     }
   });
-  await using gw = startGateway({ upstreamUrl: up.origin, timeouts: FAST });
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: FAST,
+  });
   const res = await fetch(`${gw.url}/api/slow`);
   strictEqual(await res.text(), "abcd");
   deepStrictEqual(onlyErrors(gw.errorLines), []);
@@ -76,7 +82,10 @@ Deno.test("stall inside the body: the client connection is cut and nginx's line 
     );
     await new Promise((r) => setTimeout(r, 1500));
   });
-  await using gw = startGateway({ upstreamUrl: up.origin, timeouts: FAST });
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: FAST,
+  });
   const res = await rawRequest(
     gw.port,
     "GET /api/x HTTP/1.1\r\nHost: localhost\r\n\r\n",
@@ -113,7 +122,7 @@ Deno.test("connect timeout: 504 and 'while connecting to upstream'", async () =>
         break; // the queue is full
       }
     }
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${listener.addr.port}`,
       timeouts: FAST,
     });
@@ -138,7 +147,7 @@ Deno.test("send timeout: an upstream that stops reading a big body", async () =>
     await readHead(conn); // and never reads the body
     await new Promise((r) => setTimeout(r, 3000));
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     timeouts: FAST,
     clientMaxBodySize: 0,
@@ -158,7 +167,7 @@ Deno.test("upstream closes after reading the request: premature close, 502", asy
     await readHead(conn);
     conn.close(); // clean FIN
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const res = await rawRequest(gw.port, post("/api/loginms"));
   match(res, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
   deepStrictEqual(onlyErrors(gw.errorLines), [
@@ -188,7 +197,9 @@ Deno.test("upstream resets the connection: recv() failed (104), 502", {
   const lines = python.stdout.pipeThrough(new TextDecoderStream()).getReader();
   try {
     const port = Number((await lines.read()).value);
-    await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${port}` });
+    await using gw = await startGateway({
+      upstreamUrl: `http://127.0.0.1:${port}`,
+    });
     const res = await rawRequest(gw.port, post("/api/loginms"));
     match(res, /^HTTP\/1\.1 502 /);
     deepStrictEqual(onlyErrors(gw.errorLines), [
@@ -209,7 +220,7 @@ Deno.test("upstream closes inside the body: truncated response and nginx's line"
       "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const res = await rawRequest(
     gw.port,
     "GET /api/t HTTP/1.1\r\nHost: localhost\r\n\r\n",
@@ -228,7 +239,7 @@ Deno.test("upstream sends garbage: no valid header, 502", async () => {
     await readHead(conn);
     await writeText(conn, "SSH-2.0-OpenSSH_9.2\r\n\r\n");
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const res = await rawRequest(gw.port, post("/api/loginms"));
   match(res, /^HTTP\/1\.1 502 /);
   match(
@@ -245,7 +256,7 @@ Deno.test("upstream without Content-Length: read until close, answered chunked",
       "HTTP/1.0 200 Everything Fine\r\nX-Up: 1\r\n\r\nuntil close",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const res = await rawRequest(
     gw.port,
     "GET /api/old HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
@@ -260,7 +271,7 @@ Deno.test("upstream without Content-Length: read until close, answered chunked",
 
 Deno.test("body over client_max_body_size: 413, Connection: close, nothing forwarded", async (t) => {
   await using up = startUpstream();
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientMaxBodySize: 1024 * 1024,
   });
@@ -362,7 +373,7 @@ Deno.test("client gives up: upstream connection closed at once, 499, info line o
     const n = await conn.read(new Uint8Array(16)).catch(() => null);
     if (n === null) upstreamSawClose = Date.now() - started;
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
   await writeText(
     conn,
@@ -423,7 +434,7 @@ async function sendBody(start: string, next: string | null) {
     const head = await readHead(conn);
     if (head !== null) self.heads.push(head);
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
   await writeText(conn, start);
   await new Promise((r) => setTimeout(r, 100));
@@ -468,7 +479,7 @@ Deno.test("pooled connection closed by the upstream while idle is never used", a
     await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     await new Promise((r) => setTimeout(r, 50));
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   for (const method of ["GET", "POST", "GET"]) {
     const res = await fetch(`${gw.url}/api/k`, {
       method,
@@ -493,7 +504,7 @@ Deno.test("stale pooled connection: a GET is retried once, a POST is never sent 
     const second = await readHead(conn);
     if (second !== null) self.heads.push(second);
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const warm = await fetch(`${gw.url}/api/warm`);
   strictEqual(await warm.text(), "ok");
   const get = await fetch(`${gw.url}/api/again`);

@@ -74,7 +74,7 @@ Deno.test("kept connection closed as a request arrives: no request fails, and no
           if (closeWhen === "after reading") await readRequest(conn, pending);
           else await conn.read(new Uint8Array(1)).catch(() => null);
         });
-        await using gw = startGateway({ upstreamUrl: up.origin });
+        await using gw = await startGateway({ upstreamUrl: up.origin });
         const statuses = [];
         const answers = [];
         for (let i = 0; i < 3; i++) {
@@ -125,7 +125,7 @@ Deno.test("an upload the upstream refuses before reading it: its answer is relay
         `${shape}, request buffering ${buffering ? "on" : "off"}`,
         async () => {
           await using up = startRawUpstream(script);
-          await using gw = startGateway({
+          await using gw = await startGateway({
             upstreamUrl: up.origin,
             proxyRequestBuffering: buffering,
           });

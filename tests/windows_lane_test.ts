@@ -5,12 +5,14 @@
  * texts, which differ from Windows'.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { resolveConfig } from "../src/config/config.ts";
 import { parseTaskArgs, runTask } from "../src/windows/task_command.ts";
 import { upstreamErrorFromOs } from "../src/upstream/error.ts";
 import { at, parseXml } from "./_xml.ts";
 import {
+  GATEWAY_FLAGS,
+  MAIN,
   maskErrorLine,
   rawRequest,
   refusedPort,
@@ -31,7 +33,9 @@ Deno.test("a real refused connect gives the spec's line on this platform", async
   const e = upstreamErrorFromOs(thrown, "connecting to upstream");
   strictEqual(e.osError?.code, WINDOWS ? 10061 : 111);
 
-  await using gw = startGateway({ upstreamUrl: `http://127.0.0.1:${dead}` });
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${dead}`,
+  });
   await rawRequest(
     gw.port,
     "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
@@ -61,7 +65,7 @@ Deno.test({
   // test machine cannot refuse.
   ignore: !port8080Refused,
 }, async () => {
-  await using gw = startGateway({ upstreamUrl: "http://127.0.0.1:8080" });
+  await using gw = await startGateway({ upstreamUrl: "http://127.0.0.1:8080" });
   await rawRequest(
     gw.port,
     "POST /api/loginms HTTP/1.1\r\nHost: localhost:8081\r\nReferer: http://localhost:8081/\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
@@ -81,7 +85,7 @@ Deno.test("static serving refuses Windows path tricks", async (t) => {
     await Deno.mkdir(join(dir, "html", "app"), { recursive: true });
     await Deno.writeTextFile(join(dir, "html", "index.html"), "app");
     await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
       spaFallback: false, // containment only: a missing name must be a 404
@@ -142,7 +146,11 @@ Deno.test("task install --dry-run registers this executable's folder as the work
   strictEqual(code, 0);
   const xml = out.join("").slice(out.join("").indexOf("<?xml"));
   const exec = at(parseXml(xml), "Actions/Exec");
-  strictEqual(at(exec, "Command").text, exe);
+  // Elsewhere the path is read as a Windows one on drive C: (a dry run).
+  strictEqual(
+    at(exec, "Command").text,
+    WINDOWS ? exe : `C:${exe.replaceAll("/", "\\")}`,
+  );
   if (WINDOWS) {
     strictEqual(
       at(exec, "WorkingDirectory").text,
@@ -185,31 +193,48 @@ Deno.test("relative paths start from the base folder, Windows paths included", (
 });
 
 Deno.test("main.ts resolves relative log paths from its own folder, not the working directory", async () => {
-  const name = `lane-${crypto.randomUUID()}.log`;
-  const project = new URL("..", import.meta.url);
-  const expected = join(
-    decodeURIComponent(project.pathname.replace(/^\/([A-Za-z]:)/, "$1")),
-    "logs",
-    name,
+  // src/main.ts itself (runCli sets a test folder as the gateway's), with a
+  // relative path from the project folder to a temporary one: the log lands
+  // there only if the path starts at the project, and the project's own
+  // logs/ is never written.
+  const project = decodeURIComponent(
+    new URL("..", import.meta.url).pathname.replace(/^\/([A-Za-z]:)/, "$1"),
   );
+  const target = await Deno.makeTempDir();
   const elsewhere = await Deno.makeTempDir();
+  const expected = join(target, "lane.log");
   const cwd = Deno.cwd();
   try {
-    Deno.chdir(elsewhere);
-    const { code, stderr } = await runCli([
-      "--check",
-      "--listen",
-      "127.0.0.1:0",
-      "--error-log",
-      `logs/${name}`,
-      "--access-log",
-      "off",
-    ]);
-    strictEqual(code, 0, stderr);
-    strictEqual((await Deno.stat(expected)).isFile, true);
+    // Deeper than the project, so from here the `..`s would end elsewhere.
+    const deep = join(elsewhere, "a", "b", "c", "d", "e", "f");
+    await Deno.mkdir(deep, { recursive: true });
+    Deno.chdir(deep);
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-q",
+        ...GATEWAY_FLAGS,
+        MAIN,
+        "--check",
+        "--listen",
+        "127.0.0.1:0",
+        "--root",
+        target,
+        "--error-log",
+        relative(project, expected),
+        "--access-log",
+        "off",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    strictEqual(out.code, 0, stderr);
+    strictEqual((await Deno.stat(expected)).isFile, true, stderr);
   } finally {
     Deno.chdir(cwd);
-    await Deno.remove(expected).catch(() => {});
+    await Deno.remove(target, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
   }
 });

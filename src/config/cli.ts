@@ -86,6 +86,14 @@ const OPTIONS = {
 
 const OPTION_NAMES = Object.keys(OPTIONS).map((name) => `--${name}`);
 
+/** Options other servers and tools take for the listening port. */
+const HABITS: Readonly<Record<string, string>> = {
+  port: "--listen",
+  p: "--listen",
+  bind: "--listen",
+  host: "--listen",
+};
+
 /**
  * The message for an unknown option, with the near miss when there is one.
  *
@@ -105,7 +113,13 @@ export function unknownOption(
   option: string,
   known: readonly string[] = OPTION_NAMES,
 ): string {
-  const near = closestWord(option.split("=", 1)[0]!, known);
+  const name = option.split("=", 1)[0]!;
+  // Other servers' names for a setting: no spelling is near them.
+  const habit = HABITS[name.replace(/^-+/, "").toLowerCase()];
+  if (habit !== undefined && known.includes(habit)) {
+    return `unknown option "${option}"; the port is set with "${habit}", e.g. ${habit} 9000 or ${habit} 0.0.0.0:9000`;
+  }
+  const near = closestWord(name, known);
   return `unknown option "${option}"${
     near === undefined ? "" : `; did you mean "${near}"?`
   }`;

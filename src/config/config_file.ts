@@ -57,6 +57,40 @@ const FILE_KEYS: Readonly<
 };
 
 /**
+ * Settings users write as numbers (the README shows `"listen": 21081`; nginx
+ * writes `proxy_read_timeout 60` and `client_max_body_size 1048576`): a
+ * whole number is read as its digits, which mean what they mean on the
+ * command line (a port, seconds, bytes).
+ */
+const NUMBER_WRITTEN: ReadonlySet<string> = new Set([
+  "listen",
+  "logMaxSize",
+  "proxyConnectTimeout",
+  "proxySendTimeout",
+  "proxyReadTimeout",
+  "proxyBufferSize",
+  "clientMaxBodySize",
+]);
+
+/** A whole number for a setting above as its digits; digits for a count. */
+function wholeNumberAsWritten(
+  key: string,
+  type: string,
+  value: unknown,
+): unknown {
+  if (
+    type === "string" && NUMBER_WRITTEN.has(key) &&
+    Number.isSafeInteger(value) && (value as number) >= 0
+  ) return String(value);
+  if (
+    type === "number" && typeof value === "string" && /^\d{1,9}$/.test(value)
+  ) {
+    return Number(value);
+  }
+  return value;
+}
+
+/**
  * Parses the JSON config file. Keys are the flags' names in camelCase.
  *
  * @param text The file's text.
@@ -91,7 +125,7 @@ export function parseConfigFile(text: string, path: string): FileInput {
     throw new TypeError(`expected a JSON object in ${path}`);
   }
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) {
+  for (let [key, value] of Object.entries(data)) {
     if (key === "$schema" || key === "$comment") continue;
     const type = FILE_KEYS[key as keyof FileInput];
     if (type === undefined) {
@@ -102,6 +136,7 @@ export function parseConfigFile(text: string, path: string): FileInput {
         }`,
       );
     }
+    value = wholeNumberAsWritten(key, type, value);
     const actual: string = Array.isArray(value) &&
         value.every((v) => typeof v === "string")
       ? "strings"

@@ -520,6 +520,8 @@ class Compiler {
     for (const param of params) {
       if (param === "default_server" || param === "default") {
         listen.defaultServer = true;
+      } else if (listenParameter(param) === "invalid") {
+        this.fail(d, `invalid parameter "${param}"`);
       } else if (listenParameter(param) === "emerg") {
         this.fail(
           d,

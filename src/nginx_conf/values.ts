@@ -141,14 +141,41 @@ export function listenSetting(address: string): Parsed<string> {
   return err(`invalid host in "${address}" of the "listen" directive`);
 }
 
-/** `listen` parameters: accepted, warned about, or refused. */
-export function listenParameter(param: string): "ok" | "warn" | "emerg" {
+/** nginx 1.22's socket-tuning `listen` parameters (`ngx_http_core_listen()`). */
+const LISTEN_TUNING = [
+  "bind",
+  "deferred",
+  "reuseport",
+  "setfib=",
+  "fastopen=",
+  "backlog=",
+  "rcvbuf=",
+  "sndbuf=",
+  "accept_filter=",
+  "ipv6only=",
+  "so_keepalive=",
+];
+
+/**
+ * `listen` parameters: accepted, warned about, refused, or not a parameter
+ * at all: nginx's `invalid parameter "x"`, which is what a missing `;`
+ * makes of the next line's words (`listen 80` then `server_name a;`).
+ *
+ * @param param One parameter after the address.
+ * @returns The verdict.
+ */
+export function listenParameter(
+  param: string,
+): "ok" | "warn" | "emerg" | "invalid" {
   const key = param.split("=")[0]!;
   if (key === "default_server" || key === "default") return "ok";
   if (["ssl", "http2", "quic", "proxy_protocol", "spdy"].includes(key)) {
     return "emerg";
   }
-  return "warn";
+  const known = LISTEN_TUNING.some((p) =>
+    p.endsWith("=") ? param.startsWith(p) : param === p
+  );
+  return known ? "warn" : "invalid";
 }
 
 /** A `proxy_pass` target. */

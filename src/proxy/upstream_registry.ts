@@ -26,6 +26,8 @@ export interface RegistryOptions {
   timeouts?: { connectMs: number; sendMs: number; readMs: number };
   /** Called for every new upstream connection. */
   onConnect?: () => void;
+  /** The groups' clock in milliseconds (tests). */
+  now?: () => number;
   /** Makes each server's transport instead of the HTTP/1.1 client (tests). */
   transport?: (spec: UpstreamServerSpec) => UpstreamTransport;
 }
@@ -95,6 +97,7 @@ export class UpstreamRegistry {
           upstreamKeepalive: conf.keepalive,
           ...(options.onConnect ? { onConnect: options.onConnect } : {}),
           ...(options.transport ? { transport: options.transport } : {}),
+          ...(options.now ? { now: options.now } : {}),
         }),
       );
     }

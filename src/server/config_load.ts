@@ -28,6 +28,26 @@ import { ConfigFileRefusal, readConfigText } from "../runtime/mod.ts";
  */
 export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
+/** After a JSON syntax error in the config file: what JSON wants. */
+const JSON_HINT =
+  'the config file is JSON: names and texts in double quotes, no comma after the last entry, no comments; "station-gateway --print-config" prints a valid one';
+
+/** After an unknown key or a wrong type in the config file. */
+const KEYS_HINT =
+  'the keys are the flags\' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout"); "station-gateway --print-config" prints every key';
+
+/**
+ * The line after a config file's mistake: what JSON wants, or how keys are
+ * named; a bad value keeps `see --help`, which lists each flag's format.
+ */
+function configFileHint(message: string): { hintText?: string } {
+  if (/^(invalid JSON|expected a JSON object) in /.test(message)) {
+    return { hintText: JSON_HINT };
+  }
+  if (/^(unknown key|key) "/.test(message)) return { hintText: KEYS_HINT };
+  return {};
+}
+
 /** A failure to start, as data until it is reported. */
 export interface StartupFailure {
   /** The message, as nginx words it. */
@@ -36,6 +56,8 @@ export interface StartupFailure {
   osError?: OsErrorText;
   /** Print `see --help` after it (the command line or config is at fault). */
   hint: boolean;
+  /** A line that helps more than `see --help`, printed instead. */
+  hintText?: string;
   /** 2 for a misused command line, 1 otherwise. */
   exitCode: 1 | 2;
   /**
@@ -151,6 +173,7 @@ export function loadConfig(
           ? message
           : `${message} in ${path}`,
         hint: true,
+        ...configFileHint(message),
         exitCode: 1,
       };
     }

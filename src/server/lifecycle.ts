@@ -13,7 +13,7 @@ import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import { type FaultLimits, FaultPolicy } from "./fault_policy.ts";
 import { InFlightRequests } from "./in_flight.ts";
-import { displayHost, ListenerSet } from "./listener_set.ts";
+import { type BindFailure, displayHost, ListenerSet } from "./listener_set.ts";
 import { MemoryWatch } from "./memory_watch.ts";
 
 /** How long in-flight requests may take to finish at shutdown by default. */
@@ -60,6 +60,120 @@ function stopSignal(): { signal: Promise<Deno.Signal>; remove: () => void } {
   };
 }
 
+/** What {@linkcode startServing} needs besides the configuration. */
+export interface ServeOptions {
+  /** The gateway's version. */
+  version: string;
+  /** The open logs (left open). */
+  logger: Logger;
+  /**
+   * Decides about a listener that stops; not installed here (a new one with
+   * the default limits when absent).
+   */
+  policy?: FaultPolicy;
+  /** Match `/api/` ignoring case (tests; the OS decides otherwise). */
+  caseless?: boolean;
+  /** The upstream group's clock in milliseconds (tests). */
+  now?: () => number;
+}
+
+/** A gateway serving: its listeners, upstream groups and requests. */
+export interface Serving {
+  /** The first server's port. */
+  port: number;
+  /** The first server's bound hostnames. */
+  hostnames: string[];
+  /** Every address served, as URLs (`http://127.0.0.1:8081/`). */
+  urls: string[];
+  /** Gives up on requests still open (each gets its access line). */
+  abandonInFlight(): void;
+  /** Stops accepting and waits for requests in flight (no time limit). */
+  shutdown(): Promise<void>;
+  /** Closes the upstream groups' connections; after {@linkcode shutdown}. */
+  close(): void;
+  /** Shutdown has begun: a body cut off now is not the client leaving. */
+  stopping(): void;
+}
+
+/**
+ * Binds the listeners and serves the configuration: the part of the start
+ * `runGateway` and the tests share (the process-wide parts, signals, the
+ * fault handlers and the heap pacer, are `runGateway`'s).
+ *
+ * @param config The resolved configuration.
+ * @param options The version, logs and fault policy.
+ * @returns The serving gateway, or the address that could not be bound.
+ */
+export async function startServing(
+  config: GatewayConfig,
+  options: ServeOptions,
+): Promise<{ serving: Serving } | { failure: BindFailure }> {
+  const { logger } = options;
+  const counter = new ConnectionCounter();
+  const inFlight = new InFlightRequests();
+  const policy = options.policy ?? new FaultPolicy(logger);
+  let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  const opened = await ListenerSet.open({
+    hostnames: listenHosts(config.listen.hostname),
+    port: config.listen.port,
+    handler: (req, info) => handler!(req, info),
+    onError: serveErrorHandler(logger),
+    logger,
+    policy,
+  });
+  if ("failure" in opened) return opened;
+  const first = opened.set;
+  const sets = [first];
+  // An nginx.conf's other ports, each its own set of sockets.
+  const ports = config.engine ? listenPorts(config.engine).slice(1) : [];
+  for (const [i, group] of ports.entries()) {
+    const socket = { index: i + 1, port: group.port };
+    const extra = await ListenerSet.open({
+      hostnames: [...group.hostnames],
+      port: group.port,
+      handler: (req, info) => handler!(req, info, socket),
+      onError: serveErrorHandler(logger),
+      logger,
+      policy,
+    });
+    if ("failure" in extra) {
+      await Promise.all(sets.map((set) => set.shutdown()));
+      return extra;
+    }
+    socket.port = extra.set.port;
+    sets.push(extra.set);
+  }
+  const serving = handler = createGatewayHandler(config, {
+    port: first.port,
+    version: options.version,
+    logFiles: { error: config.errorLog, access: config.accessLog },
+    ...(options.caseless === undefined ? {} : { caseless: options.caseless }),
+  }, {
+    logger,
+    counter,
+    inFlight,
+    onConnect: () => counter.take(),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return {
+    serving: {
+      port: first.port,
+      hostnames: first.hostnames,
+      urls: sets.flatMap((set) =>
+        set.hostnames.map((h) => `http://${displayHost(h)}:${set.port}/`)
+      ),
+      abandonInFlight: () => inFlight.abandonAll(),
+      shutdown: async () => {
+        await Promise.all(sets.map((set) => set.shutdown()));
+      },
+      close: () => serving.close(),
+      stopping: () => {
+        inFlight.stopping = true;
+      },
+    },
+  };
+}
+
 /**
  * Serves until a stop signal (exit code 0) or a fault the policy will not
  * survive (exit code 1), or fails to bind (exit code 1).
@@ -78,56 +192,19 @@ export async function runGateway(
     logger,
     options.faultLimits ? { limits: options.faultLimits } : {},
   );
-  const counter = new ConnectionCounter();
-  const inFlight = new InFlightRequests();
-  let handler: ReturnType<typeof createGatewayHandler> | null = null;
-  const opened = await ListenerSet.open({
-    hostnames: listenHosts(config.listen.hostname),
-    port: config.listen.port,
-    handler: (req, info) => handler!(req, info),
-    onError: serveErrorHandler(logger),
+  const started = await startServing(config, {
+    version: options.version,
     logger,
     policy,
   });
-  if ("failure" in opened) {
-    const { address, error } = opened.failure;
+  if ("failure" in started) {
+    const { address, error } = started.failure;
     options.emerg(`bind() to ${address} failed`, osErrorOf(error));
     logger.close();
     return 1;
   }
-  const listeners = opened.set;
+  const listeners = started.serving;
   const port = listeners.port;
-  // An nginx.conf's other ports, each its own set of sockets.
-  const more: ListenerSet[] = [];
-  for (
-    const [i, group] of (config.engine ? listenPorts(config.engine) : []).slice(
-      1,
-    ).entries()
-  ) {
-    const socket = { index: i + 1, port: group.port };
-    const extra = await ListenerSet.open({
-      hostnames: [...group.hostnames],
-      port: group.port,
-      handler: (req, info) => handler!(req, info, socket),
-      onError: serveErrorHandler(logger),
-      logger,
-      policy,
-    });
-    if ("failure" in extra) {
-      const { address, error } = extra.failure;
-      options.emerg(`bind() to ${address} failed`, osErrorOf(error));
-      await Promise.all([listeners, ...more].map((l) => l.shutdown()));
-      logger.close();
-      return 1;
-    }
-    socket.port = extra.set.port;
-    more.push(extra.set);
-  }
-  handler = createGatewayHandler(config, {
-    port,
-    version: options.version,
-    logFiles: { error: config.errorLog, access: config.accessLog },
-  }, { logger, counter, inFlight, onConnect: () => counter.take() });
 
   const heapPacer = new HeapPacer();
   heapPacer.start();
@@ -139,9 +216,7 @@ export async function runGateway(
   });
   memoryWatch.start();
 
-  const urls = [listeners, ...more].flatMap((set) =>
-    set.hostnames.map((h) => `http://${displayHost(h)}:${set.port}/`)
-  );
+  const urls = listeners.urls;
   options.out(
     `station-gateway ${options.version} listening on ${urls.join(" and ")}; ` +
       `/${config.apiPrefix}/ -> ${
@@ -172,10 +247,8 @@ export async function runGateway(
       } (${reason.signal}) received, exiting`,
     });
   }
-  inFlight.stopping = true;
-  const graceful = Promise.all(
-    [listeners, ...more].map((set) => set.shutdown()),
-  ).then(() => "done" as const);
+  listeners.stopping();
+  const graceful = listeners.shutdown().then(() => "done" as const);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<"timeout">((resolve) => {
     timer = setTimeout(resolve, graceMs, "timeout");
@@ -189,10 +262,10 @@ export async function runGateway(
     });
     // Each request given up on still gets its access line, as nginx writes
     // one for every connection closed by worker_shutdown_timeout.
-    inFlight.abandonAll();
+    listeners.abandonInFlight();
   }
   uninstall();
-  handler?.close();
+  listeners.close();
   heapPacer.stop();
   memoryWatch.stop();
   logger.error({ level: "notice", message: "exit" });

@@ -10,5 +10,6 @@
 
 export type { FaultLimits } from "./fault_policy.ts";
 export type { InFlightRequests } from "./in_flight.ts";
-export { runGateway, serveErrorHandler } from "./lifecycle.ts";
+export { runGateway, serveErrorHandler, startServing } from "./lifecycle.ts";
+export type { ServeOptions, Serving } from "./lifecycle.ts";
 export { startup } from "./startup.ts";

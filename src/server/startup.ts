@@ -64,7 +64,12 @@ function report(
     context.err(formatConsoleLine("emerg", message));
   }
   if (failure.hint) {
-    context.err(formatConsoleLine(undefined, 'see "station-gateway --help"'));
+    context.err(
+      formatConsoleLine(
+        undefined,
+        failure.hintText ?? 'see "station-gateway --help"',
+      ),
+    );
   }
   const where = {
     ...(logPath === undefined ? {} : { path: logPath }),
@@ -135,6 +140,21 @@ async function check(
       : formatConsoleLine(undefined, "configuration test is successful"),
   );
   return failed ? 1 : 0;
+}
+
+/**
+ * The warning for a client-app folder that is not there, or null.
+ *
+ * @param root The configured root.
+ * @returns The message, as `--check` words it.
+ */
+async function missingRoot(root: string): Promise<string | null> {
+  try {
+    if ((await Deno.stat(root)).isDirectory) return null;
+  } catch {
+    // missing or unreadable: the same for a visitor
+  }
+  return `client app folder "${root}" does not exist: the built-in page will be served at /`;
 }
 
 /**
@@ -216,5 +236,14 @@ export async function startup(
   const logger = openLogs(config, context);
   if ("exitCode" in logger) return report(logger, config.errorLog, context);
   for (const w of warnings) logger.error({ level: "warn", message: w });
+  // nginx starts without its root and answers 404, naming the file in an
+  // [error] line per request; the gateway serves its built-in page there,
+  // so the missing folder is said once, at start, where the log is read
+  // first (a warning, not a refusal: the app may be copied in later).
+  const root = await missingRoot(config.root);
+  if (root !== null) {
+    context.err(formatConsoleLine("warn", root));
+    logger.error({ level: "warn", message: root });
+  }
   return { config, logger };
 }

@@ -21,6 +21,8 @@ export interface DefaultPageInfo {
   version: string;
   /** The upstream origin `/api/` forwards to. */
   upstream: string;
+  /** The port the gateway listens on (the station's own address). */
+  port?: number;
   /** The client-app folder that is missing. */
   root: string;
   /** The upstream's state. */
@@ -100,10 +102,18 @@ export function renderDefaultPage(info: DefaultPageInfo): string {
     }), ${since}.</p>`
     : `<p id="upstream-state" class="bad">The upstream does not answer: ${
       escapeHtml(health.detail)
-    }. Requests under <code>/api/</code> get 502 or 504 until it does. This has been so ${since}.</p>`;
+    }. Requests under <code>/api/</code> get 502 or 504 until it does. This has been so ${since}.</p>
+<p id="remedy">To fix it, on the machine of <code>${
+      escapeHtml(info.upstream)
+    }</code>: start the application (its service or program) and check it listens on that address and port; from the station, <code>curl ${
+      escapeHtml(info.upstream)
+    }/</code> should print any HTTP answer. This page shows the change within ${DEFAULT_PAGE_REFRESH_SECONDS} s.</p>`;
   const host = info.upstream.replace(/^http:\/\//, "");
+  const local = `http://localhost${
+    info.port === undefined || info.port === 80 ? "" : `:${info.port}`
+  }/`;
   const logs = !info.diagnostics
-    ? `<p id="log-files">The log files and the last error line are shown on the station itself (http://localhost/).</p>`
+    ? `<p id="log-files">The log files and the last error line are shown on the station itself: open <code>${local}</code> there.</p>`
     : info.logFiles
     ? `<ul id="log-files">
 <li>Error log: <code>${escapeHtml(info.logFiles.error)}</code></li>

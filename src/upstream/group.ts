@@ -184,6 +184,8 @@ export interface GroupClientOptions {
    * in-process tests of the handler use.
    */
   transport?: TransportFactory;
+  /** The clock failures are timed by, in milliseconds (tests). */
+  now?: () => number;
 }
 
 /**
@@ -217,5 +219,6 @@ export function createUpstreamGroup(
         ...(options.onConnect ? { onConnect: options.onConnect } : {}),
       }),
     })),
+    options.now,
   );
 }

@@ -4,13 +4,28 @@
  * Pure: building text only; running `schtasks` is `task_command.ts`.
  *
  * The settings that matter for a gateway nobody watches: start at boot, run
- * whether a user is logged on or not, no 72-hour `ExecutionTimeLimit` (the
- * default kills long-running programs: vercel-labs/portless#378), restart
- * on failure every minute, never a second instance, no battery conditions,
+ * whether a user is logged on or not, as LOCAL SERVICE unless told
+ * otherwise, no 72-hour `ExecutionTimeLimit` (the default kills
+ * long-running programs: vercel-labs/portless#378), started again every
+ * minute for ever (below), never a second instance, no battery conditions,
  * and the executable's folder as the working directory.
+ *
+ * Why it never gives up: `RestartOnFailure` stops after its `Count` (999 at
+ * one minute is about 16.6 hours, a weekend of an old nginx holding the
+ * port is longer). The boot trigger also repeats every minute with no
+ * `Duration`, which MS-TSCH `repetitionType` defines as repeating
+ * indefinitely; while the gateway runs, `MultipleInstancesPolicy`
+ * `IgnoreNew` drops each of those starts, so a start happens only when no
+ * gateway runs. (`triggerBaseType` is a sequence: `Enabled` comes before
+ * `Repetition`, or `schtasks /XML` refuses the file.)
  *
  * @module
  */
+
+import { win32 } from "node:path";
+import { quoteWindowsArg } from "./command_line.ts";
+
+export { quoteWindowsArg, splitWindowsArgs } from "./command_line.ts";
 
 /** What the task runs and how. */
 export interface TaskDefinition {
@@ -21,8 +36,9 @@ export interface TaskDefinition {
   /** Arguments for the gateway. */
   args: string[];
   /**
-   * The account: `SYSTEM` (the default), or `DOMAIN\user` / `user`, which
-   * needs that account's password when registering.
+   * The account: `LOCAL SERVICE` (the default), `NETWORK SERVICE`,
+   * `SYSTEM`, or `DOMAIN\user` / `user`, which needs that account's
+   * password when registering.
    */
   user: string;
   /** Also start at user logon (besides at boot). */
@@ -33,6 +49,39 @@ export interface TaskDefinition {
 
 /** The SID of LocalSystem, which Task Scheduler accepts as `UserId`. */
 export const SYSTEM_SID = "S-1-5-18";
+
+/** The SID of LOCAL SERVICE, the task's default account. */
+export const LOCAL_SERVICE_SID = "S-1-5-19";
+
+/** Windows' built-in service accounts: no password, a well-known SID. */
+const SERVICE_ACCOUNTS: [RegExp, string][] = [
+  [/^(nt authority\\)?(local ?)?system$/i, SYSTEM_SID],
+  [/^(nt authority\\)?local ?service$/i, LOCAL_SERVICE_SID],
+  [/^(nt authority\\)?network ?service$/i, "S-1-5-20"],
+];
+
+/**
+ * The SID of a built-in service account (`SYSTEM`, `LOCAL SERVICE`,
+ * `NETWORK SERVICE`, with or without `NT AUTHORITY\`, or the SID itself).
+ *
+ * @param user The account as given.
+ * @returns Its SID, or null for a named account.
+ *
+ * @example Usage
+ * ```ts
+ * import { serviceAccountSid } from "./scheduled_task.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(serviceAccountSid("NT AUTHORITY\\LocalService"), "S-1-5-19");
+ * strictEqual(serviceAccountSid("ST\\kiosk"), null);
+ * ```
+ */
+export function serviceAccountSid(user: string): string | null {
+  for (const [pattern, sid] of SERVICE_ACCOUNTS) {
+    if (pattern.test(user.trim()) || user.trim() === sid) return sid;
+  }
+  return null;
+}
 
 /**
  * Escapes text for XML content and attribute values.
@@ -65,55 +114,14 @@ export function escapeXml(text: string): string {
 }
 
 /**
- * Quotes one argument for a Windows command line so that
- * `CommandLineToArgvW` (the C runtime's parser) gives it back unchanged:
- * quotes around anything with spaces, tabs or quotes, backslashes doubled
- * only before a quote.
+ * The folder of an absolute Windows path (`C:\a\b.exe` → `C:\a`,
+ * `C:\b.exe` → `C:\`, `\\srv\share\b.exe` → `\\srv\share\`).
  *
- * @param arg The argument.
- * @returns The quoted argument.
- *
- * @example Usage
- * ```ts
- * import { quoteWindowsArg } from "./scheduled_task.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(quoteWindowsArg("C:\\Station App\\html"), '"C:\\Station App\\html"');
- * strictEqual(quoteWindowsArg("C:\\dir\\"), "C:\\dir\\");
- * ```
- */
-export function quoteWindowsArg(arg: string): string {
-  if (arg !== "" && !/[ \t\n\v"]/.test(arg)) return arg;
-  let out = '"';
-  let slashes = 0;
-  for (const ch of arg) {
-    if (ch === "\\") {
-      slashes++;
-      continue;
-    }
-    if (ch === '"') {
-      out += "\\".repeat(slashes * 2 + 1) + '"';
-    } else {
-      out += "\\".repeat(slashes) + ch;
-    }
-    slashes = 0;
-  }
-  return `${out}${"\\".repeat(slashes * 2)}"`;
-}
-
-/**
- * The folder of a Windows path (`C:\a\b.exe` → `C:\a`).
- *
- * @param path A Windows path.
+ * @param path An absolute Windows path.
  * @returns Its folder.
  */
 export function windowsDirname(path: string): string {
-  const i = path.lastIndexOf("\\");
-  return i <= 2 ? path.slice(0, 3) : path.slice(0, i);
-}
-
-function isSystem(user: string): boolean {
-  return /^(nt authority\\)?system$/i.test(user) || user === SYSTEM_SID;
+  return win32.dirname(path);
 }
 
 /**
@@ -140,9 +148,13 @@ function isSystem(user: string): boolean {
  * ```
  */
 export function taskXml(task: TaskDefinition): string {
-  const system = isSystem(task.user);
-  const principal = system
-    ? `<UserId>${SYSTEM_SID}</UserId>\n      <RunLevel>HighestAvailable</RunLevel>`
+  const sid = serviceAccountSid(task.user);
+  // SYSTEM keeps the highest level it has; the other service accounts and
+  // named ones run with their own rights only.
+  const principal = sid !== null
+    ? `<UserId>${sid}</UserId>\n      <RunLevel>${
+      sid === SYSTEM_SID ? "HighestAvailable" : "LeastPrivilege"
+    }</RunLevel>`
     : `<UserId>${
       escapeXml(task.user)
     }</UserId>\n      <LogonType>Password</LogonType>\n      <RunLevel>LeastPrivilege</RunLevel>`;
@@ -161,6 +173,10 @@ export function taskXml(task: TaskDefinition): string {
   <Triggers>
     <BootTrigger>
       <Enabled>true</Enabled>
+      <Repetition>
+        <Interval>PT1M</Interval>
+        <StopAtDurationEnd>false</StopAtDurationEnd>
+      </Repetition>
     </BootTrigger>${logon}
   </Triggers>
   <Principals>
@@ -235,7 +251,9 @@ export const SCHTASKS = {
    * @returns The arguments for `schtasks`.
    */
   create(name: string, xmlPath: string, user: string): string[] {
-    const account = isSystem(user) ? [] : ["/RU", user, "/RP", "*"];
+    const account = serviceAccountSid(user) !== null
+      ? []
+      : ["/RU", user, "/RP", "*"];
     return ["/Create", "/XML", xmlPath, "/TN", name, ...account, "/F"];
   },
   /**

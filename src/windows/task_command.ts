@@ -6,17 +6,27 @@
  * @module
  */
 
-import { isAbsolute } from "node:path";
+import { win32 } from "node:path";
 import { parseCliArgs, UsageError } from "../config/mod.ts";
 import { resolveConfig } from "../config/mod.ts";
-import { loadNginxConf, type NginxSettings } from "../nginx_conf/mod.ts";
 import {
   encodeUtf16Le,
   quoteWindowsArg,
   SCHTASKS,
+  serviceAccountSid,
+  SYSTEM_SID,
   taskXml,
   windowsDirname,
 } from "./scheduled_task.ts";
+import { isUncPath, taskExecutable, windowsExecutable } from "./task_paths.ts";
+
+export { taskExecutable } from "./task_paths.ts";
+import {
+  ICACLS,
+  installedTask,
+  taskFolderGrants,
+  taskNginxConf,
+} from "./task_grants.ts";
 
 /** A parsed `task` command line. */
 export interface TaskArgs {
@@ -24,7 +34,7 @@ export interface TaskArgs {
   action: "install" | "remove" | "status";
   /** @default {"station-gateway"} */
   name: string;
-  /** @default {"SYSTEM"} */
+  /** @default {"LOCAL SERVICE"} */
   user: string;
   /** Also start at logon. */
   atLogon: boolean;
@@ -43,8 +53,8 @@ const USAGE = `USAGE:
 
 TASK OPTIONS:
   --task-name NAME   The task's name (default: station-gateway)
-  --user ACCOUNT     Run as this account; asks for its password
-                     (default: SYSTEM, no password)
+  --user ACCOUNT     Run as this account: LOCAL SERVICE (the default),
+                     SYSTEM, or DOMAIN\\name (asks for its password)
   --at-logon         Also start when a user logs on (always at boot)
   --dry-run          Print the schtasks command and the task XML only
   --executable FILE  The gateway to register (default: this one)
@@ -91,7 +101,7 @@ export function parseTaskArgs(args: string[]): TaskArgs {
   const task: TaskArgs = {
     action,
     name: "station-gateway",
-    user: "SYSTEM",
+    user: "LOCAL SERVICE",
     atLogon: false,
     dryRun: false,
     gatewayArgs: [],
@@ -137,26 +147,6 @@ export function parseTaskArgs(args: string[]): TaskArgs {
   return task;
 }
 
-/**
- * Reads the nginx.conf a task will run from, now: a file the gateway would
- * refuse fails the install, not the next boot. The path must be absolute:
- * a relative one would be read from the working directory here and from the
- * executable's folder when the task runs.
- */
-function taskNginxConf(path: string | undefined): NginxSettings {
-  if (path === undefined) return {};
-  if (!isAbsolute(path) && !/^[A-Za-z]:[\\/]/.test(path)) {
-    throw new TypeError(
-      `Cannot parse nginx-conf "${path}": the task needs an absolute path, like C:\\nginx\\conf\\nginx.conf`,
-    );
-  }
-  const result = loadNginxConf(path);
-  if (!result.ok) {
-    throw new TypeError(`Cannot use nginx-conf "${path}": ${result.message}`);
-  }
-  return result.settings;
-}
-
 /** Where output goes, so tests can capture it. */
 export interface TaskIo {
   /** Writes to stdout. */
@@ -165,37 +155,16 @@ export interface TaskIo {
   err?(text: string): void;
   /** Runs `schtasks` with arguments, inheriting the console. */
   schtasks(args: string[]): Promise<number>;
+  /** Runs `icacls` with arguments (folder grants; needed to install and remove). */
+  icacls?(args: string[]): Promise<number>;
   /** Writes the XML file. */
   writeFile(path: string, bytes: Uint8Array): void;
+  /** Reads a file, or null when it cannot be read (the installed XML). */
+  readFile?(path: string): Uint8Array | null;
+  /** Creates a folder and its parents (the log folder before its grant). */
+  mkdir?(path: string): void;
   /** Whether a file exists (for the console-less build beside this one). */
   exists?(path: string): boolean;
-}
-
-/**
- * The executable the task should run: the console-less build
- * (`station-gateway-noconsole.exe`, made by `deno task compile`) when it sits
- * beside the running one, so no console window opens at logon; else this one.
- *
- * @param execPath The running executable.
- * @param exists Tells whether a file exists.
- * @returns The executable to register.
- *
- * @example Usage
- * ```ts
- * import { taskExecutable } from "./task_command.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => true), "C:\\S\\station-gateway-noconsole.exe");
- * strictEqual(taskExecutable("C:\\S\\station-gateway.exe", () => false), "C:\\S\\station-gateway.exe");
- * ```
- */
-export function taskExecutable(
-  execPath: string,
-  exists: (path: string) => boolean,
-): string {
-  if (/-noconsole\.exe$/i.test(execPath)) return execPath;
-  const quiet = execPath.replace(/(\.exe)?$/i, "-noconsole.exe");
-  return exists(quiet) ? quiet : execPath;
 }
 
 /**
@@ -208,12 +177,15 @@ export function taskExecutable(
  */
 export async function runTask(
   task: TaskArgs,
-  context: { execPath: string; os: string; version: string },
+  context: { execPath: string; os: string; version: string; cwd?: string },
   io: TaskIo,
 ): Promise<number> {
   const err = io.err ?? io.out;
-  const executable = task.executable ??
-    taskExecutable(context.execPath, io.exists ?? (() => false));
+  const executable = windowsExecutable(
+    task.executable ??
+      taskExecutable(context.execPath, io.exists ?? (() => false)),
+    context.cwd ?? "C:\\",
+  );
   if (!task.dryRun && context.os !== "windows") {
     err(
       `station-gateway: task ${task.action}: scheduled tasks exist on Windows only; use --dry-run to see what would be registered\n`,
@@ -233,7 +205,39 @@ export async function runTask(
     );
     return 1;
   }
-  const xmlPath = `${windowsDirname(executable)}\\${task.name}-task.xml`;
+  const base = windowsDirname(executable);
+  const xmlPath = win32.join(base, `${task.name}-task.xml`);
+  // The grants of the installed task come from its XML file: remove takes
+  // back what install gave, whatever the flags were.
+  const installed = task.action === "remove"
+    ? installedTask(io.readFile?.(xmlPath) ?? null)
+    : null;
+  const user = installed?.user ?? task.user;
+  if (
+    task.action === "install" && isUncPath(executable) &&
+    serviceAccountSid(user) === "S-1-5-19"
+  ) {
+    err(
+      `station-gateway: Cannot use executable "${executable}": LOCAL SERVICE cannot read a network share; copy the executables to a local folder or use --user\n`,
+    );
+    return 1;
+  }
+  const grants = serviceAccountSid(user) === SYSTEM_SID ||
+      task.action === "status" || (task.action === "remove" && !installed)
+    ? []
+    : taskFolderGrants(
+      installed?.args ?? task.gatewayArgs,
+      base,
+      (p) => {
+        const bytes = io.readFile?.(p) ?? null;
+        return bytes === null ? null : new TextDecoder().decode(bytes);
+      },
+    );
+  const icacls = grants.map((g) =>
+    task.action === "install"
+      ? ICACLS.grant(g, user)
+      : ICACLS.remove(g.folder, user)
+  );
   const args = task.action === "install"
     ? SCHTASKS.create(task.name, xmlPath, task.user)
     : task.action === "remove"
@@ -250,10 +254,37 @@ export async function runTask(
     })
     : null;
   if (task.dryRun) {
+    for (const a of icacls) {
+      io.out(`icacls ${a.map(quoteWindowsArg).join(" ")}\n`);
+    }
     io.out(`schtasks ${args.map(quoteWindowsArg).join(" ")}\n`);
     if (xml !== null) io.out(`\n${xmlPath}:\n${xml}`);
     return 0;
   }
+  if (task.action === "remove" && installed === null) {
+    err(
+      `station-gateway: ${xmlPath} is missing: the task is removed, but its folder grants must be removed by hand (icacls FOLDER /remove:g "*S-1-5-19")\n`,
+    );
+  }
+  // Grants before the task exists (it must never start without them);
+  // taken back after it is gone.
+  if (task.action === "install") {
+    for (const g of grants) if (g.access === "write") io.mkdir?.(g.folder);
+    const failed = await runAll(icacls, io);
+    if (failed !== 0) return failed;
+  }
   if (xml !== null) io.writeFile(xmlPath, encodeUtf16Le(xml));
-  return await io.schtasks(args);
+  const code = await io.schtasks(args);
+  if (code !== 0 || task.action !== "remove") return code;
+  return await runAll(icacls, io);
+}
+
+/** Runs each `icacls` command; the first failure's exit code, or 0. */
+async function runAll(commands: string[][], io: TaskIo): Promise<number> {
+  for (const args of commands) {
+    if (!io.icacls) return 1;
+    const code = await io.icacls(args);
+    if (code !== 0) return code;
+  }
+  return 0;
 }

@@ -44,10 +44,19 @@ export async function taskMain(
     );
     return error instanceof UsageError ? 2 : 1;
   }
-  return await runTask(task, context, {
+  return await runTask(task, { ...context, cwd: Deno.cwd() }, {
     out: context.out,
     err: context.err,
     writeFile: (path, bytes) => Deno.writeFileSync(path, bytes),
+    readFile: (path) => {
+      try {
+        return Deno.readFileSync(path);
+      } catch {
+        return null;
+      }
+    },
+    mkdir: (path) => Deno.mkdirSync(path, { recursive: true }),
+    icacls: (icaclsArgs) => run("icacls", icaclsArgs),
     exists: (path) => {
       try {
         return Deno.statSync(path).isFile;
@@ -55,14 +64,17 @@ export async function taskMain(
         return false;
       }
     },
-    schtasks: async (schtasksArgs) => {
-      const child = new Deno.Command("schtasks", {
-        args: schtasksArgs,
-        stdin: "inherit",
-        stdout: "inherit",
-        stderr: "inherit",
-      }).spawn();
-      return (await child.status).code;
-    },
+    schtasks: (schtasksArgs) => run("schtasks", schtasksArgs),
   });
+}
+
+/** Runs a Windows tool with the console inherited; its exit code. */
+async function run(program: string, args: string[]): Promise<number> {
+  const child = new Deno.Command(program, {
+    args,
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  return (await child.status).code;
 }

@@ -107,3 +107,16 @@ Deno.test("unknownOption() names the option and the near miss in one line", () =
   );
   strictEqual(unknownOption("--zzz"), 'unknown option "--zzz"');
 });
+
+Deno.test("parseCliArgs() answers another server's port option with --listen", () => {
+  for (const args of [["--port", "9000"], ["--port=9000"], ["-p", "9000"]]) {
+    throws(
+      () => parseCliArgs(args),
+      (e: Error) =>
+        e instanceof UsageError &&
+        /^unknown option "(--port|--port=9000|-p)"; the port is set with "--listen", e\.g\. --listen 9000 or --listen 0\.0\.0\.0:9000$/
+          .test(e.message),
+      args.join(" "),
+    );
+  }
+});

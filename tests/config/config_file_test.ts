@@ -33,3 +33,37 @@ Deno.test("parseConfigFile() names unknown keys and wrong types", () => {
     /key "upstream" must be a string or a list of strings/,
   );
 });
+
+Deno.test("parseConfigFile() takes numbers where people write them: a port, seconds, bytes, counts", () => {
+  const cases: [string, Record<string, unknown>][] = [
+    ['{"listen": 21081}', { listen: "21081" }],
+    ['{"proxyReadTimeout": 60}', { proxyReadTimeout: "60" }],
+    ['{"proxyConnectTimeout": 5, "proxySendTimeout": 7}', {
+      proxyConnectTimeout: "5",
+      proxySendTimeout: "7",
+    }],
+    ['{"clientMaxBodySize": 1048576}', { clientMaxBodySize: "1048576" }],
+    ['{"proxyBufferSize": 8192, "logMaxSize": 0}', {
+      proxyBufferSize: "8192",
+      logMaxSize: "0",
+    }],
+    ['{"logKeep": "3", "upstreamKeepalive": "16"}', {
+      logKeep: 3,
+      upstreamKeepalive: 16,
+    }],
+  ];
+  for (const [text, expected] of cases) {
+    deepStrictEqual(parseConfigFile(text, "f"), expected, text);
+  }
+  // Not a count or a whole number: still the type error.
+  for (
+    const text of [
+      '{"listen": 1.5}',
+      '{"listen": -1}',
+      '{"serverName": 7}',
+      '{"logKeep": "three"}',
+    ]
+  ) {
+    throws(() => parseConfigFile(text, "f"), /^TypeError: key "\w+" must be a/);
+  }
+});

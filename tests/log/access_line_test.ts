@@ -2,7 +2,7 @@ import { strictEqual } from "node:assert/strict";
 import { rawRequest, refusedPort, startGateway, waitFor } from "../_utils.ts";
 
 Deno.test('the access line prints an empty Referer and User-Agent as "" and absent ones as -, as nginx', async () => {
-  await using gateway = startGateway({
+  await using gateway = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
   });
   await rawRequest(

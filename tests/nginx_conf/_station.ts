@@ -8,7 +8,7 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { nginxBinary } from "../_nginx.ts";
+import { nginxArgs, nginxBinary } from "../_nginx.ts";
 
 /** The corpus folder. */
 export const CORPUS = fileURLToPath(
@@ -21,6 +21,8 @@ export interface Station extends AsyncDisposable {
   prefix: string;
   /** `<prefix>/conf/nginx.conf`. */
   conf: string;
+  /** `<prefix>/logs/nginx.pid`: this station's own (see `nginxArgs()`). */
+  pid: string;
 }
 
 function copyTree(from: string, to: string): void {
@@ -67,38 +69,98 @@ export function station(
   return {
     prefix,
     conf,
+    pid: join(prefix, "logs/nginx.pid"),
     [Symbol.asyncDispose]: async () => {
       await Deno.remove(prefix, { recursive: true });
     },
   };
 }
 
+/** A port on 127.0.0.1 that was free a moment ago. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  return port;
+}
+
 /**
- * `nginx -t` on a station: the verdict and the `[emerg]` text.
+ * A copy of the station for Debian's nginx, edited within each line so
+ * nginx's line numbers hold: an `access_log` on the line of `http {` when
+ * the files name none (nginx for Windows' built-in one is `logs/access.log`
+ * in its prefix; Debian's is `/var/log/nginx/access.log`, which a non-root
+ * run may not open), and each `listen` on a free loopback port, because
+ * `nginx -t` binds (`ngx_init_cycle()`): port 80 needs root, and a port
+ * another test holds would fail the test.
+ */
+function debianCopy(s: Station): string {
+  const prefix = Deno.makeTempDirSync({ prefix: "station-nginx-t-" });
+  copyTree(s.prefix, prefix);
+  const conf = join(prefix, "conf");
+  const texts = [...Deno.readDirSync(conf)].filter((e) => e.isFile)
+    .map((e) => Deno.readTextFileSync(join(conf, e.name)));
+  const noAccessLog = !texts.some((t) => /^\s*access_log\b/m.test(t));
+  const ports = new Map<string, number>();
+  editTree(conf, (t) => {
+    const text = t.replace(
+      /\blisten(\s+)("?)(\d+|[\w.*[\]:]+:\d+)\2(?=\s*;)/g,
+      (_, space: string, _quote: string, address: string) => {
+        if (!ports.has(address)) ports.set(address, freePort());
+        return `listen${space}127.0.0.1:${ports.get(address)}`;
+      },
+    );
+    return noAccessLog
+      ? text.replace(/^(\s*http\s*\{)/m, "$1 access_log logs/access.log;")
+      : text;
+  });
+  return prefix;
+}
+
+/**
+ * `nginx -t` on a station: the verdict and the `[emerg]` text. nginx reads a
+ * copy ({@linkcode debianCopy}); its paths in the message are the station's.
  *
  * @param s The station.
+ * @param options `uid`: run nginx as this user (with `setpriv`, as root).
  * @returns Whether the test passed, and the first `[emerg]` message.
  */
 export async function nginxTest(
   s: Station,
+  options: { uid?: number } = {},
 ): Promise<{ ok: boolean; emerg: string | null }> {
-  const out = await new Deno.Command(await nginxBinary(), {
-    args: [
-      "-t",
-      "-q",
-      "-p",
-      `${s.prefix}/`,
-      "-c",
-      s.conf,
-      "-e",
-      `${s.prefix}/logs/test.log`,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stderr);
-  return {
-    ok: out.success,
-    emerg: text.match(/\[emerg\] (.*)/)?.[1] ?? null,
-  };
+  const prefix = debianCopy(s);
+  const { uid } = options;
+  if (uid !== undefined) {
+    await Deno.chmod(prefix, 0o755);
+    await Deno.chmod(join(prefix, "logs"), 0o777);
+  }
+  const nginx = await nginxBinary();
+  const user = uid === undefined
+    ? []
+    : ["--reuid", `${uid}`, "--regid", `${uid}`, "--clear-groups", nginx];
+  try {
+    const out = await new Deno.Command(uid === undefined ? nginx : "setpriv", {
+      args: [
+        ...user,
+        ...nginxArgs({
+          prefix,
+          conf: join(prefix, s.conf.slice(s.prefix.length)),
+          errorLog: `${prefix}/logs/test.log`,
+          pid: join(prefix, "logs/nginx.pid"),
+        }, true),
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stderr).replaceAll(
+      prefix,
+      s.prefix,
+    );
+    return {
+      ok: out.success,
+      emerg: text.match(/\[emerg\] (.*)/)?.[1] ?? null,
+    };
+  } finally {
+    await Deno.remove(prefix, { recursive: true });
+  }
 }

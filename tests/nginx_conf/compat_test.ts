@@ -6,7 +6,7 @@
  * (time, pid#tid, *N and body bytes masked) and what the upstream received.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { nginxBinary } from "../_nginx.ts";
+import { nginxArgs, nginxBinary } from "../_nginx.ts";
 import {
   maskErrorLine,
   rawRequest,
@@ -56,26 +56,24 @@ function edit(port: number, upstream: number): (text: string) => string {
     const errorLog = /^\s*error_log/m.test(out)
       ? ""
       : "error_log logs/error.log;\n";
-    return `daemon off;\nmaster_process off;\npid logs/nginx.pid;\n${errorLog}${out}`;
+    return `daemon off;\nmaster_process off;\n${errorLog}${out}`;
   };
 }
 
 async function startNginxFrom(s: Station): Promise<AsyncDisposable> {
   const child = new Deno.Command(await nginxBinary(), {
-    args: [
-      "-p",
-      `${s.prefix}/`,
-      "-c",
-      s.conf,
-      "-e",
-      `${s.prefix}/logs/stderr.log`,
-    ],
+    args: nginxArgs({
+      prefix: s.prefix,
+      conf: s.conf,
+      errorLog: `${s.prefix}/logs/stderr.log`,
+      pid: s.pid,
+    }),
     stdout: "null",
     stderr: "null",
   }).spawn();
   await waitFor(() => {
     try {
-      return Deno.statSync(`${s.prefix}/logs/nginx.pid`).isFile;
+      return Deno.statSync(s.pid).isFile;
     } catch {
       return false;
     }

@@ -15,7 +15,7 @@ Deno.test("gateway forwards both spec endpoints with their POST bodies", async (
   await using upstream = startUpstream((r) =>
     new Response(`seen ${r.target} ${new TextDecoder().decode(r.body)}`)
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const cases: [string, string][] = [
     ["/api/loginms", '{"user":"demo","password":"x"}'],
     ["/api/Home31/UpDateTitle", "title=Station%201"],
@@ -38,7 +38,7 @@ Deno.test("gateway forwards both spec endpoints with their POST bodies", async (
 
 Deno.test("gateway passes case, encoding and query byte for byte", async () => {
   await using upstream = startUpstream();
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const targets = [
     "/api/Home31/UpDateTitle?Id=7&Name=A%20b&x=%2F",
     "/api/a%2Fb/C%2fd%5C",
@@ -74,7 +74,7 @@ Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () 
       headers: { "x-back": "\u00e2\u0080\u0094\u00c3\u00a9\u00ff" },
     })
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const head = [
     ...new TextEncoder().encode(
       "GET /api/caf\u00e9 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Name: ",
@@ -104,7 +104,7 @@ Deno.test("gateway passes non-ASCII header bytes both ways unchanged", async () 
 Deno.test("error lines hold a non-ASCII Referer as the bytes received", async () => {
   // nginx writes the raw bytes; the log file is UTF-8, so a UTF-8 Referer
   // must reach it as "é", not as the two chars Deno holds for its bytes.
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
   });
   const res = await rawRequest(
@@ -123,7 +123,7 @@ Deno.test("gateway sends each request's own bytes on a reused connection", async
   await using upstream = startUpstream((r) =>
     new Response(String(r.body.length))
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const sizes = [3000, 10, 16_200, 16_384, 20_000, 1, 0, 700];
   for (const [i, size] of sizes.entries()) {
     const body = new Uint8Array(size).fill(0x61 + i);
@@ -140,7 +140,7 @@ Deno.test("gateway sends each request's own bytes on a reused connection", async
 
 Deno.test("gateway answers /api with 301 to /api/ as nginx does", async () => {
   await using upstream = startUpstream();
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   // fetch cannot set Host (Deno ignores it), so this one speaks raw HTTP.
   const res = await rawRequest(
     gw.port,
@@ -156,7 +156,7 @@ Deno.test("gateway answers /api with 301 to /api/ as nginx does", async () => {
 
 Deno.test("gateway never lets the request target choose the upstream host", async () => {
   await using upstream = startUpstream((r) => new Response(`at ${r.target}`));
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const attempts = [
     "GET //evil.example/x HTTP/1.1\r\nHost: localhost\r\n",
     "GET /api//evil.example/x HTTP/1.1\r\nHost: localhost\r\n",
@@ -211,7 +211,7 @@ Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host",
       },
     })
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const res = await rawRequest(
     gw.port,
     "GET /api/h HTTP/1.1\r\nHost: localhost:8081\r\nConnection: close, X-Foo\r\n" +
@@ -237,7 +237,7 @@ Deno.test("gateway removes hop-by-hop headers both ways and sends nginx's Host",
 
 Deno.test("gateway adds X-Forwarded-* only when asked", async () => {
   await using upstream = startUpstream();
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: upstream.origin,
     addForwardedHeaders: true,
   });
@@ -270,7 +270,7 @@ Deno.test("gateway hands 3xx and Set-Cookie to the browser and rewrites Location
   function redirectingPort() {
     return redirecting.port;
   }
-  await using gw = startGateway({ upstreamUrl: redirecting.origin });
+  await using gw = await startGateway({ upstreamUrl: redirecting.origin });
   const abs = await rawRequest(
     gw.port,
     "POST /api/abs HTTP/1.1\r\nHost: localhost:8081\r\nContent-Length: 9\r\n" +
@@ -314,7 +314,7 @@ Deno.test("gateway passes a gzip-ing upstream's bytes through unchanged", async 
       })
       : new Response(text, { headers: { "content-type": "text/plain" } });
   });
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
 
   // Raw bytes: the gzip body and its headers arrive exactly as sent.
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
@@ -355,7 +355,7 @@ Deno.test("gateway keeps every method, status and reason", async () => {
       headers: { "x-method": r.method },
     })
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   for (
     const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"]
   ) {
@@ -373,7 +373,7 @@ Deno.test("gateway writes one access line per request in combined format", async
   await using upstream = startUpstream(() =>
     new Response("twenty bytes of body")
   );
-  await using gw = startGateway({ upstreamUrl: upstream.origin });
+  await using gw = await startGateway({ upstreamUrl: upstream.origin });
   const res = await fetch(`${gw.url}/api/loginms`, {
     method: "POST",
     body: "x",

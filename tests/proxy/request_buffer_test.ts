@@ -78,7 +78,7 @@ Deno.test("request buffering: a stalled body meets client_body_timeout (408) and
   await using up = startRawUpstream(async (conn) => {
     await readHead(conn);
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientBodyTimeoutMs: 300,
   });
@@ -128,7 +128,7 @@ Deno.test("request buffering: a large chunked body goes to a temporary file, is 
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
     );
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientBodyTempPath: dir,
   });
@@ -172,7 +172,7 @@ Deno.test("request buffering: a body up to client_body_buffer_size stays in memo
       }\r\nConnection: close\r\n\r\n${request.body.length}`,
     );
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientBodyTempPath: dir,
     clientBodyBufferSize: 8192,
@@ -206,7 +206,7 @@ Deno.test("request buffering: a temporary folder that cannot be made is nginx's 
   await using up = startRawUpstream(async (conn) => {
     await readHead(conn);
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     clientBodyTempPath: `${file}/body`,
   });
@@ -232,7 +232,7 @@ Deno.test("request buffering off: proxy_request_buffering off streams the body a
     if (head) self.heads.push(head);
     await readRequest(conn).catch(() => null);
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     proxyRequestBuffering: false,
   });

@@ -43,7 +43,7 @@ function startClosingUpstream(seen: (number | null)[]) {
 Deno.test("tunnel: a browser that drops its connection makes the upstream get close 1001, never code 0", async () => {
   const seen: (number | null)[] = [];
   await using up = startClosingUpstream(seen);
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const client = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
   await writeText(
     client,

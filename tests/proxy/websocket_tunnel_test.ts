@@ -116,7 +116,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     await release.promise; // reads nothing until the client is cut off
     ended = await readsToEnd(conn, 5000);
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   tunnelCounters.peakQueuedUpstream = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/flood`);
   const closed = closedOf(ws);
@@ -149,7 +149,7 @@ Deno.test("tunnel: an upstream flooding a client that does not read is paused, n
   await using up = startWsRawUpstream(async (conn) => {
     written = await writeFor(conn, () => sent++ < 64 ? frame : null, 2500);
   });
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: up.origin,
     timeouts: { readMs: 1500 },
   });
@@ -196,7 +196,7 @@ Deno.test("tunnel: endless non-final fragments close with 1009 and a log line", 
       8000,
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/frag`);
   const closed = closedOf(ws);
   const event = await closeWithin(ws, closed, 8000);
@@ -219,7 +219,7 @@ Deno.test("tunnel: a 32 MiB frame in small reads is parsed with linear copying",
     }
     await readHead(conn); // until the gateway closes
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const before = tunnelCounters.parserBytesCopied;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/big`);
   const closed = closedOf(ws);
@@ -244,7 +244,7 @@ Deno.test("tunnel: upstream text that is not UTF-8 closes with 1007, not U+FFFD"
     await conn.write(encodeFrame(OPCODE.text, bad, null));
     await readHead(conn);
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/badutf`);
   const messages: unknown[] = [];
   ws.onmessage = (e) => messages.push(e.data);
@@ -267,7 +267,7 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
   await using up = startWsRawUpstream(async (conn) => {
     await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   tunnelCounters.peakQueuedUpstream = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
   const closed = closedOf(ws);
@@ -308,7 +308,7 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
     } catch { /* reset by the gateway */ }
     upstreamDone = true;
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const conn = await rawWebSocket(gw.port, "/api/big");
   try {
     // Masked, as a browser sends: 32 MiB, then 32 MiB + 1 that ends it.

@@ -3,6 +3,7 @@ import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { GATEWAY_FLAGS, MAIN } from "../_utils.ts";
 import { parseCliArgs } from "../../src/config/cli.ts";
+import { startup } from "../../src/server/startup.ts";
 import {
   loadConfig,
   namedErrorLog,
@@ -170,6 +171,81 @@ Deno.test("a config file that is /dev/zero, a FIFO, a folder or too large is one
           );
         });
       }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startup() ends a config file's mistake with what the file wants, not a pointer to --help", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const cases: [string, RegExp][] = [
+      [
+        '{"listen": "8081",}',
+        /the config file is JSON: .*no comma after the last entry.*--print-config/,
+      ],
+      [
+        "{'listen': 8081}",
+        /the config file is JSON: names and texts in double quotes/,
+      ],
+      [
+        '{"proxy-read-timeout": "5"}',
+        /the keys are the flags' names in camelCase .*"proxyReadTimeout"/,
+      ],
+      ['{"serverName": 7}', /the keys are the flags' names in camelCase/],
+    ];
+    for (const [text, hint] of cases) {
+      await Deno.writeTextFile(`${dir}/gw.json`, text);
+      const err: string[] = [];
+      const start = await startup(
+        ["--config", `${dir}/gw.json`, "--error-log", `${dir}/error.log`],
+        { version: "t", baseDir: dir, out() {}, err: (t) => void err.push(t) },
+      );
+      strictEqual("exitCode" in start && start.exitCode, 1, text);
+      const lines = err.join("").trimEnd().split("\n");
+      strictEqual(lines.length, 2, err.join(""));
+      match(lines[0]!, /^station-gateway: \[emerg\] /);
+      match(lines[1]!, hint, text);
+      strictEqual(lines[1]!.includes("--help"), false, text);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startup() warns once, at start, that the client-app folder is missing (nginx would 404 each request)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (
+      const [root, warned] of [[`${dir}/html`, true], [dir, false]] as const
+    ) {
+      const err: string[] = [];
+      const start = await startup(
+        [
+          "--root",
+          root,
+          "--error-log",
+          `${dir}/error.log`,
+          "--access-log",
+          "off",
+          // nginx's default level (error) leaves warnings out of the log.
+          "--error-log-level",
+          "warn",
+        ],
+        { version: "t", baseDir: dir, out() {}, err: (t) => void err.push(t) },
+      );
+      strictEqual("config" in start, true);
+      if ("config" in start) start.logger.close();
+      const line =
+        `client app folder "${root}" does not exist: the built-in page will be served at /`;
+      strictEqual(
+        err.join(""),
+        warned ? `station-gateway: [warn] ${line}\n` : "",
+      );
+      const log = await Deno.readTextFile(`${dir}/error.log`).catch(() => "");
+      strictEqual(log.includes(`[warn]`) && log.includes(line), warned, log);
+      await Deno.remove(`${dir}/error.log`).catch(() => {});
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

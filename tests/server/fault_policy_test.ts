@@ -7,6 +7,7 @@ import {
 } from "../../src/server/fault_policy.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import { formatErrorLogLine } from "../../src/log/error_log.ts";
+import { waitFor } from "../_utils.ts";
 
 const EMFILE = new Error("Error: Too many open files (os error 24)");
 const WSAEMFILE = new Error("Error: Too many open files. (os error 10024)");
@@ -177,11 +178,15 @@ Deno.test("FaultPolicy logs unhandled rejections and uncaught errors as one line
   const policy = new FaultPolicy(logger);
   const uninstall = policy.install();
   try {
+    // One fault at a time, each awaited by its line: which of a rejection
+    // and a timer's throw reaches its handler first is the event loop's
+    // choice, and under load it flips.
     Promise.reject(new Error("lost promise"));
+    await waitFor(() => lines.length === 1, 10_000);
     setTimeout(() => {
       throw new TypeError("timer bug");
     }, 0);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => lines.length === 2, 10_000);
   } finally {
     uninstall();
   }

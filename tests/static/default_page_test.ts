@@ -24,7 +24,7 @@ Deno.test("default page: concurrent and repeated requests share at most one prob
       "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
     );
   });
-  await using gw = startGateway({ upstreamUrl: up.origin });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
   const started = Date.now();
   const burst = await Promise.all(
     Array.from({ length: 40 }, () => rawRequest(gw.port, get("/"))),
@@ -44,7 +44,7 @@ Deno.test("default page: concurrent and repeated requests share at most one prob
 });
 
 Deno.test("default page: shows the last error line, escaped", async () => {
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
   });
   match(await rawRequest(gw.port, get("/api/x'y?a=1&b=2")), /^HTTP\/1\.1 502 /);
@@ -126,4 +126,54 @@ Deno.test("formatDuration() reads at a glance", () => {
     ),
     ["0 s", "42 s", "3 min", "5 h 12 min", "2 d 3 h", "0 s"],
   );
+});
+
+Deno.test("renderDefaultPage() seen from the LAN names the station's address with its port, and says how to bring a down upstream back", () => {
+  const base = {
+    version: "1",
+    upstream: "http://10.20.0.5:8080",
+    root: "C:\\S\\html",
+    probeTimeoutMs: 2000,
+    diagnostics: false,
+    lastError: null,
+    now: 10_000,
+  };
+  const down = {
+    answers: false,
+    detail: "connect() failed (111: Connection refused)",
+    since: 0,
+    checkedAt: 0,
+  };
+  const up = { answers: true, detail: "HTTP 200", since: 0, checkedAt: 0 };
+  const cases: [number | undefined, string][] = [
+    [8081, "http://localhost:8081/"],
+    [21081, "http://localhost:21081/"],
+    [80, "http://localhost/"],
+  ];
+  for (const [port, address] of cases) {
+    const html = renderDefaultPage({
+      ...base,
+      health: down,
+      ...(port === undefined ? {} : { port }),
+    });
+    match(
+      html,
+      new RegExp(
+        `id="log-files">[^<]*on the station itself: open <code>${
+          address.replaceAll("/", "\\/")
+        }</code> there`,
+      ),
+      `${port}`,
+    );
+    match(
+      html,
+      /id="remedy">To fix it, on the machine of <code>http:\/\/10\.20\.0\.5:8080<\/code>: start the application/,
+    );
+    strictEqual(
+      renderDefaultPage({ ...base, health: up, port: 8081 }).includes(
+        'id="remedy"',
+      ),
+      false,
+    );
+  }
 });

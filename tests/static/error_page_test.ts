@@ -56,7 +56,7 @@ async function withRoot(
 
 Deno.test("error_page: a refused upstream gets the root's 50x.html with status 502, as the stock nginx.conf", async () => {
   await withRoot({ "50x.html": STOCK_50X }, async (root) => {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });
@@ -113,7 +113,7 @@ Deno.test("error_page: a refused upstream gets the root's 50x.html with status 5
 
 Deno.test("error_page: without the file, or when off, the built-in page stays", async () => {
   await withRoot({}, async (root) => {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });
@@ -125,7 +125,7 @@ Deno.test("error_page: without the file, or when off, the built-in page stays", 
     strictEqual(gw.errorLines.filter((l) => l.includes("50x.html")).length, 0);
   });
   await withRoot({ "50x.html": STOCK_50X }, async (root) => {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
       errorPages: parseErrorPages(["off"]),
@@ -140,7 +140,7 @@ Deno.test("error_page: an upstream's own 502 passes through (proxy_intercept_err
     await using up = startUpstream(() =>
       new Response("upstream says no", { status: 502 })
     );
-    await using gw = startGateway({ upstreamUrl: up.origin, root });
+    await using gw = await startGateway({ upstreamUrl: up.origin, root });
     const res = split(await rawRequest(gw.port, request("GET", "/api/x")));
     match(res.head, /^http\/1\.1 502 /);
     strictEqual(res.body, "upstream says no");
@@ -149,7 +149,7 @@ Deno.test("error_page: an upstream's own 502 passes through (proxy_intercept_err
 
 Deno.test("error_page: other statuses and pages can be configured; the status is kept", async () => {
   await withRoot({ "404.html": "<p>no such page</p>" }, async (root) => {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
       spaFallback: false,
@@ -173,7 +173,7 @@ Deno.test("error_page: a page that is a link out of the root is not served", {
   await withRoot({}, async (root) => {
     await Deno.writeTextFile(join(root, "..", "secret"), "outside the root");
     await Deno.symlink(join(root, "..", "secret"), join(root, "50x.html"));
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });

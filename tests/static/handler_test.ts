@@ -28,7 +28,7 @@ async function makeRoot(): Promise<string> {
 Deno.test("serveStatic() serves files with types, index.html and validators", async () => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: `${dir}/html`,
     });
@@ -70,7 +70,7 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
 Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing file", async () => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: `${dir}/html`,
     });
@@ -96,7 +96,7 @@ Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing 
 Deno.test("serveStatic() never serves outside the root, whatever the encoding", async (t) => {
   const dir = await makeRoot();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: `${dir}/html`,
     });
@@ -134,7 +134,7 @@ Deno.test("serveStatic() never serves outside the root, whatever the encoding", 
 });
 
 Deno.test("serveStatic() shows the embedded default page when the root is missing", async () => {
-  await using gw = startGateway({
+  await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
     root: "/nonexistent/station/html",
   });
@@ -176,7 +176,7 @@ async function makeApp(): Promise<string> {
 Deno.test("serveStatic() answers app routes with index.html and missing assets with 404", async () => {
   const dir = await makeApp();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
     });
@@ -201,7 +201,7 @@ Deno.test("serveStatic() answers app routes with index.html and missing assets w
 Deno.test("serveStatic() can switch the SPA fallback and missing-file lines off", async () => {
   const dir = await makeApp();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
       spaFallback: false,
@@ -222,7 +222,7 @@ Deno.test("serveStatic() can switch the SPA fallback and missing-file lines off"
 Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", async () => {
   const dir = await makeApp();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
     });
@@ -258,7 +258,7 @@ Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", asyn
 Deno.test("serveStatic() serves precompressed sidecars with Vary and long caching for fingerprints", async () => {
   const dir = await makeApp();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
     });
@@ -306,7 +306,7 @@ Deno.test("serveStatic() refuses a symlink that leaves the root", {
       join(dir, "html", "data.txt"),
       join(dir, "html", "inside.txt"),
     );
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
     });
@@ -323,7 +323,7 @@ Deno.test("serveStatic() refuses a symlink that leaves the root", {
 Deno.test("serveStatic() picks up a redeployed file from the next millisecond (nothing held open)", async () => {
   const dir = await makeApp();
   try {
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: join(dir, "html"),
     });
@@ -357,7 +357,7 @@ Deno.test("serveStatic() sends ASCII, UTF-8 and binary files byte for byte, whol
     for (const [name, data] of Object.entries(files)) {
       await Deno.writeFile(`${dir}/html/${name}`, data);
     }
-    await using gw = startGateway({
+    await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: `${dir}/html`,
     });

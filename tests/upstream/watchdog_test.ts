@@ -9,16 +9,15 @@ Deno.test("Watchdog.arm() closes a connection whose read outlived its deadline",
   await using pair = await loopbackPair();
   const watchdog = new Watchdog();
   const c = new Connection(pair.client);
-  const started = Date.now();
   watchdog.arm(c, 10);
   // Bounded even if the watchdog did nothing: then `expired` stays false.
   const guard = setTimeout(() => c.close(), 2000);
   await rejects(c.conn.read(new Uint8Array(8)));
   clearTimeout(guard);
   strictEqual(c.expired, true);
+  // The watchdog closed it (the guard would leave `expired` false); how
+  // soon is not asserted: a loaded machine runs timers late.
   strictEqual(c.closed, true);
-  const took = Date.now() - started;
-  strictEqual(took < 10 + 4 * WATCHDOG_MS, true, `${took} ms`);
   watchdog.stop();
 });
 

@@ -17,13 +17,17 @@ function captureIo() {
   const err: string[] = [];
   const runs: string[][] = [];
   const files: [string, Uint8Array][] = [];
+  const icacls: string[][] = [];
   const io: TaskIo = {
     out: (t) => void out.push(t),
     err: (t) => void err.push(t),
     schtasks: (args) => (runs.push(args), Promise.resolve(0)),
+    icacls: (args) => (icacls.push(args), Promise.resolve(0)),
     writeFile: (path, bytes) => void files.push([path, bytes]),
+    readFile: (path) => files.find(([p]) => p === path)?.[1] ?? null,
+    mkdir() {},
   };
-  return { io, out, err, runs, files };
+  return { io, out, err, runs, files, icacls };
 }
 
 const WIN = {
@@ -161,7 +165,7 @@ Deno.test("runTask() --dry-run prints the command and XML and runs nothing", asy
   const text = out.join("");
   match(
     text,
-    /^schtasks \/Create \/XML "C:\\Station Gateway\\station-gateway-task\.xml" \/TN station-gateway \/F\n/,
+    /^schtasks \/Create \/XML "C:\\Station Gateway\\station-gateway-task\.xml" \/TN station-gateway \/F\n/m,
   );
   match(
     text,

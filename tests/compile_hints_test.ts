@@ -1,0 +1,92 @@
+/**
+ * `deno task compile` when it cannot build: one clear message, no Rust
+ * backtrace, for a wrong `DENORT_BIN` and for a machine without network.
+ */
+import { match, strictEqual } from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { refusedPort } from "./_utils.ts";
+
+const PROJECT = fileURLToPath(new URL("..", import.meta.url));
+
+/** Runs scripts/compile.ts as `deno task compile` does, into `dir`. */
+async function compile(dir: string, env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-run",
+      "--allow-read",
+      `--allow-write=${dir}`,
+      "--allow-env",
+      "scripts/compile.ts",
+      "--output",
+      `${dir}/station-gateway.exe`,
+    ],
+    cwd: PROJECT,
+    // The machine's RUST_BACKTRACE=1, as a developer's shell may have it.
+    env: { NO_COLOR: "1", RUST_BACKTRACE: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(120_000),
+  }).output();
+  const text = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: text.decode(out.stdout),
+    stderr: text.decode(out.stderr),
+  };
+}
+
+Deno.test("task compile refuses a DENORT_BIN that is not denort, in one line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/small`, "not denort");
+    const cases: [string, RegExp][] = [
+      [
+        `${dir}/missing.exe`,
+        /: no such file; it must name the denort\.exe file unzipped from denort-x86_64-pc-windows-msvc\.zip/,
+      ],
+      [dir, /: it is a folder;/],
+      [`${dir}/small`, /: it is too small to be denort;/],
+    ];
+    for (const [path, reason] of cases) {
+      const run = await compile(dir, { DENORT_BIN: path });
+      strictEqual(run.code, 1, run.stderr);
+      match(
+        run.stderr,
+        new RegExp(`^Cannot use DENORT_BIN "${path.replaceAll("/", "\\/")}"`),
+      );
+      match(run.stderr, reason);
+      strictEqual(run.stderr.trimEnd().split("\n").length, 1, run.stderr);
+      strictEqual(run.stdout, "", "nothing was started");
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("task compile offline prints its hint with no Rust backtrace before it", async () => {
+  const dir = await Deno.makeTempDir();
+  const closed = `http://127.0.0.1:${refusedPort()}/`;
+  try {
+    // An empty cache and every download through a closed port: offline.
+    const run = await compile(dir, {
+      DENO_DIR: `${dir}/cache`,
+      HTTP_PROXY: closed,
+      HTTPS_PROXY: closed,
+      NO_PROXY: "",
+    });
+    strictEqual(run.code === 0, false, run.stdout);
+    strictEqual(
+      /backtrace|panicked|RUST_BACKTRACE/i.test(run.stderr),
+      false,
+      run.stderr,
+    );
+    match(run.stderr, /Cannot compile for x86_64-pc-windows-msvc: /);
+    match(
+      run.stderr.trimEnd(),
+      /DENORT_BIN=\/path\/to\/denort\.exe deno task compile$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

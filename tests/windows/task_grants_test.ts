@@ -1,0 +1,279 @@
+/**
+ * The scheduled task's account, its folder grants, its restarts for ever
+ * and the Windows paths of `task install`: table tests of the commands and
+ * the XML, read back with an XML reader.
+ */
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { parseTaskArgs, runTask } from "../../src/windows/task_command.ts";
+import { splitWindowsArgs, taskXml } from "../../src/windows/scheduled_task.ts";
+import { quoteWindowsArg } from "../../src/windows/command_line.ts";
+import { at, parseXml, type XmlElement } from "../_xml.ts";
+
+const WIN = {
+  execPath: "C:\\StationGateway\\station-gateway.exe",
+  os: "windows",
+  version: "1.0.0",
+  cwd: "C:\\Users\\admin",
+};
+
+/** Runs a task command with recording seams; the XML as written. */
+async function run(args: string[], context: Partial<typeof WIN> = {}) {
+  const schtasks: string[][] = [];
+  const icacls: string[][] = [];
+  const files = new Map<string, Uint8Array>();
+  const dirs: string[] = [];
+  const err: string[] = [];
+  const io = {
+    out() {},
+    err: (t: string) => void err.push(t),
+    schtasks: (a: string[]) => (schtasks.push(a), Promise.resolve(0)),
+    icacls: (a: string[]) => (icacls.push(a), Promise.resolve(0)),
+    writeFile: (p: string, b: Uint8Array) => void files.set(p, b),
+    readFile: (p: string) => files.get(p) ?? null,
+    mkdir: (p: string) => void dirs.push(p),
+  };
+  const code = await runTask(parseTaskArgs(args), { ...WIN, ...context }, io);
+  const [xmlPath, bytes] = [...files][0] ?? [];
+  const xml = bytes
+    ? parseXml(new TextDecoder("utf-16le").decode(bytes).replace(/^\uFEFF/, ""))
+    : null;
+  return { code, schtasks, icacls, files, dirs, err, xmlPath, xml, io };
+}
+
+const text = (xml: XmlElement | null, path: string) => at(xml!, path).text;
+
+Deno.test("task install runs as LOCAL SERVICE by default, --user SYSTEM or a named account when asked", async () => {
+  const cases: [string[], string, string, string | null, string[]][] = [
+    // [--user …], UserId, RunLevel, LogonType, schtasks' account arguments
+    [[], "S-1-5-19", "LeastPrivilege", null, []],
+    [["--user", "SYSTEM"], "S-1-5-18", "HighestAvailable", null, []],
+    [
+      ["--user", "NT AUTHORITY\\SYSTEM"],
+      "S-1-5-18",
+      "HighestAvailable",
+      null,
+      [],
+    ],
+    [
+      ["--user", "NT AUTHORITY\\LocalService"],
+      "S-1-5-19",
+      "LeastPrivilege",
+      null,
+      [],
+    ],
+    [["--user", "NETWORK SERVICE"], "S-1-5-20", "LeastPrivilege", null, []],
+    [["--user", "ST\\kiosk"], "ST\\kiosk", "LeastPrivilege", "Password", [
+      "/RU",
+      "ST\\kiosk",
+      "/RP",
+      "*",
+    ]],
+  ];
+  for (const [user, id, level, logon, account] of cases) {
+    const r = await run(["install", ...user]);
+    strictEqual(r.code, 0, user.join(" "));
+    const principal = at(r.xml!, "Principals/Principal");
+    strictEqual(text(principal, "UserId"), id, user.join(" "));
+    strictEqual(text(principal, "RunLevel"), level, user.join(" "));
+    strictEqual(
+      principal.children.find((c) => c.name === "LogonType")?.text ?? null,
+      logon,
+    );
+    deepStrictEqual(r.schtasks[0]!.slice(5, -1), account, user.join(" "));
+  }
+});
+
+Deno.test("task install grants the account read on the app, config and executables' folders and write on the logs, before registering", async () => {
+  const cases: [string, string[], string[][]][] = [
+    ["the defaults", [], [
+      ["C:\\StationGateway", "/grant", "*S-1-5-19:(OI)(CI)RX"],
+      ["C:\\StationGateway\\html", "/grant", "*S-1-5-19:(OI)(CI)RX"],
+      ["C:\\StationGateway\\logs", "/grant", "*S-1-5-19:(OI)(CI)M"],
+    ]],
+    ["flags name other folders", [
+      "--root",
+      "D:/Apps/client",
+      "--error-log",
+      "E:\\Logs\\gw\\error.log",
+      "--access-log",
+      "off",
+      "--user",
+      "ST\\kiosk",
+    ], [
+      ["C:\\StationGateway", "/grant", "ST\\kiosk:(OI)(CI)RX"],
+      ["D:\\Apps\\client", "/grant", "ST\\kiosk:(OI)(CI)RX"],
+      ["E:\\Logs\\gw", "/grant", "ST\\kiosk:(OI)(CI)M"],
+    ]],
+    ["a config file's folder", [
+      "--config",
+      "conf\\station.json",
+    ], [
+      ["C:\\StationGateway", "/grant", "*S-1-5-19:(OI)(CI)RX"],
+      ["C:\\StationGateway\\conf", "/grant", "*S-1-5-19:(OI)(CI)RX"],
+      ["C:\\StationGateway\\html", "/grant", "*S-1-5-19:(OI)(CI)RX"],
+      ["C:\\StationGateway\\logs", "/grant", "*S-1-5-19:(OI)(CI)M"],
+    ]],
+    ["SYSTEM needs none", ["--user", "SYSTEM"], []],
+  ];
+  for (const [name, args, grants] of cases) {
+    const r = await run(["install", ...args]);
+    strictEqual(r.code, 0, name);
+    deepStrictEqual(r.icacls, grants, name);
+    deepStrictEqual(
+      r.dirs,
+      grants.filter((g) => g[2]!.endsWith("M")).map((g) => g[0]),
+      `${name}: the log folder exists before its grant`,
+    );
+  }
+});
+
+Deno.test("task remove takes back the grants the installed task's XML records, after deleting the task", async () => {
+  const installed = await run([
+    "install",
+    "--root",
+    "D:\\client app",
+    "--error-log",
+    "E:\\Logs\\error.log",
+  ]);
+  const order: string[] = [];
+  const removed = await runTask(parseTaskArgs(["remove"]), WIN, {
+    ...installed.io,
+    schtasks: (a) => (order.push(`schtasks ${a[0]}`), Promise.resolve(0)),
+    icacls: (a) => (order.push(`icacls ${a.join(" ")}`), Promise.resolve(0)),
+  });
+  strictEqual(removed, 0);
+  deepStrictEqual(order, [
+    "schtasks /Delete",
+    "icacls C:\\StationGateway /remove:g *S-1-5-19",
+    "icacls D:\\client app /remove:g *S-1-5-19",
+    "icacls E:\\Logs /remove:g *S-1-5-19",
+    "icacls C:\\StationGateway\\logs /remove:g *S-1-5-19",
+  ]);
+  const orphan = await run(["remove"]);
+  strictEqual(orphan.code, 0);
+  deepStrictEqual(orphan.icacls, []);
+  match(orphan.err.join(""), /grants must be removed by hand/);
+});
+
+Deno.test("task install restarts the gateway every minute for ever: a repeating boot trigger with no Duration, IgnoreNew", async () => {
+  const r = await run(["install"]);
+  const boot = at(r.xml!, "Triggers/BootTrigger");
+  // MS-TSCH triggerBaseType is a sequence: Enabled, StartBoundary,
+  // EndBoundary, Repetition, ExecutionTimeLimit.
+  deepStrictEqual(boot.children.map((c) => c.name), ["Enabled", "Repetition"]);
+  strictEqual(text(boot, "Repetition/Interval"), "PT1M");
+  strictEqual(text(boot, "Repetition/StopAtDurationEnd"), "false");
+  strictEqual(
+    at(boot, "Repetition").children.some((c) => c.name === "Duration"),
+    false,
+    "no Duration: the pattern repeats indefinitely (MS-TSCH repetitionType)",
+  );
+  strictEqual(text(r.xml, "Settings/MultipleInstancesPolicy"), "IgnoreNew");
+  strictEqual(text(r.xml, "Settings/ExecutionTimeLimit"), "PT0S");
+});
+
+Deno.test("task install resolves Windows paths: relative, forward slashes, quoted, UNC", async () => {
+  const cases: [string, string, string, string, string][] = [
+    // --executable, cwd, Command, WorkingDirectory, XML file
+    [
+      "station-gateway.exe",
+      "C:\\StationGateway",
+      "C:\\StationGateway\\station-gateway.exe",
+      "C:\\StationGateway",
+      "C:\\StationGateway\\station-gateway-task.xml",
+    ],
+    [
+      "bin\\station-gateway.exe",
+      "D:\\Apps",
+      "D:\\Apps\\bin\\station-gateway.exe",
+      "D:\\Apps\\bin",
+      "D:\\Apps\\bin\\station-gateway-task.xml",
+    ],
+    [
+      "C:/StationGateway/station-gateway.exe",
+      "D:\\",
+      "C:\\StationGateway\\station-gateway.exe",
+      "C:\\StationGateway",
+      "C:\\StationGateway\\station-gateway-task.xml",
+    ],
+    [
+      "C:/station-gateway.exe",
+      "D:\\",
+      "C:\\station-gateway.exe",
+      "C:\\",
+      "C:\\station-gateway-task.xml",
+    ],
+    [
+      '"C:\\Station Gateway\\station-gateway.exe"',
+      "D:\\",
+      "C:\\Station Gateway\\station-gateway.exe",
+      "C:\\Station Gateway",
+      "C:\\Station Gateway\\station-gateway-task.xml",
+    ],
+    [
+      "\\StationGateway\\station-gateway.exe",
+      "E:\\x",
+      "E:\\StationGateway\\station-gateway.exe",
+      "E:\\StationGateway",
+      "E:\\StationGateway\\station-gateway-task.xml",
+    ],
+    [
+      "\\\\srv\\share\\gw\\station-gateway.exe",
+      "C:\\",
+      "\\\\srv\\share\\gw\\station-gateway.exe",
+      "\\\\srv\\share\\gw",
+      "\\\\srv\\share\\gw\\station-gateway-task.xml",
+    ],
+    [
+      "//srv/share/station-gateway.exe",
+      "C:\\",
+      "\\\\srv\\share\\station-gateway.exe",
+      "\\\\srv\\share\\",
+      "\\\\srv\\share\\station-gateway-task.xml",
+    ],
+  ];
+  for (const [exe, cwd, command, workdir, xmlPath] of cases) {
+    // A share: SYSTEM, since LOCAL SERVICE cannot read one (next test).
+    const user = exe.includes("srv") ? ["--user", "SYSTEM"] : [];
+    const r = await run(["install", "--executable", exe, ...user], { cwd });
+    strictEqual(r.code, 0, `${exe}: ${r.err.join("")}`);
+    strictEqual(text(r.xml, "Actions/Exec/Command"), command, exe);
+    strictEqual(text(r.xml, "Actions/Exec/WorkingDirectory"), workdir, exe);
+    strictEqual(r.xmlPath, xmlPath, exe);
+    strictEqual(r.schtasks[0]![2], xmlPath, exe);
+  }
+});
+
+Deno.test("task install refuses an executable on a share for LOCAL SERVICE, which has no network identity", async () => {
+  const r = await run(["install", "--executable", "\\\\srv\\share\\gw.exe"]);
+  strictEqual(r.code, 1);
+  match(r.err.join(""), /LOCAL SERVICE cannot read a network share/);
+  strictEqual(r.schtasks.length + r.icacls.length + r.files.size, 0);
+});
+
+Deno.test("splitWindowsArgs() reads back what quoteWindowsArg() wrote", () => {
+  const args = [
+    "--root",
+    "C:\\Station App\\html",
+    'say "hi"',
+    "C:\\dir\\",
+    "C:\\dir with space\\",
+    "",
+    "a\\\\b",
+    'tail\\"',
+  ];
+  deepStrictEqual(splitWindowsArgs(args.map(quoteWindowsArg).join(" ")), args);
+  // And the XML keeps them: <Arguments> is this line.
+  const xml = taskXml({
+    name: "gw",
+    executable: "C:\\gw.exe",
+    args,
+    user: "LOCAL SERVICE",
+    atLogon: false,
+    version: "1",
+  });
+  deepStrictEqual(
+    splitWindowsArgs(at(parseXml(xml), "Actions/Exec/Arguments").text),
+    args,
+  );
+});
