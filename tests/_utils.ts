@@ -118,7 +118,7 @@ export async function startGateway(
   const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;
   // Bodies past client_body_buffer_size go to a folder of the gateway's own.
   const bodyTemp = overrides.clientBodyTempPath === undefined
-    ? Deno.makeTempDirSync({ prefix: "gw-body-" })
+    ? await Deno.makeTempDir({ prefix: "gw-body-" })
     : null;
   const config = testConfig({
     ...(bodyTemp === null ? {} : { clientBodyTempPath: bodyTemp }),

@@ -204,7 +204,6 @@ export async function runGateway(
     return 1;
   }
   const listeners = started.serving;
-  const port = listeners.port;
 
   const heapPacer = new HeapPacer();
   heapPacer.start();

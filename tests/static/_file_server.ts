@@ -111,7 +111,7 @@ export function startFileServer(
         } else {
           let error: unknown = null;
           try {
-            Deno.statSync(index);
+            await Deno.stat(index);
           } catch (e) {
             error = e;
           }
