@@ -204,7 +204,6 @@ export async function startNginxSite(site: NginxSite): Promise<NginxProcess> {
 daemon off;
 master_process off;
 worker_processes 1;
-pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 256; }
 http {
@@ -293,7 +292,6 @@ export async function startNginxServer(
 daemon off;
 master_process off;
 worker_processes 1;
-pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 256; }
 http {
