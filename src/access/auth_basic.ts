@@ -78,7 +78,7 @@ const encoder = new TextEncoder();
  */
 function challenge(realm: string): string {
   let value = `Basic realm="${realm.replace(/[\0\r\n]/g, "")}"`;
-  if (/[^\x00-\x7f]/.test(value)) {
+  if (/[\u0080-\uffff]/.test(value)) {
     value = byteStringFromBytes(encoder.encode(value));
   }
   return value;
