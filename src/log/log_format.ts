@@ -13,32 +13,21 @@
 import {
   escapeLogJson,
   escapeLogValue,
-  formatSeconds,
-  formatTimeIso8601,
-  formatTimeLocal,
   unescapedLogValue,
 } from "./log_values.ts";
-import type { LogRecord, UpstreamTry } from "./log_record.ts";
+import type { LogRecord } from "./log_record.ts";
+import {
+  header,
+  LOG_OPS,
+  type LogVariable,
+  type LogVariableScope,
+  VARIABLES,
+} from "./log_variables.ts";
+
+export type { LogVariable, LogVariableScope } from "./log_variables.ts";
 
 /** A format's escaping (`escape=`). */
 export type LogEscape = "default" | "json" | "none";
-
-/** A variable as a format reads it. */
-export interface LogVariable {
-  /** The value, or `undefined` when nginx would find none. */
-  read(record: LogRecord): string | undefined;
-  /** `latin1` for ByteStrings (header values), `utf-8` for text. */
-  encoding: "utf-8" | "latin1";
-}
-
-/** Resolves the variables this module does not know (`$host`, `$uri`, maps). */
-export interface LogVariableScope {
-  /**
-   * @param name Lower case, without `$`.
-   * @returns The variable, or `null` when nginx would not know it.
-   */
-  variable(name: string): LogVariable | null;
-}
 
 type Op = string | ((record: LogRecord) => string);
 
@@ -58,78 +47,6 @@ export interface LogFormat {
 export type LogFormatResult =
   | { ok: true; format: LogFormat }
   | { ok: false; error: string };
-
-function tries(
-  record: LogRecord,
-  value: (t: UpstreamTry) => string,
-): string | undefined {
-  const list = record.upstream;
-  if (list === undefined || list.length === 0) return undefined;
-  let out = "";
-  for (let i = 0; i < list.length; i++) {
-    const t = list[i]!;
-    if (i > 0) out += t.newGroup ? " : " : ", ";
-    out += value(t);
-  }
-  return out;
-}
-
-function ms(value: number | null): string {
-  return value === null ? "-" : formatSeconds(value);
-}
-
-/** nginx's log values: written as they are, never escaped, always found. */
-const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
-  "pipe": (r) => r.pipelined ? "p" : ".",
-  "time_local": (r) => formatTimeLocal(r.time),
-  "time_iso8601": (r) => formatTimeIso8601(r.time),
-  "msec": (r) => formatSeconds(r.time.getTime()),
-  "request_time": (r) => formatSeconds(r.time.getTime() - r.startMs),
-  "status": (r) => String(r.status).padStart(3, "0"),
-  "bytes_sent": (r) => String(r.bytesSent),
-  "body_bytes_sent": (r) => String(r.bodyBytesSent),
-  "request_length": (r) => String(r.requestLength),
-};
-
-/** Variables of the request, response and upstream this module reads. */
-const VARIABLES: Readonly<Record<string, LogVariable>> = {
-  "remote_addr": { read: (r) => r.remoteAddr, encoding: "utf-8" },
-  "remote_user": { read: (r) => r.remoteUser, encoding: "latin1" },
-  "request": { read: (r) => r.request, encoding: "utf-8" },
-  "connection": { read: (r) => String(r.connection), encoding: "utf-8" },
-  "connection_requests": {
-    read: (r) => String(r.connectionRequests),
-    encoding: "utf-8",
-  },
-  "upstream_addr": {
-    read: (r) => tries(r, (t) => t.addr),
-    encoding: "utf-8",
-  },
-  "upstream_status": {
-    read: (r) => tries(r, (t) => t.status === 0 ? "-" : String(t.status)),
-    encoding: "utf-8",
-  },
-  "upstream_response_time": {
-    read: (r) => tries(r, (t) => ms(t.responseMs)),
-    encoding: "utf-8",
-  },
-  "upstream_connect_time": {
-    read: (r) => tries(r, (t) => ms(t.connectMs)),
-    encoding: "utf-8",
-  },
-  "upstream_header_time": {
-    read: (r) => tries(r, (t) => ms(t.headerMs)),
-    encoding: "utf-8",
-  },
-};
-
-function header(
-  from: (r: LogRecord) => { get(name: string): string | null },
-  suffix: string,
-): LogVariable {
-  const field = suffix.replaceAll("_", "-");
-  return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
-}
 
 function variableOp(v: LogVariable, escape: LogEscape): Op {
   const { read, encoding } = v;

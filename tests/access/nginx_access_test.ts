@@ -75,6 +75,7 @@ const SPECS: Spec[] = [
   },
   { path: "/missing/", realm: "Station", userFile: "none" },
   { path: "/realm/", realm: "Zone $http_x_zone", userFile: "users" },
+  { path: "/utf8/", realm: "Zone \u00e9\u6771", userFile: "users" },
   {
     path: "/any/",
     rules: ["deny all"],
@@ -139,6 +140,7 @@ const REQUESTS: [string, string | null, string?][] = [
   ["/missing/", basic("plain", "pw-plain")],
   ["/missing/", null],
   ["/realm/", null, "X-Zone: east"],
+  ["/utf8/", null],
   ["/any/", null],
   ["/any/", basic("plain", "pw-plain")],
   ["/any/", basic("plain", "wrong")],

@@ -1,0 +1,104 @@
+/**
+ * The variables `log_format` knows itself (`ngx_http_log_vars` and the
+ * request, response and upstream variables real formats use), read from a
+ * {@linkcode LogRecord}.
+ *
+ * @module
+ */
+
+import {
+  formatSeconds,
+  formatTimeIso8601,
+  formatTimeLocal,
+} from "./log_values.ts";
+import type { LogRecord, UpstreamTry } from "./log_record.ts";
+
+/** A variable as a format reads it. */
+export interface LogVariable {
+  /** The value, or `undefined` when nginx would find none. */
+  read(record: LogRecord): string | undefined;
+  /** `latin1` for ByteStrings (header values), `utf-8` for text. */
+  encoding: "utf-8" | "latin1";
+}
+
+/** Resolves the variables this module does not know (`$host`, `$uri`, maps). */
+export interface LogVariableScope {
+  /**
+   * @param name Lower case, without `$`.
+   * @returns The variable, or `null` when nginx would not know it.
+   */
+  variable(name: string): LogVariable | null;
+}
+
+function tries(
+  record: LogRecord,
+  value: (t: UpstreamTry) => string,
+): string | undefined {
+  const list = record.upstream;
+  if (list === undefined || list.length === 0) return undefined;
+  let out = "";
+  for (let i = 0; i < list.length; i++) {
+    const t = list[i]!;
+    if (i > 0) out += t.newGroup ? " : " : ", ";
+    out += value(t);
+  }
+  return out;
+}
+
+function ms(value: number | null): string {
+  return value === null ? "-" : formatSeconds(value);
+}
+
+/** nginx's log values: written as they are, never escaped, always found. */
+export const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
+  "pipe": (r) => r.pipelined ? "p" : ".",
+  "time_local": (r) => formatTimeLocal(r.time),
+  "time_iso8601": (r) => formatTimeIso8601(r.time),
+  "msec": (r) => formatSeconds(r.time.getTime()),
+  "request_time": (r) => formatSeconds(r.time.getTime() - r.startMs),
+  "status": (r) => String(r.status).padStart(3, "0"),
+  "bytes_sent": (r) => String(r.bytesSent),
+  "body_bytes_sent": (r) => String(r.bodyBytesSent),
+  "request_length": (r) => String(r.requestLength),
+};
+
+/** Variables of the request, response and upstream this module reads. */
+export const VARIABLES: Readonly<Record<string, LogVariable>> = {
+  "remote_addr": { read: (r) => r.remoteAddr, encoding: "utf-8" },
+  "remote_user": { read: (r) => r.remoteUser, encoding: "latin1" },
+  "request": { read: (r) => r.request, encoding: "utf-8" },
+  "connection": { read: (r) => String(r.connection), encoding: "utf-8" },
+  "connection_requests": {
+    read: (r) => String(r.connectionRequests),
+    encoding: "utf-8",
+  },
+  "upstream_addr": {
+    read: (r) => tries(r, (t) => t.addr),
+    encoding: "utf-8",
+  },
+  "upstream_status": {
+    read: (r) => tries(r, (t) => t.status === 0 ? "-" : String(t.status)),
+    encoding: "utf-8",
+  },
+  "upstream_response_time": {
+    read: (r) => tries(r, (t) => ms(t.responseMs)),
+    encoding: "utf-8",
+  },
+  "upstream_connect_time": {
+    read: (r) => tries(r, (t) => ms(t.connectMs)),
+    encoding: "utf-8",
+  },
+  "upstream_header_time": {
+    read: (r) => tries(r, (t) => ms(t.headerMs)),
+    encoding: "utf-8",
+  },
+};
+
+/** `$http_NAME` or `$sent_http_NAME`: a field by the variable's suffix (`user_agent` is `User-Agent`). */
+export function header(
+  from: (r: LogRecord) => { get(name: string): string | null },
+  suffix: string,
+): LogVariable {
+  const field = suffix.replaceAll("_", "-");
+  return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
+}
