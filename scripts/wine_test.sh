@@ -109,10 +109,12 @@ SUITES=(
   tests/runtime/heap_pacer_test.ts
   tests/windows/scheduled_task_test.ts
   tests/windows/task_command_test.ts
+  tests/windows/task_grants_test.ts
   tests/nginx_conf/cli_test.ts
   tests/nginx_conf/lexer_test.ts
   tests/nginx_conf/parser_test.ts
-  tests/nginx_conf/map_test.ts
+  tests/nginx_conf/compile_test.ts
+  tests/engine/phases_test.ts
   tests/nginx_conf/station_test.ts
   tests/nginx_conf/task_test.ts
 )

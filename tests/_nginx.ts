@@ -282,34 +282,11 @@ async function launch(
  * `server_name localhost` are added), beside `http` lines such as
  * `upstream {}` blocks; error log at `info`, access log `combined`.
  */
-export async function startNginxServer(
+export function startNginxServer(
   options: { http?: string; server: string },
 ): Promise<NginxProcess> {
-  const binary = await nginxBinary();
-  const dir = await Deno.makeTempDir({ prefix: "nginx-compat-" });
-  const port = freePort();
-  const conf = `
-daemon off;
-master_process off;
-worker_processes 1;
-error_log ${dir}/error.log info;
-events { worker_connections 256; }
-http {
-  access_log ${dir}/access.log combined;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-${options.http ?? ""}
-  server {
-    listen 127.0.0.1:${port};
-    server_name localhost;
-${options.server}
-  }
-}
-`;
-  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
-  await Deno.mkdir(`${dir}/html`, { recursive: true });
-  return await launch(binary, dir, port);
+  return startNginxSite({
+    ...(options.http === undefined ? {} : { http: [options.http] }),
+    server: options.server,
+  });
 }
