@@ -4,11 +4,13 @@ import { join } from "node:path";
 import { rawRequest, refusedPort, startGateway } from "../_utils.ts";
 
 /** nginx's line for a missing file: open() on Linux, CreateFile() on Windows. */
+// nginx joins the root and $uri as they are: on Windows a root with
+// backslashes is followed by "/favicon.ico" ("C:\nginx/html/…").
 function MISSING(dir: string): string {
   const esc = (t: string) => t.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&");
   return Deno.build.os === "windows"
     ? `CreateFile\\(\\) "${
-      esc(join(dir, "html", "favicon.ico"))
+      esc(`${dir}/html/favicon.ico`)
     }" failed \\(2: The system cannot find the file specified\\)`
     : `open\\(\\) "${
       esc(`${dir}/html/favicon.ico`)
