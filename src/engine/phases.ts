@@ -74,7 +74,7 @@ export interface PhaseIo {
 
 /** Where the phases start: a new request, or an internal redirect. */
 export interface PhaseState {
-  /** Internal redirects and `last` searches so far (nginx's `uri_changes`). */
+  /** URI changes so far: internal redirects and searches again after a rewrite (nginx's `uri_changes`, at most 10). */
   cycles: number;
   /** The request was redirected internally (`internal` locations answer). */
   internal: boolean;
@@ -83,6 +83,16 @@ export interface PhaseState {
 }
 
 const MAX_CYCLES = 10;
+
+function redirectCycle(conf: LocationConf, target: string): Content {
+  return {
+    kind: "status",
+    conf,
+    code: 500,
+    message:
+      `rewrite or internal redirection cycle while internally redirecting to "${target}"`,
+  };
+}
 
 function cycle(conf: LocationConf, uri: string): Content {
   return {
@@ -130,7 +140,6 @@ export function runPhases(
       conf = named;
       named = undefined;
     } else {
-      if (state.cycles++ > MAX_CYCLES) return cycle(conf, vars.uri);
       const found = findLocation(
         server.conf.locations,
         vars.uri,
@@ -159,6 +168,8 @@ export function runPhases(
       if (
         outcome.kind === "last" || (outcome.kind === "next" && run.uriChanged)
       ) {
+        // ngx_http_core_post_rewrite_phase: one of nginx's 10 URI changes.
+        if (++state.cycles > MAX_CYCLES) return cycle(conf, vars.uri);
         continue;
       }
     }
@@ -287,9 +298,11 @@ export function internalRedirect(
         message: `could not find named location "${target}"`,
       };
     }
-    if (state.cycles++ > MAX_CYCLES) return cycle(server.conf, vars.uri);
+    if (++state.cycles > MAX_CYCLES) return redirectCycle(server.conf, target);
     return runPhases(server, vars, { state, io, named });
   }
+  // ngx_http_internal_redirect: one of nginx's 10 URI changes.
+  if (++state.cycles > MAX_CYCLES) return redirectCycle(server.conf, target);
   const q = target.indexOf("?");
   if (q >= 0) {
     vars.uri = target.slice(0, q);

@@ -197,3 +197,15 @@ Deno.test("runPhases() reads $request_filename in the location chosen (the SPA i
     });
   }
 });
+
+Deno.test("runPhases() stops an internal redirect loop at nginx's tenth change, naming the target", () => {
+  const conf = compileText(`http { server {
+    location /a { try_files $uri /b; }
+    location /b { try_files $uri /a; }
+  } }`);
+  // Ten redirects, then the eleventh (to /b) is refused (uri_changes).
+  strictEqual(
+    describe(phases(conf, "/a").content),
+    'status 500 rewrite or internal redirection cycle while internally redirecting to "/b"',
+  );
+});

@@ -18,6 +18,7 @@ export const MASKED = [
   "upstream side: field-name case and order (names compared lower-cased, fields sorted)",
   "both: listen ports, upstream ports and the station folder, replaced by LISTEN_n, UPSTREAM_n and PREFIX",
   "upstream side, unless --strict: the HTTP version of the request line and a Connection field of close or keep-alive (README, upstream-keepalive)",
+  "logs: the byte count of a WebSocket's 101 (the gateway answers a close frame itself: README, upgrade)",
   "upstream side: the value of Sec-WebSocket-Key (the gateway makes its own handshake: README, upgrade)",
   "logs: the time, pid#tid and *N of error lines; the time and, for status 300 and above (the built-in pages: README, error-page), the byte count of access lines; $request_time-style decimals",
 ];
@@ -160,6 +161,6 @@ export function maskLogLine(line: string, names: Names): string {
   if (error) return maskText(`TIME ${error[1]} ${error[2]}`, names);
   return maskText(line, names)
     .replace(/\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}/g, "TIME")
-    .replace(/" ([345]\d\d) \d+ "/, '" $1 BYTES "')
+    .replace(/" ([345]\d\d|101) \d+ "/, '" $1 BYTES "')
     .replace(/\b\d+\.\d{3}\b/g, "D.DDD");
 }
