@@ -328,6 +328,17 @@ class Compiler {
       this.fail(d, `no servers are inside upstream`);
       return;
     }
+    // A balancing method other than round-robin changes nothing with one
+    // server; with several it would choose differently from the gateway.
+    const method = (d.block ?? []).find((x) =>
+      x.name === "ip_hash" || x.name === "least_conn" || x.name === "hash"
+    );
+    if (method !== undefined && servers.filter((x) => !x.down).length > 1) {
+      this.fail(
+        method,
+        `"${method.name}" is not supported with several servers: the gateway balances them round-robin (remove it, or keep one server)`,
+      );
+    }
     this.upstreams.set(name, { name, servers, keepalive, explicit: true });
   }
 

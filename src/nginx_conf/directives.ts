@@ -96,9 +96,11 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["keepalive U 1-1 map"],
   ["keepalive_timeout U 1-1 warn", TUNING],
   ["keepalive_requests U 1-1 warn", TUNING],
-  ["least_conn U 0-0 emerg", NOT_DONE],
-  ["ip_hash U 0-0 emerg", NOT_DONE],
-  ["hash U 1-2 emerg", NOT_DONE],
+  // With one server a balancing method chooses nothing: accepted then;
+  // with several, refused (compile.ts).
+  ["least_conn U 0-0 map"],
+  ["ip_hash U 0-0 map"],
+  ["hash U 1-2 map"],
   ["listen S 1-n map"],
   ["server_name S 1-n map"],
   ["location SL {1-2} map"],

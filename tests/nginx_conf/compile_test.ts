@@ -172,3 +172,20 @@ Deno.test("compileHttp() leaves port 80 out of $proxy_host, as ngx_http_proxy_se
     ["127.0.0.1", "127.0.0.1:8080", "[::1]"],
   );
 });
+
+Deno.test("compileHttp() takes a balancing method only where one server makes it choose nothing", () => {
+  strictEqual(
+    refusals(`http { upstream one { ip_hash; server 127.0.0.1:1; }
+      server { location / { proxy_pass http://one; } } }`).length,
+    0,
+  );
+  deepStrictEqual(
+    refusals(
+      `http { upstream two { least_conn; server 127.0.0.1:1; server 127.0.0.1:2; }
+      server { location / { proxy_pass http://two; } } }`,
+    ).map((e) => e.replace(/ in \/n\/conf\/nginx.conf:\d+$/, "")),
+    [
+      '"least_conn" is not supported with several servers: the gateway balances them round-robin (remove it, or keep one server)',
+    ],
+  );
+});
