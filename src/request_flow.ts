@@ -227,12 +227,27 @@ export async function serveRequest(
   };
   const first = runPhases(server, request.vars, { state, io: deps.io });
   request.answered = first.conf;
-  const response = await answer(req, first, request, deps.handlers);
+  const response = forbidden(first, request) ??
+    await answer(req, first, request, deps.handlers);
   if (!isBuiltInError(response)) return response;
   return await errorPage(req, response, { server, conf: first.conf, state }, {
     request,
     deps,
   });
+}
+
+/**
+ * The access phase's `allow`/`deny` (ngx_http_access_module): the first
+ * rule that matches the client decides; a `deny` is 403 and nginx's line.
+ * Checked for the location that answers.
+ */
+function forbidden(content: Content, request: FlowRequest): Response | null {
+  const rules = content.conf.accessRules;
+  if (rules === null) return null;
+  const rule = rules.match(request.vars.remoteAddr);
+  if (rule === null || !rule.deny) return null;
+  request.log({ level: "error", message: "access forbidden by rule" });
+  return errorResponse(403, { head: request.vars.method === "HEAD" });
 }
 
 /**

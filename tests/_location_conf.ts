@@ -102,6 +102,7 @@ export function locationConf(
     proxyInterceptErrors: false,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
+    accessRules: null,
     accessLogs: [],
     ...settings,
   };

@@ -23,10 +23,14 @@ async function prefixWith(
 }
 
 /** A GET with a given Host (fetch sets its own), answered with a close. */
-async function get(port: number, host: string): Promise<[number, string]> {
+async function get(
+  port: number,
+  host: string,
+  path = "/",
+): Promise<[number, string]> {
   const raw = await rawRequest(
     port,
-    `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
   );
   const [head = "", body = ""] = raw.split("\r\n\r\n");
   return [Number(head.split(" ")[1]), body];
@@ -70,5 +74,34 @@ http {
   match(
     await Deno.readTextFile(path),
     /^127\.0\.0\.1 - - \[[^\]]+\] "GET \/x\?y=1 HTTP\/1\.1" 200 3 "-" "t\/1" "10\.0\.0\.9" station\.test\n$/,
+  );
+});
+
+Deno.test("allow and deny answer as nginx: the first rule that matches, 403 and its line", async () => {
+  const port = refusedPort();
+  await using p = await prefixWith(`events {}
+http {
+  server {
+    listen 127.0.0.1:${port};
+    allow 10.0.0.0/8;
+    deny all;
+    location /open/ { allow all; return 200 "open\\n"; }
+    location /inner/ { deny 10.1.0.0/16; allow 127.0.0.1; return 200 "inner\\n"; }
+    location / { return 200 "root\\n"; }
+  }
+}`);
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  // A level with its own rules replaces the server's list.
+  deepStrictEqual(await get(gw.port, "a", "/open/x"), [200, "open\n"]);
+  deepStrictEqual(await get(gw.port, "a", "/inner/x"), [200, "inner\n"]);
+  const [status] = await get(gw.port, "a", "/");
+  strictEqual(status, 403);
+  const log = join(p.prefix, "logs", "error.log");
+  await waitFor(() =>
+    Deno.readTextFileSync(log).includes("access forbidden by rule")
+  );
+  match(
+    await Deno.readTextFile(log),
+    /\[error\] \d+#\d+: \*\d+ access forbidden by rule, client: 127\.0\.0\.1, server: , request: "GET \/ HTTP\/1\.1", host: "a"\n/,
   );
 });

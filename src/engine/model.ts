@@ -15,6 +15,7 @@
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
 import type { LogFormat } from "../log/mod.ts";
+import type { AccessList } from "../access/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -224,6 +225,9 @@ export interface LocationConf {
    * shows the gateway's own page (the built-in configuration's).
    */
   defaultPage: boolean;
+  // --- access (ngx_http_access_module) ---
+  /** `allow`/`deny`, the nearest level's list, or `null` when none. */
+  accessRules: AccessList | null;
   // --- logs ---
   /** `access_log` of this level or the nearest parent's; empty is `off`. */
   accessLogs: readonly AccessLogConf[];

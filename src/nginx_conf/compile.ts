@@ -152,6 +152,7 @@ class Compiler {
       scope: this.scope,
       prefix: this.options.prefix,
       fail: (d, message) => this.fail(d, message),
+      warn: (d, message) => this.warn(d, message),
       types: (d) => {
         const table = typesFromDirectives(d.block ?? []);
         // nginx warns about each extension given twice, at the block.

@@ -64,6 +64,16 @@ export class Level {
     return list[list.length - 1];
   }
 
+  /**
+   * The directives of the nearest level that sets any of these names, in
+   * file order: lists written with two names (`allow`/`deny`).
+   */
+  nearestList(names: readonly string[]): readonly Directive[] {
+    const mine = this.block.filter((d) => names.includes(d.name));
+    if (mine.length > 0) return mine;
+    return this.parent?.nearestList(names) ?? [];
+  }
+
   /** The nearest of several names, for directives that merge as one (`root`/`alias`). */
   nearest(names: readonly string[]): Directive | undefined {
     for (const name of names) {

@@ -22,6 +22,7 @@ import {
 import { compileRegex } from "../engine/mod.ts";
 import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
+import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
@@ -34,6 +35,8 @@ export interface SettingsContext {
   prefix: string;
   /** Refuses a directive: the message is collected with its place. */
   fail(d: Directive, message: string): void;
+  /** Warns about a directive. */
+  warn(d: Directive, message: string): void;
   /** The extension map of a `types {}` block. */
   types(block: Directive): ReadonlyMap<string, string>;
   /** The model of a `proxy_pass` (its group registered). */
@@ -363,6 +366,7 @@ export function locationSettings(
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
     defaultPage: flag(level, "station_default_page", false),
+    accessRules: accessRules(ctx, level),
     accessLogs: level.get("access_log").length === 0
       ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
       : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({
@@ -370,4 +374,21 @@ export function locationSettings(
         format: d.args[1] ?? "combined",
       })),
   };
+}
+
+/** `allow`/`deny` of the nearest level that has any, in file order. */
+function accessRules(ctx: SettingsContext, level: Level): AccessList | null {
+  const list = level.nearestList(["allow", "deny"]);
+  if (list.length === 0) return null;
+  const rules: AccessRule[] = [];
+  for (const d of list) {
+    const parsed = parseAccessRule(d.name as "allow" | "deny", d.args[0]!);
+    if (!parsed.ok) {
+      ctx.fail(d, parsed.error);
+      continue;
+    }
+    if (parsed.warning !== null) ctx.warn(d, parsed.warning);
+    rules.push(parsed.rule);
+  }
+  return new AccessList(rules);
 }

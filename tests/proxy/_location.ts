@@ -133,6 +133,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyInterceptErrors: spec.intercept !== undefined,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
+    accessRules: null,
     accessLogs: [],
   };
 }
