@@ -247,7 +247,18 @@ function forbidden(content: Content, request: FlowRequest): Response | null {
   const rule = rules.match(request.vars.remoteAddr);
   if (rule === null || !rule.deny) return null;
   request.log({ level: "error", message: "access forbidden by rule" });
-  return errorResponse(403, { head: request.vars.method === "HEAD" });
+  const response = errorResponse(403, { head: request.vars.method === "HEAD" });
+  // nginx's charset and headers filters run on this answer too.
+  const { conf } = content;
+  if (conf.charset !== null) withCharset(response, conf);
+  if (hasHeadersFilter(conf)) {
+    filterHeaders(response.headers, {
+      status: 403,
+      conf,
+      vars: request.vars,
+    });
+  }
+  return response;
 }
 
 /**
