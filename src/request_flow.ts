@@ -299,6 +299,7 @@ async function errorPage(
     const method = req.method === "HEAD" ? "HEAD" : "GET";
     request.vars.method = method;
     const page = internalRedirect(where.server, request.vars, uri, {
+      from: conf,
       state: where.state,
       io: deps.io,
     });

@@ -230,7 +230,7 @@ function content(
         server,
         vars,
         fallback.uri.evaluate(vars),
-        options,
+        { state, io, from: conf },
       );
     }
   }
@@ -251,7 +251,7 @@ function content(
           server,
           vars,
           name.startsWith("/") ? name : vars.uri + name,
-          { state, io },
+          { state, io, from: conf },
         );
       }
     }
@@ -284,9 +284,12 @@ export function internalRedirect(
   server: ServerConf,
   vars: RequestVars,
   target: string,
-  options: { state: PhaseState; io: PhaseIo },
+  options: { state: PhaseState; io: PhaseIo; from?: LocationConf },
 ): Content {
   const { state, io } = options;
+  // A refusal here is answered under the location redirecting (its
+  // add_header and error_page), as nginx's finalize does.
+  const from = options.from ?? server.conf;
   state.internal = true;
   if (target.startsWith("@")) {
     const named = server.named.get(target);
@@ -298,11 +301,11 @@ export function internalRedirect(
         message: `could not find named location "${target}"`,
       };
     }
-    if (++state.cycles > MAX_CYCLES) return redirectCycle(server.conf, target);
+    if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
     return runPhases(server, vars, { state, io, named });
   }
   // ngx_http_internal_redirect: one of nginx's 10 URI changes.
-  if (++state.cycles > MAX_CYCLES) return redirectCycle(server.conf, target);
+  if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
   const q = target.indexOf("?");
   if (q >= 0) {
     vars.uri = target.slice(0, q);
