@@ -285,9 +285,9 @@ export function createGatewayHandler(
     return ctx;
   }
 
-  // Not async: the proxy branch hands back forwardApi's promise, so a
-  // request costs one async layer fewer; a throw here still reaches the
-  // handler's catch through its await.
+  // Not async: the engine's promise is handed back, so a request costs one
+  // async layer fewer; a throw here still reaches the handler's catch
+  // through its await.
   function handle(
     req: Request,
     ctx: RequestContext,

@@ -1,8 +1,8 @@
 /**
- * The handler's static side: the client app's files, the built-in default
- * page (with the upstream's health), and nginx's `error_page` for the
- * gateway's own errors. Failures come back as data and are logged here,
- * with the request's context, through the handler's `log`.
+ * The gateway's own page while no client app is installed (with the
+ * upstream's health), for `station_default_page`, and the `[alert]` line
+ * for an exception the handler caught. Files and `error_page` are the
+ * engine's (`engine_route.ts`, `request_flow.ts`).
  *
  * @module
  */
@@ -10,13 +10,7 @@
 import type { GatewayConfig } from "./config/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import type { Route } from "./routing/mod.ts";
-import {
-  errorPageResponse,
-  renderDefaultPage,
-  serveStatic,
-  StaticCache,
-} from "./static/mod.ts";
+import { renderDefaultPage } from "./static/mod.ts";
 import { isLoopback } from "./status.ts";
 import {
   probeHttp,
@@ -30,7 +24,7 @@ const PROBE_TIMEOUT_MS = 3000;
 /** The settings the static side reads, under {@linkcode GatewayConfig}'s names. */
 export type StaticSettings = Pick<
   GatewayConfig,
-  "root" | "errorPages" | "spaFallback" | "logNotFound" | "cachePolicy"
+  "root"
 >;
 
 /** What the static side needs besides its settings. */
@@ -66,10 +60,8 @@ export function unexpectedError(error: unknown): RequestEvent {
   };
 }
 
-/** The client app's files, the default page and the error pages. */
+/** The page shown while no client app is installed. */
 export class StaticRoute {
-  /** Small files in memory, shared by every request. */
-  readonly cache: StaticCache = new StaticCache();
   #config: StaticSettings;
   #deps: StaticRouteDeps;
   #health: UpstreamHealth;
@@ -95,68 +87,6 @@ export class StaticRoute {
             timeoutMs: PROBE_TIMEOUT_MS,
           }),
     });
-  }
-
-  /**
-   * Serves a static route; a failure nginx would log is logged.
-   *
-   * @param req The request.
-   * @param route The decoded path.
-   * @param request The client's address and the request's error log.
-   * @returns The response.
-   */
-  async serve(
-    req: Request,
-    route: Extract<Route, { kind: "static" }>,
-    { client, log }: { client: string; log: (event: RequestEvent) => void },
-  ): Promise<Response> {
-    const config = this.#config;
-    const result = await serveStatic(req, route, {
-      root: config.root,
-      defaultPage: (r) => this.defaultPage(r, client),
-      cache: this.cache,
-      spaFallback: config.spaFallback,
-      logNotFound: config.logNotFound,
-      cachePolicy: config.cachePolicy,
-    });
-    if (result.failure) {
-      log({
-        level: result.failure.level,
-        message: result.failure.message,
-        ...(result.failure.osError ? { osError: result.failure.osError } : {}),
-      });
-    }
-    return result.response;
-  }
-
-  /**
-   * The configured page for a built-in error, or the built-in page when the
-   * file is missing or something unexpected happens (logged as the
-   * handler's own errors are).
-   *
-   * @param req The request.
-   * @param response The gateway's built-in error response.
-   * @param log The request's error log.
-   * @returns The response to send.
-   */
-  withErrorPage(
-    req: Request,
-    response: Response,
-    log: (event: RequestEvent) => void,
-  ): Response {
-    const uri = this.#config.errorPages.get(response.status);
-    if (uri === undefined) return response;
-    try {
-      return errorPageResponse(response, {
-        root: this.#config.root,
-        uri,
-        head: req.method === "HEAD",
-        cache: this.cache,
-      }) ?? response;
-    } catch (error) {
-      log(unexpectedError(error));
-      return response;
-    }
   }
 
   /**

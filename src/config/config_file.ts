@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { GatewayConfig, SettingsInput } from "./config.ts";
+import type { SettingsInput } from "./config.ts";
 import { closestWord } from "./did_you_mean.ts";
 
 /**
@@ -153,38 +153,4 @@ export function parseConfigFile(text: string, path: string): FileInput {
     out[key] = value;
   }
   return out as FileInput;
-}
-
-/**
- * The effective settings as a config file (`--print-config`): every key,
- * paths absolute as the gateway resolved them, so the text runs the
- * gateway the same way from any folder.
- *
- * @param merged Defaults, nginx.conf, config file and flags, merged.
- * @param config The configuration they resolved to.
- * @returns The JSON text, ending with a newline.
- *
- * @example Usage
- * ```ts
- * import { formatConfigFile } from "./config_file.ts";
- * import { DEFAULT_SETTINGS, resolveConfig } from "./config.ts";
- * import { match } from "node:assert/strict";
- *
- * const config = resolveConfig({}, {}, "/opt/gw");
- * match(formatConfigFile(DEFAULT_SETTINGS, config), /"root": "\/opt\/gw\/html"/);
- * ```
- */
-export function formatConfigFile(
-  merged: FileInput,
-  config: GatewayConfig,
-): string {
-  const { nginxConf: _, ...rest } = merged;
-  const out: FileInput = {
-    ...rest,
-    root: config.root,
-    errorLog: config.errorLog,
-    accessLog: config.accessLog ?? "off",
-    clientBodyTempPath: config.clientBodyTempPath,
-  };
-  return `${JSON.stringify(out, null, 2)}\n`;
 }

@@ -11,7 +11,7 @@ export { parseCliArgs, UsageError } from "./cli.ts";
 export type { CliOptions } from "./cli.ts";
 export { DEFAULT_SETTINGS, resolveConfig } from "./config.ts";
 export type { GatewayConfig, SettingsInput } from "./config.ts";
-export { formatConfigFile, parseConfigFile } from "./config_file.ts";
+export { parseConfigFile } from "./config_file.ts";
 export { MAX_TIMER_MS, pathProblem } from "./config_values.ts";
 export type { FileInput } from "./config_file.ts";
 export { formatUsage } from "./usage.ts";

@@ -9,11 +9,7 @@
 
 import { isAbsolute, resolve } from "node:path";
 import type { CliOptions } from "../config/mod.ts";
-import {
-  DEFAULT_SETTINGS,
-  type GatewayConfig,
-  resolveConfig,
-} from "../config/mod.ts";
+import { type GatewayConfig, resolveConfig } from "../config/mod.ts";
 import { type FileInput, parseConfigFile } from "../config/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
 import { loadNginxConf, nginxPrefix } from "../nginx_conf/mod.ts";
@@ -81,8 +77,6 @@ export interface StartupFailure {
 export interface LoadedConfig {
   /** The resolved configuration. */
   config: GatewayConfig;
-  /** Defaults, nginx.conf, config file and flags merged, for --print-config. */
-  merged: FileInput;
   /** The nginx.conf's `[warn]` texts, each ending `in FILE:LINE`. */
   warnings: string[];
   /** The nginx.conf read, absolute, if any. */
@@ -209,7 +203,6 @@ export function loadConfig(
         ...resolveConfig(layered, cli.settings, options.baseDir),
         ...(engine === undefined ? {} : { engine }),
       },
-      merged: { ...DEFAULT_SETTINGS, ...layered, ...cli.settings },
       warnings,
       nginxConf,
       ...(nginxText === undefined ? {} : { nginxText }),
