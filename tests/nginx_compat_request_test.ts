@@ -179,7 +179,15 @@ Deno.test(
     deepStrictEqual(gateway.forwarded, nginx.forwarded);
     // NAMED DIFFERENCE "header-name-case": Deno.serve hands header names
     // over in lower case, so the logged line names the field in lower case.
-    deepStrictEqual(gateway.errors, nginx.errors.map(lowerNames));
+    // How much of a too-long request line nginx holds (and logs) depends
+    // on how its reads were cut, which a loaded machine changes: the line
+    // is compared up to a fixed length of the URI.
+    const held = (lines: string[]) =>
+      lines.map((l) => l.replace(/(request: "GET \/api\/a{64})a*/, "$1…"));
+    deepStrictEqual(
+      held(gateway.errors),
+      held(nginx.errors.map(lowerNames)),
+    );
     deepStrictEqual(gateway.access, nginx.access);
   },
 );
