@@ -68,8 +68,8 @@ SUITES=(
   tests/routing/content_length_test.ts
   tests/routing/header_buffers_test.ts
   tests/proxy/proxy_test.ts
-  tests/proxy/api_forward_test.ts
-  tests/proxy/headers_test.ts
+  tests/proxy/location_proxy_test.ts
+  tests/proxy/response_fields_test.ts
   tests/proxy/websocket_frames_test.ts
   tests/proxy/request_buffer_test.ts
   tests/upstream_reuse_test.ts

@@ -18,9 +18,7 @@ import {
 import type { Logger } from "./log/mod.ts";
 import {
   proxyLocation,
-  publicOrigin,
   type RequestEvent,
-  tooLarge,
   UpstreamRegistry,
 } from "./proxy/mod.ts";
 import {
@@ -31,7 +29,11 @@ import {
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { TempFiles } from "./proxy/mod.ts";
-import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
+import {
+  filterHeaders,
+  hasHeadersFilter,
+  publicOrigin,
+} from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
@@ -207,15 +209,18 @@ export class EngineRoute {
     };
     // nginx checks client_max_body_size once the location is found, for
     // every location, before reading the body (no 100 Continue is sent).
+    // The body is left unread: Deno.serve adds `Connection: close` itself
+    // and closes once it has discarded it.
     const tooBig = (conf: LocationConf): Response | null => {
       const max = conf.clientMaxBodySize;
       const length = request.contentLength;
       if (max === 0 || length === null || length <= max) return null;
-      return tooLarge(
-        `client intended to send too large body: ${request.lengthDigits} bytes`,
-        request.log,
-        false,
-      );
+      request.log({
+        level: "error",
+        message:
+          `client intended to send too large body: ${request.lengthDigits} bytes`,
+      });
+      return errorResponse(413);
     };
     const answered = serveRequest(req, server, flow, {
       handlers: {

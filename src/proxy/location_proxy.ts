@@ -186,9 +186,6 @@ export async function proxyLocation(
   const common = {
     group,
     upstreamPath: path,
-    clientAddress: request.client,
-    publicApiBase: "",
-    addForwardedHeaders: false,
     clientMaxBodySize: limit,
     contentLength: request.contentLength,
     onFailure,

@@ -1,20 +1,14 @@
 /**
- * Proxying: a location's proxy content handler (`proxyLocation`: nginx's
- * URI rule, `proxy_set_header`, `proxy_redirect`, the upstream groups of a
- * configuration), and the flags' `/api/` path (`forwardApi`); both forward
- * through the same walk over servers, the same WebSocket tunnel and the
- * same error lines.
+ * Proxying: a location's proxy content handler (`proxyLocation`): nginx's
+ * URI rule (`upstream_uri.ts`), `proxy_set_header` (`set_headers.ts`), the
+ * request body (`proxy.ts`), the walk over the group's servers, the reply
+ * through `proxy_redirect` and `proxy_hide_header` (`location_reply.ts`),
+ * or a WebSocket tunnel, and nginx's error lines (`outcome_log.ts`).
  *
  * @module
  */
 
-export {
-  createForwarder,
-  forwardApi,
-  publicOrigin,
-  tooLarge,
-} from "./api_forward.ts";
-export type { ApiForwarder, RequestEvent } from "./api_forward.ts";
+export type { RequestEvent } from "./outcome_log.ts";
 export {
   type LocationProxyContext,
   type LocationRequest,

@@ -1,16 +1,16 @@
 /**
- * One `/api/` request forwarded: the request-body policy (nginx's
- * `client_max_body_size`), the upstream call, and the client's response.
+ * One proxied request sent to its upstream group: the request body read
+ * as nginx's `client_max_body_size` and `proxy_request_buffering` say
+ * (`body_plan.ts`, `request_buffer.ts`), then the walk over the group's
+ * servers with the location's fields and call settings; the reply is
+ * turned into the client's response by the location (`location_reply.ts`).
  *
  * @module
  */
 
-import type { GatewayConfig } from "../config/mod.ts";
-import { streamedResponse } from "../static/mod.ts";
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import { readRequestBody } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
-import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
@@ -22,16 +22,13 @@ import {
 } from "../upstream/mod.ts";
 
 /** Where and how to forward: the settings it reads, and the request's part. */
-export interface ProxyOptions
-  extends Pick<GatewayConfig, "addForwardedHeaders" | "clientMaxBodySize"> {
+export interface ProxyOptions {
   /** The upstream servers. */
   group: UpstreamGroup;
   /** The path and query to request. */
   upstreamPath: string;
-  /** The client's address, for `X-Forwarded-For`. */
-  clientAddress: string;
-  /** The gateway's absolute `/api/` URL, for `Location` rewriting. */
-  publicApiBase: string;
+  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
+  clientMaxBodySize: number;
   /**
    * The declared `Content-Length`, from the gateway's one parse of it
    * (`parseContentLength`); `null` when there is none.
@@ -43,15 +40,15 @@ export interface ProxyOptions
    * (its body broke off).
    */
   onFailure: (failure: AttemptFailure) => void;
-  /**
-   * A location's fields (`set_headers.ts`), sent instead of the gateway's
-   * own policy (`upstreamRequestHeaders`).
-   */
-  headers?: readonly (readonly [string, string])[];
+  /** The client's fields the location passes (`set_headers.ts`). */
+  headers: readonly (readonly [string, string])[];
   /** A location's call settings: version, leading fields, timers, limits. */
-  call?: LocationCall;
-  /** Turns a reply into the response instead of {@linkcode replyToResponse}. */
-  toResponse?: (reply: UpstreamReply, peer: UpstreamPeer) => Response;
+  call: LocationCall;
+  /**
+   * Turns a reply into the client's response (`location_reply.ts`); a
+   * throw is that server's failure.
+   */
+  toResponse: (reply: UpstreamReply, peer: UpstreamPeer) => Response;
   /**
    * nginx's `proxy_request_buffering on`: read the whole body first
    * (`request_buffer.ts`); `null` or absent streams it as it arrives.
@@ -160,29 +157,6 @@ function bodyReadFailed(error: unknown): ProxyResult {
   };
 }
 
-function toResponse(
-  reply: UpstreamReply,
-  peer: UpstreamPeer,
-  publicApiBase: string,
-): Response {
-  const { head } = reply;
-  const headers = clientResponseHeaders(head.fields, {
-    upstreamOrigin: peer.spec.address.origin,
-    publicApiBase,
-    contentLength: reply.length,
-  });
-  // No statusText: Deno.serve writes its own reason phrase whatever is
-  // given, and a given one is checked by a regular expression first.
-  return streamedResponse(reply.body, { status: head.status, headers });
-}
-
-function invalid(message: string): UpstreamError {
-  return new UpstreamError(message, {
-    kind: "invalid-response",
-    action: "reading response header from upstream",
-  });
-}
-
 /**
  * Forwards a request to the upstream group and returns the client's
  * response. Redirects are not followed: 3xx and their `Set-Cookie` go to the
@@ -261,14 +235,7 @@ async function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  const headers = options.headers ??
-    upstreamRequestHeaders(req.headers, {
-      clientAddress: options.clientAddress,
-      addForwardedHeaders: options.addForwardedHeaders,
-    });
-  const toClient = options.toResponse ??
-    ((reply: UpstreamReply, peer: UpstreamPeer) =>
-      replyToResponse(reply, peer, options.publicApiBase));
+  const { headers } = options;
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
@@ -290,46 +257,8 @@ async function forward(
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
         }),
-    }), toClient);
+    }), options.toResponse);
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value, failures: outcome.failures }
     : outcome;
-}
-
-/**
- * Turns an upstream reply into the client's response (headers filtered,
- * `Location` rewritten for that server).
- *
- * @param reply The upstream's reply.
- * @param peer The server that sent it.
- * @param publicApiBase The gateway's absolute `/api/` URL.
- * @returns The response.
- * @throws {UpstreamError} On a reply that cannot be relayed.
- */
-export function replyToResponse(
-  reply: UpstreamReply,
-  peer: UpstreamPeer,
-  publicApiBase: string,
-): Response {
-  if (reply.head.status < 200) {
-    discard(reply);
-    throw invalid(`upstream sent unexpected status ${reply.head.status}`);
-  }
-  try {
-    return toResponse(reply, peer, publicApiBase);
-  } catch {
-    discard(reply);
-    throw invalid("upstream sent invalid header");
-  }
-}
-
-/**
- * Cancels a reply's streamed body, which closes its connection. Not awaited:
- * the verdict does not wait on the socket, and a failed cancel has nothing
- * left to clean up.
- */
-function discard(reply: UpstreamReply): void {
-  if (reply.body instanceof ReadableStream) {
-    reply.body.cancel().catch(() => {});
-  }
 }

@@ -1,5 +1,6 @@
 /**
- * WebSocket through `/api/`: the browser's side is `Deno.upgradeWebSocket`;
+ * WebSocket through a location that asks for one (`Upgrade` and
+ * `Connection: upgrade` set): the browser's side is `Deno.upgradeWebSocket`;
  * the upstream's side is the gateway's own client (the handshake over
  * `Deno.connect`, then RFC 6455 frames), so a refused upstream writes the
  * same `connect() failed` line as any request and a non-101 answer (426,
@@ -14,22 +15,13 @@
  * @module
  */
 
-import { upstreamRequestHeaders } from "./headers.ts";
-import {
-  type ProxyOptions,
-  type ProxyResult,
-  replyToResponse,
-} from "./proxy.ts";
+import type { ProxyOptions, ProxyResult } from "./proxy.ts";
 import { tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-const UPGRADE_FIELDS: readonly (readonly [string, string])[] = [
-  ["upgrade", "websocket"],
-  ["connection", "Upgrade"],
-];
 
 /**
  * Whether a request asks for a WebSocket (RFC 6455 §4.2.1): a GET whose
@@ -81,9 +73,6 @@ export interface WebSocketOptions extends
     ProxyOptions,
     | "group"
     | "upstreamPath"
-    | "clientAddress"
-    | "addForwardedHeaders"
-    | "publicApiBase"
     | "onFailure"
     | "headers"
     | "call"
@@ -113,19 +102,13 @@ export async function proxyWebSocket(
   req: Request,
   options: WebSocketOptions,
 ): Promise<ProxyResult> {
-  // A location's fields carry its own Upgrade and Connection (in
-  // `call.leading`); the gateway's policy adds them here.
-  const located = options.headers !== undefined;
-  const headers = options.headers ??
-    upstreamRequestHeaders(req.headers, {
-      clientAddress: options.clientAddress,
-      addForwardedHeaders: options.addForwardedHeaders,
-    });
-  // A location sends the client's key upstream, as nginx passes it: the
-  // accept the upstream computes is the one the browser checks too. The
-  // version is ours (13, the one Deno accepts), and extensions stay on the
-  // browser's side: the tunnel does not compress.
-  const key = (located ? req.headers.get("sec-websocket-key") : null) ??
+  // The location's fields carry its Upgrade and Connection (in
+  // `call.leading`). The client's key goes upstream, as nginx passes it:
+  // the accept the upstream computes is the one the browser checks too.
+  // The version is ours (13, the one Deno accepts), and extensions stay on
+  // the browser's side: the tunnel does not compress.
+  const { headers } = options;
+  const key = req.headers.get("sec-websocket-key") ??
     btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
   const ours = new Set([
     "sec-websocket-key",
@@ -134,7 +117,6 @@ export async function proxyWebSocket(
   ]);
   const handshake: (readonly [string, string])[] = [
     ...headers.filter(([name]) => !ours.has(name)),
-    ...(located ? [] : UPGRADE_FIELDS),
     ["sec-websocket-key", key],
     ["sec-websocket-version", "13"],
   ];
@@ -168,8 +150,7 @@ export async function proxyWebSocket(
     if (!reply.upgraded) {
       return {
         kind: "answer",
-        response: options.toResponse?.(reply, peer) ??
-          replyToResponse(reply, peer, options.publicApiBase),
+        response: options.toResponse(reply, peer),
       };
     }
     const fields = new Map(

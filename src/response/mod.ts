@@ -41,3 +41,4 @@ export {
   type HeadersFilterConf,
   type HeadersFilterInput,
 } from "./headers_filter.ts";
+export { publicOrigin } from "./origin.ts";

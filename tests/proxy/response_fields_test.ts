@@ -168,3 +168,48 @@ Deno.test("locationResponseFields() makes a rewritten Location absolute, leaves 
     [["location", "http://backend/login"]],
   );
 });
+
+Deno.test("locationResponseFields() sends the framed length as the only Content-Length", () => {
+  const conf = locationConf({ name: "/api/", pass: "http://backend/" });
+  const upstream: [string, string][] = [
+    ["Content-Length", "007"],
+    ["X-A", "1"],
+    ["content-length", "7"],
+  ];
+  const options = { conf, vars: vars(), origin: "http://h:8081" };
+  deepStrictEqual(
+    locationResponseFields(upstream, { ...options, contentLength: 7 }),
+    [["x-a", "1"], ["content-length", "7"]],
+  );
+  // No framed length (a HEAD answer, a 304): the upstream's first length.
+  deepStrictEqual(
+    locationResponseFields(upstream, { ...options, contentLength: null }),
+    [["x-a", "1"], ["content-length", "007"]],
+  );
+});
+
+Deno.test("locationResponseFields() drops the upstream's Content-Length beside any Transfer-Encoding (RFC 9112 §6.3)", async (t) => {
+  const conf = locationConf({ name: "/api/", pass: "http://backend/" });
+  // [upstream fields, whether its content-length reaches the client]
+  const cases: [[string, string][], boolean][] = [
+    [[["Content-Length", "100"], ["Transfer-Encoding", "chunked"]], false],
+    [[["Transfer-Encoding", "chunked"], ["Content-Length", "100"]], false],
+    [[["content-length", "5"], ["transfer-encoding", "Chunked"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", "gzip"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", "gzip, chunked"]], false],
+    [[["Content-Length", "5"], ["Transfer-Encoding", ""]], false],
+    [[["Content-Length", "5"]], true],
+  ];
+  for (const [fields, kept] of cases) {
+    await t.step(JSON.stringify(fields), () => {
+      const out = locationResponseFields(fields, {
+        conf,
+        vars: vars(),
+        origin: "http://h:8081",
+        contentLength: null,
+      });
+      strictEqual(out.some(([n]) => n === "content-length"), kept);
+      strictEqual(out.some(([n]) => n === "transfer-encoding"), false);
+    });
+  }
+});

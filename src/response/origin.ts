@@ -1,0 +1,36 @@
+/**
+ * The origin an absolute redirect names, as nginx's header filter builds
+ * it (`ngx_http_header_filter`, `absolute_redirect on`): the name the
+ * client reached the gateway by, and the port the request came in on.
+ *
+ * @module
+ */
+
+/**
+ * The origin the client reached the gateway at: the `Host` name with the
+ * listening port, left out when 80.
+ *
+ * @param host The client's `Host`, or `null`.
+ * @param port The port the request came in on.
+ * @returns e.g. `http://localhost:8081`.
+ *
+ * @example Usage
+ * ```ts
+ * import { publicOrigin } from "./origin.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(publicOrigin("station7:9999", 8081), "http://station7:8081");
+ * strictEqual(publicOrigin(null, 80), "http://127.0.0.1");
+ * ```
+ */
+export function publicOrigin(host: string | null, port: number): string {
+  const colon = host === null ? -1 : host.indexOf(":");
+  const name = host === null || host === ""
+    ? "127.0.0.1"
+    : host.startsWith("[")
+    ? host.slice(0, host.indexOf("]") + 1)
+    : colon < 0
+    ? host
+    : host.slice(0, colon);
+  return `http://${name}${port === 80 ? "" : `:${port}`}`;
+}
