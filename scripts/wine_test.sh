@@ -62,8 +62,8 @@ SUITES=(
   tests/config/config_file_test.ts
   tests/config/config_test.ts
   tests/config/config_values_test.ts
-  tests/routing/path_rewrite_test.ts
-  tests/routing/path_rewrite_prefix_test.ts
+  tests/routing/request_target_test.ts
+  tests/proxy/upstream_uri_test.ts
   tests/routing/request_checks_test.ts
   tests/routing/content_length_test.ts
   tests/routing/header_buffers_test.ts

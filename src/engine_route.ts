@@ -36,7 +36,7 @@ import {
 } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
-import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
+import { READING_HEADERS } from "./routing/mod.ts";
 
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
@@ -317,11 +317,7 @@ export class EngineRoute {
     const { vars } = flow;
     const changed = content.rewritten || vars.uri !== request.uri ||
       vars.args !== request.args;
-    const raw = content.conf.proxyRawUri && !changed
-      ? rawTarget(content.conf, vars.requestUri, this.#conf.caseless)
-      : null;
     const result = await proxyLocation(req, {
-      ...(raw === null ? {} : { target: raw }),
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -348,6 +344,7 @@ export class EngineRoute {
     }, {
       registry: this.#registry,
       stats: this.#deps.stats,
+      caseless: this.#conf.caseless,
       ...(this.#deps.stopping ? { stopping: this.#deps.stopping } : {}),
     });
     let response: Response;
@@ -407,27 +404,4 @@ export function listenPorts(conf: HttpConf): ListenGroup[] {
 function isIndexTarget(target: string): boolean {
   const path = target.split("?")[0];
   return path === "/" || path === "/index.html";
-}
-
-/**
- * `station_proxy_raw_uri`: the client's own bytes after a `/x/` location's
- * prefix, as the gateway has always forwarded them (`routeRequest`), or
- * `null` where nginx's rule applies.
- */
-function rawTarget(
-  conf: LocationConf,
-  requestUri: string,
-  caseless: boolean,
-): string | null {
-  const pass = conf.proxyPass;
-  if (pass === null || pass.uri === null || !/^\/[^/]+\/$/.test(conf.name)) {
-    return null;
-  }
-  const route = routeRequest(requestUri, {
-    prefix: conf.name.slice(1, -1),
-    keepPrefix: false,
-    caseless,
-  });
-  if (route.kind !== "proxy") return null;
-  return pass.uri + route.upstreamPath.slice(1);
 }

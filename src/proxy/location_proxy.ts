@@ -32,7 +32,7 @@ import {
 import { interceptedBy, relay } from "./location_reply.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
-import { upstreamUri } from "./upstream_uri.ts";
+import { rawUpstreamUri, upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 import { requestTargetText, utf8Bytes } from "./target_text.ts";
 
@@ -73,11 +73,6 @@ export interface LocationRequest {
   origin?: string;
   /** How the body is read whole first (`proxy_request_buffering on`). */
   buffering?: RequestBuffering;
-  /**
-   * The path and query to send, decided by the caller
-   * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
-   */
-  target?: string;
 }
 
 /** What proxying gives back to the request flow. */
@@ -113,6 +108,8 @@ export interface LocationProxyContext {
   stats: FailureCounter;
   /** Shutdown has begun: a body cut off then is not the client leaving. */
   stopping?: () => boolean;
+  /** Locations match without regard to case (nginx for Windows). */
+  caseless?: boolean;
 }
 
 const NO_FIELDS: [string, string][] = [];
@@ -150,11 +147,20 @@ export async function proxyLocation(
     return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
   }
   vars.proxyHost = pass.proxyHost;
-  // Every part as its UTF-8 bytes: the engine's $uri, $args and
+  // `station_proxy_raw_uri` while the client's URI stands, else nginx's
+  // rule. Every part as its UTF-8 bytes: the engine's $uri, $args and
   // $request_uri are text (Deno.serve hands the target over as text), and
   // nginx's URI rule works on the bytes received.
+  const raw = conf.proxyRawUri && !request.rewritten && pass.uri !== null
+    ? rawUpstreamUri({
+      proxyUri: pass.uri,
+      locationName: conf.name,
+      requestUri: vars.requestUri,
+      caseless: context.caseless ?? false,
+    })
+    : null;
   const path = requestTargetText(
-    request.target !== undefined ? utf8Bytes(request.target) : upstreamUri({
+    raw !== null ? utf8Bytes(raw) : upstreamUri({
       proxyUri: pass.uri,
       locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
       uri: utf8Bytes(vars.uri),

@@ -16,7 +16,12 @@ export {
   proxyLocation,
 } from "./location_proxy.ts";
 export { type RegistryOptions, UpstreamRegistry } from "./upstream_registry.ts";
-export { upstreamUri, type UpstreamUriInput } from "./upstream_uri.ts";
+export {
+  rawUpstreamUri,
+  type RawUriInput,
+  upstreamUri,
+  type UpstreamUriInput,
+} from "./upstream_uri.ts";
 export { type FieldPlan, fieldPlan, upstreamFields } from "./set_headers.ts";
 export {
   locationResponseFields,

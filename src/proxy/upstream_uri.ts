@@ -8,10 +8,21 @@
  * escape or the request was rewritten or redirected internally; otherwise
  * its bytes go as they are.
  *
+ * `station_proxy_raw_uri` (the built-in configuration's `/api/`) is the
+ * gateway's own rule beside it, {@linkcode rawUpstreamUri}: the client's
+ * path after the location's prefix, normalised but with the client's own
+ * escapes, as the gateway forwarded it before it ran nginx's model.
+ *
  * @module
  */
 
-import { escapeBytes } from "../routing/mod.ts";
+import {
+  escapeBytes,
+  escapedSegments,
+  needsNormalising,
+  normaliseTarget,
+  segmentText,
+} from "../routing/mod.ts";
 
 /** What {@linkcode upstreamUri} reads of a request and its location. */
 export interface UpstreamUriInput {
@@ -101,4 +112,73 @@ function hasEscape(requestUri: string): boolean {
   if (percent < 0) return false;
   const q = requestUri.indexOf("?");
   return q < 0 || percent < q;
+}
+
+/** What {@linkcode rawUpstreamUri} reads of a request and its location. */
+export interface RawUriInput {
+  /** The URI part of `proxy_pass` (`/`, `/v1/`). */
+  proxyUri: string;
+  /** The location's name, one segment between slashes (`/api/`). */
+  locationName: string;
+  /** `$request_uri`: the target as the client sent it. */
+  requestUri: string;
+  /** Match the prefix without regard to letter case (nginx for Windows). */
+  caseless: boolean;
+}
+
+/**
+ * `station_proxy_raw_uri`: the URI part of `proxy_pass` followed by the
+ * client's path after the location's prefix and its query as sent. The
+ * path is normalised as the location was matched (dot segments, merged
+ * slashes) but keeps the client's bytes (letter case, escapes); where an
+ * escaped separator made new segments, those go re-escaped, as nginx sends
+ * a normalised URI (`/api/a%2fb` goes as `/a/b`), so the upstream sees the
+ * path that was routed.
+ *
+ * @param input The location and the client's target.
+ * @returns The target to send, or `null` where the rule does not apply
+ * (the location is not one segment, or the normalised path does not start
+ * with it): nginx's rule applies then.
+ *
+ * @example Usage
+ * ```ts
+ * import { rawUpstreamUri } from "./upstream_uri.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const input = { proxyUri: "/", locationName: "/api/", caseless: false };
+ * strictEqual(rawUpstreamUri({ ...input, requestUri: "/api/Home31/UpDateTitle?a=%20" }), "/Home31/UpDateTitle?a=%20");
+ * strictEqual(rawUpstreamUri({ ...input, requestUri: "/api/x/../%7Euser" }), "/%7Euser");
+ * ```
+ */
+export function rawUpstreamUri(input: RawUriInput): string | null {
+  const { proxyUri, locationName, requestUri, caseless } = input;
+  if (!/^\/[^/]+\/$/.test(locationName)) return null;
+  const q = requestUri.search(/[?#]/);
+  const rawPath = q < 0 ? requestUri : requestUri.slice(0, q);
+  // The common request: normalising would change nothing, so the rest of
+  // the path goes as it is (the same result as below, without splitting).
+  const prefix = rawPath.slice(0, locationName.length);
+  if (
+    (caseless ? prefix.toLowerCase() : prefix) === locationName &&
+    !needsNormalising(rawPath)
+  ) {
+    return proxyUri + rawPath.slice(locationName.length) + queryOf(requestUri);
+  }
+  const path = normaliseTarget(requestUri);
+  if (path.kind === "invalid" || path.segments.length === 0) return null;
+  const first = segmentText(path.segments[0]!, path.decoded);
+  const name = locationName.slice(1, -1);
+  if (first === null || (caseless ? first.toLowerCase() : first) !== name) {
+    return null;
+  }
+  if (path.segments.length === 1 && !path.directory) return null;
+  return proxyUri + escapedSegments(path, 1) + path.query;
+}
+
+/** The query with its `?`, without a fragment. */
+function queryOf(target: string): string {
+  const hash = target.indexOf("#");
+  const noFragment = hash < 0 ? target : target.slice(0, hash);
+  const q = noFragment.indexOf("?");
+  return q < 0 ? "" : noFragment.slice(q);
 }

@@ -1,15 +1,25 @@
 /**
  * The client's request as the gateway parses it after Deno: the checks
  * nginx makes before routing (Host, Content-Length, method, HTTP/2), the
- * path decoded and normalised, and the route: upstream or static file.
+ * target decoded and normalised into `$uri` and `$args`.
  *
  * @module
  */
 
-export { decodeTarget, requestTarget, routeRequest } from "./path_rewrite.ts";
+export {
+  decodeTarget,
+  escapedSegments,
+  needsNormalising,
+  normaliseTarget,
+  requestTarget,
+  segmentText,
+} from "./request_target.ts";
 export { escapeBytes } from "./path_decode.ts";
-export type { DecodedTarget } from "./path_rewrite.ts";
-export type { Route } from "./path_rewrite.ts";
+export type {
+  DecodedTarget,
+  InvalidTarget,
+  NormalisedTarget,
+} from "./request_target.ts";
 export {
   checkRequestHead,
   checkRequestLine,

@@ -2,7 +2,7 @@
  * The byte-level steps of nginx's URI normalisation
  * (`ngx_http_parse_complex_uri`) and of the escaping it applies to the path
  * it sends upstream (`ngx_escape_uri`), as pure functions for
- * `path_rewrite.ts`. Paths are handled as byte strings (one char per byte):
+ * `request_target.ts`. Paths are handled as byte strings (one char per byte):
  * nginx decodes escapes to bytes, before any UTF-8.
  *
  * @module

@@ -1,5 +1,5 @@
 import { strictEqual } from "node:assert/strict";
-import { upstreamUri } from "../../src/proxy/mod.ts";
+import { rawUpstreamUri, upstreamUri } from "../../src/proxy/mod.ts";
 
 // Each row was sent to nginx 1.22 (`proxy_pass` in the location named) and
 // the request line its upstream received is the expected value.
@@ -218,4 +218,38 @@ Deno.test("upstreamUri() sends what nginx 1.22 sends upstream", () => {
     });
     strictEqual(sent, c.sent, c.what);
   }
+});
+
+Deno.test("rawUpstreamUri() follows another one-segment location and leaves the rest to nginx's rule", async (t) => {
+  // [proxy_pass URI part, location, client's target, sent or null]
+  const cases: [string, string, string, string | null][] = [
+    ["/", "/backend/", "/backend/loginms?a=1", "/loginms?a=1"],
+    ["/v1/", "/backend/", "/backend/a/../b%20c", "/v1/b%20c"],
+    ["/", "/backend/", "/backend", null],
+    ["/", "/backend/", "/api/loginms", null],
+    ["/", "/api", "/api/x", null],
+    ["/", "/a/b/", "/a/b/x", null],
+  ];
+  for (const [proxyUri, locationName, requestUri, sent] of cases) {
+    await t.step(`${locationName} ${requestUri}`, () => {
+      strictEqual(
+        rawUpstreamUri({ proxyUri, locationName, requestUri, caseless: false }),
+        sent,
+      );
+    });
+  }
+  await t.step(
+    "the client's letter case of the prefix (nginx for Windows)",
+    () => {
+      strictEqual(
+        rawUpstreamUri({
+          proxyUri: "/",
+          locationName: "/api/",
+          requestUri: "/API/q",
+          caseless: true,
+        }),
+        "/q",
+      );
+    },
+  );
 });

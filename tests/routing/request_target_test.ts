@@ -1,9 +1,17 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
+  type DecodedTarget,
+  decodeTarget,
   requestTarget,
-  type Route,
-  routeRequest,
-} from "../../src/routing/path_rewrite.ts";
+} from "../../src/routing/mod.ts";
+import { rawUpstreamUri } from "../../src/proxy/mod.ts";
+
+/** Where a target goes: `/api/`'s raw URI, a static `$uri`, or invalid. */
+type Route =
+  | { kind: "proxy"; upstreamPath: string }
+  | { kind: "redirect"; location: string }
+  | { kind: "static"; segments: string[]; directory: boolean; query: string }
+  | { kind: "invalid"; reason: string };
 
 const proxy = (upstreamPath: string): Route => ({
   kind: "proxy",
@@ -95,18 +103,44 @@ const CASES: { target: string; expected: Route; caseless?: boolean }[] = [
   },
 ];
 
-Deno.test("routeRequest() routes, normalizes and keeps bytes", async (t) => {
+/** The built-in `/api/` location's raw URI (`station_proxy_raw_uri`, `proxy_pass …/`). */
+function raw(target: string, caseless = false): string | null {
+  return rawUpstreamUri({
+    proxyUri: "/",
+    locationName: "/api/",
+    requestUri: target,
+    caseless,
+  });
+}
+
+Deno.test("decodeTarget() and the /api/ raw URI route, normalise and keep bytes", async (t) => {
   for (const { target, expected, caseless } of CASES) {
     await t.step(`${target}${caseless ? " (caseless)" : ""}`, () => {
-      deepStrictEqual(
-        routeRequest(target, { caseless: caseless ?? false }),
-        expected,
+      // What /api/ sends upstream, or null where /api/ does not match.
+      strictEqual(
+        raw(target, caseless),
+        expected.kind === "proxy" ? expected.upstreamPath : null,
       );
+      const decoded = decodeTarget(target);
+      if (expected.kind === "invalid") {
+        deepStrictEqual(decoded, expected);
+      } else if (expected.kind === "static") {
+        const { segments, directory, query } = expected;
+        const trailing = directory && segments.length > 0 ? "/" : "";
+        deepStrictEqual(
+          decoded,
+          {
+            kind: "uri",
+            uri: `/${segments.join("/")}${trailing}`,
+            args: query.slice(1),
+          } satisfies DecodedTarget,
+        );
+      }
     });
   }
 });
 
-Deno.test("routeRequest() fast /api/ path agrees with full normalisation", () => {
+Deno.test("the /api/ raw URI's fast path agrees with full normalisation", () => {
   // "/." in front changes no route (a dot segment is dropped) but always
   // takes the general path, so each pair compares the two code paths.
   const pieces = [
@@ -137,13 +171,9 @@ Deno.test("routeRequest() fast /api/ path agrees with full normalisation", () =>
     for (let j = 0; j < count; j++) parts.push(pieces[next(pieces.length)]!);
     const target = "/" + parts.join("/");
     for (const caseless of [false, true]) {
-      const direct = routeRequest(target, { caseless });
-      deepStrictEqual(
-        direct,
-        routeRequest(`/.${target}`, { caseless }),
-        target,
-      );
-      if (direct.kind === "proxy" && !target.includes("/.")) fast++;
+      const direct = raw(target, caseless);
+      strictEqual(direct, raw(`/.${target}`, caseless), target);
+      if (direct !== null && !target.includes("/.")) fast++;
     }
   }
   // Both paths were exercised.
@@ -173,7 +203,7 @@ Deno.test("requestTarget() recovers the raw target from Deno.serve's URL", async
   }
 });
 
-Deno.test("routeRequest() proxies only paths that start with one slash", async (t) => {
+Deno.test("the /api/ raw URI sends only paths that start with one slash", async (t) => {
   // The upstream client writes this path after the method, with its own
   // Host: a path starting with one "/" cannot name another server.
   const hostile = [
@@ -190,11 +220,9 @@ Deno.test("routeRequest() proxies only paths that start with one slash", async (
   ];
   for (const target of hostile) {
     await t.step(target, () => {
-      const route = routeRequest(requestTarget(target, "localhost:8081"), {
-        caseless: false,
-      });
-      if (route.kind !== "proxy") return; // not proxied at all: safe
-      const path = route.upstreamPath.split("?")[0]!;
+      const sent = raw(requestTarget(target, "localhost:8081"));
+      if (sent === null) return; // not proxied at all: safe
+      const path = sent.split("?")[0]!;
       strictEqual(path.startsWith("/") && !path.startsWith("//"), true, path);
       strictEqual(/[\\#\s]/.test(path), false, path);
     });
