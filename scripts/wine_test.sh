@@ -86,12 +86,11 @@ SUITES=(
   tests/upstream/connection_test.ts
   tests/upstream/health_test.ts
   tests/upstream/peer_choice_test.ts
-  tests/static/handler_test.ts
+  tests/static/built_in_static_test.ts
   tests/static/cache_test.ts
   tests/static/containment_test.ts
   tests/static/error_page_test.ts
   tests/static/file_slice_test.ts
-  tests/static/content_negotiation_test.ts
   tests/static/default_page_test.ts
   tests/static/http_ranges_test.ts
   tests/log/error_log_test.ts

@@ -37,7 +37,7 @@ import {
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
-import { StaticRoute, unexpectedError } from "./static_route.ts";
+import { DefaultPageRoute } from "./default_page_route.ts";
 import { EngineRoute } from "./engine_route.ts";
 import { type BuiltInSettings, compileBuiltIn } from "./nginx_conf/mod.ts";
 
@@ -142,6 +142,19 @@ interface RequestContext {
 
 const CLOSE = { connection: "close" };
 const LINE_OK: LineVerdict = { kind: "ok" };
+/**
+ * The `unexpected error` line for an exception the handler caught: the
+ * stack on one line, as every error-log line is.
+ */
+function unexpectedError(error: unknown): RequestEvent {
+  return {
+    level: "alert",
+    message: `unexpected error: ${
+      error instanceof Error ? error.stack ?? error.message : error
+    }`.replaceAll("\n", " "),
+  };
+}
+
 const INVALID_REQUEST_LINE: CheckEvent = {
   level: "info",
   message: "client sent invalid request",
@@ -168,7 +181,7 @@ export function createGatewayHandler(
   const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
   const caseless = runtime.caseless ?? Deno.build.os === "windows";
   const conf = config.engine ?? compileBuiltIn(config, { caseless });
-  let statics: StaticRoute | null = null;
+  let defaultPage: DefaultPageRoute | null = null;
   const engine = new EngineRoute(conf, {
     port: runtime.port,
     stats,
@@ -176,11 +189,11 @@ export function createGatewayHandler(
     ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
     ...(deps.transport ? { transport: deps.transport } : {}),
     ...(deps.now ? { now: deps.now } : {}),
-    defaultPage: (req, client) => statics!.defaultPage(req, client),
+    defaultPage: (req, client) => defaultPage!.defaultPage(req, client),
     body: config,
     stopping: () => deps.inFlight?.stopping === true,
   });
-  statics = new StaticRoute(config, {
+  defaultPage = new DefaultPageRoute(config, {
     version: runtime.version,
     port: runtime.port,
     ...(runtime.logFiles ? { logFiles: runtime.logFiles } : {}),

@@ -191,7 +191,7 @@ const CASES: [string, RaceCase][] = [
 
 for (const [name, c] of CASES) {
   Deno.test(
-    `serveStatic() serves no outside byte while ${name} is swapped for a symlink`,
+    `a static location serves no outside byte while ${name} is swapped for a symlink`,
     { ignore: NO_LINKS },
     async () => {
       const result = await race(c, 2000);
@@ -212,7 +212,7 @@ const HAS_PYTHON = Deno.build.os === "linux" && (() => {
 })();
 
 Deno.test(
-  "serveStatic() serves no outside byte while a folder on the path is exchanged with a link (renameat2)",
+  "a static location serves no outside byte while a folder on the path is exchanged with a link (renameat2)",
   // The exchange is Linux's; python3 is a prerequisite of the suite.
   { ignore: NO_LINKS || !HAS_PYTHON },
   async () => {

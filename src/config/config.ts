@@ -10,7 +10,6 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
-import { type CachePolicy, DEFAULT_CACHE_POLICY } from "../static/mod.ts";
 import {
   type ListenAddress,
   parseGroupName,
@@ -34,6 +33,27 @@ import {
   type ErrorPages,
   parseErrorPages,
 } from "../static/mod.ts";
+
+/**
+ * `Cache-Control` values for the three kinds of static file, written into
+ * the built-in configuration as a `map` and `add_header`
+ * (`nginx_conf/built_in.ts`).
+ */
+export interface CachePolicy {
+  /** HTML documents, e.g. `index.html`: revalidated every time. */
+  html: string;
+  /** Fingerprinted assets (`app.3f9a2c1b.js`): safe to cache for long. */
+  fingerprinted: string;
+  /** Everything else. */
+  other: string;
+}
+
+/** The default policy. */
+export const DEFAULT_CACHE_POLICY: CachePolicy = {
+  html: "no-cache",
+  fingerprinted: "public, max-age=31536000, immutable",
+  other: "no-cache",
+};
 
 /**
  * Settings as given in the config file or on the command line: each is the

@@ -9,8 +9,12 @@
 export { listenHosts, parseUpstreamServer } from "./addresses.ts";
 export { parseCliArgs, UsageError } from "./cli.ts";
 export type { CliOptions } from "./cli.ts";
-export { DEFAULT_SETTINGS, resolveConfig } from "./config.ts";
-export type { GatewayConfig, SettingsInput } from "./config.ts";
+export {
+  DEFAULT_CACHE_POLICY,
+  DEFAULT_SETTINGS,
+  resolveConfig,
+} from "./config.ts";
+export type { CachePolicy, GatewayConfig, SettingsInput } from "./config.ts";
 export { parseConfigFile } from "./config_file.ts";
 export { MAX_TIMER_MS, pathProblem } from "./config_values.ts";
 export type { FileInput } from "./config_file.ts";

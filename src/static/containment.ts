@@ -1,8 +1,8 @@
 /**
- * Containment of the client-app folder, by construction: the path arrives
- * as decoded segments from `routeRequest` (dot segments already resolved),
- * and every segment that could name something else on some file system is
- * refused — `/`, `\`, NUL and control characters, `:` (drive letters, NTFS
+ * Containment of a location's folder, by construction. Where a path is
+ * made of decoded segments (dot segments already resolved, as the
+ * built-in error pages' files are), every segment that could name
+ * something else on some file system is refused ({@linkcode isSafeSegment}) — `/`, `\`, NUL and control characters, `:` (drive letters, NTFS
  * streams such as `::$DATA`), trailing dots and spaces (Windows strips them),
  * dotfiles, and on Windows 8.3 short names (nginx:
  * `ngx_win32_check_filename`) and DOS device names such as `con` or

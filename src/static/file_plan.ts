@@ -1,8 +1,7 @@
 /**
- * The answer for one file, shared by the flags' static handler
- * (`serveStatic`) and nginx's static module (`serveFile`): containment on
- * the opened handle, the validators (304), the range (206, 416), then the
- * bytes from memory or a stream of the handle.
+ * The answer for one file of nginx's static module (`serveFile`):
+ * containment on the opened handle, the validators (304), the range (206,
+ * 416), then the bytes from memory or a stream of the handle.
  *
  * @module
  */
@@ -23,7 +22,6 @@ import {
 /** What a plan decided. */
 export type StaticPlan =
   | { kind: "done"; result: StaticResult }
-  | { kind: "default-page" }
   /** A folder on the file's path changed lately: plan again after `ms`. */
   | { kind: "again"; ms: number }
   | {
@@ -52,11 +50,10 @@ export interface FileRequest {
   /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
   ranges: boolean;
   /**
-   * nginx's heads: this `Content-Type` on every answer but 304, and
-   * `Accept-Ranges` on a 200 only (nginx's range filter). Without it the
-   * caller's list holds both for every answer.
+   * The `Content-Type` of every answer but 304 (nginx's heads; the range
+   * filter adds `Accept-Ranges` to a 200 only).
    */
-  nginx?: { contentType: string } | undefined;
+  contentType: string;
 }
 
 /** A file found for a request: its path and `stat`. */
@@ -122,9 +119,7 @@ export function planFile(
     file?.close();
     return done({ response: new Response(null, { status: 304, headers }) });
   }
-  if (ctx.nginx !== undefined) {
-    headers.push(["content-type", ctx.nginx.contentType]);
-  }
+  headers.push(["content-type", ctx.contentType]);
 
   const size = servedInfo.size;
   const range = ctx.ranges &&
@@ -150,7 +145,7 @@ export function planFile(
     ]);
   }
   const status = range === null ? 200 : 206;
-  if (ctx.nginx !== undefined && ctx.ranges && status === 200) {
+  if (ctx.ranges && status === 200) {
     headers.push(["accept-ranges", "bytes"]);
   }
   if (head || length === 0) {

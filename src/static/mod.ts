@@ -1,16 +1,13 @@
 /**
- * Static files: the client app of the flags and JSON config
- * (`serveStatic`), and nginx's static module under a location's settings
- * (`serveFile`, `fileKind`, the types of `types {}`); both contained in
- * their folder, cached, with ranges and validators, the built-in page and
- * nginx's error pages.
+ * Static files: nginx's static module under a location's settings
+ * (`serveFile`, `fileKind`, the types of `types {}`), contained in the
+ * location's folder, cached, with ranges and validators; the built-in page
+ * and nginx's error pages.
  *
  * @module
  */
 
 export { StaticCache } from "./cache.ts";
-export { DEFAULT_CACHE_POLICY } from "./content_negotiation.ts";
-export type { CachePolicy } from "./content_negotiation.ts";
 export { renderDefaultPage } from "./default_page.ts";
 export { errorPageResponse } from "./error_page.ts";
 export {
@@ -26,8 +23,7 @@ export {
   fileKind,
   indexFailure,
 } from "./file_kind.ts";
-export { serveStatic } from "./handler.ts";
-export type { StaticFailure, StaticResult } from "./handler.ts";
+export type { StaticFailure, StaticResult } from "./static_results.ts";
 export {
   type ContentTypeConf,
   contentTypeOf,

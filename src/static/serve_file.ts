@@ -141,10 +141,8 @@ export function serveFile(
     }
     : plan.kind === "done"
     ? plan.result
-    : plan.kind === "again"
     // Containment waits for a folder that just changed (settled_proof.ts).
-    ? { response: errorResponse(404, { head: ctx.head }), retryInMs: plan.ms }
-    : { response: errorResponse(404, { head: ctx.head }) };
+    : { response: errorResponse(404, { head: ctx.head }), retryInMs: plan.ms };
   if (ctx.failure !== undefined && result.failure === undefined) {
     result.failure = ctx.failure;
   }
@@ -246,7 +244,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     head: ctx.head,
     etag: o.conf.etag,
     ranges,
-    nginx: { contentType: contentTypeOf(o.uri, o.conf) },
+    contentType: contentTypeOf(o.uri, o.conf),
   };
 }
 

@@ -1,12 +1,10 @@
 /**
- * What a static request produces: the result and its failure line (nginx's
- * `open() … failed` for the OS error), the options, and nginx's validators.
+ * What serving a file produces: the response and its failure line (nginx's
+ * `open() … failed` for the OS error), and nginx's validators.
  *
  * @module
  */
 
-import { dirname } from "node:path";
-import type { CachePolicy } from "./content_negotiation.ts";
 import { errorResponse } from "./error_pages.ts";
 import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
@@ -34,33 +32,6 @@ export interface StaticResult {
    * when the wait is over.
    */
   retryInMs?: number;
-}
-
-/** Options for {@linkcode serveStatic}. */
-export interface StaticOptions {
-  /** The client-app folder, absolute. */
-  root: string;
-  /** Answers `/` when the root folder does not exist. */
-  defaultPage?: (req: Request) => Promise<Response>;
-  /**
-   * Answer app routes (no extension, or a navigation asking for HTML) that
-   * name no file with `/index.html`, as a single-page app needs.
-   *
-   * @default {true}
-   */
-  spaFallback?: boolean;
-  /**
-   * Log missing files as nginx does (`log_not_found on`).
-   *
-   * @default {true}
-   */
-  logNotFound?: boolean;
-  /** `Cache-Control` values. @default {DEFAULT_CACHE_POLICY} */
-  cachePolicy?: CachePolicy;
-  /** @default {currentOsFamily()} */
-  family?: OsFamily;
-  /** Small files served from memory; without it every file is streamed. */
-  cache?: StaticCache;
 }
 
 /**
@@ -151,21 +122,6 @@ export function fsFailure(
     return { response: errorResponse(403), failure: failure("error") };
   }
   return { response: errorResponse(500), failure: failure("crit") };
-}
-
-/**
- * nginx's line for a missing file: `(2: …)`, or on Windows `(3: The system
- * cannot find the path specified)` when the folder is missing too.
- */
-export function missingFile(path: string, family: OsFamily): StaticResult {
-  const folderMissing = family === "windows" &&
-    statOrNull(dirname(path)) === null;
-  const code = folderMissing ? 3 : 2;
-  return fsFailure(
-    new Deno.errors.NotFound(`(os error ${code})`),
-    path,
-    family,
-  );
 }
 
 /** A file's `stat` for a request: shared through the cache when there is one. */

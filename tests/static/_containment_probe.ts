@@ -12,14 +12,15 @@
  *   folder is a link at the open and the `lstat`, and real at `realpath`.
  * - `between-opens`: a link at the first open, real again at the second.
  * - `race`: a worker swaps the folder as fast as it can while the checks
- *   and `serveStatic` (with its cache) run for a few seconds.
+ *   run, and a gateway in this process (`startGateway`: the engine's
+ *   static location, `serveFile` with its cache) answers requests for the
+ *   file, for a few seconds.
  *
  * @module
  */
 import { join } from "node:path";
 import * as containment from "../../src/static/containment.ts";
-import { serveStatic } from "../../src/static/handler.ts";
-import { StaticCache } from "../../src/static/cache.ts";
+import { refusedPort, startGateway } from "../_utils.ts";
 
 const dir = Deno.makeTempDirSync();
 const root = join(dir, "html");
@@ -107,16 +108,15 @@ try {
     while (!exists(aside) && Date.now() < seen) {
       await new Promise((r) => setTimeout(r, 1));
     }
-    const cache = new StaticCache();
+    await using gw = await startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root,
+    });
     const end = Date.now() + Number(Deno.args[1] ?? 3000);
     while (Date.now() < end) {
       for (let i = 0; i < 50; i++) count(attempt());
       for (let i = 0; i < 20; i++) {
-        const { response } = await serveStatic(
-          new Request("http://localhost/lib/a.js"),
-          { segments: ["lib", "a.js"], directory: false },
-          { root, cache },
-        );
+        const response = await fetch(`${gw.url}/lib/a.js`);
         const body = await response.text();
         count(body.includes("X") ? "leak" : `status ${response.status}`);
       }

@@ -69,7 +69,7 @@ Deno.test(
 );
 
 Deno.test(
-  "serveStatic() serves no outside byte while a folder on the path is swapped, with the kernel as witness",
+  "a static location serves no outside byte while a folder on the path is swapped, with the kernel as witness",
   { ignore: !LINUX },
   async () => {
     const { witness, counts } = await probe("race", "3000");

@@ -1,4 +1,8 @@
-/** The client app at /: files, index, 404, and never outside the root. */
+/**
+ * The client app at / under the built-in configuration (the flags' static
+ * location, served by the engine): files, index, the app's routes, the
+ * `Cache-Control` policy, 404, and never outside the root.
+ */
 import { match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, refusedPort, startGateway } from "../_utils.ts";
@@ -27,7 +31,7 @@ async function makeRoot(): Promise<string> {
   return dir;
 }
 
-Deno.test("serveStatic() serves files with types, index.html and validators", async () => {
+Deno.test("the built-in static location serves files with types, index.html and validators", async () => {
   const dir = await makeRoot();
   try {
     await using gw = await startGateway({
@@ -69,7 +73,7 @@ Deno.test("serveStatic() serves files with types, index.html and validators", as
   }
 });
 
-Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing file", async () => {
+Deno.test("the built-in static location answers 404 and logs nginx's open() line for a missing file", async () => {
   const dir = await makeRoot();
   try {
     await using gw = await startGateway({
@@ -95,7 +99,7 @@ Deno.test("serveStatic() answers 404 and logs nginx's open() line for a missing 
   }
 });
 
-Deno.test("serveStatic() never serves outside the root, whatever the encoding", async (t) => {
+Deno.test("the built-in static location never serves outside the root, whatever the encoding", async (t) => {
   const dir = await makeRoot();
   try {
     await using gw = await startGateway({
@@ -135,7 +139,7 @@ Deno.test("serveStatic() never serves outside the root, whatever the encoding", 
   }
 });
 
-Deno.test("serveStatic() shows the embedded default page when the root is missing", async () => {
+Deno.test("the built-in static location shows the embedded default page when the root is missing", async () => {
   await using gw = await startGateway({
     upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
     root: "/nonexistent/station/html",
@@ -175,7 +179,7 @@ async function makeApp(): Promise<string> {
   return dir;
 }
 
-Deno.test("serveStatic() answers app routes with index.html and missing assets with 404", async () => {
+Deno.test("the built-in static location answers app routes with index.html and missing assets with 404", async () => {
   const dir = await makeApp();
   try {
     await using gw = await startGateway({
@@ -200,7 +204,7 @@ Deno.test("serveStatic() answers app routes with index.html and missing assets w
   }
 });
 
-Deno.test("serveStatic() can switch the SPA fallback and missing-file lines off", async () => {
+Deno.test("the built-in static location can switch the SPA fallback and missing-file lines off", async () => {
   const dir = await makeApp();
   try {
     await using gw = await startGateway({
@@ -221,7 +225,7 @@ Deno.test("serveStatic() can switch the SPA fallback and missing-file lines off"
   }
 });
 
-Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", async () => {
+Deno.test("the built-in static location answers single ranges with 206, 416 and If-Range", async () => {
   const dir = await makeApp();
   try {
     await using gw = await startGateway({
@@ -257,7 +261,7 @@ Deno.test("serveStatic() answers single ranges with 206, 416 and If-Range", asyn
   }
 });
 
-Deno.test("serveStatic() serves precompressed sidecars with Vary and long caching for fingerprints", async () => {
+Deno.test("the built-in static location serves precompressed sidecars with Vary and long caching for fingerprints", async () => {
   const dir = await makeApp();
   try {
     await using gw = await startGateway({
@@ -297,32 +301,39 @@ Deno.test("serveStatic() serves precompressed sidecars with Vary and long cachin
   }
 });
 
-Deno.test("serveStatic() refuses a symlink that leaves the root", {
-  ignore: Deno.build.os === "windows",
-}, async () => {
-  const dir = await makeApp();
-  try {
-    await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
-    await Deno.symlink(join(dir, "secret.txt"), join(dir, "html", "link.txt"));
-    await Deno.symlink(
-      join(dir, "html", "data.txt"),
-      join(dir, "html", "inside.txt"),
-    );
-    await using gw = await startGateway({
-      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
-      root: join(dir, "html"),
-    });
-    const out = await fetch(`${gw.url}/link.txt`);
-    strictEqual(out.status, 404);
-    strictEqual((await out.text()).includes("outside"), false);
-    const inside = await fetch(`${gw.url}/inside.txt`);
-    strictEqual(await inside.text(), "0123456789");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "the built-in static location refuses a symlink that leaves the root",
+  {
+    ignore: Deno.build.os === "windows",
+  },
+  async () => {
+    const dir = await makeApp();
+    try {
+      await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
+      await Deno.symlink(
+        join(dir, "secret.txt"),
+        join(dir, "html", "link.txt"),
+      );
+      await Deno.symlink(
+        join(dir, "html", "data.txt"),
+        join(dir, "html", "inside.txt"),
+      );
+      await using gw = await startGateway({
+        upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+        root: join(dir, "html"),
+      });
+      const out = await fetch(`${gw.url}/link.txt`);
+      strictEqual(out.status, 404);
+      strictEqual((await out.text()).includes("outside"), false);
+      const inside = await fetch(`${gw.url}/inside.txt`);
+      strictEqual(await inside.text(), "0123456789");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
-Deno.test("serveStatic() picks up a redeployed file from the next millisecond (nothing held open)", async () => {
+Deno.test("the built-in static location picks up a redeployed file from the next millisecond (nothing held open)", async () => {
   const dir = await makeApp();
   try {
     await using gw = await startGateway({
@@ -347,7 +358,7 @@ Deno.test("serveStatic() picks up a redeployed file from the next millisecond (n
   }
 });
 
-Deno.test("serveStatic() sends ASCII, UTF-8 and binary files byte for byte, whole and in ranges", async () => {
+Deno.test("the built-in static location sends ASCII, UTF-8 and binary files byte for byte, whole and in ranges", async () => {
   const dir = await makeRoot();
   const files: Record<string, Uint8Array> = {
     // Over a write buffer, so the shared body stream is really exercised.
@@ -381,6 +392,79 @@ Deno.test("serveStatic() sends ASCII, UTF-8 and binary files byte for byte, whol
       const slice = new Uint8Array(await part.arrayBuffer());
       strictEqual(part.status, 206);
       strictEqual(slice.every((b, i) => b === data[100 + i]), true, name);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the built-in static location tells app routes from missing assets", async (t) => {
+  const dir = await makeApp();
+  try {
+    await using gw = await startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: join(dir, "html"),
+    });
+    // [path, Accept, answered with the app's index.html]
+    const cases: [string, string | null, boolean][] = [
+      ["/orders/42", "*/*", true],
+      ["/settings", null, true],
+      ["/", null, true],
+      ["/assets/app.js", "*/*", false],
+      ["/favicon.ico", "image/avif,image/webp,*/*", false],
+      [
+        "/report.v2",
+        "text/html,application/xhtml+xml,application/xml;q=0.9",
+        true,
+      ],
+      ["/missing.css", "text/css,*/*;q=0.1", false],
+    ];
+    for (const [path, accept, app] of cases) {
+      await t.step(`${path} (${accept})`, async () => {
+        const res = await fetch(`${gw.url}${path}`, {
+          headers: accept === null ? {} : { accept },
+        });
+        const body = await res.text();
+        strictEqual(res.status, app ? 200 : 404);
+        strictEqual(body === "<h1>the app</h1>", app);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the built-in static location revalidates HTML and caches fingerprinted assets long", async (t) => {
+  const dir = await Deno.makeTempDir();
+  const html = join(dir, "html");
+  const long = "public, max-age=31536000, immutable";
+  // [file, its Cache-Control]
+  const cases: [string, string][] = [
+    ["index.html", "no-cache"],
+    ["deep/page.htm", "no-cache"],
+    ["assets/index-BQ3x9f2a.js", long],
+    ["assets/app.3f9a2c1b.css", long],
+    ["chunk-5FZ2WJ7K.mjs", long],
+    ["main.js", "no-cache"],
+    ["jquery-ui.css", "no-cache"],
+    ["vendor-abcdefgh.js", "no-cache"],
+    ["logo.png", "no-cache"],
+  ];
+  try {
+    for (const [name] of cases) {
+      await Deno.mkdir(join(html, name, ".."), { recursive: true });
+      await Deno.writeTextFile(join(html, name), name);
+    }
+    await using gw = await startGateway({
+      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+      root: html,
+    });
+    for (const [name, expected] of cases) {
+      await t.step(name, async () => {
+        const res = await fetch(`${gw.url}/${name}`);
+        strictEqual(await res.text(), name);
+        strictEqual(res.headers.get("cache-control"), expected);
+      });
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

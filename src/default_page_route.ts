@@ -1,15 +1,13 @@
 /**
  * The gateway's own page while no client app is installed (with the
- * upstream's health), for `station_default_page`, and the `[alert]` line
- * for an exception the handler caught. Files and `error_page` are the
- * engine's (`engine_route.ts`, `request_flow.ts`).
+ * upstream's health), for `station_default_page`. Files and `error_page`
+ * are the engine's (`engine_route.ts`, `request_flow.ts`).
  *
  * @module
  */
 
 import type { GatewayConfig } from "./config/mod.ts";
 import type { Logger } from "./log/mod.ts";
-import type { RequestEvent } from "./proxy/mod.ts";
 import { renderDefaultPage } from "./static/mod.ts";
 import { isLoopback } from "./status.ts";
 import {
@@ -21,14 +19,14 @@ import {
 /** How long the default page's probe waits for the upstream's answer. */
 const PROBE_TIMEOUT_MS = 3000;
 
-/** The settings the static side reads, under {@linkcode GatewayConfig}'s names. */
-export type StaticSettings = Pick<
+/** The settings the page reads, under {@linkcode GatewayConfig}'s names. */
+export type DefaultPageSettings = Pick<
   GatewayConfig,
   "root"
 >;
 
-/** What the static side needs besides its settings. */
-export interface StaticRouteDeps {
+/** What the page needs besides its settings. */
+export interface DefaultPageDeps {
   /** The gateway's version, for the default page. */
   version: string;
   /** The listening port, for the station's address on the default page. */
@@ -44,33 +42,17 @@ export interface StaticRouteDeps {
   logger: Logger;
 }
 
-/**
- * The `unexpected error` line for an exception the handler caught: the
- * stack on one line, as every error-log line is.
- *
- * @param error What was thrown.
- * @returns The `[alert]` event.
- */
-export function unexpectedError(error: unknown): RequestEvent {
-  return {
-    level: "alert",
-    message: `unexpected error: ${
-      error instanceof Error ? error.stack ?? error.message : error
-    }`.replaceAll("\n", " "),
-  };
-}
-
 /** The page shown while no client app is installed. */
-export class StaticRoute {
-  #config: StaticSettings;
-  #deps: StaticRouteDeps;
+export class DefaultPageRoute {
+  #config: DefaultPageSettings;
+  #deps: DefaultPageDeps;
   #health: UpstreamHealth;
 
   /**
    * @param config The gateway's settings.
    * @param deps The version, log paths, upstream group and logger.
    */
-  constructor(config: StaticSettings, deps: StaticRouteDeps) {
+  constructor(config: DefaultPageSettings, deps: DefaultPageDeps) {
     this.#config = config;
     this.#deps = deps;
     // The default page probes the first primary server, with a real
