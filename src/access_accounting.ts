@@ -7,7 +7,7 @@
  */
 
 import { parseBasicCredentials } from "./access/mod.ts";
-import type { Logger } from "./log/mod.ts";
+import { type Logger, UpstreamTries } from "./log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -55,6 +55,11 @@ export class PendingAccessLine {
   #startMs: number | undefined;
   /** Bytes of an interim `100 Continue` sent before the response. */
   #interim = 0;
+  /**
+   * The request's upstream tries, for a `log_format` that may read
+   * `$upstream_*`; `null` under `combined`, which reads none.
+   */
+  readonly upstream: UpstreamTries | null = null;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -82,6 +87,7 @@ export class PendingAccessLine {
     if (logger.accessNeedsFields) {
       this.#headers = new Headers(req.headers);
       this.#startMs = Date.now();
+      this.upstream = new UpstreamTries();
     }
     this.#release = inFlight?.add(this.write);
   }
@@ -116,6 +122,9 @@ export class PendingAccessLine {
         ? { responseHeaders: this.#responseHeaders }
         : {}),
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
+      ...(this.upstream === null || this.upstream.empty
+        ? {}
+        : { upstream: this.upstream.list() }),
     });
   };
 

@@ -15,7 +15,7 @@ import {
   type LocationConf,
   type RequestVars,
 } from "./engine/mod.ts";
-import type { Logger } from "./log/mod.ts";
+import type { Logger, UpstreamTries } from "./log/mod.ts";
 import {
   proxyLocation,
   type RequestEvent,
@@ -96,6 +96,8 @@ export interface EngineRequest {
   bodyInGet: boolean;
   /** Called when the request is forwarded (its body will be read). */
   onForward?: () => void;
+  /** Where the proxy records its upstream tries for the access line. */
+  tries: UpstreamTries | null;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
 }
@@ -326,6 +328,7 @@ export class EngineRoute {
       client: vars.remoteAddr,
       log: flow.log,
       contentLength: request.contentLength,
+      tries: request.tries,
       ...(this.#temp === null ? {} : {
         buffering: {
           bufferSize: this.#deps.body!.clientBodyBufferSize,

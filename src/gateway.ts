@@ -18,7 +18,7 @@ import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
 import { errorResponse } from "./static/mod.ts";
-import { isLevelEnabled, type Logger } from "./log/mod.ts";
+import { isLevelEnabled, type Logger, type UpstreamTries } from "./log/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -138,6 +138,8 @@ interface RequestContext {
   continued: boolean;
   /** The `server:` field: the chosen server's name. */
   server: string;
+  /** The upstream tries for the access line, when its format may read them. */
+  tries: UpstreamTries | null;
 }
 
 const CLOSE = { connection: "close" };
@@ -213,6 +215,7 @@ export function createGatewayHandler(
     const accessLine = logger.accessEnabled
       ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
       : null;
+    if (accessLine !== null) ctx.tries = accessLine.upstream;
 
     let response: Response;
     stats.requests++;
@@ -269,6 +272,7 @@ export function createGatewayHandler(
       client,
       clientPort: peer.port,
       server: config.serverName,
+      tries: null,
       host,
       referrer,
       target,
@@ -368,6 +372,7 @@ export function createGatewayHandler(
       contentLength: length.kind === "length" ? length.length : null,
       lengthDigits: length.kind === "length" ? length.digits : null,
       bodyInGet: hasUnforwardableBody(req, length),
+      tries: ctx.tries,
       // Forwarding reads the body, and Deno.serve answers the client's
       // `Expect: 100-continue` on the first read of a non-empty body.
       onForward: () => {

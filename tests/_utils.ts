@@ -113,6 +113,10 @@ export async function startGateway(
     errorLog: { write: (line: string) => errorLines.push(line) },
     accessLog: { write: (line: string) => accessLines.push(line) },
     level,
+    // An nginx.conf's format, as main.ts takes it.
+    ...(options.engine
+      ? { accessFormat: options.engine.accessLog.format }
+      : {}),
   });
   const { upstreamUrl, caseless, now, ...overrides } = options;
   const urls = typeof upstreamUrl === "string" ? [upstreamUrl] : upstreamUrl;

@@ -7,7 +7,7 @@
 
 import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
 import { COMBINED, formatLogLine, type LogFormat } from "./log_format.ts";
-import type { HeaderReader, LogRecord } from "./log_record.ts";
+import type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
 import {
   type ErrorLogEntry,
   formatErrorLogLine,
@@ -37,6 +37,8 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   responseHeaders?: HeaderReader;
   /** When the request started, epoch ms, for `$request_time`. */
   startMs?: number;
+  /** The upstream tries, for `$upstream_*`. */
+  upstream?: readonly UpstreamTry[];
 };
 
 /** Writes error and access lines. */
@@ -49,7 +51,7 @@ export interface Logger {
   readonly accessEnabled: boolean;
   /**
    * The access log's format reads fields beyond `combined`'s: the request
-   * and response fields must be kept for it.
+   * and response fields and the upstream tries must be kept for it.
    */
   readonly accessNeedsFields: boolean;
   /**
@@ -167,5 +169,6 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     bodyBytesSent: event.bodyBytesSent,
     bytesSent: event.bodyBytesSent,
     responseHeaders: event.responseHeaders ?? NO_FIELDS,
+    ...(event.upstream === undefined ? {} : { upstream: event.upstream }),
   };
 }

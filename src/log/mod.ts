@@ -41,4 +41,5 @@ export {
 export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
-export type { ErrorEvent, Logger } from "./logger.ts";
+export { UpstreamTries } from "./upstream_tries.ts";
+export type { AccessEvent, ErrorEvent, Logger } from "./logger.ts";

@@ -13,6 +13,7 @@
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import type { UpstreamTries } from "../log/mod.ts";
 import {
   type UpstreamGroup,
   type UpstreamReply,
@@ -73,6 +74,8 @@ export interface LocationRequest {
   origin?: string;
   /** How the body is read whole first (`proxy_request_buffering on`). */
   buffering?: RequestBuffering;
+  /** Where the tries are recorded for the access line's `$upstream_*`. */
+  tries?: UpstreamTries | null;
 }
 
 /** What proxying gives back to the request flow. */
@@ -189,9 +192,11 @@ export async function proxyLocation(
   const origin = request.origin ?? originOf(req, vars);
   const toResponse = (reply: UpstreamReply) =>
     relay(reply, { conf, vars, origin });
+  request.tries?.startGroup();
   const common = {
     group,
     upstreamPath: path,
+    tries: request.tries ?? null,
     clientMaxBodySize: limit,
     contentLength: request.contentLength,
     onFailure,

@@ -11,6 +11,7 @@
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import { readRequestBody } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
+import type { UpstreamTries } from "../log/mod.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
@@ -19,6 +20,7 @@ import {
   NO_FAILURES,
   tryPeers,
   upstreamField,
+  upstreamStatus,
 } from "../upstream/mod.ts";
 
 /** Where and how to forward: the settings it reads, and the request's part. */
@@ -54,6 +56,8 @@ export interface ProxyOptions {
    * (`request_buffer.ts`); `null` or absent streams it as it arrives.
    */
   buffering?: RequestBuffering | null;
+  /** Where each try is recorded for the access line; none when `null`. */
+  tries?: UpstreamTries | null;
 }
 
 /** How a body is read whole before forwarding. */
@@ -235,14 +239,16 @@ async function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  const { headers } = options;
+  const { headers, tries } = options;
+  const { onFailure, accept } = recorded(options, tries ?? null);
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
-    onFailure: options.onFailure,
-  }, (peer) =>
-    peer.client.send({
+    onFailure,
+  }, (peer) => {
+    tries?.begin(peer.spec.address.peer);
+    return peer.client.send({
       method: req.method,
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
@@ -251,14 +257,50 @@ async function forward(
       ...options.call,
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
+      onConnected: tries?.connected,
       onBodyError: (error) =>
-        options.onFailure({
+        onFailure({
           error,
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
         }),
-    }), options.toResponse);
+    });
+  }, accept);
+  if (outcome.kind === "no-live") tries?.noLive(options.group.name);
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value, failures: outcome.failures }
     : outcome;
+}
+
+/**
+ * The walk's failure and reply hooks, recording each try's status for the
+ * access line's `$upstream_*` when there is a record; the caller's own
+ * hooks when there is none (no allocation on the common path).
+ *
+ * @param options The caller's hooks.
+ * @param tries The request's record, or `null`.
+ * @returns The hooks to walk with.
+ */
+export function recorded(
+  options: Pick<ProxyOptions, "onFailure" | "toResponse">,
+  tries: UpstreamTries | null,
+): Pick<ProxyOptions, "onFailure"> & {
+  accept: ProxyOptions["toResponse"];
+} {
+  if (tries === null) {
+    return { onFailure: options.onFailure, accept: options.toResponse };
+  }
+  return {
+    onFailure: (failure) => {
+      tries.failed(upstreamStatus(failure.error));
+      options.onFailure(failure);
+    },
+    accept: (reply, peer) => {
+      // Turned first: a head that cannot be relayed is the try's failure
+      // (nginx's `upstream sent invalid header`, 502), not its status.
+      const response = options.toResponse(reply, peer);
+      tries.answered(reply.head.status);
+      return response;
+    },
+  };
 }

@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { ProxyOptions, ProxyResult } from "./proxy.ts";
+import { type ProxyOptions, type ProxyResult, recorded } from "./proxy.ts";
 import { tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -77,6 +77,7 @@ export interface WebSocketOptions extends
     | "headers"
     | "call"
     | "toResponse"
+    | "tries"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -125,13 +126,16 @@ export async function proxyWebSocket(
   // Judged inside tryPeers, so an answer that cannot be relayed and a
   // handshake that does not match are logged and counted as that server's
   // failure, like any other (every failure reaches the log).
+  const tries = options.tries ?? null;
+  const { onFailure, accept } = recorded(options, tries);
   const outcome = await tryPeers(options.group, {
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
-    onFailure: options.onFailure,
-  }, (peer) =>
-    peer.client.send({
+    onFailure,
+  }, (peer) => {
+    tries?.begin(peer.spec.address.peer);
+    return peer.client.send({
       method: "GET",
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
@@ -140,18 +144,17 @@ export async function proxyWebSocket(
       signal: req.signal,
       ...options.call,
       upgrade: true,
+      onConnected: tries?.connected,
       onBodyError: (error) =>
-        options.onFailure({
+        onFailure({
           error,
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
         }),
-    }), (reply, peer): Handshake => {
+    });
+  }, (reply, peer): Handshake => {
     if (!reply.upgraded) {
-      return {
-        kind: "answer",
-        response: options.toResponse(reply, peer),
-      };
+      return { kind: "answer", response: accept(reply, peer) };
     }
     const fields = new Map(
       reply.head.fields.map(([k, v]) => [k.toLowerCase(), v]),
@@ -163,6 +166,7 @@ export async function proxyWebSocket(
         action: "reading response header from upstream",
       });
     }
+    tries?.answered(101);
     return {
       kind: "tunnel",
       reply,
@@ -170,6 +174,7 @@ export async function proxyWebSocket(
       protocol: fields.get("sec-websocket-protocol"),
     };
   });
+  if (outcome.kind === "no-live") tries?.noLive(options.group.name);
   if (outcome.kind !== "ok") return outcome;
   const settled = outcome.value;
   if (settled.kind === "answer") {
@@ -194,7 +199,7 @@ export async function proxyWebSocket(
     timeouts: options.timeouts,
     onClosed: options.onClosed,
     onLateFailure: (error, upstream) =>
-      options.onFailure({ error, upstream, disabled: false }),
+      onFailure({ error, upstream, disabled: false }),
   });
   return { kind: "response", response, failures: outcome.failures };
 }

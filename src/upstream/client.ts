@@ -137,6 +137,7 @@ export class UpstreamClient {
       const retryable = idempotent && call.body?.kind !== "stream";
       const first = call.upgrade || !idempotent ? null : this.#pool.take();
       if (first !== null) {
+        call.onConnected?.();
         try {
           return await this.#exchange(first, call, watch);
         } catch (error) {
@@ -151,6 +152,7 @@ export class UpstreamClient {
         watch,
         call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
       );
+      call.onConnected?.();
       return await this.#exchange(fresh, call, watch);
     } finally {
       this.#watchdog.unwatch(watch);

@@ -111,6 +111,11 @@ export interface UpstreamCall {
    * close`): the connection is not kept after the response.
    */
   keepalive?: boolean;
+  /**
+   * Told when the call has its connection, a kept one at once (the access
+   * log's `$upstream_connect_time`).
+   */
+  onConnected?: (() => void) | undefined;
 }
 
 /** The upstream's answer. */
