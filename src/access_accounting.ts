@@ -12,7 +12,7 @@ import {
   isStreamedResponse,
   type MeteredBody,
   meteredBody,
-} from "./static/mod.ts";
+} from "./response/mod.ts";
 
 /** `HTTP/1.1 100 Continue` and the blank line. */
 const CONTINUE_BYTES = 25;

@@ -27,9 +27,10 @@ import {
   serveRequest,
   withCharset,
 } from "./request_flow.ts";
-import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
+import { serveFile, StaticCache } from "./static/mod.ts";
 import { TempFiles } from "./proxy/mod.ts";
 import {
+  errorResponse,
   filterHeaders,
   hasHeadersFilter,
   publicOrigin,

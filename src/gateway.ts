@@ -17,7 +17,7 @@ import {
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { errorResponse } from "./static/mod.ts";
+import { errorResponse } from "./response/mod.ts";
 import { isLevelEnabled, type Logger, type UpstreamTries } from "./log/mod.ts";
 import {
   absoluteAuthority,

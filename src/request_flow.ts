@@ -19,12 +19,14 @@ import {
   type ServerConf,
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { contentTypeOf, errorResponse, isBuiltInError } from "./static/mod.ts";
+import { contentTypeOf } from "./static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
+  errorResponse,
   filterHeaders,
   hasHeadersFilter,
+  isBuiltInError,
 } from "./response/mod.ts";
 import { osErrorOf } from "./runtime/mod.ts";
 

@@ -32,7 +32,7 @@ import {
   DEFAULT_ERROR_PAGE,
   type ErrorPages,
   parseErrorPages,
-} from "../static/mod.ts";
+} from "./error_pages.ts";
 
 /**
  * `Cache-Control` values for the three kinds of static file, written into

@@ -8,7 +8,7 @@
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import { streamedResponse } from "../static/mod.ts";
+import { streamedResponse } from "../response/mod.ts";
 import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
 import { locationResponseFields } from "./response_fields.ts";
 

@@ -1,6 +1,9 @@
 /**
- * What nginx's response filters do to a response's head, for static and
- * proxied responses alike: `expires` and `add_header`
+ * Responses as every handler answers them: nginx's built-in error pages
+ * (`errorResponse`), bodies streamed and metered for the access line
+ * (`streamedResponse`, `meteredBody`), the origin of absolute redirects
+ * (`publicOrigin`), and what nginx's response filters do to a response's
+ * head, for static and proxied responses alike: `expires` and `add_header`
  * (`ngx_http_headers_filter_module`), `charset`
  * (`ngx_http_charset_filter_module`) and whether a request takes gzip
  * (`ngx_http_gzip_ok`). nginx runs them in this order on every response a
@@ -42,3 +45,17 @@ export {
   type HeadersFilterInput,
 } from "./headers_filter.ts";
 export { publicOrigin } from "./origin.ts";
+export {
+  errorPageBody,
+  errorResponse,
+  type ErrorResponseOptions,
+  HEADER_TOO_LARGE,
+  isBuiltInError,
+  STATUS_TEXT,
+} from "./error_response.ts";
+export {
+  isStreamedResponse,
+  type MeteredBody,
+  meteredBody,
+  streamedResponse,
+} from "./response_body.ts";

@@ -9,7 +9,7 @@
 import type { OsFamily } from "../runtime/mod.ts";
 import { currentOsFamily, osErrorOf } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
-import { errorResponse } from "./error_pages.ts";
+import { errorResponse } from "../response/mod.ts";
 import type { StaticFailure, StaticResult } from "./static_results.ts";
 
 /**

@@ -10,7 +10,7 @@ import type { OsFamily } from "../runtime/mod.ts";
 import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse } from "./error_pages.ts";
+import { errorResponse } from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
   etagFor,

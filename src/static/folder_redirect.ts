@@ -7,7 +7,7 @@
  */
 
 import type { RequestVars } from "../engine/mod.ts";
-import { errorResponse } from "./error_pages.ts";
+import { errorResponse } from "../response/mod.ts";
 import type { StaticResult } from "./static_results.ts";
 
 /**

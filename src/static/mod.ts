@@ -2,7 +2,7 @@
  * Static files: nginx's static module under a location's settings
  * (`serveFile`, `fileKind`, the types of `types {}`), contained in the
  * location's folder, cached, with ranges and validators; the built-in page
- * and nginx's error pages.
+ * and the files `error_page` names (`errorPageResponse`).
  *
  * @module
  */
@@ -10,13 +10,6 @@
 export { StaticCache } from "./cache.ts";
 export { renderDefaultPage } from "./default_page.ts";
 export { errorPageResponse } from "./error_page.ts";
-export {
-  DEFAULT_ERROR_PAGE,
-  errorResponse,
-  isBuiltInError,
-  parseErrorPages,
-} from "./error_pages.ts";
-export type { ErrorPages } from "./error_pages.ts";
 export {
   directoryIndexForbidden,
   type FileKind,
@@ -41,9 +34,3 @@ export {
   type ServeFileOptions,
 } from "./serve_file.ts";
 export { CONTENT_TYPES, contentTypeFor } from "./media_types.ts";
-export {
-  isStreamedResponse,
-  meteredBody,
-  streamedResponse,
-} from "./response_body.ts";
-export type { MeteredBody } from "./response_body.ts";

@@ -18,14 +18,16 @@
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import {
   charsetFilter,
+  errorResponse,
   filterHeaders,
   gzipAccepted,
   hasHeadersFilter,
+  isBuiltInError,
+  streamedResponse,
 } from "../response/mod.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse, isBuiltInError } from "./error_pages.ts";
 import {
   done,
   type FileRequest,
@@ -36,7 +38,6 @@ import { directoryIndexForbidden } from "./file_kind.ts";
 import { folderRedirect } from "./folder_redirect.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeOf } from "./nginx_types.ts";
-import { streamedResponse } from "./response_body.ts";
 import {
   fsFailure,
   statFile,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { errorResponse } from "./error_pages.ts";
+import { errorResponse } from "../response/mod.ts";
 import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";

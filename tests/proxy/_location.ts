@@ -21,7 +21,7 @@ import {
   Variables,
 } from "../../src/engine/mod.ts";
 import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
-import { errorResponse } from "../../src/static/mod.ts";
+import { errorResponse } from "../../src/response/mod.ts";
 import type { RequestEvent } from "../../src/proxy/mod.ts";
 import { decodeTarget } from "../../src/routing/mod.ts";
 

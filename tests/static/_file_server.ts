@@ -12,13 +12,13 @@ import type { LocationConf } from "../../src/engine/mod.ts";
 import { formatErrorLogLine } from "../../src/log/error_log.ts";
 import {
   directoryIndexForbidden,
-  errorResponse,
   fileKind,
   indexFailure,
   serveFile,
   StaticCache,
   type StaticResult,
 } from "../../src/static/mod.ts";
+import { errorResponse } from "../../src/response/mod.ts";
 import type { OsFamily } from "../../src/runtime/mod.ts";
 import { requestVars } from "../_location_conf.ts";
 

@@ -8,7 +8,7 @@ import {
 import { join } from "node:path";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import { resolveConfig } from "../../src/config/config.ts";
-import { parseErrorPages } from "../../src/static/error_pages.ts";
+import { parseErrorPages } from "../../src/config/error_pages.ts";
 import {
   rawRequest,
   refusedPort,

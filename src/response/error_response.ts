@@ -1,8 +1,8 @@
 /**
  * The gateway's own error responses, shaped like nginx's built-in pages
- * (`ngx_http_special_response.c`: CRLF line ends, `text/html`), and the
- * `error_page` setting that replaces them with files from the client-app
- * folder (served by `static/error_page.ts`).
+ * (`ngx_http_special_response.c`: CRLF line ends, `text/html`), for every
+ * handler: the request checks, static files, the proxy and `return`; an
+ * `error_page` may replace them (`request_flow.ts`).
  *
  * @module
  */
@@ -54,7 +54,7 @@ const SERVER_TOKEN = "station-gateway";
  *
  * @example Usage
  * ```ts
- * import { errorPageBody } from "./error_pages.ts";
+ * import { errorPageBody } from "./error_response.ts";
  * import { strictEqual } from "node:assert/strict";
  *
  * strictEqual(
@@ -103,7 +103,7 @@ export interface ErrorResponseOptions {
  *
  * @example Usage
  * ```ts
- * import { errorResponse } from "./error_pages.ts";
+ * import { errorResponse } from "./error_response.ts";
  * import { strictEqual } from "node:assert/strict";
  *
  * const res = errorResponse(504);
@@ -143,53 +143,4 @@ const builtIn = new WeakSet<Response>();
  */
 export function isBuiltInError(response: Response): boolean {
   return builtIn.has(response);
-}
-
-/** Status → page URI below the root (nginx `error_page CODE... URI`). */
-export type ErrorPages = ReadonlyMap<number, string>;
-
-/** The stock nginx.conf's `error_page 500 502 503 504 /50x.html;`. */
-export const DEFAULT_ERROR_PAGE = "500 502 503 504 /50x.html";
-
-/**
- * Parses `error-page` settings, each as nginx writes the directive: status
- * codes (400–599), then the page's path in the client-app folder; `off`
- * alone clears them. A later line wins for a code given twice.
- *
- * @param lines The settings, e.g. `["500 502 503 504 /50x.html"]`.
- * @returns The pages by status.
- * @throws {TypeError} On any other shape, naming the line.
- *
- * @example Usage
- * ```ts
- * import { parseErrorPages } from "./error_pages.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const pages = parseErrorPages(["500 502 503 504 /50x.html", "404 /404.html"]);
- * strictEqual(pages.get(502), "/50x.html");
- * strictEqual(pages.get(404), "/404.html");
- * strictEqual(parseErrorPages(["off"]).size, 0);
- * ```
- */
-export function parseErrorPages(lines: readonly string[]): ErrorPages {
-  const pages = new Map<number, string>();
-  for (const line of lines) {
-    const words = line.trim().split(/\s+/);
-    if (words.length === 1 && words[0] === "off") continue;
-    const uri = words.pop() ?? "";
-    const codes = words.map(Number);
-    const pathOk = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/.test(uri) &&
-      !uri.startsWith("/api/") && !/\/\.|[. ]$/.test(uri);
-    if (
-      !pathOk || codes.length === 0 ||
-      !codes.every((c) => Number.isInteger(c) && c >= 400 && c <= 599) ||
-      !words.every((w) => /^\d{3}$/.test(w))
-    ) {
-      throw new TypeError(
-        `Cannot parse error-page "${line}": expected status codes and a path, e.g. "${DEFAULT_ERROR_PAGE}", or off`,
-      );
-    }
-    for (const code of codes) pages.set(code, uri);
-  }
-  return pages;
 }
