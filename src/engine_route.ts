@@ -129,8 +129,6 @@ export class EngineRoute {
   readonly cache: StaticCache = new StaticCache();
   /** Answers of a location with `access_log off`: no access line. */
   readonly unlogged: WeakSet<Response> = new WeakSet();
-  /** Upgraded responses whose access line waits for the tunnel to close. */
-  readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
 
   /**
    * @param conf The compiled configuration.
@@ -320,7 +318,7 @@ export class EngineRoute {
     const { vars } = flow;
     const changed = content.rewritten || vars.uri !== request.uri ||
       vars.args !== request.args;
-    const result = await proxyLocation(req, {
+    const response = await proxyLocation(req, {
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -351,21 +349,6 @@ export class EngineRoute {
       caseless: this.#conf.caseless,
       ...(this.#deps.stopping ? { stopping: this.#deps.stopping } : {}),
     });
-    let response: Response;
-    if (result.kind === "response") {
-      if (result.tunnel !== null) {
-        this.tunnels.set(result.response, result.tunnel);
-      }
-      response = result.response;
-    } else {
-      const headers = result.close
-        ? [...result.headers, ["connection", "close"] as [string, string]]
-        : result.headers;
-      response = errorResponse(result.status, {
-        head: req.method === "HEAD",
-        headers,
-      });
-    }
     // nginx's charset and headers filters run on proxied answers too (CORS
     // headers in an /api/ location are the common case); the upstream's own
     // Content-Type passes as it is unless it has no charset.

@@ -16,7 +16,7 @@ import {
 } from "./access_accounting.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
-import type { RequestEvent } from "./proxy/mod.ts";
+import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import { errorResponse } from "./response/mod.ts";
 import { isLevelEnabled, type Logger, type UpstreamTries } from "./log/mod.ts";
 import {
@@ -202,7 +202,6 @@ export function createGatewayHandler(
     ...(engine.groups[0] ? { group: engine.groups[0] } : {}),
     logger,
   });
-  const { tunnels } = engine;
   const statusPath = conf.statusPath ?? config.statusPath;
 
   const handler = async (
@@ -241,7 +240,7 @@ export function createGatewayHandler(
       req,
       response,
       info.completed,
-      tunnels.get(response),
+      tunnelClosed(response),
     );
   };
   return Object.assign(handler, { close: () => engine.close() });

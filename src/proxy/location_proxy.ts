@@ -4,16 +4,18 @@
  * (the URI rule, `proxy_set_header`, `proxy_http_version`, timers,
  * `proxy_buffer_size`), the answer relayed through `proxy_redirect`,
  * `proxy_hide_header` and `proxy_pass_header`, or tunnelled when the
- * location asks for a WebSocket. A failure ends as a status for the
- * request flow to finalize (nginx's `ngx_http_finalize_request(r, status)`),
- * so `error_page` can apply, as can an upstream error status under
- * `proxy_intercept_errors`.
+ * location asks for a WebSocket. A failure ends as nginx's page for its
+ * status (`errorResponse`, as `ngx_http_finalize_request(r, status)`), so
+ * `error_page` can apply, as can an upstream error status under
+ * `proxy_intercept_errors`. The result is the client's `Response` from here
+ * to the access line; a tunnel's end is found by {@linkcode tunnelClosed}.
  *
  * @module
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import type { UpstreamTries } from "../log/mod.ts";
+import { errorResponse } from "../response/mod.ts";
 import {
   type UpstreamGroup,
   type UpstreamReply,
@@ -78,30 +80,21 @@ export interface LocationRequest {
   tries?: UpstreamTries | null;
 }
 
-/** What proxying gives back to the request flow. */
-export type LocationResult =
-  | {
-    kind: "response";
-    /** The upstream's answer, or the 101 of a tunnel. */
-    response: Response;
-    /** Settles with the bytes relayed when a tunnel closes (its access line waits). */
-    tunnel: Promise<number> | null;
-  }
-  | {
-    /**
-     * Finalize with this status (error_page applies): 502, 504, 499, 400,
-     * 413, or an upstream status intercepted by `proxy_intercept_errors`.
-     */
-    kind: "status";
-    status: number;
-    /** The connection is to be closed after the answer (400, a 413 after part of the body). */
-    close: boolean;
-    /**
-     * Fields the answer carries: an intercepted 401 keeps the upstream's
-     * `WWW-Authenticate` (`ngx_http_upstream_intercept_errors`).
-     */
-    headers: [string, string][];
-  };
+/** The 101 answers of tunnels, each with the promise of its end. */
+const tunnels = new WeakMap<Response, Promise<number>>();
+
+/**
+ * The end of the tunnel a response opened: its access line waits for it.
+ *
+ * @param response A response {@linkcode proxyLocation} returned.
+ * @returns Settles with the bytes relayed when the tunnel closes;
+ * `undefined` for any other response.
+ */
+export function tunnelClosed(
+  response: Response,
+): Promise<number> | undefined {
+  return tunnels.get(response);
+}
 
 /** What proxying needs from the gateway, made once. */
 export interface LocationProxyContext {
@@ -115,7 +108,7 @@ export interface LocationProxyContext {
   caseless?: boolean;
 }
 
-const NO_FIELDS: [string, string][] = [];
+const CLOSE: [string, string][] = [["connection", "close"]];
 
 /**
  * Proxies one request for a location.
@@ -123,7 +116,9 @@ const NO_FIELDS: [string, string][] = [];
  * @param req The client's request.
  * @param request The location, the request's variables and state, its log.
  * @param context The upstream groups and counters.
- * @returns The response, or the status to finalize with.
+ * @returns The upstream's answer, the 101 of a tunnel, or nginx's page for
+ * the status the request ends with (502, 504, 499, 400, 413, or an
+ * upstream status intercepted by `proxy_intercept_errors`).
  * @throws The defect (not an upstream failure) that ended the attempts,
  * once the attempts before it are logged.
  */
@@ -131,7 +126,7 @@ export async function proxyLocation(
   req: Request,
   request: LocationRequest,
   context: LocationProxyContext,
-): Promise<LocationResult> {
+): Promise<Response> {
   const { conf, vars, log } = request;
   const pass = conf.proxyPass;
   const group = pass === null ? undefined : context.registry.get(pass.group);
@@ -147,7 +142,7 @@ export async function proxyLocation(
       message:
         `client intended to send too large body: ${request.contentLength} bytes`,
     });
-    return { kind: "status", status: 413, close: false, headers: NO_FIELDS };
+    return errorResponse(413, { head: req.method === "HEAD" });
   }
   vars.proxyHost = pass.proxyHost;
   // `station_proxy_raw_uri` while the client's URI stands, else nginx's
@@ -224,26 +219,38 @@ export async function proxyLocation(
       onClosed: tunnel.resolve,
     })
     : await proxyRequest(req, common);
-  return settle(result, { request, context, group, path, tunnel });
+  return settle(result, {
+    request,
+    context,
+    group,
+    path,
+    tunnel,
+    head: req.method === "HEAD",
+  });
 }
 
-/** How a forwarding result becomes the flow's result, with its line. */
+/** How forwarding ended, as the client's response, with its line. */
 function settle(
   result: ProxyResult,
-  { request, context, group, path, tunnel }: {
+  { request, context, group, path, tunnel, head }: {
     request: LocationRequest;
     context: LocationProxyContext;
     group: UpstreamGroup;
     path: string;
     tunnel: PromiseWithResolvers<number> | null;
+    head: boolean;
   },
-): LocationResult {
+): Response {
   const { log } = request;
+  // nginx's page for the status; `close` ends the connection after it
+  // (400, a 413 after part of the body was read).
+  const page = (status: number, close = false) =>
+    errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
   if (result.kind === "client-left" && context.stopping?.()) {
     // Deno.serve's shutdown ended the body being read: the client did not
     // leave and must not be told 499. nginx 1.22 closes without an answer;
     // Deno.serve must answer, so the client learns to retry.
-    return { kind: "status", status: 503, close: true, headers: NO_FIELDS };
+    return page(503, true);
   }
   if (result.kind !== "response") {
     logOutcome(result, {
@@ -257,35 +264,30 @@ function settle(
     case "response": {
       const stood = interceptedBy(result.response);
       if (stood !== undefined) {
-        return { kind: "status", close: false, ...stood };
+        // An intercepted 401 keeps the upstream's `WWW-Authenticate`
+        // (`ngx_http_upstream_intercept_errors`).
+        return errorResponse(stood.status, { head, headers: stood.headers });
       }
-      const upgraded = tunnel !== null && result.response.status === 101;
-      return {
-        kind: "response",
-        response: result.response,
-        tunnel: upgraded ? tunnel.promise : null,
-      };
+      if (tunnel !== null && result.response.status === 101) {
+        tunnels.set(result.response, tunnel.promise);
+      }
+      return result.response;
     }
     case "too-large":
       log({ level: "error", message: result.message });
-      return { kind: "status", status: 413, close: true, headers: NO_FIELDS };
+      return page(413, true);
     case "no-live":
-      return { kind: "status", status: 502, close: false, headers: NO_FIELDS };
+      return page(502);
     case "bad-body":
-      return { kind: "status", status: 400, close: true, headers: NO_FIELDS };
+      return page(400, true);
     case "body-timeout":
       // nginx closes without an answer; Deno.serve cannot, so the page.
-      return { kind: "status", status: 408, close: true, headers: NO_FIELDS };
+      return page(408, true);
     case "temp-failed":
-      return { kind: "status", status: 500, close: true, headers: NO_FIELDS };
+      return page(500, true);
     case "client-left":
     case "failed":
-      return {
-        kind: "status",
-        status: upstreamStatus(result.error),
-        close: false,
-        headers: NO_FIELDS,
-      };
+      return page(upstreamStatus(result.error));
     case "defect":
       throw result.error;
   }

@@ -12,8 +12,8 @@ export type { RequestEvent } from "./outcome_log.ts";
 export {
   type LocationProxyContext,
   type LocationRequest,
-  type LocationResult,
   proxyLocation,
+  tunnelClosed,
 } from "./location_proxy.ts";
 export { type RegistryOptions, UpstreamRegistry } from "./upstream_registry.ts";
 export {

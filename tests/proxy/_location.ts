@@ -240,7 +240,7 @@ function serveIndex(
         errors.push(
           `${e.level}: ${e.message}${e.upstream ? ` ${e.upstream}` : ""}`,
         );
-      const result = await proxyLocation(req, {
+      return await proxyLocation(req, {
         ...chosen,
         vars,
         client: info.remoteAddr.hostname,
@@ -249,9 +249,6 @@ function serveIndex(
           ? Number(req.headers.get("content-length"))
           : null,
       }, { registry, stats });
-      return result.kind === "response"
-        ? result.response
-        : errorResponse(result.status, { headers: result.headers });
     },
   );
   port = server.addr.port;
