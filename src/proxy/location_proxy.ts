@@ -135,15 +135,10 @@ export async function proxyLocation(
       `Cannot proxy in location "${conf.name}": no upstream group "${pass?.group}"`,
     );
   }
+  // A declared length over client_max_body_size was refused before the
+  // content handler (engine_route.ts, for every location); a body without
+  // one is counted against it as it is read (proxy.ts).
   const limit = conf.clientMaxBodySize;
-  if (limit > 0 && (request.contentLength ?? 0) > limit) {
-    log({
-      level: "error",
-      message:
-        `client intended to send too large body: ${request.contentLength} bytes`,
-    });
-    return errorResponse(413, { head: req.method === "HEAD" });
-  }
   vars.proxyHost = pass.proxyHost;
   // `station_proxy_raw_uri` while the client's URI stands, else nginx's
   // rule. Every part as its UTF-8 bytes: the engine's $uri, $args and
