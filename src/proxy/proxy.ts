@@ -9,7 +9,7 @@
  */
 
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
-import { readRequestBody } from "./request_buffer.ts";
+import { type BodyDeadlines, readRequestBody } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
@@ -70,6 +70,8 @@ export interface RequestBuffering {
   temp: TempFiles;
   /** Told the path of a file a body went to (nginx's `[warn]` line). */
   onTempFile: (path: string) => void;
+  /** The timers of the bodies being read, made once. */
+  deadlines?: BodyDeadlines;
 }
 
 /** The call settings a proxied location brings. */
