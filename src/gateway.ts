@@ -39,6 +39,12 @@ import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
 import { DefaultPageRoute } from "./default_page_route.ts";
 import { EngineRoute } from "./engine_route.ts";
+import {
+  ClosingConnections,
+  connectionKey,
+  cutAfter,
+  cutConnection,
+} from "./closing_connections.ts";
 import { type BuiltInSettings, compileBuiltIn } from "./nginx_conf/mod.ts";
 
 /** A `Deno.serve` handler. */
@@ -110,6 +116,8 @@ export interface GatewayDeps {
   stats?: GatewayStats;
   /** Requests whose access line is pending, for shutdown to give up on. */
   inFlight?: InFlightRegistry;
+  /** Connections told `close` (tests give a small one). */
+  closing?: ClosingConnections;
 }
 
 /** One request, as the handler's steps see it. */
@@ -203,12 +211,25 @@ export function createGatewayHandler(
     logger,
   });
   const statusPath = conf.statusPath ?? config.statusPath;
+  const closing = deps.closing ?? new ClosingConnections();
 
   const handler = async (
     req: Request,
     info: Deno.ServeHandlerInfo<Deno.NetAddr>,
     socket?: ListenSocket,
   ): Promise<Response> => {
+    const localPort = socket?.port ?? runtime.port;
+    if (closing.size > 0) {
+      // Behind a response that said `close`: nginx never reads this
+      // request, so it is neither served nor logged, and the connection
+      // ends (closing_connections.ts).
+      const key = connectionKey(info.remoteAddr, localPort);
+      if (closing.has(key)) {
+        const head = req.method === "HEAD";
+        if (!head) closing.forget(key);
+        return cutConnection(head);
+      }
+    }
     const ctx = describe(req, info);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
@@ -226,6 +247,16 @@ export function createGatewayHandler(
       response = errorResponse(500);
     }
     if (ctx.continued) accessLine?.continued();
+    // Only the gateway's own error answers say `close` (an upstream's
+    // Connection field is hop-by-hop and never passed on).
+    if (
+      response.status >= 400 &&
+      response.headers.get("connection")?.toLowerCase().includes("close")
+    ) {
+      const key = connectionKey(info.remoteAddr, localPort);
+      const cuttable = response.body !== null;
+      if (!closing.mark(key, !cuttable)) response = cutAfter(response);
+    }
 
     stats.inFlight--;
     stats.answered(response.status);

@@ -468,6 +468,22 @@ export interface RawUpstream extends AsyncDisposable {
   connections: number;
   /** Every request head (up to the blank line) received, in order. */
   heads: string[];
+  /**
+   * Settles when the upstream is disposed: a script that holds a connection
+   * without reading it (a stalled upstream) waits on this, not on a timer.
+   */
+  disposed: Promise<void>;
+}
+
+/**
+ * Reads and drops what arrives until the peer closes the connection (or it
+ * is closed here): a silent upstream waits on this for the gateway to give
+ * up on it, an event, where a sleep would race the gateway's timer.
+ */
+export async function untilClosed(conn: Deno.Conn): Promise<void> {
+  const buf = new Uint8Array(64 * 1024);
+  // Bounded: the peer or the upstream's disposal closes it.
+  while ((await conn.read(buf).catch(() => null)) !== null);
 }
 
 /** Reads one request head (and returns it) from a raw connection. */
@@ -493,12 +509,15 @@ export function startRawUpstream(
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const open = new Set<Deno.Conn>();
   const tasks: Promise<void>[] = [];
+  const disposal = Promise.withResolvers<void>();
   const up: RawUpstream = {
     port: listener.addr.port,
     origin: `http://127.0.0.1:${listener.addr.port}`,
     connections: 0,
     heads: [],
+    disposed: disposal.promise,
     async [Symbol.asyncDispose]() {
+      disposal.resolve();
       listener.close();
       for (const c of open) {
         try {

@@ -8,6 +8,7 @@ import {
   startGateway,
   startRawUpstream,
   startUpstream,
+  untilClosed,
 } from "./_utils.ts";
 
 const REFUSED = Deno.build.os === "windows"
@@ -96,7 +97,7 @@ Deno.test("failover: after a read timeout a GET moves on, a POST is not sent aga
   await using silent = startRawUpstream(async (conn, _i, self) => {
     const head = await readHead(conn);
     if (head) self.heads.push(head.split("\r\n")[0]!);
-    await new Promise((r) => setTimeout(r, 1000));
+    await untilClosed(conn); // silent until the other side gives up
   });
   await using healthy = startUpstream((r) =>
     new Response(`healthy ${r.method}`)

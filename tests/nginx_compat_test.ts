@@ -17,6 +17,7 @@ import {
   startGateway,
   startRawUpstream,
   type TestGateway,
+  untilClosed,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -161,7 +162,7 @@ Deno.test(
   async () => {
     await using up = startRawUpstream(async (conn) => {
       await readHead(conn);
-      await new Promise((r) => setTimeout(r, 1200));
+      await untilClosed(conn); // silent until the other side gives up
     });
     const { nginx, gateway } = await sideBySide(
       {
@@ -291,7 +292,7 @@ Deno.test(
   async () => {
     await using up = startRawUpstream(async (conn) => {
       await readHead(conn);
-      await new Promise((r) => setTimeout(r, 1500));
+      await untilClosed(conn); // silent until the other side gives up
     });
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
@@ -913,7 +914,7 @@ Deno.test(
         conn,
         "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789",
       );
-      await new Promise((r) => setTimeout(r, 1500));
+      await untilClosed(conn); // silent until the other side gives up
     }, { read: "300ms" });
     deepStrictEqual(run.gateway.statuses, run.nginx.statuses);
     deepStrictEqual(run.gateway.errors, run.nginx.errors);

@@ -11,6 +11,7 @@ import {
   startGateway,
   startRawUpstream,
   startUpstream,
+  untilClosed,
   waitFor,
   writeText,
 } from "./_utils.ts";
@@ -32,9 +33,11 @@ function onlyErrors(lines: string[]): string[] {
 }
 
 Deno.test("silent upstream: read timeout before headers is a 504 and nginx's line", async () => {
+  // Silent until the gateway gives up and closes: no timer of its own to
+  // race the gateway's on a loaded machine.
   await using up = startRawUpstream(async (conn) => {
     await readHead(conn);
-    await new Promise((r) => setTimeout(r, 1500));
+    await untilClosed(conn);
   });
   await using gw = await startGateway({
     upstreamUrl: up.origin,
@@ -47,7 +50,9 @@ Deno.test("silent upstream: read timeout before headers is a 504 and nginx's lin
   // spelling survives in the page.
   match(res, /^HTTP\/1\.1 504 /);
   match(res, /<title>504 Gateway Time-out<\/title>/);
-  strictEqual(took >= 350 && took < 1400, true, `took ${took} ms`);
+  // Not before the read timeout (timers never fire early); how much later
+  // depends on the machine's load, so it is not asserted.
+  strictEqual(took >= 350, true, `took ${took} ms`);
   deepStrictEqual(onlyErrors(gw.errorLines), [
     `TIME [error] PID#TID: *N upstream timed out (${TIMED_OUT}) while reading response header from upstream, client: 127.0.0.1, server: localhost, request: "POST /api/loginms HTTP/1.1", upstream: "http://127.0.0.1:${up.port}/loginms", host: "localhost:8081"`,
   ]);
@@ -80,7 +85,7 @@ Deno.test("stall inside the body: the client connection is cut and nginx's line 
       conn,
       "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial",
     );
-    await new Promise((r) => setTimeout(r, 1500));
+    await untilClosed(conn);
   });
   await using gw = await startGateway({
     upstreamUrl: up.origin,
@@ -143,9 +148,9 @@ Deno.test("connect timeout: 504 and 'while connecting to upstream'", async () =>
 });
 
 Deno.test("send timeout: an upstream that stops reading a big body", async () => {
-  await using up = startRawUpstream(async (conn) => {
+  await using up = startRawUpstream(async (conn, _i, self) => {
     await readHead(conn); // and never reads the body
-    await new Promise((r) => setTimeout(r, 3000));
+    await self.disposed;
   });
   await using gw = await startGateway({
     upstreamUrl: up.origin,
@@ -373,7 +378,12 @@ Deno.test("client gives up: upstream connection closed at once, 499, info line o
     const n = await conn.read(new Uint8Array(16)).catch(() => null);
     if (n === null) upstreamSawClose = Date.now() - started;
   });
-  await using gw = await startGateway({ upstreamUrl: up.origin });
+  // Timeouts longer than waitFor's bound: only the gateway noticing the
+  // client leave can close the upstream connection in time.
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: { readMs: 600_000, sendMs: 600_000 },
+  });
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
   await writeText(
     conn,
@@ -386,8 +396,8 @@ Deno.test("client gives up: upstream connection closed at once, 499, info line o
   conn.close();
   await waitFor(() => upstreamSawClose > 0 && gw.accessLines.length === 1);
   // The client left 200 ms in; the gateway watches it from the first
-  // watchdog period on (50 ms), so the upstream hears of it right after.
-  strictEqual(upstreamSawClose < 600, true, `${upstreamSawClose} ms`);
+  // watchdog period on (50 ms), so the upstream hears of it long before any
+  // timeout.
   match(
     gw.accessLines[0]!,
     /"POST \/api\/loginms HTTP\/1\.1" 499 0 "http:\/\/localhost:8081\/"/,
@@ -586,7 +596,7 @@ Deno.test("a body cut short or stalled writes nginx's line and nothing else", as
   await using up = startRawUpstream(async (conn, i) => {
     await readHead(conn);
     await writeText(conn, answers[i]!);
-    if (i === 2) await new Promise((r) => setTimeout(r, 1500));
+    if (i === 2) await untilClosed(conn); // stalled until the gateway gives up
   });
   const dir = await Deno.makeTempDir();
   try {

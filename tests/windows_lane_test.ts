@@ -203,13 +203,15 @@ Deno.test("main.ts resolves relative log paths from its own folder, not the work
   const target = await Deno.makeTempDir();
   const elsewhere = await Deno.makeTempDir();
   const expected = join(target, "lane.log");
-  const cwd = Deno.cwd();
   try {
     // Deeper than the project, so from here the `..`s would end elsewhere.
     const deep = join(elsewhere, "a", "b", "c", "d", "e", "f");
     await Deno.mkdir(deep, { recursive: true });
-    Deno.chdir(deep);
+    // The child's working directory, never the test process's: Deno.chdir
+    // would move every suite running in parallel with this one, and a
+    // program they start there fails once the folder is removed.
     const out = await new Deno.Command(Deno.execPath(), {
+      cwd: deep,
       args: [
         "run",
         "-q",
@@ -233,7 +235,6 @@ Deno.test("main.ts resolves relative log paths from its own folder, not the work
     strictEqual(out.code, 0, stderr);
     strictEqual((await Deno.stat(expected)).isFile, true, stderr);
   } finally {
-    Deno.chdir(cwd);
     await Deno.remove(target, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
   }

@@ -8,6 +8,7 @@
 import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
 import { listenPorts } from "../engine_route.ts";
+import { ConnectionCut } from "../closing_connections.ts";
 import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
 import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -276,7 +277,8 @@ export async function runGateway(
  * `Deno.serve`'s `onError`. A body stream that failed after the head went
  * out arrives here; an {@linkcode UpstreamError} is such a failure and was
  * logged where it happened, with its request, as nginx logs it (the
- * connection is cut whatever is returned). Anything else is a defect:
+ * connection is cut whatever is returned); a {@linkcode ConnectionCut} is
+ * the gateway closing a connection on purpose. Anything else is a defect:
  * an `[alert]` line.
  *
  * @param logger Where the alert goes.
@@ -286,7 +288,7 @@ export function serveErrorHandler(
   logger: Logger,
 ): (error: unknown) => Response {
   return (error) => {
-    if (!(error instanceof UpstreamError)) {
+    if (!(error instanceof UpstreamError || error instanceof ConnectionCut)) {
       logger.error({
         level: "alert",
         message: `unexpected error: ${describeError(error)}`,
