@@ -17,7 +17,6 @@ import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
   type AttemptFailure,
-  NO_FAILURES,
   tryPeers,
   upstreamField,
   upstreamStatus,
@@ -79,15 +78,10 @@ export type LocationCall = Pick<
 >;
 
 /**
- * The result of forwarding, with the failed attempts before it (each a line
- * for the error log, in order).
+ * How forwarding ended. Each failed attempt before it was handed to
+ * `onFailure` as it failed (and logged then).
  */
 export type ProxyResult =
-  & { failures: readonly AttemptFailure[] }
-  & ProxyEnd;
-
-/** How forwarding ended. */
-type ProxyEnd =
   | { kind: "response"; response: Response }
   | {
     /** Every attempt failed. */
@@ -150,14 +144,13 @@ function bodyReadFailed(error: unknown): ProxyResult {
     cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
     cause.message.startsWith("invalid HTTP/1 request")
   ) {
-    return { kind: "bad-body", failures: NO_FAILURES };
+    return { kind: "bad-body" };
   }
   return {
     kind: "client-left",
     error: error instanceof UpstreamError
       ? error
       : UpstreamError.clientClosed(error),
-    failures: NO_FAILURES,
   };
 }
 
@@ -196,9 +189,9 @@ export async function proxyRequest(
           read.temp?.close();
         }
       case "too-large":
-        return { ...read, failures: NO_FAILURES };
+        return read;
       case "timeout":
-        return { kind: "body-timeout", failures: NO_FAILURES };
+        return { kind: "body-timeout" };
       case "read-failed":
         return bodyReadFailed(read.error);
       case "temp-failed":
@@ -208,7 +201,6 @@ export async function proxyRequest(
             ? `write() to "${read.path}" failed`
             : `open() "${read.path}" failed`,
           error: read.error,
-          failures: NO_FAILURES,
         };
     }
   }
@@ -228,7 +220,7 @@ export async function proxyRequest(
     }
   }
   if (plan.kind === "too-large") {
-    return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
+    return { kind: "too-large", message: plan.message };
   }
   return forward(req, options, plan.body);
 }
@@ -268,7 +260,7 @@ async function forward(
   }, accept);
   if (outcome.kind === "no-live") tries?.noLive(options.group.name);
   return outcome.kind === "ok"
-    ? { kind: "response", response: outcome.value, failures: outcome.failures }
+    ? { kind: "response", response: outcome.value }
     : outcome;
 }
 

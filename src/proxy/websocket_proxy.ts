@@ -181,7 +181,6 @@ export async function proxyWebSocket(
     return {
       kind: "response",
       response: settled.response,
-      failures: outcome.failures,
     };
   }
   const { reply, field, protocol } = settled;
@@ -201,5 +200,5 @@ export async function proxyWebSocket(
     onLateFailure: (error, upstream) =>
       onFailure({ error, upstream, disabled: false }),
   });
-  return { kind: "response", response, failures: outcome.failures };
+  return { kind: "response", response };
 }
