@@ -232,7 +232,7 @@ async function forward(
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
   const { headers, tries } = options;
-  const { onFailure, accept } = recorded(options, tries ?? null);
+  const { onFailure, toResponse } = recorded(options, tries ?? null);
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
@@ -257,37 +257,36 @@ async function forward(
           disabled: false,
         }),
     });
-  }, accept);
+  }, toResponse);
   if (outcome.kind === "no-live") tries?.noLive(options.group.name);
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value }
     : outcome;
 }
 
+/** The walk's failure and reply hooks. */
+type WalkHooks = Pick<ProxyOptions, "onFailure" | "toResponse">;
+
 /**
  * The walk's failure and reply hooks, recording each try's status for the
  * access line's `$upstream_*` when there is a record; the caller's own
- * hooks when there is none (no allocation on the common path).
+ * hooks when there is none (nothing made on the common path).
  *
  * @param options The caller's hooks.
  * @param tries The request's record, or `null`.
  * @returns The hooks to walk with.
  */
 export function recorded(
-  options: Pick<ProxyOptions, "onFailure" | "toResponse">,
+  options: WalkHooks,
   tries: UpstreamTries | null,
-): Pick<ProxyOptions, "onFailure"> & {
-  accept: ProxyOptions["toResponse"];
-} {
-  if (tries === null) {
-    return { onFailure: options.onFailure, accept: options.toResponse };
-  }
+): WalkHooks {
+  if (tries === null) return options;
   return {
     onFailure: (failure) => {
       tries.failed(upstreamStatus(failure.error));
       options.onFailure(failure);
     },
-    accept: (reply, peer) => {
+    toResponse: (reply, peer) => {
       // Turned first: a head that cannot be relayed is the try's failure
       // (nginx's `upstream sent invalid header`, 502), not its status.
       const response = options.toResponse(reply, peer);
