@@ -337,7 +337,6 @@ export class EngineRoute {
       rewritten: changed,
       internal: changed,
       breakInLocation: content.rewritten,
-      client: vars.remoteAddr,
       log: flow.log,
       contentLength: request.contentLength,
       tries: request.tries,

@@ -2,6 +2,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { GatewayStats, isLoopback, statusDocument } from "../src/status.ts";
 import { createUpstreamGroup } from "../src/upstream/group.ts";
 import { parseUpstreamServer } from "../src/config/addresses.ts";
+import { refusedPort, startGateway } from "./_utils.ts";
 
 Deno.test("GatewayStats.answered() counts each status in its class", async (t) => {
   const cases: [number, string | null][] = [
@@ -122,4 +123,19 @@ Deno.test("statusDocument() says which servers are skipped for fail_timeout", ()
     "127.0.0.1:9001 true 1",
     "127.0.0.1:9002 true 1",
   ]);
+});
+
+Deno.test("the status endpoint counts a refused upstream's failure, as the proxy meets it", async () => {
+  await using gw = await startGateway({
+    upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
+    statusPath: "/station-status",
+  });
+  const failed = await fetch(`${gw.url}/api/loginms`, {
+    method: "POST",
+    body: "{}",
+  });
+  await failed.body?.cancel();
+  strictEqual(failed.status, 502);
+  const doc = await (await fetch(`${gw.url}/station-status`)).json();
+  deepStrictEqual(doc.upstream.failures, { refused: 1 });
 });

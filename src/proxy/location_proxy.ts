@@ -62,8 +62,6 @@ export interface LocationRequest {
    * own (the default), or for an `if` block its location's.
    */
   matchedPrefix?: string;
-  /** The client's address. */
-  client: string;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /** The declared `Content-Length`, parsed once; `null` when none. */

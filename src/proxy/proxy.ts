@@ -17,7 +17,6 @@ import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
   type AttemptFailure,
-  NO_FAILURES,
   tryPeers,
   upstreamField,
   upstreamStatus,
@@ -81,15 +80,10 @@ export type LocationCall = Pick<
 >;
 
 /**
- * The result of forwarding, with the failed attempts before it (each a line
- * for the error log, in order).
+ * How forwarding ended. Each failed attempt before it was handed to
+ * `onFailure` as it failed (and logged then).
  */
 export type ProxyResult =
-  & { failures: readonly AttemptFailure[] }
-  & ProxyEnd;
-
-/** How forwarding ended. */
-type ProxyEnd =
   | { kind: "response"; response: Response }
   | {
     /** Every attempt failed. */
@@ -152,14 +146,13 @@ function bodyReadFailed(error: unknown): ProxyResult {
     cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
     cause.message.startsWith("invalid HTTP/1 request")
   ) {
-    return { kind: "bad-body", failures: NO_FAILURES };
+    return { kind: "bad-body" };
   }
   return {
     kind: "client-left",
     error: error instanceof UpstreamError
       ? error
       : UpstreamError.clientClosed(error),
-    failures: NO_FAILURES,
   };
 }
 
@@ -198,9 +191,9 @@ export async function proxyRequest(
           read.temp?.close();
         }
       case "too-large":
-        return { ...read, failures: NO_FAILURES };
+        return read;
       case "timeout":
-        return { kind: "body-timeout", failures: NO_FAILURES };
+        return { kind: "body-timeout" };
       case "read-failed":
         return bodyReadFailed(read.error);
       case "temp-failed":
@@ -210,7 +203,6 @@ export async function proxyRequest(
             ? `write() to "${read.path}" failed`
             : `open() "${read.path}" failed`,
           error: read.error,
-          failures: NO_FAILURES,
         };
     }
   }
@@ -230,7 +222,7 @@ export async function proxyRequest(
     }
   }
   if (plan.kind === "too-large") {
-    return { kind: "too-large", message: plan.message, failures: NO_FAILURES };
+    return { kind: "too-large", message: plan.message };
   }
   return forward(req, options, plan.body);
 }
@@ -242,7 +234,7 @@ async function forward(
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
   const { headers, tries } = options;
-  const { onFailure, accept } = recorded(options, tries ?? null);
+  const { onFailure, toResponse } = recorded(options, tries ?? null);
   const outcome = await tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
@@ -267,37 +259,36 @@ async function forward(
           disabled: false,
         }),
     });
-  }, accept);
+  }, toResponse);
   if (outcome.kind === "no-live") tries?.noLive(options.group.name);
   return outcome.kind === "ok"
-    ? { kind: "response", response: outcome.value, failures: outcome.failures }
+    ? { kind: "response", response: outcome.value }
     : outcome;
 }
+
+/** The walk's failure and reply hooks. */
+type WalkHooks = Pick<ProxyOptions, "onFailure" | "toResponse">;
 
 /**
  * The walk's failure and reply hooks, recording each try's status for the
  * access line's `$upstream_*` when there is a record; the caller's own
- * hooks when there is none (no allocation on the common path).
+ * hooks when there is none (nothing made on the common path).
  *
  * @param options The caller's hooks.
  * @param tries The request's record, or `null`.
  * @returns The hooks to walk with.
  */
 export function recorded(
-  options: Pick<ProxyOptions, "onFailure" | "toResponse">,
+  options: WalkHooks,
   tries: UpstreamTries | null,
-): Pick<ProxyOptions, "onFailure"> & {
-  accept: ProxyOptions["toResponse"];
-} {
-  if (tries === null) {
-    return { onFailure: options.onFailure, accept: options.toResponse };
-  }
+): WalkHooks {
+  if (tries === null) return options;
   return {
     onFailure: (failure) => {
       tries.failed(upstreamStatus(failure.error));
       options.onFailure(failure);
     },
-    accept: (reply, peer) => {
+    toResponse: (reply, peer) => {
       // Turned first: a head that cannot be relayed is the try's failure
       // (nginx's `upstream sent invalid header`, 502), not its status.
       const response = options.toResponse(reply, peer);

@@ -127,7 +127,7 @@ export async function proxyWebSocket(
   // handshake that does not match are logged and counted as that server's
   // failure, like any other (every failure reaches the log).
   const tries = options.tries ?? null;
-  const { onFailure, accept } = recorded(options, tries);
+  const { onFailure, toResponse } = recorded(options, tries);
   const outcome = await tryPeers(options.group, {
     method: "GET",
     upstreamPath: options.upstreamPath,
@@ -154,7 +154,7 @@ export async function proxyWebSocket(
     });
   }, (reply, peer): Handshake => {
     if (!reply.upgraded) {
-      return { kind: "answer", response: accept(reply, peer) };
+      return { kind: "answer", response: toResponse(reply, peer) };
     }
     const fields = new Map(
       reply.head.fields.map(([k, v]) => [k.toLowerCase(), v]),
@@ -181,7 +181,6 @@ export async function proxyWebSocket(
     return {
       kind: "response",
       response: settled.response,
-      failures: outcome.failures,
     };
   }
   const { reply, field, protocol } = settled;
@@ -201,5 +200,5 @@ export async function proxyWebSocket(
     onLateFailure: (error, upstream) =>
       onFailure({ error, upstream, disabled: false }),
   });
-  return { kind: "response", response, failures: outcome.failures };
+  return { kind: "response", response };
 }

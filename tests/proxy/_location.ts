@@ -243,7 +243,6 @@ function serveIndex(
       return await proxyLocation(req, {
         ...chosen,
         vars,
-        client: info.remoteAddr.hostname,
         log,
         contentLength: req.headers.has("content-length")
           ? Number(req.headers.get("content-length"))

@@ -284,7 +284,6 @@ Deno.test("proxyLocation() forwards a body framed by neither field, and none for
         conf,
         vars: requestVars(req, info, 8081)!,
         rewritten: false,
-        client: "127.0.0.1",
         log: () => {},
         contentLength: null,
       }, { registry, stats: { failed: () => {} } });
