@@ -18,12 +18,14 @@ import {
 } from "./engine/mod.ts";
 import type { Logger, UpstreamTries } from "./log/mod.ts";
 import {
+  type LocationProxyContext,
   proxyLocation,
   type RequestEvent,
   UpstreamRegistry,
 } from "./proxy/mod.ts";
 import {
   type ContentHandlers,
+  type FlowDeps,
   type FlowRequest,
   serveRequest,
   withCharset,
@@ -112,7 +114,8 @@ function hostName(host: string | null): string {
     : host.lastIndexOf(":") < 0
     ? host.length
     : host.lastIndexOf(":");
-  return host.slice(0, end).toLowerCase().replace(/\.$/, "");
+  const name = host.slice(0, end).toLowerCase();
+  return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
 /** The engine's routes, built once. */
@@ -137,6 +140,8 @@ export class EngineRoute {
   readonly #io: PhaseIo = {
     fileKind: (path) => kindOf(this.cache.stat(path)),
   };
+  /** What proxying needs from the gateway, made once. */
+  readonly #proxyContext: LocationProxyContext;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
   /** Answers of a location with `access_log off`: no access line. */
@@ -161,6 +166,13 @@ export class EngineRoute {
     });
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);
+    this.#flowDeps.caseless = conf.caseless;
+    this.#proxyContext = {
+      registry: this.#registry,
+      stats: deps.stats,
+      caseless: conf.caseless,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    };
   }
 
   /** The upstream groups, for shutdown and the status page. */
@@ -216,56 +228,52 @@ export class EngineRoute {
       named: {},
       vars: new Map(),
     };
-    const flow: FlowRequest = {
+    const flow: RouteFlow = {
       vars,
       log: request.log,
       origin: publicOrigin(request.host, socket.port),
+      request,
     };
-    // nginx checks client_max_body_size once the location is found, for
-    // every location, before reading the body (no 100 Continue is sent).
-    // The body is left unread: Deno.serve adds `Connection: close` itself
-    // and closes once it has discarded it.
-    const tooBig = (conf: LocationConf): Response | null => {
-      const max = conf.clientMaxBodySize;
-      const length = request.contentLength;
-      if (max === 0 || length === null || length <= max) return null;
-      request.log({
-        level: "error",
-        message:
-          `client intended to send too large body: ${request.lengthDigits} bytes`,
-      });
-      return errorResponse(413);
-    };
-    const answered = serveRequest(req, server, flow, {
-      handlers: {
-        static: (r, content, f) =>
-          tooBig(content.conf) ?? this.#static(r, content, f),
-        proxy: (r, content, f) => {
-          const refused = tooBig(content.conf);
-          if (refused !== null) return Promise.resolve(refused);
-          if (request.bodyInGet) {
-            request.log({
-              level: "info",
-              message: `client sent body in ${r.method} request`,
-              action: READING_HEADERS,
-            });
-            return Promise.resolve(errorResponse(400, {
-              head: r.method === "HEAD",
-              headers: { connection: "close" },
-            }));
-          }
-          request.onForward?.();
-          return this.#proxy(r, content, f, request);
-        },
-      },
-      io: this.#io,
-      caseless: this.#conf.caseless,
-    });
+    const answered = serveRequest(req, server, flow, this.#flowDeps);
+    // Only an access log has lines to leave out.
+    if (!this.#deps.logger.accessEnabled) return answered;
     return answered.then((response) => {
       if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
       return response;
     });
   }
+
+  /**
+   * The content handlers, made once: each request's own part comes with
+   * its flow (closures per request were garbage per request).
+   */
+  readonly #flowDeps: FlowDeps = {
+    handlers: {
+      static: (r, content, f) =>
+        tooBig(content.conf, (f as RouteFlow).request) ??
+          this.#static(r, content, f),
+      proxy: (r, content, f) => {
+        const { request } = f as RouteFlow;
+        const refused = tooBig(content.conf, request);
+        if (refused !== null) return Promise.resolve(refused);
+        if (request.bodyInGet) {
+          request.log({
+            level: "info",
+            message: `client sent body in ${r.method} request`,
+            action: READING_HEADERS,
+          });
+          return Promise.resolve(errorResponse(400, {
+            head: r.method === "HEAD",
+            headers: { connection: "close" },
+          }));
+        }
+        request.onForward?.();
+        return this.#proxy(r, content, f, request);
+      },
+    },
+    io: this.#io,
+    caseless: false,
+  };
 
   async #serveStatic(
     req: Request,
@@ -340,28 +348,21 @@ export class EngineRoute {
       log: flow.log,
       contentLength: request.contentLength,
       tries: request.tries,
-      ...(this.#temp === null ? {} : {
-        buffering: {
-          bufferSize: this.#deps.body!.clientBodyBufferSize,
-          timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
-          temp: this.#temp,
-          deadlines: this.#bodyDeadlines,
-          // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
-          onTempFile: (path: string) =>
-            flow.log({
-              level: "warn",
-              message:
-                `a client request body is buffered to a temporary file ${path}`,
-            }),
-        },
-      }),
+      buffering: this.#temp === null ? undefined : {
+        bufferSize: this.#deps.body!.clientBodyBufferSize,
+        timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
+        temp: this.#temp,
+        deadlines: this.#bodyDeadlines,
+        // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
+        onTempFile: (path: string) =>
+          flow.log({
+            level: "warn",
+            message:
+              `a client request body is buffered to a temporary file ${path}`,
+          }),
+      },
       origin: flow.origin,
-    }, {
-      registry: this.#registry,
-      stats: this.#deps.stats,
-      caseless: this.#conf.caseless,
-      ...(this.#deps.stopping ? { stopping: this.#deps.stopping } : {}),
-    });
+    }, this.#proxyContext);
     // nginx's charset and headers filters run on proxied answers too (CORS
     // headers in an /api/ location are the common case); the upstream's own
     // Content-Type passes as it is unless it has no charset.
@@ -375,6 +376,30 @@ export class EngineRoute {
     }
     return response;
   }
+}
+
+/** A request's part in the flow, with what the handler read of it. */
+interface RouteFlow extends FlowRequest {
+  /** What the handler read of the request. */
+  request: EngineRequest;
+}
+
+/**
+ * nginx checks client_max_body_size once the location is found, for every
+ * location, before reading the body (no 100 Continue is sent).
+ */
+function tooBig(conf: LocationConf, request: EngineRequest): Response | null {
+  const max = conf.clientMaxBodySize;
+  const length = request.contentLength;
+  if (max === 0 || length === null || length <= max) return null;
+  // The body is left unread: Deno.serve adds `Connection: close` itself
+  // and closes once it has discarded it.
+  request.log({
+    level: "error",
+    message:
+      `client intended to send too large body: ${request.lengthDigits} bytes`,
+  });
+  return errorResponse(413);
 }
 
 /** What a path is, without following a failure into an exception. */

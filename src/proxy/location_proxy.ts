@@ -73,7 +73,7 @@ export interface LocationRequest {
    */
   origin?: string;
   /** How the body is read whole first (`proxy_request_buffering on`). */
-  buffering?: RequestBuffering;
+  buffering?: RequestBuffering | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
   tries?: UpstreamTries | null;
 }
@@ -197,7 +197,7 @@ export async function proxyLocation(
       keepalive: fields.keepalive,
     },
     toResponse,
-    ...(request.buffering ? { buffering: request.buffering } : {}),
+    buffering: request.buffering ?? null,
   };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
