@@ -211,7 +211,7 @@ Deno.test("gateway answers nginx's status to hostile request lines and hosts", a
   try {
     for (const [name, request, expected] of cases) {
       await t.step(name, async () => {
-        const raw = await rawRequest(gw.port, request, 1000);
+        const raw = await rawRequest(gw.port, request);
         strictEqual(statusOf(raw), expected, raw);
         if (["400", "405", "501"].includes(expected)) {
           strictEqual(headerOf(raw, "connection"), "close");
@@ -235,7 +235,7 @@ Deno.test("gateway logs nginx's lines for hostile heads", async () => {
     `GET /api/x HTTP/1.1\r\n${HOST}X_Under_Score: yes\r\nConnection: close\r\n\r\n`,
     `GET http://other:9/api/abs?q=1 HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`,
   ];
-  for (const r of requests) await rawRequest(gw.port, r, 1000);
+  for (const r of requests) await rawRequest(gw.port, r);
   await waitFor(() => gw.accessLines.length === requests.length);
   const tail = (l: string) => l.replace(/^.*?\*\d+ /, "");
   deepStrictEqual(gw.errorLines.map(tail), [
