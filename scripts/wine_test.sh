@@ -23,6 +23,10 @@ if ! command -v wine >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wine wine64 >/dev/null
 fi
 mkdir -p "$W"
+# One lane at a time per prefix: the exit trap's `wineserver -k` ends every
+# Wine process of the prefix, a concurrent lane's (another engineer's) too.
+exec 9>"$W/lane.lock"
+flock -w 1800 9 || { echo "wine_test: another lane holds $W/lane.lock" >&2; exit 1; }
 trap 'wineserver -k 2>/dev/null || true' EXIT
 if [ ! -x "$W/deno.exe" ]; then
   (cd "$W" && npm pack --silent "@deno/win32-x64@$DENO_WIN_VERSION" >/dev/null \

@@ -255,7 +255,11 @@ export function createGatewayHandler(
     ) {
       const key = connectionKey(info.remoteAddr, localPort);
       const cuttable = response.body !== null;
-      if (!closing.mark(key, !cuttable)) response = cutAfter(response);
+      if (!closing.mark(key, !cuttable)) {
+        const cut = cutAfter(response);
+        if (engine.unlogged.has(response)) engine.unlogged.add(cut);
+        response = cut;
+      }
     }
 
     stats.inFlight--;

@@ -1301,8 +1301,8 @@ Deno.test(
     // body, and the handler never sees it: no access or error line.
     await using nginxProcess = await startNginx({ servers: ["127.0.0.1:9"] });
     await using gw = await startGateway({ upstreamUrl: "http://127.0.0.1:9" });
-    const fromNginx = await rawRequest(nginxProcess.port, requests[2]!, 1000);
-    const fromGateway = await rawRequest(gw.port, requests[2]!, 1000);
+    const fromNginx = await rawRequest(nginxProcess.port, requests[2]!);
+    const fromGateway = await rawRequest(gw.port, requests[2]!);
     strictEqual(status(fromNginx), "400");
     strictEqual(status(fromGateway), "400");
     match(fromGateway, /content-length: 0\r\n/i);

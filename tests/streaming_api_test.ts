@@ -64,7 +64,6 @@ function rawUpgrade(port: number, host: string, extra = ""): Promise<string> {
     port,
     `GET /api/hub HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${BROWSER_KEY}\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
-    1000,
   );
 }
 
@@ -296,7 +295,6 @@ Deno.test("Upgrade: websocket without Connection: Upgrade goes upstream as a pla
       gw.port,
       `GET /api/hub HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n${connection}` +
         `Sec-WebSocket-Key: ${BROWSER_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
-      1000,
     );
     match(res, /^HTTP\/1\.1 426 /, connection);
   }
