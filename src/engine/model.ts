@@ -301,6 +301,15 @@ export interface MapConf {
   regexes: readonly { regex: RegExp; value: ComplexValue }[];
   /** `default`. */
   defaultValue: ComplexValue;
+  /**
+   * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
+   * the source address, given `X-Forwarded-For` when the block has `proxy`
+   * networks (`forwardedFor` reads it; `null` otherwise).
+   */
+  geo?: {
+    lookup(address: string, forwardedFor: string): string;
+    forwardedFor: ComplexValue | null;
+  };
 }
 
 /** A whole configuration. */

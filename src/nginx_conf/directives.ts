@@ -211,7 +211,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_no_cache HSL 1-n warn", "it matters only with proxy_cache"],
   ["proxy_pass_request_headers HSL flag default", "on"],
   ["proxy_pass_request_body HSL flag default", "on"],
-  ["geo H {1-2} emerg", NOT_DONE],
+  ["geo H {1-2} map"],
   ["fastcgi_pass LI 1-1 emerg", "the gateway forwards over HTTP only"],
   ["fastcgi_param HSL 2-3 warn", "it matters only with fastcgi_pass"],
   ["fastcgi_index HSL 1-1 warn", "it matters only with fastcgi_pass"],
