@@ -20,7 +20,12 @@ import {
   uriChangesLeft,
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { contentTypeOf, errorResponse, isBuiltInError } from "./static/mod.ts";
+import {
+  autoindexResponse,
+  contentTypeOf,
+  errorResponse,
+  isBuiltInError,
+} from "./static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
@@ -141,7 +146,19 @@ function answer(
 ): Response | Promise<Response> {
   const response = decide(req, content, request, handlers);
   if (content.kind === "static" || content.kind === "proxy") return response;
-  const done = response as Response;
+  // A folder's listing is read from disk; every other answer is at hand.
+  if (response instanceof Promise) {
+    return response.then((done) => filtered(done, content, request));
+  }
+  return filtered(response, content, request);
+}
+
+/** The charset and headers filters on an answer the phases made. */
+function filtered(
+  done: Response,
+  content: Content,
+  request: FlowRequest,
+): Response {
   if (content.conf.charset !== null) withCharset(done, content.conf);
   if (hasHeadersFilter(content.conf)) {
     filterHeaders(done.headers, {
@@ -216,6 +233,11 @@ function decide(
       });
     }
     case "index-forbidden":
+      if (
+        content.conf.autoindex !== undefined && (head || req.method === "GET")
+      ) {
+        return listFolder(content, request, head);
+      }
       request.log({
         level: "error",
         message: `directory index of "${content.path}" is forbidden`,
@@ -226,6 +248,30 @@ function decide(
     case "proxy":
       return handlers.proxy(req, content, request);
   }
+}
+
+/** `autoindex on`: the folder's listing, or nginx's error and line. */
+async function listFolder(
+  content: Extract<Content, { kind: "index-forbidden" }>,
+  request: FlowRequest,
+  head: boolean,
+): Promise<Response> {
+  const { response, failure } = await autoindexResponse({
+    path: content.path,
+    uri: request.vars.uri,
+    conf: content.conf.autoindex!,
+    charset: content.conf.charset,
+    head,
+  });
+  if (failure !== undefined) {
+    const osError = osErrorOf(failure.error);
+    request.log({
+      level: failure.level,
+      message: failure.message,
+      ...(osError ? { osError } : {}),
+    });
+  }
+  return response;
 }
 
 /**

@@ -160,6 +160,11 @@ export interface LocationConf {
   tryFiles: TryFiles | null;
   /** `log_not_found`. */
   logNotFound: boolean;
+  /**
+   * `autoindex on`: a folder without an index file is listed (its
+   * `autoindex_exact_size` and `autoindex_localtime`); absent when off.
+   */
+  autoindex?: { exactSize: boolean; localtime: boolean };
   /** `types`: extension (lower case) → media type. */
   types: ReadonlyMap<string, string>;
   /** `default_type`. */

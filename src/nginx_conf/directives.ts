@@ -146,7 +146,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["merge_slashes HS flag default", "on"],
   ["underscores_in_headers HS flag default", "off"],
   ["ignore_invalid_headers HS flag default", "on"],
-  ["autoindex HSL flag default", "off"],
+  ["autoindex HSL flag map"],
+  ["autoindex_format HSL 1-1 default", "html"],
   ["server_tokens HSL 1-1 warn", "the gateway names itself in its own pages"],
   ["sendfile HSLI flag warn", PASS],
   ["tcp_nopush HSL flag warn", TUNING],
@@ -263,8 +264,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["real_ip_header HSL 1-1 emerg", NOT_DONE],
   ["sub_filter HSL 2-2 emerg", NOT_DONE],
   ["ssi HSLI flag emerg", NOT_DONE],
-  ["autoindex_exact_size HSL flag warn", TUNING],
-  ["autoindex_localtime HSL flag warn", TUNING],
+  ["autoindex_exact_size HSL flag map"],
+  ["autoindex_localtime HSL flag map"],
 ];
 
 function parse(line: string, extra?: string): [string, DirectiveSpec] {

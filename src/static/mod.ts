@@ -8,6 +8,13 @@
  * @module
  */
 
+export {
+  type AutoindexConf,
+  type AutoindexEntry,
+  type AutoindexFailure,
+  autoindexHtml,
+  autoindexResponse,
+} from "./autoindex.ts";
 export { StaticCache } from "./cache.ts";
 export { DEFAULT_CACHE_POLICY } from "./content_negotiation.ts";
 export type { CachePolicy } from "./content_negotiation.ts";
