@@ -1,14 +1,18 @@
 /**
  * The corpus report: each real-world nginx.conf of
- * tests/testdata/nginx_conf/corpus (or, with `--holdout`, the held-out set)
- * checked by `nginx -t` and the gateway's `--check`, then run side by side
- * by nginx 1.22 and the gateway on the same requests; one row per file and
- * the totals. `--tally` prints the directive tally of both sets instead;
- * `--only NAME` runs one file and prints every difference; `--strict` also
- * compares the named differences the report masks by default.
+ * tests/testdata/nginx_conf/corpus (or, with `--holdout`, the held-out set;
+ * with `--unseen`, the set kept for one final measure) checked by `nginx -t`
+ * and the gateway's `--check`, then run side by side by nginx 1.22 and the
+ * gateway on the same requests; one row per file and the totals. `--tally`
+ * prints the directive tally of corpus and holdout instead (of the unseen set
+ * alone with `--unseen`: the text only, nothing runs); `--only NAME` runs one
+ * file and prints every difference; `--strict` also compares the named
+ * differences the report masks by default; `--against-nginx` runs nginx
+ * beside nginx instead of the gateway (a check of the files and the harness:
+ * it must find no difference).
  *
  * ```sh
- * deno run -A scripts/corpus_report.ts [--holdout] [--only NAME] [--strict] [--tally]
+ * deno run -A scripts/corpus_report.ts [--holdout|--unseen] [--only NAME] [--strict] [--tally] [--against-nginx]
  * ```
  *
  * @module
@@ -34,11 +38,18 @@ function print(text: string, to: "stdout" | "stderr" = "stdout"): void {
     encoder.encode(`${text}\n`),
   );
 }
-const set = args.includes("--holdout") ? "holdout" : "corpus";
+const set = args.includes("--unseen")
+  ? "unseen"
+  : args.includes("--holdout")
+  ? "holdout"
+  : "corpus";
 const only = args[args.indexOf("--only") + 1];
 
 if (args.includes("--tally")) {
-  const trees = [...caseDirs("corpus"), ...caseDirs("holdout")].map((dir) =>
+  const sets = set === "unseen"
+    ? caseDirs("unseen")
+    : [...caseDirs("corpus"), ...caseDirs("holdout")];
+  const trees = sets.map((dir) =>
     readConfTree(
       `${dir}/nginx.conf`,
       dir,
@@ -58,6 +69,7 @@ if (args.includes("--tally")) {
       const i = next++;
       rows[i] = await compareFile(dirs[i]!, {
         strict: args.includes("--strict"),
+        against: args.includes("--against-nginx") ? "nginx" : "gateway",
       });
       print(`${rows[i]!.name}: ${rows[i]!.first || "same"}`, "stderr");
     }

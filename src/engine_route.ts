@@ -25,6 +25,7 @@ import {
 } from "./proxy/mod.ts";
 import {
   type ContentHandlers,
+  filterStatus,
   type FlowDeps,
   type FlowRequest,
   serveRequest,
@@ -290,6 +291,9 @@ export class EngineRoute {
         vars,
         gzipVary: content.conf.gzipVary,
         cache: this.cache,
+        ...(request.errStatus === undefined
+          ? {}
+          : { errStatus: request.errStatus }),
       });
     let result = serve();
     // A folder on the path changed a moment ago: containment waits for it
@@ -369,7 +373,7 @@ export class EngineRoute {
     if (content.conf.charset !== null) withCharset(response, content.conf);
     if (hasHeadersFilter(content.conf)) {
       filterHeaders(response.headers, {
-        status: response.status,
+        status: filterStatus(response, flow),
         conf: content.conf,
         vars,
       });

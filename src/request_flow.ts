@@ -17,9 +17,10 @@ import {
   type RequestVars,
   runPhases,
   type ServerConf,
+  uriChangesLeft,
 } from "./engine/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import { contentTypeOf } from "./static/mod.ts";
+import { autoindexResponse, contentTypeOf } from "./static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
@@ -59,6 +60,12 @@ export interface FlowRequest {
   origin: string;
   /** Set by the flow: the location that answered, for the log phase. */
   answered?: LocationConf;
+  /**
+   * Set by the flow while an `error_page` is answered: the status the page
+   * goes out with (nginx's `r->err_status`), which is the one the headers
+   * filter sees (ngx_http_send_header), not the page's own 200.
+   */
+  errStatus?: number;
 }
 
 /** What the flow needs, fixed at start-up. */
@@ -136,16 +143,44 @@ function answer(
 ): Response | Promise<Response> {
   const response = decide(req, content, request, handlers);
   if (content.kind === "static" || content.kind === "proxy") return response;
-  const done = response as Response;
+  // A folder's listing is read from disk; every other answer is at hand.
+  if (response instanceof Promise) {
+    return response.then((done) => filtered(done, content, request));
+  }
+  return filtered(response, content, request);
+}
+
+/** The charset and headers filters on an answer the phases made. */
+function filtered(
+  done: Response,
+  content: Content,
+  request: FlowRequest,
+): Response {
   if (content.conf.charset !== null) withCharset(done, content.conf);
   if (hasHeadersFilter(content.conf)) {
     filterHeaders(done.headers, {
-      status: done.status,
+      status: filterStatus(done, request),
       conf: content.conf,
       vars: request.vars,
     });
   }
   return done;
+}
+
+/**
+ * The status nginx's headers filter sees for a response: an error page's
+ * status (`r->err_status`, which ngx_http_send_header puts in place of the
+ * page's own) unless the gateway made the response itself, as a page that
+ * fails is finalized with its own error.
+ *
+ * @param response The answer.
+ * @param request The request, with `errStatus` while an error page is answered.
+ * @returns The status for `add_header` and `expires`.
+ */
+export function filterStatus(response: Response, request: FlowRequest): number {
+  return request.errStatus === undefined || isBuiltInError(response)
+    ? response.status
+    : request.errStatus;
 }
 
 /**
@@ -195,6 +230,11 @@ function decide(
       });
     }
     case "index-forbidden":
+      if (
+        content.conf.autoindex !== undefined && (head || req.method === "GET")
+      ) {
+        return listFolder(content, request, head);
+      }
       request.log({
         level: "error",
         message: `directory index of "${content.path}" is forbidden`,
@@ -205,6 +245,30 @@ function decide(
     case "proxy":
       return handlers.proxy(req, content, request);
   }
+}
+
+/** `autoindex on`: the folder's listing, or nginx's error and line. */
+async function listFolder(
+  content: Extract<Content, { kind: "index-forbidden" }>,
+  request: FlowRequest,
+  head: boolean,
+): Promise<Response> {
+  const { response, failure } = await autoindexResponse({
+    path: content.path,
+    uri: request.vars.uri,
+    conf: content.conf.autoindex!,
+    charset: content.conf.charset,
+    head,
+  });
+  if (failure !== undefined) {
+    const osError = osErrorOf(failure.error);
+    request.log({
+      level: failure.level,
+      message: failure.message,
+      ...(osError ? { osError } : {}),
+    });
+  }
+  return response;
 }
 
 /**
@@ -281,7 +345,10 @@ async function errorPage(
   let redirected = false;
   for (let i = 0; i < 10; i++) {
     const target = conf.errorPages.get(current.status);
-    if (target === undefined || (redirected && !conf.recursiveErrorPages)) {
+    if (
+      target === undefined || (redirected && !conf.recursiveErrorPages) ||
+      !uriChangesLeft(where.state)
+    ) {
       return current;
     }
     const uri = target.uri.evaluate(request.vars);
@@ -310,6 +377,9 @@ async function errorPage(
     const headers = new Headers(req.headers);
     for (const name of PAGE_IGNORED) headers.delete(name);
     const pageReq = new Request(req.url, { method, headers });
+    // `=` alone answers with the page's own status (err_status 0).
+    if (target.overwrite === 0) delete request.errStatus;
+    else request.errStatus = target.overwrite ?? status;
     const answered = await answer(pageReq, page, request, deps.handlers);
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {

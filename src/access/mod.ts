@@ -53,3 +53,4 @@ export {
   type AccessDecision,
   runAccessPhase,
 } from "./access_phase.ts";
+export { type GeoEntryResult, GeoTable } from "./geo_table.ts";

@@ -45,4 +45,5 @@ export {
   type PhaseIo,
   type PhaseState,
   runPhases,
+  uriChangesLeft,
 } from "./phases.ts";

@@ -160,6 +160,11 @@ export interface LocationConf {
   tryFiles: TryFiles | null;
   /** `log_not_found`. */
   logNotFound: boolean;
+  /**
+   * `autoindex on`: a folder without an index file is listed (its
+   * `autoindex_exact_size` and `autoindex_localtime`); absent when off.
+   */
+  autoindex?: { exactSize: boolean; localtime: boolean };
   /** `types`: extension (lower case) → media type. */
   types: ReadonlyMap<string, string>;
   /** `default_type`. */
@@ -301,6 +306,15 @@ export interface MapConf {
   regexes: readonly { regex: RegExp; value: ComplexValue }[];
   /** `default`. */
   defaultValue: ComplexValue;
+  /**
+   * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
+   * the source address, given `X-Forwarded-For` when the block has `proxy`
+   * networks (`forwardedFor` reads it; `null` otherwise).
+   */
+  geo?: {
+    lookup(address: string, forwardedFor: string): string;
+    forwardedFor: ComplexValue | null;
+  };
 }
 
 /** A whole configuration. */

@@ -84,13 +84,28 @@ export interface PhaseState {
 
 const MAX_CYCLES = 10;
 
+/**
+ * Whether an `error_page` may still redirect the request: nginx's special
+ * response handler sends one only while `r->uri_changes` is not 0, so the
+ * 500 of a redirection cycle is nginx's own page, with its one line.
+ *
+ * @param state The request's phase state.
+ * @returns Whether URI changes are left.
+ */
+export function uriChangesLeft(state: PhaseState): boolean {
+  return state.cycles <= MAX_CYCLES;
+}
+
 function redirectCycle(conf: LocationConf, target: string): Content {
+  // ngx_http_named_location's words differ from ngx_http_internal_redirect's.
+  const doing = target.startsWith("@")
+    ? "redirect to named location"
+    : "internally redirecting to";
   return {
     kind: "status",
     conf,
     code: 500,
-    message:
-      `rewrite or internal redirection cycle while internally redirecting to "${target}"`,
+    message: `rewrite or internal redirection cycle while ${doing} "${target}"`,
   };
 }
 
@@ -292,6 +307,8 @@ export function internalRedirect(
   const from = options.from ?? server.conf;
   state.internal = true;
   if (target.startsWith("@")) {
+    // ngx_http_named_location counts the change before it looks the name up.
+    if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
     const named = server.named.get(target);
     if (named === undefined) {
       return {
@@ -301,7 +318,6 @@ export function internalRedirect(
         message: `could not find named location "${target}"`,
       };
     }
-    if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
     return runPhases(server, vars, { state, io, named });
   }
   // ngx_http_internal_redirect: one of nginx's 10 URI changes.

@@ -197,7 +197,8 @@ export class Variables implements VariableScope {
 /**
  * A `map` variable's value for a request: exact entries, then regexes in
  * order (captures become the value's `$1`…), then `default`
- * (`ngx_http_map_find`). Evaluated once per request.
+ * (`ngx_http_map_find`); a `geo` variable's, its table's value for the
+ * address. Evaluated once per request.
  *
  * @param name The variable.
  * @param map The compiled block.
@@ -212,6 +213,12 @@ export function evaluateMap(
   const cached = r.mapCache?.get(name);
   if (cached !== undefined) return cached;
   const source = map.source.evaluate(r);
+  if (map.geo !== undefined) {
+    const forwarded = map.geo.forwardedFor?.evaluate(r) ?? "";
+    const found = map.geo.lookup(source, forwarded);
+    (r.mapCache ??= new Map()).set(name, found);
+    return found;
+  }
   const memo = memoOf(map);
   let value = memo?.get(source);
   if (value === undefined) {

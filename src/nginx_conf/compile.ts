@@ -28,6 +28,7 @@ import {
   ValueError,
   Variables,
 } from "../engine/mod.ts";
+import { compileGeo } from "./compile_geo.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
@@ -69,7 +70,14 @@ export interface CompileOptions {
 }
 
 /** Directives the engine implements: the table's `map` ones are handled here. */
-const HANDLED_HERE = new Set(["http", "server", "location", "upstream", "map"]);
+const HANDLED_HERE = new Set([
+  "http",
+  "server",
+  "location",
+  "upstream",
+  "map",
+  "geo",
+]);
 
 class Compiler {
   readonly warnings: string[] = [];
@@ -233,8 +241,9 @@ class Compiler {
   maps(block: readonly Directive[]): Map<string, MapConf> {
     const maps = new Map<string, MapConf>();
     for (const d of block) {
-      if (d.name !== "map") continue;
-      const name = d.args[1]!;
+      if (d.name !== "map" && d.name !== "geo") continue;
+      // map's second argument; geo's last (`geo [$address] $variable`).
+      const name = d.args.at(-1)!;
       if (!name.startsWith("$")) {
         this.fail(d, `invalid variable name "${name}"`);
         continue;
@@ -252,6 +261,11 @@ class Compiler {
 
   compileMaps(block: readonly Directive[], maps: Map<string, MapConf>): void {
     for (const d of block) {
+      if (d.name === "geo" && d.args.at(-1)!.startsWith("$")) {
+        const name = d.args.at(-1)!.slice(1).toLowerCase();
+        Object.assign(maps.get(name)!, compileGeo(d, this));
+        continue;
+      }
       if (d.name !== "map" || !d.args[1]!.startsWith("$")) continue;
       const conf = maps.get(d.args[1]!.slice(1).toLowerCase())! as {
         -readonly [K in keyof MapConf]: MapConf[K];

@@ -320,6 +320,14 @@ export function locationSettings(
         : { kind: "uri", uri: value(ctx, tryFiles, tryFiles.args.at(-1)!) },
     },
     logNotFound: flag(level, "log_not_found", true),
+    ...(flag(level, "autoindex", false)
+      ? {
+        autoindex: {
+          exactSize: flag(level, "autoindex_exact_size", true),
+          localtime: flag(level, "autoindex_localtime", false),
+        },
+      }
+      : {}),
     types: typesBlock === undefined ? DEFAULT_TYPES : ctx.types(typesBlock),
     defaultType: level.last("default_type")?.args[0] ?? "text/plain",
     charset: charset === undefined || charset === "off" ? null : charset,

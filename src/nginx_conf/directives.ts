@@ -146,7 +146,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["merge_slashes HS flag default", "on"],
   ["underscores_in_headers HS flag default", "off"],
   ["ignore_invalid_headers HS flag default", "on"],
-  ["autoindex HSL flag default", "off"],
+  ["autoindex HSL flag map"],
+  ["autoindex_format HSL 1-1 default", "html"],
   ["server_tokens HSL 1-1 warn", "the gateway names itself in its own pages"],
   ["sendfile HSLI flag warn", PASS],
   ["tcp_nopush HSL flag warn", TUNING],
@@ -211,7 +212,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_no_cache HSL 1-n warn", "it matters only with proxy_cache"],
   ["proxy_pass_request_headers HSL flag default", "on"],
   ["proxy_pass_request_body HSL flag default", "on"],
-  ["geo H {1-2} emerg", NOT_DONE],
+  ["geo H {1-2} map"],
   ["fastcgi_pass LI 1-1 emerg", "the gateway forwards over HTTP only"],
   ["fastcgi_param HSL 2-3 warn", "it matters only with fastcgi_pass"],
   ["fastcgi_index HSL 1-1 warn", "it matters only with fastcgi_pass"],
@@ -263,8 +264,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["real_ip_header HSL 1-1 emerg", NOT_DONE],
   ["sub_filter HSL 2-2 emerg", NOT_DONE],
   ["ssi HSLI flag emerg", NOT_DONE],
-  ["autoindex_exact_size HSL flag warn", TUNING],
-  ["autoindex_localtime HSL flag warn", TUNING],
+  ["autoindex_exact_size HSL flag map"],
+  ["autoindex_localtime HSL flag map"],
 ];
 
 function parse(line: string, extra?: string): [string, DirectiveSpec] {

@@ -7,6 +7,13 @@
  * @module
  */
 
+export {
+  type AutoindexConf,
+  type AutoindexEntry,
+  type AutoindexFailure,
+  autoindexHtml,
+  autoindexResponse,
+} from "./autoindex.ts";
 export { StaticCache } from "./cache.ts";
 export { renderDefaultPage } from "./default_page.ts";
 export { errorPageResponse } from "./error_page.ts";

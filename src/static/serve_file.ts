@@ -89,6 +89,12 @@ export interface ServeFileOptions {
   family?: OsFamily;
   /** The clock in ms, for `expires`. @default {Date.now()} */
   now?: number;
+  /**
+   * The status an error page goes out with (nginx's `r->err_status`): the
+   * headers filter sees it instead of the file's 200, unless the page
+   * itself fails.
+   */
+  errStatus?: number;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -176,7 +182,10 @@ export function serveFile(
         lastModified: ctx.mtime,
       });
     }
-    filterHeaders(response.headers, { ...filter, status });
+    const seen = options.errStatus === undefined || isBuiltInError(response)
+      ? status
+      : options.errStatus;
+    filterHeaders(response.headers, { ...filter, status: seen });
   }
   return result;
 }

@@ -7,8 +7,10 @@
  * @module
  */
 
+import { isAbsolute, join } from "node:path";
 import { COMPILE_FLAGS } from "../../../scripts/compile.ts";
 import { nginxBinary } from "../../_nginx.ts";
+import { walk } from "./conf_tree.ts";
 import type { Station } from "./station.ts";
 
 /** The gateway entry point. */
@@ -181,11 +183,44 @@ export async function startNginx(
   return run(child, ports, 5000);
 }
 
-/** Starts the gateway on a station and waits for every listen port. */
-export function startGateway(s: Station, ports: number[]): Promise<Running> {
-  return run(
+/**
+ * Starts the gateway on a station and waits for every listen port, and for
+ * its `started` line where an error log takes `notice`: the line is written
+ * once the ports listen, and on a loaded machine it would otherwise land
+ * among the probes' lines.
+ */
+export async function startGateway(
+  s: Station,
+  ports: number[],
+): Promise<Running> {
+  const running = await run(
     gatewayCommand(["--nginx-conf", s.conf]).spawn(),
     ports,
     20_000,
   );
+  if (running.ready) await startedLine(s);
+  return running;
+}
+
+/** Waits, bounded, until each error log at `notice` or below holds the start line. */
+async function startedLine(s: Station): Promise<void> {
+  const logs = [...walk(s.tree)]
+    .map(({ directive }) => directive)
+    .filter((d) =>
+      d.name === "error_log" && /^(notice|info|debug)$/.test(d.args[1] ?? "")
+    )
+    .map((d) =>
+      isAbsolute(d.args[0]!) ? d.args[0]! : join(s.prefix, d.args[0]!)
+    );
+  const end = Date.now() + 5000;
+  for (const path of logs) {
+    while (Date.now() < end) {
+      let text = "";
+      try {
+        text = await Deno.readTextFile(path);
+      } catch { /* not written yet */ }
+      if (/\[notice\] .*station-gateway\/\S+ started/.test(text)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
 }

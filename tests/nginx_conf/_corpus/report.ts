@@ -8,8 +8,8 @@ import { join } from "node:path";
 import type { FileResult } from "./side_by_side.ts";
 import { TESTDATA } from "./station.ts";
 
-/** The case folders of a set (`corpus` or `holdout`), sorted by name. */
-export function caseDirs(set: "corpus" | "holdout"): string[] {
+/** The case folders of a set (`corpus`, `holdout` or `unseen`), by name. */
+export function caseDirs(set: "corpus" | "holdout" | "unseen"): string[] {
   const dir = join(TESTDATA, set);
   return [...Deno.readDirSync(dir)]
     .filter((e) => e.isDirectory)
