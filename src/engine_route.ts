@@ -189,7 +189,7 @@ export class EngineRoute {
       serverAddr: listen.hostname,
       serverPort: socket.port,
       serverName: server.serverName,
-      scheme: "http",
+      scheme: listen.ssl ? "https" : "http",
       protocol: "HTTP/1.1",
       host: name === "" ? server.serverName : name,
       proxyHost: "",
@@ -203,7 +203,7 @@ export class EngineRoute {
     const flow: FlowRequest = {
       vars,
       log: request.log,
-      origin: publicOrigin(request.host, socket.port),
+      origin: publicOrigin(request.host, socket.port, vars.scheme),
     };
     // nginx checks client_max_body_size once the location is found, for
     // every location, before reading the body (no 100 Continue is sent).

@@ -111,9 +111,14 @@ export interface ApiRequest {
  *
  * @param host The client's `Host`, or `null`.
  * @param port The port the gateway listens on.
+ * @param scheme `https` on a TLS socket (its standard port is 443).
  * @returns e.g. `http://localhost:8081`.
  */
-export function publicOrigin(host: string | null, port: number): string {
+export function publicOrigin(
+  host: string | null,
+  port: number,
+  scheme: "http" | "https" = "http",
+): string {
   const colon = host === null ? -1 : host.indexOf(":");
   const name = host === null || host === ""
     ? "127.0.0.1"
@@ -122,7 +127,8 @@ export function publicOrigin(host: string | null, port: number): string {
     : colon < 0
     ? host
     : host.slice(0, colon);
-  return `http://${name}${port === 80 ? "" : `:${port}`}`;
+  const standard = scheme === "https" ? 443 : 80;
+  return `${scheme}://${name}${port === standard ? "" : `:${port}`}`;
 }
 
 /**
