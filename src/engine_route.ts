@@ -109,6 +109,18 @@ function hostName(host: string | null): string {
   return host.slice(0, end).toLowerCase().replace(/\.$/, "");
 }
 
+/**
+ * An HTTP/2 request's fields with its `:authority` as `Host`, as nginx
+ * makes it (`ngx_http_v2_parse_authority`), so `$http_host` and a folder's
+ * redirect see it; other requests' fields as they are (no copy).
+ */
+function withAuthority(headers: Headers, host: string | null): Headers {
+  if (host === null || headers.has("host")) return headers;
+  const copy = new Headers(headers);
+  copy.set("host", host);
+  return copy;
+}
+
 /** The engine's routes, built once. */
 export class EngineRoute {
   readonly #conf: HttpConf;
@@ -183,7 +195,9 @@ export class EngineRoute {
       requestUri: request.target,
       uri: request.uri,
       args: request.args,
-      headers: req.headers,
+      headers: listen.ssl
+        ? withAuthority(req.headers, request.host)
+        : req.headers,
       remoteAddr: request.client,
       remotePort: request.clientPort,
       serverAddr: listen.hostname,

@@ -36,6 +36,8 @@ async function prefixWith(
   }
   const cert = await makeCertificate(join(dir, "conf"));
   await Deno.writeTextFile(join(dir, "html", "index.html"), "the app\n");
+  await Deno.mkdir(join(dir, "html", "sub"));
+  await Deno.writeTextFile(join(dir, "html", "sub", "index.html"), "sub\n");
   const conf = join(dir, "conf", "nginx.conf");
   await Deno.writeTextFile(conf, text(dir));
   return {
@@ -73,7 +75,7 @@ http {
     ssl_certificate_key station.key;
     ssl_protocols TLSv1.2 TLSv1.3;
     location / { root html; }
-    location /vars { return 200 "$scheme $https $server_port $host\\n"; }
+    location /vars { return 200 "$scheme $https $server_port $host $http_host\\n"; }
   }
 }
 `;
@@ -166,6 +168,12 @@ Deno.test("the common pair: http:// answers 301 to https://, followed to the app
       [301, `https://localhost:${tls}/app/x?y=1`],
       who,
     );
+    // A folder without its "/": the absolute redirect names https://.
+    deepStrictEqual(
+      await first(cert, `https://localhost:${tls}/sub`),
+      [301, `https://localhost:${tls}/sub/`],
+      who,
+    );
     deepStrictEqual(
       await follow(cert, `http://localhost:${plain}/`),
       {
@@ -181,7 +189,7 @@ Deno.test("the common pair: http:// answers 301 to https://, followed to the app
       {
         status: 200,
         url: `https://127.0.0.1:${tls}/vars`,
-        body: `https on ${tls} 127.0.0.1\n`,
+        body: `https on ${tls} 127.0.0.1 127.0.0.1:${tls}\n`,
         redirected: true,
       },
       who,
