@@ -114,4 +114,4 @@ await new Promise((resolve) => setTimeout(resolve, 1000));
 out.push(`after the clients closed: ${rss()}`);
 await gw[Symbol.asyncDispose]();
 await Deno.remove(dir, { recursive: true });
-console.log(out.join("\n"));
+Deno.stdout.writeSync(new TextEncoder().encode(out.join("\n") + "\n"));

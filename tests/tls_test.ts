@@ -17,6 +17,7 @@ import {
   waitFor,
 } from "./_utils.ts";
 import { nginxArgs, nginxBinary } from "./_nginx.ts";
+import { spawnGatewayWith } from "./_spawn_options.ts";
 import { makeCertificate, type TestCertificate } from "./_tls.ts";
 
 /** A prefix: `conf/nginx.conf`, the certificate in `conf/`, `html/`, `logs/`. */
@@ -325,3 +326,60 @@ Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's wo
     ], name);
   }
 });
+
+const hasPrlimit = Deno.build.os === "linux" &&
+  (() => {
+    try {
+      return new Deno.Command("prlimit", { args: ["--version"] }).outputSync()
+        .success;
+    } catch {
+      return false;
+    }
+  })();
+
+Deno.test(
+  "a TLS listener whose accept() fails for want of descriptors listens again once they are free, as a plain one",
+  { ignore: !hasPrlimit },
+  async () => {
+    const [plain, tls] = [refusedPort(), refusedPort()];
+    await using p = await prefixWith(commonPair(plain, tls));
+    // Deno and the gateway use about 27 descriptors; the rest are clients'.
+    await using gw = await spawnGatewayWith({}, ["--nginx-conf", p.conf], [
+      "prlimit",
+      "--nofile=96:96",
+    ]);
+    const conns: Deno.Conn[] = [];
+    const log = () => p.lines("error.log").join("\n");
+    try {
+      for (let i = 0; i < 200; i++) {
+        try {
+          conns.push(await Deno.connect({ hostname: "127.0.0.1", port: tls }));
+        } catch {
+          break; // the backlog is full or the listener is gone
+        }
+      }
+      await waitFor(() => /accept4\(\) failed/.test(log()), 5000).catch(
+        () => {}, // asserted below with the log in the message
+      );
+    } finally {
+      for (const conn of conns) conn.close();
+    }
+    match(
+      log(),
+      /\[crit\] \d+#\d+: accept4\(\) failed \(24: Too many open files\)/,
+    );
+    // Bounded: the re-listen pauses 0.5 s after a first failure.
+    const end = Date.now() + 10_000;
+    let body = "";
+    while (body === "" && Date.now() < end) {
+      body = await follow(p.cert.cert, `https://localhost:${tls}/`).then(
+        (r) => r.body,
+        () => "",
+      );
+      if (body === "") await new Promise((r) => setTimeout(r, 50));
+    }
+    strictEqual(body, "the app\n", log());
+    strictEqual(/unhandled|Error:|\n\s+at /.test(log()), false, log());
+    strictEqual(/\bat |Error/.test(gw.output()), false, gw.output());
+  },
+);
