@@ -109,6 +109,16 @@ export function serverSsl(level: Level, ctx: SslContext): SslConf | undefined {
   }
   const cert = certs[0]!;
   const key = level.last("ssl_certificate_key");
+  // nginx 1.15.9+ loads such a pair per handshake, by the name the client
+  // sends; the runtime takes one pair when it listens.
+  const dynamic = [cert, key].find((d) => d?.args[0]!.includes("$"));
+  if (dynamic !== undefined) {
+    ctx.fail(
+      dynamic,
+      `"${dynamic.name}" with variables is not supported: the gateway loads one certificate at start`,
+    );
+    return undefined;
+  }
   if (key === undefined) {
     // ngx_http_ssl_merge_srv_conf names the certificate as written, no place.
     ctx.failAs(

@@ -98,6 +98,12 @@ Deno.test("compileHttp() refuses TLS setups nginx refuses, in nginx's words", ()
       ],
     ],
     [
+      "server { listen 443 ssl; ssl_certificate $ssl_server_name.crt; ssl_certificate_key a.key; }",
+      [
+        '"ssl_certificate" with variables is not supported: the gateway loads one certificate at start in /n/conf/nginx.conf:3',
+      ],
+    ],
+    [
       `server { listen 443 quic; ${PAIR} }`,
       [
         '"listen … quic" is not supported: the gateway serves HTTP/1.1 and HTTP/2 over TCP in /n/conf/nginx.conf:3',
