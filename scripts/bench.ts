@@ -8,7 +8,10 @@
  * (`proxy_pass http://…/`: HTTP/1.0 and a new upstream connection per
  * request), nginx with upstream keep-alive, Caddy (`handle_path /api/*` +
  * `reverse_proxy`, `file_server`), and the gateway under the compile
- * task's permissions. No proxy writes an access log.
+ * task's permissions. No proxy writes an access log. The `tls-*`
+ * scenarios measure nginx and the gateway alone, each serving one nginx.conf
+ * with `listen … ssl` (a self-signed certificate made by `openssl` at the
+ * start), upstream connections kept alive.
  *
  * Pinning: each proxy on CPU 0; wrk and the upstream on CPU 1 (taskset), so
  * every proxy gets exactly one core. Rounds are interleaved (every scenario,
@@ -37,6 +40,7 @@
 
 import { parseArgs } from "node:util";
 import { COMPILE_FLAGS as GATEWAY_FLAGS } from "./compile.ts";
+import { makeCertificate, type TestCertificate } from "../tests/_tls.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -45,6 +49,8 @@ interface Scenario {
   conns: number;
   path: string;
   lua?: string;
+  /** Over TLS: measured with nginx and the gateway, each with `listen … ssl`. */
+  tls?: true;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -56,6 +62,22 @@ const SCENARIOS: Scenario[] = [
   { name: "post-1mib-c10", conns: 10, path: "/api/upload", lua: "big" },
   { name: "static-index-c50", conns: 50, path: "/index.html" },
   { name: "static-appjs-c50", conns: 50, path: "/app.js" },
+  // TLS beside nginx with TLS, one nginx.conf for both (tlsConf).
+  {
+    name: "tls-post-small-c1",
+    conns: 1,
+    path: "/api/loginms",
+    lua: "small",
+    tls: true,
+  },
+  {
+    name: "tls-post-small-c50",
+    conns: 50,
+    path: "/api/loginms",
+    lua: "small",
+    tls: true,
+  },
+  { name: "tls-static-2k-c50", conns: 50, path: "/2k.html", tls: true },
 ];
 
 /** What Chromium 130 sends with a fetch() POST from the client app (wrk adds Host and Content-Length). */
@@ -89,8 +111,11 @@ const BASE = "gateway-base";
 /** The gateway from an nginx.conf with one location, and with fifty. */
 const CONF_1 = "gw-conf-1";
 const CONF_50 = "gw-conf-50";
+/** nginx and the gateway serving one nginx.conf with `listen … ssl`. */
+const TLS_PROXIES = ["nginx-tls", "gateway-tls"] as const;
 type ProxyName =
   | typeof PROXIES[number]
+  | typeof TLS_PROXIES[number]
   | typeof FLOOR
   | typeof BASE
   | typeof CONF_1
@@ -106,6 +131,7 @@ interface Extras {
 
 /** The proxies measured in one scenario. */
 function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
+  if (s.tls) return [...TLS_PROXIES];
   return [
     ...PROXIES,
     ...(extras.baseRoot === null ? [] : [BASE] as const),
@@ -198,13 +224,19 @@ async function waitReady(
   port: number,
   path: string,
   method = "GET",
+  tlsCert?: string,
 ): Promise<void> {
   const end = Date.now() + 15_000;
+  using client = tlsCert === undefined
+    ? undefined
+    : Deno.createHttpClient({ caCerts: [tlsCert] });
+  const scheme = tlsCert === undefined ? "http" : "https";
   while (Date.now() < end) {
     try {
-      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      const res = await fetch(`${scheme}://localhost:${port}${path}`, {
         method,
         ...(method === "POST" ? { body: "{}" } : {}),
+        ...(client === undefined ? {} : { client }),
       });
       await res.body?.cancel();
       if (res.status < 500) return;
@@ -235,6 +267,8 @@ interface Lab {
   upstream: Deno.ChildProcess;
   /** The `--baseline` checkout, ending with "/"; `null` without one. */
   baseRoot: string | null;
+  /** The TLS scenarios' self-signed certificate and key. */
+  cert: TestCertificate;
 }
 
 async function setUp(): Promise<Lab> {
@@ -248,6 +282,8 @@ async function setUp(): Promise<Lab> {
     }`,
   );
   await Deno.writeFile(`${www}/app.js`, new Uint8Array(200 * 1024).fill(0x61));
+  await Deno.writeFile(`${www}/2k.html`, new Uint8Array(2048).fill(0x63));
+  const cert = await makeCertificate(dir);
   await Deno.writeFile(
     `${dir}/big.bin`,
     new Uint8Array(1024 * 1024).fill(0x62),
@@ -312,7 +348,7 @@ http {
     stderr: "null",
   }).spawn();
   await waitReady(upstreamPort, "/loginms", "POST");
-  return { dir, www, upstreamPort, upstream, baseRoot: null };
+  return { dir, www, upstreamPort, upstream, baseRoot: null, cert };
 }
 
 /** `deno run` arguments for the gateway as the stations run it. */
@@ -381,6 +417,37 @@ http {
 `;
 }
 
+/**
+ * The TLS scenarios' nginx.conf, one text for nginx and the gateway (nginx
+ * gets its process lines before it): the app and `/api/` on a
+ * `listen … ssl` port, upstream connections kept alive.
+ */
+function tlsConf(lab: Lab, port: number, name: string): string {
+  const { dir, www, upstreamPort, cert } = lab;
+  return `events {}
+http {
+  access_log off;
+  error_log ${dir}/${name}-error.log crit;
+  client_max_body_size 2m;
+  keepalive_requests 1000000;
+  types { text/html html; application/javascript js; }
+  upstream app { server 127.0.0.1:${upstreamPort}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${port} ssl;
+    server_name localhost;
+    ssl_certificate ${cert.certPath};
+    ssl_certificate_key ${cert.keyPath};
+    root ${www};
+    location /api/ {
+      proxy_pass http://app/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }
+  }
+}
+`;
+}
+
 async function startProxy(
   lab: Lab,
   name: ProxyName,
@@ -391,6 +458,42 @@ async function startProxy(
   const env: Record<string, string> = {};
   if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
+  } else if (name === "gateway-tls" || name === "nginx-tls") {
+    const conf = `${dir}/${name}.conf`;
+    const text = tlsConf(lab, port, name);
+    if (name === "gateway-tls") {
+      await Deno.writeTextFile(conf, text);
+      cmd = [
+        Deno.execPath(),
+        "run",
+        "-q",
+        ...GATEWAY_FLAGS,
+        `${ROOT}src/main.ts`,
+        "--nginx-conf",
+        conf,
+      ];
+    } else {
+      await Deno.writeTextFile(
+        conf,
+        `daemon off; master_process off; worker_processes 1; pid ${dir}/${name}.pid;
+${
+          text.replace("events {}", "events { worker_connections 4096; }")
+            .replace(
+              "access_log off;",
+              `access_log off; client_body_temp_path ${dir}/${name}-body; proxy_temp_path ${dir}/${name}-proxy; fastcgi_temp_path ${dir}/${name}-f; uwsgi_temp_path ${dir}/${name}-u; scgi_temp_path ${dir}/${name}-s;`,
+            )
+        }`,
+      );
+      cmd = [
+        "/usr/sbin/nginx",
+        "-p",
+        dir,
+        "-c",
+        conf,
+        "-e",
+        `${dir}/${name}-error.log`,
+      ];
+    }
   } else if (name === CONF_1 || name === CONF_50) {
     const conf = `${dir}/${name}.conf`;
     await Deno.writeTextFile(conf, locationsConf(lab, port, name === CONF_50));
@@ -500,7 +603,14 @@ http {
   }).spawn();
   const drained = child.stderr.pipeTo(logFile.writable);
   try {
-    await waitReady(port, "/api/loginms", "POST");
+    await waitReady(
+      port,
+      "/api/loginms",
+      "POST",
+      name === "gateway-tls" || name === "nginx-tls"
+        ? lab.cert.cert
+        : undefined,
+    );
   } catch (error) {
     child.kill("SIGKILL");
     await child.status;
@@ -556,7 +666,7 @@ async function wrk(
     "10s",
   ];
   if (s.lua) args.push("-s", `${lab.dir}/${s.lua}.lua`);
-  args.push(`http://127.0.0.1:${port}${s.path}`);
+  args.push(`${s.tls ? "https" : "http"}://127.0.0.1:${port}${s.path}`);
   const r = await run(["taskset", ...args]);
   const out = r.out;
   const requests = Number(out.match(/(\d+) requests in/)?.[1] ?? 0);
@@ -698,6 +808,7 @@ async function compare(
         fmt(median(ms.map((m) => m.cpuUsPerReq)))
       } | ${fmt(Math.max(...ms.map((m) => m.peakRssMb)))} |\n`;
     }
+    if (s.tls) continue;
     const gw = results.get(`${s.name}|gateway`)!;
     const ratio = (other: ProxyName) => {
       const r = gw.map((m, i) =>
@@ -725,11 +836,31 @@ async function compare(
       baseline === null ? "" : "---|"
     }\n` +
     ratioRows.join("\n") + "\n";
+  const tls = scenarios.filter((s) => s.tls);
+  if (tls.length > 0) {
+    // The issue's goal: CPU per request at most 1.3× nginx's, p99 at c1
+    // at most 1.5×.
+    const per = (s: Scenario, pick: (m: Measurement) => number) => {
+      const gw = results.get(`${s.name}|gateway-tls`)!;
+      const ng = results.get(`${s.name}|nginx-tls`)!;
+      const r = gw.map((m, i) => pick(m) / pick(ng[i]!));
+      return `${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
+        fmt(Math.max(...r), 2)
+      }]`;
+    };
+    md +=
+      "\nTLS, gateway-tls ÷ nginx-tls per round (goal: CPU ≤ 1.3, p99 at c1 ≤ 1.5):\n\n| scenario | req/s | CPU µs/req | p99 |\n|---|---|---|---|\n" +
+      tls.map((s) =>
+        `| ${s.name} | ${per(s, (m) => m.rps)} | ${
+          per(s, (m) => m.cpuUsPerReq)
+        } | ${per(s, (m) => m.p99)} |`
+      ).join("\n") + "\n";
+  }
   if (baseline !== null) {
     // CPU per request is the steadiest figure for a before/after check.
     md +=
       `\nGateway CPU µs/req ÷ the gateway at ${baseline}'s, per round:\n\n` +
-      scenarios.map((s) => {
+      scenarios.filter((s) => !s.tls).map((s) => {
         const now = results.get(`${s.name}|gateway`)!;
         const base = results.get(`${s.name}|${BASE}`)!;
         const r = now.map((m, i) => m.cpuUsPerReq / base[i]!.cpuUsPerReq);
@@ -740,7 +871,7 @@ async function compare(
   }
   if (locations) {
     md += `\nCPU µs/req of ${CONF_50} − ${CONF_1}'s, per round:\n\n` +
-      scenarios.map((s) => {
+      scenarios.filter((s) => !s.tls).map((s) => {
         const one = results.get(`${s.name}|${CONF_1}`)!;
         const fifty = results.get(`${s.name}|${CONF_50}`)!;
         const d = fifty.map((m, i) => m.cpuUsPerReq - one[i]!.cpuUsPerReq);

@@ -119,6 +119,18 @@ function hostName(host: string | null): string {
   return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
+/**
+ * An HTTP/2 request's fields with its `:authority` as `Host`, as nginx
+ * makes it (`ngx_http_v2_parse_authority`), so `$http_host` and a folder's
+ * redirect see it; other requests' fields as they are (no copy).
+ */
+function withAuthority(headers: Headers, host: string | null): Headers {
+  if (host === null || headers.has("host")) return headers;
+  const copy = new Headers(headers);
+  copy.set("host", host);
+  return copy;
+}
+
 /** The engine's routes, built once. */
 export class EngineRoute {
   readonly #conf: HttpConf;
@@ -212,13 +224,15 @@ export class EngineRoute {
       requestUri: request.target,
       uri: request.uri,
       args: request.args,
-      headers: req.headers,
+      headers: listen.ssl
+        ? withAuthority(req.headers, request.host)
+        : req.headers,
       remoteAddr: request.client,
       remotePort: request.clientPort,
       serverAddr: listen.hostname,
       serverPort: socket.port,
       serverName: server.serverName,
-      scheme: "http",
+      scheme: listen.ssl ? "https" : "http",
       protocol: "HTTP/1.1",
       host: name === "" ? server.serverName : name,
       proxyHost: "",
@@ -232,7 +246,7 @@ export class EngineRoute {
     const flow: RouteFlow = {
       vars,
       log: request.log,
-      origin: publicOrigin(request.host, socket.port),
+      origin: publicOrigin(request.host, socket.port, vars.scheme),
       request,
     };
     const answered = serveRequest(req, server, flow, this.#flowDeps);

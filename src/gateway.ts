@@ -33,6 +33,7 @@ import {
   type RejectStatus,
   requestLine,
   requestTarget,
+  urlAuthority,
   urlHost,
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
@@ -65,6 +66,8 @@ export interface ListenSocket {
   index: number;
   /** The port bound. */
   port: number;
+  /** The socket speaks TLS (`listen … ssl`). */
+  tls?: boolean;
 }
 
 /**
@@ -230,7 +233,7 @@ export function createGatewayHandler(
         return cutConnection(head);
       }
     }
-    const ctx = describe(req, info);
+    const ctx = describe(req, info, socket);
     // Opened before the request is handled: shutdown may give up on it.
     const accessLine = logger.accessEnabled
       ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
@@ -284,17 +287,28 @@ export function createGatewayHandler(
   function describe(
     req: Request,
     info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    socket: ListenSocket | undefined,
   ): RequestContext {
     // Read once: each read of `info.remoteAddr` is a call into Deno and a
     // new object.
     const peer = info.remoteAddr;
     const client = peer.hostname;
     const connection = deps.counter.forPeer(client, peer.port);
-    const host = req.headers.get("host");
+    let host = req.headers.get("host");
     const referrer = req.headers.get("referer");
+    const scheme = socket?.tls === true ? "https" : "http";
+    // Deno.serve offers HTTP/2 by ALPN on every TLS socket: such a request
+    // is served, its `:authority` (in the URL) being its Host, as nginx's.
+    // Its URL can equal the fallback of a request without Host, so over
+    // TLS every request without Host counts as HTTP/2 (an HTTP/1.x one
+    // without Host, which nginx refuses or logs as HTTP/1.0, is served).
+    const served2 = scheme === "https" && host === null;
+    let http2 = served2 ||
+      looksLikeHttp2(req.url, host, socket?.port ?? runtime.port);
+    if (served2) host = urlAuthority(req.url);
     const target = requestTarget(req.url, urlHost(host));
-    const http2 = looksLikeHttp2(req.url, host, runtime.port);
-    const sent = requestLine(req, { host, target, http2 });
+    const sent = requestLine(req, { host, target, http2, scheme });
+    if (served2) http2 = false;
     const line = http2
       ? LINE_OK
       : checkRequestLine(req.method, sent, config.largeClientHeaderBuffers);
@@ -399,7 +413,12 @@ export function createGatewayHandler(
     return engine.serve(req, {
       client,
       clientPort: ctx.clientPort,
-      host: absoluteAuthority(req.url, host, target) ?? host,
+      host: absoluteAuthority(
+        req.url,
+        host,
+        target,
+        socket?.tls === true ? "https" : "http",
+      ) ?? host,
       target,
       uri: decoded.uri,
       args: decoded.args,

@@ -423,12 +423,17 @@ export async function spawnListening(
     await drained;
   };
   try {
-    await waitFor(() => /listening on http:\/\/[^ ]+:\d+\//.test(text), 15_000);
+    await waitFor(
+      () => /listening on https?:\/\/[^ ]+:\d+\//.test(text),
+      15_000,
+    );
   } catch (error) {
     await stop();
     throw new Error(`gateway did not start: ${text}`, { cause: error });
   }
-  const port = Number(text.match(/listening on http:\/\/[^ ]+:(\d+)\//)![1]);
+  const port = Number(
+    text.match(/listening on https?:\/\/[^ ]+:(\d+)\//)![1],
+  );
   return {
     child,
     port,

@@ -9,6 +9,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { maskErrorLine, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
+import { makeCertificate } from "./_tls.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
 const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
@@ -47,11 +48,13 @@ interface PageReport {
   deepStatus?: number;
   statuses: Record<string, number[]>;
   encodings: Record<string, string | null>;
+  url?: string;
+  protocol?: string;
 }
 
 /** Runs the browser driver (its own process: see browser_driver/driver.ts). */
 async function browse(
-  scenario: "live" | "down" | "assets" | "default",
+  scenario: "live" | "down" | "assets" | "default" | "tls",
   base: string,
 ): Promise<PageReport> {
   await ensureChromium();
@@ -271,6 +274,53 @@ Deno.test(
       );
       match(page.laterState!, /^The upstream answers \(HTTP 200\), since /);
       strictEqual(page.statuses["/"]!.length >= 2, true, "reloaded itself");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "browser: through the common pair to https:// (HTTP/2), the app's POSTs and WebSocket work",
+  ON_LINUX,
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.mkdir(`${dir}/conf`);
+      await Deno.mkdir(`${dir}/logs`);
+      await makeCertificate(`${dir}/conf`);
+      await using up = startStationUpstream();
+      const [plain, tls] = [refusedPort(), refusedPort()];
+      const conf = `${dir}/conf/nginx.conf`;
+      await Deno.writeTextFile(
+        conf,
+        `events {}
+http {
+  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+  server { listen localhost:${plain}; return 301 https://$host:${tls}$request_uri; }
+  server {
+    listen localhost:${tls} ssl http2;
+    ssl_certificate station.crt;
+    ssl_certificate_key station.key;
+    root ${APP};
+    location /api/ {
+      proxy_pass http://127.0.0.1:${up.port}/;
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+    }
+  }
+}
+`,
+      );
+      await using _gw = await spawnGateway(["--nginx-conf", conf]);
+      const page = await browse("tls", `http://localhost:${plain}`);
+      strictEqual(page.url, `https://localhost:${tls}/`);
+      strictEqual(page.protocol, "h2");
+      strictEqual(page.login, "200 welcome demo");
+      strictEqual(page.title, "200 title Station 7");
+      strictEqual(page.ws, "echo:ping-from-browser");
+      strictEqual(await Deno.readTextFile(`${dir}/logs/error.log`), "");
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -105,3 +105,20 @@ http {
     /\[error\] \d+#\d+: \*\d+ access forbidden by rule, client: 127\.0\.0\.1, server: , request: "GET \/ HTTP\/1\.1", host: "a"\n/,
   );
 });
+
+Deno.test("a request without Host on an nginx.conf's second port is read as HTTP/1.x, not as HTTP/2 prior knowledge", async () => {
+  const [a, b] = [refusedPort(), refusedPort()];
+  await using p = await prefixWith(`events {}
+http {
+  access_log logs/access.log;
+  server { listen 127.0.0.1:${a}; return 200 "first\\n"; }
+  server { listen 127.0.0.1:${b}; return 200 "second\\n"; }
+}`);
+  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  const raw = await rawRequest(b, "GET / HTTP/1.0\r\n\r\n");
+  match(raw, /^HTTP\/1\.[01] 400 /);
+  const path = join(p.prefix, "logs", "access.log");
+  await waitFor(() => Deno.readTextFileSync(path).includes("\n"), 5000);
+  // The runtime gives no version: HTTP/1.0 is logged as HTTP/1.1.
+  match(await Deno.readTextFile(path), /"GET \/ HTTP\/1\.1" 400 /);
+});

@@ -262,6 +262,24 @@ export interface ServerConf {
   named: ReadonlyMap<string, LocationConf>;
   /** Where it was written. */
   place: Place;
+  /** Its certificate (`ssl_certificate`, inherited from http); none when absent. */
+  ssl?: SslConf;
+}
+
+/**
+ * A server's certificate and key (`ssl_certificate`,
+ * `ssl_certificate_key`), loaded at start as nginx loads them for every
+ * server that names one, whether or not it listens with `ssl`.
+ */
+export interface SslConf {
+  /** `ssl_certificate`, absolute. */
+  certificate: string;
+  /** `ssl_certificate_key`, absolute. */
+  certificateKey: string;
+  /** Where `ssl_certificate` was written. */
+  place: Place;
+  /** The PEM texts, once the files are read (`null` until then). */
+  pem: { cert: string; key: string } | null;
 }
 
 /** One server of an `upstream{}` (or the one of a `proxy_pass host:port`). */

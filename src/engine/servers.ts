@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Listen, ServerConf, ServerName } from "./model.ts";
+import type { Listen, ServerConf, ServerName, SslConf } from "./model.ts";
 import { compileRegex } from "./regex.ts";
 
 /** The servers of one listening socket, indexed for the name search. */
@@ -24,6 +24,12 @@ export interface ListenGroup {
   ssl: boolean;
   /** `http2` on any of its `listen`s. */
   http2: boolean;
+  /**
+   * The certificate of a TLS socket: its default server's (nginx's choice
+   * for a client that names no server); `null` for plain HTTP or when the
+   * default server has none.
+   */
+  certificate: SslConf | null;
   /** The servers in file order. */
   servers: readonly ServerConf[];
   /** The default server. */
@@ -134,12 +140,14 @@ export function groupByListen(
     }
     leading.sort((a, b) => b.suffix.length - a.suffix.length);
     trailing.sort((a, b) => b.prefix.length - a.prefix.length);
+    const ssl = listens.some((l) => l.ssl);
     return {
       hostname: first.hostname,
       hostnames: [...new Set(listens.map((l) => l.hostname))],
       port: first.port,
-      ssl: listens.some((l) => l.ssl),
+      ssl,
       http2: listens.some((l) => l.http2),
+      certificate: ssl ? defaultServer.ssl ?? null : null,
       servers,
       defaultServer,
       exact,

@@ -47,6 +47,13 @@ import {
 } from "./compile_location.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
+import {
+  checkSslPorts,
+  checkSslTuning,
+  serverSsl,
+  type SslContext,
+  sslOn,
+} from "./compile_ssl.ts";
 import { listenParameter, listenSetting, nginxTimeMs } from "./values.ts";
 
 /** The outcome of compiling. */
@@ -91,7 +98,23 @@ class Compiler {
     warn: (d, message) => this.warn(d, message),
     knownFormat: (name) => this.formats.has(name),
   });
-  constructor(readonly options: CompileOptions) {}
+  readonly ssl: SslContext;
+  /** Servers whose `ssl_certificate` was refused. */
+  readonly sslRefused = new Set<ServerConf>();
+  constructor(readonly options: CompileOptions) {
+    this.ssl = {
+      // ngx_ssl_certificate() resolves against the configuration's
+      // folder (conf_prefix), not the prefix.
+      // A Windows path is cut by hand: tests compile one on Linux too.
+      confPrefix: options.file.slice(
+        0,
+        Math.max(options.file.lastIndexOf("/"), options.file.lastIndexOf("\\")),
+      ),
+      fail: (d, message) => this.fail(d, message),
+      failAs: (message) => this.errors.push(message),
+      warn: (d, message) => this.warn(d, message),
+    };
+  }
 
   fail(d: Directive | null, message: string): void {
     this.errors.push(
@@ -177,12 +200,14 @@ class Compiler {
       new Level(null, main.filter((d) => d.name === "error_log")),
       block,
     );
+    checkSslTuning(block, this.ssl);
     const servers = block.filter((d) => d.name === "server").map((d) =>
       this.server(d, httpLevel)
     );
     if (servers.length === 0) {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
+    checkSslPorts(servers, this.ssl, this.sslRefused);
     const errorLog = httpLevel.last("error_log");
     return {
       servers,
@@ -472,6 +497,10 @@ class Compiler {
         text: "*:80",
       });
     }
+    checkSslTuning(block, this.ssl);
+    // The deprecated `ssl on;` makes every socket of the server TLS.
+    if (sslOn(level)) { for (const l of listens) l.ssl = true; }
+    const ssl = serverSsl(level, this.ssl);
     const names: ServerName[] = [];
     for (const x of block.filter((x) => x.name === "server_name")) {
       for (const arg of x.args) {
@@ -506,14 +535,19 @@ class Compiler {
         named.set(name, this.nestedLocation(loc, level, conf));
       }
     }
-    return {
+    const server: ServerConf = {
       listens,
       names,
       serverName: firstName.startsWith("~") ? "" : firstName,
       conf,
       named,
       place: { file: d.file, line: d.line },
+      ...(ssl === undefined ? {} : { ssl }),
     };
+    if (ssl === undefined && level.get("ssl_certificate").length > 0) {
+      this.sslRefused.add(server);
+    }
+    return server;
   }
 
   listen(d: Directive): Listen[] {
@@ -546,12 +580,16 @@ class Compiler {
     for (const param of params) {
       if (param === "default_server" || param === "default") {
         listen.defaultServer = true;
+      } else if (param === "ssl") {
+        listen.ssl = true;
+      } else if (param === "http2") {
+        listen.http2 = true;
       } else if (listenParameter(param) === "invalid") {
         this.fail(d, `invalid parameter "${param}"`);
       } else if (listenParameter(param) === "emerg") {
         this.fail(
           d,
-          `"listen … ${param}" is not supported: the gateway serves plain HTTP/1.1`,
+          `"listen … ${param}" is not supported: the gateway serves HTTP/1.1 and HTTP/2 over TCP`,
         );
       } else {
         this.warn(

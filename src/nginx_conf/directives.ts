@@ -62,7 +62,15 @@ const PASS = "the gateway passes upstream bytes through as they are";
 const PROCESS = "the gateway runs as one process with its own limits";
 const TUNING = "it only tunes how nginx does its work";
 const NOT_DONE = "the gateway does not reproduce it";
-const SSL = 'it matters only for "listen … ssl", which the gateway refuses';
+const TLS_SESSIONS =
+  "the runtime (rustls) keeps its own TLS session resumption";
+const ECDHE =
+  "the runtime (rustls) negotiates ECDHE key exchange only, with its own curves";
+const STAPLING =
+  "the runtime (rustls) staples no OCSP response: browsers ask the CA themselves";
+const CLIENT_CERTS =
+  'it matters only with "ssl_verify_client", which the gateway refuses';
+const HTTP2 = "the runtime sets its own HTTP/2 limits";
 const UNCOMPRESSED =
   "the gateway sends responses uncompressed: the same content, more bytes";
 
@@ -180,13 +188,47 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["auth_basic HSL 1-1 emerg", NOT_DONE],
   ["auth_basic_user_file HSL 1-1 emerg", NOT_DONE],
   ["auth_request SL 1-1 emerg", NOT_DONE],
-  ["ssl_certificate HS 1-1 warn", SSL],
-  ["ssl_certificate_key HS 1-1 warn", SSL],
-  ["ssl_session_cache HS 1-2 warn", SSL],
-  ["ssl_session_timeout HS 1-1 warn", SSL],
-  ["ssl_ciphers HS 1-1 warn", SSL],
-  ["ssl_prefer_server_ciphers HS flag warn", SSL],
-  ["ssl_protocols HS 1-n warn", SSL],
+  // Mapped or warned about by value in compile_ssl.ts.
+  ["ssl HS flag map"],
+  ["ssl_certificate HS 1-1 map"],
+  ["ssl_certificate_key HS 1-1 map"],
+  ["ssl_protocols HS 1-n map"],
+  ["ssl_ciphers HS 1-1 map"],
+  ["ssl_prefer_server_ciphers HS flag map"],
+  ["ssl_session_cache HS 1-2 warn", TLS_SESSIONS],
+  ["ssl_session_timeout HS 1-1 warn", TLS_SESSIONS],
+  ["ssl_session_tickets HS flag warn", TLS_SESSIONS],
+  ["ssl_session_ticket_key HS 1-1 warn", TLS_SESSIONS],
+  ["ssl_dhparam HS 1-1 warn", ECDHE],
+  ["ssl_ecdh_curve HS 1-1 warn", ECDHE],
+  ["ssl_stapling HS flag warn", STAPLING],
+  ["ssl_stapling_verify HS flag warn", STAPLING],
+  ["ssl_stapling_file HS 1-1 warn", STAPLING],
+  ["ssl_stapling_responder HS 1-1 warn", STAPLING],
+  ["ssl_trusted_certificate HS 1-1 warn", STAPLING],
+  ["ssl_buffer_size HS 1-1 warn", TUNING],
+  ["ssl_conf_command HS 2-2 warn", "the runtime's TLS stack is not OpenSSL"],
+  ["ssl_early_data HS flag default", "off"],
+  ["ssl_reject_handshake HS flag default", "off"],
+  ["ssl_verify_client HS 1-1 default", "off"],
+  ["ssl_verify_depth HS 1-1 warn", CLIENT_CERTS],
+  ["ssl_client_certificate HS 1-1 warn", CLIENT_CERTS],
+  ["ssl_crl HS 1-1 warn", CLIENT_CERTS],
+  [
+    "ssl_password_file HS 1-1 emerg",
+    "the gateway reads keys without a pass phrase",
+  ],
+  ["http2_max_concurrent_streams HS 1-1 warn", HTTP2],
+  ["http2_max_field_size HS 1-1 warn", HTTP2],
+  ["http2_max_header_size HS 1-1 warn", HTTP2],
+  ["http2_max_requests HS 1-1 warn", HTTP2],
+  ["http2_idle_timeout HS 1-1 warn", HTTP2],
+  ["http2_recv_timeout HS 1-1 warn", HTTP2],
+  ["http2_recv_buffer_size H 1-1 warn", HTTP2],
+  ["http2_body_preread_size HS 1-1 warn", HTTP2],
+  ["http2_chunk_size HSL 1-1 warn", HTTP2],
+  ["http2_push_preload HSL flag warn", HTTP2],
+  ["http2_push HSL 1-1 warn", HTTP2],
   ["limit_except L {1-n} emerg", NOT_DONE],
   ["map H {2-2} map"],
   // The gateway's own, written by its built-in configuration.

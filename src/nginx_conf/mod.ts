@@ -16,6 +16,7 @@ import { builtInConf, type BuiltInSettings } from "./built_in.ts";
 
 export { builtInConf, type BuiltInSettings } from "./built_in.ts";
 import type { HttpConf } from "../engine/mod.ts";
+import { loadCertificatePair, type PairIo } from "../tls/mod.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";
 import type { NginxSettings } from "./paths.ts";
 import {
@@ -110,6 +111,7 @@ export function nginxPrefix(confPath: string): string {
 export function loadNginxConf(
   path: string,
   io: ConfIo = DENO_CONF_IO,
+  pairIo?: PairIo,
 ): NginxConfResult {
   const file = resolve(path);
   const prefix = nginxPrefix(file);
@@ -158,6 +160,10 @@ export function loadNginxConf(
   if (conf === null || errors.length > 0) {
     return { ok: false, message: errors[0]!, errors, warnings };
   }
+  const certificates = loadCertificates(conf, pairIo);
+  if (certificates !== null) {
+    return { ok: false, message: certificates, warnings };
+  }
   return {
     ok: true,
     prefix,
@@ -166,6 +172,32 @@ export function loadNginxConf(
     text: formatConf(directives),
     warnings,
   };
+}
+
+/**
+ * Reads every server's certificate and key, as nginx loads them at start
+ * for each server that names one (`ngx_http_ssl_merge_srv_conf`), each
+ * pair once; the PEM texts go into the model for the listeners.
+ *
+ * @returns nginx's `[emerg]` message for the first pair that fails, or
+ * `null`.
+ */
+function loadCertificates(conf: HttpConf, io?: PairIo): string | null {
+  const loaded = new Map<string, { cert: string; key: string }>();
+  for (const server of conf.servers) {
+    const ssl = server.ssl;
+    if (ssl === undefined) continue;
+    const id = `${ssl.certificate}\0${ssl.certificateKey}`;
+    let pem = loaded.get(id);
+    if (pem === undefined) {
+      const pair = loadCertificatePair(ssl, io);
+      if (!pair.ok) return pair.message;
+      pem = pair.pem;
+      loaded.set(id, pem);
+    }
+    (ssl as { pem: typeof pem }).pem = pem;
+  }
+  return null;
 }
 
 /**

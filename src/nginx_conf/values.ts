@@ -168,8 +168,10 @@ export function listenParameter(
   param: string,
 ): "ok" | "warn" | "emerg" | "invalid" {
   const key = param.split("=")[0]!;
-  if (key === "default_server" || key === "default") return "ok";
-  if (["ssl", "http2", "quic", "proxy_protocol", "spdy"].includes(key)) {
+  if (["default_server", "default", "ssl", "http2"].includes(param)) {
+    return "ok";
+  }
+  if (["quic", "proxy_protocol", "spdy"].includes(key)) {
     return "emerg";
   }
   const known = LISTEN_TUNING.some((p) =>

@@ -8,10 +8,11 @@
 
 /**
  * The origin the client reached the gateway at: the `Host` name with the
- * listening port, left out when 80.
+ * listening port, left out when standard for the scheme.
  *
  * @param host The client's `Host`, or `null`.
  * @param port The port the request came in on.
+ * @param scheme `https` on a TLS socket (its standard port is 443).
  * @returns e.g. `http://localhost:8081`.
  *
  * @example Usage
@@ -23,7 +24,11 @@
  * strictEqual(publicOrigin(null, 80), "http://127.0.0.1");
  * ```
  */
-export function publicOrigin(host: string | null, port: number): string {
+export function publicOrigin(
+  host: string | null,
+  port: number,
+  scheme: "http" | "https" = "http",
+): string {
   const colon = host === null ? -1 : host.indexOf(":");
   const name = host === null || host === ""
     ? "127.0.0.1"
@@ -32,5 +37,6 @@ export function publicOrigin(host: string | null, port: number): string {
     : colon < 0
     ? host
     : host.slice(0, colon);
-  return `http://${name}${port === 80 ? "" : `:${port}`}`;
+  const standard = scheme === "https" ? 443 : 80;
+  return `${scheme}://${name}${port === standard ? "" : `:${port}`}`;
 }

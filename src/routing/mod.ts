@@ -32,6 +32,7 @@ export {
   absoluteAuthority,
   looksLikeHttp2,
   requestLine,
+  urlAuthority,
   urlHost,
 } from "./request_line.ts";
 export type {

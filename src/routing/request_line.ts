@@ -18,6 +18,8 @@
  * @param url `req.url`.
  * @param host The `Host` field, or `null`.
  * @param port The port the gateway listens on.
+ * @param scheme `https` on a TLS socket, where `Deno.serve` offers HTTP/2
+ * by ALPN and the URL starts `https://`.
  * @returns Whether to treat it as HTTP/2.
  *
  * @example Usage
@@ -34,11 +36,12 @@ export function looksLikeHttp2(
   url: string,
   host: string | null,
   port: number,
+  scheme: "http" | "https" = "http",
 ): boolean {
   if (host !== null) return false;
-  const fallback = port === 80
-    ? "http://localhost"
-    : `http://localhost:${port}`;
+  const fallback = port === (scheme === "https" ? 443 : 80)
+    ? `${scheme}://localhost`
+    : `${scheme}://localhost:${port}`;
   const next = url.charAt(fallback.length);
   return !(url.startsWith(fallback) && (next === "/" || next === "?"));
 }
@@ -51,7 +54,8 @@ export function looksLikeHttp2(
  *
  * @param req The request.
  * @param parts The `Host` field, the origin-form target (from
- * `requestTarget`), and whether {@linkcode looksLikeHttp2} said so.
+ * `requestTarget`), whether {@linkcode looksLikeHttp2} said so, and the
+ * socket's scheme (`http` when absent).
  * @returns e.g. `GET /api/x HTTP/1.1`.
  *
  * @example Usage
@@ -70,18 +74,24 @@ export function looksLikeHttp2(
  */
 export function requestLine(
   req: Request,
-  { host, target, http2 }: {
+  { host, target, http2, scheme = "http" }: {
     host: string | null;
     target: string;
     http2: boolean;
+    scheme?: "http" | "https";
   },
 ): string {
-  if (http2) return "PRI * HTTP/2.0";
+  if (http2) {
+    // Over TLS the HTTP/2 request is served, and logged as nginx logs it.
+    return scheme === "https"
+      ? `${req.method} ${target} HTTP/2.0`
+      : "PRI * HTTP/2.0";
+  }
   // A CONNECT target is an authority, which Deno.serve puts after "http://".
   if (req.method === "CONNECT") {
     return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
   }
-  const absolute = absoluteAuthority(req.url, host, target) !== null;
+  const absolute = absoluteAuthority(req.url, host, target, scheme) !== null;
   return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
 }
 
@@ -96,6 +106,7 @@ export function requestLine(
  * @param url `req.url`.
  * @param host The `Host` field, or `null`.
  * @param target The origin-form target, from `requestTarget`.
+ * @param scheme The socket's: `https` on a TLS socket.
  * @returns The authority, or `null`.
  *
  * @example Usage
@@ -112,17 +123,40 @@ export function absoluteAuthority(
   url: string,
   host: string | null,
   target: string,
+  scheme: "http" | "https" = "http",
 ): string | null {
   if (host === null || host === "") return null;
   if (
-    url === `http://${host}${target}` ||
-    url === `http://${urlHost(host)}${target}`
+    url === `${scheme}://${host}${target}` ||
+    url === `${scheme}://${urlHost(host)}${target}`
   ) {
     return null;
   }
   const start = url.indexOf("://") + 3;
   const rest = url.slice(start);
   const end = rest.search(/[/?]/);
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * The authority of a URL (`host[:port]`), which for an HTTP/2 request is
+ * its `:authority`, nginx's `Host` for it (`ngx_http_v2_parse_authority`).
+ *
+ * @param url `req.url`.
+ * @returns The authority, `""` when there is none.
+ *
+ * @example Usage
+ * ```ts
+ * import { urlAuthority } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(urlAuthority("https://station.test:8443/a?b"), "station.test:8443");
+ * ```
+ */
+export function urlAuthority(url: string): string {
+  const start = url.indexOf("://") + 3;
+  const rest = url.slice(start);
+  const end = rest.search(/[/?#]/);
   return end < 0 ? rest : rest.slice(0, end);
 }
 

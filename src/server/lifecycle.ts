@@ -9,6 +9,7 @@ import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
 import { listenPorts } from "../engine_route.ts";
 import { ConnectionCut } from "../closing_connections.ts";
+import type { ListenGroup } from "../engine/mod.ts";
 import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
 import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -114,24 +115,32 @@ export async function startServing(
   const inFlight = new InFlightRequests();
   const policy = options.policy ?? new FaultPolicy(logger);
   let handler: ReturnType<typeof createGatewayHandler> | null = null;
+  const groups = config.engine ? listenPorts(config.engine) : [];
+  // The first socket's port is known once bound.
+  const firstSocket = { index: 0, port: config.listen.port, tls: true };
   const opened = await ListenerSet.open({
     hostnames: listenHosts(config.listen.hostname),
     port: config.listen.port,
-    handler: (req, info) => handler!(req, info),
+    ...tlsOf(groups[0]),
+    handler: groups[0]?.ssl
+      ? (req, info) => handler!(req, info, firstSocket)
+      : (req, info) => handler!(req, info),
     onError: serveErrorHandler(logger),
     logger,
     policy,
   });
   if ("failure" in opened) return opened;
   const first = opened.set;
+  firstSocket.port = first.port;
   const sets = [first];
   // An nginx.conf's other ports, each its own set of sockets.
-  const ports = config.engine ? listenPorts(config.engine).slice(1) : [];
+  const ports = groups.slice(1);
   for (const [i, group] of ports.entries()) {
-    const socket = { index: i + 1, port: group.port };
+    const socket = { index: i + 1, port: group.port, tls: group.ssl };
     const extra = await ListenerSet.open({
       hostnames: [...group.hostnames],
       port: group.port,
+      ...tlsOf(group),
       handler: (req, info) => handler!(req, info, socket),
       onError: serveErrorHandler(logger),
       logger,
@@ -161,7 +170,9 @@ export async function startServing(
       port: first.port,
       hostnames: first.hostnames,
       urls: sets.flatMap((set) =>
-        set.hostnames.map((h) => `http://${displayHost(h)}:${set.port}/`)
+        set.hostnames.map((h) =>
+          `${set.scheme}://${displayHost(h)}:${set.port}/`
+        )
       ),
       abandonInFlight: () => inFlight.abandonAll(),
       shutdown: async () => {
@@ -173,6 +184,24 @@ export async function startServing(
       },
     },
   };
+}
+
+/**
+ * The certificate of a TLS port, loaded with the configuration
+ * (`loadNginxConf`); nothing for plain HTTP.
+ */
+function tlsOf(
+  group: ListenGroup | undefined,
+): { tls?: { cert: string; key: string } } {
+  if (group === undefined || !group.ssl) return {};
+  const pem = group.certificate?.pem;
+  if (!pem) {
+    // loadNginxConf loads every certificate or refuses the file.
+    throw new TypeError(
+      `Cannot serve port ${group.port} with TLS: its certificate was not loaded`,
+    );
+  }
+  return { tls: pem };
 }
 
 /**

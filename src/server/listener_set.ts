@@ -27,6 +27,8 @@ export interface ListenerSetOptions {
   hostnames: string[];
   /** The port; 0 picks one on the first address and reuses it for the rest. */
   port: number;
+  /** The certificate and key in PEM for a TLS socket; plain HTTP without. */
+  tls?: { cert: string; key: string };
   /** The request handler. */
   handler: Deno.ServeHandler<Deno.NetAddr>;
   /** `Deno.serve`'s `onError`. */
@@ -143,6 +145,11 @@ export class ListenerSet {
     return this.#slots.map((s) => s.hostname);
   }
 
+  /** `https` for a TLS socket, else `http`. */
+  get scheme(): "http" | "https" {
+    return this.#options.tls === undefined ? "http" : "https";
+  }
+
   /** Stops accepting and waits for in-flight requests (no time limit). */
   async shutdown(): Promise<void> {
     this.#stopping = true;
@@ -157,9 +164,12 @@ export class ListenerSet {
   }
 
   #serve(hostname: string): Deno.HttpServer<Deno.NetAddr> {
+    // With a certificate, Deno.serve listens with TLS and offers h2 and
+    // http/1.1 by ALPN itself (ext/http/00_serve.ts refuses alpnProtocols).
     const server = Deno.serve({
       hostname,
       port: this.#port,
+      ...this.#options.tls,
       onListen() {},
       onError: this.#options.onError,
     }, this.#options.handler);

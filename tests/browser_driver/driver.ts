@@ -11,7 +11,11 @@
  * `deno task start` must not need the network.
  *
  * Usage: deno run -A --config tests/browser_driver/deno.json
- *   tests/browser_driver/driver.ts live|down|assets|default BASE_URL
+ *   tests/browser_driver/driver.ts live|down|assets|default|tls BASE_URL
+ *
+ * `tls` is `live` through the common pair: BASE_URL is the plain port that
+ * redirects to `https://`, whose self-signed certificate the browser is
+ * told to accept.
  *
  * @module
  */
@@ -69,7 +73,9 @@ const browser = await chromium.launch({
 });
 const result: Record<string, unknown> = {};
 try {
-  const page = await browser.newPage();
+  const page = await browser.newPage(
+    scenario === "tls" ? { ignoreHTTPSErrors: true } : {},
+  );
   const statuses: Record<string, number[]> = {};
   const encodings: Record<string, string | null> = {};
   page.on("response", async (res) => {
@@ -103,6 +109,13 @@ try {
     result.lib = await text(page, "lib", "not loaded");
   } else {
     await page.goto(`${base}/`);
+    if (scenario === "tls") {
+      result.url = page.url();
+      // A string: Deno's types have no DOM.
+      result.protocol = await page.evaluate(
+        `performance.getEntriesByType("navigation")[0].nextHopProtocol`,
+      );
+    }
     result.login = await text(page, "login");
     result.title = await text(page, "title");
     result.ws = await text(page, "ws");

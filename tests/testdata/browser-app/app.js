@@ -17,7 +17,9 @@ async function post(path, body, id) {
 (async () => {
   await post("/api/loginms", { user: "demo", password: "x" }, "login");
   await post("/api/Home31/UpDateTitle", { title: "Station 7" }, "title");
-  const ws = new WebSocket(`ws://${location.host}/api/hub`);
+  // wss:// from an https:// page: a browser blocks ws:// there.
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/api/hub`);
   ws.onopen = () => ws.send("ping-from-browser");
   ws.onmessage = (e) => {
     document.getElementById("ws").textContent = e.data;

@@ -1,0 +1,130 @@
+/**
+ * A TLS server's start: a certificate or key that cannot be used is one
+ * `[emerg]` in nginx 1.22's words (compared with `nginx -t`), at start and
+ * in `--check`; a TLS listener whose accept() fails listens again as a
+ * plain one does.
+ */
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { maskErrorLine, refusedPort, runCli, waitFor } from "./_utils.ts";
+import { nginxArgs, nginxBinary } from "./_nginx.ts";
+import { spawnGatewayWith } from "./_spawn_options.ts";
+import { commonPair, follow, makeCertificate, prefixWith } from "./_tls.ts";
+
+/** A pair whose TLS server names the given files. */
+function tlsServer(cert: string, key: string): (dir: string) => string {
+  const port = refusedPort();
+  return (dir) =>
+    `events {}
+error_log ${dir}/logs/error.log;
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:${port} ssl;
+    ssl_certificate ${cert};
+    ssl_certificate_key ${key};
+  }
+}
+`;
+}
+
+/** The `[emerg]` message of a run's output, without time and pid. */
+function emergOf(text: string): string[] {
+  return text.split("\n").filter((l) => l.includes("[emerg]")).map((l) =>
+    maskErrorLine(l).replace(/^.*\[emerg\] (PID#TID: \*N )?/, "")
+  );
+}
+
+Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's words, at start and in --check", async () => {
+  const cases: [string, string, string][] = [
+    ["a missing certificate", "missing.crt", "station.key"],
+    ["a certificate that is no PEM", "nginx.conf", "station.key"],
+    ["a key that is no PEM", "station.crt", "station.crt"],
+    ["a key of another pair", "station.crt", "other.key"],
+  ];
+  for (const [name, cert, key] of cases) {
+    await using p = await prefixWith(tlsServer(cert, key));
+    await makeCertificate(join(p.dir, "conf"), "other");
+    const nginx = await new Deno.Command(await nginxBinary(), {
+      args: nginxArgs({
+        prefix: p.dir,
+        conf: p.conf,
+        errorLog: join(p.dir, "logs", "nginx-error.log"),
+        pid: join(p.dir, "logs", "nginx.pid"),
+      }, true),
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    const expected = emergOf(new TextDecoder().decode(nginx.stderr));
+    strictEqual(expected.length, 1, name);
+    const check = await runCli(["--check", "--nginx-conf", p.conf]);
+    strictEqual(check.code, 1, name);
+    deepStrictEqual(emergOf(check.stderr), expected, name);
+    ok(!check.stderr.includes("    at "), check.stderr);
+    const start = await runCli(["--nginx-conf", p.conf]);
+    strictEqual(start.code, 1, name);
+    deepStrictEqual(emergOf(start.stderr), expected, name);
+    deepStrictEqual(emergOf(p.lines("error.log").join("\n")), [
+      ...expected,
+      ...expected,
+    ], name);
+  }
+});
+
+const hasPrlimit = Deno.build.os === "linux" &&
+  (() => {
+    try {
+      return new Deno.Command("prlimit", { args: ["--version"] }).outputSync()
+        .success;
+    } catch {
+      return false;
+    }
+  })();
+
+Deno.test(
+  "a TLS listener whose accept() fails for want of descriptors listens again once they are free, as a plain one",
+  { ignore: !hasPrlimit },
+  async () => {
+    const [plain, tls] = [refusedPort(), refusedPort()];
+    await using p = await prefixWith(commonPair(plain, tls));
+    // Deno and the gateway use about 27 descriptors; the rest are clients'.
+    await using gw = await spawnGatewayWith({}, ["--nginx-conf", p.conf], [
+      "prlimit",
+      "--nofile=96:96",
+    ]);
+    const conns: Deno.Conn[] = [];
+    const log = () => p.lines("error.log").join("\n");
+    try {
+      for (let i = 0; i < 200; i++) {
+        try {
+          conns.push(await Deno.connect({ hostname: "127.0.0.1", port: tls }));
+        } catch {
+          break; // the backlog is full or the listener is gone
+        }
+      }
+      await waitFor(() => /accept4\(\) failed/.test(log()), 5000).catch(
+        () => {}, // asserted below with the log in the message
+      );
+    } finally {
+      for (const conn of conns) conn.close();
+    }
+    match(
+      log(),
+      /\[crit\] \d+#\d+: accept4\(\) failed \(24: Too many open files\)/,
+    );
+    // Bounded: the re-listen pauses 0.5 s after a first failure.
+    const end = Date.now() + 10_000;
+    let body = "";
+    while (body === "" && Date.now() < end) {
+      body = await follow(p.cert.cert, `https://localhost:${tls}/`).then(
+        (r) => r.body,
+        () => "",
+      );
+      if (body === "") await new Promise((r) => setTimeout(r, 50));
+    }
+    strictEqual(body, "the app\n", log());
+    strictEqual(/unhandled|Error:|\n\s+at /.test(log()), false, log());
+    strictEqual(/\bat |Error/.test(gw.output()), false, gw.output());
+  },
+);

@@ -1,0 +1,181 @@
+/**
+ * TLS end to end, beside nginx 1.22 with the same configuration: the
+ * common pair (port 80 answering `return 301 https://…`, the app on a
+ * `listen … ssl` port) followed by clients that trust the test's own
+ * self-signed certificate, HTTP/2 by ALPN, and plain HTTP sent to the TLS
+ * port. `tls_start_test.ts` has the start's failures.
+ */
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { nginxBinary } from "./_nginx.ts";
+import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
+
+/** Runs nginx on a prefix until disposed. */
+async function runNginx(p: Prefix): Promise<AsyncDisposable> {
+  const pid = join(p.dir, "logs", "nginx.pid");
+  const child = new Deno.Command(await nginxBinary(), {
+    args: [
+      "-p",
+      `${p.dir}/`,
+      "-c",
+      p.conf,
+      "-e",
+      join(p.dir, "logs", "error.log"),
+      "-g",
+      `daemon off; master_process off; pid ${pid};`,
+    ],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await waitFor(() => {
+    try {
+      return Deno.statSync(pid).size > 0;
+    } catch {
+      return false;
+    }
+  }, 10_000);
+  return {
+    async [Symbol.asyncDispose]() {
+      child.kill("SIGTERM");
+      await child.status;
+    },
+  };
+}
+
+/** The first answer, not followed. */
+async function first(cert: string, url: string) {
+  using client = Deno.createHttpClient({ caCerts: [cert] });
+  const response = await fetch(url, { client, redirect: "manual" });
+  await response.body?.cancel();
+  return [response.status, response.headers.get("location")];
+}
+
+/** Both servers of the pair, each on its own two ports. */
+async function bothPairs() {
+  const ports = {
+    gateway: [refusedPort(), refusedPort()] as const,
+    nginx: [refusedPort(), refusedPort()] as const,
+  };
+  const g = await prefixWith(commonPair(...ports.gateway));
+  const n = await prefixWith(commonPair(...ports.nginx));
+  return { ports, g, n };
+}
+
+Deno.test("the common pair: http:// answers 301 to https://, followed to the app by a client that trusts the certificate, as nginx", async () => {
+  const { ports, g, n } = await bothPairs();
+  await using _g = g;
+  await using _n = n;
+  await using gw = await spawnGateway(["--nginx-conf", g.conf]);
+  await using _nginx = await runNginx(n);
+  match(
+    gw.output(),
+    /listening on http:\/\/127\.0\.0\.1:\d+\/ and https:\/\/127\.0\.0\.1:\d+\//,
+  );
+  for (
+    const [who, [plain, tls], cert] of [
+      ["gateway", ports.gateway, g.cert.cert],
+      ["nginx", ports.nginx, n.cert.cert],
+    ] as const
+  ) {
+    deepStrictEqual(
+      await first(cert, `http://localhost:${plain}/app/x?y=1`),
+      [301, `https://localhost:${tls}/app/x?y=1`],
+      who,
+    );
+    // A folder without its "/": the absolute redirect names https://.
+    deepStrictEqual(
+      await first(cert, `https://localhost:${tls}/sub`),
+      [301, `https://localhost:${tls}/sub/`],
+      who,
+    );
+    deepStrictEqual(
+      await follow(cert, `http://localhost:${plain}/`),
+      {
+        status: 200,
+        url: `https://localhost:${tls}/`,
+        body: "the app\n",
+        redirected: true,
+      },
+      who,
+    );
+    deepStrictEqual(
+      await follow(cert, `http://127.0.0.1:${plain}/vars`),
+      {
+        status: 200,
+        url: `https://127.0.0.1:${tls}/vars`,
+        body: `https on ${tls} 127.0.0.1 127.0.0.1:${tls}\n`,
+        redirected: true,
+      },
+      who,
+    );
+  }
+  // Deno's fetch speaks HTTP/2 where ALPN offers it: both log it so.
+  const requests = (lines: string[]) =>
+    lines.map((l) => l.split('"')[1]).filter((r) => r!.includes("/vars"));
+  await waitFor(() => requests(g.lines("access.log")).length === 2);
+  await waitFor(() => requests(n.lines("access.log")).length === 2);
+  deepStrictEqual(requests(g.lines("access.log")), [
+    "GET /vars HTTP/1.1",
+    "GET /vars HTTP/2.0",
+  ]);
+  deepStrictEqual(
+    requests(g.lines("access.log")),
+    requests(n.lines("access.log")),
+  );
+});
+
+/** Runs curl, bounded. */
+async function curl(args: string[]): Promise<string> {
+  const out = await new Deno.Command("curl", {
+    args: ["-sS", "--max-time", "20", ...args],
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  const dec = new TextDecoder();
+  return dec.decode(out.stdout) + dec.decode(out.stderr);
+}
+
+Deno.test("curl follows the pair over HTTP/1.1 and HTTP/2 with the certificate trusted", async () => {
+  const [plain, tls] = [refusedPort(), refusedPort()];
+  await using p = await prefixWith(commonPair(plain, tls));
+  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  for (const version of ["--http1.1", "--http2"]) {
+    strictEqual(
+      await curl([
+        version,
+        "-L",
+        "--cacert",
+        p.cert.certPath,
+        "-w",
+        "%{http_version} %{scheme}\n",
+        `http://localhost:${plain}/`,
+      ]),
+      `the app\n${version === "--http2" ? "2" : "1.1"} HTTPS\n`,
+    );
+  }
+});
+
+Deno.test("plain HTTP sent to the TLS port gets no HTTP answer and the port keeps serving (nginx answers 400)", async () => {
+  const [plain, tls] = [refusedPort(), refusedPort()];
+  await using p = await prefixWith(commonPair(plain, tls));
+  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  for (let i = 0; i < 3; i++) {
+    const raw = await rawRequest(
+      tls,
+      "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    ok(!raw.startsWith("HTTP/"), raw);
+  }
+  strictEqual(
+    (await follow(p.cert.cert, `https://localhost:${tls}/`)).body,
+    "the app\n",
+  );
+  // No request was read: no access line, nothing at the default level.
+  deepStrictEqual(
+    p.lines("access.log").map((l) => l.split('"')[1]),
+    ["GET / HTTP/2.0"],
+  );
+  deepStrictEqual(p.lines("error.log"), []);
+});
