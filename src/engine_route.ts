@@ -31,7 +31,7 @@ import {
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { TempFiles } from "./proxy/mod.ts";
-import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
+import { filterHeaders, gzipFilter, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
@@ -243,9 +243,24 @@ export class EngineRoute {
       caseless: this.#conf.caseless,
     });
     return answered.then((response) => {
-      if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
-      return response;
+      const conf = flow.answered;
+      if (conf?.gzip.enabled) {
+        // nginx's gzip filter, under the location that answered.
+        const gzipped = gzipFilter(response, {
+          conf,
+          request: vars,
+          head: req.method === "HEAD",
+        });
+        return this.#logged(gzipped, conf);
+      }
+      return this.#logged(response, conf);
     });
+  }
+
+  /** Marks an answer of a location with `access_log off`. */
+  #logged(response: Response, conf: LocationConf | undefined): Response {
+    if (conf?.accessLogs.length === 0) this.unlogged.add(response);
+    return response;
   }
 
   async #serveStatic(

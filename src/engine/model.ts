@@ -103,6 +103,45 @@ export type Expires =
   | { kind: "after"; seconds: number; modified: boolean }
   | { kind: "daily"; secondsOfDay: number };
 
+/** A `gzip_proxied` flag (`ngx_http_gzip_proxied_mask`). */
+export type GzipProxied =
+  | "off"
+  | "expired"
+  | "no-cache"
+  | "no-store"
+  | "private"
+  | "no_last_modified"
+  | "no_etag"
+  | "auth"
+  | "any";
+
+/**
+ * What `ngx_http_gzip_ok` reads (the core module's `gzip_*` settings),
+ * asked by the gzip filter and by `gzip_static`.
+ */
+export interface GzipOkConf {
+  /** `gzip_http_version`: the oldest request version that gets gzip. */
+  httpVersion: "1.0" | "1.1";
+  /** `gzip_proxied`: when a request with `Via` gets gzip. */
+  proxied: ReadonlySet<GzipProxied>;
+  /** `gzip_disable` regexes (caseless), tested on `User-Agent`. */
+  disable: readonly RegExp[];
+  /** `gzip_disable msie6`. */
+  disableMsie6: boolean;
+}
+
+/** The gzip filter's settings (`ngx_http_gzip_filter_module`). */
+export interface GzipConf {
+  /** `gzip`. */
+  enabled: boolean;
+  /** `gzip_comp_level`, 1 to 9. */
+  level: number;
+  /** `gzip_min_length` in bytes, tested on a known `Content-Length`. */
+  minLength: number;
+  /** `gzip_types` (lower case; `text/html` always); `*` takes any. */
+  types: ReadonlySet<string>;
+}
+
 /** An `error_page` target. */
 export interface ErrorPageTarget {
   /** The URI, `@name`, or an absolute URL (a redirect). */
@@ -176,8 +215,15 @@ export interface LocationConf {
   etag: boolean;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
-  /** `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a `.gz`. */
+  /**
+   * `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a
+   * `.gz` or the gzip filter took the response's type and length.
+   */
   gzipVary: boolean;
+  /** `gzip`, `gzip_comp_level`, `gzip_min_length`, `gzip_types`. */
+  gzip: GzipConf;
+  /** `gzip_http_version`, `gzip_proxied`, `gzip_disable`. */
+  gzipOk: GzipOkConf;
   /** `error_page`: status → target. */
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */

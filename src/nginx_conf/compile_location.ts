@@ -24,6 +24,7 @@ import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
+import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
 
@@ -341,6 +342,8 @@ export function locationSettings(
       ? gzipStatic
       : "off",
     gzipVary: flag(level, "gzip_vary", false),
+    gzip: gzipSettings(ctx, level),
+    gzipOk: gzipOkSettings(ctx, level),
     errorPages: errorPages(ctx, level),
     recursiveErrorPages: flag(level, "recursive_error_pages", false),
     errorPageFallback: flag(level, "station_error_page_fallback", false),

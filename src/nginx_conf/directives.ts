@@ -63,8 +63,6 @@ const PROCESS = "the gateway runs as one process with its own limits";
 const TUNING = "it only tunes how nginx does its work";
 const NOT_DONE = "the gateway does not reproduce it";
 const SSL = 'it matters only for "listen … ssl", which the gateway refuses';
-const UNCOMPRESSED =
-  "the gateway sends responses uncompressed: the same content, more bytes";
 
 /**
  * The table: `name contexts args disposition [default]`, where contexts are
@@ -157,15 +155,15 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["types_hash_max_size HSL 1-1 warn", TUNING],
   ["types_hash_bucket_size HSL 1-1 warn", TUNING],
   ["resolver HSL 1-n warn", TUNING],
-  ["gzip HSLI flag warn", UNCOMPRESSED],
+  ["gzip HSLI flag map"],
   ["gzip_vary HSL flag map"],
-  ["gzip_proxied HSL 1-n warn", UNCOMPRESSED],
-  ["gzip_comp_level HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_buffers HSL 2-2 warn", UNCOMPRESSED],
-  ["gzip_http_version HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_min_length HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_types HSL 1-n warn", UNCOMPRESSED],
-  ["gzip_disable HSL 1-n warn", UNCOMPRESSED],
+  ["gzip_proxied HSL 1-n map"],
+  ["gzip_comp_level HSL 1-1 map"],
+  ["gzip_buffers HSL 2-2 warn", TUNING],
+  ["gzip_http_version HSL 1-1 map"],
+  ["gzip_min_length HSL 1-1 map"],
+  ["gzip_types HSL 1-n map"],
+  ["gzip_disable HSL 1-n map"],
   ["rewrite SLI 2-3 map"],
   ["return SLI 1-2 map"],
   ["if SL {1-n} map"],

@@ -12,6 +12,7 @@ import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
 import { errorResponse } from "./error_pages.ts";
+import { rememberBody } from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
   etagFor,
@@ -51,6 +52,12 @@ export interface FileRequest {
   etag: boolean;
   /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
   ranges: boolean;
+  /**
+   * The gzip filter will compress a whole file of at least this length:
+   * such a file is sent whole (no range, no `Accept-Ranges`) and its bytes
+   * are handed to the filter.
+   */
+  gzipFrom?: number;
   /**
    * nginx's heads: this `Content-Type` on every answer but 304, and
    * `Accept-Ranges` on a 200 only (nginx's range filter). Without it the
@@ -127,7 +134,9 @@ export function planFile(
   }
 
   const size = servedInfo.size;
-  const range = ctx.ranges &&
+  const gzipped = ctx.gzipFrom !== undefined && size >= ctx.gzipFrom;
+  const ranges = ctx.ranges && !gzipped;
+  const range = ranges &&
       ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
     ? parseRange(req.headers.get("range"), size)
     : null;
@@ -150,7 +159,7 @@ export function planFile(
     ]);
   }
   const status = range === null ? 200 : 206;
-  if (ctx.nginx !== undefined && ctx.ranges && status === 200) {
+  if (ctx.nginx !== undefined && ranges && status === 200) {
     headers.push(["accept-ranges", "bytes"]);
   }
   if (head || length === 0) {
@@ -170,14 +179,14 @@ export function planFile(
   }
   if (cached !== null && cached.bytes.length === size) {
     // A whole file goes out without a per-response copy (wholeFileResponse).
-    return done({
-      response: range === null
-        ? wholeFileResponse(cached, { status, headers })
-        : new Response(cached.bytes.subarray(start, start + length), {
-          status,
-          headers,
-        }),
-    });
+    const response = range === null
+      ? wholeFileResponse(cached, { status, headers })
+      : new Response(cached.bytes.subarray(start, start + length), {
+        status,
+        headers,
+      });
+    if (gzipped) rememberBody(response, cached.bytes);
+    return done({ response });
   }
   if (file === null) {
     // A cached copy of another length cannot happen (the lookup matched the
