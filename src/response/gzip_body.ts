@@ -90,12 +90,13 @@ export interface GzipStreamOptions {
  * @example Usage
  * ```ts
  * import { gzipStream } from "./gzip_body.ts";
+ * import { gunzipSync } from "node:zlib";
  * import { strictEqual } from "node:assert/strict";
  *
  * const source = ReadableStream.from([new TextEncoder().encode("hello ".repeat(100))]);
  * const gz = gzipStream(source, { level: 1, length: null, flush: false });
- * const text = await new Response(gz.pipeThrough(new DecompressionStream("gzip"))).text();
- * strictEqual(text.length, 600);
+ * const bytes = new Uint8Array(await new Response(gz).arrayBuffer());
+ * strictEqual(gunzipSync(bytes).length, 600);
  * ```
  */
 export function gzipStream(
