@@ -250,6 +250,7 @@ export class EngineRoute {
           conf,
           request: vars,
           head: req.method === "HEAD",
+          flush: conf.proxyPass !== null && !conf.proxyBuffering,
         });
         return this.#logged(gzipped, conf);
       }

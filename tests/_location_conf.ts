@@ -107,6 +107,7 @@ export function locationConf(
     proxyPassHeaders: new Set(),
     proxyTimeouts: { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: 4096,
+    proxyBuffering: true,
     proxyInterceptErrors: false,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,

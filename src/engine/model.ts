@@ -262,6 +262,12 @@ export interface LocationConf {
   proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
   /** `proxy_buffer_size` in bytes: the largest upstream response head. */
   proxyBufferSize: number;
+  /**
+   * `proxy_buffering`: with `off`, each upstream read goes to the client at
+   * once, through the gzip filter too (nginx flushes it with
+   * `Z_SYNC_FLUSH`).
+   */
+  proxyBuffering: boolean;
   /** `proxy_intercept_errors`. */
   proxyInterceptErrors: boolean;
   /** `client_max_body_size` in bytes; 0 is unlimited. */

@@ -366,6 +366,7 @@ export function locationSettings(
       readMs: time(ctx, level, "proxy_read_timeout"),
     },
     proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
+    proxyBuffering: flag(level, "proxy_buffering", true),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
     defaultPage: flag(level, "station_default_page", false),

@@ -128,7 +128,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_buffer_size HSL 1-1 map"],
   ["proxy_buffers HSL 2-2 warn", TUNING],
   ["proxy_busy_buffers_size HSL 1-1 warn", TUNING],
-  ["proxy_buffering HSL flag warn", PASS],
+  ["proxy_buffering HSL flag map"],
   ["proxy_request_buffering HSL flag map"],
   ["proxy_temp_path HSL 1-4 warn", TUNING],
   ["client_body_temp_path HSL 1-4 map"],

@@ -138,6 +138,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyTimeouts: spec.timeouts ??
       { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: spec.bufferSize ?? 4096,
+    proxyBuffering: true,
     proxyInterceptErrors: spec.intercept !== undefined,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
