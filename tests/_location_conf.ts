@@ -103,6 +103,8 @@ export function locationConf(
     proxyHttpVersion: "1.0",
     proxyRawUri: false,
     proxyRedirect: [],
+    proxyCookieDomain: [],
+    proxyCookiePath: [],
     proxyHideHeaders: new Set(),
     proxyPassHeaders: new Set(),
     proxyTimeouts: { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },

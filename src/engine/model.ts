@@ -85,6 +85,16 @@ export type ProxyRedirect =
   | { kind: "text"; from: ComplexValue; to: ComplexValue }
   | { kind: "regex"; regex: RegExp; to: ComplexValue };
 
+/**
+ * One `proxy_cookie_domain` or `proxy_cookie_path` pair. A text pair
+ * matches a domain whole without regard to case (leading dots aside), a
+ * path as a case-sensitive prefix; a regex pair (`~`, `~*` for paths)
+ * replaces the whole value, captures available.
+ */
+export type CookieRewrite =
+  | { kind: "text"; from: ComplexValue; to: ComplexValue }
+  | { kind: "regex"; regex: RegExp; to: ComplexValue };
+
 /** One `add_header`. */
 export interface AddHeader {
   /** The field name as written. */
@@ -254,6 +264,10 @@ export interface LocationConf {
   proxyRawUri: boolean;
   /** `proxy_redirect`: `default` resolved against `proxy_pass`, `off` is empty. */
   proxyRedirect: readonly ProxyRedirect[];
+  /** `proxy_cookie_domain`, the nearest level's; `off` is empty. */
+  proxyCookieDomain: readonly CookieRewrite[];
+  /** `proxy_cookie_path`, the nearest level's; `off` is empty. */
+  proxyCookiePath: readonly CookieRewrite[];
   /** `proxy_hide_header` additions (lower case). */
   proxyHideHeaders: ReadonlySet<string>;
   /** `proxy_pass_header` (lower case). */

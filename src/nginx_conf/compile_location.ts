@@ -24,6 +24,7 @@ import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
+import { cookieRewrites } from "./compile_cookie.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
@@ -358,6 +359,8 @@ export function locationSettings(
       name: identity.name,
       regex: identity.regex !== null,
     }),
+    proxyCookieDomain: cookieRewrites(ctx, level, "proxy_cookie_domain"),
+    proxyCookiePath: cookieRewrites(ctx, level, "proxy_cookie_path"),
     proxyHideHeaders: lowerSet(level, "proxy_hide_header"),
     proxyPassHeaders: lowerSet(level, "proxy_pass_header"),
     proxyTimeouts: {

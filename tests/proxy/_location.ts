@@ -133,6 +133,8 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyHttpVersion: spec.version ?? "1.0",
     proxyRawUri: false,
     proxyRedirect: redirect,
+    proxyCookieDomain: [],
+    proxyCookiePath: [],
     proxyHideHeaders: new Set(spec.hide ?? []),
     proxyPassHeaders: new Set(spec.passHeader ?? []),
     proxyTimeouts: spec.timeouts ??
