@@ -11,7 +11,10 @@
  * `deno task start` must not need the network.
  *
  * Usage: deno run -A --config tests/browser_driver/deno.json
- *   tests/browser_driver/driver.ts live|down|assets|default BASE_URL
+ *   tests/browser_driver/driver.ts live|down|assets|default|text BASE_URL
+ *
+ * `text` loads BASE_URL itself and reports the page's rendered text and
+ * the character set Chromium chose for it.
  *
  * @module
  */
@@ -77,7 +80,12 @@ try {
     (statuses[path] ??= []).push(res.status());
     encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
   });
-  if (scenario === "default") {
+  if (scenario === "text") {
+    await page.goto(base!);
+    // Runs in the page (strings: Deno's types have no DOM).
+    result.text = await page.evaluate("document.body.innerText");
+    result.charset = await page.evaluate("document.characterSet");
+  } else if (scenario === "default") {
     await page.goto(`${base}/`);
     result.state = await text(page, "upstream-state", "");
     result.logFiles = await text(page, "log-files", "");
