@@ -119,7 +119,9 @@ function wholeThenGzip(
   const reader = source.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const whole = new Uint8Array(length);
+      // Most short bodies come in one read: deflated without a copy.
+      let first: Uint8Array | null = null;
+      let whole: Uint8Array | null = null;
       let at = 0;
       try {
         for (;;) {
@@ -128,14 +130,23 @@ function wholeThenGzip(
           if (at + value.byteLength > length) {
             throw new RangeError("Cannot gzip body: longer than its length");
           }
-          whole.set(value, at);
+          if (at === 0 && first === null) {
+            first = value;
+          } else {
+            if (whole === null) {
+              whole = new Uint8Array(length);
+              whole.set(first!, 0);
+            }
+            whole.set(value, at);
+          }
           at += value.byteLength;
         }
       } catch (error) {
         reader.cancel(error).catch(() => {});
         return controller.error(error);
       }
-      controller.enqueue(gzipBytes(whole.subarray(0, at), level));
+      const body = whole?.subarray(0, at) ?? first ?? new Uint8Array();
+      controller.enqueue(gzipBytes(body, level));
       controller.close();
     },
     cancel(reason) {
