@@ -161,16 +161,22 @@ function deflating(
   options: GzipStreamOptions,
 ): ReadableStream<Uint8Array> {
   const reader = source.getReader();
-  const z = createGzip(deflateOptions(options.level, options.length));
   let out: Uint8Array[] = [];
   let pending = 0;
-  z.on("data", (chunk: Uint8Array) => {
-    out.push(chunk);
-    pending += chunk.byteLength;
-  });
-  // Errors reach the awaited callbacks below; this keeps them from being
-  // thrown as unhandled.
-  z.on("error", () => {});
+  // Made on the first read: a body never read holds no deflate state.
+  let made: Gzip | null = null;
+  const gzip = (): Gzip => {
+    if (made !== null) return made;
+    made = createGzip(deflateOptions(options.level, options.length));
+    made.on("data", (chunk: Uint8Array) => {
+      out.push(chunk);
+      pending += chunk.byteLength;
+    });
+    // Errors reach the awaited callbacks below; this keeps them from
+    // being thrown as unhandled.
+    made.on("error", () => {});
+    return made;
+  };
   const take = (): Uint8Array => {
     const joined = out.length === 1 ? out[0]! : concat(out, pending);
     out = [];
@@ -179,6 +185,7 @@ function deflating(
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      const z = gzip();
       try {
         while (pending < OUTPUT_PAGE) {
           const { done, value } = await reader.read();
@@ -202,7 +209,7 @@ function deflating(
       }
     },
     cancel(reason) {
-      z.destroy();
+      made?.destroy();
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });

@@ -169,8 +169,13 @@ export function gzipFilter(
   weakEtag(headers);
   const init = { status, headers };
   if (input.head) {
-    // An empty stream: Deno.serve would send `Content-Length: 0` for none.
-    return new Response(new ReadableStream({ start: (c) => c.close() }), init);
+    // The body as it was (a proxied HEAD's empty upstream body is still
+    // read to its end), or an empty stream: Deno.serve would send
+    // `Content-Length: 0` for none.
+    return new Response(
+      response.body ?? new ReadableStream({ start: (c) => c.close() }),
+      init,
+    );
   }
   const known = knownBodies.get(response);
   if (known !== undefined) {

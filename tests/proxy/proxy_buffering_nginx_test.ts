@@ -57,7 +57,8 @@ class Progress {
     if (this.headEnd < 0) return "";
     const raw = this.bytes.subarray(this.headEnd + 4);
     const data: number[] = [];
-    for (let at = 0, i = 0; i < 1000; i++) {
+    let at = 0;
+    for (let i = 0; i < 1000; i++) {
       const eol = raw.indexOf(13, at);
       if (eol < 0) break;
       const size = parseInt(
