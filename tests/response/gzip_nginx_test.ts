@@ -39,11 +39,13 @@ const HTML = `<!doctype html><html><body>${text(2300, "p")}</body></html>`;
 const JS = text(20_035, "var v");
 const JSON_BODY = JSON.stringify({ rows: text(5_000, "r").split("\n") });
 
-const FILES: Record<string, string> = {
+const FILES: Record<string, string | Uint8Array> = {
   "index.html": HTML,
   "app.js": JS,
   "small.js": "var a = 1;\n",
   "data.json": JSON_BODY,
+  "gs/app.js": JS,
+  "gs/app.js.gz": gzipSync(JS),
 };
 
 /** The upstream's answers, by path. */
@@ -127,6 +129,7 @@ function server(root: string, upstream: number, log: string): string {
     gzip_min_length 1000;
     gzip_vary on;
     location /e/ { gzip_min_length 20; }
+    location /gs/ { gzip_static on; }
     location /l6/ { alias ${root}/; gzip_comp_level 6; }
     location /off/ { alias ${root}/; gzip off; }
     location /dis/ { alias ${root}/; gzip_disable "^curl/" msie6; }
@@ -152,6 +155,11 @@ const CASES: [string, string][] = [
   ],
   ["HEAD", "HEAD /app.js HTTP/1.1"],
   ["gzip off", "GET /off/app.js HTTP/1.1"],
+  ["gzip_static's .gz, not compressed again", "GET /gs/app.js HTTP/1.1"],
+  [
+    "gzip_static and gzip, a client without gzip: one Vary",
+    "GET /gs/app.js HTTP/1.1\r\nAccept-Encoding: br",
+  ],
   ["no gzip in Accept-Encoding", "GET /app.js HTTP/1.1\r\nAccept-Encoding: br"],
   ["gzip;q=0", "GET /app.js HTTP/1.1\r\nAccept-Encoding: gzip;q=0, br"],
   [
