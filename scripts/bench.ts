@@ -51,6 +51,12 @@ interface Scenario {
   lua?: string;
   /** Over TLS: measured with nginx and the gateway, each with `listen … ssl`. */
   tls?: true;
+  /**
+   * `gzip_comp_level` of a compression scenario: nginx and the gateway run
+   * the same nginx.conf with `gzip on` (gzipConf), the client sends
+   * `Accept-Encoding: gzip`.
+   */
+  gzip?: number;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -78,6 +84,12 @@ const SCENARIOS: Scenario[] = [
     tls: true,
   },
   { name: "tls-static-2k-c50", conns: 50, path: "/2k.html", tls: true },
+  // Compressed: a 200 KB script (text, not one repeated byte) from the root
+  // and a 5 KB JSON answer from the upstream, at gzip levels 1 and 6.
+  { name: "gzip1-appjs-c50", conns: 50, path: "/script.js", gzip: 1 },
+  { name: "gzip6-appjs-c50", conns: 50, path: "/script.js", gzip: 6 },
+  { name: "gzip1-json5k-c50", conns: 50, path: "/api/data5k", gzip: 1 },
+  { name: "gzip6-json5k-c50", conns: 50, path: "/api/data5k", gzip: 6 },
 ];
 
 /** What Chromium 130 sends with a fetch() POST from the client app (wrk adds Host and Content-Length). */
@@ -132,6 +144,9 @@ interface Extras {
 /** The proxies measured in one scenario. */
 function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
   if (s.tls) return [...TLS_PROXIES];
+  // Compression: nginx and the gateway on one nginx.conf (the baseline
+  // and the others have no gzip settings to run).
+  if (s.gzip !== undefined) return ["nginx-ka", "gateway"];
   return [
     ...PROXIES,
     ...(extras.baseRoot === null ? [] : [BASE] as const),
@@ -284,6 +299,18 @@ async function setUp(): Promise<Lab> {
   await Deno.writeFile(`${www}/app.js`, new Uint8Array(200 * 1024).fill(0x61));
   await Deno.writeFile(`${www}/2k.html`, new Uint8Array(2048).fill(0x63));
   const cert = await makeCertificate(dir);
+  await Deno.writeTextFile(`${www}/script.js`, scriptText(200 * 1024));
+  await Deno.writeTextFile(
+    `${dir}/data5k.json`,
+    JSON.stringify(
+      Array.from({ length: 60 }, (_, i) => ({
+        id: i,
+        station: `ST-${1000 + i * 7919 % 997}`,
+        state: ["idle", "busy", "offline"][i % 3],
+        updated: 1764000000 + i * 37,
+      })),
+    ),
+  );
   await Deno.writeFile(
     `${dir}/big.bin`,
     new Uint8Array(1024 * 1024).fill(0x62),
@@ -326,6 +353,7 @@ http {
     listen 127.0.0.1:${upstreamPort};
     location = /loginms { default_type application/json; return 200 '${json}'; }
     location = /big { alias ${dir}/big.bin; }
+    location = /data5k { default_type application/json; alias ${dir}/data5k.json; }
     # Read the whole upload before answering, as an application would.
     location = /upload { proxy_pass http://127.0.0.1:${upstreamPort}/ack; }
     location = /ack { default_type application/json; return 200 '{"received":"$content_length"}'; }
@@ -448,15 +476,94 @@ http {
 `;
 }
 
+/** A script of `size` bytes that compresses as real code does (not one byte repeated). */
+function scriptText(size: number): string {
+  let out = "";
+  for (let i = 0; out.length < size; i++) {
+    out += `function handler${i}(event, state) {\n  if (state.mode${
+      i % 13
+    } === "${
+      ["idle", "busy", "offline"][i % 3]
+    }") {\n    return render(event.target, { id: ${
+      i * 7919 % 10007
+    }, label: "item-${
+      i % 97
+    }" });\n  }\n  return state.items.filter((x) => x.id !== ${i});\n}\n`;
+  }
+  return out.slice(0, size);
+}
+
+/**
+ * The compression scenarios' nginx.conf, the same for nginx and the
+ * gateway: the root, `/api/` over kept-alive upstream connections, and
+ * `gzip on` at `level` for the script and JSON types.
+ */
+function gzipConf(
+  lab: Lab,
+  options: { port: number; level: number; nginx: boolean },
+): string {
+  const { dir } = lab;
+  const name = options.nginx ? "nginx-gzip" : "gw-gzip";
+  const process = options.nginx
+    ? `daemon off; master_process off; worker_processes 1; pid ${dir}/${name}.pid;\n`
+    : "";
+  const temp = options.nginx
+    ? `client_body_temp_path ${dir}/${name}-body; proxy_temp_path ${dir}/${name}-proxy;
+  fastcgi_temp_path ${dir}/${name}-f; uwsgi_temp_path ${dir}/${name}-u; scgi_temp_path ${dir}/${name}-s;`
+    : "";
+  return `${process}error_log ${dir}/${name}-error.log crit;
+events { worker_connections 4096; }
+http {
+  access_log off; keepalive_requests 1000000; client_max_body_size 2m;
+  ${temp}
+  types { text/html html; application/javascript js; application/json json; }
+  gzip on;
+  gzip_comp_level ${options.level};
+  gzip_types application/javascript application/json;
+  upstream app { server 127.0.0.1:${lab.upstreamPort}; keepalive 32; }
+  server {
+    listen 127.0.0.1:${options.port}; server_name localhost; root ${lab.www};
+    location /api/ {
+      proxy_pass http://app/; proxy_http_version 1.1; proxy_set_header Connection "";
+    }
+  }
+}
+`;
+}
+
 async function startProxy(
   lab: Lab,
   name: ProxyName,
+  gzip?: number,
 ): Promise<{ port: number; pid: number; stop: () => Promise<void> }> {
   const port = freePort();
   const { dir, www, upstreamPort } = lab;
   let cmd: string[];
   const env: Record<string, string> = {};
-  if (name === "gateway") {
+  if (gzip !== undefined) {
+    const conf = `${dir}/${name}-gzip.conf`;
+    const nginx = name !== "gateway";
+    await Deno.writeTextFile(conf, gzipConf(lab, { port, level: gzip, nginx }));
+    cmd = nginx
+      ? [
+        "/usr/sbin/nginx",
+        "-p",
+        dir,
+        "-c",
+        conf,
+        "-e",
+        `${dir}/${name}-error.log`,
+      ]
+      : [
+        Deno.execPath(),
+        "run",
+        "-q",
+        ...GATEWAY_FLAGS,
+        `${ROOT}src/main.ts`,
+        "--nginx-conf",
+        conf,
+      ];
+  } else if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
   } else if (name === "gateway-tls" || name === "nginx-tls") {
     const conf = `${dir}/${name}.conf`;
@@ -666,6 +773,7 @@ async function wrk(
     "10s",
   ];
   if (s.lua) args.push("-s", `${lab.dir}/${s.lua}.lua`);
+  if (s.gzip !== undefined) args.push("-H", "Accept-Encoding: gzip");
   args.push(`${s.tls ? "https" : "http"}://127.0.0.1:${port}${s.path}`);
   const r = await run(["taskset", ...args]);
   const out = r.out;
@@ -709,7 +817,7 @@ async function measure(
 ): Promise<Measurement> {
   const { name, scenario: s } = target;
   const seconds = timing.seconds;
-  const proxy = await startProxy(lab, name);
+  const proxy = await startProxy(lab, name, s.gzip);
   try {
     await wrk(lab, proxy.port, s, timing.warmup);
     const before = procStat(proxy.pid);
@@ -811,6 +919,7 @@ async function compare(
     if (s.tls) continue;
     const gw = results.get(`${s.name}|gateway`)!;
     const ratio = (other: ProxyName) => {
+      if (!results.has(`${s.name}|${other}`)) return "-";
       const r = gw.map((m, i) =>
         m.rps / results.get(`${s.name}|${other}`)![i]!.rps
       );
@@ -856,11 +965,25 @@ async function compare(
         } | ${per(s, (m) => m.p99)} |`
       ).join("\n") + "\n";
   }
+  const gzipped = scenarios.filter((s) => s.gzip !== undefined);
+  if (gzipped.length > 0) {
+    // The goal of compression: CPU per compressed response at most 1.2x nginx's.
+    md +=
+      `\nGateway CPU µs/req ÷ nginx's with the same gzip settings, per round:\n\n` +
+      gzipped.map((s) => {
+        const gw = results.get(`${s.name}|gateway`)!;
+        const ng = results.get(`${s.name}|nginx-ka`)!;
+        const r = gw.map((m, i) => m.cpuUsPerReq / ng[i]!.cpuUsPerReq);
+        return `- ${s.name}: ${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
+          fmt(Math.max(...r), 2)
+        }]`;
+      }).join("\n") + "\n";
+  }
   if (baseline !== null) {
     // CPU per request is the steadiest figure for a before/after check.
     md +=
       `\nGateway CPU µs/req ÷ the gateway at ${baseline}'s, per round:\n\n` +
-      scenarios.filter((s) => !s.tls).map((s) => {
+      scenarios.filter((s) => !s.tls && s.gzip === undefined).map((s) => {
         const now = results.get(`${s.name}|gateway`)!;
         const base = results.get(`${s.name}|${BASE}`)!;
         const r = now.map((m, i) => m.cpuUsPerReq / base[i]!.cpuUsPerReq);
@@ -871,7 +994,7 @@ async function compare(
   }
   if (locations) {
     md += `\nCPU µs/req of ${CONF_50} − ${CONF_1}'s, per round:\n\n` +
-      scenarios.filter((s) => !s.tls).map((s) => {
+      scenarios.filter((s) => !s.tls && s.gzip === undefined).map((s) => {
         const one = results.get(`${s.name}|${CONF_1}`)!;
         const fifty = results.get(`${s.name}|${CONF_50}`)!;
         const d = fifty.map((m, i) => m.cpuUsPerReq - one[i]!.cpuUsPerReq);

@@ -162,7 +162,9 @@ export class PendingAccessLine {
       this.#sent = req.method === "HEAD" || response.status === 304
         ? 0
         : Number(length);
-    } else if (response.body !== null) {
+    } else if (response.body !== null && req.method !== "HEAD") {
+      // A HEAD answer's body is never sent (a gzipped one has no length
+      // and would count its last chunk).
       this.#meter = meteredBody(response.body, length === null);
       response = new Response(this.#meter.body, response);
     }

@@ -15,6 +15,7 @@ import {
   type LocationConf,
   type PhaseIo,
   type RequestVars,
+  type ServerConf,
 } from "./engine/mod.ts";
 import type { Logger, UpstreamTries } from "./log/mod.ts";
 import {
@@ -36,6 +37,7 @@ import { BodyDeadlines, TempFiles } from "./proxy/mod.ts";
 import {
   errorResponse,
   filterHeaders,
+  gzipFilter,
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
@@ -153,6 +155,8 @@ export class EngineRoute {
   readonly #io: PhaseIo = {
     fileKind: (path) => kindOf(this.cache.stat(path)),
   };
+  /** Some location has `gzip on`: answers go through the gzip filter. */
+  readonly #mayGzip: boolean;
   /** What proxying needs from the gateway, made once. */
   readonly #proxyContext: LocationProxyContext;
   /** Small files in memory, shared by every location. */
@@ -180,6 +184,9 @@ export class EngineRoute {
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);
     this.#flowDeps.caseless = conf.caseless;
+    this.#mayGzip = conf.servers.some((server) =>
+      anyLocation(server, (l) => l.gzip.enabled)
+    );
     this.#proxyContext = {
       registry: this.#registry,
       stats: deps.stats,
@@ -250,11 +257,21 @@ export class EngineRoute {
       request,
     };
     const answered = serveRequest(req, server, flow, this.#flowDeps);
-    // Only an access log has lines to leave out.
-    if (!this.#deps.logger.accessEnabled) return answered;
+    // Only an access log has lines to leave out, only gzip a body to change.
+    if (!this.#deps.logger.accessEnabled && !this.#mayGzip) return answered;
     return answered.then((response) => {
-      if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
-      return response;
+      const conf = flow.answered;
+      if (conf?.gzip.enabled) {
+        // nginx's gzip filter, under the location that answered.
+        const gzipped = gzipFilter(response, {
+          conf,
+          request: vars,
+          head: req.method === "HEAD",
+          flush: conf.proxyPass !== null && !conf.proxyBuffering,
+        });
+        return this.#logged(gzipped, conf);
+      }
+      return this.#logged(response, conf);
     });
   }
 
@@ -289,6 +306,12 @@ export class EngineRoute {
     io: this.#io,
     caseless: false,
   };
+
+  /** Marks an answer of a location with `access_log off`. */
+  #logged(response: Response, conf: LocationConf | undefined): Response {
+    if (conf?.accessLogs.length === 0) this.unlogged.add(response);
+    return response;
+  }
 
   async #serveStatic(
     req: Request,
@@ -418,6 +441,20 @@ function tooBig(conf: LocationConf, request: EngineRequest): Response | null {
       `client intended to send too large body: ${request.lengthDigits} bytes`,
   });
   return errorResponse(413);
+}
+
+/** Whether any level of a server (its own, a location, a named one) passes a test. */
+function anyLocation(
+  server: ServerConf,
+  test: (conf: LocationConf) => boolean,
+): boolean {
+  const visit = (conf: LocationConf): boolean =>
+    test(conf) || [
+      ...conf.locations.exact.values(),
+      ...conf.locations.prefixes,
+      ...conf.locations.regexes,
+    ].some(visit);
+  return visit(server.conf) || [...server.named.values()].some(visit);
 }
 
 /** What a path is, without following a failure into an exception. */

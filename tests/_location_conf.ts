@@ -13,6 +13,7 @@ import {
   type RequestVars,
   Variables,
 } from "../src/engine/mod.ts";
+import { NGINX_GZIP_OK } from "../src/response/mod.ts";
 import { tokenize } from "../src/nginx_conf/lexer.ts";
 import {
   NGINX_CHARSET_TYPES,
@@ -84,6 +85,13 @@ export function locationConf(
     etag: true,
     gzipStatic: "off",
     gzipVary: false,
+    gzip: {
+      enabled: false,
+      level: 1,
+      minLength: 20,
+      types: new Set(["text/html"]),
+    },
+    gzipOk: NGINX_GZIP_OK,
     errorPages: new Map(),
     recursiveErrorPages: false,
     errorPageFallback: false,
@@ -95,10 +103,13 @@ export function locationConf(
     proxyHttpVersion: "1.0",
     proxyRawUri: false,
     proxyRedirect: [],
+    proxyCookieDomain: [],
+    proxyCookiePath: [],
     proxyHideHeaders: new Set(),
     proxyPassHeaders: new Set(),
     proxyTimeouts: { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: 4096,
+    proxyBuffering: true,
     proxyInterceptErrors: false,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,

@@ -10,6 +10,8 @@ import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { maskErrorLine, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
+import { startNginxSite } from "./_nginx.ts";
+import { STOCK_MIME_TYPES_PATH } from "./_location_conf.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
 const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
@@ -50,11 +52,13 @@ interface PageReport {
   encodings: Record<string, string | null>;
   url?: string;
   protocol?: string;
+  text?: string;
+  charset?: string;
 }
 
 /** Runs the browser driver (its own process: see browser_driver/driver.ts). */
 async function browse(
-  scenario: "live" | "down" | "assets" | "default" | "tls",
+  scenario: "live" | "down" | "assets" | "default" | "tls" | "text",
   base: string,
 ): Promise<PageReport> {
   await ensureChromium();
@@ -321,6 +325,70 @@ http {
       strictEqual(page.title, "200 title Station 7");
       strictEqual(page.ws, "echo:ping-from-browser");
       strictEqual(await Deno.readTextFile(`${dir}/logs/error.log`), "");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+/** `<meta charset="gbk">` and Chinese text in GBK bytes (no UTF-8 anywhere). */
+const GBK_TEXT = "\u4e2d\u6587\u9875\u9762 \u4f60\u597d\u4e16\u754c"; // 中文页面 你好世界
+const GBK_PAGE = new Uint8Array([
+  ...new TextEncoder().encode(
+    '<!doctype html><html><head><meta charset="gbk"><title>gbk</title></head><body><p>',
+  ),
+  // 中 文 页 面, a space, 你 好 世 界 (GB 2312 rows, two bytes each).
+  ...[0xd6, 0xd0, 0xce, 0xc4, 0xd2, 0xb3, 0xc3, 0xe6, 0x20],
+  ...[0xc4, 0xe3, 0xba, 0xc3, 0xca, 0xc0, 0xbd, 0xe7],
+  ...new TextEncoder().encode("</p></body></html>\n"),
+]);
+
+Deno.test(
+  "browser: a GBK page served without a charset renders as through nginx 1.22",
+  suiteNeeds("browser_test.ts", ["chromium", "nginx"]),
+  async () => {
+    // The bytes say what the test expects before any server is involved.
+    strictEqual(
+      new TextDecoder("gbk").decode(GBK_PAGE).includes(GBK_TEXT),
+      true,
+    );
+    await using nginx = await startNginxSite({
+      server: "root $HTML; location / { }",
+      files: { "gbk.html": GBK_PAGE },
+    });
+    const dir = await Deno.makeTempDir();
+    try {
+      const conf = `${dir}/nginx.conf`;
+      const port = refusedPort();
+      await Deno.writeTextFile(
+        conf,
+        `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  include ${STOCK_MIME_TYPES_PATH};\n  server {\n    listen 127.0.0.1:${port};\n    root ${nginx.root};\n  }\n}\n`,
+      );
+      await using fromConf = await spawnGateway(["--nginx-conf", conf]);
+      // The built-in configuration, as a station runs it from its flags.
+      await using fromFlags = await spawnGateway([
+        "--listen",
+        "0",
+        "--upstream",
+        `http://127.0.0.1:${refusedPort()}`,
+        "--root",
+        nginx.root,
+        "--error-log",
+        `${dir}/flags-error.log`,
+        "--access-log",
+        "off",
+      ]);
+      const theirs = await browse(
+        "text",
+        `http://127.0.0.1:${nginx.port}/gbk.html`,
+      );
+      strictEqual(theirs.text, GBK_TEXT);
+      strictEqual(theirs.charset, "GBK");
+      for (const port of [fromConf.port, fromFlags.port]) {
+        const ours = await browse("text", `http://127.0.0.1:${port}/gbk.html`);
+        strictEqual(ours.text, GBK_TEXT, String(port));
+        strictEqual(ours.charset, "GBK", String(port));
+      }
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

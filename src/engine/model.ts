@@ -85,6 +85,16 @@ export type ProxyRedirect =
   | { kind: "text"; from: ComplexValue; to: ComplexValue }
   | { kind: "regex"; regex: RegExp; to: ComplexValue };
 
+/**
+ * One `proxy_cookie_domain` or `proxy_cookie_path` pair. A text pair
+ * matches a domain whole without regard to case (leading dots aside), a
+ * path as a case-sensitive prefix; a regex pair (`~`, `~*` for paths)
+ * replaces the whole value, captures available.
+ */
+export type CookieRewrite =
+  | { kind: "text"; from: ComplexValue; to: ComplexValue }
+  | { kind: "regex"; regex: RegExp; to: ComplexValue };
+
 /** One `add_header`. */
 export interface AddHeader {
   /** The field name as written. */
@@ -102,6 +112,45 @@ export type Expires =
   | { kind: "max" }
   | { kind: "after"; seconds: number; modified: boolean }
   | { kind: "daily"; secondsOfDay: number };
+
+/** A `gzip_proxied` flag (`ngx_http_gzip_proxied_mask`). */
+export type GzipProxied =
+  | "off"
+  | "expired"
+  | "no-cache"
+  | "no-store"
+  | "private"
+  | "no_last_modified"
+  | "no_etag"
+  | "auth"
+  | "any";
+
+/**
+ * What `ngx_http_gzip_ok` reads (the core module's `gzip_*` settings),
+ * asked by the gzip filter and by `gzip_static`.
+ */
+export interface GzipOkConf {
+  /** `gzip_http_version`: the oldest request version that gets gzip. */
+  httpVersion: "1.0" | "1.1";
+  /** `gzip_proxied`: when a request with `Via` gets gzip. */
+  proxied: ReadonlySet<GzipProxied>;
+  /** `gzip_disable` regexes (caseless), tested on `User-Agent`. */
+  disable: readonly RegExp[];
+  /** `gzip_disable msie6`. */
+  disableMsie6: boolean;
+}
+
+/** The gzip filter's settings (`ngx_http_gzip_filter_module`). */
+export interface GzipConf {
+  /** `gzip`. */
+  enabled: boolean;
+  /** `gzip_comp_level`, 1 to 9. */
+  level: number;
+  /** `gzip_min_length` in bytes, tested on a known `Content-Length`. */
+  minLength: number;
+  /** `gzip_types` (lower case; `text/html` always); `*` takes any. */
+  types: ReadonlySet<string>;
+}
 
 /** An `error_page` target. */
 export interface ErrorPageTarget {
@@ -181,8 +230,15 @@ export interface LocationConf {
   etag: boolean;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
-  /** `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a `.gz`. */
+  /**
+   * `gzip_vary`: `Vary: Accept-Encoding` where `gzip_static` looked for a
+   * `.gz` or the gzip filter took the response's type and length.
+   */
   gzipVary: boolean;
+  /** `gzip`, `gzip_comp_level`, `gzip_min_length`, `gzip_types`. */
+  gzip: GzipConf;
+  /** `gzip_http_version`, `gzip_proxied`, `gzip_disable`. */
+  gzipOk: GzipOkConf;
   /** `error_page`: status → target. */
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */
@@ -213,6 +269,10 @@ export interface LocationConf {
   proxyRawUri: boolean;
   /** `proxy_redirect`: `default` resolved against `proxy_pass`, `off` is empty. */
   proxyRedirect: readonly ProxyRedirect[];
+  /** `proxy_cookie_domain`, the nearest level's; `off` is empty. */
+  proxyCookieDomain: readonly CookieRewrite[];
+  /** `proxy_cookie_path`, the nearest level's; `off` is empty. */
+  proxyCookiePath: readonly CookieRewrite[];
   /** `proxy_hide_header` additions (lower case). */
   proxyHideHeaders: ReadonlySet<string>;
   /** `proxy_pass_header` (lower case). */
@@ -221,6 +281,12 @@ export interface LocationConf {
   proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
   /** `proxy_buffer_size` in bytes: the largest upstream response head. */
   proxyBufferSize: number;
+  /**
+   * `proxy_buffering`: with `off`, each upstream read goes to the client at
+   * once, through the gzip filter too (nginx flushes it with
+   * `Z_SYNC_FLUSH`).
+   */
+  proxyBuffering: boolean;
   /** `proxy_intercept_errors`. */
   proxyInterceptErrors: boolean;
   /** `client_max_body_size` in bytes; 0 is unlimited. */

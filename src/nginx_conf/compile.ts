@@ -89,6 +89,7 @@ const HANDLED_HERE = new Set([
 class Compiler {
   readonly warnings: string[] = [];
   readonly errors: string[] = [];
+  readonly #said = new Set<string>();
   readonly upstreams = new Map<string, UpstreamConf>();
   readonly formats = new Map<string, LogFormat>([["combined", COMBINED]]);
   scope!: Variables;
@@ -117,11 +118,14 @@ class Compiler {
   }
 
   fail(d: Directive | null, message: string): void {
-    this.errors.push(
-      d === null
-        ? `${message} in ${this.options.file}`
-        : `${message} in ${d.file}:${d.line}`,
-    );
+    const line = d === null
+      ? `${message} in ${this.options.file}`
+      : `${message} in ${d.file}:${d.line}`;
+    // An inherited directive is read again for every location below it:
+    // its refusal is said once.
+    if (this.#said.has(line)) return;
+    this.#said.add(line);
+    this.errors.push(line);
   }
 
   warn(d: Directive, message: string): void {

@@ -24,6 +24,8 @@ import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
+import { cookieRewrites } from "./compile_cookie.ts";
+import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
 
@@ -349,6 +351,8 @@ export function locationSettings(
       ? gzipStatic
       : "off",
     gzipVary: flag(level, "gzip_vary", false),
+    gzip: gzipSettings(ctx, level),
+    gzipOk: gzipOkSettings(ctx, level),
     errorPages: errorPages(ctx, level),
     recursiveErrorPages: flag(level, "recursive_error_pages", false),
     errorPageFallback: flag(level, "station_error_page_fallback", false),
@@ -363,6 +367,8 @@ export function locationSettings(
       name: identity.name,
       regex: identity.regex !== null,
     }),
+    proxyCookieDomain: cookieRewrites(ctx, level, "proxy_cookie_domain"),
+    proxyCookiePath: cookieRewrites(ctx, level, "proxy_cookie_path"),
     proxyHideHeaders: lowerSet(level, "proxy_hide_header"),
     proxyPassHeaders: lowerSet(level, "proxy_pass_header"),
     proxyTimeouts: {
@@ -371,6 +377,7 @@ export function locationSettings(
       readMs: time(ctx, level, "proxy_read_timeout"),
     },
     proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
+    proxyBuffering: flag(level, "proxy_buffering", true),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
     defaultPage: flag(level, "station_default_page", false),

@@ -111,7 +111,7 @@ export function serverSsl(level: Level, ctx: SslContext): SslConf | undefined {
   const key = level.last("ssl_certificate_key");
   // nginx 1.15.9+ loads such a pair per handshake, by the name the client
   // sends; the runtime takes one pair when it listens.
-  const dynamic = [cert, key].find((d) => d?.args[0]!.includes("$"));
+  const dynamic = [cert, key].find((d) => d?.args[0]?.includes("$"));
   if (dynamic !== undefined) {
     ctx.fail(
       dynamic,

@@ -71,8 +71,6 @@ const STAPLING =
 const CLIENT_CERTS =
   'it matters only with "ssl_verify_client", which the gateway refuses';
 const HTTP2 = "the runtime sets its own HTTP/2 limits";
-const UNCOMPRESSED =
-  "the gateway sends responses uncompressed: the same content, more bytes";
 
 /**
  * The table: `name contexts args disposition [default]`, where contexts are
@@ -138,7 +136,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_buffer_size HSL 1-1 map"],
   ["proxy_buffers HSL 2-2 warn", TUNING],
   ["proxy_busy_buffers_size HSL 1-1 warn", TUNING],
-  ["proxy_buffering HSL flag warn", PASS],
+  ["proxy_buffering HSL flag map"],
   ["proxy_request_buffering HSL flag map"],
   ["proxy_temp_path HSL 1-4 warn", TUNING],
   ["client_body_temp_path HSL 1-4 map"],
@@ -166,15 +164,15 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["types_hash_max_size HSL 1-1 warn", TUNING],
   ["types_hash_bucket_size HSL 1-1 warn", TUNING],
   ["resolver HSL 1-n warn", TUNING],
-  ["gzip HSLI flag warn", UNCOMPRESSED],
+  ["gzip HSLI flag map"],
   ["gzip_vary HSL flag map"],
-  ["gzip_proxied HSL 1-n warn", UNCOMPRESSED],
-  ["gzip_comp_level HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_buffers HSL 2-2 warn", UNCOMPRESSED],
-  ["gzip_http_version HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_min_length HSL 1-1 warn", UNCOMPRESSED],
-  ["gzip_types HSL 1-n warn", UNCOMPRESSED],
-  ["gzip_disable HSL 1-n warn", UNCOMPRESSED],
+  ["gzip_proxied HSL 1-n map"],
+  ["gzip_comp_level HSL 1-1 map"],
+  ["gzip_buffers HSL 2-2 warn", TUNING],
+  ["gzip_http_version HSL 1-1 map"],
+  ["gzip_min_length HSL 1-1 map"],
+  ["gzip_types HSL 1-n map"],
+  ["gzip_disable HSL 1-n map"],
   ["rewrite SLI 2-3 map"],
   ["return SLI 1-2 map"],
   ["if SL {1-n} map"],
@@ -245,8 +243,8 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_hide_header HSL 1-1 map"],
   ["proxy_pass_header HSL 1-1 map"],
   ["proxy_ignore_headers HSL 1-n emerg", NOT_DONE],
-  ["proxy_cookie_path HSL 1-2 emerg", NOT_DONE],
-  ["proxy_cookie_domain HSL 1-2 emerg", NOT_DONE],
+  ["proxy_cookie_path HSL 1-2 map"],
+  ["proxy_cookie_domain HSL 1-2 map"],
   ["proxy_cache HSL 1-1 default", "off"],
   ["proxy_cache_path H 2-n emerg", "the gateway keeps no response cache"],
   ["proxy_cache_valid HSL 1-n emerg", "the gateway keeps no response cache"],

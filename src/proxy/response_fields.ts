@@ -17,6 +17,7 @@ import type {
   RequestVars,
 } from "../engine/mod.ts";
 import { transferEncodingOf } from "../upstream/mod.ts";
+import { rewriteSetCookie } from "./cookie_rewrite.ts";
 
 /** Hidden unless `proxy_pass_header` names them. */
 const DEFAULT_HIDDEN = [
@@ -144,7 +145,10 @@ export interface ResponseFieldOptions {
  * import { locationResponseFields } from "./response_fields.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * const conf = { proxyRedirect: [], proxyHideHeaders: new Set(["x-secret"]), proxyPassHeaders: new Set(["server"]) };
+ * const conf = {
+ *   proxyRedirect: [], proxyCookieDomain: [], proxyCookiePath: [],
+ *   proxyHideHeaders: new Set(["x-secret"]), proxyPassHeaders: new Set(["server"]),
+ * };
  * const out = locationResponseFields(
  *   [["Server", "up"], ["X-Secret", "1"], ["Date", "x"], ["Content-Length", "2"]],
  *   { conf: conf as never, vars: {} as never, origin: "http://h", contentLength: 2 },
@@ -159,6 +163,8 @@ export function locationResponseFields(
   const { conf } = options;
   const hidden = hiddenFor(conf);
   const redirects = conf.proxyRedirect;
+  const cookies = conf.proxyCookieDomain.length > 0 ||
+    conf.proxyCookiePath.length > 0;
   const length = options.contentLength;
   // A Transfer-Encoding frames the body instead of the upstream's length
   // (RFC 9112 §6.3): that length is not relayed then.
@@ -173,6 +179,8 @@ export function locationResponseFields(
     if (hidden.has(name)) continue;
     if (redirects.length > 0 && (name === "location" || name === "refresh")) {
       value = redirected(name, value, options) ?? value;
+    } else if (cookies && name === "set-cookie") {
+      value = rewriteSetCookie(value, conf, options.vars) ?? value;
     }
     out.push([name, value]);
   }

@@ -1,11 +1,22 @@
 /**
  * Whether a request may get a gzip-encoded response, as `ngx_http_gzip_ok`
- * decides it with nginx's defaults (`gzip_http_version 1.1`,
- * `gzip_proxied off`, no `gzip_disable`): `gzip_static on` and the gzip
- * filter both ask it.
+ * decides it under a location's `gzip_http_version`, `gzip_proxied` and
+ * `gzip_disable` (nginx's defaults when none is given): `gzip_static on`
+ * and the gzip filter both ask it. The one reader of `Accept-Encoding`.
  *
  * @module
  */
+
+import type { GzipOkConf } from "../engine/mod.ts";
+import { httpTimeMs } from "./http_time.ts";
+
+/** nginx's defaults: `gzip_http_version 1.1`, `gzip_proxied off`, no `gzip_disable`. */
+export const NGINX_GZIP_OK: GzipOkConf = {
+  httpVersion: "1.1",
+  proxied: new Set(["off"]),
+  disable: [],
+  disableMsie6: false,
+};
 
 /** What of a request {@linkcode gzipAccepted} reads. */
 export interface GzipRequest {
@@ -18,13 +29,17 @@ export interface GzipRequest {
 /**
  * Tells whether a request accepts gzip as nginx reads it: `gzip` in
  * `Accept-Encoding` (any case) at the start or after `,` or a space, not
- * with a zero `q`, in an HTTP/1.1 or later request that has no `Via` (a
- * proxied request gets no gzip under `gzip_proxied off`).
+ * with a zero `q`; then `gzip_disable msie6`, `gzip_http_version`, for a
+ * request with `Via` (one that came through a proxy) `gzip_proxied` on the
+ * response's fields, and `gzip_disable`'s regexes on `User-Agent`.
  *
  * nginx's reading is kept where it differs from RFC 9110 §12.5.3: `*` does
  * not count, and a malformed `q` declines.
  *
  * @param r The request.
+ * @param conf The location's settings.
+ * @param response The response's fields, for `gzip_proxied` (`gzip_static`
+ * asks before there are any).
  * @returns Whether to send gzip.
  *
  * @example Usage
@@ -38,12 +53,102 @@ export interface GzipRequest {
  * strictEqual(gzipAccepted(r("*")), false);
  * ```
  */
-export function gzipAccepted(r: GzipRequest): boolean {
-  const ae = r.headers.get("accept-encoding");
+export function gzipAccepted(
+  r: GzipRequest,
+  conf: GzipOkConf = NGINX_GZIP_OK,
+  response: Headers | null = null,
+): boolean {
+  const { headers } = r;
+  const ae = headers.get("accept-encoding");
   if (ae === null || ae.length < 4) return false;
   if (!ae.startsWith("gzip,") && !acceptEncodingHasGzip(ae)) return false;
-  if (r.protocol === "HTTP/1.0" || r.protocol === "HTTP/0.9") return false;
-  return !r.headers.has("via");
+  const ua = headers.get("user-agent");
+  if (conf.disableMsie6 && ua !== null && isMsie6(ua)) return false;
+  if (
+    r.protocol === "HTTP/0.9" ||
+    (r.protocol === "HTTP/1.0" && conf.httpVersion === "1.1")
+  ) {
+    return false;
+  }
+  if (headers.has("via") && !proxiedOk(r, conf.proxied, response)) {
+    return false;
+  }
+  if (ua !== null) {
+    for (const re of conf.disable) {
+      re.lastIndex = 0;
+      if (re.test(ua)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * `gzip_proxied` for a request with `Via`, in `ngx_http_gzip_ok`'s order:
+ * `off`, `any`, `auth`; then the first of `Expires` or `Cache-Control`
+ * the response has decides; else `no_last_modified` and `no_etag` can
+ * still decline, and anything left takes gzip.
+ */
+function proxiedOk(
+  r: GzipRequest,
+  p: ReadonlySet<string>,
+  response: Headers | null,
+): boolean {
+  if (p.has("off")) return false;
+  if (p.has("any")) return true;
+  if (p.has("auth") && r.headers.has("authorization")) return true;
+  if (response === null) return true;
+  const expires = response.get("expires");
+  if (expires !== null) {
+    if (!p.has("expired")) return false;
+    const at = httpTimeMs(expires);
+    const dateField = response.get("date");
+    const date = dateField === null ? Date.now() : httpTimeMs(dateField);
+    if (at === null || date === null) return false;
+    return Math.floor(at / 1000) < Math.floor(date / 1000);
+  }
+  const cc = response.get("cache-control");
+  if (cc !== null) {
+    return (p.has("no-cache") && hasDirective(cc, "no-cache")) ||
+      (p.has("no-store") && hasDirective(cc, "no-store")) ||
+      (p.has("private") && hasDirective(cc, "private"));
+  }
+  if (p.has("no_last_modified") && response.has("last-modified")) return false;
+  return !(p.has("no_etag") && response.has("etag"));
+}
+
+/**
+ * `ngx_http_parse_multi_header_lines` without a value: `name` (any case)
+ * at the start of a list element, followed by spaces and then the end or
+ * a `,` (so `private="x"` does not count).
+ */
+function hasDirective(value: string, name: string): boolean {
+  const lower = value.toLowerCase();
+  let i = 0;
+  while (i < lower.length) {
+    if (lower.startsWith(name, i)) {
+      let j = i + name.length;
+      while (lower[j] === " ") j++;
+      if (j === lower.length || lower[j] === ",") return true;
+    }
+    const comma = lower.indexOf(",", i);
+    if (comma < 0) return false;
+    i = comma + 1;
+    while (lower[i] === " ") i++;
+  }
+  return false;
+}
+
+/**
+ * `r->headers_in.msie6` (ngx_http_process_user_agent): `MSIE 4.`, `MSIE
+ * 5.`, or `MSIE 6.` without `SV1` after it, and no `Opera`.
+ */
+function isMsie6(ua: string): boolean {
+  const at = ua.indexOf("MSIE ");
+  if (at < 0 || at + 7 >= ua.length || ua.includes("Opera")) return false;
+  if (ua[at + 6] !== ".") return false;
+  const major = ua[at + 5];
+  if (major === "4" || major === "5") return true;
+  return major === "6" && !ua.includes("SV1", at + 8);
 }
 
 /** `ngx_http_gzip_accept_encoding`. */

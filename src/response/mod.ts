@@ -6,7 +6,8 @@
  * head, for static and proxied responses alike: `expires` and `add_header`
  * (`ngx_http_headers_filter_module`), `charset`
  * (`ngx_http_charset_filter_module`) and whether a request takes gzip
- * (`ngx_http_gzip_ok`). nginx runs them in this order on every response a
+ * (`ngx_http_gzip_ok`), and the gzip filter
+ * (`ngx_http_gzip_filter_module`). nginx runs them in this order on every response a
  * location sends; `serveFile` runs them for static files, a proxied
  * response takes them as below.
  *
@@ -36,7 +37,21 @@
 
 export { type CharsetConf, charsetFilter } from "./charset_filter.ts";
 export { type ExpiresFields, expiresFields, parseExpires } from "./expires.ts";
-export { gzipAccepted, type GzipRequest } from "./gzip_accept.ts";
+export {
+  gzipAccepted,
+  type GzipRequest,
+  NGINX_GZIP_OK,
+} from "./gzip_accept.ts";
+export {
+  gzipFilter,
+  type GzipFilterConf,
+  type GzipFilterInput,
+  gzipFromLength,
+  gzipTypeMatches,
+  markGzipVary,
+  rememberBody,
+} from "./gzip_filter.ts";
+export { httpTimeMs } from "./http_time.ts";
 export {
   filterHeaders,
   hasHeadersFilter,

@@ -10,7 +10,7 @@ import type { OsFamily } from "../runtime/mod.ts";
 import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, rememberBody } from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
   etagFor,
@@ -49,6 +49,12 @@ export interface FileRequest {
   etag: boolean;
   /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
   ranges: boolean;
+  /**
+   * The gzip filter will compress a whole file of at least this length:
+   * such a file is sent whole (no range, no `Accept-Ranges`) and its bytes
+   * are handed to the filter.
+   */
+  gzipFrom?: number;
   /**
    * The `Content-Type` of every answer but 304 (nginx's heads; the range
    * filter adds `Accept-Ranges` to a 200 only).
@@ -122,7 +128,9 @@ export function planFile(
   headers.push(["content-type", ctx.contentType]);
 
   const size = servedInfo.size;
-  const range = ctx.ranges &&
+  const gzipped = ctx.gzipFrom !== undefined && size >= ctx.gzipFrom;
+  const ranges = ctx.ranges && !gzipped;
+  const range = ranges &&
       ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
     ? parseRange(req.headers.get("range"), size)
     : null;
@@ -145,7 +153,7 @@ export function planFile(
     ]);
   }
   const status = range === null ? 200 : 206;
-  if (ctx.ranges && status === 200) {
+  if (ranges && status === 200) {
     headers.push(["accept-ranges", "bytes"]);
   }
   if (head || length === 0) {
@@ -165,14 +173,14 @@ export function planFile(
   }
   if (cached !== null && cached.bytes.length === size) {
     // A whole file goes out without a per-response copy (wholeFileResponse).
-    return done({
-      response: range === null
-        ? wholeFileResponse(cached, { status, headers })
-        : new Response(cached.bytes.subarray(start, start + length), {
-          status,
-          headers,
-        }),
-    });
+    const response = range === null
+      ? wholeFileResponse(cached, { status, headers })
+      : new Response(cached.bytes.subarray(start, start + length), {
+        status,
+        headers,
+      });
+    if (gzipped) rememberBody(response, cached.bytes);
+    return done({ response });
   }
   if (file === null) {
     // A cached copy of another length cannot happen (the lookup matched the

@@ -21,8 +21,10 @@ import {
   errorResponse,
   filterHeaders,
   gzipAccepted,
+  gzipFromLength,
   hasHeadersFilter,
   isBuiltInError,
+  markGzipVary,
   streamedResponse,
 } from "../response/mod.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
@@ -55,6 +57,8 @@ export type ServeFileConf = Pick<
   | "charsetTypes"
   | "etag"
   | "gzipStatic"
+  | "gzip"
+  | "gzipOk"
   | "logNotFound"
   | "addHeaders"
   | "expires"
@@ -165,6 +169,7 @@ export function serveFile(
   }
   if (ctx.vary && options.gzipVary === true) {
     response.headers.append("vary", "Accept-Encoding");
+    markGzipVary(response);
   }
   if (hasHeadersFilter(conf)) {
     const filter = {
@@ -246,7 +251,17 @@ function planServe(ctx: FileServe): StaticPlan {
 
 function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
   const { o } = ctx;
+  const contentType = contentTypeOf(o.uri, o.conf);
+  // The gzip filter takes the whole file where it applies (nginx's gzip
+  // header filter clears allow_ranges before the range filter runs).
+  const gzipFrom = ranges && o.conf.gzip.enabled
+    ? gzipFromLength(
+      { conf: o.conf, request: o.vars },
+      contentType,
+    )
+    : null;
   return {
+    ...(gzipFrom === null ? {} : { gzipFrom }),
     req: ctx.req,
     root: o.root,
     cache: o.cache,
@@ -254,7 +269,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     head: ctx.head,
     etag: o.conf.etag,
     ranges,
-    contentType: contentTypeOf(o.uri, o.conf),
+    contentType,
   };
 }
 
@@ -266,7 +281,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
 function gzipStatic(ctx: FileServe): StaticPlan | null {
   const { o } = ctx;
   const on = o.conf.gzipStatic === "on";
-  const ok = !on || gzipAccepted(o.vars);
+  const ok = !on || gzipAccepted(o.vars, o.conf.gzipOk);
   if (on && !ok && o.gzipVary !== true) return null;
   const path = `${o.path}.gz`;
   const info = o.cache ? o.cache.statOptional(path) : statOrNull(path);

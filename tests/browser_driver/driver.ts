@@ -11,11 +11,14 @@
  * `deno task start` must not need the network.
  *
  * Usage: deno run -A --config tests/browser_driver/deno.json
- *   tests/browser_driver/driver.ts live|down|assets|default|tls BASE_URL
+ *   tests/browser_driver/driver.ts live|down|assets|default|tls|text BASE_URL
  *
  * `tls` is `live` through the common pair: BASE_URL is the plain port that
  * redirects to `https://`, whose self-signed certificate the browser is
  * told to accept.
+ *
+ * `text` loads BASE_URL itself and reports the page's rendered text and
+ * the character set Chromium chose for it.
  *
  * @module
  */
@@ -83,7 +86,12 @@ try {
     (statuses[path] ??= []).push(res.status());
     encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
   });
-  if (scenario === "default") {
+  if (scenario === "text") {
+    await page.goto(base!);
+    // Runs in the page (strings: Deno's types have no DOM).
+    result.text = await page.evaluate("document.body.innerText");
+    result.charset = await page.evaluate("document.characterSet");
+  } else if (scenario === "default") {
     await page.goto(`${base}/`);
     result.state = await text(page, "upstream-state", "");
     result.logFiles = await text(page, "log-files", "");

@@ -21,7 +21,7 @@ const CASES: [
   ["timeouts_body", { nginx: true, gateway: true, warnings: 2 }],
   ["includes", { nginx: true, gateway: true, warnings: 2 }],
   ["quoting", { nginx: true, gateway: true, warnings: 1 }],
-  ["warn_only", { nginx: true, gateway: true, warnings: 11 }],
+  ["warn_only", { nginx: true, gateway: true, warnings: 9 }],
   ["proxy_pass_no_uri", { nginx: true, gateway: true, warnings: 4 }],
   ["rewrite", { nginx: true, gateway: true, warnings: 4 }],
   ["emerg_auth", { nginx: true, gateway: /"auth_basic" is not supported/ }],

@@ -24,6 +24,7 @@ import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
 import { errorResponse } from "../../src/response/mod.ts";
 import type { RequestEvent } from "../../src/proxy/mod.ts";
 import { decodeTarget } from "../../src/routing/mod.ts";
+import { NGINX_GZIP_OK } from "../../src/response/mod.ts";
 
 const scope = new Variables(new Map(), new Set());
 
@@ -106,6 +107,13 @@ export function locationConf(spec: LocationSpec): LocationConf {
     etag: true,
     gzipStatic: "off",
     gzipVary: false,
+    gzip: {
+      enabled: false,
+      level: 1,
+      minLength: 20,
+      types: new Set(["text/html"]),
+    },
+    gzipOk: NGINX_GZIP_OK,
     errorPages: new Map(
       (spec.intercept ?? []).map((
         c,
@@ -125,11 +133,14 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyHttpVersion: spec.version ?? "1.0",
     proxyRawUri: false,
     proxyRedirect: redirect,
+    proxyCookieDomain: [],
+    proxyCookiePath: [],
     proxyHideHeaders: new Set(spec.hide ?? []),
     proxyPassHeaders: new Set(spec.passHeader ?? []),
     proxyTimeouts: spec.timeouts ??
       { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: spec.bufferSize ?? 4096,
+    proxyBuffering: true,
     proxyInterceptErrors: spec.intercept !== undefined,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,

@@ -1,0 +1,218 @@
+/**
+ * `ngx_http_gzip_filter_module` on a response a location answered, static
+ * or proxied: `gzip on` compresses a 200, 403 or 404 whose type is in
+ * `gzip_types` and whose known length reaches `gzip_min_length`, for a
+ * request `ngx_http_gzip_ok` accepts, unless it is a HEAD or already has a
+ * `Content-Encoding`. As nginx's header filter: `Content-Encoding: gzip`,
+ * no `Content-Length` (the body goes chunked), no `Accept-Ranges`, the
+ * `ETag` made weak (`ngx_http_weak_etag`), and `Vary: Accept-Encoding`
+ * under `gzip_vary` once type and length qualify, whether or not this
+ * client takes gzip.
+ *
+ * @module
+ */
+
+import type { GzipConf, GzipOkConf } from "../engine/mod.ts";
+import { gzipBytes, gzipStream } from "./gzip_body.ts";
+import { gzipAccepted, type GzipRequest } from "./gzip_accept.ts";
+
+/** The location settings the filter reads. */
+export interface GzipFilterConf {
+  /** `gzip`, `gzip_comp_level`, `gzip_min_length`, `gzip_types`. */
+  gzip: GzipConf;
+  /** `gzip_http_version`, `gzip_proxied`, `gzip_disable`. */
+  gzipOk: GzipOkConf;
+  /** `gzip_vary`. */
+  gzipVary: boolean;
+}
+
+/** What {@linkcode gzipFilter} reads besides the response. */
+export interface GzipFilterInput {
+  /** The location that answered (after internal redirects). */
+  conf: GzipFilterConf;
+  /** The request. */
+  request: GzipRequest;
+  /**
+   * A HEAD request: its head changes as a GET's would (nginx sets
+   * `r->header_only` in the last header filter, after gzip's), and it has
+   * no body to compress.
+   */
+  head: boolean;
+  /** Flush each chunk of a stream (`proxy_buffering off`). */
+  flush?: boolean;
+}
+
+/** Bodies whose bytes the static module handed over, to deflate in one call. */
+const knownBodies = new WeakMap<Response, Uint8Array>();
+/** Responses `gzip_static` already gave `Vary: Accept-Encoding`. */
+const varied = new WeakSet<Response>();
+
+/**
+ * Tells the filter a response's body bytes (a cached file sent without a
+ * copy), so it deflates them without reading the body.
+ *
+ * @param response The response.
+ * @param bytes Its whole body.
+ */
+export function rememberBody(response: Response, bytes: Uint8Array): void {
+  knownBodies.set(response, bytes);
+}
+
+/**
+ * Notes that a response carries `Vary: Accept-Encoding` for `gzip_static`,
+ * so the filter does not add a second one (nginx has one `r->gzip_vary`).
+ *
+ * @param response The response.
+ */
+export function markGzipVary(response: Response): void {
+  varied.add(response);
+}
+
+/**
+ * Whether a `Content-Type` is in `gzip_types`. The type tested is nginx's
+ * `content_type_len`: the value up to a `;` that a `charset=` parameter
+ * follows, or the whole value (`ngx_http_upstream_copy_content_type`).
+ *
+ * @param contentType The field, or `null`.
+ * @param types `gzip_types`.
+ * @returns Whether the filter takes the type.
+ *
+ * @example Usage
+ * ```ts
+ * import { gzipTypeMatches } from "./gzip_filter.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const types = new Set(["text/html", "application/json"]);
+ * strictEqual(gzipTypeMatches("application/json; charset=utf-8", types), true);
+ * strictEqual(gzipTypeMatches("Text/HTML", types), true);
+ * strictEqual(gzipTypeMatches("application/json; v=1", types), false);
+ * strictEqual(gzipTypeMatches(null, new Set(["*"])), true);
+ * ```
+ */
+export function gzipTypeMatches(
+  contentType: string | null,
+  types: ReadonlySet<string>,
+): boolean {
+  if (types.has("*")) return true;
+  if (contentType === null || contentType === "") return false;
+  let type = contentType;
+  for (let semi = type.indexOf(";"); semi >= 0;) {
+    let p = semi + 1;
+    while (contentType[p] === " ") p++;
+    if (p === contentType.length) break;
+    if (contentType.slice(p, p + 8).toLowerCase() === "charset=") {
+      type = contentType.slice(0, semi);
+      break;
+    }
+    semi = contentType.indexOf(";", p);
+  }
+  return types.has(type.toLowerCase());
+}
+
+/**
+ * Tells whether a request would get gzip for a type and a length, before
+ * there is a response: the static module asks it to leave ranges off
+ * (nginx's gzip header filter clears `allow_ranges` before the range
+ * filter runs). `gzip_proxied` is read without the response's fields.
+ *
+ * @param input The location and the request.
+ * @param contentType The type the file will be sent with.
+ * @returns The least length that is compressed, or `null` when none is.
+ */
+export function gzipFromLength(
+  input: {
+    conf: Pick<GzipFilterConf, "gzip" | "gzipOk">;
+    request: GzipRequest;
+  },
+  contentType: string,
+): number | null {
+  const { gzip, gzipOk } = input.conf;
+  if (!gzip.enabled) return null;
+  if (!gzipTypeMatches(contentType, gzip.types)) return null;
+  return gzipAccepted(input.request, gzipOk, null) ? gzip.minLength : null;
+}
+
+/**
+ * Applies the gzip filter to a response.
+ *
+ * @param response The response; its fields may change in place.
+ * @param input The location, the request, and what the body is.
+ * @returns The response to send: the same one, or one with a gzip body
+ * (deflated as the client reads it).
+ */
+export function gzipFilter(
+  response: Response,
+  input: GzipFilterInput,
+): Response {
+  const { gzip } = input.conf;
+  if (!gzip.enabled) return response;
+  const status = response.status;
+  if (status !== 200 && status !== 403 && status !== 404) return response;
+  const headers = response.headers;
+  const encoding = headers.get("content-encoding");
+  if (encoding !== null && encoding !== "") return response;
+  const lengthText = headers.get("content-length");
+  const length = lengthText === null ? null : Number(lengthText);
+  if (length !== null && length < gzip.minLength) return response;
+  if (!gzipTypeMatches(headers.get("content-type"), gzip.types)) {
+    return response;
+  }
+  if (input.conf.gzipVary && !varied.has(response)) {
+    headers.append("vary", "Accept-Encoding");
+  }
+  if (!gzipAccepted(input.request, input.conf.gzipOk, headers)) {
+    return response;
+  }
+  headers.set("content-encoding", "gzip");
+  headers.delete("content-length");
+  headers.delete("accept-ranges");
+  weakEtag(headers);
+  const init = { status, headers };
+  if (input.head) {
+    // The body as it was (a proxied HEAD's empty upstream body is still
+    // read to its end), or an empty stream: Deno.serve would send
+    // `Content-Length: 0` for none.
+    return new Response(
+      response.body ?? new ReadableStream({ start: (c) => c.close() }),
+      init,
+    );
+  }
+  const known = knownBodies.get(response);
+  if (known !== undefined) {
+    return new Response(oneChunk(gzipBytes(known, gzip.level)), init);
+  }
+  if (response.body === null) {
+    return new Response(
+      oneChunk(gzipBytes(new Uint8Array(), gzip.level)),
+      init,
+    );
+  }
+  // A short body of known length is read whole and deflated in one call
+  // (gzip_body.ts), whether it is in memory or comes from upstream.
+  return new Response(
+    gzipStream(response.body, {
+      level: gzip.level,
+      length,
+      flush: input.flush ?? false,
+    }),
+    init,
+  );
+}
+
+/** `ngx_http_weak_etag`: `W/` before a quoted tag; an unquoted one is dropped. */
+function weakEtag(headers: Headers): void {
+  const etag = headers.get("etag");
+  if (etag === null || (etag.length > 2 && etag.startsWith("W/"))) return;
+  if (etag.startsWith('"')) headers.set("etag", `W/${etag}`);
+  else headers.delete("etag");
+}
+
+/** A body of one chunk, sent chunked as nginx sends a gzipped body. */
+function oneChunk(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    pull(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
+}
