@@ -253,14 +253,14 @@ async function listFolder(
   request: FlowRequest,
   head: boolean,
 ): Promise<Response> {
-  const { response, failure } = await autoindexResponse({
+  const { response, failures } = await autoindexResponse({
     path: content.path,
     uri: request.vars.uri,
     conf: content.conf.autoindex!,
     charset: content.conf.charset,
     head,
   });
-  if (failure !== undefined) {
+  for (const failure of failures) {
     const osError = osErrorOf(failure.error);
     request.log({
       level: failure.level,

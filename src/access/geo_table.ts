@@ -59,6 +59,8 @@ export class GeoTable {
   #masks4: number[] | null = null;
   #lengths6: number[] | null = null;
   #ranges: Range[] = [];
+  /** The greatest end of the ranges added: a range past it overlaps none. */
+  #maxEnd = -1;
   /** Disjoint ranges for the lookup, once the table is complete. */
   #flat: Range[] | null = null;
   #default = "";
@@ -241,8 +243,10 @@ export class GeoTable {
     const range = parseRange(key);
     if (range === null) return { ok: false, error: `invalid range "${key}"` };
     // A range may lie inside one added before (it wins there); any other
-    // overlap is refused, as ngx_http_geo_add_range does.
-    for (const r of this.#ranges) {
+    // overlap is refused, as ngx_http_geo_add_range does. Files of many
+    // ranges list them in order: one past every other is checked at once.
+    const past = range.start > this.#maxEnd;
+    for (const r of past ? [] : this.#ranges) {
       if (r.end < range.start || r.start > range.end) continue;
       if (r.start <= range.start && range.end <= r.end) continue;
       return {
@@ -251,6 +255,7 @@ export class GeoTable {
       };
     }
     this.#ranges.push({ ...range, value });
+    this.#maxEnd = Math.max(this.#maxEnd, range.end);
     return OK;
   }
 

@@ -226,7 +226,10 @@ export function autoindexHtml(page: AutoindexPage): Uint8Array {
   return out;
 }
 
-/** A folder nginx could not open: its line (the OS error follows it). */
+/** An entry whose `stat()` failed in a way that ends the listing (500). */
+class EntryFailed extends Error {}
+
+/** A folder or entry nginx could not read: its line (the OS error follows it). */
 export interface AutoindexFailure {
   level: "error" | "crit";
   message: string;
@@ -255,8 +258,9 @@ export interface AutoindexRequest {
  */
 export async function autoindexResponse(
   req: AutoindexRequest,
-): Promise<{ response: Response; failure?: AutoindexFailure }> {
+): Promise<{ response: Response; failures: AutoindexFailure[] }> {
   const entries: AutoindexEntry[] = [];
+  const failures: AutoindexFailure[] = [];
   const folder = req.path.length > 1 && /[/\\]$/.test(req.path)
     ? req.path.slice(0, -1)
     : req.path;
@@ -267,12 +271,28 @@ export async function autoindexResponse(
       let info: Deno.FileInfo;
       try {
         info = await Deno.stat(full);
-      } catch {
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) {
+          // ngx_http_autoindex_handler: [crit], then an entry it may not
+          // read is left out and any other failure ends the listing.
+          failures.push({
+            level: "crit",
+            message: `stat() "${full}" failed`,
+            error,
+          });
+          if (error instanceof Deno.errors.PermissionDenied) continue;
+          throw new EntryFailed();
+        }
         // A link to nothing is listed as the link (ngx_de_link_info).
         try {
           info = await Deno.lstat(full);
-        } catch {
-          continue;
+        } catch (error) {
+          failures.push({
+            level: "crit",
+            message: `lstat() "${full}" failed`,
+            error,
+          });
+          throw new EntryFailed();
         }
       }
       entries.push({
@@ -283,6 +303,12 @@ export async function autoindexResponse(
       });
     }
   } catch (error) {
+    if (error instanceof EntryFailed) {
+      return {
+        response: errorResponse(500, { head: req.head }),
+        failures,
+      };
+    }
     const code = error instanceof Deno.errors.NotFound
       ? 404
       : error instanceof Deno.errors.PermissionDenied
@@ -290,11 +316,11 @@ export async function autoindexResponse(
       : 500;
     return {
       response: errorResponse(code, { head: req.head }),
-      failure: {
+      failures: [{
         level: code === 500 ? "crit" : "error",
         message: `opendir() "${folder}" failed`,
         error,
-      },
+      }],
     };
   }
   const utf8 = req.charset?.toLowerCase() === "utf-8";
@@ -308,5 +334,8 @@ export async function autoindexResponse(
       controller.close();
     },
   });
-  return { response: new Response(stream, { status: 200, headers }) };
+  return {
+    response: new Response(stream, { status: 200, headers }),
+    failures,
+  };
 }

@@ -11,6 +11,7 @@ import { rawRequest, refusedPort, runCli, spawnGateway } from "../_utils.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
+/** The blocks; `$NETS` is a file of networks the last one includes. */
 const GEO = `
   geo $g {
     default def;
@@ -39,9 +40,13 @@ const GEO = `
     proxy_recursive;
     default rd;
     8.8.8.8 google;
+  }
+  geo $i {
+    default id;
+    include $NETS;
   }`;
 
-const SERVER = `location / { return 200 "g=$g h=$h k=$k r=$r\\n"; }`;
+const SERVER = `location / { return 200 "g=$g h=$h k=$k r=$r i=$i\\n"; }`;
 
 /** `[target, X-Forwarded-For]` pairs. */
 const REQUESTS: [string, string][] = [
@@ -76,15 +81,18 @@ Deno.test(
   "geo variables have nginx 1.22's values, request by request",
   ON_LINUX,
   async () => {
-    await using nginx = await startNginxServer({ http: GEO, server: SERVER });
-    const port = refusedPort();
     const prefix = await Deno.makeTempDir({ prefix: "geo-gw-" });
     try {
+      const nets = join(prefix, "nets.conf");
+      await Deno.writeTextFile(nets, "127.0.0.1 local;\n10.0.0.0/8 lan;\n");
+      const http = GEO.replace("$NETS", nets);
+      await using nginx = await startNginxServer({ http, server: SERVER });
+      const port = refusedPort();
       await Deno.mkdir(join(prefix, "logs"));
       const conf = join(prefix, "nginx.conf");
       await Deno.writeTextFile(
         conf,
-        `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${GEO}\n server {\n listen 127.0.0.1:${port};\n ${SERVER}\n }\n}\n`,
+        `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n ${SERVER}\n }\n}\n`,
       );
       await using gw = await spawnGateway(["--nginx-conf", conf]);
       const want: string[] = [];

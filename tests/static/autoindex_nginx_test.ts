@@ -87,6 +87,8 @@ Deno.test(
   ON_LINUX,
   async () => {
     await using nginx = await startNginxSite({ server: SERVER, files: FILES });
+    // A link to nothing is listed as the link itself (lstat).
+    await Deno.symlink("nowhere", join(nginx.root, "files", "dangling"));
     const port = refusedPort();
     const prefix = await Deno.makeTempDir({ prefix: "autoindex-gw-" });
     try {
