@@ -10,6 +10,7 @@ import {
   startRawUpstream,
   writeText,
 } from "./_utils.ts";
+import { NON_IDEMPOTENT_IDLE_MS } from "../src/upstream/pool.ts";
 
 /** Reads a head and its Content-Length body; `null` when the peer closed. */
 async function readRequest(
@@ -48,6 +49,8 @@ Deno.test("kept connection closed as a request arrives: no request fails, and no
   // Each connection answers its first request and keeps the connection;
   // the next request on it meets the close the upstream had decided on
   // while the connection was idle, as an application server's idle timer.
+  // The requests come as far apart as an idle timeout can be short: a
+  // non-idempotent one takes no kept connection then.
   const cases: [string, number][] = [
     ["GET", 0],
     ["POST", 0],
@@ -74,10 +77,15 @@ Deno.test("kept connection closed as a request arrives: no request fails, and no
           if (closeWhen === "after reading") await readRequest(conn, pending);
           else await conn.read(new Uint8Array(1)).catch(() => null);
         });
-        await using gw = await startGateway({ upstreamUrl: up.origin });
+        let clock = 0;
+        await using gw = await startGateway({
+          upstreamUrl: up.origin,
+          now: () => clock,
+        });
         const statuses = [];
         const answers = [];
         for (let i = 0; i < 3; i++) {
+          clock += NON_IDEMPOTENT_IDLE_MS;
           const body = String(i).repeat(size);
           const res = await fetch(`${gw.url}/api/x`, {
             method,
@@ -90,7 +98,7 @@ Deno.test("kept connection closed as a request arrives: no request fails, and no
         deepStrictEqual(answers, [0, 1, 2].map((i) => String(i).repeat(size)));
         // Each body reached the upstream whole, and was processed once.
         deepStrictEqual(bodies, [0, 1, 2].map((i) => String(i).repeat(size)));
-        // A non-idempotent request never meets a kept connection.
+        // A non-idempotent request meets no connection kept that long.
         if (["POST", "PATCH", "LOCK"].includes(method)) {
           strictEqual(up.connections, 3);
         }
@@ -101,6 +109,93 @@ Deno.test("kept connection closed as a request arrives: no request fails, and no
       });
     }
   }
+});
+
+Deno.test("a non-idempotent request takes a kept connection used too recently for an idle close", async (t) => {
+  // [method, ms between requests, connections]: within the bound each
+  // request reuses the one connection; from the bound on, each opens one.
+  const cases: [string, number, number][] = [
+    ["POST", 0, 1],
+    ["POST", NON_IDEMPOTENT_IDLE_MS - 1, 1],
+    ["POST", NON_IDEMPOTENT_IDLE_MS, 3],
+    ["PATCH", 10, 1],
+    ["LOCK", 10, 1],
+    ["GET", NON_IDEMPOTENT_IDLE_MS * 10, 1],
+  ];
+  for (const [method, apart, connections] of cases) {
+    await t.step(`${method} ${apart} ms apart: ${connections}`, async () => {
+      await using up = startRawUpstream(async (conn) => {
+        const pending = { bytes: new Uint8Array(0) };
+        for (let i = 0; i < 3; i++) {
+          const request = await readRequest(conn, pending);
+          if (request === null) return;
+          await writeText(
+            conn,
+            `HTTP/1.1 200 OK\r\nContent-Length: ${request.body.length}\r\n\r\n${request.body}`,
+          );
+        }
+      });
+      let clock = 0;
+      await using gw = await startGateway({
+        upstreamUrl: up.origin,
+        now: () => clock,
+      });
+      for (let i = 0; i < 3; i++) {
+        clock += apart;
+        const res = await fetch(`${gw.url}/api/x`, {
+          method,
+          ...(method === "GET" ? {} : { body: `{"n":${i}}` }),
+        });
+        strictEqual(res.status, 200);
+        strictEqual(await res.text(), method === "GET" ? "" : `{"n":${i}}`);
+      }
+      strictEqual(up.connections, connections);
+      deepStrictEqual(gw.errorLines, []);
+    });
+  }
+});
+
+Deno.test("an upstream seen closing a connection idle N ms: a POST takes none idle N/2", async () => {
+  // The first connection answers once, then reads the next request and
+  // closes (its idle timer, 400 ms of the test's clock); the others keep.
+  await using up = startRawUpstream(async (conn, index) => {
+    const pending = { bytes: new Uint8Array(0) };
+    for (let i = 0; i < 3; i++) {
+      const request = await readRequest(conn, pending);
+      if (request === null || (index === 0 && i === 1)) return;
+      await writeText(
+        conn,
+        `HTTP/1.1 200 OK\r\nContent-Length: ${request.body.length}\r\n\r\n${request.body}`,
+      );
+    }
+  });
+  let clock = 0;
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    now: () => clock,
+  });
+  const statuses = [];
+  // [ms since the last request, method]: the GET after 400 ms meets the
+  // close and is sent again on a second connection; 300 ms later a POST
+  // opens a third (the second is idle past 200 ms); 100 ms later a POST
+  // reuses the third.
+  for (
+    const [apart, method] of [[0, "GET"], [400, "GET"], [300, "POST"], [
+      100,
+      "POST",
+    ]] as const
+  ) {
+    clock += apart;
+    const res = await fetch(`${gw.url}/api/x`, {
+      method,
+      ...(method === "POST" ? { body: "{}" } : {}),
+    });
+    statuses.push(res.status);
+    await res.body?.cancel();
+  }
+  deepStrictEqual(statuses, [200, 200, 200, 200]);
+  strictEqual(up.connections, 3);
+  deepStrictEqual(gw.errorLines, []);
 });
 
 Deno.test("an upload the upstream refuses before reading it: its answer is relayed, not a 502", async (t) => {

@@ -15,10 +15,10 @@
  * Pooled connections are watched while idle: a pending read notices the
  * upstream closing them at once, so a stale connection is rarely picked. A
  * request that still meets one (no response byte arrived) is retried once on
- * a new connection only if it is idempotent and its body was buffered;
- * non-idempotent requests always open a new connection (any kept one may
- * be closing as the request arrives), and are never sent twice (RFC 9110
- * §9.2.2).
+ * a new connection only if it is idempotent and its body was buffered.
+ * Non-idempotent requests are never sent twice (RFC 9110 §9.2.2) and take
+ * only a connection used too recently for the upstream's idle timeout to
+ * be closing it (`pool.ts`).
  *
  * @module
  */
@@ -92,6 +92,7 @@ export class UpstreamClient {
     this.#pool = new IdlePool({
       maxIdle: options.maxIdle ?? 32,
       idleTimeoutMs: options.idleTimeoutMs ?? 60_000,
+      ...(options.now ? { now: options.now } : {}),
     });
     this.#family = options.family ?? currentOsFamily();
     this.#bodySource = {
@@ -128,21 +129,23 @@ export class UpstreamClient {
     try {
       // A stale kept connection is retried only for an idempotent method
       // whose body can be sent again (bytes, or the file it was buffered
-      // to). A non-idempotent request never takes a kept connection: the
-      // upstream may close one idle at any moment (the request crossing its
-      // close), and nginx, which retries no such request once sent
-      // (ngx_http_upstream_next, NGX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT), by
-      // default opens a new connection for every request.
+      // to). A non-idempotent request takes only a connection idle for
+      // less than the upstream's idle timeout can be (pool.ts), and is
+      // never resent: nothing proves that a request which met a close was
+      // not processed (nginx retries no such request once sent either:
+      // ngx_http_upstream_next, NGX_HTTP_UPSTREAM_FT_NON_IDEMPOTENT).
       const idempotent = IDEMPOTENT.has(call.method);
       const retryable = idempotent && call.body?.kind !== "stream";
-      const first = call.upgrade || !idempotent ? null : this.#pool.take();
+      const first = call.upgrade ? null : this.#pool.take(!idempotent);
       if (first !== null) {
         try {
           return await this.#exchange(first, call, watch);
         } catch (error) {
-          if (!(error instanceof UpstreamError && error.stale && retryable)) {
-            throw error;
-          }
+          if (!(error instanceof UpstreamError && error.stale)) throw error;
+          // The upstream closes connections idle this long: later
+          // non-idempotent requests keep away from such ones.
+          this.#pool.closedAfter(first.idleMs);
+          if (!retryable) throw error;
           // The pooled connection was closed under us before any response
           // byte: the request was not processed, so it is safe to resend.
         }

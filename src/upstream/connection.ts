@@ -29,6 +29,8 @@ export class Connection {
   abandoned = false;
   /** When it went back to the pool (epoch ms). */
   idleSince = 0;
+  /** How long it had been idle when taken from the pool (ms). */
+  idleMs = 0;
   /** The read pending while it sits in the pool: settles with bytes, EOF or an error. */
   idleRead: Promise<number | null | Error> | null = null;
   /** The buffer that read fills. */

@@ -184,7 +184,7 @@ export interface GroupClientOptions {
    * in-process tests of the handler use.
    */
   transport?: TransportFactory;
-  /** The clock failures are timed by, in milliseconds (tests). */
+  /** The clock failures and idle connections are timed by, in milliseconds (tests). */
   now?: () => number;
 }
 
@@ -217,6 +217,7 @@ export function createUpstreamGroup(
           ? {}
           : { headBufferSize: options.proxyBufferSize }),
         ...(options.onConnect ? { onConnect: options.onConnect } : {}),
+        ...(options.now ? { now: options.now } : {}),
       }),
     })),
     options.now,

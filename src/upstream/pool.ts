@@ -3,10 +3,28 @@
  * last in, first out, each watched by a pending read while it waits, and
  * closed after `idleTimeoutMs` by one sweep a second.
  *
+ * A request that must not be sent twice (POST, PATCH, LOCK) takes only a
+ * connection idle for less than {@linkcode NON_IDEMPOTENT_IDLE_MS}, and
+ * less than half the shortest idle time after which this upstream was
+ * seen to close one: an upstream closes a kept connection at its idle
+ * timeout, and one used more recently than that cannot be closing as the
+ * request crosses it. HTTP/1.1 gives no proof that a request which met a
+ * close was not processed (RFC 9112 §9.3.1), so such a request is never
+ * resent; nginx 1.22 takes any kept connection for it and answers 502 on
+ * that race (ngx_http_upstream_next's non-idempotent rule).
+ *
  * @module
  */
 
 import type { Connection } from "./connection.ts";
+
+/**
+ * A non-idempotent request takes no connection idle this long (ms): half
+ * the shortest idle timeout application servers ship with (gunicorn 2 s;
+ * Node, Apache and uvicorn 5 s; Tomcat 20 s). A shorter one is learned
+ * from the closes seen.
+ */
+export const NON_IDEMPOTENT_IDLE_MS = 1000;
 
 /** Options for {@linkcode IdlePool}. */
 export interface IdlePoolOptions {
@@ -14,6 +32,8 @@ export interface IdlePoolOptions {
   maxIdle: number;
   /** Close a connection idle this long (nginx `keepalive_timeout`). */
   idleTimeoutMs: number;
+  /** The clock idle times are measured by, in milliseconds (tests). */
+  now?: () => number;
 }
 
 /** The idle connections of one upstream server. */
@@ -23,11 +43,20 @@ export class IdlePool {
   #idleTimeoutMs: number;
   #closed = false;
   #sweeper: ReturnType<typeof setInterval> | undefined;
+  #now: () => number;
+  /** Idle time a non-idempotent request's connection must stay under (ms). */
+  #riskyIdleMs = NON_IDEMPOTENT_IDLE_MS;
 
-  /** @param options Size and idle timeout. */
+  /** @param options Size, idle timeout and clock. */
   constructor(options: IdlePoolOptions) {
     this.#maxIdle = options.maxIdle;
     this.#idleTimeoutMs = options.idleTimeoutMs;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** How long a connection may have been idle for a non-idempotent request (ms). */
+  get riskyIdleMs(): number {
+    return this.#riskyIdleMs;
   }
 
   /** Idle connections held. */
@@ -46,16 +75,39 @@ export class IdlePool {
   /**
    * The most recently returned live connection, or `null`.
    *
+   * @param risky For a request that must not be sent twice: only a
+   * connection idle less than {@linkcode riskyIdleMs}; older ones stay for
+   * other requests (the newest is the least idle, so none would do).
    * @returns A connection marked `reused`, or `null`.
    */
-  take(): Connection | null {
+  take(risky = false): Connection | null {
     while (this.#idle.length > 0) {
-      const c = this.#idle.pop()!;
+      const c = this.#idle.at(-1)!;
+      if (
+        risky && !c.closed &&
+        this.#now() - c.idleSince >= this.#riskyIdleMs
+      ) {
+        return null;
+      }
+      this.#idle.pop();
       if (c.closed) continue;
       c.reused = true;
+      c.idleMs = this.#now() - c.idleSince;
       return c;
     }
     return null;
+  }
+
+  /**
+   * The upstream closed a connection idle this long (ms), as the pending
+   * read saw or an exchange met: a non-idempotent request takes none idle
+   * half as long from now on.
+   *
+   * @param idleMs How long it had been idle.
+   */
+  closedAfter(idleMs: number): void {
+    const half = Math.max(0, Math.floor(idleMs / 2));
+    if (half < this.#riskyIdleMs) this.#riskyIdleMs = half;
   }
 
   /**
@@ -72,7 +124,7 @@ export class IdlePool {
       c.close();
       return;
     }
-    c.idleSince = Date.now();
+    c.idleSince = this.#now();
     c.idleBuf = c.scratch;
     // A pending read while idle: it settles when the upstream closes the
     // connection (or, illegally, sends bytes), and the connection is dropped.
@@ -100,13 +152,18 @@ export class IdlePool {
     const at = this.#idle.indexOf(c);
     if (at !== -1) {
       this.#idle.splice(at, 1);
+      // Only the upstream ends a read of a connection still pooled (the
+      // pool's own closes take it out first).
+      if (typeof result !== "number") {
+        this.closedAfter(this.#now() - c.idleSince);
+      }
       c.close();
     }
     return result;
   }
 
   #sweep(): void {
-    const oldest = Date.now() - this.#idleTimeoutMs;
+    const oldest = this.#now() - this.#idleTimeoutMs;
     this.#idle = this.#idle.filter((c) => {
       if (c.closed) return false;
       if (c.idleSince > oldest) return true;

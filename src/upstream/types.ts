@@ -54,6 +54,8 @@ export interface UpstreamClientOptions {
   family?: OsFamily;
   /** Paces collections of streamed body chunks; one may serve many clients. */
   gcPacer?: GcPacer;
+  /** The clock idle connections are timed by, in milliseconds (tests). */
+  now?: () => number;
 }
 
 /** One request for the upstream. */

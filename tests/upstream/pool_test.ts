@@ -1,6 +1,6 @@
 import { strictEqual } from "node:assert/strict";
 import { Connection } from "../../src/upstream/connection.ts";
-import { IdlePool } from "../../src/upstream/pool.ts";
+import { IdlePool, NON_IDEMPOTENT_IDLE_MS } from "../../src/upstream/pool.ts";
 import { loopbackPair, waitFor } from "../_utils.ts";
 
 /** Closes connections and waits for their idle reads to settle (no leaked op). */
@@ -63,4 +63,56 @@ Deno.test("IdlePool drops a connection the upstream closes while it waits", asyn
   strictEqual(c.closed, true);
   strictEqual(await c.idleRead, null, "an exchange would see the EOF");
   pool.close();
+});
+
+Deno.test("IdlePool.take(risky) takes only a connection idle less than the bound, leaving older ones", async (t) => {
+  // [ms idle, what a risky take gets]: the bound is NON_IDEMPOTENT_IDLE_MS.
+  const cases: [number, boolean][] = [
+    [0, true],
+    [NON_IDEMPOTENT_IDLE_MS - 1, true],
+    [NON_IDEMPOTENT_IDLE_MS, false],
+    [NON_IDEMPOTENT_IDLE_MS * 60, false],
+  ];
+  for (const [idle, taken] of cases) {
+    await t.step(`${idle} ms idle: ${taken ? "taken" : "left"}`, async () => {
+      await using pair = await loopbackPair();
+      let clock = 1_000_000;
+      const pool = new IdlePool({ ...options, now: () => clock });
+      const c = new Connection(pair.client);
+      pool.put(c);
+      clock += idle;
+      strictEqual(pool.take(true), taken ? c : null);
+      if (taken) strictEqual(c.idleMs, idle);
+      // What a risky request leaves is there for the others.
+      if (!taken) strictEqual(pool.take(), c);
+      pool.close();
+      await closeAll(c);
+    });
+  }
+});
+
+Deno.test("IdlePool learns the upstream's idle close: a risky take then needs half that", async () => {
+  await using closing = await loopbackPair();
+  await using kept = await loopbackPair();
+  let clock = 0;
+  const pool = new IdlePool({ ...options, now: () => clock });
+  const a = new Connection(closing.client);
+  pool.put(a);
+  clock += 300;
+  closing.server.close();
+  await waitFor(() => pool.size === 0, 2000);
+  strictEqual(pool.riskyIdleMs, 150);
+  const b = new Connection(kept.client);
+  pool.put(b);
+  clock += 150;
+  strictEqual(pool.take(true), null);
+  clock -= 1;
+  strictEqual(pool.take(true), b);
+  // An exchange that met a close teaches the same.
+  pool.closedAfter(40);
+  strictEqual(pool.riskyIdleMs, 20);
+  pool.closedAfter(1000);
+  strictEqual(pool.riskyIdleMs, 20, "the bound only shrinks");
+  pool.close();
+  await closeAll(a, b);
 });
