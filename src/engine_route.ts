@@ -13,6 +13,7 @@ import {
   type HttpConf,
   type ListenGroup,
   type LocationConf,
+  type PhaseIo,
   type RequestVars,
 } from "./engine/mod.ts";
 import type { Logger } from "./log/mod.ts";
@@ -120,6 +121,15 @@ export class EngineRoute {
   /** Where bodies past `client_body_buffer_size` go; `null` when streamed. */
   readonly #temp: TempFiles | null;
   readonly #static: ContentHandlers["static"];
+  /**
+   * File tests of `try_files`, `index` and `if (-f …)`, through the static
+   * cache's `stat`: the file handler's own `stat` of the same path in the
+   * same millisecond is then no second system call (the first system call
+   * of a request was a fifth of a cached static answer's CPU, profiled).
+   */
+  readonly #io: PhaseIo = {
+    fileKind: (path) => kindOf(this.cache.stat(path)),
+  };
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
   /** Answers of a location with `access_log off`: no access line. */
@@ -239,7 +249,7 @@ export class EngineRoute {
           return this.#proxy(r, content, f, request);
         },
       },
-      io: { fileKind },
+      io: this.#io,
       caseless: this.#conf.caseless,
     });
     return answered.then((response) => {
@@ -378,11 +388,16 @@ export class EngineRoute {
 /** What a path is, without following a failure into an exception. */
 function fileKind(path: string): "file" | "dir" | null {
   try {
-    const info = Deno.statSync(path);
-    return info.isFile ? "file" : info.isDirectory ? "dir" : null;
+    return kindOf(Deno.statSync(path));
   } catch {
     return null;
   }
+}
+
+/** What a `stat` says a path is (`null`: nothing, or neither kind). */
+function kindOf(info: Deno.FileInfo | null): "file" | "dir" | null {
+  if (info === null) return null;
+  return info.isFile ? "file" : info.isDirectory ? "dir" : null;
 }
 
 /**
