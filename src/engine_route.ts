@@ -31,7 +31,7 @@ import {
   withCharset,
 } from "./request_flow.ts";
 import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
-import { TempFiles } from "./proxy/mod.ts";
+import { BodyDeadlines, TempFiles } from "./proxy/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
@@ -120,6 +120,8 @@ export class EngineRoute {
   readonly #deps: EngineRouteDeps;
   /** Where bodies past `client_body_buffer_size` go; `null` when streamed. */
   readonly #temp: TempFiles | null;
+  /** `client_body_timeout` of every body being read: one interval. */
+  readonly #bodyDeadlines = new BodyDeadlines();
   readonly #static: ContentHandlers["static"];
   /**
    * File tests of `try_files`, `index` and `if (-f …)`, through the static
@@ -166,6 +168,7 @@ export class EngineRoute {
   /** Closes every upstream connection. */
   close(): void {
     this.#registry.close();
+    this.#bodyDeadlines.stop();
   }
 
   /**
@@ -340,6 +343,7 @@ export class EngineRoute {
           bufferSize: this.#deps.body!.clientBodyBufferSize,
           timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
           temp: this.#temp,
+          deadlines: this.#bodyDeadlines,
           // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
           onTempFile: (path: string) =>
             flow.log({

@@ -29,3 +29,4 @@ export {
   rewriteRedirectValue,
 } from "./response_fields.ts";
 export { TempFiles } from "./temp_files.ts";
+export { BodyDeadlines } from "./chunk_source.ts";

@@ -8,7 +8,7 @@
 import type { GatewayConfig } from "../config/mod.ts";
 import { streamedResponse } from "../static/mod.ts";
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
-import { readRequestBody } from "./request_buffer.ts";
+import { type BodyDeadlines, readRequestBody } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "./headers.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
@@ -69,6 +69,8 @@ export interface RequestBuffering {
   temp: TempFiles;
   /** Told the path of a file a body went to (nginx's `[warn]` line). */
   onTempFile: (path: string) => void;
+  /** The timers of the bodies being read, made once. */
+  deadlines?: BodyDeadlines;
 }
 
 /** The call settings a proxied location brings. */

@@ -13,7 +13,9 @@
 
 import type { UpstreamCall } from "../upstream/mod.ts";
 import type { TempFile, TempFiles } from "./temp_files.ts";
-import { ChunkSource } from "./chunk_source.ts";
+import { BodyDeadlines, ChunkSource } from "./chunk_source.ts";
+
+export { BodyDeadlines };
 
 /** A body read whole: bytes, or a temporary file. */
 export type BufferedBody = NonNullable<UpstreamCall["body"]>;
@@ -55,6 +57,11 @@ export interface BodyReadOptions {
   temp: TempFiles;
   /** Told the file's path when a body goes to one (nginx's `[warn]`). */
   onTempFile: (path: string) => void;
+  /**
+   * The timers of every body being read, made once by the caller; without
+   * them the read keeps its own.
+   */
+  deadlines?: BodyDeadlines;
 }
 
 /**
@@ -74,38 +81,26 @@ export async function readRequestBody(
   const inMemory = options.length !== null
     ? options.length < options.bufferSize + (options.bufferSize >> 2)
     : false;
-  const reader = new ChunkSource(stream);
+  const reader = new ChunkSource(stream, options.timeoutMs);
   const chunks: Uint8Array[] = [];
   let held = 0;
   let total = 0;
   let temp: TempFile | null = null;
-  let timedOut = false;
   let handed = false;
-  // One timer for the whole body, not one per read: it fires when the last
-  // read is `timeoutMs` old, and otherwise waits out the rest (nginx's
-  // client_body_timeout is between two reads).
-  let lastRead = Date.now();
-  const check = () => {
-    const idle = Date.now() - lastRead;
-    if (idle < options.timeoutMs) {
-      timer = setTimeout(check, options.timeoutMs - idle);
-      return;
-    }
-    timedOut = true;
-    reader.cancel();
-  };
-  let timer = setTimeout(check, options.timeoutMs);
+  // nginx's client_body_timeout is between two reads: the deadlines look
+  // at the time of the last one.
+  const deadlines = options.deadlines ?? new BodyDeadlines();
+  deadlines.watch(reader);
   try {
     while (true) {
       let value: Uint8Array | null;
       try {
         value = await reader.read();
       } catch (error) {
-        if (timedOut) return { kind: "timeout" };
+        if (reader.timedOut) return { kind: "timeout" };
         return { kind: "read-failed", error };
       }
-      lastRead = Date.now();
-      if (timedOut) return { kind: "timeout" };
+      if (reader.timedOut) return { kind: "timeout" };
       if (value === null) break;
       if (
         options.length === null && options.limit > 0 &&
@@ -157,7 +152,8 @@ export async function readRequestBody(
       };
     }
   } finally {
-    clearTimeout(timer);
+    if (options.deadlines === undefined) deadlines.stop();
+    else deadlines.unwatch(reader);
     // The lock is kept: nothing reads the body after this, and releasing
     // it rejects the reader's `closed` with a new TypeError and its stack
     // (7 % of a small POST's CPU).
