@@ -18,6 +18,7 @@ import {
 } from "./engine/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import {
+  type LocationProxyContext,
   proxyLocation,
   publicOrigin,
   type RequestEvent,
@@ -26,6 +27,7 @@ import {
 } from "./proxy/mod.ts";
 import {
   type ContentHandlers,
+  type FlowDeps,
   type FlowRequest,
   serveRequest,
   withCharset,
@@ -132,6 +134,8 @@ export class EngineRoute {
   readonly #io: PhaseIo = {
     fileKind: (path) => kindOf(this.cache.stat(path)),
   };
+  /** What proxying needs from the gateway, made once. */
+  readonly #proxyContext: LocationProxyContext;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
   /** Answers of a location with `access_log off`: no access line. */
@@ -158,6 +162,12 @@ export class EngineRoute {
     });
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);
+    this.#flowDeps.caseless = conf.caseless;
+    this.#proxyContext = {
+      registry: this.#registry,
+      stats: deps.stats,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    };
   }
 
   /** The upstream groups, for shutdown and the status page. */
@@ -213,53 +223,52 @@ export class EngineRoute {
       named: {},
       vars: new Map(),
     };
-    const flow: FlowRequest = {
+    const flow: RouteFlow = {
       vars,
       log: request.log,
       origin: publicOrigin(request.host, socket.port),
+      request,
     };
-    // nginx checks client_max_body_size once the location is found, for
-    // every location, before reading the body (no 100 Continue is sent).
-    const tooBig = (conf: LocationConf): Response | null => {
-      const max = conf.clientMaxBodySize;
-      const length = request.contentLength;
-      if (max === 0 || length === null || length <= max) return null;
-      return tooLarge(
-        `client intended to send too large body: ${request.lengthDigits} bytes`,
-        request.log,
-        false,
-      );
-    };
-    const answered = serveRequest(req, server, flow, {
-      handlers: {
-        static: (r, content, f) =>
-          tooBig(content.conf) ?? this.#static(r, content, f),
-        proxy: (r, content, f) => {
-          const refused = tooBig(content.conf);
-          if (refused !== null) return Promise.resolve(refused);
-          if (request.bodyInGet) {
-            request.log({
-              level: "info",
-              message: `client sent body in ${r.method} request`,
-              action: READING_HEADERS,
-            });
-            return Promise.resolve(errorResponse(400, {
-              head: r.method === "HEAD",
-              headers: { connection: "close" },
-            }));
-          }
-          request.onForward?.();
-          return this.#proxy(r, content, f, request);
-        },
-      },
-      io: this.#io,
-      caseless: this.#conf.caseless,
-    });
+    const answered = serveRequest(req, server, flow, this.#flowDeps);
+    // Only an access log has lines to leave out.
+    if (!this.#deps.logger.accessEnabled) return answered;
     return answered.then((response) => {
       if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
       return response;
     });
   }
+
+  /**
+   * The content handlers, made once: each request's own part comes with
+   * its flow (closures per request were garbage per request).
+   */
+  readonly #flowDeps: FlowDeps = {
+    handlers: {
+      static: (r, content, f) =>
+        tooBig(content.conf, (f as RouteFlow).request) ??
+          this.#static(r, content, f),
+      proxy: (r, content, f) => {
+        const { request } = f as RouteFlow;
+        const refused = tooBig(content.conf, request);
+        if (refused !== null) return Promise.resolve(refused);
+        if (request.bodyInGet) {
+          request.log({
+            level: "info",
+            message: `client sent body in ${r.method} request`,
+            action: READING_HEADERS,
+          });
+          return Promise.resolve(errorResponse(400, {
+            head: r.method === "HEAD",
+            headers: { connection: "close" },
+          }));
+        }
+        request.onForward?.();
+        return this.#proxy(r, content, f, request);
+      },
+    },
+    io: this.#io,
+    caseless: false,
+  };
 
   async #serveStatic(
     req: Request,
@@ -328,8 +337,9 @@ export class EngineRoute {
     const raw = content.conf.proxyRawUri && !changed
       ? rawTarget(content.conf, vars.requestUri, this.#conf.caseless)
       : null;
+    // No spreads: each was an object made and copied per request.
     const result = await proxyLocation(req, {
-      ...(raw === null ? {} : { target: raw }),
+      target: raw ?? undefined,
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -338,27 +348,21 @@ export class EngineRoute {
       client: vars.remoteAddr,
       log: flow.log,
       contentLength: request.contentLength,
-      ...(this.#temp === null ? {} : {
-        buffering: {
-          bufferSize: this.#deps.body!.clientBodyBufferSize,
-          timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
-          temp: this.#temp,
-          deadlines: this.#bodyDeadlines,
-          // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
-          onTempFile: (path: string) =>
-            flow.log({
-              level: "warn",
-              message:
-                `a client request body is buffered to a temporary file ${path}`,
-            }),
-        },
-      }),
+      buffering: this.#temp === null ? undefined : {
+        bufferSize: this.#deps.body!.clientBodyBufferSize,
+        timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
+        temp: this.#temp,
+        deadlines: this.#bodyDeadlines,
+        // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
+        onTempFile: (path: string) =>
+          flow.log({
+            level: "warn",
+            message:
+              `a client request body is buffered to a temporary file ${path}`,
+          }),
+      },
       origin: flow.origin,
-    }, {
-      registry: this.#registry,
-      stats: this.#deps.stats,
-      ...(this.#deps.stopping ? { stopping: this.#deps.stopping } : {}),
-    });
+    }, this.#proxyContext);
     let response: Response;
     if (result.kind === "response") {
       if (result.tunnel !== null) {
@@ -387,6 +391,27 @@ export class EngineRoute {
     }
     return response;
   }
+}
+
+/** A request's part in the flow, with what the handler read of it. */
+interface RouteFlow extends FlowRequest {
+  /** What the handler read of the request. */
+  request: EngineRequest;
+}
+
+/**
+ * nginx checks client_max_body_size once the location is found, for every
+ * location, before reading the body (no 100 Continue is sent).
+ */
+function tooBig(conf: LocationConf, request: EngineRequest): Response | null {
+  const max = conf.clientMaxBodySize;
+  const length = request.contentLength;
+  if (max === 0 || length === null || length <= max) return null;
+  return tooLarge(
+    `client intended to send too large body: ${request.lengthDigits} bytes`,
+    request.log,
+    false,
+  );
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -72,12 +72,12 @@ export interface LocationRequest {
    */
   origin?: string;
   /** How the body is read whole first (`proxy_request_buffering on`). */
-  buffering?: RequestBuffering;
+  buffering?: RequestBuffering | undefined;
   /**
    * The path and query to send, decided by the caller
    * (`station_proxy_raw_uri`); nginx's URI rule otherwise.
    */
-  target?: string;
+  target?: string | undefined;
 }
 
 /** What proxying gives back to the request flow. */
@@ -201,7 +201,7 @@ export async function proxyLocation(
       keepalive: fields.keepalive,
     },
     toResponse,
-    ...(request.buffering ? { buffering: request.buffering } : {}),
+    buffering: request.buffering ?? null,
   };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
