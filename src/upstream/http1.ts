@@ -263,7 +263,9 @@ export function responseFraming(
   ) return { kind: "none" };
   let length: string | undefined;
   for (const [name, value] of head.fields) {
-    if (name.toLowerCase() === "content-length") {
+    // The length first: a lower-case copy of every name is garbage per
+    // response.
+    if (name.length === 14 && name.toLowerCase() === "content-length") {
       if (length !== undefined && length !== value) {
         throw new InvalidResponseError(
           `upstream sent duplicate header line: "${name}: ${
@@ -305,7 +307,10 @@ export function responseFraming(
 export function keepsAlive(head: ResponseHead): boolean {
   if (head.version !== "HTTP/1.1") return false;
   for (const [name, value] of head.fields) {
-    if (name.toLowerCase() === "connection" && /\bclose\b/i.test(value)) {
+    if (
+      name.length === 10 && name.toLowerCase() === "connection" &&
+      /\bclose\b/i.test(value)
+    ) {
       return false;
     }
   }
