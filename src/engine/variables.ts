@@ -212,22 +212,64 @@ export function evaluateMap(
   const cached = r.mapCache?.get(name);
   if (cached !== undefined) return cached;
   const source = map.source.evaluate(r);
-  let value: string;
-  const exact = map.exact.get(source);
-  if (exact !== undefined) {
-    value = exact.evaluate(r);
-  } else {
-    value = map.defaultValue.evaluate(r);
-    for (const entry of map.regexes) {
-      const m = entry.regex.exec(source);
-      if (m === null) continue;
-      const saved = r.captures;
-      r.captures = [...m].map((c) => c ?? "");
-      value = entry.value.evaluate(r);
-      r.captures = saved;
-      break;
+  const memo = memoOf(map);
+  let value = memo?.get(source);
+  if (value === undefined) {
+    value = lookUp(map, source, r);
+    if (memo !== null) {
+      if (memo.size >= MAP_MEMO_SIZE) memo.clear();
+      memo.set(source, value);
     }
   }
   (r.mapCache ??= new Map()).set(name, value);
   return value;
+}
+
+/** Source values a map remembers the result of, at most (then it starts over). */
+const MAP_MEMO_SIZE = 256;
+
+/**
+ * Each map whose result is its source's alone, with its results by source
+ * value: the same few sources (`$uri` of the app's files, a client's
+ * `Connection`) come with every request, so its regexes run once per
+ * source, not per request. That is a map whose exact and default values
+ * are text, and whose regex values are text and that regex's `$1`…`$9`
+ * (an exact or default `$1` reads the request's own captures). `null` for
+ * any other map.
+ */
+const memos = new WeakMap<MapConf, Map<string, string> | null>();
+
+function memoOf(map: MapConf): Map<string, string> | null {
+  let memo = memos.get(map);
+  if (memo === undefined) {
+    const pure = map.defaultValue.constant !== null &&
+      [...map.exact.values()].every((v) => v.constant !== null) &&
+      map.regexes.every((e) => textAndCaptures(e.value));
+    memo = pure ? new Map() : null;
+    memos.set(map, memo);
+  }
+  return memo;
+}
+
+/** A value of text and `$1`…`$9` only. */
+function textAndCaptures(
+  value: { text: string; constant: string | null },
+): boolean {
+  return value.constant !== null || /^[^$]*(?:\$[1-9][^$]*)*$/.test(value.text);
+}
+
+/** The map's value for a source (`ngx_http_map_find`). */
+function lookUp(map: MapConf, source: string, r: RequestVars): string {
+  const exact = map.exact.get(source);
+  if (exact !== undefined) return exact.evaluate(r);
+  for (const entry of map.regexes) {
+    const m = entry.regex.exec(source);
+    if (m === null) continue;
+    const saved = r.captures;
+    r.captures = [...m].map((c) => c ?? "");
+    const value = entry.value.evaluate(r);
+    r.captures = saved;
+    return value;
+  }
+  return map.defaultValue.evaluate(r);
 }
