@@ -95,7 +95,7 @@ export interface UpstreamFields {
    */
   upgrade: boolean;
   /** Set fields left out because their value held a line break or NUL. */
-  unsafe: string[];
+  unsafe: readonly string[];
 }
 
 /** Line breaks and NUL would end the field early: a request smuggled upstream. */
@@ -168,12 +168,18 @@ export function upstreamFields(
     // `underscores_in_headers off`).
     if (!dropped.has(name) && !name.includes("_")) passed.push([name, value]);
   });
-  const tokens = connection.toLowerCase().split(",").map((t) => t.trim());
+  // No Connection sent (the usual case): nothing to split per request.
+  const tokens = connection === ""
+    ? NO_TOKENS
+    : connection.toLowerCase().split(",").map((t) => t.trim());
   return {
     set,
     passed,
     keepalive: !tokens.includes("close"),
     upgrade: upgrade !== "" && tokens.includes("upgrade"),
-    unsafe: unsafe ?? [],
+    unsafe: unsafe ?? NO_NAMES,
   };
 }
+
+const NO_TOKENS: readonly string[] = [];
+const NO_NAMES: readonly string[] = [];
