@@ -109,7 +109,8 @@ function hostName(host: string | null): string {
     : host.lastIndexOf(":") < 0
     ? host.length
     : host.lastIndexOf(":");
-  return host.slice(0, end).toLowerCase().replace(/\.$/, "");
+  const name = host.slice(0, end).toLowerCase();
+  return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
 /** The engine's routes, built once. */
