@@ -19,12 +19,13 @@
 import type { Connection } from "./connection.ts";
 
 /**
- * A non-idempotent request takes no connection idle this long (ms): half
- * the shortest idle timeout application servers ship with (gunicorn 2 s;
- * Node, Apache and uvicorn 5 s; Tomcat 20 s). A shorter one is learned
- * from the closes seen.
+ * A non-idempotent request takes no connection idle this long (ms): a
+ * quarter of the shortest idle timeout application servers ship with
+ * (gunicorn 2 s; Node, Apache and uvicorn 5 s; Tomcat 20 s) and half of a
+ * 1 s one, leaving room for a loaded host's delays. A shorter timeout is
+ * learned from the closes seen.
  */
-export const NON_IDEMPOTENT_IDLE_MS = 1000;
+export const NON_IDEMPOTENT_IDLE_MS = 500;
 
 /** Options for {@linkcode IdlePool}. */
 export interface IdlePoolOptions {
