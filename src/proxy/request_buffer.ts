@@ -117,7 +117,13 @@ export async function readRequestBody(
       if (temp === null) {
         chunks.push(value);
         held += value.length;
-        if (inMemory || held <= options.bufferSize) continue;
+        if (inMemory || held <= options.bufferSize) {
+          // A declared length read whole needs no further read to see the
+          // end (Deno.serve stops the body at its length): one read, its
+          // promise and the stream's pull fewer per request.
+          if (total === options.length) break;
+          continue;
+        }
         try {
           temp = await options.temp.create();
         } catch (error) {
