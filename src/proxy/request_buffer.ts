@@ -81,7 +81,10 @@ export async function readRequestBody(
   const inMemory = options.length !== null
     ? options.length < options.bufferSize + (options.bufferSize >> 2)
     : false;
-  const reader = new ChunkSource(stream, options.timeoutMs);
+  const reader = new ChunkSource(stream, {
+    timeoutMs: options.timeoutMs,
+    small: inMemory,
+  });
   const chunks: Uint8Array[] = [];
   let held = 0;
   let total = 0;
@@ -115,7 +118,8 @@ export async function readRequestBody(
       }
       total += value.length;
       if (temp === null) {
-        chunks.push(value);
+        // A view of a buffer the next read reuses is kept as a copy.
+        chunks.push(reader.reused ? value.slice() : value);
         held += value.length;
         if (inMemory || held <= options.bufferSize) {
           // A declared length read whole needs no further read to see the
@@ -206,7 +210,12 @@ function tempFailed(
 }
 
 function join(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
+  const first = chunks[0]!;
+  // One chunk is the body, unless it is a view of a far larger buffer
+  // (a 64 KiB read of a byte stream), which it would keep alive.
+  if (chunks.length === 1 && first.buffer.byteLength <= 2 * total) {
+    return first;
+  }
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const c of chunks) {

@@ -27,7 +27,10 @@ Deno.test("BodyDeadlines: a stalled body is cancelled at client_body_timeout, a 
       `${chunks.length} chunks, ${ends ? "ends" : "stalls"}, ${timeoutMs} ms`,
       async () => {
         const deadlines = new BodyDeadlines();
-        const source = new ChunkSource(body(chunks, ends), timeoutMs);
+        const source = new ChunkSource(body(chunks, ends), {
+          timeoutMs,
+          small: true,
+        });
         deadlines.watch(source);
         const got: string[] = [];
         // Bounded: one read per chunk and the end.
