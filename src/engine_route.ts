@@ -33,6 +33,8 @@ import { errorResponse, serveFile, StaticCache } from "./static/mod.ts";
 import { TempFiles } from "./proxy/mod.ts";
 import { filterHeaders, hasHeadersFilter } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
+import { AccessGate, type AccessState } from "./access_gate.ts";
+import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS, routeRequest } from "./routing/mod.ts";
 
@@ -96,6 +98,11 @@ export interface EngineRequest {
   onForward?: () => void;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
+  /**
+   * Settles when the response has been sent (or the client went away):
+   * `limit_conn` counts the request until then.
+   */
+  completed?: Promise<void>;
 }
 
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
@@ -126,6 +133,8 @@ export class EngineRoute {
   readonly unlogged: WeakSet<Response> = new WeakSet();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
+  /** The preaccess and access phases, with one password checker for all. */
+  readonly #gate: AccessGate;
 
   /**
    * @param conf The compiled configuration.
@@ -146,6 +155,7 @@ export class EngineRoute {
     });
     this.#static = (req, content, request) =>
       this.#serveStatic(req, content, request);
+    this.#gate = new AccessGate(new PasswordChecker(), deps.logger);
   }
 
   /** The upstream groups, for shutdown and the status page. */
@@ -217,7 +227,20 @@ export class EngineRoute {
         false,
       );
     };
+    const access: AccessState = {
+      limitReqDone: false,
+      limitConnDone: false,
+      release: null,
+    };
     const answered = serveRequest(req, server, flow, {
+      access: (conf) =>
+        this.#gate.run(conf, {
+          vars,
+          authorization: req.headers.get("authorization"),
+          signal: req.signal,
+          log: request.log,
+          state: access,
+        }),
       handlers: {
         static: (r, content, f) =>
           tooBig(content.conf) ?? this.#static(r, content, f),
@@ -244,7 +267,17 @@ export class EngineRoute {
     });
     return answered.then((response) => {
       if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
+      if (access.release !== null) {
+        // ngx_http_limit_conn_cleanup: the count goes when the request ends.
+        const release = access.release;
+        const end = this.tunnels.get(response) ?? request.completed;
+        if (end === undefined) release();
+        else end.then(release, release);
+      }
       return response;
+    }, (error) => {
+      access.release?.();
+      throw error;
     });
   }
 

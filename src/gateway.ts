@@ -205,7 +205,7 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx, socket);
+      response = await handle(req, ctx, socket, info.completed);
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -292,6 +292,7 @@ export function createGatewayHandler(
     req: Request,
     ctx: RequestContext,
     socket: ListenSocket | undefined,
+    completed: Promise<void>,
   ): Response | Promise<Response> {
     const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
@@ -364,6 +365,7 @@ export function createGatewayHandler(
         );
       },
       log,
+      completed,
     }, (name) => {
       ctx.server = name;
     }, socket ?? { index: 0, port: runtime.port });

@@ -15,7 +15,8 @@
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
 import type { LogFormat } from "../log/mod.ts";
-import type { AccessList } from "../access/mod.ts";
+import type { AccessList, AuthBasicConf } from "../access/mod.ts";
+import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -228,6 +229,15 @@ export interface LocationConf {
   // --- access (ngx_http_access_module) ---
   /** `allow`/`deny`, the nearest level's list, or `null` when none. */
   accessRules: AccessList | null;
+  /** `auth_basic` with `auth_basic_user_file`, or `null` when either is unset. */
+  authBasic: AuthBasicConf | null;
+  /** `satisfy`: how `allow`/`deny` and `auth_basic` combine. */
+  satisfy: "all" | "any";
+  // --- preaccess (ngx_http_limit_req_module, ngx_http_limit_conn_module) ---
+  /** `limit_req` of the nearest level that has any, or `null`. */
+  limitReq: LimitReqConf | null;
+  /** `limit_conn` of the nearest level that has any, or `null`. */
+  limitConn: LimitConnConf | null;
   // --- logs ---
   /** `access_log` of this level or the nearest parent's; empty is `off`. */
   accessLogs: readonly AccessLogConf[];

@@ -31,6 +31,7 @@ import {
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
+import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import {
@@ -46,6 +47,7 @@ import {
 } from "./compile_location.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
+import { dirname } from "node:path";
 import { listenParameter, listenSetting, nginxTimeMs } from "./values.ts";
 
 /** The outcome of compiling. */
@@ -66,6 +68,11 @@ export interface CompileOptions {
   prefix: string;
   /** Match locations without regard to case (nginx for Windows). */
   caseless: boolean;
+  /**
+   * The folder relative `auth_basic_user_file` paths start from (nginx's
+   * conf prefix). @default {the folder of `file`}
+   */
+  confPrefix?: string;
 }
 
 /** Directives the engine implements: the table's `map` ones are handled here. */
@@ -160,7 +167,15 @@ class Compiler {
         return table.types;
       },
       proxyPass: (d) => this.proxyPass(d),
+      access: (level) => access.settings(level),
     };
+    const access = new AccessCompiler({
+      scope: this.scope,
+      confPrefix: this.options.confPrefix ?? dirname(this.options.file),
+      fail: (d, message) =>
+        d === null ? this.errors.push(message) : this.fail(d, message),
+    });
+    access.zones(block);
     this.compileMaps(block, maps);
     for (const d of block) if (d.name === "log_format") this.logFormat(d);
     for (const d of block) if (d.name === "upstream") this.upstream(d);
@@ -175,6 +190,7 @@ class Compiler {
     if (servers.length === 0) {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
+    access.finish();
     const errorLog = httpLevel.last("error_log");
     return {
       servers,

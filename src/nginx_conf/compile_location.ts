@@ -24,6 +24,7 @@ import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
+import type { AccessSettings } from "./compile_access.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
 
@@ -41,6 +42,8 @@ export interface SettingsContext {
   types(block: Directive): ReadonlyMap<string, string>;
   /** The model of a `proxy_pass` (its group registered). */
   proxyPass(d: Directive): ProxyPass | null;
+  /** The access and preaccess settings of a level. */
+  access(level: Level): AccessSettings;
 }
 
 const DEFAULT_TYPES = NGINX_DEFAULT_TYPES;
@@ -367,6 +370,7 @@ export function locationSettings(
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
     defaultPage: flag(level, "station_default_page", false),
     accessRules: accessRules(ctx, level),
+    ...ctx.access(level),
     accessLogs: level.get("access_log").length === 0
       ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
       : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({

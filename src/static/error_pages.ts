@@ -115,6 +115,14 @@ export function errorResponse(
   status: number,
   options: ErrorResponseOptions = {},
 ): Response {
+  if (status === 204 || status === 304) {
+    // ngx_http_special_response_handler sends no page for these (a
+    // `try_files … =204`): a head without a body, and no error_page.
+    return new Response(null, {
+      status,
+      headers: new Headers(options.headers),
+    });
+  }
   const body = errorPageBody(status);
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/html");

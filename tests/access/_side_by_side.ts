@@ -1,0 +1,158 @@
+/**
+ * nginx 1.22 and a gateway process run from the same nginx.conf text (the
+ * gateway's from its own prefix, both serving the same files), and one
+ * request sent to both: the answer and the lines each wrote for it.
+ */
+import { join } from "node:path";
+import { startNginxSite } from "../_nginx.ts";
+import { maskErrorLine, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+
+/** What one side answered and logged for one request. */
+export interface Observed {
+  /** The status line. */
+  status: string;
+  /** The fields compared, lower case name: value, sorted. */
+  fields: string[];
+  /** The body, with the server's name masked. */
+  body: string;
+  /** Error-log lines written for it (masked; nginx's start-up lines left out). */
+  errors: string[];
+  /** Access-log lines written for it (time and body bytes masked). */
+  access: string[];
+}
+
+/** Both sides. */
+export interface SideBySide extends AsyncDisposable {
+  /** The gateway's port. */
+  port: number;
+  /** nginx's port. */
+  nginxPort: number;
+  /** The gateway's prefix (logs below `logs/`). */
+  prefix: string;
+  /** Sends a request to both and waits for each side's access line. */
+  exchange(request: string): Promise<{ ours: Observed; theirs: Observed }>;
+  /** The gateway's error lines so far, masked. */
+  ourErrors(): string[];
+}
+
+/**
+ * Fields worth comparing: the rest (Date, Server, ETag, and Content-Length
+ * of nginx's pages, which name the server) differ by design.
+ */
+const FIELDS = [
+  "www-authenticate",
+  "content-type",
+  "location",
+  "x-added",
+];
+
+function read(path: string): string[] {
+  try {
+    return Deno.readTextFileSync(path).split("\n").filter((l) => l !== "");
+  } catch {
+    return [];
+  }
+}
+
+function observe(raw: string, errors: string[], access: string[]): Observed {
+  const [head = "", ...rest] = raw.split("\r\n\r\n");
+  const [status = "", ...lines] = head.split("\r\n");
+  const fields = lines.map((l) => {
+    const colon = l.indexOf(":");
+    return `${l.slice(0, colon).toLowerCase()}: ${l.slice(colon + 1).trim()}`;
+  }).filter((l) => FIELDS.includes(l.slice(0, l.indexOf(":")))).sort();
+  return {
+    status,
+    fields,
+    body: rest.join("\r\n\r\n").replace(
+      /<hr><center>[^<]*<\/center>/,
+      "<hr><center>SERVER</center>",
+    ),
+    errors: errors.filter((l) => /client: /.test(l)).map(maskErrorLine),
+    access: access.map((l) =>
+      l.replace(/\[[^\]]+\]/, "[TIME]").replace(
+        /" (\d{3}) \d+ "/,
+        '" $1 BYTES "',
+      )
+    ),
+  };
+}
+
+/**
+ * Starts nginx and the gateway on one configuration.
+ *
+ * @param site `http` lines and the `server {}` contents (`$HTML` is the
+ * files' folder), and files to write there.
+ */
+export async function startSideBySide(site: {
+  http?: string[];
+  server: string;
+  files?: Record<string, string>;
+}): Promise<SideBySide> {
+  const nginx = await startNginxSite(site);
+  const prefix = await Deno.makeTempDir({ prefix: "access-gw-" });
+  const errorLog = join(prefix, "logs", "error.log");
+  const accessLog = join(prefix, "logs", "access.log");
+  let gateway;
+  try {
+    await Deno.mkdir(join(prefix, "conf"));
+    await Deno.mkdir(join(prefix, "logs"));
+    await Deno.writeTextFile(
+      join(prefix, "conf", "nginx.conf"),
+      `events {}\nhttp {\n error_log ${errorLog} info;\n access_log ${accessLog} combined;\n${
+        (site.http ?? []).join("\n")
+      }\n server {\n listen 127.0.0.1:0;\n server_name localhost;\n${
+        site.server.replaceAll("$HTML", nginx.root)
+      }\n }\n}\n`,
+    );
+    gateway = await spawnGateway([
+      "--nginx-conf",
+      join(prefix, "conf", "nginx.conf"),
+    ]);
+  } catch (error) {
+    await nginx[Symbol.asyncDispose]();
+    await Deno.remove(prefix, { recursive: true });
+    throw error;
+  }
+  const gw = gateway;
+  return {
+    port: gw.port,
+    nginxPort: nginx.port,
+    prefix,
+    ourErrors: () => read(errorLog).map(maskErrorLine),
+    async exchange(request) {
+      const before = {
+        ourErrors: read(errorLog).length,
+        ourAccess: read(accessLog).length,
+        theirErrors: nginx.errorLines().length,
+        theirAccess: nginx.accessLines().length,
+      };
+      const theirs = await rawRequest(nginx.port, request);
+      const ours = await rawRequest(gw.port, request);
+      await waitFor(() => read(accessLog).length > before.ourAccess);
+      await waitFor(() => nginx.accessLines().length > before.theirAccess);
+      return {
+        ours: observe(
+          ours,
+          read(errorLog).slice(before.ourErrors),
+          read(accessLog).slice(before.ourAccess),
+        ),
+        theirs: observe(
+          theirs,
+          nginx.errorLines().slice(before.theirErrors),
+          nginx.accessLines().slice(before.theirAccess),
+        ),
+      };
+    },
+    async [Symbol.asyncDispose]() {
+      await gw[Symbol.asyncDispose]();
+      await nginx[Symbol.asyncDispose]();
+      await Deno.remove(prefix, { recursive: true });
+    },
+  };
+}
+
+/** `Authorization: Basic` of a user and password. */
+export function basic(user: string, password: string): string {
+  return `Authorization: Basic ${btoa(`${user}:${password}`)}\r\n`;
+}
