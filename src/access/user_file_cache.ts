@@ -7,6 +7,11 @@
  * one that cannot be read, is scanned again as nginx scans it, so its
  * errors are nginx's.
  *
+ * A file changed in the last two seconds is scanned for every request, as
+ * git treats a racily clean index: the times are read in milliseconds (two
+ * seconds on FAT), so an edit made in the same tick as a lookup would not
+ * show in them.
+ *
  * Bounds: 16 files, 1,024 users each (least recently used go first), and no
  * user name over 256 bytes is remembered: a client sending new names
  * cannot grow it.
@@ -26,14 +31,23 @@ interface FileEntry {
   users: Map<string, UserLookup>;
 }
 
-/** What the cache reads of a file (a seam for tests). */
+/** How long after its last change a file's lookups are not remembered. */
+const SETTLE_MS = 2000;
+
+/**
+ * What the cache reads of a file (a seam for tests): a text that changes
+ * when the file does, or `null` when the file is not to be remembered
+ * (missing, not a file, changed a moment ago).
+ */
 export type FileVersion = (path: string) => Promise<string | null>;
 
 async function statVersion(path: string): Promise<string | null> {
   try {
     const info = await Deno.stat(path);
-    if (!info.isFile || info.mtime === null) return null;
-    return `${info.mtime.getTime()}:${info.size}:${info.ino ?? ""}`;
+    const mtime = info.mtime?.getTime();
+    if (!info.isFile || mtime === undefined) return null;
+    if (Math.abs(Date.now() - mtime) < SETTLE_MS) return null;
+    return `${mtime}:${info.size}:${info.ino ?? ""}`;
   } catch {
     return null;
   }

@@ -3,13 +3,13 @@
  * gateway's from its own prefix, both serving the same files), and one
  * request sent to both: the answer and the lines each wrote for it.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { startNginxSite } from "../_nginx.ts";
 import { maskErrorLine, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
 
 /** What one side answered and logged for one request. */
 export interface Observed {
-  /** The status line. */
+  /** The status line without its reason phrase (Deno writes its own). */
   status: string;
   /** The fields compared, lower case name: value, sorted. */
   fields: string[];
@@ -33,6 +33,8 @@ export interface SideBySide extends AsyncDisposable {
   exchange(request: string): Promise<{ ours: Observed; theirs: Observed }>;
   /** The gateway's error lines so far, masked. */
   ourErrors(): string[];
+  /** Writes a file beside each side's nginx.conf (where relative paths start). */
+  writeConfFile(name: string, text: string): Promise<void>;
 }
 
 /**
@@ -54,7 +56,11 @@ function read(path: string): string[] {
   }
 }
 
-function observe(raw: string, errors: string[], access: string[]): Observed {
+function observe(
+  raw: string,
+  logs: { errors: string[]; access: string[]; confDir: string },
+): Observed {
+  const { errors, access, confDir } = logs;
   const [head = "", ...rest] = raw.split("\r\n\r\n");
   const [status = "", ...lines] = head.split("\r\n");
   const fields = lines.map((l) => {
@@ -62,13 +68,15 @@ function observe(raw: string, errors: string[], access: string[]): Observed {
     return `${l.slice(0, colon).toLowerCase()}: ${l.slice(colon + 1).trim()}`;
   }).filter((l) => FIELDS.includes(l.slice(0, l.indexOf(":")))).sort();
   return {
-    status,
+    status: status.split(" ").slice(0, 2).join(" "),
     fields,
     body: rest.join("\r\n\r\n").replace(
       /<hr><center>[^<]*<\/center>/,
       "<hr><center>SERVER</center>",
     ),
-    errors: errors.filter((l) => /client: /.test(l)).map(maskErrorLine),
+    errors: errors.filter((l) => /client: /.test(l)).map((l) =>
+      maskErrorLine(l).replaceAll(confDir, "CONF")
+    ),
     access: access.map((l) =>
       l.replace(/\[[^\]]+\]/, "[TIME]").replace(
         /" (\d{3}) \d+ "/,
@@ -90,6 +98,7 @@ export async function startSideBySide(site: {
   files?: Record<string, string>;
 }): Promise<SideBySide> {
   const nginx = await startNginxSite(site);
+  const nginxConfDir = dirname(nginx.root);
   const prefix = await Deno.makeTempDir({ prefix: "access-gw-" });
   const errorLog = join(prefix, "logs", "error.log");
   const accessLog = join(prefix, "logs", "access.log");
@@ -120,6 +129,10 @@ export async function startSideBySide(site: {
     nginxPort: nginx.port,
     prefix,
     ourErrors: () => read(errorLog).map(maskErrorLine),
+    async writeConfFile(name, text) {
+      await Deno.writeTextFile(join(nginxConfDir, name), text);
+      await Deno.writeTextFile(join(prefix, "conf", name), text);
+    },
     async exchange(request) {
       const before = {
         ourErrors: read(errorLog).length,
@@ -132,16 +145,16 @@ export async function startSideBySide(site: {
       await waitFor(() => read(accessLog).length > before.ourAccess);
       await waitFor(() => nginx.accessLines().length > before.theirAccess);
       return {
-        ours: observe(
-          ours,
-          read(errorLog).slice(before.ourErrors),
-          read(accessLog).slice(before.ourAccess),
-        ),
-        theirs: observe(
-          theirs,
-          nginx.errorLines().slice(before.theirErrors),
-          nginx.accessLines().slice(before.theirAccess),
-        ),
+        ours: observe(ours, {
+          errors: read(errorLog).slice(before.ourErrors),
+          access: read(accessLog).slice(before.ourAccess),
+          confDir: join(prefix, "conf"),
+        }),
+        theirs: observe(theirs, {
+          errors: nginx.errorLines().slice(before.theirErrors),
+          access: nginx.accessLines().slice(before.theirAccess),
+          confDir: nginxConfDir,
+        }),
       };
     },
     async [Symbol.asyncDispose]() {
