@@ -7,7 +7,7 @@
  */
 
 import { parseBasicCredentials } from "./access/mod.ts";
-import type { Logger } from "./log/mod.ts";
+import type { AccessEvent, AccessTarget, Logger } from "./log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -55,6 +55,8 @@ export class PendingAccessLine {
   #startMs: number | undefined;
   /** Bytes of an interim `100 Continue` sent before the response. */
   #interim = 0;
+  /** The answering location's logs; `null` for the default one. */
+  #targets: readonly AccessTarget[] | null = null;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -86,6 +88,14 @@ export class PendingAccessLine {
     this.#release = inFlight?.add(this.write);
   }
 
+  /**
+   * Writes the line to these logs (the answering location's) instead of
+   * the default one.
+   */
+  writeTo(targets: readonly AccessTarget[]): void {
+    this.#targets = targets;
+  }
+
   /** Writes no line: the location has `access_log off`. */
   cancel(): void {
     this.#logged = true;
@@ -99,7 +109,7 @@ export class PendingAccessLine {
     this.#release?.();
     const { client, request, referrer } = this.#fields;
     const status = this.#status;
-    this.#logger.access({
+    const event: AccessEvent = {
       remoteAddr: client,
       ...(this.#remoteUser === undefined
         ? {}
@@ -116,7 +126,9 @@ export class PendingAccessLine {
         ? { responseHeaders: this.#responseHeaders }
         : {}),
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
-    });
+    };
+    if (this.#targets === null) this.#logger.access(event);
+    else this.#logger.accessTo(this.#targets, event);
   };
 
   /**

@@ -7,6 +7,7 @@
  */
 
 import {
+  type AccessLogConf,
   type Content,
   findServer,
   groupByListen,
@@ -103,6 +104,11 @@ export interface EngineRequest {
    * `limit_conn` counts the request until then.
    */
   completed?: Promise<void>;
+  /**
+   * Told the access logs of the location that answered, their `if=`
+   * applied (empty: no line, as `access_log off`).
+   */
+  accessLogs?: (logs: readonly AccessLogConf[]) => void;
 }
 
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
@@ -129,8 +135,6 @@ export class EngineRoute {
   readonly #static: ContentHandlers["static"];
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
-  /** Answers of a location with `access_log off`: no access line. */
-  readonly unlogged: WeakSet<Response> = new WeakSet();
   /** Upgraded responses whose access line waits for the tunnel to close. */
   readonly tunnels: WeakMap<Response, Promise<number>> = new WeakMap();
   /** The preaccess and access phases, with one password checker for all. */
@@ -266,7 +270,9 @@ export class EngineRoute {
       caseless: this.#conf.caseless,
     });
     return answered.then((response) => {
-      if (flow.answered?.accessLogs.length === 0) this.unlogged.add(response);
+      if (flow.answered !== undefined) {
+        request.accessLogs?.(loggedTo(flow.answered.accessLogs, vars));
+      }
       if (access.release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
         const release = access.release;
@@ -406,6 +412,23 @@ export class EngineRoute {
     }
     return response;
   }
+}
+
+/**
+ * The logs a request writes to: `if=` evaluated when the answer is chosen
+ * (ngx_http_log_handler evaluates it in the log phase; the gateway's
+ * variables are the request's, so the value is the same).
+ */
+function loggedTo(
+  logs: readonly AccessLogConf[],
+  vars: RequestVars,
+): readonly AccessLogConf[] {
+  if (logs.every((log) => log.condition === null)) return logs;
+  return logs.filter((log) => {
+    if (log.condition === null) return true;
+    const value = log.condition.evaluate(vars);
+    return value !== "" && value !== "0";
+  });
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -18,7 +18,7 @@ import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
 import { errorResponse } from "./static/mod.ts";
-import { isLevelEnabled, type Logger } from "./log/mod.ts";
+import { type AccessTarget, isLevelEnabled, type Logger } from "./log/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -138,6 +138,8 @@ interface RequestContext {
   continued: boolean;
   /** The `server:` field: the chosen server's name. */
   server: string;
+  /** The answering location's access logs; `null`: the default one. */
+  accessLogs: readonly AccessTarget[] | null;
 }
 
 const CLOSE = { connection: "close" };
@@ -217,9 +219,12 @@ export function createGatewayHandler(
     // The rest serves only the access log: with it off, nothing to compute,
     // and bodies keep Deno.serve's native path (no counting wrap).
     if (accessLine === null) return response;
-    if (engine.unlogged.has(response)) {
-      accessLine.cancel();
-      return response;
+    if (ctx.accessLogs !== null) {
+      if (ctx.accessLogs.length === 0) {
+        accessLine.cancel();
+        return response;
+      }
+      accessLine.writeTo(ctx.accessLogs);
     }
     return accessLine.settle(
       req,
@@ -253,6 +258,7 @@ export function createGatewayHandler(
     const ctx: RequestContext = {
       line,
       continued: false,
+      accessLogs: null,
       client,
       clientPort: peer.port,
       server: config.serverName,
@@ -366,6 +372,9 @@ export function createGatewayHandler(
       },
       log,
       completed,
+      accessLogs: (logs) => {
+        ctx.accessLogs = logs;
+      },
     }, (name) => {
       ctx.server = name;
     }, socket ?? { index: 0, port: runtime.port });

@@ -123,12 +123,14 @@ export interface TryFiles {
   };
 }
 
-/** An access log of a level. */
+/** An access log of a level (`access_log path [format] [if=…]`). */
 export interface AccessLogConf {
-  /** The file, absolute, or `null` for `off`. */
-  path: string | null;
-  /** The `log_format` name. */
-  format: string;
+  /** The file, absolute. */
+  path: string;
+  /** Its `log_format`. */
+  format: LogFormat;
+  /** `if=`: no line when it is empty or `0`; `null` when not given. */
+  condition: ComplexValue | null;
 }
 
 /**
@@ -328,6 +330,13 @@ export interface HttpConf {
    * its file, absolute, or `null` for `off`, and its format.
    */
   accessLog: { path: string | null; format: LogFormat };
+  /**
+   * Every access log file any level writes, absolute, first seen first:
+   * each is opened once at start.
+   */
+  accessLogFiles: readonly string[];
+  /** Some access log's format reads request or response fields beyond `combined`'s. */
+  accessNeedsFields: boolean;
   /** `error_log`: the file, absolute, and the level. */
   errorLog: { path: string; level: string };
   /** Compare URIs with locations without regard to case (nginx for Windows). */

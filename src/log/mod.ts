@@ -41,4 +41,10 @@ export {
 export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
-export type { ErrorEvent, Logger } from "./logger.ts";
+export type {
+  AccessEvent,
+  AccessTarget,
+  ErrorEvent,
+  LineSink,
+  Logger,
+} from "./logger.ts";

@@ -88,7 +88,9 @@ class Compiler {
   readonly logs = new LogsSeen({
     fail: (d, message) => this.fail(d, message),
     warn: (d, message) => this.warn(d, message),
-    knownFormat: (name) => this.formats.has(name),
+    format: (name) => this.formats.get(name),
+    scope: () => this.scope,
+    prefix: () => this.options.prefix,
   });
   constructor(readonly options: CompileOptions) {}
 
@@ -168,6 +170,7 @@ class Compiler {
       },
       proxyPass: (d) => this.proxyPass(d),
       access: (level) => access.settings(level),
+      accessLogs: (level) => this.logs.accessLogs(level),
     };
     const access = new AccessCompiler({
       scope: this.scope,
@@ -197,7 +200,9 @@ class Compiler {
       upstreams: this.upstreams,
       maps,
       logFormats: this.formats,
-      accessLog: this.accessLog(httpLevel, servers),
+      accessLog: this.accessLog(servers),
+      accessLogFiles: this.logs.files,
+      accessNeedsFields: this.logs.needsFields,
       errorLog: {
         path: prefixed(
           this.options.prefix,
@@ -229,19 +234,23 @@ class Compiler {
     this.formats.set(name, result.format);
   }
 
-  /** The one access log (LogsSeen made every level agree on it). */
-  accessLog(
-    http: Level,
-    servers: readonly ServerConf[],
-  ): HttpConf["accessLog"] {
-    const d = http.get("access_log")[0];
-    const first = servers[0]?.conf.accessLogs[0];
-    const name = d?.args[1] ?? first?.format ?? "combined";
-    const format = this.formats.get(name);
-    const path = servers.length === 0
-      ? prefixed(this.options.prefix, "logs/access.log")
-      : first?.path ?? null;
-    return { path, format: format ?? COMBINED };
+  /**
+   * The access log of what no location answers (a request refused before
+   * a server is chosen): the first server's own first log, as nginx writes
+   * such lines with the default server's settings.
+   */
+  accessLog(servers: readonly ServerConf[]): HttpConf["accessLog"] {
+    if (servers.length === 0) {
+      return {
+        path: prefixed(this.options.prefix, "logs/access.log"),
+        format: COMBINED,
+      };
+    }
+    const first = servers[0]!.conf.accessLogs[0];
+    return {
+      path: first?.path ?? null,
+      format: first?.format ?? COMBINED,
+    };
   }
 
   // --- map ---------------------------------------------------------------

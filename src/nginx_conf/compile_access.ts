@@ -131,6 +131,13 @@ export class AccessCompiler {
    * @returns The settings.
    */
   settings(level: Level): AccessSettings {
+    // nginx checks each value as it reads it, used or not.
+    for (const name of ["limit_req_status", "limit_conn_status"]) {
+      this.#status(level, name);
+    }
+    for (const name of ["limit_req_log_level", "limit_conn_log_level"]) {
+      this.#logLevel(level, name);
+    }
     return {
       authBasic: this.#authBasic(level),
       satisfy: this.#satisfy(level),
@@ -167,12 +174,18 @@ export class AccessCompiler {
   }
 
   #authBasic(level: Level): AuthBasicConf | null {
-    const realm = level.last("auth_basic");
-    const file = level.last("auth_basic_user_file");
-    if (realm === undefined || file === undefined) return null;
+    const realmDirective = level.last("auth_basic");
+    const fileDirective = level.last("auth_basic_user_file");
+    const realm = realmDirective === undefined
+      ? null
+      : this.#value(realmDirective, realmDirective.args[0]!);
+    const userFile = fileDirective === undefined
+      ? null
+      : this.#value(fileDirective, fileDirective.args[0]!);
+    if (realm === null || userFile === null) return null;
     return {
-      realm: this.#value(realm, realm.args[0]!),
-      userFile: this.#value(file, file.args[0]!),
+      realm,
+      userFile,
       confPrefix: this.#ctx.confPrefix,
       users: this.#users,
     };

@@ -44,6 +44,8 @@ export interface SettingsContext {
   proxyPass(d: Directive): ProxyPass | null;
   /** The access and preaccess settings of a level. */
   access(level: Level): AccessSettings;
+  /** The access logs of a level. */
+  accessLogs(level: Level): LocationConf["accessLogs"];
 }
 
 const DEFAULT_TYPES = NGINX_DEFAULT_TYPES;
@@ -371,12 +373,7 @@ export function locationSettings(
     defaultPage: flag(level, "station_default_page", false),
     accessRules: accessRules(ctx, level),
     ...ctx.access(level),
-    accessLogs: level.get("access_log").length === 0
-      ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
-      : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({
-        path: prefixed(ctx.prefix, d.args[0]!),
-        format: d.args[1] ?? "combined",
-      })),
+    accessLogs: ctx.accessLogs(level),
   };
 }
 

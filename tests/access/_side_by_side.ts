@@ -29,8 +29,17 @@ export interface SideBySide extends AsyncDisposable {
   nginxPort: number;
   /** The gateway's prefix (logs below `logs/`). */
   prefix: string;
-  /** Sends a request to both and waits for each side's access line. */
-  exchange(request: string): Promise<{ ours: Observed; theirs: Observed }>;
+  /**
+   * Sends a request to both and waits for each side's access line in
+   * `wait` (a file in `$LOGS`; `access.log` unless given; `null` waits for
+   * none: a request that logs nothing).
+   */
+  exchange(
+    request: string,
+    wait?: string | null,
+  ): Promise<{ ours: Observed; theirs: Observed }>;
+  /** The lines of a file in each side's `$LOGS`, time and bytes masked. */
+  logLines(name: string): { ours: string[]; theirs: string[] };
   /** The gateway's error lines so far, masked. */
   ourErrors(): string[];
   /** Writes a file beside each side's nginx.conf (where relative paths start). */
@@ -56,6 +65,14 @@ function read(path: string): string[] {
   }
 }
 
+/** An access line with its time and body bytes masked. */
+function maskAccess(line: string): string {
+  return line.replace(/\[[^\]]+\]/, "[TIME]").replace(
+    /" (\d{3}) \d+ "/,
+    '" $1 BYTES "',
+  );
+}
+
 function observe(
   raw: string,
   logs: { errors: string[]; access: string[]; confDir: string },
@@ -77,12 +94,7 @@ function observe(
     errors: errors.filter((l) => /client: /.test(l)).map((l) =>
       maskErrorLine(l).replaceAll(confDir, "CONF")
     ),
-    access: access.map((l) =>
-      l.replace(/\[[^\]]+\]/, "[TIME]").replace(
-        /" (\d{3}) \d+ "/,
-        '" $1 BYTES "',
-      )
-    ),
+    access: access.map(maskAccess),
   };
 }
 
@@ -90,15 +102,23 @@ function observe(
  * Starts nginx and the gateway on one configuration.
  *
  * @param site `http` lines and the `server {}` contents (`$HTML` is the
- * files' folder), and files to write there.
+ * files' folder; in the server block, `$LOGS` is a folder of each side's
+ * own for log files), and
+ * files to write there.
  */
 export async function startSideBySide(site: {
   http?: string[];
   server: string;
   files?: Record<string, string>;
 }): Promise<SideBySide> {
-  const nginx = await startNginxSite(site);
+  const nginx = await startNginxSite({
+    ...site,
+    server: site.server.replaceAll("$LOGS", "$HTML/../logs"),
+    // Writing a file there makes the folder before nginx opens its logs.
+    files: { ...site.files, "../logs/.keep": "" },
+  });
   const nginxConfDir = dirname(nginx.root);
+  const nginxLogs = join(nginxConfDir, "logs");
   const prefix = await Deno.makeTempDir({ prefix: "access-gw-" });
   const errorLog = join(prefix, "logs", "error.log");
   const accessLog = join(prefix, "logs", "access.log");
@@ -111,7 +131,10 @@ export async function startSideBySide(site: {
       `events {}\nhttp {\n error_log ${errorLog} info;\n access_log ${accessLog} combined;\n${
         (site.http ?? []).join("\n")
       }\n server {\n listen 127.0.0.1:0;\n server_name localhost;\n${
-        site.server.replaceAll("$HTML", nginx.root)
+        site.server.replaceAll("$HTML", nginx.root).replaceAll(
+          "$LOGS",
+          join(prefix, "logs"),
+        )
       }\n }\n}\n`,
     );
     gateway = await spawnGateway([
@@ -133,17 +156,34 @@ export async function startSideBySide(site: {
       await Deno.writeTextFile(join(nginxConfDir, name), text);
       await Deno.writeTextFile(join(prefix, "conf", name), text);
     },
-    async exchange(request) {
+    logLines(name) {
+      return {
+        ours: read(join(prefix, "logs", name)).map(maskAccess),
+        theirs: read(join(nginxLogs, name)).map(maskAccess),
+      };
+    },
+    async exchange(request, wait = "access.log") {
+      const ourWait = wait === null ? null : join(prefix, "logs", wait);
+      // nginx's own access.log is beside its nginx.conf (startNginxSite).
+      const theirWait = wait === null
+        ? null
+        : wait === "access.log"
+        ? join(nginxConfDir, "access.log")
+        : join(nginxLogs, wait);
       const before = {
         ourErrors: read(errorLog).length,
         ourAccess: read(accessLog).length,
         theirErrors: nginx.errorLines().length,
         theirAccess: nginx.accessLines().length,
+        ourWait: ourWait === null ? 0 : read(ourWait).length,
+        theirWait: theirWait === null ? 0 : read(theirWait).length,
       };
       const theirs = await rawRequest(nginx.port, request);
       const ours = await rawRequest(gw.port, request);
-      await waitFor(() => read(accessLog).length > before.ourAccess);
-      await waitFor(() => nginx.accessLines().length > before.theirAccess);
+      if (ourWait !== null && theirWait !== null) {
+        await waitFor(() => read(ourWait).length > before.ourWait);
+        await waitFor(() => read(theirWait).length > before.theirWait);
+      }
       return {
         ours: observe(ours, {
           errors: read(errorLog).slice(before.ourErrors),

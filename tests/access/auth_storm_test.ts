@@ -99,7 +99,7 @@ http {
       const text = Deno.readTextFileSync(log);
       return count(text, "[error]") >= STORM;
     }, 60_000);
-    const text = Deno.readTextFileSync(log);
+    const text = await Deno.readTextFile(log);
     strictEqual(count(text, 'user "ann": password mismatch'), mismatches);
     strictEqual(count(text, "too many password checks are waiting"), busy);
     const after = await rawRequest(gw.port, request("bob:right"));
