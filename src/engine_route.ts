@@ -231,11 +231,8 @@ export class EngineRoute {
         false,
       );
     };
-    const access: AccessState = {
-      limitReqDone: false,
-      limitConnDone: false,
-      release: null,
-    };
+    // Made when a location has access phases: most requests need none.
+    let access: AccessState | null = null;
     const answered = serveRequest(req, server, flow, {
       access: (conf) =>
         this.#gate.run(conf, {
@@ -243,7 +240,11 @@ export class EngineRoute {
           authorization: req.headers.get("authorization"),
           signal: req.signal,
           log: request.log,
-          state: access,
+          state: access ??= {
+            limitReqDone: false,
+            limitConnDone: false,
+            release: null,
+          },
         }),
       handlers: {
         static: (r, content, f) =>
@@ -273,16 +274,16 @@ export class EngineRoute {
       if (flow.answered !== undefined) {
         request.accessLogs?.(loggedTo(flow.answered.accessLogs, vars));
       }
-      if (access.release !== null) {
+      const release = access?.release ?? null;
+      if (release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
-        const release = access.release;
         const end = this.tunnels.get(response) ?? request.completed;
         if (end === undefined) release();
         else end.then(release, release);
       }
       return response;
     }, (error) => {
-      access.release?.();
+      access?.release?.();
       throw error;
     });
   }

@@ -140,6 +140,8 @@ interface RequestContext {
   server: string;
   /** The answering location's access logs; `null`: the default one. */
   accessLogs: readonly AccessTarget[] | null;
+  /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
+  completed: Promise<void>;
 }
 
 const CLOSE = { connection: "close" };
@@ -207,7 +209,7 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx, socket, info.completed);
+      response = await handle(req, ctx, socket);
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -259,6 +261,7 @@ export function createGatewayHandler(
       line,
       continued: false,
       accessLogs: null,
+      completed: info.completed,
       client,
       clientPort: peer.port,
       server: config.serverName,
@@ -298,7 +301,6 @@ export function createGatewayHandler(
     req: Request,
     ctx: RequestContext,
     socket: ListenSocket | undefined,
-    completed: Promise<void>,
   ): Response | Promise<Response> {
     const { target, host, client, http2, log, logRequestLine } = ctx;
     const head = req.method === "HEAD";
@@ -371,7 +373,7 @@ export function createGatewayHandler(
         );
       },
       log,
-      completed,
+      completed: ctx.completed,
       accessLogs: (logs) => {
         ctx.accessLogs = logs;
       },
