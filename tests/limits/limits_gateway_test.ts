@@ -32,9 +32,11 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
   let arrivals = 0;
   let release: () => void = () => {};
   const held = new Promise<void>((r) => release = r);
-  await using upstream = startUpstream(async () => {
+  let releaseBoth: () => void = () => {};
+  const heldBoth = new Promise<void>((r) => releaseBoth = r);
+  await using upstream = startUpstream(async (seen) => {
     arrivals++;
-    await held;
+    await (seen.target.startsWith("/both/") ? heldBoth : held);
     return new Response("ok");
   });
   await using both = await startSideBySide({
@@ -45,6 +47,8 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
       "limit_req_zone $remote_addr zone=four:1m rate=1r/m;",
       "limit_req_zone $remote_addr zone=five:1m rate=1r/m;",
       "limit_conn_zone $binary_remote_addr zone=addr:1m;",
+      "limit_req_zone $binary_remote_addr zone=six:1m rate=1r/m;",
+      "limit_conn_zone $binary_remote_addr zone=addr2:1m;",
     ],
     server: `
     root $HTML;
@@ -63,6 +67,11 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
     location /lc/ {
       limit_conn addr 1;
       proxy_pass http://127.0.0.1:${upstream.port}/;
+    }
+    location /both/ {
+      limit_conn addr2 1;
+      limit_req zone=six;
+      proxy_pass http://127.0.0.1:${upstream.port}/both/;
     }
 `,
     files: { "busy.html": "busy\n" },
@@ -117,4 +126,19 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
   const again = await both.exchange(get("/lc/c"));
   deepStrictEqual(again.ours, again.theirs, "/lc/c");
   strictEqual(again.ours.status, "HTTP/1.1 200");
+
+  // Both limits in one location: limit_req runs first (nginx runs a
+  // phase's handlers in the reverse order of their modules), so the held
+  // request's second is refused by it, and limit_conn counts nothing.
+  const holding = [
+    rawRequest(both.nginxPort, get("/both/a")),
+    rawRequest(both.port, get("/both/a")),
+  ];
+  await waitFor(() => arrivals === 6);
+  const second = await both.exchange(get("/both/b"));
+  deepStrictEqual(rounded(second.ours), rounded(second.theirs), "/both/b");
+  strictEqual(second.ours.errors.length, 1);
+  strictEqual(second.ours.errors[0]!.includes("limiting requests"), true);
+  releaseBoth();
+  await Promise.all(holding);
 });
