@@ -55,7 +55,7 @@ export interface Logger {
   access(event: AccessEvent): void;
   /**
    * Writes an access-log line to each of a location's access logs, each in
-   * its format; a file not opened at start gets no line.
+   * its format; a file not opened by path goes to the default access log.
    */
   accessTo(targets: readonly AccessTarget[], event: AccessEvent): void;
   /** Whether there is an access log (nothing to compute for it if not). */
@@ -102,7 +102,7 @@ export interface LoggerOptions {
   accessFormat?: LogFormat;
   /**
    * Every access log a location may write to, by path (the default one may
-   * be among them). Without it, every location's lines go to `accessLog`.
+   * be among them). A path not here writes to `accessLog`.
    */
   accessFiles?: ReadonlyMap<string, LineSink>;
   /** Some location's format reads fields beyond `combined`'s. @default {false} */
@@ -165,11 +165,10 @@ export function createLogger(options: LoggerOptions): Logger {
       const time = now();
       let record: LogRecord | null = null;
       for (const target of targets) {
-        // Without files by path, the one access log takes every line.
-        const sink = files.size === 0
-          ? options.accessLog
-          : files.get(target.path);
-        if (sink === undefined || sink === null) continue;
+        // A file not opened by path (the built-in configuration's, tests'
+        // one sink) is the default access log.
+        const sink = files.get(target.path) ?? options.accessLog;
+        if (sink === null) continue;
         record ??= recordOf(event, time);
         sink.write(formatLogLine(target.format, record));
       }

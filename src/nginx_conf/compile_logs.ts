@@ -159,7 +159,7 @@ export class LogsSeen {
       this.checks.fail(d, `"access_log ${file}" is not supported: ${problem}`);
       return null;
     }
-    if (file.includes("$")) {
+    if (/\$[A-Za-z_{]/.test(file)) {
       this.checks.fail(
         d,
         `"access_log ${file}" is not supported: the gateway opens its log files at start`,
