@@ -81,7 +81,7 @@ function request(signal = new AbortController().signal) {
 
 Deno.test("AccessGate runs limit_req before limit_conn, then allow/deny, each limit once per request", async () => {
   const { gate: g } = gate();
-  let now = 0;
+  const now = 0;
   const zone = reqZone("rate=1r/m", () => now);
   const conn = connZone();
   const deny = parseAccessRule("deny", "all");
