@@ -7,10 +7,13 @@
  * @module
  */
 
-/** Reason phrases as nginx spells them (note "Gateway Time-out"). */
+/**
+ * Reason phrases as nginx's pages spell them (note "Gateway Time-out"; the
+ * 302 page says "Found" where nginx's status line says "Moved Temporarily").
+ */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
   301: "Moved Permanently",
-  302: "Moved Temporarily",
+  302: "Found",
   303: "See Other",
   307: "Temporary Redirect",
   308: "Permanent Redirect",

@@ -81,6 +81,10 @@ Deno.test("the access phase answers and logs as nginx 1.22 in every location a r
       error_page 401 /closed/401.html;
     }
     location /closed/ { deny all; }
+    location /ext/ {
+      auth_basic "S"; auth_basic_user_file ${dir}/users;
+      error_page 401 http://login.example/?from=ext;
+    }
 `,
       files: {
         "401.html": "custom 401\n",
@@ -116,6 +120,7 @@ Deno.test("the access phase answers and logs as nginx 1.22 in every location a r
       ["/page/", basic("ann", "pw-ann")],
       ["/named/", ""],
       ["/pagedenied/", ""],
+      ["/ext/", ""],
     ];
     for (const [path, more] of cases) {
       const { ours, theirs } = await both.exchange(get(path, more));
