@@ -96,6 +96,7 @@ SUITES=(
   tests/static/http_ranges_test.ts
   tests/log/error_log_test.ts
   tests/log/access_log_test.ts
+  tests/log/access_logs_rotation_test.ts
   tests/log/log_file_test.ts
   tests/log/log_folder_error_test.ts
   tests/log/logger_test.ts

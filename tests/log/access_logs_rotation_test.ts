@@ -33,14 +33,14 @@ Deno.test("each access log file of an nginx.conf rotates by size on its own", as
       join(prefix, "conf", "nginx.conf"),
       `events {}
 http {
-  error_log ${prefix}/logs/error.log;
-  access_log ${prefix}/logs/access.log;
+  error_log logs/error.log;
+  access_log logs/access.log;
   server {
     listen 127.0.0.1:0;
-    location /a/ { access_log ${prefix}/logs/a.log; return 200 "a\\n"; }
+    location /a/ { access_log logs/a.log; return 200 "a\\n"; }
     location /b/ {
-      access_log ${prefix}/logs/b.log;
-      access_log ${prefix}/logs/b2.log;
+      access_log logs/b.log;
+      access_log logs/b2.log;
       return 200 "b\\n";
     }
   }
