@@ -115,6 +115,8 @@ SUITES=(
   tests/nginx_conf/lexer_test.ts
   tests/nginx_conf/parser_test.ts
   tests/nginx_conf/compile_test.ts
+  tests/nginx_conf/compile_access_test.ts
+  tests/access/user_file_cache_test.ts
   tests/engine/phases_test.ts
   tests/nginx_conf/station_test.ts
   tests/nginx_conf/task_test.ts
