@@ -194,7 +194,9 @@ class Compiler {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
     access.finish();
-    const errorLog = httpLevel.last("error_log");
+    // The first server's, so a server-level `error_log` (the only server's,
+    // or the same in every server) is the file its lines go to, as nginx.
+    const errorLog = this.logs.errorLog ?? httpLevel.last("error_log");
     return {
       servers,
       upstreams: this.upstreams,

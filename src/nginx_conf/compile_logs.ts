@@ -51,6 +51,7 @@ function text(list: readonly Directive[]): string {
 /** Compiles every level's logs and keeps the files they open. */
 export class LogsSeen {
   #firstErrorLog: string | undefined;
+  #errorLog: Directive | undefined;
   #checked = new Set<Directive>();
   #lists = new WeakMap<readonly Directive[], AccessLogs>();
   #files = new Set<string>();
@@ -63,6 +64,15 @@ export class LogsSeen {
   /** Every access log file, absolute, first seen first. */
   get files(): readonly string[] {
     return [...this.#files];
+  }
+
+  /**
+   * The `error_log` the gateway writes: the first level's (the first
+   * server's own or the one it inherits; every other level must agree), or
+   * `undefined` when none sets one.
+   */
+  get errorLog(): Directive | undefined {
+    return this.#errorLog;
   }
 
   /** Some access log's format reads fields beyond `combined`'s. */
@@ -79,8 +89,10 @@ export class LogsSeen {
   record(level: Level): void {
     const list = level.get("error_log");
     const seen = this.#firstErrorLog;
-    if (seen === undefined) this.#firstErrorLog = text(list);
-    else if (seen !== text(list)) {
+    if (seen === undefined) {
+      this.#firstErrorLog = text(list);
+      this.#errorLog = list[list.length - 1];
+    } else if (seen !== text(list)) {
       const d = list[0] ?? level.block[0];
       if (d !== undefined) {
         this.checks.fail(

@@ -134,3 +134,20 @@ Deno.test("compileHttp() keeps every access log file once and refuses more than 
     `"access_log /n/logs/l${MAX_ACCESS_LOG_FILES}.log" is not supported: the gateway opens at most ${MAX_ACCESS_LOG_FILES} access log files :L`,
   ]);
 });
+
+Deno.test("compileHttp() writes the first server's error_log, and refuses a server or location with another", () => {
+  deepStrictEqual(
+    compileText(`http { server { error_log logs/s.log warn; } }`).errorLog,
+    { path: "/n/logs/s.log", level: "warn" },
+  );
+  deepStrictEqual(
+    compileText(`http { error_log logs/h.log; server { } }`).errorLog,
+    { path: "/n/logs/h.log", level: "error" },
+  );
+  deepStrictEqual(
+    errors(`http { server { error_log logs/s.log; } server { listen 81; } }`),
+    [
+      'a different "error_log" for a location or server is not supported: the gateway writes one :L',
+    ],
+  );
+});
