@@ -99,6 +99,7 @@ SUITES=(
   tests/static/http_ranges_test.ts
   tests/log/error_log_test.ts
   tests/log/access_log_test.ts
+  tests/log/access_logs_rotation_test.ts
   tests/log/log_file_test.ts
   tests/log/log_folder_error_test.ts
   tests/log/logger_test.ts
@@ -117,6 +118,8 @@ SUITES=(
   tests/nginx_conf/lexer_test.ts
   tests/nginx_conf/parser_test.ts
   tests/nginx_conf/compile_test.ts
+  tests/nginx_conf/compile_access_test.ts
+  tests/access/user_file_cache_test.ts
   tests/engine/phases_test.ts
   tests/nginx_conf/station_test.ts
   tests/nginx_conf/task_test.ts

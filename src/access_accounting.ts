@@ -7,7 +7,12 @@
  */
 
 import { parseBasicCredentials } from "./access/mod.ts";
-import { type Logger, UpstreamTries } from "./log/mod.ts";
+import {
+  type AccessEvent,
+  type AccessTarget,
+  type Logger,
+  UpstreamTries,
+} from "./log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
@@ -60,6 +65,8 @@ export class PendingAccessLine {
    * `$upstream_*`; `null` under `combined`, which reads none.
    */
   readonly upstream: UpstreamTries | null = null;
+  /** The answering location's logs; `null` for the default one. */
+  #targets: readonly AccessTarget[] | null = null;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -92,6 +99,14 @@ export class PendingAccessLine {
     this.#release = inFlight?.add(this.write);
   }
 
+  /**
+   * Writes the line to these logs (the answering location's) instead of
+   * the default one.
+   */
+  writeTo(targets: readonly AccessTarget[]): void {
+    this.#targets = targets;
+  }
+
   /** Writes no line: the location has `access_log off`. */
   cancel(): void {
     this.#logged = true;
@@ -105,7 +120,7 @@ export class PendingAccessLine {
     this.#release?.();
     const { client, request, referrer } = this.#fields;
     const status = this.#status;
-    this.#logger.access({
+    const event: AccessEvent = {
       remoteAddr: client,
       ...(this.#remoteUser === undefined
         ? {}
@@ -125,7 +140,9 @@ export class PendingAccessLine {
       ...(this.upstream === null || this.upstream.empty
         ? {}
         : { upstream: this.upstream.list() }),
-    });
+    };
+    if (this.#targets === null) this.#logger.access(event);
+    else this.#logger.accessTo(this.#targets, event);
   };
 
   /**

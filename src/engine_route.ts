@@ -7,6 +7,7 @@
  */
 
 import {
+  type AccessLogConf,
   type Content,
   findServer,
   groupByListen,
@@ -22,6 +23,7 @@ import {
   type LocationProxyContext,
   proxyLocation,
   type RequestEvent,
+  tunnelClosed,
   UpstreamRegistry,
 } from "./proxy/mod.ts";
 import {
@@ -42,6 +44,8 @@ import {
   publicOrigin,
 } from "./response/mod.ts";
 import type { GatewayStats } from "./status.ts";
+import { AccessGate, type AccessState } from "./access_gate.ts";
+import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS } from "./routing/mod.ts";
 
@@ -107,6 +111,16 @@ export interface EngineRequest {
   tries: UpstreamTries | null;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
+  /**
+   * Settles when the response has been sent (or the client went away):
+   * `limit_conn` counts the request until then.
+   */
+  completed?: Promise<void>;
+  /**
+   * Told the access logs of the location that answered, their `if=`
+   * applied (empty: no line, as `access_log off`).
+   */
+  accessLogs?: (logs: readonly AccessLogConf[]) => void;
 }
 
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
@@ -161,8 +175,10 @@ export class EngineRoute {
   readonly #proxyContext: LocationProxyContext;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
-  /** Answers of a location with `access_log off`: no access line. */
-  readonly unlogged: WeakSet<Response> = new WeakSet();
+  /** The preaccess and access phases, with one password checker for all. */
+  readonly #gate: AccessGate;
+  /** A location has `limit_conn`: its count is given back after the answer. */
+  readonly #mayLimitConn: boolean;
 
   /**
    * @param conf The compiled configuration.
@@ -187,12 +203,16 @@ export class EngineRoute {
     this.#mayGzip = conf.servers.some((server) =>
       anyLocation(server, (l) => l.gzip.enabled)
     );
+    this.#mayLimitConn = conf.servers.some((server) =>
+      anyLocation(server, (l) => l.limitConn !== null)
+    );
     this.#proxyContext = {
       registry: this.#registry,
       stats: deps.stats,
       caseless: conf.caseless,
       ...(deps.stopping ? { stopping: deps.stopping } : {}),
     };
+    this.#gate = new AccessGate(new PasswordChecker(), deps.logger);
   }
 
   /** The upstream groups, for shutdown and the status page. */
@@ -255,23 +275,40 @@ export class EngineRoute {
       log: request.log,
       origin: publicOrigin(request.host, socket.port, vars.scheme),
       request,
+      req,
+      access: null,
     };
     const answered = serveRequest(req, server, flow, this.#flowDeps);
-    // Only an access log has lines to leave out, only gzip a body to change.
-    if (!this.#deps.logger.accessEnabled && !this.#mayGzip) return answered;
+    // Only an access log has lines to choose, only gzip a body to change,
+    // only limit_conn a count to give back.
+    if (
+      !this.#deps.logger.accessEnabled && !this.#mayGzip && !this.#mayLimitConn
+    ) {
+      return answered;
+    }
     return answered.then((response) => {
       const conf = flow.answered;
-      if (conf?.gzip.enabled) {
-        // nginx's gzip filter, under the location that answered.
-        const gzipped = gzipFilter(response, {
-          conf,
-          request: vars,
-          head: req.method === "HEAD",
-          flush: conf.proxyPass !== null && !conf.proxyBuffering,
-        });
-        return this.#logged(gzipped, conf);
+      if (conf !== undefined) {
+        request.accessLogs?.(loggedTo(conf.accessLogs, vars));
       }
-      return this.#logged(response, conf);
+      const release = flow.access?.release ?? null;
+      if (release !== null) {
+        // ngx_http_limit_conn_cleanup: the count goes when the request ends.
+        const end = tunnelClosed(response) ?? request.completed;
+        if (end === undefined) release();
+        else end.then(release, release);
+      }
+      if (!conf?.gzip.enabled) return response;
+      // nginx's gzip filter, under the location that answered.
+      return gzipFilter(response, {
+        conf,
+        request: vars,
+        head: req.method === "HEAD",
+        flush: conf.proxyPass !== null && !conf.proxyBuffering,
+      });
+    }, (error) => {
+      flow.access?.release?.();
+      throw error;
     });
   }
 
@@ -305,13 +342,22 @@ export class EngineRoute {
     },
     io: this.#io,
     caseless: false,
+    access: (conf, f) => {
+      const flow = f as RouteFlow;
+      return this.#gate.run(conf, {
+        vars: flow.vars,
+        authorization: flow.req.headers.get("authorization"),
+        signal: flow.req.signal,
+        log: flow.log,
+        // Made when a location has access phases: most requests need none.
+        state: flow.access ??= {
+          limitReqDone: false,
+          limitConnDone: false,
+          release: null,
+        },
+      });
+    },
   };
-
-  /** Marks an answer of a location with `access_log off`. */
-  #logged(response: Response, conf: LocationConf | undefined): Response {
-    if (conf?.accessLogs.length === 0) this.unlogged.add(response);
-    return response;
-  }
 
   async #serveStatic(
     req: Request,
@@ -423,6 +469,10 @@ export class EngineRoute {
 interface RouteFlow extends FlowRequest {
   /** What the handler read of the request. */
   request: EngineRequest;
+  /** The request itself, for the access phase's fields and signal. */
+  req: Request;
+  /** The limits' state once a location with access phases is reached. */
+  access: AccessState | null;
 }
 
 /**
@@ -455,6 +505,23 @@ function anyLocation(
       ...conf.locations.regexes,
     ].some(visit);
   return visit(server.conf) || [...server.named.values()].some(visit);
+}
+
+/**
+ * The logs a request writes to: `if=` evaluated when the answer is chosen
+ * (ngx_http_log_handler evaluates it in the log phase; the gateway's
+ * variables are the request's, so the value is the same).
+ */
+function loggedTo(
+  logs: readonly AccessLogConf[],
+  vars: RequestVars,
+): readonly AccessLogConf[] {
+  if (logs.every((log) => log.condition === null)) return logs;
+  return logs.filter((log) => {
+    if (log.condition === null) return true;
+    const value = log.condition.evaluate(vars);
+    return value !== "" && value !== "0";
+  });
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -18,7 +18,12 @@ import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import { errorResponse } from "./response/mod.ts";
-import { isLevelEnabled, type Logger, type UpstreamTries } from "./log/mod.ts";
+import {
+  type AccessTarget,
+  isLevelEnabled,
+  type Logger,
+  type UpstreamTries,
+} from "./log/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
@@ -151,6 +156,10 @@ interface RequestContext {
   server: string;
   /** The upstream tries for the access line, when its format may read them. */
   tries: UpstreamTries | null;
+  /** The answering location's access logs; `null`: the default one. */
+  accessLogs: readonly AccessTarget[] | null;
+  /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
+  completed: Promise<void>;
 }
 
 const CLOSE = { connection: "close" };
@@ -259,9 +268,7 @@ export function createGatewayHandler(
       const key = connectionKey(info.remoteAddr, localPort);
       const cuttable = response.body !== null;
       if (!closing.mark(key, !cuttable)) {
-        const cut = cutAfter(response);
-        if (engine.unlogged.has(response)) engine.unlogged.add(cut);
-        response = cut;
+        response = cutAfter(response);
       }
     }
 
@@ -270,9 +277,12 @@ export function createGatewayHandler(
     // The rest serves only the access log: with it off, nothing to compute,
     // and bodies keep Deno.serve's native path (no counting wrap).
     if (accessLine === null) return response;
-    if (engine.unlogged.has(response)) {
-      accessLine.cancel();
-      return response;
+    if (ctx.accessLogs !== null) {
+      if (ctx.accessLogs.length === 0) {
+        accessLine.cancel();
+        return response;
+      }
+      accessLine.writeTo(ctx.accessLogs);
     }
     return accessLine.settle(
       req,
@@ -317,6 +327,8 @@ export function createGatewayHandler(
     const ctx: RequestContext = {
       line,
       continued: false,
+      accessLogs: null,
+      completed: info.completed,
       client,
       clientPort: peer.port,
       server: config.serverName,
@@ -435,6 +447,10 @@ export function createGatewayHandler(
         );
       },
       log,
+      completed: ctx.completed,
+      accessLogs: (logs) => {
+        ctx.accessLogs = logs;
+      },
     }, (name) => {
       ctx.server = name;
     }, socket ?? { index: 0, port: runtime.port });

@@ -13,6 +13,7 @@ import {
   internalRedirect,
   type LocationConf,
   type PhaseIo,
+  type PhaseOutcome,
   type PhaseState,
   type RequestVars,
   runPhases,
@@ -76,6 +77,14 @@ export interface FlowDeps {
   io: PhaseIo;
   /** Compare URIs with locations without regard to case. */
   caseless: boolean;
+  /**
+   * The preaccess and access phases of a location (`access_gate.ts`):
+   * `null` to go on, or the refusal to finalize with.
+   */
+  access?: (
+    conf: LocationConf,
+    request: FlowRequest,
+  ) => Promise<Extract<Content, { kind: "status" }> | null>;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -220,7 +229,12 @@ function decide(
           ...(osError ? { osError } : {}),
         });
       }
-      return errorResponse(content.code, { head });
+      return errorResponse(
+        content.code,
+        content.headers === undefined
+          ? { head }
+          : { head, headers: content.headers },
+      );
     case "slash": {
       const { vars } = request;
       const location = `${vars.uri}/${vars.args === "" ? "" : `?${vars.args}`}`;
@@ -291,10 +305,12 @@ export async function serveRequest(
     internal: false,
     caseless: deps.caseless,
   };
-  const first = runPhases(server, request.vars, { state, io: deps.io });
+  const phases = runPhases(server, request.vars, { state, io: deps.io });
+  const first = phases.kind === "access"
+    ? await throughAccess(phases, request, deps)
+    : phases;
   request.answered = first.conf;
-  const response = forbidden(first, request) ??
-    await answer(req, first, request, deps.handlers);
+  const response = await answer(req, first, request, deps.handlers);
   if (!isBuiltInError(response)) return response;
   return await errorPage(req, response, { server, conf: first.conf, state }, {
     request,
@@ -303,28 +319,21 @@ export async function serveRequest(
 }
 
 /**
- * The access phase's `allow`/`deny` (ngx_http_access_module): the first
- * rule that matches the client decides; a `deny` is 403 and nginx's line.
- * Checked for the location that answers.
+ * Runs the preaccess and access phases each location asks for until the
+ * content is chosen or a phase refuses. Bounded: a location after the
+ * first is reached only through an internal redirect, at most ten.
  */
-function forbidden(content: Content, request: FlowRequest): Response | null {
-  const rules = content.conf.accessRules;
-  if (rules === null) return null;
-  const rule = rules.match(request.vars.remoteAddr);
-  if (rule === null || !rule.deny) return null;
-  request.log({ level: "error", message: "access forbidden by rule" });
-  const response = errorResponse(403, { head: request.vars.method === "HEAD" });
-  // nginx's charset and headers filters run on this answer too.
-  const { conf } = content;
-  if (conf.charset !== null) withCharset(response, conf);
-  if (hasHeadersFilter(conf)) {
-    filterHeaders(response.headers, {
-      status: 403,
-      conf,
-      vars: request.vars,
-    });
+async function throughAccess(
+  outcome: PhaseOutcome,
+  request: FlowRequest,
+  deps: FlowDeps,
+): Promise<Content> {
+  while (outcome.kind === "access") {
+    const refused = await deps.access?.(outcome.conf, request) ?? null;
+    if (refused !== null) return refused;
+    outcome = outcome.resume();
   }
-  return response;
+  return outcome;
 }
 
 /**
@@ -343,6 +352,7 @@ async function errorPage(
   let current = response;
   let conf = where.conf;
   let redirected = false;
+  let challenge: string | null = null;
   for (let i = 0; i < 10; i++) {
     const target = conf.errorPages.get(current.status);
     if (
@@ -353,6 +363,8 @@ async function errorPage(
     }
     const uri = target.uri.evaluate(request.vars);
     const status = current.status;
+    // auth_basic's challenge stays in r->headers_out through the redirect.
+    challenge ??= current.headers.get("www-authenticate");
     await current.body?.cancel();
     if (!uri.startsWith("/") && !uri.startsWith("@")) {
       // A URL: nginx answers 302 (or the `=code` given) with Location.
@@ -361,17 +373,22 @@ async function errorPage(
         : 302;
       return errorResponse(code, {
         head: req.method === "HEAD",
-        headers: { location: uri },
+        headers: challenge === null
+          ? { location: uri }
+          : { location: uri, "www-authenticate": challenge },
       });
     }
     redirected = true;
     const method = req.method === "HEAD" ? "HEAD" : "GET";
     request.vars.method = method;
-    const page = internalRedirect(where.server, request.vars, uri, {
+    const redirect = internalRedirect(where.server, request.vars, uri, {
       from: conf,
       state: where.state,
       io: deps.io,
     });
+    const page = redirect.kind === "access"
+      ? await throughAccess(redirect, request, deps)
+      : redirect;
     // nginx's filters see the error's status (r->err_status): no 304 and
     // no range for the page, so the page request carries neither asks.
     const headers = new Headers(req.headers);
@@ -388,6 +405,10 @@ async function errorPage(
         await answered.body?.cancel();
         return errorResponse(status, { head: req.method === "HEAD" });
       }
+      // nginx's own page for the page's error keeps the challenge too.
+      if (challenge !== null) {
+        answered.headers.set("www-authenticate", challenge);
+      }
       current = answered;
       continue;
     }
@@ -396,10 +417,14 @@ async function errorPage(
       : target.overwrite === 0
       ? answered.status
       : target.overwrite;
-    if (code === answered.status) return answered;
+    if (code === answered.status && challenge === null) return answered;
+    const fields = new Headers(answered.headers);
+    if (challenge !== null) fields.set("www-authenticate", challenge);
+    if (code === answered.status) {
+      return new Response(answered.body, { status: code, headers: fields });
+    }
     // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
     // Accept-Ranges is the range filter's, for 200 only.
-    const fields = new Headers(answered.headers);
     fields.delete("last-modified");
     fields.delete("accept-ranges");
     return new Response(answered.body, { status: code, headers: fields });

@@ -114,6 +114,10 @@ export function locationConf(
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
     accessRules: null,
+    authBasic: null,
+    satisfy: "all",
+    limitReq: null,
+    limitConn: null,
     accessLogs: [],
     ...settings,
   };

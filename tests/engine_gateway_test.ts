@@ -85,15 +85,18 @@ http {
     listen 127.0.0.1:${port};
     allow 10.0.0.0/8;
     deny all;
-    location /open/ { allow all; return 200 "open\\n"; }
-    location /inner/ { deny 10.1.0.0/16; allow 127.0.0.1; return 200 "inner\\n"; }
-    location / { return 200 "root\\n"; }
+    location /open/ { allow all; try_files /none =204; }
+    location /inner/ { deny 10.1.0.0/16; allow 127.0.0.1; try_files /none =204; }
+    location /return/ { return 200 "return\\n"; }
+    location / { try_files /none =204; }
   }
 }`);
   await using gw = await spawnGateway(["--nginx-conf", p.conf]);
   // A level with its own rules replaces the server's list.
-  deepStrictEqual(await get(gw.port, "a", "/open/x"), [200, "open\n"]);
-  deepStrictEqual(await get(gw.port, "a", "/inner/x"), [200, "inner\n"]);
+  deepStrictEqual(await get(gw.port, "a", "/open/x"), [204, ""]);
+  deepStrictEqual(await get(gw.port, "a", "/inner/x"), [204, ""]);
+  // `return` runs in the rewrite phase, before access (as nginx).
+  deepStrictEqual(await get(gw.port, "a", "/return/x"), [200, "return\n"]);
   const [status] = await get(gw.port, "a", "/");
   strictEqual(status, 403);
   const log = join(p.prefix, "logs", "error.log");

@@ -15,6 +15,7 @@ import { byteStringFromBytes, currentOsFamily } from "../runtime/mod.ts";
 import { parseBasicCredentials } from "./basic_credentials.ts";
 import type { PasswordChecker } from "./password_checker.ts";
 import { lookupUser } from "./user_file.ts";
+import type { UserFileCache } from "./user_file_cache.ts";
 
 /** One error-log line an access check asks for; the caller adds the request's fields. */
 export interface AccessLogLine {
@@ -34,6 +35,8 @@ export interface AuthBasicConf {
   userFile: ComplexValue;
   /** The folder a relative user file is taken from (nginx's conf prefix). */
   confPrefix: string;
+  /** Lookups remembered while the file is unchanged; without it, each request scans the file. */
+  users?: UserFileCache;
 }
 
 /** What the check gave. */
@@ -137,7 +140,9 @@ export async function checkAuthBasic(
   // nginx writes the user's bytes raw; the error log shows UTF-8 as text
   // and escapes other bytes, as it does for header values.
   const shown = escapeErrorLogText(user, "latin1");
-  const lookup = await lookupUser(path, user);
+  const lookup = conf.users === undefined
+    ? await lookupUser(path, user)
+    : await conf.users.lookup(path, user);
   const call = currentOsFamily() === "windows" ? "CreateFile()" : "open()";
   switch (lookup.kind) {
     case "open-failed":

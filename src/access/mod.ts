@@ -41,6 +41,7 @@ export {
   UserFileScanner,
   type UserLookup,
 } from "./user_file.ts";
+export { type FileVersion, UserFileCache } from "./user_file_cache.ts";
 export {
   type AccessLogLine,
   type AuthBasicConf,

@@ -39,10 +39,13 @@ export {
 } from "./rewrite.ts";
 export { compileRegex } from "./regex.ts";
 export {
+  type AccessStep,
   type Content,
+  hasAccessPhase,
   internalRedirect,
   mapUri,
   type PhaseIo,
+  type PhaseOutcome,
   type PhaseState,
   runPhases,
   uriChangesLeft,

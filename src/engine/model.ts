@@ -15,7 +15,8 @@
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
 import type { LogFormat } from "../log/mod.ts";
-import type { AccessList } from "../access/mod.ts";
+import type { AccessList, AuthBasicConf } from "../access/mod.ts";
+import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -171,12 +172,14 @@ export interface TryFiles {
   };
 }
 
-/** An access log of a level. */
+/** An access log of a level (`access_log path [format] [if=…]`). */
 export interface AccessLogConf {
-  /** The file, absolute, or `null` for `off`. */
-  path: string | null;
-  /** The `log_format` name. */
-  format: string;
+  /** The file, absolute. */
+  path: string;
+  /** Its `log_format`. */
+  format: LogFormat;
+  /** `if=`: no line when it is empty or `0`; `null` when not given. */
+  condition: ComplexValue | null;
 }
 
 /**
@@ -299,6 +302,15 @@ export interface LocationConf {
   // --- access (ngx_http_access_module) ---
   /** `allow`/`deny`, the nearest level's list, or `null` when none. */
   accessRules: AccessList | null;
+  /** `auth_basic` with `auth_basic_user_file`, or `null` when either is unset. */
+  authBasic: AuthBasicConf | null;
+  /** `satisfy`: how `allow`/`deny` and `auth_basic` combine. */
+  satisfy: "all" | "any";
+  // --- preaccess (ngx_http_limit_req_module, ngx_http_limit_conn_module) ---
+  /** `limit_req` of the nearest level that has any, or `null`. */
+  limitReq: LimitReqConf | null;
+  /** `limit_conn` of the nearest level that has any, or `null`. */
+  limitConn: LimitConnConf | null;
   // --- logs ---
   /** `access_log` of this level or the nearest parent's; empty is `off`. */
   accessLogs: readonly AccessLogConf[];
@@ -416,6 +428,13 @@ export interface HttpConf {
    * its file, absolute, or `null` for `off`, and its format.
    */
   accessLog: { path: string | null; format: LogFormat };
+  /**
+   * Every access log file any level writes, absolute, first seen first:
+   * each is opened once at start.
+   */
+  accessLogFiles: readonly string[];
+  /** Some access log's format reads request or response fields beyond `combined`'s. */
+  accessNeedsFields: boolean;
   /** `error_log`: the file, absolute, and the level. */
   errorLog: { path: string; level: string };
   /** Compare URIs with locations without regard to case (nginx for Windows). */

@@ -62,9 +62,38 @@ export type Content =
     code: number;
     /** An error line to write, when nginx writes one. */
     message?: string;
+    /** Response fields to send with it (`WWW-Authenticate` of a 401). */
+    headers?: [string, string][];
     /** A file the index module did not find: `"…" is not found (2: …)`. */
     notFound?: string;
   };
+
+/**
+ * The preaccess and access phases are due for a location (nginx runs them
+ * after the rewrite phase of every location a request ends up in, before
+ * try_files): the caller runs them, then `resume()` runs the rest of the
+ * phases, or the caller finalizes with the refusal.
+ */
+export interface AccessStep {
+  kind: "access";
+  conf: LocationConf;
+  /** try_files and the content handler's choice, as if access had not been asked. */
+  resume(): PhaseOutcome;
+}
+
+/** What the phases decided, or the access check they wait for. */
+export type PhaseOutcome = Content | AccessStep;
+
+/**
+ * Whether a location has preaccess or access handlers to run.
+ *
+ * @param conf The location.
+ * @returns `true` when any of `allow`/`deny`, `auth_basic`, `limit_req`, `limit_conn` applies.
+ */
+export function hasAccessPhase(conf: LocationConf): boolean {
+  return conf.accessRules !== null || conf.authBasic !== null ||
+    conf.limitReq !== null || conf.limitConn !== null;
+}
 
 /** What the phases read besides the request. */
 export interface PhaseIo {
@@ -124,13 +153,13 @@ function cycle(conf: LocationConf, uri: string): Content {
  * @param server The chosen server.
  * @param vars The request; `$uri`, `$args` and captures change as nginx changes them.
  * @param options The state so far and file access.
- * @returns What the content phase does.
+ * @returns What the content phase does, or the access check it waits for.
  */
 export function runPhases(
   server: ServerConf,
   vars: RequestVars,
   options: { state: PhaseState; io: PhaseIo; named?: LocationConf },
-): Content {
+): PhaseOutcome {
   const { state, io } = options;
   const run: RewriteRun = {
     vars,
@@ -190,7 +219,16 @@ export function runPhases(
     }
     break;
   }
-  return content(server, conf, vars, { state, io, rewritten: run.rewritten });
+  const rest = { state, io, rewritten: run.rewritten };
+  if (hasAccessPhase(conf)) {
+    const at = conf;
+    return {
+      kind: "access",
+      conf,
+      resume: () => content(server, at, vars, rest),
+    };
+  }
+  return content(server, conf, vars, rest);
 }
 
 /**
@@ -217,7 +255,7 @@ function content(
   conf: LocationConf,
   vars: RequestVars,
   options: { state: PhaseState; io: PhaseIo; rewritten: boolean },
-): Content {
+): PhaseOutcome {
   const { io, state } = options;
   if (conf.tryFiles !== null) {
     let hit = false;
@@ -293,14 +331,14 @@ function content(
  * @param vars The request.
  * @param target The URI or `@name`.
  * @param options The state and file access.
- * @returns What the content phase does.
+ * @returns What the content phase does, or the access check it waits for.
  */
 export function internalRedirect(
   server: ServerConf,
   vars: RequestVars,
   target: string,
   options: { state: PhaseState; io: PhaseIo; from?: LocationConf },
-): Content {
+): PhaseOutcome {
   const { state, io } = options;
   // A refusal here is answered under the location redirecting (its
   // add_header and error_page), as nginx's finalize does.

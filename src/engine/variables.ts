@@ -11,6 +11,7 @@ import type { VariableReader, VariableScope } from "./complex_value.ts";
 import type { LocationConf, MapConf } from "./model.ts";
 import { mapUri } from "./uri_map.ts";
 import { PEER_HOST_VALUE } from "../upstream/mod.ts";
+import { parseBasicCredentials } from "../access/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -48,7 +49,11 @@ export interface RequestVars {
   requestFilename: string;
   /** The location chosen so far: `$document_root` and `$request_filename` map `$uri` in it. */
   location?: LocationConf;
-  /** `$remote_user`, once basic auth has read it. */
+  /**
+   * `$remote_user` when the handler knows it; `""` reads it from
+   * `Authorization: Basic` on first use (ngx_http_variable_remote_user
+   * decodes the field whether or not `auth_basic` checked it).
+   */
   remoteUser: string;
   /** The latest regex captures (`$1`…`$9`; `[0]` is the whole match). */
   captures: readonly string[];
@@ -102,7 +107,10 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "remote_addr": (r) => r.remoteAddr,
   "binary_remote_addr": (r) => r.remoteAddr,
   "remote_port": (r) => String(r.remotePort),
-  "remote_user": (r) => r.remoteUser,
+  "remote_user": (r) =>
+    r.remoteUser !== ""
+      ? r.remoteUser
+      : parseBasicCredentials(r.headers.get("authorization"))?.user ?? "",
   "server_addr": (r) => r.serverAddr,
   "server_port": (r) => String(r.serverPort),
   "server_name": (r) => r.serverName,

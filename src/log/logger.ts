@@ -41,12 +41,25 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   upstream?: readonly UpstreamTry[];
 };
 
+/** One access log a request writes to: a file opened at start and a format. */
+export interface AccessTarget {
+  /** The file, as given to {@linkcode LoggerOptions.accessFiles}. */
+  readonly path: string;
+  /** Its `log_format`. */
+  readonly format: LogFormat;
+}
+
 /** Writes error and access lines. */
 export interface Logger {
   /** Writes an error-log line if its level is enabled. */
   error(event: ErrorEvent): void;
-  /** Writes an access-log line (when the access log is on). */
+  /** Writes an access-log line to the default access log (when it is on). */
   access(event: AccessEvent): void;
+  /**
+   * Writes an access-log line to each of a location's access logs, each in
+   * its format; a file not opened by path goes to the default access log.
+   */
+  accessTo(targets: readonly AccessTarget[], event: AccessEvent): void;
   /** Whether there is an access log (nothing to compute for it if not). */
   readonly accessEnabled: boolean;
   /**
@@ -89,6 +102,13 @@ export interface LoggerOptions {
   now?: () => Date;
   /** The access log's `log_format`. @default {COMBINED} */
   accessFormat?: LogFormat;
+  /**
+   * Every access log a location may write to, by path (the default one may
+   * be among them). A path not here writes to `accessLog`.
+   */
+  accessFiles?: ReadonlyMap<string, LineSink>;
+  /** Some location's format reads fields beyond `combined`'s. @default {false} */
+  accessNeedsFields?: boolean;
 }
 
 /**
@@ -120,6 +140,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const tid = options.tid ?? (Deno.build.os === "windows" ? 0 : Deno.pid);
   const now = options.now ?? (() => new Date());
   const format = options.accessFormat ?? COMBINED;
+  const files = options.accessFiles ?? new Map<string, LineSink>();
   // Kept as written, so the page needs no re-reading of the file.
   let lastError: string | null = null;
   return {
@@ -141,11 +162,27 @@ export function createLogger(options: LoggerOptions): Logger {
       }
       options.accessLog?.write(formatLogLine(format, recordOf(event, now())));
     },
-    accessEnabled: options.accessLog !== null,
-    accessNeedsFields: format !== COMBINED,
+    accessTo(targets, event) {
+      // One time and one record for every file, as nginx's one log phase.
+      const time = now();
+      let record: LogRecord | null = null;
+      for (const target of targets) {
+        // A file not opened by path (the built-in configuration's, tests'
+        // one sink) is the default access log.
+        const sink = files.get(target.path) ?? options.accessLog;
+        if (sink === null) continue;
+        record ??= recordOf(event, time);
+        sink.write(formatLogLine(target.format, record));
+      }
+    },
+    accessEnabled: options.accessLog !== null || files.size > 0,
+    accessNeedsFields: format !== COMBINED ||
+      (options.accessNeedsFields ?? false),
     close() {
-      options.errorLog.close?.();
-      options.accessLog?.close?.();
+      // A file named by both logs is closed once.
+      const sinks = new Set([options.errorLog, ...files.values()]);
+      if (options.accessLog !== null) sinks.add(options.accessLog);
+      for (const sink of sinks) sink.close?.();
     },
   };
 }
@@ -161,7 +198,15 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     remoteUser: event.remoteUser,
     request: event.request,
     requestLength: 0,
-    headers: event.headers ?? NO_FIELDS,
+    // Without the kept fields, `combined`'s two come from the event.
+    headers: event.headers ?? {
+      get: (name) =>
+        (name === "referer"
+          ? event.referrer
+          : name === "user-agent"
+          ? event.userAgent
+          : undefined) ?? null,
+    },
     connection: 0,
     connectionRequests: 0,
     pipelined: false,

@@ -42,4 +42,10 @@ export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
 export { UpstreamTries } from "./upstream_tries.ts";
-export type { AccessEvent, ErrorEvent, Logger } from "./logger.ts";
+export type {
+  AccessEvent,
+  AccessTarget,
+  ErrorEvent,
+  LineSink,
+  Logger,
+} from "./logger.ts";

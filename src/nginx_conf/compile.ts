@@ -32,6 +32,7 @@ import { compileGeo } from "./compile_geo.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
+import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import {
@@ -54,6 +55,7 @@ import {
   type SslContext,
   sslOn,
 } from "./compile_ssl.ts";
+import { dirname } from "node:path";
 import { listenParameter, listenSetting, nginxTimeMs } from "./values.ts";
 
 /** The outcome of compiling. */
@@ -74,6 +76,11 @@ export interface CompileOptions {
   prefix: string;
   /** Match locations without regard to case (nginx for Windows). */
   caseless: boolean;
+  /**
+   * The folder relative `auth_basic_user_file` paths start from (nginx's
+   * conf prefix). @default {the folder of `file`}
+   */
+  confPrefix?: string;
 }
 
 /** Directives the engine implements: the table's `map` ones are handled here. */
@@ -97,7 +104,9 @@ class Compiler {
   readonly logs = new LogsSeen({
     fail: (d, message) => this.fail(d, message),
     warn: (d, message) => this.warn(d, message),
-    knownFormat: (name) => this.formats.has(name),
+    format: (name) => this.formats.get(name),
+    scope: () => this.scope,
+    prefix: () => this.options.prefix,
   });
   readonly ssl: SslContext;
   /** Servers whose `ssl_certificate` was refused. */
@@ -195,7 +204,16 @@ class Compiler {
         return table.types;
       },
       proxyPass: (d) => this.proxyPass(d),
+      access: (level) => access.settings(level),
+      accessLogs: (level) => this.logs.accessLogs(level),
     };
+    const access = new AccessCompiler({
+      scope: this.scope,
+      confPrefix: this.options.confPrefix ?? dirname(this.options.file),
+      fail: (d, message) =>
+        d === null ? this.errors.push(message) : this.fail(d, message),
+    });
+    access.zones(block);
     this.compileMaps(block, maps);
     for (const d of block) if (d.name === "log_format") this.logFormat(d);
     for (const d of block) if (d.name === "upstream") this.upstream(d);
@@ -212,13 +230,18 @@ class Compiler {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
-    const errorLog = httpLevel.last("error_log");
+    access.finish();
+    // The first server's, so a server-level `error_log` (the only server's,
+    // or the same in every server) is the file its lines go to, as nginx.
+    const errorLog = this.logs.errorLog ?? httpLevel.last("error_log");
     return {
       servers,
       upstreams: this.upstreams,
       maps,
       logFormats: this.formats,
-      accessLog: this.accessLog(httpLevel, servers),
+      accessLog: this.accessLog(servers),
+      accessLogFiles: this.logs.files,
+      accessNeedsFields: this.logs.needsFields,
       errorLog: {
         path: prefixed(
           this.options.prefix,
@@ -250,19 +273,23 @@ class Compiler {
     this.formats.set(name, result.format);
   }
 
-  /** The one access log (LogsSeen made every level agree on it). */
-  accessLog(
-    http: Level,
-    servers: readonly ServerConf[],
-  ): HttpConf["accessLog"] {
-    const d = http.get("access_log")[0];
-    const first = servers[0]?.conf.accessLogs[0];
-    const name = d?.args[1] ?? first?.format ?? "combined";
-    const format = this.formats.get(name);
-    const path = servers.length === 0
-      ? prefixed(this.options.prefix, "logs/access.log")
-      : first?.path ?? null;
-    return { path, format: format ?? COMBINED };
+  /**
+   * The access log of what no location answers (a request refused before
+   * a server is chosen): the first server's own first log, as nginx writes
+   * such lines with the default server's settings.
+   */
+  accessLog(servers: readonly ServerConf[]): HttpConf["accessLog"] {
+    if (servers.length === 0) {
+      return {
+        path: prefixed(this.options.prefix, "logs/access.log"),
+        format: COMBINED,
+      };
+    }
+    const first = servers[0]!.conf.accessLogs[0];
+    return {
+      path: first?.path ?? null,
+      format: first?.format ?? COMBINED,
+    };
   }
 
   // --- map ---------------------------------------------------------------

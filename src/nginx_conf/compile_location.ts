@@ -26,6 +26,7 @@ import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
 import { cookieRewrites } from "./compile_cookie.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
+import type { AccessSettings } from "./compile_access.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
 
@@ -43,6 +44,10 @@ export interface SettingsContext {
   types(block: Directive): ReadonlyMap<string, string>;
   /** The model of a `proxy_pass` (its group registered). */
   proxyPass(d: Directive): ProxyPass | null;
+  /** The access and preaccess settings of a level. */
+  access(level: Level): AccessSettings;
+  /** The access logs of a level. */
+  accessLogs(level: Level): LocationConf["accessLogs"];
 }
 
 const DEFAULT_TYPES = NGINX_DEFAULT_TYPES;
@@ -382,12 +387,8 @@ export function locationSettings(
     clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
     defaultPage: flag(level, "station_default_page", false),
     accessRules: accessRules(ctx, level),
-    accessLogs: level.get("access_log").length === 0
-      ? [{ path: prefixed(ctx.prefix, "logs/access.log"), format: "combined" }]
-      : level.get("access_log").filter((d) => d.args[0] !== "off").map((d) => ({
-        path: prefixed(ctx.prefix, d.args[0]!),
-        format: d.args[1] ?? "combined",
-      })),
+    ...ctx.access(level),
+    accessLogs: ctx.accessLogs(level),
   };
 }
 

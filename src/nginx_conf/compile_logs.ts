@@ -1,106 +1,252 @@
 /**
- * The logs of a configuration: the gateway writes one error log and one
- * access log, in nginx's `combined` format, so every level must resolve to
- * the same ones (per-location logs and `log_format` come with the log
- * formats). Checked for every level as it is compiled.
+ * The logs of a configuration. `access_log` as `ngx_http_log_module`
+ * merges it: several per level, a level that sets any replaces its
+ * parent's list, `off` turns the level's logging off, the format named by
+ * the second argument (`combined` when none), `if=` skips the line when its
+ * value is empty or `0`. Every file is opened once at start (a path with
+ * variables is refused) and at most {@linkcode MAX_ACCESS_LOG_FILES} are.
+ * `error_log` stays one file for the whole configuration: a different one
+ * for a server or location is refused. Checked for every level as it is
+ * compiled.
  *
  * @module
  */
 
 import { pathProblem } from "../config/mod.ts";
-import { LOG_LEVELS } from "../log/mod.ts";
+import {
+  compileValue,
+  type ComplexValue,
+  type LocationConf,
+  ValueError,
+  type VariableScope,
+} from "../engine/mod.ts";
+import { COMBINED, LOG_LEVELS, type LogFormat } from "../log/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
+import { prefixed } from "./paths.ts";
 
-/** What the checks report to. */
+/** The most access log files a configuration opens (each holds a handle for months). */
+export const MAX_ACCESS_LOG_FILES = 32;
+
+/** What the checks report to and read. */
 export interface LogChecks {
   /** Refuses a directive. */
   fail(d: Directive, message: string): void;
   /** Warns about a directive. */
   warn(d: Directive, message: string): void;
-  /** Whether a `log_format` of this name exists. */
-  knownFormat(name: string): boolean;
+  /** The `log_format` of this name, if any. */
+  format(name: string): LogFormat | undefined;
+  /** Variable names, for `if=`. */
+  scope(): VariableScope;
+  /** The nginx prefix relative paths start at. */
+  prefix(): string;
 }
+
+type AccessLogs = LocationConf["accessLogs"];
 
 function text(list: readonly Directive[]): string {
   return list.map((d) => d.args.join(" ")).join(";");
 }
 
-/** Compares every level's logs with the first level's. */
+/** Compiles every level's logs and keeps the files they open. */
 export class LogsSeen {
-  #first = new Map<string, string>();
+  #firstErrorLog: string | undefined;
+  #errorLog: Directive | undefined;
   #checked = new Set<Directive>();
+  #lists = new WeakMap<readonly Directive[], AccessLogs>();
+  #files = new Set<string>();
+  #fields = false;
+  #defaultList: AccessLogs | null = null;
 
-  /** @param checks Where findings go. */
+  /** @param checks Where findings go, and what they read. */
   constructor(readonly checks: LogChecks) {}
 
+  /** Every access log file, absolute, first seen first. */
+  get files(): readonly string[] {
+    return [...this.#files];
+  }
+
   /**
-   * Records a level's logs; a different list than the first level's is
-   * refused.
+   * The `error_log` the gateway writes: the first level's (the first
+   * server's own or the one it inherits; every other level must agree), or
+   * `undefined` when none sets one.
+   */
+  get errorLog(): Directive | undefined {
+    return this.#errorLog;
+  }
+
+  /** Some access log's format reads fields beyond `combined`'s. */
+  get needsFields(): boolean {
+    return this.#fields;
+  }
+
+  /**
+   * Checks a level's `error_log` (the first level's for the whole
+   * configuration; a different one is refused).
    *
    * @param level The level.
    */
   record(level: Level): void {
-    for (const name of ["error_log", "access_log"]) {
-      const list = level.get(name);
-      const seen = this.#first.get(name);
-      // A level may turn its access log off (`location /health {
-      // access_log off; }`): its requests write no line.
-      const off = name === "access_log" && text(list) === "off";
-      if (seen === undefined) this.#first.set(name, text(list));
-      else if (seen !== text(list) && !off) {
-        const d = list[0] ?? level.block[0];
-        if (d !== undefined) {
-          this.checks.fail(
-            d,
-            `a different "${name}" for a location or server is not supported: the gateway writes one`,
-          );
-        }
-      }
-      if (list.length > 1) {
+    const list = level.get("error_log");
+    const seen = this.#firstErrorLog;
+    if (seen === undefined) {
+      this.#firstErrorLog = text(list);
+      this.#errorLog = list[list.length - 1];
+    } else if (seen !== text(list)) {
+      const d = list[0] ?? level.block[0];
+      if (d !== undefined) {
         this.checks.fail(
-          list[1]!,
-          `a second "${name}" is not supported: the gateway writes one`,
+          d,
+          `a different "error_log" for a location or server is not supported: the gateway writes one`,
         );
       }
-      for (const d of list) this.#check(d);
+    }
+    if (list.length > 1) {
+      this.checks.fail(
+        list[1]!,
+        `a second "error_log" is not supported: the gateway writes one`,
+      );
+    }
+    for (const d of list) this.#checkErrorLog(d);
+  }
+
+  /**
+   * A level's access logs: its own `access_log` lines or the nearest
+   * parent's, `logs/access.log combined` when no level has any; empty for
+   * `off`.
+   *
+   * @param level The level.
+   * @returns The logs its requests write to.
+   */
+  accessLogs(level: Level): AccessLogs {
+    const list = level.get("access_log");
+    if (list.length === 0) {
+      this.#defaultList ??= [{
+        path: this.#file(
+          null,
+          prefixed(this.checks.prefix(), "logs/access.log"),
+        ),
+        format: COMBINED,
+        condition: null,
+      }];
+      return this.#defaultList;
+    }
+    const known = this.#lists.get(list);
+    if (known !== undefined) return known;
+    const logs: AccessLogs[number][] = [];
+    // ngx_http_log_set_log: `off` anywhere in the level turns it off.
+    const off = list.some((d) => d.args[0] === "off");
+    for (const d of list) {
+      const log = this.#accessLog(d);
+      if (log !== null && !off) logs.push(log);
+    }
+    this.#lists.set(list, logs);
+    return logs;
+  }
+
+  #file(d: Directive | null, path: string): string {
+    if (!this.#files.has(path)) {
+      if (this.#files.size >= MAX_ACCESS_LOG_FILES && d !== null) {
+        this.checks.fail(
+          d,
+          `"access_log ${path}" is not supported: the gateway opens at most ${MAX_ACCESS_LOG_FILES} access log files`,
+        );
+        return path;
+      }
+      this.#files.add(path);
+    }
+    return path;
+  }
+
+  #accessLog(d: Directive): AccessLogs[number] | null {
+    const [file = "", name, ...params] = d.args;
+    if (file === "off") {
+      if (d.args.length > 1) {
+        this.checks.fail(d, `invalid parameter "${d.args[1]}"`);
+      }
+      return null;
+    }
+    const problem = pathProblem(file);
+    if (problem !== null) {
+      this.checks.fail(d, `"access_log ${file}" is not supported: ${problem}`);
+      return null;
+    }
+    if (/\$[A-Za-z_{]/.test(file)) {
+      this.checks.fail(
+        d,
+        `"access_log ${file}" is not supported: the gateway opens its log files at start`,
+      );
+      return null;
+    }
+    if (/^(syslog:|memory:)/.test(file)) {
+      this.checks.fail(
+        d,
+        `"access_log ${file}" is not supported: the gateway writes a file`,
+      );
+      return null;
+    }
+    const format = this.checks.format(name ?? "combined");
+    if (format === undefined) {
+      this.checks.fail(d, `unknown log format "${name}"`);
+      return null;
+    }
+    let condition: ComplexValue | null = null;
+    for (const param of params) {
+      if (param.startsWith("if=")) {
+        condition = this.#condition(d, param.slice(3));
+      } else if (/^(buffer|flush)=/.test(param)) {
+        this.#once(d, () =>
+          this.checks.warn(
+            d,
+            `"access_log … ${param}" is ignored: the gateway writes each line at once`,
+          ));
+      } else {
+        this.checks.fail(d, `"access_log … ${param}" is not supported`);
+      }
+    }
+    if (format !== COMBINED) this.#fields = true;
+    return {
+      path: this.#file(d, prefixed(this.checks.prefix(), file)),
+      format,
+      condition,
+    };
+  }
+
+  #condition(d: Directive, text: string): ComplexValue | null {
+    try {
+      return compileValue(text, this.checks.scope());
+    } catch (error) {
+      if (!(error instanceof ValueError)) throw error;
+      this.checks.fail(d, error.message);
+      return null;
     }
   }
 
-  #check(d: Directive): void {
+  #once(d: Directive, report: () => void): void {
     if (this.#checked.has(d)) return;
     this.#checked.add(d);
-    const [file = "", second, ...params] = d.args;
-    const problem = file === "off" ? null : pathProblem(file);
+    report();
+  }
+
+  #checkErrorLog(d: Directive): void {
+    if (this.#checked.has(d)) return;
+    this.#checked.add(d);
+    const [file = "", second] = d.args;
+    const problem = pathProblem(file);
     if (problem !== null) {
       this.checks.fail(d, `"${d.name} ${file}" is not supported: ${problem}`);
     }
-    if (d.name === "error_log") {
-      if (/^(stderr|syslog:|memory:)/.test(file) || d.args.length > 2) {
-        this.checks.fail(
-          d,
-          `"error_log ${
-            d.args.join(" ")
-          }" is not supported: the gateway writes a file`,
-        );
-      }
-      const level = second ?? "error";
-      if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-        this.checks.fail(d, `invalid log level "${level}"`);
-      }
-      return;
+    if (/^(stderr|syslog:|memory:)/.test(file) || d.args.length > 2) {
+      this.checks.fail(
+        d,
+        `"error_log ${
+          d.args.join(" ")
+        }" is not supported: the gateway writes a file`,
+      );
     }
-    if (file === "off") return;
-    if (second !== undefined && !this.checks.knownFormat(second)) {
-      this.checks.fail(d, `unknown log format "${second}"`);
-    }
-    for (const param of params) {
-      if (/^(buffer|flush)=/.test(param)) {
-        this.checks.warn(
-          d,
-          `"access_log … ${param}" is ignored: the gateway writes each line at once`,
-        );
-      } else this.checks.fail(d, `"access_log … ${param}" is not supported`);
+    const level = second ?? "error";
+    if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+      this.checks.fail(d, `invalid log level "${level}"`);
     }
   }
 }

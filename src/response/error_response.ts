@@ -7,10 +7,13 @@
  * @module
  */
 
-/** Reason phrases as nginx spells them (note "Gateway Time-out"). */
+/**
+ * Reason phrases as nginx's pages spell them (note "Gateway Time-out"; the
+ * 302 page says "Found" where nginx's status line says "Moved Temporarily").
+ */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
   301: "Moved Permanently",
-  302: "Moved Temporarily",
+  302: "Found",
   303: "See Other",
   307: "Temporary Redirect",
   308: "Permanent Redirect",
@@ -115,6 +118,14 @@ export function errorResponse(
   status: number,
   options: ErrorResponseOptions = {},
 ): Response {
+  if (status === 204 || status === 304) {
+    // ngx_http_special_response_handler sends no page for these (a
+    // `try_files … =204`): a head without a body, and no error_page.
+    return new Response(null, {
+      status,
+      headers: new Headers(options.headers),
+    });
+  }
   const body = errorPageBody(status);
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/html");

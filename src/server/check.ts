@@ -66,7 +66,12 @@ export async function checkConfig(
   const family = options.family ?? currentOsFamily();
   const call = family === "windows" ? "CreateFile()" : "open()";
   const findings: CheckFinding[] = [];
-  for (const path of [config.errorLog, config.accessLog]) {
+  const logs = new Set([
+    config.errorLog,
+    config.accessLog,
+    ...(config.engine?.accessLogFiles ?? []),
+  ]);
+  for (const path of logs) {
     if (path === null) continue;
     try {
       LogFile.open(path).close();

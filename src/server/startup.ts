@@ -92,21 +92,43 @@ function openLogs(
     onError: (message: string) =>
       context.err(formatConsoleLine("alert", message)),
   };
-  const opened: LogFile[] = [];
-  for (const path of [config.errorLog, config.accessLog]) {
-    if (path === null) continue;
+  // Every access log any location writes, each opened once (rotation
+  // and reopening are each file's own).
+  const paths = [
+    config.errorLog,
+    config.accessLog,
+    ...(config.engine?.accessLogFiles ?? []),
+  ];
+  const opened = new Map<string, LogFile>();
+  for (const path of paths) {
+    if (path === null || opened.has(path)) continue;
     try {
-      opened.push(LogFile.open(path, options));
+      opened.set(path, LogFile.open(path, options));
     } catch (error) {
-      for (const log of opened) log.close();
+      for (const log of opened.values()) log.close();
       return openFailure(path, error, context.family);
     }
   }
+  const errorLog = opened.get(config.errorLog)!;
+  const accessFiles = new Map(opened);
+  // The error log is not an access log unless a location names it.
+  if (
+    config.errorLog !== config.accessLog &&
+    !config.engine?.accessLogFiles.includes(config.errorLog)
+  ) {
+    accessFiles.delete(config.errorLog);
+  }
   return createLogger({
-    errorLog: opened[0]!,
-    accessLog: opened[1] ?? null,
+    errorLog,
+    accessLog: config.accessLog === null ? null : opened.get(config.accessLog)!,
+    accessFiles,
     level: config.errorLogLevel,
-    ...(config.engine ? { accessFormat: config.engine.accessLog.format } : {}),
+    ...(config.engine
+      ? {
+        accessFormat: config.engine.accessLog.format,
+        accessNeedsFields: config.engine.accessNeedsFields,
+      }
+      : {}),
   });
 }
 

@@ -1,5 +1,10 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { createLogger } from "../../src/log/logger.ts";
+import {
+  COMBINED,
+  compileLogFormat,
+  formatTimeLocal,
+} from "../../src/log/mod.ts";
 
 Deno.test("createLogger() remembers the last line written at error or worse", () => {
   const lines: string[] = [];
@@ -39,4 +44,52 @@ Deno.test("createLogger() does not remember a line its level filtered out", () =
   });
   logger.error({ level: "error", message: "not written" });
   deepStrictEqual(logger.lastError!(), null);
+});
+
+Deno.test("createLogger() writes a location's access line to each of its files in its format, and closes each file once", () => {
+  const written: Record<string, string[]> = { main: [], a: [], b: [] };
+  const closed: string[] = [];
+  const sink = (name: string) => ({
+    write: (l: string) => written[name]!.push(l),
+    close: () => closed.push(name),
+  });
+  const main = sink("main");
+  const a = sink("a");
+  const short = compileLogFormat("short", ["$remote_user $status"]);
+  if (!short.ok) throw new Error(short.error);
+  const logger = createLogger({
+    errorLog: { write: () => {} },
+    accessLog: main,
+    accessFiles: new Map([["/l/main.log", main], ["/l/a.log", a], [
+      "/l/b.log",
+      sink("b"),
+    ]]),
+    now: () => new Date(2026, 0, 2, 3, 4, 5),
+  });
+  const event = {
+    remoteAddr: "10.0.0.1",
+    remoteUser: "ann",
+    request: "GET / HTTP/1.1",
+    status: 401,
+    bodyBytesSent: 5,
+    referrer: "http://r/",
+    userAgent: "t",
+  };
+  logger.accessTo([
+    { path: "/l/a.log", format: short.format },
+    { path: "/l/b.log", format: COMBINED },
+    // Not opened by path: the default access log takes it.
+    { path: "/elsewhere.log", format: short.format },
+  ], event);
+  deepStrictEqual(written, {
+    main: ["ann 401"],
+    a: ["ann 401"],
+    b: [
+      `10.0.0.1 - ann [${
+        formatTimeLocal(new Date(2026, 0, 2, 3, 4, 5))
+      }] "GET / HTTP/1.1" 401 5 "http://r/" "t"`,
+    ],
+  });
+  logger.close();
+  deepStrictEqual(closed.sort(), ["a", "b", "main"]);
 });

@@ -56,9 +56,9 @@ Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async
 
 Deno.test("--check --nginx-conf names every directive the gateway does not reproduce in one run", async () => {
   await using s = station("emerg_auth", (text) =>
-    text.replace(
+    refusedAuth(text).replace(
       "location / {",
-      "location / {\n            proxy_cache zone;\n            limit_req zone=one;",
+      "location / {\n            proxy_cache zone;\n            sub_filter a b;",
     ));
   const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
   strictEqual(code, 1);
@@ -69,22 +69,22 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
     ),
     [
       'station-gateway: [emerg] "proxy_cache zone" :44',
-      'station-gateway: [emerg] "limit_req" :45',
-      'station-gateway: [emerg] "auth_basic" :51',
-      'station-gateway: [emerg] "auth_basic_user_file" :52',
+      'station-gateway: [emerg] "sub_filter" :45',
+      'station-gateway: [emerg] "auth_request" :51',
+      'station-gateway: [emerg] "proxy_cookie_path" :52',
     ],
   );
   match(stderr, /test failed\n$/);
 });
 
 Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the prefix's error log", async () => {
-  await using s = station("emerg_auth");
+  await using s = station("emerg_auth", refusedAuth);
   const { code, stderr } = await runCli(["--nginx-conf", s.conf]);
   strictEqual(code, 1);
-  match(stderr, /\[emerg\] "auth_basic" is not supported/);
+  match(stderr, /\[emerg\] "auth_request" is not supported/);
   match(
     await Deno.readTextFile(`${s.prefix}/logs/error.log`),
-    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_basic" .* in .*nginx.conf:49\n[^\n]*"auth_basic_user_file" [^\n]*:50\n$/,
+    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_request" .* in .*nginx.conf:49\n[^\n]*"proxy_cookie_path" [^\n]*:50\n$/,
   );
 });
 
@@ -201,3 +201,9 @@ Deno.test("--print-config prints the flags' built-in configuration as an nginx.c
     await Deno.remove(prefix, { recursive: true });
   }
 });
+
+/** The station's auth lines turned into directives the gateway refuses. */
+function refusedAuth(text: string): string {
+  return text.replace('auth_basic "station";', "auth_request /auth;")
+    .replace("auth_basic_user_file htpasswd;", "proxy_cookie_path / /x;");
+}

@@ -93,7 +93,7 @@ Deno.test("compileHttp() resolves proxy_redirect default from proxy_pass and the
 
 Deno.test("compileHttp() reports every refusal of a file in one run", () => {
   const errors = refusals(`http { server {
-    location / { auth_basic "x"; }
+    location / { auth_request /x; }
     location ~ \\.php$ { proxy_pass http://127.0.0.1:9000/x; }
     location /v/ { proxy_pass http://$host; }
     location /u/ { return 200 $nosuch; }
@@ -102,7 +102,7 @@ Deno.test("compileHttp() reports every refusal of a file in one run", () => {
   deepStrictEqual(
     errors.map((e) => e.replace(/ in \/n\/conf\/nginx.conf:\d+$/, "")),
     [
-      '"auth_basic" is not supported: the gateway does not reproduce it',
+      '"auth_request" is not supported: the gateway does not reproduce it',
       '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block',
       '"proxy_pass http://$host" is not supported: the gateway does not evaluate variables in proxy_pass',
       'unknown "nosuch" variable',

@@ -26,10 +26,10 @@ Deno.test("parseTaskArgs() passes --nginx-conf on to the task after reading it",
 });
 
 Deno.test("parseTaskArgs() refuses an nginx.conf the gateway would refuse at boot", async () => {
-  await using s = station("emerg_auth");
+  await using s = station("emerg_auth", refusedAuth);
   throws(
     () => parseTaskArgs(["install", "--nginx-conf", s.conf]),
-    /^TypeError: Cannot use nginx-conf ".*": "auth_basic" is not supported: .* in .*nginx.conf:49$/,
+    /^TypeError: Cannot use nginx-conf ".*": "auth_request" is not supported: .* in .*nginx.conf:49$/,
   );
   throws(
     () => parseTaskArgs(["install", "--nginx-conf", "conf\\nginx.conf"]),
@@ -40,3 +40,9 @@ Deno.test("parseTaskArgs() refuses an nginx.conf the gateway would refuse at boo
     /--print-config makes no sense in a task/,
   );
 });
+
+/** The station's auth lines turned into directives the gateway refuses. */
+function refusedAuth(text: string): string {
+  return text.replace('auth_basic "station";', "auth_request /auth;")
+    .replace("auth_basic_user_file htpasswd;", "proxy_cookie_path / /x;");
+}

@@ -145,6 +145,10 @@ export function locationConf(spec: LocationSpec): LocationConf {
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
     accessRules: null,
+    authBasic: null,
+    satisfy: "all",
+    limitReq: null,
+    limitConn: null,
     accessLogs: [],
   };
 }

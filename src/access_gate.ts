@@ -1,0 +1,148 @@
+/**
+ * nginx's preaccess and access phases for the location a request is in
+ * (`ngx_http_core_generic_phase`, `ngx_http_core_access_phase`): first
+ * `limit_req`, then `limit_conn` (nginx runs a phase's handlers in the
+ * reverse order of their modules' registration), each once per request
+ * (nginx marks `r->main->limit_req_status`/`limit_conn_status` once a limit
+ * applied), then `allow`/`deny` and `auth_basic` combined by `satisfy`, for
+ * every location the request ends up in. A refusal is an answer the engine
+ * finalizes with (nginx's page, `error_page`, `add_header … always`).
+ *
+ * @module
+ */
+
+import {
+  type AccessLogLine,
+  type PasswordChecker,
+  runAccessPhase,
+} from "./access/mod.ts";
+import type { Content, LocationConf, RequestVars } from "./engine/mod.ts";
+import {
+  checkLimitConn,
+  checkLimitReq,
+  type LimitLogLine,
+} from "./limits/mod.ts";
+import type { Logger } from "./log/mod.ts";
+import type { RequestEvent } from "./proxy/mod.ts";
+
+/** One request's part in the phases, kept across internal redirects. */
+export interface AccessState {
+  /** A `limit_req` applied (nginx's `r->main->limit_req_status`). */
+  limitReqDone: boolean;
+  /** A `limit_conn` applied (nginx's `r->main->limit_conn_status`). */
+  limitConnDone: boolean;
+  /** Gives back the request's `limit_conn` counts; called once when the request ends. */
+  release: (() => void) | null;
+}
+
+/** The request facts the phases read. */
+export interface AccessRequest {
+  /** The request's variables (zone keys, realm, user file). */
+  vars: RequestVars;
+  /** The `Authorization` field, or `null`. */
+  authorization: string | null;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /** The request's state. */
+  state: AccessState;
+}
+
+/** Runs the preaccess and access phases. */
+export class AccessGate {
+  readonly #checker: PasswordChecker;
+  readonly #logger: Logger;
+
+  /**
+   * @param checker Where password checks run, fairly between clients.
+   * @param logger For the lines nginx writes without the request's fields.
+   */
+  constructor(checker: PasswordChecker, logger: Logger) {
+    this.#checker = checker;
+    this.#logger = logger;
+  }
+
+  /**
+   * Runs the phases for a location.
+   *
+   * @param conf The location.
+   * @param request The request.
+   * @returns `null` to go on, or the refusal to finalize with.
+   */
+  async run(
+    conf: LocationConf,
+    request: AccessRequest,
+  ): Promise<Extract<Content, { kind: "status" }> | null> {
+    const { state } = request;
+    if (conf.limitReq !== null && !state.limitReqDone) {
+      const decision = checkLimitReq(conf.limitReq, request.vars);
+      this.#limitLines(decision.lines, request);
+      if (decision.limitStatus !== null) state.limitReqDone = true;
+      if (decision.status !== 0) {
+        return { kind: "status", conf, code: decision.status };
+      }
+      if (decision.delayMs > 0) {
+        await delay(decision.delayMs, request.signal);
+      }
+    }
+    if (conf.limitConn !== null && !state.limitConnDone) {
+      const decision = checkLimitConn(conf.limitConn, request.vars);
+      this.#limitLines(decision.lines, request);
+      if (decision.limitStatus !== null) {
+        state.limitConnDone = true;
+        state.release = decision.release;
+      }
+      if (decision.status !== 0) {
+        return { kind: "status", conf, code: decision.status };
+      }
+    }
+    if (conf.accessRules === null && conf.authBasic === null) return null;
+    const decision = await runAccessPhase({
+      rules: conf.accessRules,
+      authBasic: conf.authBasic,
+      satisfy: conf.satisfy,
+    }, {
+      vars: request.vars,
+      authorization: request.authorization,
+      remoteAddr: request.vars.remoteAddr,
+      signal: request.signal,
+    }, this.#checker);
+    for (const line of decision.lines) request.log(event(line));
+    if (decision.status === 0) return null;
+    return {
+      kind: "status",
+      conf,
+      code: decision.status,
+      ...(decision.headers.length > 0 ? { headers: decision.headers } : {}),
+    };
+  }
+
+  #limitLines(lines: LimitLogLine[], request: AccessRequest): void {
+    for (const line of lines) {
+      if (line.withRequest) {
+        request.log({ level: line.level, message: line.message });
+      } else this.#logger.error({ level: line.level, message: line.message });
+    }
+  }
+}
+
+function event(line: AccessLogLine): RequestEvent {
+  return line.osError === undefined
+    ? { level: line.level, message: line.message }
+    : { level: line.level, message: line.message, osError: line.osError };
+}
+
+/** Waits out a `limit_req` delay; the client leaving ends the wait. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

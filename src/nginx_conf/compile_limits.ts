@@ -1,0 +1,264 @@
+/**
+ * The preaccess settings of a level: `limit_req_zone`/`limit_req`/
+ * `limit_req_*` and `limit_conn_zone`/`limit_conn`/`limit_conn_*`
+ * (`ngx_http_limit_req_module`, `ngx_http_limit_conn_module`), with nginx's
+ * inheritance: each `*_status`/`*_log_level`/`*_dry_run` on its own, the
+ * `limit_req` and `limit_conn` lists from the nearest level that has any.
+ *
+ * Zones are made once, from the http level, and shared by every location
+ * that names them, as nginx's shared memory zones are.
+ *
+ * @module
+ */
+
+import {
+  compileValue,
+  type ComplexValue,
+  constantValue,
+  ValueError,
+  type VariableScope,
+} from "../engine/mod.ts";
+import {
+  type LimitConnConf,
+  LimitConnZone,
+  type LimitReqConf,
+  LimitReqZone,
+  parseLimitConn,
+  parseLimitConnZone,
+  parseLimitReq,
+  parseLimitReqZone,
+} from "../limits/mod.ts";
+import type { Level } from "./compile_level.ts";
+import type { Directive } from "./parser.ts";
+
+/** A level's preaccess settings. */
+export interface LimitSettings {
+  /** `limit_req`, or `null`. */
+  limitReq: LimitReqConf | null;
+  /** `limit_conn`, or `null`. */
+  limitConn: LimitConnConf | null;
+}
+
+/** What the limits compiler reports to and reads. */
+export interface LimitsCompileContext {
+  /** Variable names, for the zones' keys. */
+  scope: VariableScope;
+  /** Refuses a directive; `null` for nginx's messages without a place. */
+  fail(d: Directive | null, message: string): void;
+}
+
+const LOG_LEVELS = ["info", "notice", "warn", "error"] as const;
+type LimitLogLevel = typeof LOG_LEVELS[number];
+
+/** Compiles the limits of every level of one configuration. */
+export class LimitsCompiler {
+  readonly #ctx: LimitsCompileContext;
+  readonly #reqZones = new Map<string, LimitReqZone>();
+  readonly #connZones = new Map<string, LimitConnZone>();
+  /** Each list compiled once: a level's list is read by every level below it. */
+  readonly #done = new WeakMap<readonly Directive[], unknown>();
+  readonly #values = new WeakMap<Directive, ComplexValue>();
+  readonly #used = new Set<string>();
+  readonly #reported = new Set<Directive>();
+
+  /** @param ctx Names and failures. */
+  constructor(ctx: LimitsCompileContext) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Reads the http level's `limit_req_zone` and `limit_conn_zone`.
+   *
+   * @param block The http block's directives.
+   */
+  zones(block: readonly Directive[]): void {
+    for (const d of block) {
+      if (d.name !== "limit_req_zone" && d.name !== "limit_conn_zone") continue;
+      const [keyText = "", ...params] = d.args;
+      const key = this.#value(d, keyText);
+      const parsed = d.name === "limit_req_zone"
+        ? parseLimitReqZone(key, params)
+        : parseLimitConnZone(key, params);
+      if (!parsed.ok) {
+        this.#ctx.fail(d, parsed.error);
+        continue;
+      }
+      const { name } = parsed.value;
+      const req = this.#reqZones.get(name);
+      const conn = this.#connZones.get(name);
+      if (
+        (d.name === "limit_req_zone" && conn !== undefined) ||
+        (d.name === "limit_conn_zone" && req !== undefined)
+      ) {
+        this.#ctx.fail(
+          d,
+          `the shared memory zone "${name}" is already declared for a different use`,
+        );
+        continue;
+      }
+      const bound = req ?? conn;
+      if (bound !== undefined) {
+        this.#ctx.fail(
+          d,
+          `${d.name} "${name}" is already bound to key "${bound.spec.key.text}"`,
+        );
+        continue;
+      }
+      if (d.name === "limit_req_zone") {
+        this.#reqZones.set(
+          name,
+          new LimitReqZone(parsed.value as LimitReqZone["spec"]),
+        );
+      } else this.#connZones.set(name, new LimitConnZone(parsed.value));
+    }
+  }
+
+  /**
+   * A level's settings.
+   *
+   * @param level The level.
+   * @returns The settings.
+   */
+  settings(level: Level): LimitSettings {
+    // nginx checks each value as it reads it, used or not.
+    for (const name of ["limit_req_status", "limit_conn_status"]) {
+      this.#status(level, name);
+    }
+    for (const name of ["limit_req_log_level", "limit_conn_log_level"]) {
+      this.#logLevel(level, name);
+    }
+    return {
+      limitReq: this.#limitReq(level),
+      limitConn: this.#limitConn(level),
+    };
+  }
+
+  /**
+   * nginx's check at the end of the configuration: a zone named by
+   * `limit_req`/`limit_conn` that no `*_zone` declared.
+   */
+  finish(): void {
+    for (const name of this.#used) {
+      if (!this.#reqZones.has(name) && !this.#connZones.has(name)) {
+        this.#ctx.fail(null, `zero size shared memory zone "${name}"`);
+      }
+    }
+  }
+
+  #value(d: Directive, text: string): ComplexValue {
+    const known = this.#values.get(d);
+    if (known !== undefined) return known;
+    let value: ComplexValue;
+    try {
+      value = compileValue(text, this.#ctx.scope);
+    } catch (error) {
+      if (!(error instanceof ValueError)) throw error;
+      this.#ctx.fail(d, error.message);
+      value = constantValue(text);
+    }
+    this.#values.set(d, value);
+    return value;
+  }
+
+  #status(level: Level, name: string): number {
+    const d = level.last(name);
+    if (d === undefined) return 503;
+    const n = /^[0-9]+$/.test(d.args[0]!) ? Number(d.args[0]) : NaN;
+    if (!(n >= 400 && n <= 599)) {
+      this.#once(d, "value must be between 400 and 599");
+      return 503;
+    }
+    return n;
+  }
+
+  #logLevel(level: Level, name: string): LimitLogLevel {
+    const d = level.last(name);
+    if (d === undefined) return "error";
+    const text = d.args[0]!.toLowerCase();
+    if (!(LOG_LEVELS as readonly string[]).includes(text)) {
+      this.#once(d, `invalid value "${d.args[0]}"`);
+      return "error";
+    }
+    return text as LimitLogLevel;
+  }
+
+  #dryRun(level: Level, name: string): boolean {
+    return level.last(name)?.args[0]?.toLowerCase() === "on";
+  }
+
+  /** A message once per directive, though every level below reads it. */
+  #once(d: Directive, message: string): void {
+    if (this.#reported.has(d)) return;
+    this.#reported.add(d);
+    this.#ctx.fail(d, message);
+  }
+
+  #limitReq(level: Level): LimitReqConf | null {
+    const list = level.get("limit_req");
+    if (list.length === 0) return null;
+    let limits = this.#done.get(list) as LimitReqConf["limits"] | undefined;
+    if (limits === undefined) {
+      const out: {
+        rule: LimitReqConf["limits"][number]["rule"];
+        zone: LimitReqZone;
+      }[] = [];
+      for (const d of list) {
+        const parsed = parseLimitReq(d.args);
+        if (!parsed.ok) {
+          this.#ctx.fail(d, parsed.error);
+          continue;
+        }
+        const name = parsed.value.zone;
+        this.#used.add(name);
+        if (out.some((l) => l.zone.spec.name === name)) {
+          this.#ctx.fail(d, `"limit_req" directive is duplicate`);
+          continue;
+        }
+        const zone = this.#reqZones.get(name);
+        if (zone !== undefined) out.push({ rule: parsed.value, zone });
+      }
+      limits = out;
+      this.#done.set(list, limits);
+    }
+    if (limits.length === 0) return null;
+    return {
+      limits,
+      logLevel: this.#logLevel(level, "limit_req_log_level"),
+      status: this.#status(level, "limit_req_status"),
+      dryRun: this.#dryRun(level, "limit_req_dry_run"),
+    };
+  }
+
+  #limitConn(level: Level): LimitConnConf | null {
+    const list = level.get("limit_conn");
+    if (list.length === 0) return null;
+    let limits = this.#done.get(list) as LimitConnConf["limits"] | undefined;
+    if (limits === undefined) {
+      const out: { conn: number; zone: LimitConnZone }[] = [];
+      for (const d of list) {
+        const parsed = parseLimitConn(d.args[0]!, d.args[1]!);
+        if (!parsed.ok) {
+          this.#ctx.fail(d, parsed.error);
+          continue;
+        }
+        const name = parsed.value.zone;
+        this.#used.add(name);
+        if (out.some((l) => l.zone.spec.name === name)) {
+          this.#ctx.fail(d, `"limit_conn" directive is duplicate`);
+          continue;
+        }
+        const zone = this.#connZones.get(name);
+        if (zone !== undefined) out.push({ conn: parsed.value.conn, zone });
+      }
+      limits = out;
+      this.#done.set(list, limits);
+    }
+    if (limits.length === 0) return null;
+    return {
+      limits,
+      logLevel: this.#logLevel(level, "limit_conn_log_level"),
+      status: this.#status(level, "limit_conn_status"),
+      dryRun: this.#dryRun(level, "limit_conn_dry_run"),
+    };
+  }
+}
