@@ -71,7 +71,7 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
       'station-gateway: [emerg] "proxy_cache zone" :44',
       'station-gateway: [emerg] "sub_filter" :45',
       'station-gateway: [emerg] "auth_request" :51',
-      'station-gateway: [emerg] "proxy_cookie_path" :52',
+      'station-gateway: [emerg] "proxy_set_body" :52',
     ],
   );
   match(stderr, /test failed\n$/);
@@ -84,7 +84,7 @@ Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the 
   match(stderr, /\[emerg\] "auth_request" is not supported/);
   match(
     await Deno.readTextFile(`${s.prefix}/logs/error.log`),
-    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_request" .* in .*nginx.conf:49\n[^\n]*"proxy_cookie_path" [^\n]*:50\n$/,
+    /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[emerg\] \d+#\d+: "auth_request" .* in .*nginx.conf:49\n[^\n]*"proxy_set_body" [^\n]*:50\n$/,
   );
 });
 
@@ -205,5 +205,5 @@ Deno.test("--print-config prints the flags' built-in configuration as an nginx.c
 /** The station's auth lines turned into directives the gateway refuses. */
 function refusedAuth(text: string): string {
   return text.replace('auth_basic "station";', "auth_request /auth;")
-    .replace("auth_basic_user_file htpasswd;", "proxy_cookie_path / /x;");
+    .replace("auth_basic_user_file htpasswd;", "proxy_set_body x;");
 }
