@@ -140,6 +140,8 @@ interface RequestContext {
   target: string;
   /** The request came over HTTP/2. */
   http2: boolean;
+  /** Served over HTTP/2 on a TLS socket (its stream is one of several). */
+  served2: boolean;
   /** The request line as logged. */
   request: string;
   /** Writes an error line with the request's context. */
@@ -261,8 +263,10 @@ export function createGatewayHandler(
     if (ctx.continued) accessLine?.continued();
     // Only the gateway's own error answers say `close` (an upstream's
     // Connection field is hop-by-hop and never passed on).
+    // An HTTP/2 connection (over TLS: no Host, see describe()) carries
+    // other streams: the answer ends its own stream only.
     if (
-      response.status >= 400 &&
+      response.status >= 400 && !ctx.served2 &&
       response.headers.get("connection")?.toLowerCase().includes("close")
     ) {
       const key = connectionKey(info.remoteAddr, localPort);
@@ -337,6 +341,7 @@ export function createGatewayHandler(
       referrer,
       target,
       http2,
+      served2,
       request,
       // The line's context is assembled only when a line is written.
       log: (event) =>

@@ -179,3 +179,27 @@ Deno.test("plain HTTP sent to the TLS port gets no HTTP answer and the port keep
   );
   deepStrictEqual(p.lines("error.log"), []);
 });
+
+Deno.test("over HTTP/2 the gateway's own 400 ends its stream, not the connection: the next stream is served", async () => {
+  // A `Connection: close` answer marks an HTTP/1.x connection to be cut
+  // (closing_connections.ts); an HTTP/2 connection carries other streams.
+  const [plain, tls] = [refusedPort(), refusedPort()];
+  await using p = await prefixWith(commonPair(plain, tls));
+  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  strictEqual(
+    await curl([
+      "--http2",
+      "--cacert",
+      p.cert.certPath,
+      "-o",
+      "/dev/null",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code} %{http_version} %{num_connects}\n",
+      `https://localhost:${tls}/%00`,
+      `https://localhost:${tls}/`,
+    ]),
+    "400 2 1\n200 2 0\n",
+  );
+});
