@@ -30,13 +30,17 @@ export function publicOrigin(
   scheme: "http" | "https" = "http",
 ): string {
   const colon = host === null ? -1 : host.indexOf(":");
+  // nginx names the validated Host (r->headers_in.server): lower case, no
+  // trailing dot (ngx_http_validate_host).
   const name = host === null || host === ""
     ? "127.0.0.1"
     : host.startsWith("[")
-    ? host.slice(0, host.indexOf("]") + 1)
-    : colon < 0
-    ? host
-    : host.slice(0, colon);
+    ? host.slice(0, host.indexOf("]") + 1).toLowerCase()
+    : withoutDot((colon < 0 ? host : host.slice(0, colon)).toLowerCase());
   const standard = scheme === "https" ? 443 : 80;
   return `${scheme}://${name}${port === standard ? "" : `:${port}`}`;
+}
+
+function withoutDot(name: string): string {
+  return name.endsWith(".") ? name.slice(0, -1) : name;
 }

@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
 import { publicOrigin } from "../../src/response/mod.ts";
 
-Deno.test("publicOrigin() takes the Host name and the listening port", async (t) => {
+Deno.test("publicOrigin() takes the Host name as nginx validates it and the listening port", async (t) => {
   const cases: [string | null, number, string][] = [
     ["localhost:8081", 8081, "http://localhost:8081"],
     ["localhost", 8081, "http://localhost:8081"],
@@ -9,6 +9,9 @@ Deno.test("publicOrigin() takes the Host name and the listening port", async (t)
     ["[::1]:8081", 8081, "http://[::1]:8081"],
     ["[fe80::1]", 80, "http://[fe80::1]"],
     ["example", 80, "http://example"],
+    ["KomikApp.com:8081", 8081, "http://komikapp.com:8081"],
+    ["Station7.Example.:9999", 8081, "http://station7.example:8081"],
+    ["[FE80::1]:8081", 8081, "http://[fe80::1]:8081"],
     ["", 8081, "http://127.0.0.1:8081"],
     [null, 8081, "http://127.0.0.1:8081"],
   ];
