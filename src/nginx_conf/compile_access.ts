@@ -8,16 +8,11 @@
  */
 
 import { type AuthBasicConf, UserFileCache } from "../access/mod.ts";
-import {
-  compileValue,
-  type ComplexValue,
-  constantValue,
-  ValueError,
-  type VariableScope,
-} from "../engine/mod.ts";
+import { type VariableScope } from "../engine/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { LimitsCompiler, type LimitSettings } from "./compile_limits.ts";
 import type { Directive } from "./parser.ts";
+import { DirectiveValues } from "./directive_values.ts";
 
 /** A level's access and preaccess settings. */
 export interface AccessSettings extends LimitSettings {
@@ -43,12 +38,13 @@ export class AccessCompiler {
   readonly #limits: LimitsCompiler;
   /** One cache for every user file of the configuration. */
   readonly #users = new UserFileCache();
-  readonly #values = new WeakMap<Directive, ComplexValue>();
+  readonly #values: DirectiveValues;
   readonly #reported = new Set<Directive>();
 
   /** @param ctx Names, the conf prefix, failures. */
   constructor(ctx: AccessCompileContext) {
     this.#ctx = ctx;
+    this.#values = new DirectiveValues(ctx);
     this.#limits = new LimitsCompiler(ctx);
   }
 
@@ -80,30 +76,15 @@ export class AccessCompiler {
     this.#limits.finish();
   }
 
-  #value(d: Directive, text: string): ComplexValue {
-    const known = this.#values.get(d);
-    if (known !== undefined) return known;
-    let value: ComplexValue;
-    try {
-      value = compileValue(text, this.#ctx.scope);
-    } catch (error) {
-      if (!(error instanceof ValueError)) throw error;
-      this.#ctx.fail(d, error.message);
-      value = constantValue(text);
-    }
-    this.#values.set(d, value);
-    return value;
-  }
-
   #authBasic(level: Level): AuthBasicConf | null {
     const realmDirective = level.last("auth_basic");
     const fileDirective = level.last("auth_basic_user_file");
     const realm = realmDirective === undefined
       ? null
-      : this.#value(realmDirective, realmDirective.args[0]!);
+      : this.#values.get(realmDirective, realmDirective.args[0]!);
     const userFile = fileDirective === undefined
       ? null
-      : this.#value(fileDirective, fileDirective.args[0]!);
+      : this.#values.get(fileDirective, fileDirective.args[0]!);
     if (realm === null || userFile === null) return null;
     return {
       realm,

@@ -11,13 +11,7 @@
  * @module
  */
 
-import {
-  compileValue,
-  type ComplexValue,
-  constantValue,
-  ValueError,
-  type VariableScope,
-} from "../engine/mod.ts";
+import { type VariableScope } from "../engine/mod.ts";
 import {
   type LimitConnConf,
   LimitConnZone,
@@ -30,6 +24,7 @@ import {
 } from "../limits/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
+import { DirectiveValues } from "./directive_values.ts";
 
 /** A level's preaccess settings. */
 export interface LimitSettings {
@@ -57,13 +52,14 @@ export class LimitsCompiler {
   readonly #connZones = new Map<string, LimitConnZone>();
   /** Each list compiled once: a level's list is read by every level below it. */
   readonly #done = new WeakMap<readonly Directive[], unknown>();
-  readonly #values = new WeakMap<Directive, ComplexValue>();
+  readonly #values: DirectiveValues;
   readonly #used = new Set<string>();
   readonly #reported = new Set<Directive>();
 
   /** @param ctx Names and failures. */
   constructor(ctx: LimitsCompileContext) {
     this.#ctx = ctx;
+    this.#values = new DirectiveValues(ctx);
   }
 
   /**
@@ -75,7 +71,7 @@ export class LimitsCompiler {
     for (const d of block) {
       if (d.name !== "limit_req_zone" && d.name !== "limit_conn_zone") continue;
       const [keyText = "", ...params] = d.args;
-      const key = this.#value(d, keyText);
+      const key = this.#values.get(d, keyText);
       const parsed = d.name === "limit_req_zone"
         ? parseLimitReqZone(key, params)
         : parseLimitConnZone(key, params);
@@ -143,21 +139,6 @@ export class LimitsCompiler {
         this.#ctx.fail(null, `zero size shared memory zone "${name}"`);
       }
     }
-  }
-
-  #value(d: Directive, text: string): ComplexValue {
-    const known = this.#values.get(d);
-    if (known !== undefined) return known;
-    let value: ComplexValue;
-    try {
-      value = compileValue(text, this.#ctx.scope);
-    } catch (error) {
-      if (!(error instanceof ValueError)) throw error;
-      this.#ctx.fail(d, error.message);
-      value = constantValue(text);
-    }
-    this.#values.set(d, value);
-    return value;
   }
 
   #status(level: Level, name: string): number {
