@@ -5,22 +5,7 @@
  * @module
  */
 
-import { byteStringToBytes } from "../runtime/mod.ts";
-
-const MONTHS = [
-  "Jan",
-  "Feb",
-  "Mar",
-  "Apr",
-  "May",
-  "Jun",
-  "Jul",
-  "Aug",
-  "Sep",
-  "Oct",
-  "Nov",
-  "Dec",
-] as const;
+import { byteStringToBytes, MONTH_NAMES } from "../runtime/mod.ts";
 
 function pad2(n: number): string {
   return n < 10 ? `0${n}` : String(n);
@@ -50,7 +35,7 @@ function offset(time: Date, colon: boolean): string {
  */
 export function formatTimeLocal(time: Date): string {
   return `${pad2(time.getDate())}/${
-    MONTHS[time.getMonth()]
+    MONTH_NAMES[time.getMonth()]
   }/${time.getFullYear()}:${pad2(time.getHours())}:${pad2(time.getMinutes())}:${
     pad2(time.getSeconds())
   } ${offset(time, false)}`;

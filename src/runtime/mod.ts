@@ -13,6 +13,7 @@ export {
 } from "./byte_string.ts";
 export { ConfigFileRefusal, readConfigText } from "./config_read.ts";
 export { GcPacer } from "./gc_pacer.ts";
+export { MONTH_NAMES } from "./month_names.ts";
 export { HeapPacer } from "./heap_pacer.ts";
 export {
   currentOsFamily,

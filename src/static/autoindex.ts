@@ -11,6 +11,7 @@
  */
 
 import { errorResponse } from "../response/mod.ts";
+import { MONTH_NAMES } from "../runtime/mod.ts";
 
 /** A location's `autoindex_*` settings. */
 export interface AutoindexConf {
@@ -40,20 +41,6 @@ export interface AutoindexPage {
 }
 
 const NAME_LEN = 50;
-const MONTHS = [
-  "Jan",
-  "Feb",
-  "Mar",
-  "Apr",
-  "May",
-  "Jun",
-  "Jul",
-  "Aug",
-  "Sep",
-  "Oct",
-  "Nov",
-  "Dec",
-];
 const encoder = new TextEncoder();
 
 /**
@@ -117,7 +104,9 @@ function date(mtime: number, localtime: boolean): string {
       d.getUTCHours(),
       d.getUTCMinutes(),
     ];
-  return `${two(day)}-${MONTHS[month]}-${year} ${two(hour)}:${two(minute)} `;
+  return `${two(day)}-${MONTH_NAMES[month]}-${year} ${two(hour)}:${
+    two(minute)
+  } `;
 }
 
 /** The size column: `%19O`, or rounded to K, M, G as nginx rounds. */
