@@ -17,6 +17,7 @@ import {
   LimitConnZone,
   type LimitReqConf,
   LimitReqZone,
+  type Parsed,
   parseLimitConn,
   parseLimitConnZone,
   parseLimitReq,
@@ -175,32 +176,15 @@ export class LimitsCompiler {
   }
 
   #limitReq(level: Level): LimitReqConf | null {
-    const list = level.get("limit_req");
-    if (list.length === 0) return null;
-    let limits = this.#done.get(list) as LimitReqConf["limits"] | undefined;
-    if (limits === undefined) {
-      const out: {
-        rule: LimitReqConf["limits"][number]["rule"];
-        zone: LimitReqZone;
-      }[] = [];
-      for (const d of list) {
-        const parsed = parseLimitReq(d.args);
-        if (!parsed.ok) {
-          this.#ctx.fail(d, parsed.error);
-          continue;
-        }
-        const name = parsed.value.zone;
-        this.#used.add(name);
-        if (out.some((l) => l.zone.spec.name === name)) {
-          this.#ctx.fail(d, `"limit_req" directive is duplicate`);
-          continue;
-        }
-        const zone = this.#reqZones.get(name);
-        if (zone !== undefined) out.push({ rule: parsed.value, zone });
-      }
-      limits = out;
-      this.#done.set(list, limits);
-    }
+    const limits = this.#list(
+      level,
+      "limit_req",
+      (d) => parseLimitReq(d.args),
+      (rule) => {
+        const zone = this.#reqZones.get(rule.zone);
+        return zone === undefined ? undefined : { rule, zone };
+      },
+    );
     if (limits.length === 0) return null;
     return {
       limits,
@@ -211,29 +195,15 @@ export class LimitsCompiler {
   }
 
   #limitConn(level: Level): LimitConnConf | null {
-    const list = level.get("limit_conn");
-    if (list.length === 0) return null;
-    let limits = this.#done.get(list) as LimitConnConf["limits"] | undefined;
-    if (limits === undefined) {
-      const out: { conn: number; zone: LimitConnZone }[] = [];
-      for (const d of list) {
-        const parsed = parseLimitConn(d.args[0]!, d.args[1]!);
-        if (!parsed.ok) {
-          this.#ctx.fail(d, parsed.error);
-          continue;
-        }
-        const name = parsed.value.zone;
-        this.#used.add(name);
-        if (out.some((l) => l.zone.spec.name === name)) {
-          this.#ctx.fail(d, `"limit_conn" directive is duplicate`);
-          continue;
-        }
+    const limits = this.#list(
+      level,
+      "limit_conn",
+      (d) => parseLimitConn(d.args[0]!, d.args[1]!),
+      ({ zone: name, conn }) => {
         const zone = this.#connZones.get(name);
-        if (zone !== undefined) out.push({ conn: parsed.value.conn, zone });
-      }
-      limits = out;
-      this.#done.set(list, limits);
-    }
+        return zone === undefined ? undefined : { conn, zone };
+      },
+    );
     if (limits.length === 0) return null;
     return {
       limits,
@@ -241,5 +211,43 @@ export class LimitsCompiler {
       status: this.#status(level, "limit_conn_status"),
       dryRun: this.#dryRun(level, "limit_conn_dry_run"),
     };
+  }
+
+  /**
+   * A level's `limit_req` or `limit_conn` list, compiled once. A zone named
+   * twice is nginx's "is duplicate", declared or not (nginx compares the
+   * shared zones `ngx_shared_memory_add` returned); an undeclared zone is
+   * left out here and reported by {@linkcode LimitsCompiler.finish}.
+   */
+  #list<P extends { zone: string }, E>(
+    level: Level,
+    name: "limit_req" | "limit_conn",
+    parse: (d: Directive) => Parsed<P>,
+    entry: (parsed: P) => E | undefined,
+  ): readonly E[] {
+    const list = level.get(name);
+    if (list.length === 0) return [];
+    const done = this.#done.get(list) as readonly E[] | undefined;
+    if (done !== undefined) return done;
+    const out: E[] = [];
+    const named = new Set<string>();
+    for (const d of list) {
+      const parsed = parse(d);
+      if (!parsed.ok) {
+        this.#ctx.fail(d, parsed.error);
+        continue;
+      }
+      const zone = parsed.value.zone;
+      this.#used.add(zone);
+      if (named.has(zone)) {
+        this.#ctx.fail(d, `"${name}" directive is duplicate`);
+        continue;
+      }
+      named.add(zone);
+      const e = entry(parsed.value);
+      if (e !== undefined) out.push(e);
+    }
+    this.#done.set(list, out);
+    return out;
   }
 }

@@ -36,6 +36,16 @@ Deno.test("compileHttp() refuses bad access and limit directives with nginx's me
     [`${ZONES}server { limit_conn addr 1; limit_conn addr 2; }`, [
       '"limit_conn" directive is duplicate :L',
     ]],
+    // nginx compares the zones `ngx_shared_memory_add` returned: an
+    // undeclared zone named twice is a duplicate too.
+    ["server { limit_req zone=nope; limit_req zone=nope; }", [
+      '"limit_req" directive is duplicate :L',
+      'zero size shared memory zone "nope"',
+    ]],
+    ["server { limit_conn nope 1; limit_conn nope 2; }", [
+      '"limit_conn" directive is duplicate :L',
+      'zero size shared memory zone "nope"',
+    ]],
     [`${ZONES}server { limit_conn addr 0; }`, [
       'invalid number of connections "0" :L',
     ]],
