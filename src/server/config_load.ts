@@ -33,7 +33,7 @@ const JSON_HINT =
 
 /** After an unknown key or a wrong type in the config file. */
 const KEYS_HINT =
-  'the keys are the flags\' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout"); "station-gateway --help" lists every flag';
+  'the keys are the flags\' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout")';
 
 /**
  * The line after a config file's mistake: what JSON wants, or how keys are
