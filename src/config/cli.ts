@@ -38,7 +38,7 @@ export interface CliOptions {
   configPath?: string;
   /** `--nginx-conf FILE`, if given: a station's nginx.conf to run from. */
   nginxConfPath?: string;
-  /** `--print-config`: print the effective settings as the JSON config file. */
+  /** `--print-config`: print the configuration as nginx.conf text (`nginx -T`). */
   printConfig: boolean;
   /** Settings given as flags; they override the config file. */
   settings: SettingsInput;

@@ -87,7 +87,8 @@ OPTIONS:
   --nginx-conf FILE        Run from a station's nginx.conf, e.g.
                            C:\\nginx\\conf\\nginx.conf: paths in it start at the folder
                            above conf, as for nginx; --config and flags override it
-  --print-config           Print the effective settings as a JSON config file
+  --print-config           Print the configuration as nginx.conf text (as
+                           nginx -T), then exit
   -t, --check              Check the configuration, log files and port, then
                            exit 0 or 1 with the reason (like nginx -t)
   -h, --help               Print this help

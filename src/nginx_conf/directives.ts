@@ -129,9 +129,11 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_http_version HSL 1-1 map"],
   ["proxy_set_header HSL 2-2 map"],
   ["proxy_redirect HSL 1-2 map"],
+  // Deno.serve has no idle timeout for client connections: one stays open
+  // until the client closes it (the README's "Slow and idle clients").
   [
     "keepalive_timeout HSL 1-2 warn",
-    "the runtime closes idle client connections itself",
+    "the runtime keeps an idle client connection open until the client closes it",
   ],
   ["proxy_buffer_size HSL 1-1 map"],
   ["proxy_buffers HSL 2-2 warn", TUNING],

@@ -24,13 +24,16 @@ import { ConfigFileRefusal, readConfigText } from "../runtime/mod.ts";
  */
 export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
-/** After a JSON syntax error in the config file: what JSON wants. */
+/**
+ * After a JSON syntax error in the config file: what JSON wants. (Not
+ * `--print-config`: it prints nginx.conf text, not a JSON file.)
+ */
 const JSON_HINT =
-  'the config file is JSON: names and texts in double quotes, no comma after the last entry, no comments; "station-gateway --print-config" prints a valid one';
+  'the config file is JSON: names and texts in double quotes, no comma after the last entry, no comments, e.g. {"upstream": "http://10.0.0.5", "proxyReadTimeout": "60s"}';
 
 /** After an unknown key or a wrong type in the config file. */
 const KEYS_HINT =
-  'the keys are the flags\' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout"); "station-gateway --print-config" prints every key';
+  'the keys are the flags\' names in camelCase ("--proxy-read-timeout" is "proxyReadTimeout")';
 
 /**
  * The line after a config file's mistake: what JSON wants, or how keys are

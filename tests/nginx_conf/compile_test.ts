@@ -1,6 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { compileText, refusals, requestVars } from "../engine/_conf.ts";
 import { findServer, groupByListen } from "../../src/engine/mod.ts";
+import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
+import { compileHttp } from "../../src/nginx_conf/compile.ts";
 
 function headersOf(conf: ReturnType<typeof compileText>, name: string) {
   const server = conf.servers[0]!;
@@ -188,4 +190,36 @@ Deno.test("compileHttp() takes a balancing method only where one server makes it
       '"least_conn" is not supported with several servers: the gateway balances them round-robin (remove it, or keep one server)',
     ],
   );
+});
+
+Deno.test("compileHttp() says of keepalive_timeout what the gateway does: idle client connections stay open", () => {
+  const outcome = (value: string, where: string) => {
+    const text = where === "http"
+      ? `events {}\nhttp { keepalive_timeout ${value}; server { listen 80; } }`
+      : `events {}\nhttp { server { listen 80; keepalive_timeout ${value}; } }`;
+    const result = compileHttp(
+      parseNginxConf("/n/conf/nginx.conf", {
+        readTextFile: () => text,
+        readDirFiles: () => [],
+      }),
+      { file: "/n/conf/nginx.conf", prefix: "/n", caseless: false },
+    );
+    return [...result.warnings, ...result.errors]
+      .filter((m) => !m.startsWith('"events"'))
+      .map((m) => m.replace(/ in \/n\/conf\/nginx.conf:\d+$/, ""));
+  };
+  const kept =
+    '"keepalive_timeout" is ignored: the runtime keeps an idle client connection open until the client closes it';
+  const table: [string, string, string][] = [
+    ["65", "http", kept],
+    ["75s 60s", "server", kept],
+    [
+      "0",
+      "http",
+      '"keepalive_timeout 0" is not supported: the gateway keeps client connections open',
+    ],
+  ];
+  for (const [value, where, expected] of table) {
+    deepStrictEqual(outcome(value, where), [expected], `${where}: ${value}`);
+  }
 });
