@@ -75,4 +75,4 @@ export {
   meteredBody,
   streamedResponse,
 } from "./response_body.ts";
-export { DENO_WRITE_BUFFER, writeInOnePiece } from "./tls_one_write.ts";
+export { writeInOnePiece } from "./tls_one_write.ts";

@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
-import { DENO_WRITE_BUFFER, writeInOnePiece } from "../../src/response/mod.ts";
+import { writeInOnePiece } from "../../src/response/mod.ts";
 
-/** A response with `fields` and a body of `length` bytes (stated). */
+/** A response with `fields` and a body of `length` bytes. */
 function answer(
   status: number,
   length: number | null,
@@ -9,7 +9,7 @@ function answer(
 ): Response {
   const body = status === 204 || status === 304
     ? null
-    : "x".repeat(length ?? 10);
+    : ReadableStream.from([new Uint8Array(length ?? 10)]);
   return new Response(body, {
     status,
     headers: length === null
@@ -18,41 +18,12 @@ function answer(
   });
 }
 
-Deno.test("writeInOnePiece() asks for chunked framing exactly when the head could go out alone", () => {
-  const cookie = "c=" + "v".repeat(300);
+Deno.test("writeInOnePiece() asks for chunked framing for every response with a body", () => {
   const cases: [string, string, Response, string | null][] = [
-    ["a page past the buffer", "GET", answer(200, 2048), "chunked"],
-    ["an error page past it", "GET", answer(404, 600), "chunked"],
-    [
-      "a body as large as the buffer",
-      "GET",
-      answer(200, DENO_WRITE_BUFFER),
-      "chunked",
-    ],
-    [
-      "a small answer",
-      "POST",
-      answer(200, 40, { "content-type": "application/json" }),
-      null,
-    ],
-    [
-      "a small answer behind a large head",
-      "GET",
-      answer(200, 40, { "set-cookie": cookie }),
-      "chunked",
-    ],
-    [
-      "a length that is not a number",
-      "GET",
-      answer(200, null, { "content-length": "x" }),
-      "chunked",
-    ],
-    [
-      "no length (a stream, or bytes Deno measures)",
-      "GET",
-      answer(200, null),
-      "chunked",
-    ],
+    ["a page", "GET", answer(200, 2048), "chunked"],
+    ["an error page", "GET", answer(404, 600), "chunked"],
+    ["a small answer", "POST", answer(200, 40), "chunked"],
+    ["no length", "GET", answer(200, null), "chunked"],
     ["an empty body", "GET", answer(200, 0), null],
     ["HEAD", "HEAD", answer(200, 2048), null],
     ["204", "GET", answer(204, null), null],
@@ -61,6 +32,10 @@ Deno.test("writeInOnePiece() asks for chunked framing exactly when the head coul
   for (const [name, method, response, expected] of cases) {
     writeInOnePiece(method, response);
     strictEqual(response.headers.get("transfer-encoding"), expected, name);
+    // The length stays for the access log; Deno does not send it.
+    if (expected !== null && name !== "no length") {
+      strictEqual(response.headers.has("content-length"), true, name);
+    }
   }
   // Fields that cannot change are left as they are, without a throw.
   const redirect = Response.redirect("https://localhost/x", 302);
