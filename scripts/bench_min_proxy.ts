@@ -7,7 +7,14 @@
  * proxy anyone should run; it measures what `Deno.serve` itself costs, so
  * the gateway's own cost per request can be told apart from the runtime's.
  *
- * Usage: `deno run --allow-net scripts/bench_min_proxy.ts <port> <upstream port>`
+ * With a certificate, key and file (`deno-min-tls`, the TLS scenarios'
+ * floor) it listens with TLS and answers `GET /2k.html` with the file's
+ * bytes from memory, as `Transfer-Encoding: chunked`: the framing in which
+ * Deno writes head and body at once over TLS, where it leaves Nagle's
+ * algorithm on (src/response/tls_one_write.ts).
+ *
+ * Usage: `deno run --allow-net --allow-read scripts/bench_min_proxy.ts
+ * <port> <upstream port> [<certificate> <key> <file>]`
  *
  * @module
  */
@@ -52,8 +59,26 @@ if (import.meta.main) {
       "Usage: bench_min_proxy.ts <port> <upstream port>: expected two ports",
     );
   }
+  const [certPath, keyPath, filePath] = Deno.args.slice(2);
+  const tls = certPath && keyPath
+    ? {
+      cert: Deno.readTextFileSync(certPath),
+      key: Deno.readTextFileSync(keyPath),
+    }
+    : {};
+  const file = filePath ? Deno.readFileSync(filePath) : null;
   Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
-  Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (req) => {
+  Deno.serve({ hostname: "127.0.0.1", port, ...tls, onListen() {} }, async (
+    req,
+  ) => {
+    if (file !== null && req.method === "GET") {
+      return new Response(file, {
+        headers: {
+          "content-type": "text/html",
+          "transfer-encoding": "chunked",
+        },
+      });
+    }
     const body = new Uint8Array(await req.arrayBuffer());
     const path = new URL(req.url).pathname.slice("/api".length);
     let head = `${req.method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n`;

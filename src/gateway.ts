@@ -17,7 +17,7 @@ import {
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
-import { errorResponse } from "./response/mod.ts";
+import { errorResponse, writeInOnePiece } from "./response/mod.ts";
 import {
   type AccessTarget,
   isLevelEnabled,
@@ -274,6 +274,12 @@ export function createGatewayHandler(
       if (!closing.mark(key, !cuttable)) {
         response = cutAfter(response);
       }
+    }
+
+    // Deno leaves Nagle's algorithm on for TLS connections: a head sent
+    // alone would hold the body until the client's delayed acknowledgement.
+    if (socket?.tls === true && !ctx.served2) {
+      writeInOnePiece(req.method, response);
     }
 
     stats.inFlight--;

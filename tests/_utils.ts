@@ -201,8 +201,12 @@ export function closedResponseEnd(
 /**
  * The complete final responses at the start of `bytes`: how many, where the
  * last ends, and whether it said `Connection: close` (then no more follow).
+ *
+ * @param bytes What was read so far.
+ * @param heads Whether each request was a HEAD (its response has no body).
+ * @returns The count, the end of the last one, and whether it closed.
  */
-function completeResponses(
+export function completeResponses(
   bytes: Uint8Array,
   heads: boolean[],
 ): { count: number; end: number; closed: boolean } {

@@ -2,7 +2,8 @@
  * A TLS server's start: a certificate or key that cannot be used is one
  * `[emerg]` in nginx 1.22's words (compared with `nginx -t`), at start and
  * in `--check`; a TLS listener whose accept() fails listens again as a
- * plain one does.
+ * plain one does. Servers with different certificates on one TLS port are
+ * refused: the runtime cannot choose one by the name a client sends (SNI).
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -69,6 +70,43 @@ Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's wo
       ...expected,
       ...expected,
     ], name);
+  }
+});
+
+Deno.test("servers on one TLS port with different certificates are one [emerg] at start and in --check: no choice by the name the client sends (SNI)", async () => {
+  const port = refusedPort();
+  await using p = await prefixWith((dir) =>
+    `events {}
+error_log ${dir}/logs/error.log;
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:${port} ssl default_server;
+    server_name localhost;
+    ssl_certificate station.crt;
+    ssl_certificate_key station.key;
+  }
+  server {
+    listen 127.0.0.1:${port} ssl;
+    server_name other.test;
+    ssl_certificate other.crt;
+    ssl_certificate_key other.key;
+  }
+}
+`
+  );
+  await makeCertificate(join(p.dir, "conf"), "other");
+  const conf = (name: string) => join(p.dir, "conf", name);
+  const expected = [
+    `"ssl_certificate" "${conf("other.crt")}" beside "${
+      conf("station.crt")
+    }" on port ${port} is not supported: the gateway serves one certificate per port (no choice by server name, SNI) in ${p.conf}:14`,
+  ];
+  for (const args of [["--check"], []]) {
+    const run = await runCli([...args, "--nginx-conf", p.conf]);
+    strictEqual(run.code, 1, args.join(" "));
+    deepStrictEqual(emergOf(run.stderr), expected, args.join(" "));
+    ok(!run.stderr.includes("    at "), run.stderr);
   }
 });
 

@@ -9,7 +9,8 @@
  * (`ngx_http_gzip_ok`), and the gzip filter
  * (`ngx_http_gzip_filter_module`). nginx runs them in this order on every response a
  * location sends; `serveFile` runs them for static files, a proxied
- * response takes them as below.
+ * response takes them as below. On a TLS connection a response is written
+ * in one piece (`writeInOnePiece`): Deno leaves Nagle's algorithm on there.
  *
  * @example A proxied response
  * ```ts
@@ -74,3 +75,4 @@ export {
   meteredBody,
   streamedResponse,
 } from "./response_body.ts";
+export { writeInOnePiece } from "./tls_one_write.ts";
