@@ -179,6 +179,8 @@ export class EngineRoute {
   readonly #gate: AccessGate;
   /** A location has `limit_conn`: its count is given back after the answer. */
   readonly #mayLimitConn: boolean;
+  /** Each listening port's default server, whose error logs take lines before a server is chosen. */
+  readonly #logScopes: readonly { readonly location: LocationConf }[];
 
   /**
    * @param conf The compiled configuration.
@@ -188,6 +190,9 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
+    this.#logScopes = this.#listens.map((l) => ({
+      location: l.defaultServer.conf,
+    }));
     const body = deps.body;
     this.#temp = body?.proxyRequestBuffering
       ? new TempFiles(body.clientBodyTempPath)
@@ -220,6 +225,17 @@ export class EngineRoute {
     return [...this.#registry.groups];
   }
 
+  /**
+   * Where a request's error lines go before its server is chosen: the
+   * default server of its socket (ngx_http_create_request).
+   *
+   * @param index The socket's index in `listenPorts`.
+   * @returns The default server's level, made once.
+   */
+  logScope(index: number): { readonly location: LocationConf } {
+    return this.#logScopes[index] ?? this.#logScopes[0]!;
+  }
+
   /** Closes every upstream connection. */
   close(): void {
     this.#registry.close();
@@ -231,12 +247,14 @@ export class EngineRoute {
    *
    * @param req The request.
    * @param request What the handler read of it.
+   * @param chosen Told the request's variables once its server is chosen:
+   * their `location` is the level whose error logs take its lines.
    * @returns The response.
    */
   serve(
     req: Request,
     request: EngineRequest,
-    chosen: (serverName: string) => void,
+    chosen: (vars: RequestVars) => void,
     socket: { index: number; port: number } = {
       index: 0,
       port: this.#deps.port,
@@ -245,7 +263,6 @@ export class EngineRoute {
     const name = hostName(request.host);
     const listen = this.#listens[socket.index] ?? this.#listens[0]!;
     const { server, captures } = findServer(listen, name);
-    chosen(server.serverName);
     const vars: RequestVars = {
       method: req.method,
       requestUri: request.target,
@@ -269,7 +286,9 @@ export class EngineRoute {
       captures: captures === null ? [] : [...captures].map((c) => c ?? ""),
       named: {},
       vars: new Map(),
+      location: server.conf,
     };
+    chosen(vars);
     const flow: RouteFlow = {
       vars,
       log: request.log,

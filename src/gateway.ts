@@ -20,6 +20,7 @@ import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import { errorResponse } from "./response/mod.ts";
 import {
   type AccessTarget,
+  type ErrorTarget,
   isLevelEnabled,
   type Logger,
   type UpstreamTries,
@@ -160,8 +161,21 @@ interface RequestContext {
   tries: UpstreamTries | null;
   /** The answering location's access logs; `null`: the default one. */
   accessLogs: readonly AccessTarget[] | null;
+  /** Whose error logs take the request's lines now (see {@linkcode LogScope}). */
+  at: LogScope;
   /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
   completed: Promise<void>;
+}
+
+/**
+ * Where a request's error lines go, as nginx switches `r->connection->log`:
+ * the location chosen so far (the request's variables, from the server's
+ * choice on: `engine/phases.ts` sets it wherever nginx calls
+ * ngx_http_update_location_config), before that its socket's default
+ * server (ngx_http_create_request).
+ */
+interface LogScope {
+  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
 }
 
 const CLOSE = { connection: "close" };
@@ -200,11 +214,11 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger } = deps;
   const stats = deps.stats ?? new GatewayStats();
-  // nginx's lines for `_` in field names are `info`: looked for only when
-  // that level is written.
-  const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
   const caseless = runtime.caseless ?? Deno.build.os === "windows";
   const conf = config.engine ?? compileBuiltIn(config, { caseless });
+  // nginx's lines for `_` in field names are `info`: looked for only when
+  // some error log takes that level.
+  const headChecks = { notes: isLevelEnabled("info", conf.errorLogFloor) };
   let defaultPage: DefaultPageRoute | null = null;
   const engine = new EngineRoute(conf, {
     port: runtime.port,
@@ -332,6 +346,7 @@ export function createGatewayHandler(
       line,
       continued: false,
       accessLogs: null,
+      at: engine.logScope(socket?.index ?? 0),
       completed: info.completed,
       client,
       clientPort: peer.port,
@@ -345,7 +360,7 @@ export function createGatewayHandler(
       request,
       // The line's context is assembled only when a line is written.
       log: (event) =>
-        logger.error({
+        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
           server: ctx.server,
@@ -356,7 +371,7 @@ export function createGatewayHandler(
         }),
       // A line about the request line has no header fields, as nginx's.
       logRequestLine: (event) =>
-        logger.error({
+        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
           server: ctx.server,
@@ -456,8 +471,9 @@ export function createGatewayHandler(
       accessLogs: (logs) => {
         ctx.accessLogs = logs;
       },
-    }, (name) => {
-      ctx.server = name;
+    }, (vars) => {
+      ctx.server = vars.serverName;
+      ctx.at = vars;
     }, socket ?? { index: 0, port: runtime.port });
   }
 }

@@ -49,10 +49,31 @@ export interface AccessTarget {
   readonly format: LogFormat;
 }
 
+/**
+ * One error log of a level (`error_log FILE [LEVEL]`): a file, absolute, or
+ * `stderr`, and the least severe level it is written at.
+ */
+export interface ErrorTarget {
+  /** The file, as opened by path ({@linkcode LoggerOptions.errorFiles}), or `stderr`. */
+  readonly path: string;
+  /** The least severe level written to it. */
+  readonly level: LogLevel;
+}
+
 /** Writes error and access lines. */
 export interface Logger {
-  /** Writes an error-log line if its level is enabled. */
+  /**
+   * Writes an error-log line to the main level's error logs (lines about
+   * no request: start, stop, faults), each that its level enables.
+   */
   error(event: ErrorEvent): void;
+  /**
+   * Writes an error-log line about a request to the error logs of the level
+   * that handles it, each that its level enables (`ngx_log_error_core` over
+   * the list `r->connection->log` was switched to). A file not opened by
+   * path (the built-in configuration's, tests' one sink) is the main log.
+   */
+  errorTo(logs: readonly ErrorTarget[], event: ErrorEvent): void;
   /** Writes an access-log line to the default access log (when it is on). */
   access(event: AccessEvent): void;
   /**
@@ -109,6 +130,16 @@ export interface LoggerOptions {
   accessFiles?: ReadonlyMap<string, LineSink>;
   /** Some location's format reads fields beyond `combined`'s. @default {false} */
   accessNeedsFields?: boolean;
+  /**
+   * The main level's error logs (lines about no request go there); when
+   * absent, `errorLog` at `level`.
+   */
+  errorLogs?: readonly ErrorTarget[];
+  /**
+   * Every error log any level writes to, by path (a file named by an
+   * access log too is the same sink).
+   */
+  errorFiles?: ReadonlyMap<string, LineSink>;
 }
 
 /**
@@ -141,14 +172,54 @@ export function createLogger(options: LoggerOptions): Logger {
   const now = options.now ?? (() => new Date());
   const format = options.accessFormat ?? COMBINED;
   const files = options.accessFiles ?? new Map<string, LineSink>();
+  const errorFiles = options.errorFiles ?? new Map<string, LineSink>();
+  const mainLogs = options.errorLogs ?? null;
   // Kept as written, so the page needs no re-reading of the file.
   let lastError: string | null = null;
+  /** One line, formatted once for every file that takes it. */
+  const write = (sink: LineSink, event: ErrorEvent, line: string | null) => {
+    line ??= formatErrorLogLine({ ...event, time: now(), pid, tid });
+    sink.write(line);
+    if (isLevelEnabled(event.level, "error")) lastError = line;
+    return line;
+  };
+  const toMain = (event: ErrorEvent) => {
+    if (mainLogs === null) {
+      if (isLevelEnabled(event.level, level)) {
+        write(options.errorLog, event, null);
+      }
+      return;
+    }
+    writeTo(mainLogs, event, true);
+  };
+  const writeTo = (
+    logs: readonly ErrorTarget[],
+    event: ErrorEvent,
+    main: boolean,
+  ) => {
+    let line: string | null = null;
+    let unopened = false;
+    // Each log of the level that takes the line's level (nginx keeps them
+    // sorted and stops at the first that does not: the same set); one not
+    // opened by path stands for the main log, at its levels.
+    for (const log of logs) {
+      const sink = errorFiles.get(log.path);
+      if (sink === undefined) unopened = true;
+      else if (isLevelEnabled(event.level, log.level)) {
+        line = write(sink, event, line);
+      }
+    }
+    if (!unopened) return;
+    if (main) {
+      if (isLevelEnabled(event.level, level)) {
+        write(options.errorLog, event, line);
+      }
+    } else toMain(event);
+  };
   return {
-    error(event) {
-      if (!isLevelEnabled(event.level, level)) return;
-      const line = formatErrorLogLine({ ...event, time: now(), pid, tid });
-      options.errorLog.write(line);
-      if (isLevelEnabled(event.level, "error")) lastError = line;
+    error: toMain,
+    errorTo(logs, event) {
+      writeTo(logs, event, false);
     },
     lastError() {
       return lastError;
@@ -179,8 +250,12 @@ export function createLogger(options: LoggerOptions): Logger {
     accessNeedsFields: format !== COMBINED ||
       (options.accessNeedsFields ?? false),
     close() {
-      // A file named by both logs is closed once.
-      const sinks = new Set([options.errorLog, ...files.values()]);
+      // A file named by several logs is closed once.
+      const sinks = new Set([
+        options.errorLog,
+        ...files.values(),
+        ...errorFiles.values(),
+      ]);
       if (options.accessLog !== null) sinks.add(options.accessLog);
       for (const sink of sinks) sink.close?.();
     },
