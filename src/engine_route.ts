@@ -49,6 +49,9 @@ import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS } from "./routing/mod.ts";
 
+/** A server's level and name, as a request's variables hold them. */
+type LogScope = Readonly<Pick<RequestVars, "location" | "serverName">>;
+
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
 
@@ -180,7 +183,7 @@ export class EngineRoute {
   /** A location has `limit_conn`: its count is given back after the answer. */
   readonly #mayLimitConn: boolean;
   /** Each listening port's default server, whose error logs take lines before a server is chosen. */
-  readonly #logScopes: readonly { readonly location: LocationConf }[];
+  readonly #logScopes: readonly LogScope[];
 
   /**
    * @param conf The compiled configuration.
@@ -190,8 +193,9 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
-    this.#logScopes = this.#listens.map((l) => ({
-      location: l.defaultServer.conf,
+    this.#logScopes = this.#listens.map(({ defaultServer }) => ({
+      location: defaultServer.conf,
+      serverName: defaultServer.serverName,
     }));
     const body = deps.body;
     this.#temp = body?.proxyRequestBuffering
@@ -230,9 +234,9 @@ export class EngineRoute {
    * default server of its socket (ngx_http_create_request).
    *
    * @param index The socket's index in `listenPorts`.
-   * @returns The default server's level, made once.
+   * @returns The default server's level and name, made once.
    */
-  logScope(index: number): { readonly location: LocationConf } {
+  logScope(index: number): LogScope {
     return this.#logScopes[index] ?? this.#logScopes[0]!;
   }
 

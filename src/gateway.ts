@@ -155,13 +155,14 @@ interface RequestContext {
   line: LineVerdict;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued: boolean;
-  /** The `server:` field: the chosen server's name. */
-  server: string;
   /** The upstream tries for the access line, when its format may read them. */
   tries: UpstreamTries | null;
   /** The answering location's access logs; `null`: the default one. */
   accessLogs: readonly AccessTarget[] | null;
-  /** Whose error logs take the request's lines now (see {@linkcode LogScope}). */
+  /**
+   * Whose error logs take the request's lines now, and the name in their
+   * `server:` field (see {@linkcode LogScope}).
+   */
   at: LogScope;
   /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
   completed: Promise<void>;
@@ -172,10 +173,12 @@ interface RequestContext {
  * the location chosen so far (the request's variables, from the server's
  * choice on: `engine/phases.ts` sets it wherever nginx calls
  * ngx_http_update_location_config), before that its socket's default
- * server (ngx_http_create_request).
+ * server (ngx_http_create_request); the `server:` field is the same
+ * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
  */
 interface LogScope {
   readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
+  readonly serverName: string;
 }
 
 const CLOSE = { connection: "close" };
@@ -350,7 +353,6 @@ export function createGatewayHandler(
       completed: info.completed,
       client,
       clientPort: peer.port,
-      server: config.serverName,
       tries: null,
       host,
       referrer,
@@ -363,7 +365,7 @@ export function createGatewayHandler(
         logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
-          server: ctx.server,
+          server: ctx.at.serverName,
           request,
           ...(host === null ? {} : { host }),
           ...(referrer === null ? {} : { referrer }),
@@ -374,7 +376,7 @@ export function createGatewayHandler(
         logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
-          server: ctx.server,
+          server: ctx.at.serverName,
           request,
           ...event,
         }),
@@ -472,7 +474,6 @@ export function createGatewayHandler(
         ctx.accessLogs = logs;
       },
     }, (vars) => {
-      ctx.server = vars.serverName;
       ctx.at = vars;
     }, socket ?? { index: 0, port: runtime.port });
   }

@@ -1,0 +1,91 @@
+/**
+ * Each server and location of an nginx.conf writes its error lines to its
+ * own `error_log`, in a gateway process over real sockets: every line in
+ * the file of the level handling the request at that point, none in the
+ * others; lines about no request in the main level's; every file rotates.
+ */
+import { deepStrictEqual, match, ok } from "node:assert/strict";
+import { join } from "node:path";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import {
+  errorLogsConf,
+  EXPECTED_LINES,
+  requestLines,
+  sendErrorLogRequests,
+} from "./_error_logs.ts";
+
+/** A prefix with `conf/nginx.conf` holding `text`, removed at the end. */
+async function prefixWith(
+  text: string,
+): Promise<AsyncDisposable & { conf: string; prefix: string }> {
+  const prefix = await Deno.makeTempDir({ prefix: "error-logs-" });
+  await Deno.mkdir(join(prefix, "conf"));
+  const conf = join(prefix, "conf", "nginx.conf");
+  await Deno.writeTextFile(conf, text);
+  return {
+    conf,
+    prefix,
+    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
+  };
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("each server and location writes its error lines to its own error_log, and nothing to the others", async () => {
+  await using p = await prefixWith(errorLogsConf(refusedPort()));
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await sendErrorLogRequests(gw.port);
+  await waitFor(() => requestLines(p.prefix)["a.log"].length >= 4);
+  deepStrictEqual(requestLines(p.prefix), EXPECTED_LINES);
+  // Lines about no request go to the main level's log.
+  match(
+    await Deno.readTextFile(join(p.prefix, "logs", "main.log")),
+    /\[notice\] \d+#\d+: station-gateway\/\S+ started\n/,
+  );
+});
+
+Deno.test("every error_log file rotates by size on its own", async () => {
+  await using p = await prefixWith(`events {}
+http {
+  access_log off;
+  error_log logs/error.log;
+  server {
+    listen 127.0.0.1:0;
+    root html;
+    location /a/ { error_log logs/a.log; }
+    location /b/ { error_log logs/b.log; error_log logs/b2.log; }
+  }
+}
+`);
+  await using gw = await spawnGateway([
+    "--nginx-conf",
+    p.conf,
+    "--log-max-size",
+    "1k",
+  ]);
+  const logs = join(p.prefix, "logs");
+  const rotated = () =>
+    ["a", "b", "b2"].every((n) => exists(join(logs, `${n}.log.1`)));
+  for (let i = 0; i < 100 && !rotated(); i++) {
+    for (const path of ["/a/", "/b/"]) {
+      await rawRequest(
+        gw.port,
+        `GET ${path}${i} HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n`,
+      );
+    }
+  }
+  await waitFor(rotated);
+  for (const name of ["a.log", "b.log", "b2.log"]) {
+    const size = (await Deno.stat(join(logs, name))).size;
+    ok(size <= 1024, `${name}: ${size} bytes`);
+  }
+  // The server's own file got no request's line: each had its location's.
+  ok(!/client: /.test(await Deno.readTextFile(join(logs, "error.log"))));
+});
