@@ -93,7 +93,13 @@ export interface Logger {
    * `null` before the first.
    */
   lastError?(): string | null;
-  /** Closes both sinks. */
+  /**
+   * Told when one of the logger's files cannot be written, reopened or
+   * rotated, besides stderr: set once serving (the fault policy, which
+   * writes it to the main level's log).
+   */
+  onFileError?: (path: string, message: string) => void;
+  /** Closes every sink, each once. */
   close(): void;
 }
 

@@ -89,11 +89,11 @@ function openLogs(
   config: GatewayConfig,
   context: StartupContext,
 ): Logger | StartupFailure {
-  const options = {
-    maxBytes: config.logMaxBytes,
-    keep: config.logKeep,
-    onError: (message: string) =>
-      context.err(formatConsoleLine("alert", message)),
+  // Told on stderr at once, and to the logger's onFileError once serving:
+  // a server's or location's file that fails still reaches the main log.
+  const failed = (path: string) => (message: string) => {
+    context.err(formatConsoleLine("alert", message));
+    logger.onFileError?.(path, message);
   };
   const engine = config.engine;
   // Every log any level writes, each opened once however many levels and
@@ -113,7 +113,14 @@ function openLogs(
       continue;
     }
     try {
-      opened.set(path, LogFile.open(path, options));
+      opened.set(
+        path,
+        LogFile.open(path, {
+          maxBytes: config.logMaxBytes,
+          keep: config.logKeep,
+          onError: failed(path),
+        }),
+      );
     } catch (error) {
       for (const log of opened.values()) log.close?.();
       return openFailure(path, error, context.family);
@@ -124,7 +131,7 @@ function openLogs(
       const sink = path === null ? undefined : opened.get(path);
       return sink === undefined ? [] : [[path!, sink] as const];
     }));
-  return createLogger({
+  const logger: Logger = createLogger({
     errorLog: opened.get(config.errorLog)!,
     accessLog: config.accessLog === null ? null : opened.get(config.accessLog)!,
     accessFiles: pick([config.accessLog, ...(engine?.accessLogFiles ?? [])]),
@@ -143,6 +150,7 @@ function openLogs(
       }
       : {}),
   });
+  return logger;
 }
 
 /** `--check`: the findings on stderr, as `nginx -t` prints them. */

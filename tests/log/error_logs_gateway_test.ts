@@ -89,3 +89,40 @@ http {
   // The server's own file got no request's line: each had its location's.
   ok(!/client: /.test(await Deno.readTextFile(join(logs, "error.log"))));
 });
+
+Deno.test("a location's error_log that cannot be written is told in the main level's log", async () => {
+  await using p = await prefixWith(`error_log logs/main.log;
+events {}
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:0;
+    root html;
+    location /loc/ { error_log logs/loc.log; }
+  }
+}
+`);
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  const loc = join(p.prefix, "logs", "loc.log");
+  const main = join(p.prefix, "logs", "main.log");
+  // A folder in the file's place: the file's next check reopens it, and fails.
+  await Deno.remove(loc);
+  await Deno.mkdir(loc);
+  const told = () =>
+    Deno.readTextFileSync(main).includes(`cannot reopen log file "${loc}"`);
+  // The file looks at its path at most once a second: requests until then.
+  const deadline = Date.now() + 10_000;
+  for (let i = 0; i < 2000 && !told() && Date.now() < deadline; i++) {
+    await rawRequest(
+      gw.port,
+      `GET /loc/${i} HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n`,
+    );
+  }
+  await waitFor(told);
+  match(
+    Deno.readTextFileSync(main),
+    /\[alert\] \d+#\d+: cannot reopen log file "[^"]+\/loc\.log": /,
+  );
+  // And on stderr, as before.
+  match(gw.output(), /\[alert\] cannot reopen log file/);
+});
