@@ -120,7 +120,7 @@ http {
   }
   await waitFor(told);
   match(
-    Deno.readTextFileSync(main),
+    await Deno.readTextFile(main),
     /\[alert\] \d+#\d+: cannot reopen log file "[^"]+\/loc\.log": /,
   );
   // And on stderr, as before.
