@@ -28,7 +28,7 @@ ${extraHttp}
   server {
     listen 127.0.0.1:${port};
     server_name b.test;
-    error_log logs/b.log;
+    error_log logs/b.log info;
     root html;
     location /loc/ {
       error_log logs/loc.log;

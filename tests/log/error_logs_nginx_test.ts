@@ -7,7 +7,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
-import { refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -94,4 +94,24 @@ Deno.test("nginx and the gateway write each server's and location's error lines 
   }
   deepStrictEqual(requestLines(theirs.prefix), EXPECTED_LINES);
   deepStrictEqual(requestLines(ours.prefix), requestLines(theirs.prefix));
+});
+
+Deno.test("known difference head-lines-server: a line about the request head goes to the default server's error_log (nginx: the Host field's server once read)", async () => {
+  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  await using theirs = await prefixWith(
+    PROCESS + errorLogsConf(theirPort, TEMP),
+  );
+  await using ours = await prefixWith(PROCESS + errorLogsConf(ourPort, TEMP));
+  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
+  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  // nginx refuses TRACE after every field is read (ngx_http_process_request_header).
+  const trace = "TRACE / HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n";
+  await rawRequest(theirPort, trace);
+  await rawRequest(ourPort, trace);
+  const line = (server: string) =>
+    `TIME [info] PID#TID: *N client sent TRACE method while reading client request headers, client: 127.0.0.1, server: ${server}, request: "TRACE / HTTP/1.1", host: "b.test"`;
+  await waitFor(() => requestLines(theirs.prefix)["b.log"].length === 1);
+  await waitFor(() => requestLines(ours.prefix)["a.log"].length === 1);
+  deepStrictEqual(requestLines(theirs.prefix)["b.log"], [line("b.test")]);
+  deepStrictEqual(requestLines(ours.prefix)["a.log"], [line("")]);
 });
