@@ -1,6 +1,8 @@
 /**
- * The gateway's only log I/O: the error log (nginx grammar, level filter)
- * and the access log (`combined`), each written to a line sink.
+ * The gateway's only log I/O: the error logs (nginx grammar, each file at
+ * its level: the main level's, or a server's or location's for a line about
+ * a request, `error_lines.ts`) and the access logs (`combined` or a
+ * `log_format`), each written to a line sink.
  *
  * @module
  */
@@ -8,23 +10,15 @@
 import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
 import { COMBINED, formatLogLine, type LogFormat } from "./log_format.ts";
 import type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
+import { formatErrorLogLine, type LogLevel } from "./error_log.ts";
 import {
-  type ErrorLogEntry,
-  formatErrorLogLine,
-  isLevelEnabled,
-  type LogLevel,
-} from "./error_log.ts";
+  type ErrorEvent,
+  ErrorLines,
+  type ErrorTarget,
+  type LineSink,
+} from "./error_lines.ts";
 
-/** Where formatted lines go: a {@linkcode LogFile} or, in tests, an array. */
-export interface LineSink {
-  /** Writes one line, without its newline. */
-  write(line: string): unknown;
-  /** Releases the sink. */
-  close?(): void;
-}
-
-/** An error-log entry before the logger adds time, pid and tid. */
-export type ErrorEvent = Omit<ErrorLogEntry, "time" | "pid" | "tid">;
+export type { ErrorEvent, ErrorTarget, LineSink };
 
 /**
  * An access-log entry before the logger adds the time; a `log_format`
@@ -47,17 +41,6 @@ export interface AccessTarget {
   readonly path: string;
   /** Its `log_format`. */
   readonly format: LogFormat;
-}
-
-/**
- * One error log of a level (`error_log FILE [LEVEL]`): a file, absolute, or
- * `stderr`, and the least severe level it is written at.
- */
-export interface ErrorTarget {
-  /** The file, as opened by path ({@linkcode LoggerOptions.errorFiles}), or `stderr`. */
-  readonly path: string;
-  /** The least severe level written to it. */
-  readonly level: LogLevel;
 }
 
 /** Writes error and access lines. */
@@ -178,58 +161,17 @@ export function createLogger(options: LoggerOptions): Logger {
   const now = options.now ?? (() => new Date());
   const format = options.accessFormat ?? COMBINED;
   const files = options.accessFiles ?? new Map<string, LineSink>();
-  const errorFiles = options.errorFiles ?? new Map<string, LineSink>();
-  const mainLogs = options.errorLogs ?? null;
-  // Kept as written, so the page needs no re-reading of the file.
-  let lastError: string | null = null;
-  /** One line, formatted once for every file that takes it. */
-  const write = (sink: LineSink, event: ErrorEvent, line: string | null) => {
-    line ??= formatErrorLogLine({ ...event, time: now(), pid, tid });
-    sink.write(line);
-    if (isLevelEnabled(event.level, "error")) lastError = line;
-    return line;
-  };
-  const toMain = (event: ErrorEvent) => {
-    if (mainLogs === null) {
-      if (isLevelEnabled(event.level, level)) {
-        write(options.errorLog, event, null);
-      }
-      return;
-    }
-    writeTo(mainLogs, event, true);
-  };
-  const writeTo = (
-    logs: readonly ErrorTarget[],
-    event: ErrorEvent,
-    main: boolean,
-  ) => {
-    let line: string | null = null;
-    let unopened = false;
-    // Each log of the level that takes the line's level (nginx keeps them
-    // sorted and stops at the first that does not: the same set); one not
-    // opened by path stands for the main log, at its levels.
-    for (const log of logs) {
-      const sink = errorFiles.get(log.path);
-      if (sink === undefined) unopened = true;
-      else if (isLevelEnabled(event.level, log.level)) {
-        line = write(sink, event, line);
-      }
-    }
-    if (!unopened) return;
-    if (main) {
-      if (isLevelEnabled(event.level, level)) {
-        write(options.errorLog, event, line);
-      }
-    } else toMain(event);
-  };
+  const errors = new ErrorLines({
+    errorLog: options.errorLog,
+    level,
+    mainLogs: options.errorLogs ?? null,
+    files: options.errorFiles ?? new Map<string, LineSink>(),
+    format: (event) => formatErrorLogLine({ ...event, time: now(), pid, tid }),
+  });
   return {
-    error: toMain,
-    errorTo(logs, event) {
-      writeTo(logs, event, false);
-    },
-    lastError() {
-      return lastError;
-    },
+    error: (event) => errors.toMain(event),
+    errorTo: (logs, event) => errors.toLevel(logs, event),
+    lastError: () => errors.lastError,
     access(event) {
       if (format === COMBINED) {
         options.accessLog?.write(
@@ -257,11 +199,7 @@ export function createLogger(options: LoggerOptions): Logger {
       (options.accessNeedsFields ?? false),
     close() {
       // A file named by several logs is closed once.
-      const sinks = new Set([
-        options.errorLog,
-        ...files.values(),
-        ...errorFiles.values(),
-      ]);
+      const sinks = new Set([...errors.sinks(), ...files.values()]);
       if (options.accessLog !== null) sinks.add(options.accessLog);
       for (const sink of sinks) sink.close?.();
     },

@@ -32,6 +32,7 @@ import { compileGeo } from "./compile_geo.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
+import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
 import { typesFromDirectives } from "../static/mod.ts";
@@ -106,6 +107,11 @@ class Compiler {
     warn: (d, message) => this.warn(d, message),
     format: (name) => this.formats.get(name),
     scope: () => this.scope,
+    prefix: () => this.options.prefix,
+  });
+  readonly errorLogs = new ErrorLogsSeen({
+    fail: (d, message) => this.fail(d, message),
+    warn: (d, message) => this.warn(d, message),
     prefix: () => this.options.prefix,
   });
   readonly ssl: SslContext;
@@ -206,7 +212,7 @@ class Compiler {
       proxyPass: (d) => this.proxyPass(d),
       access: (level) => access.settings(level),
       accessLogs: (level) => this.logs.accessLogs(level),
-      errorLogs: (level) => this.logs.errorLogs(level),
+      errorLogs: (level) => this.errorLogs.errorLogs(level),
     };
     const access = new AccessCompiler({
       scope: this.scope,
@@ -223,7 +229,7 @@ class Compiler {
       null,
       main.filter((d) => d.name === "error_log"),
     );
-    const errorLogs = this.logs.errorLogs(mainLevel);
+    const errorLogs = this.errorLogs.errorLogs(mainLevel);
     const httpLevel = new Level(mainLevel, block);
     checkSslTuning(block, this.ssl);
     const servers = block.filter((d) => d.name === "server").map((d) =>
@@ -251,8 +257,8 @@ class Compiler {
         level: errorLog?.level ?? "error",
       },
       errorLogs,
-      errorLogFiles: this.logs.errorFiles,
-      errorLogFloor: this.logs.errorFloor,
+      errorLogFiles: this.errorLogs.files,
+      errorLogFloor: this.errorLogs.floor,
       caseless: this.options.caseless,
       prefix: this.options.prefix,
       statusPath: block.find((d) => d.name === "station_status")?.args[0] ??

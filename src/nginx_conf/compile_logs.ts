@@ -5,12 +5,7 @@
  * the second argument (`combined` when none), `if=` skips the line when its
  * value is empty or `0`. Every file is opened once at start (a path with
  * variables is refused) and at most {@linkcode MAX_ACCESS_LOG_FILES} are.
- * `error_log` as `ngx_http_core_error_log` and `ngx_log_set_log` read it: a
- * file (or `stderr`) and a level (`error` when none), several per level, a
- * level that sets any replaces its parent's list, and a level without one
- * has the main level's (nginx's `logs/error.log` at `error` when the main
- * level has none either). nginx has no `off` for it: `error_log off` is a
- * file named `off`, as there (with a warning).
+ * `error_log` is `compile_error_logs.ts`'s.
  *
  * @module
  */
@@ -23,22 +18,13 @@ import {
   ValueError,
   type VariableScope,
 } from "../engine/mod.ts";
-import {
-  COMBINED,
-  type ErrorTarget,
-  LOG_LEVELS,
-  type LogFormat,
-  type LogLevel,
-} from "../log/mod.ts";
+import { COMBINED, type LogFormat } from "../log/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
 
 /** The most access log files a configuration opens (each holds a handle for months). */
 export const MAX_ACCESS_LOG_FILES = 32;
-
-/** The most error log files a configuration opens (each holds a handle for months). */
-export const MAX_ERROR_LOG_FILES = 32;
 
 /** What the checks report to and read. */
 export interface LogChecks {
@@ -60,13 +46,9 @@ type AccessLogs = LocationConf["accessLogs"];
 export class LogsSeen {
   #checked = new Set<Directive>();
   #lists = new WeakMap<readonly Directive[], AccessLogs>();
-  #errorLists = new WeakMap<readonly Directive[], readonly ErrorTarget[]>();
   #files = new Set<string>();
-  #errorFiles = new Set<string>();
   #fields = false;
   #defaultList: AccessLogs | null = null;
-  #defaultErrorList: readonly ErrorTarget[] | null = null;
-  #floor: LogLevel = "emerg";
 
   /** @param checks Where findings go, and what they read. */
   constructor(readonly checks: LogChecks) {}
@@ -76,57 +58,9 @@ export class LogsSeen {
     return [...this.#files];
   }
 
-  /** Every error log file, absolute (`stderr` as is), first seen first. */
-  get errorFiles(): readonly string[] {
-    return [...this.#errorFiles];
-  }
-
-  /** The least severe level of any error log compiled so far. */
-  get errorFloor(): LogLevel {
-    return this.#floor;
-  }
-
   /** Some access log's format reads fields beyond `combined`'s. */
   get needsFields(): boolean {
     return this.#fields;
-  }
-
-  /**
-   * A level's error logs: its own `error_log` lines or the nearest
-   * parent's (the main level is the last parent), nginx's
-   * `logs/error.log` at `error` when no level has any. Levels that inherit
-   * one list get the same array.
-   *
-   * @param level The level.
-   * @returns The logs its requests' lines go to.
-   */
-  errorLogs(level: Level): readonly ErrorTarget[] {
-    const list = level.get("error_log");
-    if (list.length === 0) {
-      this.#defaultErrorList ??= [{
-        path: this.#errorFile(
-          null,
-          prefixed(this.checks.prefix(), "logs/error.log"),
-        ),
-        level: "error",
-      }];
-      this.#lower("error");
-      return this.#defaultErrorList;
-    }
-    const known = this.#errorLists.get(list);
-    if (known !== undefined) return known;
-    const logs: ErrorTarget[] = [];
-    for (const d of list) {
-      const log = this.#errorLog(d);
-      if (log === null) continue;
-      logs.push(log);
-      this.#lower(log.level);
-    }
-    // ngx_log_insert: most verbose first, in file order among equals.
-    const rank = (log: ErrorTarget) => LOG_LEVELS.indexOf(log.level);
-    logs.sort((a, b) => rank(b) - rank(a));
-    this.#errorLists.set(list, logs);
-    return logs;
   }
 
   /**
@@ -245,64 +179,5 @@ export class LogsSeen {
     if (this.#checked.has(d)) return;
     this.#checked.add(d);
     report();
-  }
-
-  #lower(level: LogLevel): void {
-    if (LOG_LEVELS.indexOf(level) > LOG_LEVELS.indexOf(this.#floor)) {
-      this.#floor = level;
-    }
-  }
-
-  #errorFile(d: Directive | null, path: string): string {
-    if (!this.#errorFiles.has(path)) {
-      if (this.#errorFiles.size >= MAX_ERROR_LOG_FILES && d !== null) {
-        this.checks.fail(
-          d,
-          `"error_log ${path}" is not supported: the gateway opens at most ${MAX_ERROR_LOG_FILES} error log files`,
-        );
-        return path;
-      }
-      this.#errorFiles.add(path);
-    }
-    return path;
-  }
-
-  /** One `error_log` (ngx_log_set_log, ngx_log_set_levels), checked once. */
-  #errorLog(d: Directive): ErrorTarget | null {
-    const [file = "", second] = d.args;
-    const report = !this.#checked.has(d);
-    this.#checked.add(d);
-    const fail = (message: string) => {
-      if (report) this.checks.fail(d, message);
-      return null;
-    };
-    if (/^(syslog:|memory:)/.test(file) || d.args.length > 2) {
-      return fail(
-        `"error_log ${
-          d.args.join(" ")
-        }" is not supported: the gateway writes a file`,
-      );
-    }
-    const level = second ?? "error";
-    if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-      return fail(`invalid log level "${level}"`);
-    }
-    if (file === "stderr") {
-      return { path: this.#errorFile(d, file), level: level as LogLevel };
-    }
-    const problem = pathProblem(file);
-    if (problem !== null) {
-      return fail(`"${d.name} ${file}" is not supported: ${problem}`);
-    }
-    if (file === "off" && report) {
-      this.checks.warn(
-        d,
-        `"error_log off" writes to a file named "off", as nginx does: nginx's error log cannot be turned off`,
-      );
-    }
-    return {
-      path: this.#errorFile(d, prefixed(this.checks.prefix(), file)),
-      level: level as LogLevel,
-    };
   }
 }

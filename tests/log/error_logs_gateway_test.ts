@@ -4,9 +4,15 @@
  * the file of the level handling the request at that point, none in the
  * others; lines about no request in the main level's; every file rotates.
  */
-import { deepStrictEqual, match, ok } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import {
+  rawRequest,
+  refusedPort,
+  runCli,
+  spawnGateway,
+  waitFor,
+} from "../_utils.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -125,4 +131,29 @@ http {
   );
   // And on stderr, as before.
   match(gw.output(), /\[alert\] cannot reopen log file/);
+});
+
+Deno.test("--check accepts each server's and location's error_log and opens every file", async () => {
+  await using p = await prefixWith(errorLogsConf(refusedPort()));
+  // A file where the location's log folder should be: that open fails.
+  await Deno.writeTextFile(
+    p.conf,
+    (await Deno.readTextFile(p.conf)).replace(
+      "error_log logs/loc.log;",
+      "error_log logs/blocked/loc.log;",
+    ),
+  );
+  await Deno.mkdir(join(p.prefix, "logs"));
+  await Deno.writeTextFile(join(p.prefix, "logs", "blocked"), "");
+  const { code, stderr } = await runCli(["--check", "--nginx-conf", p.conf]);
+  strictEqual(code, 1);
+  match(
+    stderr,
+    /\[emerg\] open\(\) "[^"]+\/logs\/blocked\/loc\.log" failed \(\d+: [^)]+\)/,
+  );
+  // Every other level's file was opened, and nothing else was refused.
+  for (const name of ["main.log", "a.log", "b.log", "loc-info.log"]) {
+    ok(exists(join(p.prefix, "logs", name)), name);
+  }
+  strictEqual(stderr.match(/\[emerg\]/g)?.length, 1, stderr);
 });

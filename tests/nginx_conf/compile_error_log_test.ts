@@ -7,7 +7,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
 import { compileHttp } from "../../src/nginx_conf/compile.ts";
-import { MAX_ERROR_LOG_FILES } from "../../src/nginx_conf/compile_logs.ts";
+import { MAX_ERROR_LOG_FILES } from "../../src/nginx_conf/compile_error_logs.ts";
 import type { HttpConf, LocationConf } from "../../src/engine/mod.ts";
 import { compileText, refusals } from "../engine/_conf.ts";
 
