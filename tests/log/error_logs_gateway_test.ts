@@ -157,3 +157,35 @@ Deno.test("--check accepts each server's and location's error_log and opens ever
   }
   strictEqual(stderr.match(/\[emerg\]/g)?.length, 1, stderr);
 });
+
+Deno.test("a server's error_log stderr writes its request lines to the process's stderr", async () => {
+  await using p = await prefixWith(`events {}
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:0;
+    root html;
+    error_log stderr;
+    location /file/ { error_log logs/file.log; }
+  }
+}
+`);
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  for (const path of ["/missing", "/file/missing"]) {
+    await rawRequest(
+      gw.port,
+      `GET ${path} HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n`,
+    );
+  }
+  await waitFor(() => gw.output().includes("/html/missing"));
+  match(
+    gw.output(),
+    /\n\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \[error\] \d+#\d+: \*\d+ open\(\) "[^"]+\/html\/missing" failed \(2: [^)]+\), client: 127\.0\.0\.1, server: , request: "GET \/missing HTTP\/1\.1", host: "s"\n/,
+  );
+  // The location's own file took its line; stderr did not.
+  ok(!gw.output().includes("/file/missing"));
+  match(
+    await Deno.readTextFile(join(p.prefix, "logs", "file.log")),
+    /open\(\) "[^"]+\/html\/file\/missing" failed/,
+  );
+});
