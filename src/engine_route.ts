@@ -49,6 +49,9 @@ import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { READING_HEADERS } from "./routing/mod.ts";
 
+/** A server's level and name, as a request's variables hold them. */
+type LogScope = Readonly<Pick<RequestVars, "location" | "serverName">>;
+
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
 
@@ -179,6 +182,8 @@ export class EngineRoute {
   readonly #gate: AccessGate;
   /** A location has `limit_conn`: its count is given back after the answer. */
   readonly #mayLimitConn: boolean;
+  /** Each listening port's default server, whose error logs take lines before a server is chosen. */
+  readonly #logScopes: readonly LogScope[];
 
   /**
    * @param conf The compiled configuration.
@@ -188,6 +193,10 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
+    this.#logScopes = this.#listens.map(({ defaultServer }) => ({
+      location: defaultServer.conf,
+      serverName: defaultServer.serverName,
+    }));
     const body = deps.body;
     this.#temp = body?.proxyRequestBuffering
       ? new TempFiles(body.clientBodyTempPath)
@@ -220,6 +229,17 @@ export class EngineRoute {
     return [...this.#registry.groups];
   }
 
+  /**
+   * Where a request's error lines go before its server is chosen: the
+   * default server of its socket (ngx_http_create_request).
+   *
+   * @param index The socket's index in `listenPorts`.
+   * @returns The default server's level and name, made once.
+   */
+  logScope(index: number): LogScope {
+    return this.#logScopes[index] ?? this.#logScopes[0]!;
+  }
+
   /** Closes every upstream connection. */
   close(): void {
     this.#registry.close();
@@ -231,12 +251,14 @@ export class EngineRoute {
    *
    * @param req The request.
    * @param request What the handler read of it.
+   * @param chosen Told the request's variables once its server is chosen:
+   * their `location` is the level whose error logs take its lines.
    * @returns The response.
    */
   serve(
     req: Request,
     request: EngineRequest,
-    chosen: (serverName: string) => void,
+    chosen: (vars: RequestVars) => void,
     socket: { index: number; port: number } = {
       index: 0,
       port: this.#deps.port,
@@ -245,7 +267,6 @@ export class EngineRoute {
     const name = hostName(request.host);
     const listen = this.#listens[socket.index] ?? this.#listens[0]!;
     const { server, captures } = findServer(listen, name);
-    chosen(server.serverName);
     const vars: RequestVars = {
       method: req.method,
       requestUri: request.target,
@@ -269,7 +290,9 @@ export class EngineRoute {
       captures: captures === null ? [] : [...captures].map((c) => c ?? ""),
       named: {},
       vars: new Map(),
+      location: server.conf,
     };
+    chosen(vars);
     const flow: RouteFlow = {
       vars,
       log: request.log,

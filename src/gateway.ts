@@ -20,6 +20,7 @@ import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import { errorResponse, writeInOnePiece } from "./response/mod.ts";
 import {
   type AccessTarget,
+  type ErrorTarget,
   isLevelEnabled,
   type Logger,
   type UpstreamTries,
@@ -154,14 +155,30 @@ interface RequestContext {
   line: LineVerdict;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued: boolean;
-  /** The `server:` field: the chosen server's name. */
-  server: string;
   /** The upstream tries for the access line, when its format may read them. */
   tries: UpstreamTries | null;
   /** The answering location's access logs; `null`: the default one. */
   accessLogs: readonly AccessTarget[] | null;
+  /**
+   * Whose error logs take the request's lines now, and the name in their
+   * `server:` field (see {@linkcode LogScope}).
+   */
+  at: LogScope;
   /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
   completed: Promise<void>;
+}
+
+/**
+ * Where a request's error lines go, as nginx switches `r->connection->log`:
+ * the location chosen so far (the request's variables, from the server's
+ * choice on: `engine/phases.ts` sets it wherever nginx calls
+ * ngx_http_update_location_config), before that its socket's default
+ * server (ngx_http_create_request); the `server:` field is the same
+ * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
+ */
+interface LogScope {
+  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
+  readonly serverName: string;
 }
 
 const CLOSE = { connection: "close" };
@@ -200,11 +217,11 @@ export function createGatewayHandler(
 ): GatewayHandler {
   const { logger } = deps;
   const stats = deps.stats ?? new GatewayStats();
-  // nginx's lines for `_` in field names are `info`: looked for only when
-  // that level is written.
-  const headChecks = { notes: isLevelEnabled("info", config.errorLogLevel) };
   const caseless = runtime.caseless ?? Deno.build.os === "windows";
   const conf = config.engine ?? compileBuiltIn(config, { caseless });
+  // nginx's lines for `_` in field names are `info`: looked for only when
+  // some error log takes that level.
+  const headChecks = { notes: isLevelEnabled("info", conf.errorLogFloor) };
   let defaultPage: DefaultPageRoute | null = null;
   const engine = new EngineRoute(conf, {
     port: runtime.port,
@@ -338,10 +355,10 @@ export function createGatewayHandler(
       line,
       continued: false,
       accessLogs: null,
+      at: engine.logScope(socket?.index ?? 0),
       completed: info.completed,
       client,
       clientPort: peer.port,
-      server: config.serverName,
       tries: null,
       host,
       referrer,
@@ -351,10 +368,10 @@ export function createGatewayHandler(
       request,
       // The line's context is assembled only when a line is written.
       log: (event) =>
-        logger.error({
+        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
-          server: ctx.server,
+          server: ctx.at.serverName,
           request,
           ...(host === null ? {} : { host }),
           ...(referrer === null ? {} : { referrer }),
@@ -362,10 +379,10 @@ export function createGatewayHandler(
         }),
       // A line about the request line has no header fields, as nginx's.
       logRequestLine: (event) =>
-        logger.error({
+        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
           connection,
           client,
-          server: ctx.server,
+          server: ctx.at.serverName,
           request,
           ...event,
         }),
@@ -462,8 +479,8 @@ export function createGatewayHandler(
       accessLogs: (logs) => {
         ctx.accessLogs = logs;
       },
-    }, (name) => {
-      ctx.server = name;
+    }, (vars) => {
+      ctx.at = vars;
     }, socket ?? { index: 0, port: runtime.port });
   }
 }

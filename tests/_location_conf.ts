@@ -119,6 +119,8 @@ export function locationConf(
     limitReq: null,
     limitConn: null,
     accessLogs: [],
+    // A file the logger did not open: the main log.
+    errorLogs: [{ path: "logs/error.log", level: "error" }],
     ...settings,
   };
 }

@@ -14,7 +14,7 @@
 
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
-import type { LogFormat } from "../log/mod.ts";
+import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
 import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 
@@ -314,6 +314,12 @@ export interface LocationConf {
   // --- logs ---
   /** `access_log` of this level or the nearest parent's; empty is `off`. */
   accessLogs: readonly AccessLogConf[];
+  /**
+   * `error_log` of this level or the nearest parent's (the main level's at
+   * the end): where lines about a request go while this level handles it.
+   * Levels that inherit one list share the same array.
+   */
+  errorLogs: readonly ErrorTarget[];
 }
 
 /** The locations of one level, indexed for nginx's search. */
@@ -435,8 +441,26 @@ export interface HttpConf {
   accessLogFiles: readonly string[];
   /** Some access log's format reads request or response fields beyond `combined`'s. */
   accessNeedsFields: boolean;
-  /** `error_log`: the file, absolute, and the level. */
+  /**
+   * The main level's first `error_log` file, absolute, and its level: where
+   * the start's `[emerg]` lines go, and the file the built-in page names.
+   */
   errorLog: { path: string; level: string };
+  /**
+   * The main level's `error_log` list (nginx's default `logs/error.log`
+   * at `error` when it has none): lines about no request go there.
+   */
+  errorLogs: readonly ErrorTarget[];
+  /**
+   * Every error log file any level writes, absolute (`stderr` as is),
+   * first seen first: each is opened once at start.
+   */
+  errorLogFiles: readonly string[];
+  /**
+   * The least severe level any error log takes: a line less severe than
+   * this goes nowhere, so it need not be looked for.
+   */
+  errorLogFloor: LogLevel;
   /** Compare URIs with locations without regard to case (nginx for Windows). */
   caseless: boolean;
   /** `station_status`: the status endpoint's path (loopback only), or `null`. */

@@ -1,6 +1,8 @@
 /**
- * The gateway's only log I/O: the error log (nginx grammar, level filter)
- * and the access log (`combined`), each written to a line sink.
+ * The gateway's only log I/O: the error logs (nginx grammar, each file at
+ * its level: the main level's, or a server's or location's for a line about
+ * a request, `error_lines.ts`) and the access logs (`combined` or a
+ * `log_format`), each written to a line sink.
  *
  * @module
  */
@@ -8,23 +10,15 @@
 import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
 import { COMBINED, formatLogLine, type LogFormat } from "./log_format.ts";
 import type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
+import { formatErrorLogLine, type LogLevel } from "./error_log.ts";
 import {
-  type ErrorLogEntry,
-  formatErrorLogLine,
-  isLevelEnabled,
-  type LogLevel,
-} from "./error_log.ts";
+  type ErrorEvent,
+  ErrorLines,
+  type ErrorTarget,
+  type LineSink,
+} from "./error_lines.ts";
 
-/** Where formatted lines go: a {@linkcode LogFile} or, in tests, an array. */
-export interface LineSink {
-  /** Writes one line, without its newline. */
-  write(line: string): unknown;
-  /** Releases the sink. */
-  close?(): void;
-}
-
-/** An error-log entry before the logger adds time, pid and tid. */
-export type ErrorEvent = Omit<ErrorLogEntry, "time" | "pid" | "tid">;
+export type { ErrorEvent, ErrorTarget, LineSink };
 
 /**
  * An access-log entry before the logger adds the time; a `log_format`
@@ -51,8 +45,18 @@ export interface AccessTarget {
 
 /** Writes error and access lines. */
 export interface Logger {
-  /** Writes an error-log line if its level is enabled. */
+  /**
+   * Writes an error-log line to the main level's error logs (lines about
+   * no request: start, stop, faults), each that its level enables.
+   */
   error(event: ErrorEvent): void;
+  /**
+   * Writes an error-log line about a request to the error logs of the level
+   * that handles it, each that its level enables (`ngx_log_error_core` over
+   * the list `r->connection->log` was switched to). A file not opened by
+   * path (the built-in configuration's, tests' one sink) is the main log.
+   */
+  errorTo(logs: readonly ErrorTarget[], event: ErrorEvent): void;
   /** Writes an access-log line to the default access log (when it is on). */
   access(event: AccessEvent): void;
   /**
@@ -72,7 +76,13 @@ export interface Logger {
    * `null` before the first.
    */
   lastError?(): string | null;
-  /** Closes both sinks. */
+  /**
+   * Told when one of the logger's files cannot be written, reopened or
+   * rotated, besides stderr: set once serving (the fault policy, which
+   * writes it to the main level's log).
+   */
+  onFileError?: (path: string, message: string) => void;
+  /** Closes every sink, each once. */
   close(): void;
 }
 
@@ -109,6 +119,16 @@ export interface LoggerOptions {
   accessFiles?: ReadonlyMap<string, LineSink>;
   /** Some location's format reads fields beyond `combined`'s. @default {false} */
   accessNeedsFields?: boolean;
+  /**
+   * The main level's error logs (lines about no request go there); when
+   * absent, `errorLog` at `level`.
+   */
+  errorLogs?: readonly ErrorTarget[];
+  /**
+   * Every error log any level writes to, by path (a file named by an
+   * access log too is the same sink).
+   */
+  errorFiles?: ReadonlyMap<string, LineSink>;
 }
 
 /**
@@ -141,18 +161,17 @@ export function createLogger(options: LoggerOptions): Logger {
   const now = options.now ?? (() => new Date());
   const format = options.accessFormat ?? COMBINED;
   const files = options.accessFiles ?? new Map<string, LineSink>();
-  // Kept as written, so the page needs no re-reading of the file.
-  let lastError: string | null = null;
+  const errors = new ErrorLines({
+    errorLog: options.errorLog,
+    level,
+    mainLogs: options.errorLogs ?? null,
+    files: options.errorFiles ?? new Map<string, LineSink>(),
+    format: (event) => formatErrorLogLine({ ...event, time: now(), pid, tid }),
+  });
   return {
-    error(event) {
-      if (!isLevelEnabled(event.level, level)) return;
-      const line = formatErrorLogLine({ ...event, time: now(), pid, tid });
-      options.errorLog.write(line);
-      if (isLevelEnabled(event.level, "error")) lastError = line;
-    },
-    lastError() {
-      return lastError;
-    },
+    error: (event) => errors.toMain(event),
+    errorTo: (logs, event) => errors.toLevel(logs, event),
+    lastError: () => errors.lastError,
     access(event) {
       if (format === COMBINED) {
         options.accessLog?.write(
@@ -179,8 +198,8 @@ export function createLogger(options: LoggerOptions): Logger {
     accessNeedsFields: format !== COMBINED ||
       (options.accessNeedsFields ?? false),
     close() {
-      // A file named by both logs is closed once.
-      const sinks = new Set([options.errorLog, ...files.values()]);
+      // A file named by several logs is closed once.
+      const sinks = new Set([...errors.sinks(), ...files.values()]);
       if (options.accessLog !== null) sinks.add(options.accessLog);
       for (const sink of sinks) sink.close?.();
     },

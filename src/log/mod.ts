@@ -46,6 +46,7 @@ export type {
   AccessEvent,
   AccessTarget,
   ErrorEvent,
+  ErrorTarget,
   LineSink,
   Logger,
 } from "./logger.ts";

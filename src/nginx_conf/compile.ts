@@ -32,6 +32,7 @@ import { compileGeo } from "./compile_geo.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
+import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
 import { typesFromDirectives } from "../static/mod.ts";
@@ -106,6 +107,11 @@ class Compiler {
     warn: (d, message) => this.warn(d, message),
     format: (name) => this.formats.get(name),
     scope: () => this.scope,
+    prefix: () => this.options.prefix,
+  });
+  readonly errorLogs = new ErrorLogsSeen({
+    fail: (d, message) => this.fail(d, message),
+    warn: (d, message) => this.warn(d, message),
     prefix: () => this.options.prefix,
   });
   readonly ssl: SslContext;
@@ -206,6 +212,7 @@ class Compiler {
       proxyPass: (d) => this.proxyPass(d),
       access: (level) => access.settings(level),
       accessLogs: (level) => this.logs.accessLogs(level),
+      errorLogs: (level) => this.errorLogs.errorLogs(level),
     };
     const access = new AccessCompiler({
       scope: this.scope,
@@ -218,10 +225,12 @@ class Compiler {
     for (const d of block) if (d.name === "log_format") this.logFormat(d);
     for (const d of block) if (d.name === "upstream") this.upstream(d);
     // The main level holds only what http inherits from it (error_log).
-    const httpLevel = new Level(
-      new Level(null, main.filter((d) => d.name === "error_log")),
-      block,
+    const mainLevel = new Level(
+      null,
+      main.filter((d) => d.name === "error_log"),
     );
+    const errorLogs = this.errorLogs.errorLogs(mainLevel);
+    const httpLevel = new Level(mainLevel, block);
     checkSslTuning(block, this.ssl);
     const servers = block.filter((d) => d.name === "server").map((d) =>
       this.server(d, httpLevel)
@@ -231,9 +240,9 @@ class Compiler {
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
     access.finish();
-    // The first server's, so a server-level `error_log` (the only server's,
-    // or the same in every server) is the file its lines go to, as nginx.
-    const errorLog = this.logs.errorLog ?? httpLevel.last("error_log");
+    // The start's lines go to a file the gateway opens: the main level's
+    // first (a `stderr` one has no file: nginx's default is used then).
+    const errorLog = errorLogs.find((log) => log.path !== "stderr");
     return {
       servers,
       upstreams: this.upstreams,
@@ -243,12 +252,13 @@ class Compiler {
       accessLogFiles: this.logs.files,
       accessNeedsFields: this.logs.needsFields,
       errorLog: {
-        path: prefixed(
-          this.options.prefix,
-          errorLog?.args[0] ?? "logs/error.log",
-        ),
-        level: errorLog?.args[1] ?? "error",
+        path: errorLog?.path ??
+          prefixed(this.options.prefix, "logs/error.log"),
+        level: errorLog?.level ?? "error",
       },
+      errorLogs,
+      errorLogFiles: this.errorLogs.files,
+      errorLogFloor: this.errorLogs.floor,
       caseless: this.options.caseless,
       prefix: this.options.prefix,
       statusPath: block.find((d) => d.name === "station_status")?.args[0] ??
@@ -634,7 +644,6 @@ class Compiler {
 
   /** A level's settings, its `if` blocks, its program and its nested locations. */
   location(level: Level, identity: LocationIdentity): LocationConf {
-    this.logs.record(level);
     const conf = locationSettings(level, identity, this.settings);
     const nested: LocationConf[] = [];
     for (const d of level.block) {

@@ -48,6 +48,8 @@ export interface SettingsContext {
   access(level: Level): AccessSettings;
   /** The access logs of a level. */
   accessLogs(level: Level): LocationConf["accessLogs"];
+  /** The error logs of a level. */
+  errorLogs(level: Level): LocationConf["errorLogs"];
 }
 
 const DEFAULT_TYPES = NGINX_DEFAULT_TYPES;
@@ -389,6 +391,7 @@ export function locationSettings(
     accessRules: accessRules(ctx, level),
     ...ctx.access(level),
     accessLogs: ctx.accessLogs(level),
+    errorLogs: ctx.errorLogs(level),
   };
 }
 

@@ -5,9 +5,7 @@
  * the second argument (`combined` when none), `if=` skips the line when its
  * value is empty or `0`. Every file is opened once at start (a path with
  * variables is refused) and at most {@linkcode MAX_ACCESS_LOG_FILES} are.
- * `error_log` stays one file for the whole configuration: a different one
- * for a server or location is refused. Checked for every level as it is
- * compiled.
+ * `error_log` is `compile_error_logs.ts`'s.
  *
  * @module
  */
@@ -20,7 +18,7 @@ import {
   ValueError,
   type VariableScope,
 } from "../engine/mod.ts";
-import { COMBINED, LOG_LEVELS, type LogFormat } from "../log/mod.ts";
+import { COMBINED, type LogFormat } from "../log/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
@@ -44,14 +42,8 @@ export interface LogChecks {
 
 type AccessLogs = LocationConf["accessLogs"];
 
-function text(list: readonly Directive[]): string {
-  return list.map((d) => d.args.join(" ")).join(";");
-}
-
 /** Compiles every level's logs and keeps the files they open. */
 export class LogsSeen {
-  #firstErrorLog: string | undefined;
-  #errorLog: Directive | undefined;
   #checked = new Set<Directive>();
   #lists = new WeakMap<readonly Directive[], AccessLogs>();
   #files = new Set<string>();
@@ -66,48 +58,9 @@ export class LogsSeen {
     return [...this.#files];
   }
 
-  /**
-   * The `error_log` the gateway writes: the first level's (the first
-   * server's own or the one it inherits; every other level must agree), or
-   * `undefined` when none sets one.
-   */
-  get errorLog(): Directive | undefined {
-    return this.#errorLog;
-  }
-
   /** Some access log's format reads fields beyond `combined`'s. */
   get needsFields(): boolean {
     return this.#fields;
-  }
-
-  /**
-   * Checks a level's `error_log` (the first level's for the whole
-   * configuration; a different one is refused).
-   *
-   * @param level The level.
-   */
-  record(level: Level): void {
-    const list = level.get("error_log");
-    const seen = this.#firstErrorLog;
-    if (seen === undefined) {
-      this.#firstErrorLog = text(list);
-      this.#errorLog = list[list.length - 1];
-    } else if (seen !== text(list)) {
-      const d = list[0] ?? level.block[0];
-      if (d !== undefined) {
-        this.checks.fail(
-          d,
-          `a different "error_log" for a location or server is not supported: the gateway writes one`,
-        );
-      }
-    }
-    if (list.length > 1) {
-      this.checks.fail(
-        list[1]!,
-        `a second "error_log" is not supported: the gateway writes one`,
-      );
-    }
-    for (const d of list) this.#checkErrorLog(d);
   }
 
   /**
@@ -226,27 +179,5 @@ export class LogsSeen {
     if (this.#checked.has(d)) return;
     this.#checked.add(d);
     report();
-  }
-
-  #checkErrorLog(d: Directive): void {
-    if (this.#checked.has(d)) return;
-    this.#checked.add(d);
-    const [file = "", second] = d.args;
-    const problem = pathProblem(file);
-    if (problem !== null) {
-      this.checks.fail(d, `"${d.name} ${file}" is not supported: ${problem}`);
-    }
-    if (/^(stderr|syslog:|memory:)/.test(file) || d.args.length > 2) {
-      this.checks.fail(
-        d,
-        `"error_log ${
-          d.args.join(" ")
-        }" is not supported: the gateway writes a file`,
-      );
-    }
-    const level = second ?? "error";
-    if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-      this.checks.fail(d, `invalid log level "${level}"`);
-    }
   }
 }

@@ -70,9 +70,11 @@ export async function checkConfig(
     config.errorLog,
     config.accessLog,
     ...(config.engine?.accessLogFiles ?? []),
+    ...(config.engine?.errorLogFiles ?? []),
   ]);
   for (const path of logs) {
-    if (path === null) continue;
+    // `error_log stderr` is no file to open.
+    if (path === null || path === "stderr") continue;
     try {
       LogFile.open(path).close();
     } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * The one place that decides, for the whole process, whether a fault is
- * survived or ends the gateway: unhandled rejections, uncaught errors and
- * listeners that stop accepting. Each fault writes one error-log line with
+ * survived or ends the gateway: unhandled rejections, uncaught errors,
+ * listeners that stop accepting, and log files that cannot be written. Each fault writes one error-log line with
  * its context; an exit decision resolves {@linkcode FaultPolicy.exited} so
  * `main` returns non-zero and the scheduled task's restart-on-failure runs.
  *
@@ -32,6 +32,17 @@ export type Fault =
   }
   /** The process's resident memory crossed the ceiling. */
   | { kind: "memory"; rssBytes: number; ceilingBytes: number }
+  /**
+   * A log file could not be written, reopened or rotated (`LogFile`'s
+   * message): the line goes to the main level's error log, so a server's
+   * or location's file that fails is still told somewhere.
+   */
+  | {
+    kind: "log-file";
+    message: string;
+    /** Which failure of this file it is, from 1. @default {1} */
+    failures?: number;
+  }
   /** A stopped listener could not be bound again. */
   | {
     kind: "rebind-failed";
@@ -178,6 +189,21 @@ export function decideFault(
         ...(exit || logsFailure(failures) ? {} : { quiet: true }),
       };
     }
+    case "log-file": {
+      // Served on: the lines of that file are lost, not the requests. A
+      // file failing for months writes a few dozen lines, not one each.
+      const failures = fault.failures ?? 1;
+      return {
+        decision: "recover",
+        line: {
+          level: "alert",
+          message: failures > 1
+            ? `${fault.message}, ${failures} times`
+            : fault.message,
+        },
+        ...(logsFailure(failures) ? {} : { quiet: true }),
+      };
+    }
     case "memory": {
       // Logged, not ended: what grew may still be let go, and a restart
       // would drop every connection.
@@ -222,6 +248,10 @@ export class FaultPolicy {
   #recent: number[] = [];
   #exit = Promise.withResolvers<number>();
   #exiting = false;
+  /** Failures so far of each log file (as many entries as files opened). */
+  #logFailures = new Map<string, number>();
+  /** A log file's failure is being written: a failure of that write is not told again. */
+  #writingLogFault = false;
 
   /**
    * Creates the policy.
@@ -278,6 +308,26 @@ export class FaultPolicy {
       this.#exit.resolve(1);
     }
     return verdict.decision;
+  }
+
+  /**
+   * Reports a log file that could not be written, reopened or rotated: an
+   * `[alert]` line in the main level's log (unless that write fails too:
+   * the caller has written the line to stderr already).
+   *
+   * @param path The file.
+   * @param message What failed, as the file words it.
+   */
+  logFileFailed(path: string, message: string): void {
+    if (this.#writingLogFault) return;
+    const failures = (this.#logFailures.get(path) ?? 0) + 1;
+    this.#logFailures.set(path, failures);
+    this.#writingLogFault = true;
+    try {
+      this.report({ kind: "log-file", message, failures });
+    } finally {
+      this.#writingLogFault = false;
+    }
   }
 
   /**

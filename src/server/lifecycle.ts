@@ -222,6 +222,8 @@ export async function runGateway(
     logger,
     options.faultLimits ? { limits: options.faultLimits } : {},
   );
+  // A log file that fails is told in the main level's log too.
+  logger.onFileError = (path, message) => policy.logFileFailed(path, message);
   const started = await startServing(config, {
     version: options.version,
     logger,

@@ -25,7 +25,7 @@ import {
 } from "./config_load.ts";
 import { formatConsoleLine, writeEmergLine } from "../log/mod.ts";
 import { LogFile } from "../log/mod.ts";
-import { createLogger, type Logger } from "../log/mod.ts";
+import { createLogger, type LineSink, type Logger } from "../log/mod.ts";
 import type { OsFamily } from "../runtime/mod.ts";
 import { formatUsage } from "../config/mod.ts";
 
@@ -44,6 +44,9 @@ export interface StartupContext {
   /** Options for `--check`'s probes. */
   check?: CheckOptions;
 }
+
+/** `error_log stderr`: not a file. */
+const STDERR = "stderr";
 
 /** The outcome: serve with these, or exit with this code. */
 export type Startup =
@@ -86,50 +89,68 @@ function openLogs(
   config: GatewayConfig,
   context: StartupContext,
 ): Logger | StartupFailure {
-  const options = {
-    maxBytes: config.logMaxBytes,
-    keep: config.logKeep,
-    onError: (message: string) =>
-      context.err(formatConsoleLine("alert", message)),
+  // Told on stderr at once, and to the logger's onFileError once serving:
+  // a server's or location's file that fails still reaches the main log.
+  const failed = (path: string) => (message: string) => {
+    context.err(formatConsoleLine("alert", message));
+    logger.onFileError?.(path, message);
   };
-  // Every access log any location writes, each opened once (rotation
-  // and reopening are each file's own).
+  const engine = config.engine;
+  // Every log any level writes, each opened once however many levels and
+  // kinds name it (rotation and reopening are each file's own).
   const paths = [
     config.errorLog,
     config.accessLog,
-    ...(config.engine?.accessLogFiles ?? []),
+    ...(engine?.accessLogFiles ?? []),
+    ...(engine?.errorLogFiles ?? []),
   ];
-  const opened = new Map<string, LogFile>();
+  const opened = new Map<string, LineSink>();
   for (const path of paths) {
     if (path === null || opened.has(path)) continue;
+    if (path === STDERR) {
+      // `error_log stderr` (ngx_log_set_log): the process's stderr.
+      opened.set(path, { write: (line) => context.err(`${line}\n`) });
+      continue;
+    }
     try {
-      opened.set(path, LogFile.open(path, options));
+      opened.set(
+        path,
+        LogFile.open(path, {
+          maxBytes: config.logMaxBytes,
+          keep: config.logKeep,
+          onError: failed(path),
+        }),
+      );
     } catch (error) {
-      for (const log of opened.values()) log.close();
+      for (const log of opened.values()) log.close?.();
       return openFailure(path, error, context.family);
     }
   }
-  const errorLog = opened.get(config.errorLog)!;
-  const accessFiles = new Map(opened);
-  // The error log is not an access log unless a location names it.
-  if (
-    config.errorLog !== config.accessLog &&
-    !config.engine?.accessLogFiles.includes(config.errorLog)
-  ) {
-    accessFiles.delete(config.errorLog);
-  }
-  return createLogger({
-    errorLog,
+  const pick = (files: readonly (string | null)[]) =>
+    new Map(files.flatMap((path) => {
+      const sink = path === null ? undefined : opened.get(path);
+      return sink === undefined ? [] : [[path!, sink] as const];
+    }));
+  const logger: Logger = createLogger({
+    errorLog: opened.get(config.errorLog)!,
     accessLog: config.accessLog === null ? null : opened.get(config.accessLog)!,
-    accessFiles,
+    accessFiles: pick([config.accessLog, ...(engine?.accessLogFiles ?? [])]),
+    errorFiles: pick([config.errorLog, ...(engine?.errorLogFiles ?? [])]),
     level: config.errorLogLevel,
-    ...(config.engine
+    ...(engine
       ? {
-        accessFormat: config.engine.accessLog.format,
-        accessNeedsFields: config.engine.accessNeedsFields,
+        accessFormat: engine.accessLog.format,
+        accessNeedsFields: engine.accessNeedsFields,
+        // `--error-log`/`--error-log-level` (or the config file) name the
+        // main level's log in place of the file's.
+        errorLogs: config.errorLog === engine.errorLog.path &&
+            config.errorLogLevel === engine.errorLog.level
+          ? engine.errorLogs
+          : [{ path: config.errorLog, level: config.errorLogLevel }],
       }
       : {}),
   });
+  return logger;
 }
 
 /** `--check`: the findings on stderr, as `nginx -t` prints them. */

@@ -4,6 +4,7 @@ import {
   COMBINED,
   compileLogFormat,
   formatTimeLocal,
+  type LogLevel,
 } from "../../src/log/mod.ts";
 
 Deno.test("createLogger() remembers the last line written at error or worse", () => {
@@ -92,4 +93,82 @@ Deno.test("createLogger() writes a location's access line to each of its files i
   });
   logger.close();
   deepStrictEqual(closed.sort(), ["a", "b", "main"]);
+});
+
+Deno.test("createLogger() writes a request's error line to each of its level's logs that takes its level, and other lines to the main level's", async (t) => {
+  const written = new Map<string, string[]>();
+  const closed: string[] = [];
+  const sink = (name: string) => ({
+    write: (l: string) => {
+      written.set(name, [...written.get(name) ?? [], l.slice(20)]);
+    },
+    close: () => closed.push(name),
+  });
+  const shared = sink("shared");
+  const logger = createLogger({
+    errorLog: sink("fallback"),
+    accessLog: null,
+    level: "warn",
+    pid: 1,
+    tid: 1,
+    now: () => new Date(2026, 0, 2, 3, 4, 5),
+    errorLogs: [{ path: "/main", level: "notice" }],
+    errorFiles: new Map([
+      ["/main", sink("main")],
+      ["/a", sink("a")],
+      ["/info", sink("info")],
+      // Two paths naming one open file (a level and an access log): one sink.
+      ["/shared", shared],
+    ]),
+    accessFiles: new Map([["/shared", shared]]),
+  });
+  // [logs, line level, files written]
+  const cases: [
+    string,
+    { path: string; level: LogLevel }[],
+    LogLevel,
+    string[],
+  ][] = [
+    ["main: no request", [], "notice", ["main"]],
+    ["one file", [{ path: "/a", level: "error" }], "error", ["a"]],
+    ["below the file's level", [{ path: "/a", level: "error" }], "warn", []],
+    [
+      "each file by its own level",
+      [
+        { path: "/info", level: "info" },
+        { path: "/a", level: "error" },
+      ],
+      "info",
+      ["info"],
+    ],
+    [
+      "both levels take it",
+      [
+        { path: "/info", level: "info" },
+        { path: "/a", level: "error" },
+      ],
+      "crit",
+      ["info", "a"],
+    ],
+    // The built-in configuration's and tests' one sink: the main log.
+    ["a file not opened", [{ path: "/nowhere", level: "debug" }], "error", [
+      "main",
+    ]],
+    ["a shared file", [{ path: "/shared", level: "error" }], "error", [
+      "shared",
+    ]],
+  ];
+  for (const [name, logs, level, files] of cases) {
+    await t.step(name, () => {
+      written.clear();
+      if (name.startsWith("main")) logger.error({ level, message: name });
+      else logger.errorTo(logs, { level, message: name });
+      deepStrictEqual(
+        [...written.entries()],
+        files.map((f) => [f, [`[${level}] 1#1: ${name}`]]),
+      );
+    });
+  }
+  logger.close();
+  deepStrictEqual(closed.sort(), ["a", "fallback", "info", "main", "shared"]);
 });

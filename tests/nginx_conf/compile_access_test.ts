@@ -81,9 +81,6 @@ Deno.test("compileHttp() refuses bad access and limit directives with nginx's me
     ["server { access_log syslog:server=10.0.0.1; }", [
       '"access_log syslog:server=10.0.0.1" is not supported: the gateway writes a file :L',
     ]],
-    ["server { location / { error_log logs/other.log; } }", [
-      'a different "error_log" for a location or server is not supported: the gateway writes one :L',
-    ]],
   ];
   for (const [http, expected] of cases) {
     await t.step(http, () => {
@@ -143,21 +140,4 @@ Deno.test("compileHttp() keeps every access log file once and refuses more than 
   deepStrictEqual(errors(`http { access_log off; server { ${many} } }`), [
     `"access_log /n/logs/l${MAX_ACCESS_LOG_FILES}.log" is not supported: the gateway opens at most ${MAX_ACCESS_LOG_FILES} access log files :L`,
   ]);
-});
-
-Deno.test("compileHttp() writes the first server's error_log, and refuses a server or location with another", () => {
-  deepStrictEqual(
-    compileText(`http { server { error_log logs/s.log warn; } }`).errorLog,
-    { path: "/n/logs/s.log", level: "warn" },
-  );
-  deepStrictEqual(
-    compileText(`http { error_log logs/h.log; server { } }`).errorLog,
-    { path: "/n/logs/h.log", level: "error" },
-  );
-  deepStrictEqual(
-    errors(`http { server { error_log logs/s.log; } server { listen 81; } }`),
-    [
-      'a different "error_log" for a location or server is not supported: the gateway writes one :L',
-    ],
-  );
 });

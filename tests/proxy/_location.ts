@@ -150,6 +150,8 @@ export function locationConf(spec: LocationSpec): LocationConf {
     limitReq: null,
     limitConn: null,
     accessLogs: [],
+    // A file the logger did not open: the main log.
+    errorLogs: [{ path: "logs/error.log", level: "error" }],
   };
 }
 

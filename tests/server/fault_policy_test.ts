@@ -217,3 +217,33 @@ Deno.test("FaultPolicy resolves exited with 1 when a fault ends the process", as
   strictEqual(lines.length, 3);
   match(lines[2]!, /\[emerg\]/);
 });
+
+Deno.test("FaultPolicy writes a log file's failure to the main log, the 1st, 2nd, 4th … of each file, and never again for its own write", () => {
+  const lines: string[] = [];
+  let policy: FaultPolicy | null = null;
+  const logger = createLogger({
+    errorLog: {
+      write: (l) => {
+        lines.push(l.replace(/^.*? \[/, "["));
+        // The main log failing as well: its own failure is not told again.
+        if (l.includes("main.log")) policy!.logFileFailed("/main.log", l);
+      },
+    },
+    accessLog: null,
+    pid: 1,
+    tid: 1,
+  });
+  policy = new FaultPolicy(logger);
+  for (let i = 1; i <= 5; i++) {
+    policy.logFileFailed("/loc.log", 'cannot write log file "/loc.log"');
+  }
+  policy.logFileFailed("/b.log", 'cannot reopen log file "/b.log"');
+  policy.logFileFailed("/main.log", 'cannot write log file "/main.log"');
+  deepStrictEqual(lines, [
+    '[alert] 1#1: cannot write log file "/loc.log"',
+    '[alert] 1#1: cannot write log file "/loc.log", 2 times',
+    '[alert] 1#1: cannot write log file "/loc.log", 4 times',
+    '[alert] 1#1: cannot reopen log file "/b.log"',
+    '[alert] 1#1: cannot write log file "/main.log"',
+  ]);
+});
