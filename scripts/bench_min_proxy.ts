@@ -7,10 +7,19 @@
  * proxy anyone should run; it measures what `Deno.serve` itself costs, so
  * the gateway's own cost per request can be told apart from the runtime's.
  *
- * Usage: `deno run --allow-net scripts/bench_min_proxy.ts <port> <upstream port>`
+ * With a gzip level it is the floor of the compression scenarios as well:
+ * a JSON answer is gzipped as nginx's `gzip on; gzip_types
+ * application/json` would (the client accepts gzip, the body is at least
+ * `gzip_min_length`'s 20 bytes), by `node:zlib` in one call on the body
+ * already whole, with nginx's smaller window for a short body (`zlib`), or
+ * through `CompressionStream` (`stream`: no level, zlib's default 6).
+ *
+ * Usage: `deno run --allow-net scripts/bench_min_proxy.ts <port> <upstream port> [<gzip level> zlib|stream]`
  *
  * @module
  */
+
+import { gzipSync } from "node:zlib";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("latin1");
@@ -47,9 +56,15 @@ async function readResponse(
 if (import.meta.main) {
   const port = Number(Deno.args[0]);
   const upstreamPort = Number(Deno.args[1]);
-  if (!(port > 0 && upstreamPort > 0)) {
+  const level = Deno.args[2] === undefined ? null : Number(Deno.args[2]);
+  const compressor = Deno.args[3] ?? "zlib";
+  if (
+    !(port > 0 && upstreamPort > 0) ||
+    (level !== null && !(level >= 1 && level <= 9)) ||
+    (compressor !== "zlib" && compressor !== "stream")
+  ) {
     throw new Error(
-      "Usage: bench_min_proxy.ts <port> <upstream port>: expected two ports",
+      "Usage: bench_min_proxy.ts <port> <upstream port> [<gzip level> zlib|stream]: expected two ports, a level from 1 to 9",
     );
   }
   Deno.addSignalListener("SIGTERM", () => Deno.exit(0));
@@ -75,6 +90,7 @@ if (import.meta.main) {
     pool.push(conn);
     const lines = response.head.split("\r\n");
     const headers: [string, string][] = [];
+    let json = false;
     for (let i = 1; i < lines.length; i++) {
       const colon = lines[i]!.indexOf(":");
       const name = lines[i]!.slice(0, colon).toLowerCase();
@@ -83,11 +99,40 @@ if (import.meta.main) {
         name === "connection" || name === "keep-alive" ||
         name === "content-length"
       ) continue;
-      headers.push([name, lines[i]!.slice(colon + 1).trim()]);
+      const value = lines[i]!.slice(colon + 1).trim();
+      if (name === "content-type") json = value === "application/json";
+      headers.push([name, value]);
     }
-    return new Response(response.body, {
-      status: Number(lines[0]!.slice(9, 12)),
-      headers,
-    });
+    const status = Number(lines[0]!.slice(9, 12));
+    if (
+      level === null || !json || response.body.length < 20 ||
+      !req.headers.get("accept-encoding")?.includes("gzip")
+    ) {
+      return new Response(response.body, { status, headers });
+    }
+    headers.push(["content-encoding", "gzip"]);
+    if (compressor === "stream") {
+      const gz = new Blob([response.body]).stream()
+        .pipeThrough(new CompressionStream("gzip"));
+      return new Response(gz, { status, headers });
+    }
+    return new Response(
+      gzipSync(
+        response.body,
+        deflateOptions(level, response.body.length),
+      ) as Uint8Array<ArrayBuffer>,
+      { status, headers },
+    );
   });
+}
+
+/** nginx's window and memory for a short body (`ngx_http_gzip_filter_memory`). */
+function deflateOptions(level: number, length: number) {
+  let windowBits = 15;
+  let memLevel = 8;
+  while (length < (1 << (windowBits - 1)) - 262) {
+    windowBits--;
+    memLevel--;
+  }
+  return { level, windowBits, memLevel: Math.max(memLevel, 1) };
 }
