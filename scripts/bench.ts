@@ -760,7 +760,9 @@ http {
         : undefined,
     );
   } catch (error) {
-    child.kill("SIGKILL");
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it exited: a refused configuration */ }
     await child.status;
     await drained.catch(() => {});
     const out = await Deno.readTextFile(`${dir}/${name}.out`).catch(() => "");
@@ -789,14 +791,20 @@ http {
 
 /**
  * Whether the baseline gzips the compression scenarios' JSON answer from
- * their nginx.conf (a revision before `gzip` ran warns and sends it as it
- * is, which would compare nothing).
+ * their nginx.conf (a revision before `gzip` refuses that file, or warns
+ * and sends the answer as it is: either compares nothing).
  */
 async function baselineGzips(lab: Lab): Promise<boolean> {
-  const proxy = await startProxy(lab, BASE, 1);
-  // A plain socket: fetch would decode the body and drop the field.
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
+  let proxy;
   try {
+    proxy = await startProxy(lab, BASE, 1);
+  } catch {
+    return false;
+  }
+  let conn: Deno.TcpConn | null = null;
+  try {
+    // A plain socket: fetch would decode the body and drop the field.
+    conn = await Deno.connect({ hostname: "127.0.0.1", port: proxy.port });
     await conn.write(new TextEncoder().encode(
       "GET /api/data5k HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n",
     ));
@@ -809,7 +817,7 @@ async function baselineGzips(lab: Lab): Promise<boolean> {
     }
     return /^content-encoding:\s*gzip\s*$/im.test(head.split("\r\n\r\n")[0]!);
   } finally {
-    conn.close();
+    conn?.close();
     await proxy.stop();
   }
 }
@@ -1377,15 +1385,16 @@ if (import.meta.main) {
         `Cannot check out --baseline "${options.baseline}": ${added.err}`,
       );
     }
+  }
+  try {
     if (
+      lab.baseRoot !== null &&
       SCENARIOS.some((s) =>
         s.gzip !== undefined && (options.only?.has(s.name) ?? true)
       )
     ) {
       lab.baseGzip = await baselineGzips(lab);
     }
-  }
-  try {
     const report = cold !== null
       ? await coldStart(lab, cold)
       : gib !== null
