@@ -7,17 +7,27 @@
  * proxy anyone should run; it measures what `Deno.serve` itself costs, so
  * the gateway's own cost per request can be told apart from the runtime's.
  *
- * With a certificate, key and file (`deno-min-tls`, the TLS scenarios'
- * floor) it listens with TLS and answers `GET /2k.html` with the file's
- * bytes from memory, as `Transfer-Encoding: chunked`: the framing in which
- * Deno writes head and body at once over TLS, where it leaves Nagle's
- * algorithm on (src/response/tls_one_write.ts).
+ * With `tls` it is the TLS scenarios' floor (`deno-min-tls`): it listens
+ * with TLS and answers `GET /2k.html` with the file's bytes from memory, as
+ * `Transfer-Encoding: chunked`: the framing in which Deno writes head and
+ * body at once over TLS, where it leaves Nagle's algorithm on
+ * (src/response/tls_one_write.ts).
+ *
+ * With `gzip` it is the floor of the compression scenarios: a JSON answer
+ * is gzipped as nginx's `gzip on; gzip_types application/json` would (the
+ * client accepts gzip, the body is at least `gzip_min_length`'s 20 bytes),
+ * by `node:zlib` in one call on the body already whole, with nginx's
+ * smaller window for a short body (`zlib`), or through `CompressionStream`
+ * (`stream`: no level, zlib's default 6).
  *
  * Usage: `deno run --allow-net --allow-read scripts/bench_min_proxy.ts
- * <port> <upstream port> [<certificate> <key> <file>]`
+ * <port> <upstream port> [tls <certificate> <key> <file> | gzip <level>
+ * zlib|stream]`
  *
  * @module
  */
+
+import { gzipSync } from "node:zlib";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("latin1");
@@ -54,12 +64,24 @@ async function readResponse(
 if (import.meta.main) {
   const port = Number(Deno.args[0]);
   const upstreamPort = Number(Deno.args[1]);
-  if (!(port > 0 && upstreamPort > 0)) {
+  const mode = Deno.args[2];
+  const gzipped = mode === "gzip";
+  const level = gzipped ? Number(Deno.args[3]) : null;
+  const compressor = gzipped ? Deno.args[4] : "zlib";
+  const [certPath, keyPath, filePath] = mode === "tls"
+    ? Deno.args.slice(3)
+    : [];
+  if (
+    !(port > 0 && upstreamPort > 0) ||
+    (mode !== undefined && !gzipped && mode !== "tls") ||
+    (level !== null && !(level >= 1 && level <= 9)) ||
+    (compressor !== "zlib" && compressor !== "stream") ||
+    (mode === "tls" && !(certPath && keyPath && filePath))
+  ) {
     throw new Error(
-      "Usage: bench_min_proxy.ts <port> <upstream port>: expected two ports",
+      "Usage: bench_min_proxy.ts <port> <upstream port> [tls <certificate> <key> <file> | gzip <level> zlib|stream]: expected two ports, a level from 1 to 9",
     );
   }
-  const [certPath, keyPath, filePath] = Deno.args.slice(2);
   const tls = certPath && keyPath
     ? {
       cert: Deno.readTextFileSync(certPath),
@@ -100,6 +122,7 @@ if (import.meta.main) {
     pool.push(conn);
     const lines = response.head.split("\r\n");
     const headers: [string, string][] = [];
+    let json = false;
     for (let i = 1; i < lines.length; i++) {
       const colon = lines[i]!.indexOf(":");
       const name = lines[i]!.slice(0, colon).toLowerCase();
@@ -108,11 +131,40 @@ if (import.meta.main) {
         name === "connection" || name === "keep-alive" ||
         name === "content-length"
       ) continue;
-      headers.push([name, lines[i]!.slice(colon + 1).trim()]);
+      const value = lines[i]!.slice(colon + 1).trim();
+      if (name === "content-type") json = value === "application/json";
+      headers.push([name, value]);
     }
-    return new Response(response.body, {
-      status: Number(lines[0]!.slice(9, 12)),
-      headers,
-    });
+    const status = Number(lines[0]!.slice(9, 12));
+    if (
+      level === null || !json || response.body.length < 20 ||
+      !req.headers.get("accept-encoding")?.includes("gzip")
+    ) {
+      return new Response(response.body, { status, headers });
+    }
+    headers.push(["content-encoding", "gzip"]);
+    if (compressor === "stream") {
+      const gz = new Blob([response.body]).stream()
+        .pipeThrough(new CompressionStream("gzip"));
+      return new Response(gz, { status, headers });
+    }
+    return new Response(
+      gzipSync(
+        response.body,
+        deflateOptions(level, response.body.length),
+      ) as Uint8Array<ArrayBuffer>,
+      { status, headers },
+    );
   });
+}
+
+/** nginx's window and memory for a short body (`ngx_http_gzip_filter_memory`). */
+function deflateOptions(level: number, length: number) {
+  let windowBits = 15;
+  let memLevel = 8;
+  while (length < (1 << (windowBits - 1)) - 262) {
+    windowBits--;
+    memLevel--;
+  }
+  return { level, windowBits, memLevel: Math.max(memLevel, 1) };
 }

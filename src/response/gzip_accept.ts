@@ -56,7 +56,7 @@ export interface GzipRequest {
 export function gzipAccepted(
   r: GzipRequest,
   conf: GzipOkConf = NGINX_GZIP_OK,
-  response: Headers | null = null,
+  response: Pick<Headers, "get" | "has"> | null = null,
 ): boolean {
   const { headers } = r;
   const ae = headers.get("accept-encoding");
@@ -91,7 +91,7 @@ export function gzipAccepted(
 function proxiedOk(
   r: GzipRequest,
   p: ReadonlySet<string>,
-  response: Headers | null,
+  response: Pick<Headers, "get" | "has"> | null,
 ): boolean {
   if (p.has("off")) return false;
   if (p.has("any")) return true;

@@ -46,6 +46,17 @@ export interface GzipFilterInput {
 const knownBodies = new WeakMap<Response, Uint8Array>();
 /** Responses `gzip_static` already gave `Vary: Accept-Encoding`. */
 const varied = new WeakSet<Response>();
+/** Responses the filter already ran on ({@linkcode gzipWholeBody}). */
+const filtered = new WeakSet<Response>();
+
+/**
+ * The response fields the filter reads and changes: a `Headers`, or
+ * {@linkcode FieldList} over a plain list.
+ */
+type GzipFields = Pick<
+  Headers,
+  "get" | "has" | "set" | "delete" | "append"
+>;
 
 /**
  * Tells the filter a response's body bytes (a cached file sent without a
@@ -144,29 +155,16 @@ export function gzipFilter(
   response: Response,
   input: GzipFilterInput,
 ): Response {
-  const { gzip } = input.conf;
-  if (!gzip.enabled) return response;
+  if (!input.conf.gzip.enabled || filtered.has(response)) return response;
   const status = response.status;
   if (status !== 200 && status !== 403 && status !== 404) return response;
   const headers = response.headers;
-  const encoding = headers.get("content-encoding");
-  if (encoding !== null && encoding !== "") return response;
-  const lengthText = headers.get("content-length");
-  const length = lengthText === null ? null : Number(lengthText);
-  if (length !== null && length < gzip.minLength) return response;
-  if (!gzipTypeMatches(headers.get("content-type"), gzip.types)) {
-    return response;
-  }
-  if (input.conf.gzipVary && !varied.has(response)) {
-    headers.append("vary", "Accept-Encoding");
-  }
-  if (!gzipAccepted(input.request, input.conf.gzipOk, headers)) {
-    return response;
-  }
-  headers.set("content-encoding", "gzip");
-  headers.delete("content-length");
-  headers.delete("accept-ranges");
-  weakEtag(headers);
+  const length = gzipHead(headers, status, {
+    input,
+    hasVary: varied.has(response),
+  });
+  if (length === false) return response;
+  const { gzip } = input.conf;
   const init = { status, headers };
   if (input.head) {
     // The body as it was (a proxied HEAD's empty upstream body is still
@@ -199,8 +197,135 @@ export function gzipFilter(
   );
 }
 
+/**
+ * The filter's header part (`ngx_http_gzip_header_filter`) on a response's
+ * fields, changed in place: whether the body is compressed, and its
+ * declared length when it is.
+ */
+function gzipHead(
+  headers: GzipFields,
+  status: number,
+  { input, hasVary }: { input: GzipFilterInput; hasVary: boolean },
+): number | null | false {
+  const { gzip } = input.conf;
+  if (status !== 200 && status !== 403 && status !== 404) return false;
+  const encoding = headers.get("content-encoding");
+  if (encoding !== null && encoding !== "") return false;
+  const lengthText = headers.get("content-length");
+  const length = lengthText === null ? null : Number(lengthText);
+  if (length !== null && length < gzip.minLength) return false;
+  if (!gzipTypeMatches(headers.get("content-type"), gzip.types)) {
+    return false;
+  }
+  if (input.conf.gzipVary && !hasVary) {
+    headers.append("vary", "Accept-Encoding");
+  }
+  if (!gzipAccepted(input.request, input.conf.gzipOk, headers)) {
+    return false;
+  }
+  headers.set("content-encoding", "gzip");
+  headers.delete("content-length");
+  headers.delete("accept-ranges");
+  weakEtag(headers);
+  return length;
+}
+
+/**
+ * The filter on a body that is whole before its response is made (a
+ * proxied answer that came with its head): the fields are changed in
+ * place and the body deflated in one call, so the response is made once,
+ * not made and then made again by {@linkcode gzipFilter} (which leaves the
+ * result alone).
+ *
+ * @param fields The response's fields, lower-case names; changed in place.
+ * @param body The whole body.
+ * @param input The location and the request (not a HEAD).
+ * @returns The response.
+ *
+ * @example Usage
+ * ```ts
+ * import { gzipWholeBody } from "./gzip_filter.ts";
+ * import { NGINX_GZIP_OK } from "./gzip_accept.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const fields: [string, string][] = [["content-type", "application/json"], ["content-length", "40"]];
+ * const conf = {
+ *   gzip: { enabled: true, level: 1, minLength: 20, types: new Set(["application/json"]) },
+ *   gzipOk: NGINX_GZIP_OK,
+ *   gzipVary: false,
+ * };
+ * const request = { headers: new Headers({ "accept-encoding": "gzip" }), protocol: "HTTP/1.1" };
+ * const response = gzipWholeBody(fields, new Uint8Array(40), { status: 200, input: { conf, request, head: false } });
+ * strictEqual(response.headers.get("content-encoding"), "gzip");
+ * strictEqual(response.headers.has("content-length"), false);
+ * ```
+ */
+export function gzipWholeBody(
+  fields: [string, string][],
+  body: Uint8Array<ArrayBuffer>,
+  { status, input }: { status: number; input: GzipFilterInput },
+): Response {
+  const length = gzipHead(new FieldList(fields), status, {
+    input,
+    hasVary: false,
+  });
+  const response = length === false
+    ? new Response(body, { status, headers: fields })
+    : new Response(oneChunk(gzipBytes(body, input.conf.gzip.level)), {
+      status,
+      headers: fields,
+    });
+  filtered.add(response);
+  return response;
+}
+
+/**
+ * A plain list of fields with lower-case names, read and changed as
+ * `Headers` would be (names asked for in lower case).
+ */
+class FieldList implements GzipFields {
+  #fields: [string, string][];
+
+  /** @param fields The list, changed in place. */
+  constructor(fields: [string, string][]) {
+    this.#fields = fields;
+  }
+
+  /** The values of `name` joined by `, `, or `null`. */
+  get(name: string): string | null {
+    let value: string | null = null;
+    for (const [n, v] of this.#fields) {
+      if (n === name) value = value === null ? v : `${value}, ${v}`;
+    }
+    return value;
+  }
+
+  /** Whether `name` is there. */
+  has(name: string): boolean {
+    return this.#fields.some(([n]) => n === name);
+  }
+
+  /** Replaces every `name` with one field. */
+  set(name: string, value: string): void {
+    this.delete(name);
+    this.#fields.push([name, value]);
+  }
+
+  /** Removes every `name`. */
+  delete(name: string): void {
+    for (let i = this.#fields.length - 1; i >= 0; i--) {
+      if (this.#fields[i]![0] === name) this.#fields.splice(i, 1);
+    }
+  }
+
+  /** Adds a field at the end. */
+  append(name: string, value: string): void {
+    this.#fields.push([name, value]);
+  }
+}
+
 /** `ngx_http_weak_etag`: `W/` before a quoted tag; an unquoted one is dropped. */
-function weakEtag(headers: Headers): void {
+function weakEtag(headers: GzipFields): void {
   const etag = headers.get("etag");
   if (etag === null || (etag.length > 2 && etag.startsWith("W/"))) return;
   if (etag.startsWith('"')) headers.set("etag", `W/${etag}`);

@@ -49,6 +49,7 @@ export {
   type GzipFilterInput,
   gzipFromLength,
   gzipTypeMatches,
+  gzipWholeBody,
   markGzipVary,
   rememberBody,
 } from "./gzip_filter.ts";

@@ -140,6 +140,11 @@ function server(root: string, upstream: number, log: string): string {
       proxy_pass http://127.0.0.1:${upstream}/;
       gzip_proxied no-cache private auth;
     }
+    location /exp/ {
+      proxy_pass http://127.0.0.1:${upstream}/;
+      expires 1h;
+      gzip_proxied expired;
+    }
 `;
 }
 
@@ -198,6 +203,8 @@ const CASES: [string, string][] = [
     "Via with Authorization under auth",
     "GET /apx/stored.json HTTP/1.1\r\nVia: 1.1 proxy\r\nAuthorization: Basic eDp5",
   ],
+  // The headers filter runs before gzip: its Expires is what gzip_proxied reads.
+  ["Via, expires 1h", "GET /exp/data.json HTTP/1.1\r\nVia: 1.1 proxy"],
 ];
 
 Deno.test({
