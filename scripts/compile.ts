@@ -24,6 +24,8 @@ export const COMPILE_FLAGS = [
   "--allow-write",
   // Only for `task install|remove|status`; nothing else is run.
   "--allow-run=schtasks,icacls",
+  // nginx's `$hostname` (src/engine/variables.ts); no other system value.
+  "--allow-sys=hostname",
   // `req.signal` aborts only when the client really goes away, not when
   // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",
