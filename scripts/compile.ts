@@ -24,13 +24,17 @@ export const COMPILE_FLAGS = [
   "--allow-write",
   // Only for `task install|remove|status`; nothing else is run.
   "--allow-run=schtasks,icacls",
+  // nginx's `$hostname` (src/engine/variables.ts); no other system value.
+  "--allow-sys=hostname",
   // `req.signal` aborts only when the client really goes away, not when
   // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",
   // V8's young generation capped at 4 MiB, which bounds peak RSS under many
   // connections at no measurable throughput cost; `gc()` exposed for
   // src/runtime/gc_pacer.ts and src/runtime/heap_pacer.ts. Figures: scripts/README.md.
-  "--v8-flags=--max-semi-space-size=4,--expose-gc",
+  // A regex that backtracks past V8's bound finishes on its linear engine:
+  // a client's URI or header cannot stall the event loop (src/engine/regex.ts).
+  "--v8-flags=--max-semi-space-size=4,--expose-gc,--enable-experimental-regexp-engine-on-excessive-backtracks",
 ] as const;
 
 /** The default target: the station PCs. */

@@ -84,6 +84,16 @@ export class AccessGate {
       }
       if (decision.delayMs > 0) {
         await delay(decision.delayMs, request.signal);
+        // ngx_http_test_reading: a client that left during the delay is
+        // finalized with 499 there; nothing goes upstream for it, and the
+        // delay paces what does.
+        if (request.signal.aborted) {
+          request.log({
+            level: "info",
+            message: "client prematurely closed connection",
+          });
+          return { kind: "status", conf, code: 499 };
+        }
       }
     }
     if (conf.limitConn !== null && !state.limitConnDone) {

@@ -29,6 +29,7 @@ import {
   filterHeaders,
   hasHeadersFilter,
   isBuiltInError,
+  redirectLocation,
 } from "./response/mod.ts";
 import { osErrorOf } from "./runtime/mod.ts";
 
@@ -99,11 +100,6 @@ const PAGE_IGNORED = [
   "if-range",
 ];
 
-/** The absolute form of a redirect target, as nginx sends `Location`. */
-function absolute(location: string, origin: string): string {
-  return location.startsWith("/") ? origin + location : location;
-}
-
 /**
  * `return code [text]` (ngx_http_script_return_code): an error code
  * without text is nginx's own page (and `error_page` applies); a redirect
@@ -123,7 +119,7 @@ function returnResponse(
       head,
       ...(text === null
         ? {}
-        : { headers: { location: absolute(text, request.origin) } }),
+        : { headers: { location: redirectLocation(text, request.origin) } }),
     });
   }
   if (text === null && code >= 400) return errorResponse(code, { head });
@@ -240,7 +236,7 @@ function decide(
       const location = `${vars.uri}/${vars.args === "" ? "" : `?${vars.args}`}`;
       return errorResponse(301, {
         head,
-        headers: { location: absolute(location, request.origin) },
+        headers: { location: redirectLocation(location, request.origin) },
       });
     }
     case "index-forbidden":
@@ -374,8 +370,11 @@ async function errorPage(
       return errorResponse(code, {
         head: req.method === "HEAD",
         headers: challenge === null
-          ? { location: uri }
-          : { location: uri, "www-authenticate": challenge },
+          ? { location: redirectLocation(uri, request.origin) }
+          : {
+            location: redirectLocation(uri, request.origin),
+            "www-authenticate": challenge,
+          },
       });
     }
     redirected = true;

@@ -112,16 +112,22 @@ export class GeoTable {
     const trusted = this.#trusted;
     if (trusted === null || forwardedFor === "") return address;
     let current = address;
-    let rest = forwardedFor;
-    // Each step takes one address off the end: bounded by the field.
-    while (rest !== "" && trusted.match(current) !== null) {
-      const trimmed = rest.replace(/[ ,]+$/, "");
-      const cut = Math.max(trimmed.lastIndexOf(" "), trimmed.lastIndexOf(","));
-      const next = withoutPort(trimmed.slice(cut + 1));
+    // Each step takes one address off the end, scanning back from `end`
+    // once in all (ngx_http_get_forwarded_addr_internal): linear in the
+    // field, where a regex trimming the rest per step was quadratic on a
+    // client's long run of spaces.
+    let end = forwardedFor.length;
+    while (end > 0 && trusted.match(current) !== null) {
+      while (end > 0 && isSeparator(forwardedFor.charCodeAt(end - 1))) end--;
+      let start = end;
+      while (start > 0 && !isSeparator(forwardedFor.charCodeAt(start - 1))) {
+        start--;
+      }
+      const next = withoutPort(forwardedFor.slice(start, end));
       if (next === null) break;
       current = next;
       if (!this.proxyRecursive) break;
-      rest = cut < 0 ? "" : trimmed.slice(0, cut);
+      end = start;
     }
     return current;
   }
@@ -273,6 +279,11 @@ export class GeoTable {
     }
     return this.#default;
   }
+}
+
+/** A space or comma, which separate the addresses of `X-Forwarded-For`. */
+function isSeparator(code: number): boolean {
+  return code === 0x20 || code === 0x2c;
 }
 
 /** An address of `X-Forwarded-For`, with or without a port (`ngx_parse_addr_port`). */

@@ -13,7 +13,7 @@ import { findLocation } from "./locations.ts";
 import type { LocationConf, ServerConf } from "./model.ts";
 import { type RewriteRun, runRewrite } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
-import { mapUri } from "./uri_map.ts";
+import { containmentRoot, mapUri } from "./uri_map.ts";
 
 export { mapUri };
 
@@ -320,7 +320,12 @@ function content(
       ...(conf.logNotFound ? { notFound: `${path}${first}` } : {}),
     };
   }
-  return { kind: "static", conf, path, root };
+  return {
+    kind: "static",
+    conf,
+    path,
+    root: containmentRoot(conf, vars, root),
+  };
 }
 
 /**

@@ -17,6 +17,7 @@ import {
 } from "./complex_value.ts";
 import type { LocationConf } from "./model.ts";
 import { compileRegex } from "./regex.ts";
+import { escapeArgs, unescapeRedirect, uriWasQuoted } from "./uri_escape.ts";
 import type { RequestVars } from "./variables.ts";
 
 /** An `if` condition. */
@@ -37,7 +38,12 @@ export type RewriteOp =
   | {
     op: "rewrite";
     regex: RegExp;
-    replacement: ComplexValue;
+    /** The replacement up to its first `?`: the new `$uri`. */
+    path: ComplexValue;
+    /** After that `?`: the new `$args`; `null` when there is no `?`. */
+    args: ComplexValue | null;
+    /** The request's `$args` are kept (the replacement does not end in `?`). */
+    addArgs: boolean;
     flag: "last" | "break" | "redirect" | "permanent" | null;
     /** The replacement is an absolute URL: always a redirect. */
     external: boolean;
@@ -135,10 +141,18 @@ export function compileRewrite(
   }
   const external = replacement.startsWith("http://") ||
     replacement.startsWith("https://") || replacement.startsWith("$scheme");
+  // Where the arguments start and whether the request's are kept are read
+  // from the text as written (ngx_http_rewrite, ngx_http_script_compile):
+  // a `?` a capture brings (a client's `%3F`) stays in the path.
+  const addArgs = !replacement.endsWith("?");
+  const text = addArgs ? replacement : replacement.slice(0, -1);
+  const q = text.indexOf("?");
   return {
     op: "rewrite",
     regex,
-    replacement: compileValue(replacement, scope),
+    path: compileValue(q < 0 ? text : text.slice(0, q), scope),
+    args: q < 0 ? null : compileValue(text.slice(q + 1), scope),
+    addArgs,
     flag: flag ?? null,
     external,
   };
@@ -297,33 +311,32 @@ function applyRewrite(
   run: RewriteRun,
 ): RewriteOutcome | null {
   const { vars } = run;
-  let target = op.replacement.evaluate(vars);
-  // A replacement ending in `?` drops the original arguments
-  // (ngx_http_script_regex_start_code: e->args is not appended).
-  let keepArgs = true;
-  if (target.endsWith("?")) {
-    target = target.slice(0, -1);
-    keepArgs = false;
-  }
-  if (op.external || op.flag === "redirect" || op.flag === "permanent") {
-    const q = target.indexOf("?");
-    const location = keepArgs && vars.args !== ""
-      ? target + (q < 0 ? "?" : "&") + vars.args
-      : target;
+  const redirect = op.external || op.flag === "redirect" ||
+    op.flag === "permanent";
+  // ngx_http_script_copy_capture_code: in a redirect or in the arguments, a
+  // capture of a URI the client escaped is escaped again, so its `&`, `?`,
+  // `#` or line break stays data, not a new argument or a header.
+  const quoted = uriWasQuoted(vars.requestUri);
+  const path = evaluate(op.path, vars, redirect && quoted);
+  const args = op.args === null ? null : evaluate(op.args, vars, quoted);
+  if (redirect) {
+    // ngx_http_script_regex_end_code: unescaped for a redirect, then the
+    // request's arguments, as they came.
+    let location = unescapeRedirect(args === null ? path : `${path}?${args}`);
+    if (op.addArgs && vars.args !== "") {
+      location += `${op.args === null ? "?" : "&"}${vars.args}`;
+    }
     return {
       kind: "return",
       code: op.flag === "permanent" ? 301 : 302,
       text: location,
     };
   }
-  const q = target.indexOf("?");
-  if (q >= 0) {
-    vars.uri = target.slice(0, q);
-    const own = target.slice(q + 1);
-    vars.args = keepArgs && vars.args !== "" ? `${own}&${vars.args}` : own;
-  } else {
-    vars.uri = target;
-    if (!keepArgs) vars.args = "";
+  vars.uri = path;
+  if (args !== null) {
+    vars.args = op.addArgs && vars.args !== "" ? `${args}&${vars.args}` : args;
+  } else if (!op.addArgs) {
+    vars.args = "";
   }
   // The location's `proxy_pass` URI no longer applies: the rewritten URI
   // goes as it is (r->valid_location = 0).
@@ -335,6 +348,22 @@ function applyRewrite(
   run.uriChanged = true;
   if (op.flag === "last") return { kind: "last" };
   return null;
+}
+
+/** A value with its `$1`…`$9` escaped as arguments when `escape` is set. */
+function evaluate(
+  value: ComplexValue,
+  vars: RequestVars,
+  escape: boolean,
+): string {
+  if (!escape || !value.usesCaptures) return value.evaluate(vars);
+  const saved = vars.captures;
+  vars.captures = saved.map(escapeArgs);
+  try {
+    return value.evaluate(vars);
+  } finally {
+    vars.captures = saved;
+  }
 }
 
 /** A program of no directives, for levels without any. */

@@ -33,3 +33,32 @@ export function mapUri(
   const root = conf.root.evaluate(vars);
   return { root, path: root + uri };
 }
+
+/**
+ * The folder a location's file must stay inside: its root, or for a regex
+ * location's `alias` (the captures build the whole path) the alias as it
+ * reads without its captures, up to its last slash: the files of
+ * `location ~ ^/dl/(.*)$ { alias /srv/files/$1; }` stay in `/srv/files`.
+ *
+ * @param conf The location.
+ * @param vars The request.
+ * @param root The root {@linkcode mapUri} gave.
+ * @returns The folder.
+ */
+export function containmentRoot(
+  conf: LocationConf,
+  vars: RequestVars,
+  root: string,
+): string {
+  if (conf.alias === null || conf.regex === null) return root;
+  const captures = vars.captures;
+  vars.captures = [];
+  let literal: string;
+  try {
+    literal = conf.alias.evaluate(vars);
+  } finally {
+    vars.captures = captures;
+  }
+  const slash = Math.max(literal.lastIndexOf("/"), literal.lastIndexOf("\\"));
+  return slash > 0 ? literal.slice(0, slash) : literal;
+}

@@ -93,6 +93,22 @@ function arg(r: RequestVars, name: string): string {
   return "";
 }
 
+/**
+ * nginx's `$hostname`: the machine's name, read once and in lower case
+ * (`ngx_init_cycle`). Reading it needs `--allow-sys=hostname`, one of the
+ * run flags; without it the name is empty rather than every request that
+ * reads it a 500.
+ */
+let hostname: string | undefined;
+
+function hostnameOnce(): string {
+  try {
+    return Deno.hostname().toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
 /** The readers of nginx's built-in variables by name. */
 const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "request_method": (r) => r.method,
@@ -103,7 +119,7 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "query_string": (r) => r.args,
   "is_args": (r) => r.args === "" ? "" : "?",
   "host": (r) => r.host,
-  "hostname": () => Deno.hostname(),
+  "hostname": () => hostname ??= hostnameOnce(),
   "remote_addr": (r) => r.remoteAddr,
   "binary_remote_addr": (r) => r.remoteAddr,
   "remote_port": (r) => String(r.remotePort),

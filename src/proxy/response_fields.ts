@@ -16,6 +16,7 @@ import type {
   ProxyRedirect,
   RequestVars,
 } from "../engine/mod.ts";
+import { escapeControls } from "../response/mod.ts";
 import { transferEncodingOf } from "../upstream/mod.ts";
 import { rewriteSetCookie } from "./cookie_rewrite.ts";
 
@@ -177,10 +178,13 @@ export function locationResponseFields(
     const name = upstream[i]![0].toLowerCase();
     let value = upstream[i]![1];
     if (hidden.has(name)) continue;
+    // A replacement's variables may hold a client's decoded line break.
     if (redirects.length > 0 && (name === "location" || name === "refresh")) {
-      value = redirected(name, value, options) ?? value;
+      value = escapeControls(redirected(name, value, options) ?? value);
     } else if (cookies && name === "set-cookie") {
-      value = rewriteSetCookie(value, conf, options.vars) ?? value;
+      value = escapeControls(
+        rewriteSetCookie(value, conf, options.vars) ?? value,
+      );
     }
     out.push([name, value]);
   }

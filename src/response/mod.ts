@@ -61,6 +61,7 @@ export {
   type HeadersFilterConf,
   type HeadersFilterInput,
 } from "./headers_filter.ts";
+export { escapeControls, redirectLocation } from "./field_value.ts";
 export { publicOrigin } from "./origin.ts";
 export {
   errorPageBody,

@@ -42,6 +42,7 @@
 import { sep } from "node:path";
 import type { OsFamily } from "../runtime/mod.ts";
 import { type Proof, proveSettledInside, sameFile } from "./settled_proof.ts";
+import { isDosDeviceName } from "./windows_names.ts";
 
 export { sameFile };
 
@@ -71,13 +72,6 @@ function procFdReadable(): boolean {
 }
 
 /**
- * Win32's device names, superscript digits included (`COM¹`), and `CLOCK$`,
- * which older Windows still opens as a device.
- */
-const DOS_DEVICE =
-  /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$|clock\$)$/i;
-
-/**
  * Tells whether a decoded path segment is safe to use as a file name.
  *
  * @param segment A decoded segment.
@@ -101,12 +95,7 @@ export function isSafeSegment(segment: string, family: OsFamily): boolean {
   if (/[. ]$/.test(segment)) return false;
   if (family === "windows") {
     if (/~\d/.test(segment)) return false; // 8.3 short names
-    // DOS device names open devices, not files, with any extension
-    // ("con", "NUL.txt", "com1.js"): Win32 compares the name before the
-    // first dot with its trailing spaces stripped ("con .js", "com1 .txt";
-    // RtlIsDosDeviceName_U), the console's CONIN$ and CONOUT$ included.
-    const base = segment.split(".", 1)[0]!.replace(/ +$/, "");
-    if (DOS_DEVICE.test(base)) return false;
+    if (isDosDeviceName(segment)) return false;
     if (/[<>"|?*]/.test(segment)) return false; // invalid in Win32 names
   }
   return true;

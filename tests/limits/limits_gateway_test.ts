@@ -142,3 +142,49 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
   releaseBoth();
   await Promise.all(holding);
 });
+
+Deno.test("a client that leaves during a limit_req delay is logged 499 and nothing goes upstream, as nginx 1.22", async () => {
+  let arrivals = 0;
+  await using upstream = startUpstream(() => {
+    arrivals++;
+    return new Response("ok");
+  });
+  await using both = await startSideBySide({
+    http: ["limit_req_zone $binary_remote_addr zone=slow:1m rate=1r/m;"],
+    server: `
+    location /ld/ {
+      limit_req zone=slow burst=5;
+      access_log $LOGS/ld.log;
+      proxy_pass http://127.0.0.1:${upstream.port}/;
+    }`,
+  });
+  const lines = (side: "ours" | "theirs") => both.logLines("ld.log")[side];
+  for (
+    const [side, port] of [["ours", both.port], [
+      "theirs",
+      both.nginxPort,
+    ]] as const
+  ) {
+    // The first passes; the second waits a minute, and its client leaves.
+    await rawRequest(port, get("/ld/"));
+    await waitFor(() => lines(side).length === 1);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    await conn.write(new TextEncoder().encode(get("/ld/")));
+    if (side === "ours") {
+      await waitFor(() =>
+        both.ourErrors().some((l) => l.includes("delaying request"))
+      );
+    }
+    conn.close();
+    await waitFor(() => lines(side).length === 2);
+  }
+  const statuses = (side: "ours" | "theirs") =>
+    lines(side).map((l) => l.split('" ')[1]!.slice(0, 3));
+  deepStrictEqual(statuses("ours"), ["200", "499"]);
+  deepStrictEqual(statuses("theirs"), ["200", "499"]);
+  strictEqual(arrivals, 2);
+  strictEqual(
+    both.ourErrors().filter((l) => l.includes("prematurely")).length,
+    1,
+  );
+});

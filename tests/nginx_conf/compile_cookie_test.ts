@@ -25,10 +25,11 @@ Deno.test("compileHttp() reads proxy_cookie_domain and proxy_cookie_path as ngin
     );
   deepStrictEqual(shown(x!.proxyCookieDomain), [
     "up.local -> me.local",
-    "/^(.*)\\.internal$/i -> $1.example",
+    // Caseless, spelled with both cases (engine/regex.ts).
+    "/^(.*)\\.[iI][nN][tT][eE][rR][nN][aA][lL]$/ -> $1.example",
   ]);
   deepStrictEqual(shown(x!.proxyCookiePath), [
-    "/^\\/ADMIN/i -> /admin",
+    "/^\\/[Aa][Dd][Mm][Ii][Nn]/ -> /admin",
     "/^\\/Case/ -> /case",
   ]);
   strictEqual(y!.proxyCookiePath.length, 0);

@@ -108,7 +108,13 @@ Deno.test("serveFile() under gzip_static serves the file itself when its .gz can
 });
 
 Deno.test("serveFile() answers Windows' unsafe names as nginx for Windows: 404 and its CreateFile() line", async () => {
-  await using s = await site({ "index.html": "x", ".env": "A=1" });
+  // Files by those names here (Linux), so only the check can refuse them.
+  await using s = await site({
+    "index.html": "x",
+    ".env": "A=1",
+    "com1 .txt": "a serial port on Windows",
+    "CONOUT$.log": "the console on Windows",
+  });
   const conf = locationConf({ root: value(s.html) });
   await using server = startFileServer(
     [{ prefix: "/", conf, folder: { root: s.html } }],
@@ -118,6 +124,8 @@ Deno.test("serveFile() answers Windows' unsafe names as nginx for Windows: 404 a
     "/index.html::$DATA",
     "/con",
     "/NUL.txt",
+    "/com1 .txt",
+    "/CONOUT$.log",
     "/PROGRA~1/x",
     "/index.html.",
   ];

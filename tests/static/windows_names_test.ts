@@ -22,6 +22,15 @@ Deno.test("isRefusedWindowsName() refuses what could open something else, and se
     ["/com1", true],
     ["/lpt9.log", true],
     ["/com¹", true],
+    // Win32 strips the spaces before the dot: these open devices too.
+    ["/con .txt", true],
+    ["/assets/COM1  .js", true],
+    ["/nul   ", true],
+    ["/conin$", true],
+    ["/CONOUT$.log", true],
+    ["/clock$", true],
+    ["/icon .png", false],
+    ["/con_x.txt", false],
     ["/console.js", false],
     ["/auxiliary.css", false],
     ["/../x", false], // dots alone: resolved before, skipped as nginx does
