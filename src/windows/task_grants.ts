@@ -193,13 +193,14 @@ function loadTaskNginxConf(
  * @param gatewayArgs The gateway flags of the task.
  * @param base The executable's folder.
  * @param read Reads a text file, or null.
- * @returns The grants.
+ * @returns The grants, and the nginx.conf's paths that start with a
+ * variable (as written): no folder can be granted for them.
  */
 export function taskFolderGrants(
   gatewayArgs: string[],
   base: string,
   read: (path: string) => string | null,
-): FolderGrant[] {
+): { grants: FolderGrant[]; ungranted: string[] } {
   const cli: CliOptions = parseCliArgs(gatewayArgs);
   const abs = (p: string) => win32.resolve(base, p.replaceAll("/", "\\"));
   const layers = [cli.settings];
@@ -220,12 +221,15 @@ export function taskFolderGrants(
     layers.push(loaded.settings);
     nginxConf = loaded.paths;
   }
-  return folderGrants({
-    base,
-    layers,
-    configFiles,
-    ...(nginxConf === undefined ? {} : { nginxConf }),
-  });
+  return {
+    grants: folderGrants({
+      base,
+      layers,
+      configFiles,
+      ...(nginxConf === undefined ? {} : { nginxConf }),
+    }),
+    ungranted: nginxConf?.unknown ?? [],
+  };
 }
 
 /**

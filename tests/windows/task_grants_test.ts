@@ -323,6 +323,19 @@ Deno.test("task install --nginx-conf grants what every server and location reads
       );
       deepStrictEqual(removed, [...grants.read, ...grants.write], name);
     }
+    // A root that starts with a variable: no folder can be known; said.
+    const conf = join(p, "conf", "nginx.conf");
+    await Deno.writeTextFile(
+      conf,
+      "http { server { listen 80; root $arg_dir; } }\n",
+    );
+    const r = await run(["install", "--nginx-conf", conf]);
+    strictEqual(r.code, 0);
+    deepStrictEqual(r.icacls.map((a) => a[0]), [
+      ...common(null).read,
+      ...common(null).write,
+    ]);
+    match(r.err.join(""), /"\$arg_dir" starts with a variable: no folder/);
   } finally {
     await Deno.remove(t, { recursive: true });
   }
