@@ -180,8 +180,10 @@ Deno.test("task install --nginx-conf grants what every server and location reads
     for (const d of ["conf", "shared", "secrets", "certs", "keys"]) {
       await Deno.mkdir(join(d === "conf" ? p : t, d), { recursive: true });
     }
-    const cert = await makeCertificate(join(t, "certs"));
-    await Deno.rename(cert.keyPath, join(t, "keys", "station.key"));
+    // The certificate is made with openssl, which the Windows lane lacks.
+    const withTls = Deno.build.os !== "windows";
+    const cert = withTls ? await makeCertificate(join(t, "certs")) : null;
+    if (cert) await Deno.rename(cert.keyPath, join(t, "keys", "station.key"));
     await Deno.writeTextFile(join(t, "secrets", "htpasswd"), "ops:{PLAIN}x\n");
     await Deno.writeTextFile(
       join(t, "shared", "admin.conf"),
@@ -259,21 +261,6 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         },
       ],
       [
-        "ssl_certificate and ssl_certificate_key",
-        `
-        server { listen 8443 ssl; root html;
-          ssl_certificate ${cert.certPath};
-          ssl_certificate_key ${t}/keys/station.key; }`,
-        {
-          read: [
-            ...common(w(`${p}/html`)).read,
-            w(`${t}/certs`),
-            w(`${t}/keys`),
-          ],
-          write: common(null).write,
-        },
-      ],
-      [
         "a root with a variable: its constant head's folder",
         `
         server { listen 80; root html; }
@@ -303,6 +290,25 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         },
       ],
     ];
+    if (withTls) {
+      cases.push(
+        [
+          "ssl_certificate and ssl_certificate_key",
+          `
+        server { listen 8443 ssl; root html;
+          ssl_certificate ${cert!.certPath};
+          ssl_certificate_key ${t}/keys/station.key; }`,
+          {
+            read: [
+              ...common(w(`${p}/html`)).read,
+              w(`${t}/certs`),
+              w(`${t}/keys`),
+            ],
+            write: common(null).write,
+          },
+        ],
+      );
+    }
     for (const [name, servers, grants] of cases) {
       const conf = join(p, "conf", "nginx.conf");
       await Deno.writeTextFile(conf, `events {}\nhttp {\n${servers}\n}\n`);
