@@ -189,6 +189,9 @@ Deno.test("task install --nginx-conf grants what every server and location reads
       join(t, "shared", "admin.conf"),
       "location /admin/ { return 204; }\n",
     );
+    // nginx.conf paths with forward slashes, as stations write them (a
+    // backslash starts an escape there).
+    const tc = t.replaceAll("\\", "/");
     // The task runs on Windows: a POSIX test path reads as C:\… there.
     const w = (path: string) =>
       win32.resolve("C:\\StationGateway", path.replaceAll("/", "\\"));
@@ -208,9 +211,9 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         "two servers with different roots",
         `
         server { listen 80; root html; }
-        server { listen 81; root ${t}/site2; }`,
+        server { listen 81; root ${tc}/site2; }`,
         {
-          read: [...common(w(`${p}/html`)).read, w(`${t}/site2`)],
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/site2`)],
           write: common(null).write,
         },
       ],
@@ -218,9 +221,9 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         "an alias location",
         `
         server { listen 80; root html;
-          location /admin/ { alias ${t}/admin/; } }`,
+          location /admin/ { alias ${tc}/admin/; } }`,
         {
-          read: [...common(w(`${p}/html`)).read, w(`${t}/admin`)],
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/admin`)],
           write: common(null).write,
         },
       ],
@@ -229,24 +232,24 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         `
         server { listen 80; root html;
           location /api/ {
-            access_log ${t}/api-access/api.log;
-            error_log ${t}/api-errors/error.log;
+            access_log ${tc}/api-access/api.log;
+            error_log ${tc}/api-errors/error.log;
           } }`,
         {
           read: common(w(`${p}/html`)).read,
           write: [
             ...common(null).write,
-            w(`${t}/api-access`),
-            w(`${t}/api-errors`),
+            w(`${tc}/api-access`),
+            w(`${tc}/api-errors`),
           ],
         },
       ],
       [
         "an include from another folder",
         `
-        server { listen 80; root html; include ${t}/shared/admin.conf; }`,
+        server { listen 80; root html; include ${tc}/shared/admin.conf; }`,
         {
-          read: [...common(w(`${p}/html`)).read, w(`${t}/shared`)],
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/shared`)],
           write: common(null).write,
         },
       ],
@@ -254,9 +257,9 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         "auth_basic_user_file",
         `
         server { listen 80; root html;
-          location /ops/ { auth_basic ops; auth_basic_user_file ${t}/secrets/htpasswd; } }`,
+          location /ops/ { auth_basic ops; auth_basic_user_file ${tc}/secrets/htpasswd; } }`,
         {
-          read: [...common(w(`${p}/html`)).read, w(`${t}/secrets`)],
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/secrets`)],
           write: common(null).write,
         },
       ],
@@ -264,29 +267,29 @@ Deno.test("task install --nginx-conf grants what every server and location reads
         "a root with a variable: its constant head's folder",
         `
         server { listen 80; root html; }
-        server { listen 81; root ${t}/sites/$host; }`,
+        server { listen 81; root ${tc}/sites/$host; }`,
         {
-          read: [...common(w(`${p}/html`)).read, w(`${t}/sites`)],
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/sites`)],
           write: common(null).write,
         },
       ],
       [
         "client_body_temp_path",
         `
-        client_body_temp_path ${t}/body;
+        client_body_temp_path ${tc}/body;
         server { listen 80; root html; location /api/ { proxy_pass http://127.0.0.1:8080; } }`,
         {
           read: common(w(`${p}/html`)).read,
-          write: common(null, w(`${t}/body`)).write,
+          write: common(null, w(`${tc}/body`)).write,
         },
       ],
       [
         "a folder written is not granted read too",
         `
-        server { listen 80; root ${t}/rw; access_log ${t}/rw/access.log; }`,
+        server { listen 80; root ${tc}/rw; access_log ${tc}/rw/access.log; }`,
         {
           read: [base, w(`${p}/conf`)],
-          write: [w(`${p}/logs`), w(`${t}/rw`), `${base}\\client_body_temp`],
+          write: [w(`${p}/logs`), w(`${tc}/rw`), `${base}\\client_body_temp`],
         },
       ],
     ];
@@ -296,13 +299,13 @@ Deno.test("task install --nginx-conf grants what every server and location reads
           "ssl_certificate and ssl_certificate_key",
           `
         server { listen 8443 ssl; root html;
-          ssl_certificate ${cert!.certPath};
-          ssl_certificate_key ${t}/keys/station.key; }`,
+          ssl_certificate ${cert!.certPath.replaceAll("\\", "/")};
+          ssl_certificate_key ${tc}/keys/station.key; }`,
           {
             read: [
               ...common(w(`${p}/html`)).read,
-              w(`${t}/certs`),
-              w(`${t}/keys`),
+              w(`${tc}/certs`),
+              w(`${tc}/keys`),
             ],
             write: common(null).write,
           },
