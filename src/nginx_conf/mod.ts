@@ -26,6 +26,7 @@ import {
 } from "../runtime/mod.ts";
 
 export type { ConfIo } from "./parser.ts";
+export { type ConfigPaths, configPaths } from "./config_paths.ts";
 export type { NginxSettings } from "./paths.ts";
 
 /** The outcome of reading an nginx.conf. */
@@ -42,6 +43,8 @@ export type NginxConfResult =
     warnings: string[];
     /** The nginx prefix used for relative paths. */
     prefix: string;
+    /** The files read: the nginx.conf, then what it includes, each once. */
+    files: string[];
   }
   | {
     ok: false;
@@ -116,8 +119,16 @@ export function loadNginxConf(
   const file = resolve(path);
   const prefix = nginxPrefix(file);
   let directives;
+  const files: string[] = [];
+  const recorded: ConfIo = {
+    readTextFile: (p) => {
+      if (!files.includes(p)) files.push(p);
+      return io.readTextFile(p);
+    },
+    readDirFiles: (p) => io.readDirFiles(p),
+  };
   try {
-    directives = parseNginxConf(file, io);
+    directives = parseNginxConf(file, recorded);
   } catch (error) {
     if (error instanceof NginxConfError) {
       return { ok: false, message: error.message, warnings: [] };
@@ -167,6 +178,7 @@ export function loadNginxConf(
   return {
     ok: true,
     prefix,
+    files,
     settings: { ...engineSettings(conf), ...reading.settings },
     engine: conf,
     text: formatConf(directives),

@@ -222,9 +222,9 @@ export async function runTask(
     );
     return 1;
   }
-  const grants = serviceAccountSid(user) === SYSTEM_SID ||
+  const { grants, ungranted } = serviceAccountSid(user) === SYSTEM_SID ||
       task.action === "status" || (task.action === "remove" && !installed)
-    ? []
+    ? { grants: [], ungranted: [] }
     : taskFolderGrants(
       installed?.args ?? task.gatewayArgs,
       base,
@@ -233,6 +233,13 @@ export async function runTask(
         return bytes === null ? null : new TextDecoder().decode(bytes);
       },
     );
+  if (task.action === "install") {
+    for (const path of ungranted) {
+      err(
+        `station-gateway: "${path}" starts with a variable: no folder is granted for it; grant the task's account access by hand\n`,
+      );
+    }
+  }
   const icacls = grants.map((g) =>
     task.action === "install"
       ? ICACLS.grant(g, user)

@@ -1,7 +1,8 @@
 /**
  * The folders a scheduled task's account needs and the `icacls` commands
  * that grant and take back that access: read on the executables', the
- * configuration's and the client app's folders, write on the logs'.
+ * configuration's and the client app's folders (and whatever else an
+ * nginx.conf reads), write on the logs' and the request body temp folder.
  * Nothing more: LOCAL SERVICE has no other rights there by default.
  *
  * @module
@@ -16,7 +17,12 @@ import {
   parseConfigFile,
   type SettingsInput,
 } from "../config/mod.ts";
-import { loadNginxConf, type NginxSettings } from "../nginx_conf/mod.ts";
+import {
+  type ConfigPaths,
+  configPaths,
+  loadNginxConf,
+  type NginxSettings,
+} from "../nginx_conf/mod.ts";
 import { serviceAccountSid, splitWindowsArgs } from "./scheduled_task.ts";
 
 /** The settings that name folders, as the task will run with them. */
@@ -27,12 +33,17 @@ export interface TaskFolders {
   layers: (SettingsInput | FileInput)[];
   /** `--config` or `--nginx-conf`, if given. */
   configFiles: string[];
+  /** What the nginx.conf's servers and locations use, if one is given. */
+  nginxConf?: ConfigPaths;
 }
 
 /**
- * The folders the task's account needs, each once, read before write:
- * the executables' folder, the configuration files' folders and the client
- * app's root (read), and the error and access logs' folders (write).
+ * The folders the task's account needs, each once (without regard to
+ * case), read before write: the executables' folder, the configuration
+ * files' folders and the client app's root (read), the error and access
+ * logs' folders and the request body temp folder (write), and what an
+ * nginx.conf's servers and locations read and write. A folder written is
+ * not granted read as well: write (`M`) holds read.
  *
  * @param folders The base folder, the settings and the config files.
  * @returns The grants.
@@ -46,11 +57,14 @@ export interface TaskFolders {
  *   { folder: "C:\\S", access: "read" },
  *   { folder: "C:\\S\\html", access: "read" },
  *   { folder: "C:\\S\\logs", access: "write" },
+ *   { folder: "C:\\S\\client_body_temp", access: "write" },
  * ]);
  * ```
  */
 export function folderGrants(folders: TaskFolders): FolderGrant[] {
-  const pick = (key: "root" | "errorLog" | "accessLog"): string | undefined => {
+  const pick = (
+    key: "root" | "errorLog" | "accessLog" | "clientBodyTempPath",
+  ): string | undefined => {
     for (const layer of folders.layers) {
       if (layer[key] !== undefined) return layer[key];
     }
@@ -62,17 +76,24 @@ export function folderGrants(folders: TaskFolders): FolderGrant[] {
     folders.base,
     ...folders.configFiles.map((f) => win32.dirname(abs(f))),
     abs(pick("root") ?? "html"),
+    ...(folders.nginxConf?.read ?? []).map(abs),
   ];
-  const logs = [pick("errorLog"), pick("accessLog")]
+  const write = [pick("errorLog"), pick("accessLog")]
     .filter((p): p is string => p !== undefined && p !== "off" && p !== "")
-    .map((p) => win32.dirname(abs(p)));
+    .map((p) => win32.dirname(abs(p)))
+    .concat(
+      abs(pick("clientBodyTempPath") ?? "client_body_temp"),
+      ...(folders.nginxConf?.write ?? []).map(abs),
+    );
+  const written = new Set(write.map((f) => f.toLowerCase()));
   const grants: FolderGrant[] = [];
   const seen = new Set<string>();
-  for (const [access, list] of [["read", read], ["write", logs]] as const) {
+  for (const [access, list] of [["read", read], ["write", write]] as const) {
     for (const folder of list) {
       const key = `${access} ${folder.toLowerCase()}`;
       if (seen.has(key)) continue;
       seen.add(key);
+      if (access === "read" && written.has(folder.toLowerCase())) continue;
       grants.push({ folder, access });
     }
   }
@@ -142,7 +163,13 @@ export const ICACLS = {
  * @throws {TypeError} A relative path, or a file the gateway would refuse.
  */
 export function taskNginxConf(path: string | undefined): NginxSettings {
-  if (path === undefined) return {};
+  return path === undefined ? {} : loadTaskNginxConf(path).settings;
+}
+
+/** The compiled nginx.conf of a task, or the refusal `taskNginxConf` throws. */
+function loadTaskNginxConf(
+  path: string,
+): { settings: NginxSettings; paths: ConfigPaths } {
   if (!isAbsolute(path) && !/^[A-Za-z]:[\\/]/.test(path)) {
     throw new TypeError(
       `Cannot parse nginx-conf "${path}": the task needs an absolute path, like C:\\nginx\\conf\\nginx.conf`,
@@ -152,7 +179,10 @@ export function taskNginxConf(path: string | undefined): NginxSettings {
   if (!result.ok) {
     throw new TypeError(`Cannot use nginx-conf "${path}": ${result.message}`);
   }
-  return result.settings;
+  return {
+    settings: result.settings,
+    paths: configPaths(result.engine, result.files),
+  };
 }
 
 /**
@@ -163,13 +193,14 @@ export function taskNginxConf(path: string | undefined): NginxSettings {
  * @param gatewayArgs The gateway flags of the task.
  * @param base The executable's folder.
  * @param read Reads a text file, or null.
- * @returns The grants.
+ * @returns The grants, and the nginx.conf's paths that start with a
+ * variable (as written): no folder can be granted for them.
  */
 export function taskFolderGrants(
   gatewayArgs: string[],
   base: string,
   read: (path: string) => string | null,
-): FolderGrant[] {
+): { grants: FolderGrant[]; ungranted: string[] } {
   const cli: CliOptions = parseCliArgs(gatewayArgs);
   const abs = (p: string) => win32.resolve(base, p.replaceAll("/", "\\"));
   const layers = [cli.settings];
@@ -183,11 +214,22 @@ export function taskFolderGrants(
       // The gateway reports it at start; the grants keep the defaults.
     }
   }
+  let nginxConf: ConfigPaths | undefined;
   if (cli.nginxConfPath !== undefined) {
     configFiles.push(cli.nginxConfPath);
-    layers.push(taskNginxConf(cli.nginxConfPath));
+    const loaded = loadTaskNginxConf(cli.nginxConfPath);
+    layers.push(loaded.settings);
+    nginxConf = loaded.paths;
   }
-  return folderGrants({ base, layers, configFiles });
+  return {
+    grants: folderGrants({
+      base,
+      layers,
+      configFiles,
+      ...(nginxConf === undefined ? {} : { nginxConf }),
+    }),
+    ungranted: nginxConf?.unknown ?? [],
+  };
 }
 
 /**

@@ -8,6 +8,8 @@ import { parseTaskArgs, runTask } from "../../src/windows/task_command.ts";
 import { splitWindowsArgs, taskXml } from "../../src/windows/scheduled_task.ts";
 import { quoteWindowsArg } from "../../src/windows/command_line.ts";
 import { at, parseXml, type XmlElement } from "../_xml.ts";
+import { makeCertificate } from "../_tls.ts";
+import { join, win32 } from "node:path";
 
 const WIN = {
   execPath: "C:\\StationGateway\\station-gateway.exe",
@@ -89,6 +91,11 @@ Deno.test("task install grants the account read on the app, config and executabl
       ["C:\\StationGateway", "/grant", "*S-1-5-19:(OI)(CI)RX"],
       ["C:\\StationGateway\\html", "/grant", "*S-1-5-19:(OI)(CI)RX"],
       ["C:\\StationGateway\\logs", "/grant", "*S-1-5-19:(OI)(CI)M"],
+      [
+        "C:\\StationGateway\\client_body_temp",
+        "/grant",
+        "*S-1-5-19:(OI)(CI)M",
+      ],
     ]],
     ["flags name other folders", [
       "--root",
@@ -103,6 +110,11 @@ Deno.test("task install grants the account read on the app, config and executabl
       ["C:\\StationGateway", "/grant", "ST\\kiosk:(OI)(CI)RX"],
       ["D:\\Apps\\client", "/grant", "ST\\kiosk:(OI)(CI)RX"],
       ["E:\\Logs\\gw", "/grant", "ST\\kiosk:(OI)(CI)M"],
+      [
+        "C:\\StationGateway\\client_body_temp",
+        "/grant",
+        "ST\\kiosk:(OI)(CI)M",
+      ],
     ]],
     ["a config file's folder", [
       "--config",
@@ -112,6 +124,11 @@ Deno.test("task install grants the account read on the app, config and executabl
       ["C:\\StationGateway\\conf", "/grant", "*S-1-5-19:(OI)(CI)RX"],
       ["C:\\StationGateway\\html", "/grant", "*S-1-5-19:(OI)(CI)RX"],
       ["C:\\StationGateway\\logs", "/grant", "*S-1-5-19:(OI)(CI)M"],
+      [
+        "C:\\StationGateway\\client_body_temp",
+        "/grant",
+        "*S-1-5-19:(OI)(CI)M",
+      ],
     ]],
     ["SYSTEM needs none", ["--user", "SYSTEM"], []],
   ];
@@ -148,11 +165,189 @@ Deno.test("task remove takes back the grants the installed task's XML records, a
     "icacls D:\\client app /remove:g *S-1-5-19",
     "icacls E:\\Logs /remove:g *S-1-5-19",
     "icacls C:\\StationGateway\\logs /remove:g *S-1-5-19",
+    "icacls C:\\StationGateway\\client_body_temp /remove:g *S-1-5-19",
   ]);
   const orphan = await run(["remove"]);
   strictEqual(orphan.code, 0);
   deepStrictEqual(orphan.icacls, []);
   match(orphan.err.join(""), /grants must be removed by hand/);
+});
+
+Deno.test("task install --nginx-conf grants what every server and location reads and writes, and remove takes the same back", async () => {
+  const t = await Deno.makeTempDir({ prefix: "task-grants-" });
+  try {
+    const p = join(t, "nginx");
+    for (const d of ["conf", "shared", "secrets", "certs", "keys"]) {
+      await Deno.mkdir(join(d === "conf" ? p : t, d), { recursive: true });
+    }
+    // The certificate is made with openssl, which the Windows lane lacks.
+    const withTls = Deno.build.os !== "windows";
+    const cert = withTls ? await makeCertificate(join(t, "certs")) : null;
+    if (cert) await Deno.rename(cert.keyPath, join(t, "keys", "station.key"));
+    await Deno.writeTextFile(join(t, "secrets", "htpasswd"), "ops:{PLAIN}x\n");
+    await Deno.writeTextFile(
+      join(t, "shared", "admin.conf"),
+      "location /admin/ { return 204; }\n",
+    );
+    // nginx.conf paths with forward slashes, as stations write them (a
+    // backslash starts an escape there).
+    const tc = t.replaceAll("\\", "/");
+    // The task runs on Windows: a POSIX test path reads as C:\… there.
+    const w = (path: string) =>
+      win32.resolve("C:\\StationGateway", path.replaceAll("/", "\\"));
+    const base = "C:\\StationGateway";
+    // What every case grants: the executables' and nginx.conf's folders
+    // (read), the main logs' and the body temp folder (write).
+    const common = (
+      root: string | null,
+      temp = `${base}\\client_body_temp`,
+    ) => ({
+      read: [base, w(`${p}/conf`), root ?? `${base}\\html`],
+      write: [w(`${p}/logs`), temp],
+    });
+    const cases: [string, string, { read: string[]; write: string[] }][] = [
+      // [case, the server blocks, the grants]
+      [
+        "two servers with different roots",
+        `
+        server { listen 80; root html; }
+        server { listen 81; root ${tc}/site2; }`,
+        {
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/site2`)],
+          write: common(null).write,
+        },
+      ],
+      [
+        "an alias location",
+        `
+        server { listen 80; root html;
+          location /admin/ { alias ${tc}/admin/; } }`,
+        {
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/admin`)],
+          write: common(null).write,
+        },
+      ],
+      [
+        "a location's access_log and error_log",
+        `
+        server { listen 80; root html;
+          location /api/ {
+            access_log ${tc}/api-access/api.log;
+            error_log ${tc}/api-errors/error.log;
+          } }`,
+        {
+          read: common(w(`${p}/html`)).read,
+          write: [
+            ...common(null).write,
+            w(`${tc}/api-access`),
+            w(`${tc}/api-errors`),
+          ],
+        },
+      ],
+      [
+        "an include from another folder",
+        `
+        server { listen 80; root html; include ${tc}/shared/admin.conf; }`,
+        {
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/shared`)],
+          write: common(null).write,
+        },
+      ],
+      [
+        "auth_basic_user_file",
+        `
+        server { listen 80; root html;
+          location /ops/ { auth_basic ops; auth_basic_user_file ${tc}/secrets/htpasswd; } }`,
+        {
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/secrets`)],
+          write: common(null).write,
+        },
+      ],
+      [
+        "a root with a variable: its constant head's folder",
+        `
+        server { listen 80; root html; }
+        server { listen 81; root ${tc}/sites/$host; }`,
+        {
+          read: [...common(w(`${p}/html`)).read, w(`${tc}/sites`)],
+          write: common(null).write,
+        },
+      ],
+      [
+        "client_body_temp_path",
+        `
+        client_body_temp_path ${tc}/body;
+        server { listen 80; root html; location /api/ { proxy_pass http://127.0.0.1:8080; } }`,
+        {
+          read: common(w(`${p}/html`)).read,
+          write: common(null, w(`${tc}/body`)).write,
+        },
+      ],
+      [
+        "a folder written is not granted read too",
+        `
+        server { listen 80; root ${tc}/rw; access_log ${tc}/rw/access.log; }`,
+        {
+          read: [base, w(`${p}/conf`)],
+          write: [w(`${p}/logs`), w(`${tc}/rw`), `${base}\\client_body_temp`],
+        },
+      ],
+    ];
+    if (withTls) {
+      cases.push(
+        [
+          "ssl_certificate and ssl_certificate_key",
+          `
+        server { listen 8443 ssl; root html;
+          ssl_certificate ${cert!.certPath.replaceAll("\\", "/")};
+          ssl_certificate_key ${tc}/keys/station.key; }`,
+          {
+            read: [
+              ...common(w(`${p}/html`)).read,
+              w(`${tc}/certs`),
+              w(`${tc}/keys`),
+            ],
+            write: common(null).write,
+          },
+        ],
+      );
+    }
+    for (const [name, servers, grants] of cases) {
+      const conf = join(p, "conf", "nginx.conf");
+      await Deno.writeTextFile(conf, `events {}\nhttp {\n${servers}\n}\n`);
+      const installed = await run(["install", "--nginx-conf", conf]);
+      strictEqual(installed.code, 0, `${name}: ${installed.err.join("")}`);
+      deepStrictEqual(installed.icacls, [
+        ...grants.read.map((f) => [f, "/grant", "*S-1-5-19:(OI)(CI)RX"]),
+        ...grants.write.map((f) => [f, "/grant", "*S-1-5-19:(OI)(CI)M"]),
+      ], name);
+      const removed: string[] = [];
+      strictEqual(
+        await runTask(parseTaskArgs(["remove"]), WIN, {
+          ...installed.io,
+          icacls: (a) => (removed.push(a[0]!), Promise.resolve(0)),
+        }),
+        0,
+        name,
+      );
+      deepStrictEqual(removed, [...grants.read, ...grants.write], name);
+    }
+    // A root that starts with a variable: no folder can be known; said.
+    const conf = join(p, "conf", "nginx.conf");
+    await Deno.writeTextFile(
+      conf,
+      "http { server { listen 80; root $arg_dir; } }\n",
+    );
+    const r = await run(["install", "--nginx-conf", conf]);
+    strictEqual(r.code, 0);
+    deepStrictEqual(r.icacls.map((a) => a[0]), [
+      ...common(null).read,
+      ...common(null).write,
+    ]);
+    match(r.err.join(""), /"\$arg_dir" starts with a variable: no folder/);
+  } finally {
+    await Deno.remove(t, { recursive: true });
+  }
 });
 
 Deno.test("task install restarts the gateway every minute for ever: a repeating boot trigger with no Duration, IgnoreNew", async () => {
