@@ -90,8 +90,8 @@ try {
   });
   if (scenario === "text") {
     const texts = [];
-    for (const url of [base!, ...moreBases]) {
-      const each = url === base ? page : await browser.newPage();
+    for (const [i, url] of [base!, ...moreBases].entries()) {
+      const each = i === 0 ? page : await browser.newPage();
       await each.goto(url);
       // Runs in the page (strings: Deno's types have no DOM).
       texts.push({
