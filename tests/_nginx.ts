@@ -5,7 +5,7 @@
  * @module
  */
 
-import { waitFor } from "./_utils.ts";
+import { freePort, waitFor } from "./_utils.ts";
 
 /** Settings mirrored from the gateway's. */
 export interface NginxSettings {
@@ -89,13 +89,6 @@ export function nginxArgs(paths: NginxPaths, test = false): string[] {
     "-g",
     `pid ${paths.pid};`,
   ];
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = l.addr.port;
-  l.close();
-  return port;
 }
 
 function lines(path: string): string[] {

@@ -57,12 +57,31 @@ export function startUpstream(
   };
 }
 
-/** A port on 127.0.0.1 that nothing listens on (bound, then closed). */
+/**
+ * A port on 127.0.0.1 that nothing listens on: for a server the test starts
+ * on it later, or left closed ({@linkcode refusedPort}). Drawn at random
+ * below Linux's ephemeral range (`ip_local_port_range`, 32768–60999) and
+ * checked by binding it: a port the kernel hands out for port 0 and that is
+ * closed again goes to the next server anywhere on the machine that asks for
+ * port 0 (the suites run in parallel, beside other suites), which then
+ * answered where a refusal was expected.
+ */
+export function freePort(): number {
+  for (let i = 0; i < 1000; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch {
+      // taken: draw again
+    }
+  }
+  throw new Error("Cannot find a free port on 127.0.0.1 below 32768");
+}
+
+/** A port on 127.0.0.1 that refuses connections ({@linkcode freePort}). */
 export function refusedPort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
+  return freePort();
 }
 
 /** An in-process gateway on a real socket, with captured log lines. */

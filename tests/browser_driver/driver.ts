@@ -11,21 +11,23 @@
  * `deno task start` must not need the network.
  *
  * Usage: deno run -A --config tests/browser_driver/deno.json
- *   tests/browser_driver/driver.ts live|down|assets|default|tls|text BASE_URL
+ *   tests/browser_driver/driver.ts live|down|assets|default|tls|text BASE_URL…
  *
  * `tls` is `live` through the common pair: BASE_URL is the plain port that
  * redirects to `https://`, whose self-signed certificate the browser is
  * told to accept.
  *
- * `text` loads BASE_URL itself and reports the page's rendered text and
- * the character set Chromium chose for it.
+ * `text` loads each BASE_URL itself, each in a page of its own, and reports
+ * each page's rendered text and the character set Chromium chose for it
+ * (`texts`): one browser for the pages a test compares, since a launch costs
+ * more than a page.
  *
  * @module
  */
 
 import { chromium, type Page } from "npm:playwright-core@1.65.1";
 
-const [scenario, base] = Deno.args;
+const [scenario, base, ...moreBases] = Deno.args;
 
 async function text(page: Page, id: string, not = "pending"): Promise<string> {
   // Runs in the page (a string: Deno's types have no DOM).
@@ -87,10 +89,17 @@ try {
     encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
   });
   if (scenario === "text") {
-    await page.goto(base!);
-    // Runs in the page (strings: Deno's types have no DOM).
-    result.text = await page.evaluate("document.body.innerText");
-    result.charset = await page.evaluate("document.characterSet");
+    const texts = [];
+    for (const [i, url] of [base!, ...moreBases].entries()) {
+      const each = i === 0 ? page : await browser.newPage();
+      await each.goto(url);
+      // Runs in the page (strings: Deno's types have no DOM).
+      texts.push({
+        text: await each.evaluate("document.body.innerText"),
+        charset: await each.evaluate("document.characterSet"),
+      });
+    }
+    result.texts = texts;
   } else if (scenario === "default") {
     await page.goto(`${base}/`);
     result.state = await text(page, "upstream-state", "");

@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
+import { freePort } from "../_utils.ts";
 
 /** The corpus folder. */
 export const CORPUS = fileURLToPath(
@@ -74,14 +75,6 @@ export function station(
       await Deno.remove(prefix, { recursive: true });
     },
   };
-}
-
-/** A port on 127.0.0.1 that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = listener.addr.port;
-  listener.close();
-  return port;
 }
 
 /**

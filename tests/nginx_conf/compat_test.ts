@@ -8,6 +8,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
 import {
+  freePort,
   maskErrorLine,
   rawRequest,
   refusedPort,
@@ -29,13 +30,6 @@ const VALID = [
   "quoting",
   "warn_only",
 ];
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = l.addr.port;
-  l.close();
-  return port;
-}
 
 /**
  * The edit both copies get: the listen port, the upstream address, and

@@ -5,7 +5,7 @@
  * of reads and within a memory budget.
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import {
   MAX_DIRECTIVES,
   MAX_INCLUDED_FILES,
@@ -151,25 +151,39 @@ Deno.test("parseNginxConf() reads a 100,000-entry types {} include whole", () =>
   strictEqual(directives[0]?.block?.[0]?.block?.length, MAX_DIRECTIVES - 3);
 });
 
-/** Writes a generated tree under `dir`, keeping the relative names. */
-async function writeTree(
-  dir: string,
-  files: Record<string, string>,
-): Promise<string> {
+/**
+ * Writes a generated tree under `dir`, keeping the relative names: each
+ * folder made once, the files written synchronously (20,000 small files
+ * through the async file API cost seconds of thread hand-offs each run).
+ */
+function writeTree(dir: string, files: Record<string, string>): string {
+  const made = new Set<string>();
   for (const [path, text] of Object.entries(files)) {
     const to = join(dir, path);
-    await Deno.mkdir(join(to, ".."), { recursive: true });
-    await Deno.writeTextFile(to, text);
+    const folder = dirname(to);
+    if (!made.has(folder)) {
+      Deno.mkdirSync(folder, { recursive: true });
+      made.add(folder);
+    }
+    Deno.writeTextFileSync(to, text);
   }
   return join(dir, MAIN);
 }
 
 // Peak RSS is Linux's VmHWM: the child reads its own /proc.
 const BUDGET_MIB = 200;
+// On disk a glob needs only to pass MAX_INCLUDED_FILES: the parser's bound
+// over 20,000 names is the in-memory case above, and each file made here
+// costs about a millisecond of a loaded disk.
+const ON_DISK_FILES = 2 * MAX_INCLUDED_FILES + 500;
 const ON_DISK: [string, Record<string, string>, RegExp][] = [
   ["15 doubling files", doublingTree(15), /more than 1024 files included/],
   ["64 fanning files", fanOutTree(16, 4), /more than 1024 files included/],
-  ["20,000 files", wideGlob(20_000), /more than 1024 files included/],
+  [
+    `${ON_DISK_FILES} files`,
+    wideGlob(ON_DISK_FILES),
+    /more than 1024 files included/,
+  ],
   ["800,000 types", bigTypes(800_000), /more than 100000 directives/],
 ];
 for (const [name, files, message] of ON_DISK) {
@@ -179,7 +193,7 @@ for (const [name, files, message] of ON_DISK) {
     async fn() {
       const dir = await Deno.makeTempDir();
       try {
-        const main = await writeTree(dir, files);
+        const main = writeTree(dir, files);
         const out = await new Deno.Command(Deno.execPath(), {
           args: [
             "run",

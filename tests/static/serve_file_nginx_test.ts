@@ -204,6 +204,12 @@ interface Seen {
    * from its clock.
    */
   expiresAfterDate?: number;
+  /**
+   * `Cache-Control`'s `max-age` beside such an `Expires`: the same span,
+   * counted from each server's own clock (`expires @3h30m` gives 31424 s
+   * from one second and 31423 s from the next), so compared alike.
+   */
+  maxAge?: number;
 }
 
 function seen(r: Exchange, port: number): Seen {
@@ -225,6 +231,15 @@ function seen(r: Exchange, port: number): Seen {
     const date = r.headers.find(([n]) => n === "date")?.[1] ?? "";
     out.expiresAfterDate = (Date.parse(expires) - Date.parse(date)) / 1000;
     fields.delete("expires");
+    const cacheControl = fields.get("cache-control");
+    const maxAge = cacheControl?.match(/\bmax-age=(\d+)/)?.[1];
+    if (cacheControl !== null && maxAge !== undefined) {
+      out.maxAge = Number(maxAge);
+      fields.set(
+        "cache-control",
+        cacheControl.replace(/\bmax-age=\d+/, "max-age=N"),
+      );
+    }
   }
   out.headers = [...fields].map((
     [n, v],
@@ -232,16 +247,17 @@ function seen(r: Exchange, port: number): Seen {
   return out;
 }
 
-/** Equal, `Expires` to within a second. */
+/** Equal, `Expires` and its `max-age` to within a second. */
 function same(
   a: Seen & { request: string },
   b: Seen & { request: string },
 ): boolean {
-  const { expiresAfterDate: x, ...restA } = a;
-  const { expiresAfterDate: y, ...restB } = b;
+  const { expiresAfterDate: x, maxAge: xAge, ...restA } = a;
+  const { expiresAfterDate: y, maxAge: yAge, ...restB } = b;
   if (JSON.stringify(restA) !== JSON.stringify(restB)) return false;
-  if (x === undefined || y === undefined) return x === y;
-  return Math.abs(x - y) <= 1;
+  const near = (m: number | undefined, n: number | undefined) =>
+    m === undefined || n === undefined ? m === n : Math.abs(m - n) <= 1;
+  return near(x, y) && near(xAge, yAge);
 }
 
 function errorsOf(lines: string[]): string[] {

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { freePort } from "../../_utils.ts";
 import type { Probe } from "./client.ts";
 import { difference, firstLine, maskText, type Outcome } from "./compare.ts";
 import { firstServers, probesFor } from "./probes.ts";
@@ -57,13 +58,6 @@ export interface CompareOptions {
   against?: "gateway" | "nginx";
   /** Compare the named differences too (see `MASKED`). @default {false} */
   strict?: boolean;
-}
-
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = l.addr.port;
-  l.close();
-  return port;
 }
 
 const TRACE = /^\s+at .+:\d+:\d+\)?$|Uncaught|panicked/m;
