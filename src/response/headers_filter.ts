@@ -130,8 +130,12 @@ export function filterHeaders(
 /** `ngx_http_set_headers`: how each name is added. */
 function addHeader(headers: Headers, name: string, value: string | null): void {
   if (value === null) return;
-  const lower = name.toLowerCase();
   try {
+    // Compared by length first: a lower-case copy of every name was garbage
+    // per response.
+    const lower = name.length === 4 || name.length === 13
+      ? name.toLowerCase()
+      : "";
     if (lower === "etag" || lower === "last-modified") {
       // ngx_http_set_response_header: replaces; an empty value removes.
       if (value === "") headers.delete(lower);

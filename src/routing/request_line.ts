@@ -126,16 +126,29 @@ export function absoluteAuthority(
   scheme: "http" | "https" = "http",
 ): string | null {
   if (host === null || host === "") return null;
-  if (
-    url === `${scheme}://${host}${target}` ||
-    url === `${scheme}://${urlHost(host)}${target}`
-  ) {
+  if (joins(url, { scheme, host, target })) return null;
+  const shown = urlHost(host);
+  if (shown !== host && joins(url, { scheme, host: shown, target })) {
     return null;
   }
   const start = url.indexOf("://") + 3;
   const rest = url.slice(start);
   const end = rest.search(/[/?]/);
   return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * Whether `url` is `scheme://` + `host` + `target`, compared in place: the
+ * joined string was two copies per request, and this runs for every one.
+ */
+function joins(
+  url: string,
+  { scheme, host, target }: { scheme: string; host: string; target: string },
+): boolean {
+  const at = scheme.length + 3;
+  return url.length === at + host.length + target.length &&
+    url.startsWith(scheme) && url.startsWith("://", scheme.length) &&
+    url.startsWith(host, at) && url.endsWith(target);
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   gzipAccepted,
   gzipFromLength,
   hasHeadersFilter,
+  type HeadersFilterInput,
   isBuiltInError,
   markGzipVary,
   streamedResponse,
@@ -172,25 +173,22 @@ export function serveFile(
     markGzipVary(response);
   }
   if (hasHeadersFilter(conf)) {
-    const filter = {
+    const filter: HeadersFilterInput = {
       conf,
       vars: options.vars,
-      ...(options.now === undefined ? {} : { now: options.now }),
+      status: 200,
     };
+    if (options.now !== undefined) filter.now = options.now;
     // nginx's range filter answers 416 after the headers filter has seen
     // the 200 (with the file's mtime); the 416 page then passes it again
     // (so `always` fields twice).
     if (status === 416) {
-      filterHeaders(response.headers, {
-        ...filter,
-        status: 200,
-        lastModified: ctx.mtime,
-      });
+      filterHeaders(response.headers, { ...filter, lastModified: ctx.mtime });
     }
-    const seen = options.errStatus === undefined || isBuiltInError(response)
+    filter.status = options.errStatus === undefined || isBuiltInError(response)
       ? status
       : options.errStatus;
-    filterHeaders(response.headers, { ...filter, status: seen });
+    filterHeaders(response.headers, filter);
   }
   return result;
 }
