@@ -59,6 +59,7 @@ export {
   type HeadersFilterConf,
   type HeadersFilterInput,
 } from "./headers_filter.ts";
+export { FieldList, type HeaderFields } from "./field_list.ts";
 export { publicOrigin } from "./origin.ts";
 export {
   errorPageBody,
