@@ -109,7 +109,7 @@ export interface EngineRequest {
    * A GET or HEAD that declared a body: `Deno.serve` hands the handler no
    * body for them, so it cannot be forwarded (refused, not sent without).
    */
-  bodyInGet: boolean;
+  readonly bodyInGet: boolean;
   /** Where the proxy records its upstream tries for the access line. */
   tries: UpstreamTries | null;
   /** Writes an error line with the request's context. */

@@ -25,7 +25,6 @@ import {
   checkRequestHead,
   checkRequestLine,
   decodeTarget,
-  hasUnforwardableBody,
   type LineVerdict,
   looksLikeHttp2,
   READING_REQUEST_LINE,
@@ -280,7 +279,9 @@ export function createGatewayHandler(
       looksLikeHttp2(req.url, host, socket?.port ?? runtime.port);
     if (served2) host = urlAuthority(req.url);
     const target = requestTarget(req.url, urlHost(host));
-    const sent = requestLine(req, { host, target, http2, scheme });
+    // Read once: the line and the engine's authority both need it.
+    const authority = absoluteAuthority(req.url, host, target, scheme);
+    const sent = requestLine(req, { host, target, http2, scheme, authority });
     if (served2) http2 = false;
     const line = http2
       ? LINE_OK
@@ -296,7 +297,9 @@ export function createGatewayHandler(
       referrer,
     });
     return new RequestContext({
+      req,
       info,
+      authority,
       client,
       clientPort: peer.port,
       host,
@@ -364,19 +367,10 @@ export function createGatewayHandler(
       );
     }
     const length = verdict.contentLength;
-    ctx.host = absoluteAuthority(
-      req.url,
-      host,
-      target,
-      socket?.tls === true ? "https" : "http",
-    ) ?? host;
+    ctx.host = ctx.authority ?? host;
     ctx.uri = decoded.uri;
     ctx.args = decoded.args;
-    if (length.kind === "length") {
-      ctx.contentLength = length.length;
-      ctx.lengthDigits = length.digits;
-    }
-    ctx.bodyInGet = hasUnforwardableBody(req, length);
+    ctx.declareLength(length);
     return engine.serve(req, ctx, socket ?? { index: 0, port: runtime.port });
   }
 }

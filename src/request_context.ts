@@ -9,7 +9,12 @@
 import type { EngineRequest } from "./engine_route.ts";
 import type { ErrorEvent, Logger, UpstreamTries } from "./log/mod.ts";
 import type { RequestEvent } from "./proxy/mod.ts";
-import type { CheckEvent, LineVerdict } from "./routing/mod.ts";
+import {
+  type CheckEvent,
+  type ContentLength,
+  hasUnforwardableBody,
+  type LineVerdict,
+} from "./routing/mod.ts";
 
 /**
  * What a request's error lines carry before their own fields (nginx's
@@ -82,6 +87,8 @@ function lineWriter(lines: ErrorLines): (event: RequestEvent) => void {
 
 /** What {@linkcode RequestContext} is made from. */
 export interface RequestFields {
+  /** The request. */
+  req: Request;
   /** `Deno.serve`'s info on the request. */
   info: Deno.ServeHandlerInfo<Deno.NetAddr>;
   /** The client's address. */
@@ -94,6 +101,8 @@ export interface RequestFields {
   referrer: string | null;
   /** The request target as received. */
   target: string;
+  /** An absolute-form request line's authority, else `null`. */
+  authority: string | null;
   /** The request came over HTTP/2. */
   http2: boolean;
   /** Served over HTTP/2 on a TLS socket. */
@@ -121,8 +130,8 @@ export interface RequestFields {
  *   request: "GET / HTTP/1.1", host: "h", referrer: null,
  * });
  * const ctx = new RequestContext({
- *   info: {} as never, client: "127.0.0.1", clientPort: 5000, host: "h",
- *   referrer: null, target: "/", http2: false, served2: false,
+ *   req: new Request("http://h/"), info: {} as never, client: "127.0.0.1", clientPort: 5000, host: "h",
+ *   referrer: null, target: "/", authority: null, http2: false, served2: false,
  *   request: "GET / HTTP/1.1", line: { kind: "ok" },
  * }, lines);
  * ctx.serverName = "app";
@@ -139,6 +148,8 @@ export class RequestContext implements EngineRequest {
   readonly hostField: string | null;
   /** The authority for the engine: an absolute-form line's, else `Host`. */
   host: string | null = null;
+  /** An absolute-form request line's authority, else `null`. */
+  readonly authority: string | null;
   /** The `Referer` field, or `null`. */
   readonly referrer: string | null;
   /** The request target as received. */
@@ -159,8 +170,6 @@ export class RequestContext implements EngineRequest {
   contentLength: number | null = null;
   /** The declared length's digits. */
   lengthDigits: string | null = null;
-  /** A GET or HEAD that declared a body. */
-  bodyInGet = false;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued = false;
   /** The upstream tries for the access line, when its format may read them. */
@@ -170,7 +179,9 @@ export class RequestContext implements EngineRequest {
   /** The context of the request's error lines. */
   readonly lines: ErrorLines;
   readonly #info: Deno.ServeHandlerInfo<Deno.NetAddr>;
+  readonly #req: Request;
   #log: ((event: RequestEvent) => void) | null = null;
+  #length: Exclude<ContentLength, { kind: "invalid" }> | null = null;
 
   /**
    * @param fields What the handler read of the request.
@@ -178,16 +189,40 @@ export class RequestContext implements EngineRequest {
    */
   constructor(fields: RequestFields, lines: ErrorLines) {
     this.#info = fields.info;
+    this.#req = fields.req;
     this.client = fields.client;
     this.clientPort = fields.clientPort;
     this.hostField = fields.host;
     this.referrer = fields.referrer;
     this.target = fields.target;
+    this.authority = fields.authority;
     this.http2 = fields.http2;
     this.served2 = fields.served2;
     this.request = fields.request;
     this.line = fields.line;
     this.lines = lines;
+  }
+
+  /**
+   * Keeps the one parse of `Content-Length` (the checks' verdict).
+   *
+   * @param length The declared length, or none.
+   */
+  declareLength(length: Exclude<ContentLength, { kind: "invalid" }>): void {
+    this.#length = length;
+    if (length.kind === "length") {
+      this.contentLength = length.length;
+      this.lengthDigits = length.digits;
+    }
+  }
+
+  /**
+   * A GET or HEAD that declared a body: told when a location forwards it
+   * (the one reader), as the test reads `Transfer-Encoding` again.
+   */
+  get bodyInGet(): boolean {
+    return this.#length !== null &&
+      hasUnforwardableBody(this.#req, this.#length);
   }
 
   /** The `server:` of the request's lines: the chosen server's name. */

@@ -54,8 +54,9 @@ export function looksLikeHttp2(
  *
  * @param req The request.
  * @param parts The `Host` field, the origin-form target (from
- * `requestTarget`), whether {@linkcode looksLikeHttp2} said so, and the
- * socket's scheme (`http` when absent).
+ * `requestTarget`), whether {@linkcode looksLikeHttp2} said so, the
+ * socket's scheme (`http` when absent), and the absolute-form authority
+ * when already known.
  * @returns e.g. `GET /api/x HTTP/1.1`.
  *
  * @example Usage
@@ -74,11 +75,13 @@ export function looksLikeHttp2(
  */
 export function requestLine(
   req: Request,
-  { host, target, http2, scheme = "http" }: {
+  { host, target, http2, scheme = "http", authority }: {
     host: string | null;
     target: string;
     http2: boolean;
     scheme?: "http" | "https";
+    /** {@linkcode absoluteAuthority}'s answer, when already asked. */
+    authority?: string | null;
   },
 ): string {
   if (http2) {
@@ -91,7 +94,10 @@ export function requestLine(
   if (req.method === "CONNECT") {
     return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
   }
-  const absolute = absoluteAuthority(req.url, host, target, scheme) !== null;
+  const absolute =
+    (authority === undefined
+      ? absoluteAuthority(req.url, host, target, scheme)
+      : authority) !== null;
   return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
 }
 
