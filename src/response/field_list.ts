@@ -112,18 +112,42 @@ export class FieldList implements HeaderFields {
   append(name: string, value: string): void {
     const v = checkedValue(value);
     const lower = checkedName(name).toLowerCase();
-    const known = this.#list.find(([n]) => n.toLowerCase() === lower);
-    this.#list.push([known === undefined ? name : known[0], v]);
+    const list = this.#list;
+    let as = name;
+    for (let i = 0; i < list.length; i++) {
+      const n = list[i]![0];
+      if (n.length === lower.length && n.toLowerCase() === lower) {
+        as = n;
+        break;
+      }
+    }
+    list.push([as, v]);
   }
 }
 
+/** Names already proved tokens: a configuration has a handful. */
+const TOKENS = new Set<string>();
+
 function checkedName(name: string): string {
+  if (TOKENS.has(name)) return name;
   if (!TOKEN.test(name)) throw new TypeError(`Invalid header name: "${name}"`);
+  if (TOKENS.size < 256) TOKENS.add(name);
   return name;
 }
 
+/** HTTP whitespace, as `Headers` trims it: tab, LF, CR, space. */
+function isEdgeSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
 function checkedValue(value: string): string {
-  const trimmed = value.replace(EDGE_WHITESPACE, "");
+  // Trimmed only when it has something to trim: a copy per field was
+  // garbage per answer.
+  const trimmed = value.length > 0 &&
+      (isEdgeSpace(value.charCodeAt(0)) ||
+        isEdgeSpace(value.charCodeAt(value.length - 1)))
+    ? value.replace(EDGE_WHITESPACE, "")
+    : value;
   if (REFUSED_VALUE.test(trimmed)) {
     throw new TypeError(`Invalid header value: "${trimmed}"`);
   }
