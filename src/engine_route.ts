@@ -116,8 +116,10 @@ export interface EngineRequest {
   log: (event: RequestEvent) => void;
   /**
    * Settles when the response has been sent (or the client went away):
-   * `limit_conn` counts the request until then. Read only then: reading
-   * `Deno.ServeHandlerInfo.completed` makes a promise per request.
+   * `limit_conn` counts the request until then. Read only then, and before
+   * anything waits: reading `Deno.ServeHandlerInfo.completed` makes a
+   * promise, which `Deno.serve` settles only if asked for before the
+   * exchange ended.
    */
   readonly completed?: Promise<void>;
   /**
@@ -288,6 +290,10 @@ export class EngineRoute {
       named: NO_NAMED,
     };
     const flow = new RouteFlow(vars, request, req, socket.port);
+    // Read before anything waits: `Deno.serve` settles the promise only if
+    // it was asked for before the exchange ended (a client gone mid-request
+    // would otherwise leave a count that is never given back).
+    const completed = this.#mayLimitConn ? request.completed : undefined;
     const answered = serveRequest(req, server, flow, this.#flowDeps);
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.
@@ -304,7 +310,7 @@ export class EngineRoute {
       const release = flow.access?.release ?? null;
       if (release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
-        const end = tunnelClosed(response) ?? request.completed;
+        const end = tunnelClosed(response) ?? completed;
         if (end === undefined) release();
         else end.then(release, release);
       }
@@ -332,7 +338,7 @@ export class EngineRoute {
         tooBig(content.conf, (f as RouteFlow).request) ??
           this.#static(r, content, f),
       proxy: (r, content, f) => {
-        const { request } = f as RouteFlow;
+        const { request, req } = f as RouteFlow;
         const refused = tooBig(content.conf, request);
         if (refused !== null) return Promise.resolve(refused);
         if (request.bodyInGet) {
@@ -348,7 +354,8 @@ export class EngineRoute {
         }
         // Forwarding reads the body, and Deno.serve answers the client's
         // `Expect: 100-continue` on the first read of a non-empty body.
-        request.continued = expectsContinue(r, request.contentLength);
+        // (The client's request: an error page's copy is not what was read.)
+        request.continued = expectsContinue(req, request.contentLength);
         return this.#proxy(r, content, f, request);
       },
     },

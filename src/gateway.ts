@@ -207,6 +207,10 @@ export function createGatewayHandler(
     const accessLine = logger.accessEnabled
       ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
       : null;
+    // Asked for now, before anything waits: `Deno.serve` settles it only if
+    // it was asked for before the exchange ended, and the line is written
+    // when it settles (a client gone mid-request too).
+    const completed = accessLine === null ? null : info.completed;
     if (accessLine !== null) ctx.tries = accessLine.upstream;
 
     let response: Response;
@@ -249,7 +253,7 @@ export function createGatewayHandler(
     return accessLine.settle(
       req,
       response,
-      info.completed,
+      completed ?? info.completed,
       tunnelClosed(response),
     );
   };

@@ -241,7 +241,9 @@ export class RequestContext implements EngineRequest {
 
   /**
    * Settles when the exchange is over: read only when needed, as reading
-   * `Deno.ServeHandlerInfo.completed` makes a promise.
+   * `Deno.ServeHandlerInfo.completed` makes a promise, and then before
+   * anything waits (`Deno.serve` settles it only if asked for before the
+   * exchange ended).
    */
   get completed(): Promise<void> {
     return this.#info.completed;
