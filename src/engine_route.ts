@@ -18,7 +18,7 @@ import {
   type RequestVars,
   type ServerConf,
 } from "./engine/mod.ts";
-import type { Logger, UpstreamTries } from "./log/mod.ts";
+import type { ErrorTarget, Logger, UpstreamTries } from "./log/mod.ts";
 import {
   type LocationProxyContext,
   proxyLocation,
@@ -34,7 +34,12 @@ import {
   serveRequest,
   withCharset,
 } from "./request_flow.ts";
-import { serveFile, StaticCache } from "./static/mod.ts";
+import {
+  serveFile,
+  type ServeFileOptions,
+  StaticCache,
+  type StaticResult,
+} from "./static/mod.ts";
 import { BodyDeadlines, TempFiles } from "./proxy/mod.ts";
 import {
   errorResponse,
@@ -47,10 +52,22 @@ import type { GatewayStats } from "./status.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
-import { READING_HEADERS } from "./routing/mod.ts";
+import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
 
-/** A server's level and name, as a request's variables hold them. */
-type LogScope = Readonly<Pick<RequestVars, "location" | "serverName">>;
+/**
+ * Where a request's error lines go, as nginx switches `r->connection->log`:
+ * the location chosen so far (the request's variables, from the server's
+ * choice on: `engine/phases.ts` sets it wherever nginx calls
+ * ngx_http_update_location_config), before that its socket's default
+ * server (ngx_http_create_request); the `server:` field is the same
+ * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
+ */
+export interface LogScope {
+  /** The level whose error logs take the lines. */
+  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
+  /** The `server:` field. */
+  readonly serverName: string;
+}
 
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
@@ -107,23 +124,35 @@ export interface EngineRequest {
    * A GET or HEAD that declared a body: `Deno.serve` hands the handler no
    * body for them, so it cannot be forwarded (refused, not sent without).
    */
-  bodyInGet: boolean;
-  /** Called when the request is forwarded (its body will be read). */
-  onForward?: () => void;
+  readonly bodyInGet: boolean;
   /** Where the proxy records its upstream tries for the access line. */
   tries: UpstreamTries | null;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
    * Settles when the response has been sent (or the client went away):
-   * `limit_conn` counts the request until then.
+   * `limit_conn` counts the request until then. Read only then, and before
+   * anything waits: reading `Deno.ServeHandlerInfo.completed` makes a
+   * promise, which `Deno.serve` settles only if asked for before the
+   * exchange ended.
    */
-  completed?: Promise<void>;
+  readonly completed?: Promise<void>;
   /**
-   * Told the access logs of the location that answered, their `if=`
-   * applied (empty: no line, as `access_log off`).
+   * Set by the engine once the server is chosen: the request's variables,
+   * whose level takes its error lines (see {@linkcode LogScope}).
    */
-  accessLogs?: (logs: readonly AccessLogConf[]) => void;
+  at: LogScope;
+  /**
+   * Set by the engine when the request is forwarded: `Deno.serve` sent
+   * `100 Continue` on the first read of its body.
+   */
+  continued: boolean;
+  /**
+   * Set by the engine when an access log is written: the logs of the
+   * location that answered, their `if=` applied (empty: no line, as
+   * `access_log off`); `null` until then.
+   */
+  accessLogs: readonly AccessLogConf[] | null;
 }
 
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
@@ -250,20 +279,21 @@ export class EngineRoute {
    * Serves one request.
    *
    * @param req The request.
-   * @param request What the handler read of it.
-   * @param chosen Told the request's variables once its server is chosen:
-   * their `location` is the level whose error logs take its lines.
-   * @returns The response.
+   * @param request What the handler read of it; the engine sets its
+   * `at` (the request's variables once its server is chosen: their
+   * `location` is the level whose error logs take its lines),
+   * `continued` and `accessLogs`.
+   * @param socket Which listening socket it came in on.
+   * @returns The response, synchronously when nothing waited.
    */
   serve(
     req: Request,
     request: EngineRequest,
-    chosen: (vars: RequestVars) => void,
     socket: { index: number; port: number } = {
       index: 0,
       port: this.#deps.port,
     },
-  ): Promise<Response> {
+  ): Response | Promise<Response> {
     const name = hostName(request.host);
     const listen = this.#listens[socket.index] ?? this.#listens[0]!;
     const { server, captures } = findServer(listen, name);
@@ -287,20 +317,18 @@ export class EngineRoute {
       documentRoot: "",
       requestFilename: "",
       remoteUser: "",
-      captures: captures === null ? [] : [...captures].map((c) => c ?? ""),
-      named: {},
-      vars: new Map(),
+      captures: captures === null
+        ? NO_CAPTURES
+        : [...captures].map((c) => c ?? ""),
+      named: NO_NAMED,
       location: server.conf,
     };
-    chosen(vars);
-    const flow: RouteFlow = {
-      vars,
-      log: request.log,
-      origin: publicOrigin(request.host, socket.port, vars.scheme),
-      request,
-      req,
-      access: null,
-    };
+    request.at = vars;
+    const flow = new RouteFlow(vars, request, req, socket.port);
+    // Read before anything waits: `Deno.serve` settles the promise only if
+    // it was asked for before the exchange ended (a client gone mid-request
+    // would otherwise leave a count that is never given back).
+    const completed = this.#mayLimitConn ? request.completed : undefined;
     const answered = serveRequest(req, server, flow, this.#flowDeps);
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.
@@ -309,15 +337,15 @@ export class EngineRoute {
     ) {
       return answered;
     }
-    return answered.then((response) => {
+    return Promise.resolve(answered).then((response) => {
       const conf = flow.answered;
-      if (conf !== undefined) {
-        request.accessLogs?.(loggedTo(conf.accessLogs, vars));
+      if (conf !== undefined && this.#deps.logger.accessEnabled) {
+        request.accessLogs = loggedTo(conf.accessLogs, vars);
       }
       const release = flow.access?.release ?? null;
       if (release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
-        const end = tunnelClosed(response) ?? request.completed;
+        const end = tunnelClosed(response) ?? completed;
         if (end === undefined) release();
         else end.then(release, release);
       }
@@ -345,7 +373,7 @@ export class EngineRoute {
         tooBig(content.conf, (f as RouteFlow).request) ??
           this.#static(r, content, f),
       proxy: (r, content, f) => {
-        const { request } = f as RouteFlow;
+        const { request, req } = f as RouteFlow;
         const refused = tooBig(content.conf, request);
         if (refused !== null) return Promise.resolve(refused);
         if (request.bodyInGet) {
@@ -359,7 +387,10 @@ export class EngineRoute {
             headers: { connection: "close" },
           }));
         }
-        request.onForward?.();
+        // Forwarding reads the body, and Deno.serve answers the client's
+        // `Expect: 100-continue` on the first read of a non-empty body.
+        // (The client's request: an error page's copy is not what was read.)
+        request.continued = expectsContinue(req, request.contentLength);
         return this.#proxy(r, content, f, request);
       },
     },
@@ -382,36 +413,62 @@ export class EngineRoute {
     },
   };
 
-  async #serveStatic(
+  /** A file, synchronously unless a folder must settle or the default page is read. */
+  #serveStatic(
     req: Request,
     content: Extract<Content, { kind: "static" }>,
     request: FlowRequest,
-  ): Promise<Response> {
+  ): Response | Promise<Response> {
     const { vars } = request;
-    const serve = () =>
-      serveFile(req, {
-        path: content.path,
-        root: content.root,
-        conf: content.conf,
-        uri: vars.uri,
-        vars,
-        gzipVary: content.conf.gzipVary,
-        cache: this.cache,
-        ...(request.errStatus === undefined
-          ? {}
-          : { errStatus: request.errStatus }),
-      });
-    let result = serve();
-    // A folder on the path changed a moment ago: containment waits for it
-    // to settle (static/settled_proof.ts), a bounded while, else the 404.
+    const options: ServeFileOptions = {
+      path: content.path,
+      root: content.root,
+      conf: content.conf,
+      uri: vars.uri,
+      vars,
+      gzipVary: content.conf.gzipVary,
+      cache: this.cache,
+    };
+    if (request.errStatus !== undefined) options.errStatus = request.errStatus;
+    const result = serveFile(req, options);
+    if (result.retryInMs !== undefined) {
+      return this.#settled(req, { content, request, options, result });
+    }
+    return this.#staticAnswer(req, content, request, result);
+  }
+
+  /**
+   * A folder on the path changed a moment ago: containment waits for it
+   * to settle (static/settled_proof.ts), a bounded while, else the 404.
+   */
+  async #settled(
+    req: Request,
+    { content, request, options, result }: {
+      content: Extract<Content, { kind: "static" }>;
+      request: FlowRequest;
+      options: ServeFileOptions;
+      result: StaticResult;
+    },
+  ): Promise<Response> {
     for (let waited = 0; result.retryInMs !== undefined;) {
       if (waited >= MAX_SETTLE_WAIT_MS) break;
       const ms = result.retryInMs;
       await result.response.body?.cancel();
       await new Promise((resolve) => setTimeout(resolve, ms));
       waited += ms;
-      result = serve();
+      result = serveFile(req, options);
     }
+    return await this.#staticAnswer(req, content, request, result);
+  }
+
+  /** The file's answer, its line written; the default page while no app is installed. */
+  #staticAnswer(
+    req: Request,
+    content: Extract<Content, { kind: "static" }>,
+    request: FlowRequest,
+    result: StaticResult,
+  ): Response | Promise<Response> {
+    const { vars } = request;
     if (
       result.response.status === 404 && content.conf.defaultPage &&
       this.#deps.defaultPage !== undefined && fileKind(content.root) !== "dir"
@@ -419,8 +476,11 @@ export class EngineRoute {
       // While no client app is installed (station_default_page): its page
       // at `/`, and the rest a 404 without a line for each missing file.
       if (isIndexTarget(vars.requestUri)) {
-        await result.response.body?.cancel();
-        return this.#deps.defaultPage(req, vars.remoteAddr);
+        const page = this.#deps.defaultPage;
+        const cancelled = result.response.body?.cancel();
+        return (cancelled ?? Promise.resolve()).then(() =>
+          page(req, vars.remoteAddr)
+        );
       }
       return result.response;
     }
@@ -489,14 +549,57 @@ export class EngineRoute {
 }
 
 /** A request's part in the flow, with what the handler read of it. */
-interface RouteFlow extends FlowRequest {
+class RouteFlow implements FlowRequest {
+  /** The request's variables. */
+  readonly vars: RequestVars;
   /** What the handler read of the request. */
-  request: EngineRequest;
+  readonly request: EngineRequest;
   /** The request itself, for the access phase's fields and signal. */
-  req: Request;
+  readonly req: Request;
   /** The limits' state once a location with access phases is reached. */
-  access: AccessState | null;
+  access: AccessState | null = null;
+  /** Set by the flow: the location that answered. */
+  answered?: LocationConf;
+  /** Set by the flow while an `error_page` is answered. */
+  errStatus?: number;
+  /** The port the request came in on, for the origin. */
+  readonly #port: number;
+  #origin: string | null = null;
+
+  constructor(
+    vars: RequestVars,
+    request: EngineRequest,
+    req: Request,
+    port: number,
+  ) {
+    this.vars = vars;
+    this.request = request;
+    this.req = req;
+    this.#port = port;
+  }
+
+  /** The request's error-line writer. */
+  get log(): (event: RequestEvent) => void {
+    return this.request.log;
+  }
+
+  /** Made when a redirect or the proxy names it: most answers need none. */
+  get origin(): string {
+    return this.#origin ??= publicOrigin(
+      this.request.host,
+      this.#port,
+      this.vars.scheme,
+    );
+  }
 }
+
+/** The captures of a request no regex has matched yet (never written to). */
+const NO_CAPTURES: readonly string[] = Object.freeze([]);
+/** Named captures: none (the `named` record is never written to). */
+const NO_NAMED: Record<string, string> = Object.freeze({}) as Record<
+  string,
+  string
+>;
 
 /**
  * nginx checks client_max_body_size once the location is found, for every

@@ -18,21 +18,13 @@ import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import { errorResponse, writeInOnePiece } from "./response/mod.ts";
-import {
-  type AccessTarget,
-  type ErrorTarget,
-  isLevelEnabled,
-  type Logger,
-  type UpstreamTries,
-} from "./log/mod.ts";
+import { isLevelEnabled, type Logger } from "./log/mod.ts";
 import {
   absoluteAuthority,
   type CheckEvent,
   checkRequestHead,
   checkRequestLine,
   decodeTarget,
-  expectsContinue,
-  hasUnforwardableBody,
   type LineVerdict,
   looksLikeHttp2,
   READING_REQUEST_LINE,
@@ -46,6 +38,7 @@ import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
 import { DefaultPageRoute } from "./default_page_route.ts";
 import { EngineRoute } from "./engine_route.ts";
+import { ErrorLines, RequestContext } from "./request_context.ts";
 import {
   ClosingConnections,
   connectionKey,
@@ -127,58 +120,6 @@ export interface GatewayDeps {
   inFlight?: InFlightRegistry;
   /** Connections told `close` (tests give a small one). */
   closing?: ClosingConnections;
-}
-
-/** One request, as the handler's steps see it. */
-interface RequestContext {
-  /** The client's address. */
-  client: string;
-  /** The `Host` field, or `null`. */
-  host: string | null;
-  /** The `Referer` field, or `null`. */
-  referrer: string | null;
-  /** The request target as received. */
-  target: string;
-  /** The request came over HTTP/2. */
-  http2: boolean;
-  /** Served over HTTP/2 on a TLS socket (its stream is one of several). */
-  served2: boolean;
-  /** The request line as logged. */
-  request: string;
-  /** Writes an error line with the request's context. */
-  log: (event: RequestEvent) => void;
-  /** Writes a line about the request line: no header fields, as nginx's. */
-  logRequestLine: (event: CheckEvent) => void;
-  /** The client's port. */
-  clientPort: number;
-  /** nginx's verdict on the request line (method token, length). */
-  line: LineVerdict;
-  /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
-  continued: boolean;
-  /** The upstream tries for the access line, when its format may read them. */
-  tries: UpstreamTries | null;
-  /** The answering location's access logs; `null`: the default one. */
-  accessLogs: readonly AccessTarget[] | null;
-  /**
-   * Whose error logs take the request's lines now, and the name in their
-   * `server:` field (see {@linkcode LogScope}).
-   */
-  at: LogScope;
-  /** Settles when the exchange is over (`Deno.ServeHandlerInfo.completed`). */
-  completed: Promise<void>;
-}
-
-/**
- * Where a request's error lines go, as nginx switches `r->connection->log`:
- * the location chosen so far (the request's variables, from the server's
- * choice on: `engine/phases.ts` sets it wherever nginx calls
- * ngx_http_update_location_config), before that its socket's default
- * server (ngx_http_create_request); the `server:` field is the same
- * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
- */
-interface LogScope {
-  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
-  readonly serverName: string;
 }
 
 const CLOSE = { connection: "close" };
@@ -266,6 +207,10 @@ export function createGatewayHandler(
     const accessLine = logger.accessEnabled
       ? new PendingAccessLine(req, logger, ctx, deps.inFlight)
       : null;
+    // Asked for now, before anything waits: `Deno.serve` settles it only if
+    // it was asked for before the exchange ended, and the line is written
+    // when it settles (a client gone mid-request too).
+    const completed = accessLine === null ? null : info.completed;
     if (accessLine !== null) ctx.tries = accessLine.upstream;
 
     let response: Response;
@@ -314,7 +259,7 @@ export function createGatewayHandler(
     return accessLine.settle(
       req,
       response,
-      info.completed,
+      completed ?? info.completed,
       tunnelClosed(response),
     );
   };
@@ -344,50 +289,38 @@ export function createGatewayHandler(
       looksLikeHttp2(req.url, host, socket?.port ?? runtime.port);
     if (served2) host = urlAuthority(req.url);
     const target = requestTarget(req.url, urlHost(host));
-    const sent = requestLine(req, { host, target, http2, scheme });
+    // Read once: the line and the engine's authority both need it.
+    const authority = absoluteAuthority(req.url, host, target, scheme);
+    const sent = requestLine(req, { host, target, http2, scheme, authority });
     if (served2) http2 = false;
     const line = http2
       ? LINE_OK
       : checkRequestLine(req.method, sent, config.largeClientHeaderBuffers);
     // A 414 is logged with what nginx held of the line.
     const request = line.kind === "reject" ? line.request : sent;
-    const ctx: RequestContext = {
-      line,
-      continued: false,
-      accessLogs: null,
+    const lines = new ErrorLines(logger, {
+      connection,
+      client,
       at: engine.logScope(socket?.index ?? 0),
-      completed: info.completed,
+      errorLogs: conf.errorLogs,
+      request,
+      host,
+      referrer,
+    });
+    return new RequestContext({
+      req,
+      info,
+      authority,
       client,
       clientPort: peer.port,
-      tries: null,
       host,
       referrer,
       target,
       http2,
       served2,
       request,
-      // The line's context is assembled only when a line is written.
-      log: (event) =>
-        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
-          connection,
-          client,
-          server: ctx.at.serverName,
-          request,
-          ...(host === null ? {} : { host }),
-          ...(referrer === null ? {} : { referrer }),
-          ...event,
-        }),
-      // A line about the request line has no header fields, as nginx's.
-      logRequestLine: (event) =>
-        logger.errorTo(ctx.at.location?.errorLogs ?? conf.errorLogs, {
-          connection,
-          client,
-          server: ctx.at.serverName,
-          request,
-          ...event,
-        }),
-    };
-    return ctx;
+      line,
+    }, lines);
   }
 
   // Not async: the engine's promise is handed back, so a request costs one
@@ -398,41 +331,36 @@ export function createGatewayHandler(
     ctx: RequestContext,
     socket: ListenSocket | undefined,
   ): Response | Promise<Response> {
-    const { target, host, client, http2, log, logRequestLine } = ctx;
-    const head = req.method === "HEAD";
-    // nginx answers 400 and closes the connection on every request it
-    // cannot read (ngx_http_special_response_handler drops keepalive).
-    // Deno.serve may add its own field while a body is unread; a repeated
-    // `close` is still one token (RFC 9110 §5.3).
-    const badRequest = (status: RejectStatus = 400) =>
-      errorResponse(status, { head, headers: CLOSE });
+    const { target, hostField: host, client, http2 } = ctx;
     if (http2 || req.method === "CONNECT") {
       // nginx without `http2` on the listen reads the HTTP/2 preface as a
       // request line and refuses it; Deno.serve has already spoken HTTP/2,
       // so each stream is refused (Connection is not an HTTP/2 field).
       // nginx 1.22 reads a CONNECT line as invalid too.
-      logRequestLine(INVALID_REQUEST_LINE);
-      return http2 ? errorResponse(400, { head }) : badRequest();
+      ctx.logRequestLine(INVALID_REQUEST_LINE);
+      return http2
+        ? errorResponse(400, { head: req.method === "HEAD" })
+        : badRequest(req);
     }
     if (ctx.line.kind === "reject") {
-      logRequestLine(ctx.line.event);
-      return badRequest(ctx.line.status);
+      ctx.logRequestLine(ctx.line.event);
+      return badRequest(req, ctx.line.status);
     }
     const decoded = decodeTarget(target);
     if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
-      logRequestLine(INVALID_REQUEST_LINE);
-      return badRequest();
+      ctx.logRequestLine(INVALID_REQUEST_LINE);
+      return badRequest(req);
     }
     const verdict = checkRequestHead(req, host, {
       ...headChecks,
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
     });
-    for (const note of verdict.notes) log(note);
+    for (const note of verdict.notes) ctx.log(note);
     if (verdict.kind === "reject") {
-      log(verdict.event);
-      return badRequest(verdict.status);
+      ctx.log(verdict.event);
+      return badRequest(req, verdict.status);
     }
     if (
       statusPath !== null && isLoopback(client) && decoded.uri === statusPath
@@ -450,37 +378,23 @@ export function createGatewayHandler(
       );
     }
     const length = verdict.contentLength;
-    return engine.serve(req, {
-      client,
-      clientPort: ctx.clientPort,
-      host: absoluteAuthority(
-        req.url,
-        host,
-        target,
-        socket?.tls === true ? "https" : "http",
-      ) ?? host,
-      target,
-      uri: decoded.uri,
-      args: decoded.args,
-      contentLength: length.kind === "length" ? length.length : null,
-      lengthDigits: length.kind === "length" ? length.digits : null,
-      bodyInGet: hasUnforwardableBody(req, length),
-      tries: ctx.tries,
-      // Forwarding reads the body, and Deno.serve answers the client's
-      // `Expect: 100-continue` on the first read of a non-empty body.
-      onForward: () => {
-        ctx.continued = expectsContinue(
-          req,
-          length.kind === "length" ? length.length : null,
-        );
-      },
-      log,
-      completed: ctx.completed,
-      accessLogs: (logs) => {
-        ctx.accessLogs = logs;
-      },
-    }, (vars) => {
-      ctx.at = vars;
-    }, socket ?? { index: 0, port: runtime.port });
+    ctx.host = ctx.authority ?? host;
+    ctx.uri = decoded.uri;
+    ctx.args = decoded.args;
+    ctx.declareLength(length);
+    return engine.serve(req, ctx, socket ?? { index: 0, port: runtime.port });
   }
+}
+
+/**
+ * nginx answers 400 and closes the connection on every request it cannot
+ * read (ngx_http_special_response_handler drops keepalive). Deno.serve may
+ * add its own field while a body is unread; a repeated `close` is still
+ * one token (RFC 9110 §5.3).
+ */
+function badRequest(req: Request, status: RejectStatus = 400): Response {
+  return errorResponse(status, {
+    head: req.method === "HEAD",
+    headers: CLOSE,
+  });
 }

@@ -282,7 +282,9 @@ async function listFolder(
 }
 
 /**
- * Runs a request through the engine.
+ * Runs a request through the engine. Synchronous while nothing waits (no
+ * access phase, an answer at hand): a static answer from memory costs no
+ * promise.
  *
  * @param req The request.
  * @param server The server chosen for it.
@@ -290,28 +292,48 @@ async function listFolder(
  * @param deps The content handlers and file access.
  * @returns The response.
  */
-export async function serveRequest(
+export function serveRequest(
   req: Request,
   server: ServerConf,
   request: FlowRequest,
   deps: FlowDeps,
-): Promise<Response> {
+): Response | Promise<Response> {
   const state: PhaseState = {
     cycles: 0,
     internal: false,
     caseless: deps.caseless,
   };
   const phases = runPhases(server, request.vars, { state, io: deps.io });
-  const first = phases.kind === "access"
-    ? await throughAccess(phases, request, deps)
-    : phases;
+  if (phases.kind === "access") {
+    return throughAccess(phases, request, deps).then((first) =>
+      answerFirst(req, first, { server, state, request, deps })
+    );
+  }
+  return answerFirst(req, phases, { server, state, request, deps });
+}
+
+/** The content's answer, then `error_page` for an error the gateway made. */
+function answerFirst(
+  req: Request,
+  first: Content,
+  ctx: {
+    server: ServerConf;
+    state: PhaseState;
+    request: FlowRequest;
+    deps: FlowDeps;
+  },
+): Response | Promise<Response> {
+  const { request, deps } = ctx;
   request.answered = first.conf;
-  const response = await answer(req, first, request, deps.handlers);
+  const response = answer(req, first, request, deps.handlers);
+  const where = { server: ctx.server, conf: first.conf, state: ctx.state };
+  if (response instanceof Promise) {
+    return response.then((done) =>
+      isBuiltInError(done) ? errorPage(req, done, where, ctx) : done
+    );
+  }
   if (!isBuiltInError(response)) return response;
-  return await errorPage(req, response, { server, conf: first.conf, state }, {
-    request,
-    deps,
-  });
+  return errorPage(req, response, where, ctx);
 }
 
 /**

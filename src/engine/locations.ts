@@ -73,6 +73,23 @@ function autoRedirects(loc: LocationConf): boolean {
   return loc.proxyPass !== null && loc.name.endsWith("/");
 }
 
+const NONE: LocationFound = Object.freeze({ kind: "none" });
+
+/**
+ * The search's answer for a location found without captures, made once
+ * per location: an object per request was garbage per request.
+ */
+const plainFound = new WeakMap<LocationConf, LocationFound>();
+
+function foundPlain(conf: LocationConf): LocationFound {
+  let found = plainFound.get(conf);
+  if (found === undefined) {
+    found = Object.freeze({ kind: "location", conf, captures: null });
+    plainFound.set(conf, found);
+  }
+  return found;
+}
+
 /**
  * Finds the location for a URI.
  *
@@ -97,15 +114,13 @@ export function findLocation(
 ): LocationFound {
   const key = caseless ? uri.toLowerCase() : uri;
   const exact = index.exact.get(key);
-  if (exact !== undefined) {
-    return { kind: "location", conf: exact, captures: null };
-  }
-  let found: LocationFound = { kind: "none" };
+  if (exact !== undefined) return foundPlain(exact);
+  let found: LocationFound = NONE;
   let noRegex = false;
   for (const loc of index.prefixes) {
     const name = caseless ? loc.name.toLowerCase() : loc.name;
     if (key.startsWith(name)) {
-      found = { kind: "location", conf: loc, captures: null };
+      found = foundPlain(loc);
       noRegex = loc.match === "prefix-no-regex";
       if (
         loc.locations.prefixes.length + loc.locations.regexes.length +
@@ -125,7 +140,11 @@ export function findLocation(
       }
       break;
     }
-    if (autoRedirects(loc) && key + "/" === name) {
+    // `key + "/" === name`, without the copy per request.
+    if (
+      autoRedirects(loc) && name.length === key.length + 1 &&
+      name.startsWith(key)
+    ) {
       return { kind: "redirect", conf: loc };
     }
   }

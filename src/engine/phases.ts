@@ -161,17 +161,13 @@ export function runPhases(
   options: { state: PhaseState; io: PhaseIo; named?: LocationConf },
 ): PhaseOutcome {
   const { state, io } = options;
-  const run: RewriteRun = {
-    vars,
-    uriChanged: false,
-    rewritten: false,
-    location: null,
-    fileKind: (p) => io.fileKind(p),
-  };
+  // Made for the first rewrite program: most requests run none.
+  let run: RewriteRun | null = null;
   vars.location ??= server.conf;
   if (options.named === undefined && server.conf.rewrite) {
     // The server rewrite phase, for internal redirects too
     // (ngx_http_handler), not for a named location (ngx_http_named_location).
+    run = rewriteRun(vars, io);
     const outcome = runRewrite(server.conf.rewrite, run);
     if (outcome.kind === "return") {
       return { ...outcome, conf: server.conf };
@@ -199,11 +195,14 @@ export function runPhases(
       }
     }
     vars.location = conf;
-    run.uriChanged = false;
-    run.rewritten = false;
-    run.location = null;
+    if (run !== null) {
+      run.uriChanged = false;
+      run.rewritten = false;
+      run.location = null;
+    }
     // The server level's own program ran in the server rewrite phase.
     if (conf.rewrite !== null && conf !== server.conf) {
+      run ??= rewriteRun(vars, io);
       const outcome = runRewrite(conf.rewrite, run);
       if (run.location !== null) conf = vars.location = run.location;
       if (outcome.kind === "return") {
@@ -219,7 +218,7 @@ export function runPhases(
     }
     break;
   }
-  const rest = { state, io, rewritten: run.rewritten };
+  const rest = { state, io, rewritten: run?.rewritten ?? false };
   if (hasAccessPhase(conf)) {
     const at = conf;
     return {
@@ -229,6 +228,17 @@ export function runPhases(
     };
   }
   return content(server, conf, vars, rest);
+}
+
+/** A rewrite program's view of the request, fresh. */
+function rewriteRun(vars: RequestVars, io: PhaseIo): RewriteRun {
+  return {
+    vars,
+    uriChanged: false,
+    rewritten: false,
+    location: null,
+    fileKind: (p) => io.fileKind(p),
+  };
 }
 
 /**

@@ -254,7 +254,8 @@ function test(condition: Condition, run: RewriteRun): boolean {
 function setCaptures(vars: RequestVars, m: RegExpExecArray): void {
   vars.captures = [...m].map((c) => c ?? "");
   if (m.groups) {
-    for (const [k, v] of Object.entries(m.groups)) vars.vars.set(k, v ?? "");
+    const set = vars.vars ??= new Map();
+    for (const [k, v] of Object.entries(m.groups)) set.set(k, v ?? "");
   }
 }
 
@@ -277,7 +278,7 @@ export function runRewrite(
         return { kind: "return", code: op.code, text };
       }
       case "set":
-        vars.vars.set(op.name, op.value.evaluate(vars));
+        (vars.vars ??= new Map()).set(op.name, op.value.evaluate(vars));
         break;
       case "break":
         // ngx_http_script_break_code: a URI changed before stays, but no

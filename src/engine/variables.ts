@@ -59,9 +59,15 @@ export interface RequestVars {
   captures: readonly string[];
   /** Named captures of the latest regex match. */
   named: Record<string, string>;
-  /** `set` variables and named captures. */
-  vars: Map<string, string>;
-  /** Map results already evaluated this request. */
+  /** `set` variables and named captures; made by the first of them. */
+  vars?: Map<string, string>;
+  /**
+   * The first map variable evaluated this request, and its value: most
+   * requests evaluate one (the built-in `Cache-Control`), and a `Map` per
+   * request for it was garbage per request.
+   */
+  firstMap?: { name: string; value: string };
+  /** Map results already evaluated this request, after the first. */
   mapCache?: Map<string, string>;
 }
 
@@ -186,7 +192,7 @@ export class Variables implements VariableScope {
   reader(name: string): VariableReader | null {
     const map = this.#maps.get(name);
     if (map !== undefined) return (r) => evaluateMap(name, map, r);
-    if (this.#set.has(name)) return (r) => r.vars.get(name) ?? "";
+    if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
     const builtIn = BUILT_IN[name];
     if (builtIn !== undefined) return builtIn;
     if (name.startsWith("http_")) {
@@ -234,13 +240,15 @@ export function evaluateMap(
   map: MapConf,
   r: RequestVars,
 ): string {
-  const cached = r.mapCache?.get(name);
+  const cached = r.firstMap?.name === name
+    ? r.firstMap.value
+    : r.mapCache?.get(name);
   if (cached !== undefined) return cached;
   const source = map.source.evaluate(r);
   if (map.geo !== undefined) {
     const forwarded = map.geo.forwardedFor?.evaluate(r) ?? "";
     const found = map.geo.lookup(source, forwarded);
-    (r.mapCache ??= new Map()).set(name, found);
+    remember(r, name, found);
     return found;
   }
   const memo = memoOf(map);
@@ -252,8 +260,14 @@ export function evaluateMap(
       memo.set(source, value);
     }
   }
-  (r.mapCache ??= new Map()).set(name, value);
+  remember(r, name, value);
   return value;
+}
+
+/** Keeps a map's value for the rest of the request. */
+function remember(r: RequestVars, name: string, value: string): void {
+  if (r.firstMap === undefined) r.firstMap = { name, value };
+  else (r.mapCache ??= new Map()).set(name, value);
 }
 
 /** Source values a map remembers the result of, at most (then it starts over). */

@@ -11,6 +11,7 @@
 import type { AddHeader, Expires, RequestVars } from "../engine/mod.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { expiresFields } from "./expires.ts";
+import type { HeaderFields } from "./field_list.ts";
 
 /**
  * The statuses `expires` and `add_header` (without `always`) apply to
@@ -77,7 +78,8 @@ export interface HeadersFilterInput {
  * left out rather than split the head; text beyond Latin-1 (a UTF-8 `$uri`)
  * goes as its UTF-8 bytes, as nginx sends it.
  *
- * @param headers The response's fields; changed in place.
+ * @param headers The response's fields (a `Headers`, or the list a
+ * `Response` is to be made from: `FieldList`); changed in place.
  * @param input The status, the settings, the request and the clock.
  *
  * @example Usage
@@ -100,7 +102,7 @@ export interface HeadersFilterInput {
  * ```
  */
 export function filterHeaders(
-  headers: Headers,
+  headers: HeaderFields,
   input: HeadersFilterInput,
 ): void {
   const { conf } = input;
@@ -128,10 +130,18 @@ export function filterHeaders(
 }
 
 /** `ngx_http_set_headers`: how each name is added. */
-function addHeader(headers: Headers, name: string, value: string | null): void {
+function addHeader(
+  headers: HeaderFields,
+  name: string,
+  value: string | null,
+): void {
   if (value === null) return;
-  const lower = name.toLowerCase();
   try {
+    // Compared by length first: a lower-case copy of every name was garbage
+    // per response.
+    const lower = name.length === 4 || name.length === 13
+      ? name.toLowerCase()
+      : "";
     if (lower === "etag" || lower === "last-modified") {
       // ngx_http_set_response_header: replaces; an empty value removes.
       if (value === "") headers.delete(lower);

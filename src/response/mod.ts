@@ -62,6 +62,7 @@ export {
   type HeadersFilterInput,
 } from "./headers_filter.ts";
 export { escapeControls, redirectLocation } from "./field_value.ts";
+export { FieldList, type HeaderFields } from "./field_list.ts";
 export { publicOrigin } from "./origin.ts";
 export {
   errorPageBody,

@@ -40,6 +40,7 @@ export type {
   LineVerdict,
   RejectStatus,
 } from "./request_checks.ts";
+export type { ContentLength } from "./content_length.ts";
 export { isValidHost } from "./host.ts";
 export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
 export type { HeaderBuffers } from "./header_buffers.ts";

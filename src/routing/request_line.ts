@@ -54,8 +54,9 @@ export function looksLikeHttp2(
  *
  * @param req The request.
  * @param parts The `Host` field, the origin-form target (from
- * `requestTarget`), whether {@linkcode looksLikeHttp2} said so, and the
- * socket's scheme (`http` when absent).
+ * `requestTarget`), whether {@linkcode looksLikeHttp2} said so, the
+ * socket's scheme (`http` when absent), and the absolute-form authority
+ * when already known.
  * @returns e.g. `GET /api/x HTTP/1.1`.
  *
  * @example Usage
@@ -74,11 +75,13 @@ export function looksLikeHttp2(
  */
 export function requestLine(
   req: Request,
-  { host, target, http2, scheme = "http" }: {
+  { host, target, http2, scheme = "http", authority }: {
     host: string | null;
     target: string;
     http2: boolean;
     scheme?: "http" | "https";
+    /** {@linkcode absoluteAuthority}'s answer, when already asked. */
+    authority?: string | null;
   },
 ): string {
   if (http2) {
@@ -91,7 +94,10 @@ export function requestLine(
   if (req.method === "CONNECT") {
     return `CONNECT ${req.url.slice(req.url.indexOf("://") + 3)} HTTP/1.1`;
   }
-  const absolute = absoluteAuthority(req.url, host, target, scheme) !== null;
+  const absolute =
+    (authority === undefined
+      ? absoluteAuthority(req.url, host, target, scheme)
+      : authority) !== null;
   return `${req.method} ${absolute ? req.url : target} HTTP/1.1`;
 }
 
@@ -126,16 +132,29 @@ export function absoluteAuthority(
   scheme: "http" | "https" = "http",
 ): string | null {
   if (host === null || host === "") return null;
-  if (
-    url === `${scheme}://${host}${target}` ||
-    url === `${scheme}://${urlHost(host)}${target}`
-  ) {
+  if (joins(url, { scheme, host, target })) return null;
+  const shown = urlHost(host);
+  if (shown !== host && joins(url, { scheme, host: shown, target })) {
     return null;
   }
   const start = url.indexOf("://") + 3;
   const rest = url.slice(start);
   const end = rest.search(/[/?]/);
   return end < 0 ? rest : rest.slice(0, end);
+}
+
+/**
+ * Whether `url` is `scheme://` + `host` + `target`, compared in place: the
+ * joined string was two copies per request, and this runs for every one.
+ */
+function joins(
+  url: string,
+  { scheme, host, target }: { scheme: string; host: string; target: string },
+): boolean {
+  const at = scheme.length + 3;
+  return url.length === at + host.length + target.length &&
+    url.startsWith(scheme) && url.startsWith("://", scheme.length) &&
+    url.startsWith(host, at) && url.endsWith(target);
 }
 
 /**

@@ -60,6 +60,23 @@ export interface FileRequest {
    * filter adds `Accept-Ranges` to a 200 only).
    */
   contentType: string;
+  /**
+   * The header filters for an answer of the file (not for an error page
+   * the plan makes): applied to its fields before its `Response` is made,
+   * so `Deno.serve` sends the head it prepared with it.
+   */
+  fields?: FieldsFilter;
+}
+
+/** The header filters a plan applies to the fields of the file's answer. */
+export interface FieldsFilter {
+  /**
+   * Adds and changes fields for an answer of this status, in place.
+   *
+   * @param headers The fields the `Response` is to be made from.
+   * @param status The answer's status.
+   */
+  apply(headers: [string, string][], status: number): void;
 }
 
 /** A file found for a request: its path and `stat`. */
@@ -123,6 +140,7 @@ export function planFile(
   headers.push(["last-modified", lastModified]);
   if (notModified(req, etag, lastModified)) {
     file?.close();
+    ctx.fields?.apply(headers, 304);
     return done({ response: new Response(null, { status: 304, headers }) });
   }
   headers.push(["content-type", ctx.contentType]);
@@ -156,6 +174,7 @@ export function planFile(
   if (ranges && status === 200) {
     headers.push(["accept-ranges", "bytes"]);
   }
+  ctx.fields?.apply(headers, status);
   if (head || length === 0) {
     file?.close();
     return done({

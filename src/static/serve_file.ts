@@ -19,10 +19,12 @@ import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import {
   charsetFilter,
   errorResponse,
+  FieldList,
   filterHeaders,
   gzipAccepted,
   gzipFromLength,
   hasHeadersFilter,
+  type HeadersFilterInput,
   isBuiltInError,
   markGzipVary,
   streamedResponse,
@@ -32,6 +34,7 @@ import { type StaticCache, statOrNull } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
 import {
   done,
+  type FieldsFilter,
   type FileRequest,
   planFile,
   type StaticPlan,
@@ -113,6 +116,40 @@ interface FileServe {
   mtime: number | null;
   /** A line `gzip_static` logged before it declined. */
   failure?: StaticFailure;
+  /** The header filters ran on the fields of a planned answer. */
+  filtered: boolean;
+}
+
+/**
+ * `gzip_vary`'s field and the headers filter (`expires`, `add_header`) on
+ * the fields of the file's answer, before its `Response` is made (see
+ * `FieldList`); what the plan answers otherwise is filtered afterwards.
+ */
+class PlannedFields implements FieldsFilter {
+  readonly #ctx: FileServe;
+
+  constructor(ctx: FileServe) {
+    this.#ctx = ctx;
+  }
+
+  apply(headers: [string, string][], status: number): void {
+    const ctx = this.#ctx;
+    const { o } = ctx;
+    ctx.filtered = true;
+    const fields = new FieldList(headers);
+    if (ctx.vary && o.gzipVary === true) {
+      fields.append("vary", "Accept-Encoding");
+    }
+    if (!hasHeadersFilter(o.conf)) return;
+    const filter: HeadersFilterInput = {
+      conf: o.conf,
+      vars: o.vars,
+      // An error page's status (nginx's r->err_status), as serveFile's.
+      status: o.errStatus ?? status,
+    };
+    if (o.now !== undefined) filter.now = o.now;
+    filterHeaders(fields, filter);
+  }
 }
 
 /**
@@ -139,6 +176,7 @@ export function serveFile(
     head: req.method === "HEAD",
     vary: false,
     mtime: null,
+    filtered: false,
   };
   const plan = planServe(ctx);
   const result = plan.kind === "stream"
@@ -160,7 +198,10 @@ export function serveFile(
   const { conf } = options;
   const { response } = result;
   const status = response.status;
-  if (conf.charset !== null && isBuiltInError(response)) {
+  const builtIn = isBuiltInError(response);
+  // The file's answer had its fields filtered before it was made.
+  const filtered = ctx.filtered && !builtIn;
+  if (conf.charset !== null && builtIn) {
     // nginx's own pages pass the charset filter too (not 301 and 302).
     response.headers.set(
       "content-type",
@@ -168,29 +209,26 @@ export function serveFile(
     );
   }
   if (ctx.vary && options.gzipVary === true) {
-    response.headers.append("vary", "Accept-Encoding");
+    if (!filtered) response.headers.append("vary", "Accept-Encoding");
     markGzipVary(response);
   }
-  if (hasHeadersFilter(conf)) {
-    const filter = {
+  if (hasHeadersFilter(conf) && !filtered) {
+    const filter: HeadersFilterInput = {
       conf,
       vars: options.vars,
-      ...(options.now === undefined ? {} : { now: options.now }),
+      status: 200,
     };
+    if (options.now !== undefined) filter.now = options.now;
     // nginx's range filter answers 416 after the headers filter has seen
     // the 200 (with the file's mtime); the 416 page then passes it again
     // (so `always` fields twice).
     if (status === 416) {
-      filterHeaders(response.headers, {
-        ...filter,
-        status: 200,
-        lastModified: ctx.mtime,
-      });
+      filterHeaders(response.headers, { ...filter, lastModified: ctx.mtime });
     }
-    const seen = options.errStatus === undefined || isBuiltInError(response)
+    filter.status = options.errStatus === undefined || builtIn
       ? status
       : options.errStatus;
-    filterHeaders(response.headers, { ...filter, status: seen });
+    filterHeaders(response.headers, filter);
   }
   return result;
 }
@@ -270,6 +308,9 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     etag: o.conf.etag,
     ranges,
     contentType,
+    ...(hasHeadersFilter(o.conf) || o.gzipVary === true
+      ? { fields: new PlannedFields(ctx) }
+      : {}),
   };
 }
 

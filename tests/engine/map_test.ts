@@ -64,3 +64,36 @@ Deno.test("evaluateMap(): a request keeps the value it found first, as nginx cac
   deepStrictEqual(evaluateMap("by_uri", map, vars), "html");
   deepStrictEqual(evaluateMap("by_uri", map, requestVars("/app.js")), "other");
 });
+
+Deno.test("evaluateMap(): each of several maps keeps its own first value for the request", async (t) => {
+  // The first map's value is kept apart from the others'; every order of
+  // three maps reads back what each found first after `$uri` changed.
+  const orders = [
+    ["by_uri", "reads_captures", "reads_host"],
+    ["reads_host", "by_uri", "reads_captures"],
+    ["reads_captures", "reads_host", "by_uri"],
+  ];
+  const first: Record<string, string> = {
+    "by_uri": "html",
+    "reads_captures": "d",
+    "reads_host": "other",
+  };
+  for (const order of orders) {
+    await t.step(order.join(", "), () => {
+      const vars = requestVars("/index.html");
+      for (const name of order) {
+        deepStrictEqual(
+          evaluateMap(name, conf.maps.get(name)!, vars),
+          first[name],
+        );
+      }
+      vars.uri = "/h";
+      for (const name of [...order].reverse()) {
+        deepStrictEqual(
+          evaluateMap(name, conf.maps.get(name)!, vars),
+          first[name],
+        );
+      }
+    });
+  }
+});

@@ -1,6 +1,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { checkRequestHead } from "../../src/routing/request_checks.ts";
-import { looksLikeHttp2, requestLine } from "../../src/routing/request_line.ts";
+import {
+  absoluteAuthority,
+  looksLikeHttp2,
+  requestLine,
+} from "../../src/routing/request_line.ts";
 
 function verdict(
   method: string,
@@ -103,4 +107,36 @@ Deno.test("requestLine() keeps absolute-form and CONNECT targets as sent", () =>
     }),
     "PRI * HTTP/2.0",
   );
+});
+
+Deno.test("absoluteAuthority() is null exactly when the URL is scheme, Host and target joined", async (t) => {
+  // [url, Host, target, scheme, authority]
+  const cases: [
+    string,
+    string | null,
+    string,
+    "http" | "https",
+    string | null,
+  ][] = [
+    ["http://h:1/a?b", "h:1", "/a?b", "http", null],
+    ["https://h:1/a", "h:1", "/a", "https", null],
+    // The Host's bytes as Deno.serve shows them in the URL (UTF-8).
+    ["http://é:1/a", "\xc3\xa9:1", "/a", "http", null],
+    ["http://other:9/a?b", "h:1", "/a?b", "http", "other:9"],
+    ["http://other:9?q", "h", "/?q", "http", "other:9"],
+    // Same length, one character apart, in each part.
+    ["http://h:2/a", "h:1", "/a", "http", "h:2"],
+    ["http://h:1/b", "h:1", "/a", "http", "h:1"],
+    ["https://h:1/a", "h:1", "/a", "http", "h:1"],
+    // A longer or shorter URL around the same parts.
+    ["http://h:1/a/", "h:1", "/a", "http", "h:1"],
+    ["http://h:1/a", "h:1", "/a/", "http", "h:1"],
+    ["http://h/a", null, "/a", "http", null],
+    ["http://h/a", "", "/a", "http", null],
+  ];
+  for (const [url, host, target, scheme, want] of cases) {
+    await t.step(`${url} (Host ${host}, ${scheme})`, () => {
+      strictEqual(absoluteAuthority(url, host, target, scheme), want);
+    });
+  }
 });
