@@ -565,6 +565,23 @@ http {
 `;
 }
 
+/** The command of a floor: `bench_min_proxy.ts` in one of its modes. */
+function minProxy(
+  port: number,
+  upstreamPort: number,
+  mode: string[],
+): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    ...GATEWAY_FLAGS,
+    `${ROOT}scripts/bench_min_proxy.ts`,
+    String(port),
+    String(upstreamPort),
+    ...mode,
+  ];
+}
+
 async function startProxy(
   lab: Lab,
   name: ProxyName,
@@ -575,17 +592,11 @@ async function startProxy(
   let cmd: string[];
   const env: Record<string, string> = {};
   if (gzip !== undefined && (name === FLOOR || name === FLOOR_CS)) {
-    cmd = [
-      Deno.execPath(),
-      "run",
-      ...GATEWAY_FLAGS,
-      `${ROOT}scripts/bench_min_proxy.ts`,
-      String(port),
-      String(upstreamPort),
+    cmd = minProxy(port, upstreamPort, [
       "gzip",
       String(gzip),
       name === FLOOR ? "zlib" : "stream",
-    ];
+    ]);
   } else if (gzip !== undefined) {
     const conf = `${dir}/${name}-gzip.conf`;
     const nginx = name === "nginx-ka";
@@ -665,17 +676,13 @@ ${
       ...gatewayArgs(lab, port, "base-error.log", lab.baseRoot!),
     ];
   } else if (name === FLOOR || name === "deno-min-tls") {
-    cmd = [
-      Deno.execPath(),
-      "run",
-      ...GATEWAY_FLAGS,
-      `${ROOT}scripts/bench_min_proxy.ts`,
-      String(port),
-      String(upstreamPort),
-      ...(name === FLOOR
+    cmd = minProxy(
+      port,
+      upstreamPort,
+      name === FLOOR
         ? []
-        : ["tls", lab.cert.certPath, lab.cert.keyPath, `${www}/2k.html`]),
-    ];
+        : ["tls", lab.cert.certPath, lab.cert.keyPath, `${www}/2k.html`],
+    );
   } else if (name === "caddy") {
     await Deno.writeTextFile(
       `${dir}/Caddyfile`,
