@@ -16,6 +16,7 @@ import { pathProblem } from "../config/mod.ts";
 import { type ErrorTarget, LOG_LEVELS, type LogLevel } from "../log/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
+import { LogFileSet } from "./log_files.ts";
 import { prefixed } from "./paths.ts";
 
 /** The most error log files a configuration opens (each holds a handle for months). */
@@ -35,16 +36,22 @@ export interface ErrorLogChecks {
 export class ErrorLogsSeen {
   #checked = new Set<Directive>();
   #errorLists = new WeakMap<readonly Directive[], readonly ErrorTarget[]>();
-  #errorFiles = new Set<string>();
+  readonly #errorFiles: LogFileSet;
   #defaultErrorList: readonly ErrorTarget[] | null = null;
   #floor: LogLevel = "emerg";
 
   /** @param checks Where findings go, and what they read. */
-  constructor(readonly checks: ErrorLogChecks) {}
+  constructor(readonly checks: ErrorLogChecks) {
+    this.#errorFiles = new LogFileSet(
+      "error_log",
+      MAX_ERROR_LOG_FILES,
+      (d, message) => checks.fail(d, message),
+    );
+  }
 
   /** Every error log file, absolute (`stderr` as is), first seen first. */
   get files(): readonly string[] {
-    return [...this.#errorFiles];
+    return this.#errorFiles.files;
   }
 
   /** The least severe level of any error log compiled so far. */
@@ -97,17 +104,7 @@ export class ErrorLogsSeen {
   }
 
   #errorFile(d: Directive | null, path: string): string {
-    if (!this.#errorFiles.has(path)) {
-      if (this.#errorFiles.size >= MAX_ERROR_LOG_FILES && d !== null) {
-        this.checks.fail(
-          d,
-          `"error_log ${path}" is not supported: the gateway opens at most ${MAX_ERROR_LOG_FILES} error log files`,
-        );
-        return path;
-      }
-      this.#errorFiles.add(path);
-    }
-    return path;
+    return this.#errorFiles.add(d, path);
   }
 
   /** One `error_log` (ngx_log_set_log, ngx_log_set_levels), checked once. */

@@ -21,6 +21,7 @@ import {
 import { COMBINED, type LogFormat } from "../log/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
+import { LogFileSet } from "./log_files.ts";
 import { prefixed } from "./paths.ts";
 
 /** The most access log files a configuration opens (each holds a handle for months). */
@@ -46,16 +47,22 @@ type AccessLogs = LocationConf["accessLogs"];
 export class LogsSeen {
   #checked = new Set<Directive>();
   #lists = new WeakMap<readonly Directive[], AccessLogs>();
-  #files = new Set<string>();
+  readonly #files: LogFileSet;
   #fields = false;
   #defaultList: AccessLogs | null = null;
 
   /** @param checks Where findings go, and what they read. */
-  constructor(readonly checks: LogChecks) {}
+  constructor(readonly checks: LogChecks) {
+    this.#files = new LogFileSet(
+      "access_log",
+      MAX_ACCESS_LOG_FILES,
+      (d, message) => checks.fail(d, message),
+    );
+  }
 
   /** Every access log file, absolute, first seen first. */
   get files(): readonly string[] {
-    return [...this.#files];
+    return this.#files.files;
   }
 
   /** Some access log's format reads fields beyond `combined`'s. */
@@ -98,17 +105,7 @@ export class LogsSeen {
   }
 
   #file(d: Directive | null, path: string): string {
-    if (!this.#files.has(path)) {
-      if (this.#files.size >= MAX_ACCESS_LOG_FILES && d !== null) {
-        this.checks.fail(
-          d,
-          `"access_log ${path}" is not supported: the gateway opens at most ${MAX_ACCESS_LOG_FILES} access log files`,
-        );
-        return path;
-      }
-      this.#files.add(path);
-    }
-    return path;
+    return this.#files.add(d, path);
   }
 
   #accessLog(d: Directive): AccessLogs[number] | null {
