@@ -259,7 +259,8 @@ export function createGatewayHandler(
     return accessLine.settle(
       req,
       response,
-      completed ?? info.completed,
+      // Read above whenever there is an access line.
+      completed!,
       tunnelClosed(response),
     );
   };
