@@ -1207,7 +1207,7 @@ Deno.test(
     );
     strictEqual(up.heads.length, 0);
     deepStrictEqual(infoLines(gw.errorLines), infoLines(nginx.errorLines()));
-    // NAMED DIFFERENCE "h2c-refusal": nginx answers the preface with an
+    // NAMED DIFFERENCE "h2c": nginx answers the preface with an
     // HTTP/1.1 400 and closes; Deno.serve has already spoken HTTP/2, so the
     // stream gets the 400 (the user agent differs: nginx never read one).
     const strip = (l: string) => l.replace(/ "[^"]*"$/, "");
@@ -1331,7 +1331,7 @@ Deno.test(
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const request = `GET /api/t HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`;
-    // NAMED DIFFERENCE "unknown-transfer-coding": nginx 1.22 ignores a
+    // NAMED DIFFERENCE "transfer-coding": nginx 1.22 ignores a
     // coding other than chunked, relays "Content-Length: 100", sends the 5
     // bytes and logs "upstream prematurely closed connection"; the gateway
     // reads to the close as RFC 9112 §6.3 rule 4 says and sends the body
