@@ -37,3 +37,71 @@ export async function readResponse(
   }
   return null;
 }
+
+/** A storm under way: what came back so far; disposing closes its connections. */
+export interface Storm extends Disposable {
+  /** How many responses each status line start (`HTTP/1.1 401`) had. */
+  readonly statuses: Map<string, number>;
+  /** Responses read so far. */
+  readonly answered: number;
+  /** Settles when every request is answered (or a connection ended). */
+  readonly done: Promise<void>;
+}
+
+/** Options of {@linkcode startStorm}. */
+export interface StormOptions {
+  /** Where to connect (`127.0.0.1`, `::1`). */
+  hostname: string;
+  port: number;
+  /** Keep-alive connections, opened before the first request. */
+  connections: number;
+  /** Requests in all, shared by the connections. */
+  requests: number;
+  /** The raw request numbered `n` (0 up). */
+  request: (n: number) => string;
+}
+
+/**
+ * Sends `requests` requests over `connections` keep-alive connections, one
+ * response read before each next request on a connection.
+ *
+ * @returns The storm, already under way.
+ */
+export async function startStorm(options: StormOptions): Promise<Storm> {
+  const encoder = new TextEncoder();
+  const conns: Deno.Conn[] = [];
+  const statuses = new Map<string, number>();
+  let answered = 0;
+  let sent = 0;
+  for (let i = 0; i < options.connections; i++) {
+    conns.push(
+      await Deno.connect({ hostname: options.hostname, port: options.port }),
+    );
+  }
+  const done = Promise.all(conns.map(async (conn) => {
+    const state = { buffer: new Uint8Array(0) };
+    while (sent < options.requests) {
+      await conn.write(encoder.encode(options.request(sent++)));
+      const status = await readResponse(conn, state);
+      if (status === null) return;
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      answered++;
+    }
+  })).then(() => {});
+  return {
+    statuses,
+    get answered() {
+      return answered;
+    },
+    done,
+    [Symbol.dispose]: () => {
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // closed by the storm's end
+        }
+      }
+    },
+  };
+}

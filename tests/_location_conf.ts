@@ -136,6 +136,39 @@ export interface TestConnection {
 }
 
 /**
+ * A request's variables: a GET of `/` on 127.0.0.1:0 from 127.0.0.1, for
+ * `localhost` over plain HTTP/1.1, with `fields` in their place.
+ *
+ * @param fields The variables that differ.
+ * @returns The variables.
+ */
+export function varsWith(fields: Partial<RequestVars>): RequestVars {
+  return {
+    method: "GET",
+    requestUri: "/",
+    uri: "/",
+    args: "",
+    headers: new Headers(),
+    remoteAddr: "127.0.0.1",
+    remotePort: 0,
+    serverAddr: "127.0.0.1",
+    serverPort: 0,
+    serverName: "localhost",
+    scheme: "http",
+    protocol: "HTTP/1.1",
+    host: "localhost",
+    proxyHost: "",
+    documentRoot: "",
+    requestFilename: "",
+    remoteUser: "",
+    captures: [],
+    named: {},
+    vars: new Map(),
+    ...fields,
+  };
+}
+
+/**
  * The variables of a request as the request flow fills them: `$uri` is the
  * decoded path, `$host` the `Host` without port, lower case.
  *
@@ -148,28 +181,17 @@ export function requestVars(req: Request, conn: TestConnection): RequestVars {
   const query = url.search.slice(1);
   const hostField = req.headers.get("host");
   const serverName = conn.serverName ?? "localhost";
-  return {
+  return varsWith({
     method: req.method,
     requestUri: url.pathname + url.search,
     uri: decodeURIComponent(url.pathname),
     args: query,
     headers: req.headers,
     remoteAddr: conn.remoteAddr ?? "127.0.0.1",
-    remotePort: 0,
-    serverAddr: "127.0.0.1",
     serverPort: conn.serverPort,
     serverName,
-    scheme: "http",
-    protocol: "HTTP/1.1",
     host: hostField === null
       ? serverName
       : hostField.replace(/:\d+$/, "").toLowerCase(),
-    proxyHost: "",
-    documentRoot: "",
-    requestFilename: "",
-    remoteUser: "",
-    captures: [],
-    named: {},
-    vars: new Map(),
-  };
+  });
 }

@@ -5,7 +5,14 @@
  * @module
  */
 
-import { freePort, waitFor } from "./_utils.ts";
+import {
+  finalStatus,
+  freePort,
+  maskAccessLine,
+  rawRequest,
+  type TestGateway,
+  waitFor,
+} from "./_utils.ts";
 
 /** Settings mirrored from the gateway's. */
 export interface NginxSettings {
@@ -122,19 +129,7 @@ export async function startNginx(
     : `  upstream backend {\n${
       settings.servers.map((s) => `    server ${s};`).join("\n")
     }\n  }`;
-  const conf = `
-daemon off;
-master_process off;
-worker_processes 1;
-error_log ${dir}/error.log info;
-events { worker_connections 256; }
-http {
-  access_log ${dir}/access.log combined;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  const conf = `${confHead(dir)}
   proxy_connect_timeout ${t.connect ?? "60s"};
   proxy_send_timeout ${t.send ?? "60s"};
   proxy_read_timeout ${t.read ?? "60s"};
@@ -193,19 +188,7 @@ export async function startNginxSite(site: NginxSite): Promise<NginxProcess> {
   const dir = await Deno.makeTempDir({ prefix: "nginx-site-" });
   const html = `${dir}/html`;
   const port = freePort();
-  const conf = `
-daemon off;
-master_process off;
-worker_processes 1;
-error_log ${dir}/error.log info;
-events { worker_connections 256; }
-http {
-  access_log ${dir}/access.log combined;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  const conf = `${confHead(dir)}
 ${(site.http ?? []).map((l) => `  ${l}`).join("\n")}
   server {
     listen 127.0.0.1:${port};
@@ -223,6 +206,26 @@ ${site.server.replaceAll("$HTML", html)}
     else await Deno.writeFile(path, data);
   }
   return await launch(binary, dir, port);
+}
+
+/**
+ * The start of a test's nginx.conf, up to inside `http {`: one foreground
+ * process, its logs and temporary folders in `dir`.
+ */
+function confHead(dir: string): string {
+  return `
+daemon off;
+master_process off;
+worker_processes 1;
+error_log ${dir}/error.log info;
+events { worker_connections 256; }
+http {
+  access_log ${dir}/access.log combined;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;`;
 }
 
 /** Runs nginx on the configuration written in `dir` until disposed. */
@@ -282,4 +285,64 @@ export function startNginxServer(
     ...(options.http === undefined ? {} : { http: [options.http] }),
     server: options.server,
   });
+}
+
+/** What one side of a side-by-side run answered and logged. */
+export interface SideRun {
+  /** Each request's final status code. */
+  statuses: string[];
+  /** The error-log lines the test chose, as it chose them. */
+  errors: string[];
+  /** The access lines, time and body bytes masked. */
+  access: string[];
+  /** The access lines as written. */
+  rawAccess: string[];
+}
+
+/**
+ * Sends each request on its own connection to a port, one after another.
+ *
+ * @returns Each response's final status code.
+ */
+export async function sendEach(
+  port: number,
+  requests: readonly string[],
+  timeoutMs: number,
+): Promise<string[]> {
+  const statuses = [];
+  for (const r of requests) {
+    statuses.push(finalStatus(await rawRequest(port, r, timeoutMs)));
+  }
+  return statuses;
+}
+
+/**
+ * Waits until each side has an access line per answered request (at most
+ * 5 s), then reads what both logged.
+ *
+ * @param statuses What each side answered, from {@linkcode sendEach}.
+ * @param lines Which error-log lines to keep, masked.
+ */
+export async function bothLogged(
+  nginx: NginxProcess,
+  gw: TestGateway,
+  statuses: { nginx: string[]; gateway: string[] },
+  lines: (lines: string[]) => string[],
+): Promise<{ nginx: SideRun; gateway: SideRun }> {
+  await waitFor(
+    () =>
+      nginx.accessLines().length >= statuses.nginx.length &&
+      gw.accessLines.length >= statuses.gateway.length,
+    5000,
+  );
+  const side = (s: string[], errors: string[], access: string[]) => ({
+    statuses: s,
+    errors: lines(errors),
+    access: access.map(maskAccessLine),
+    rawAccess: access,
+  });
+  return {
+    nginx: side(statuses.nginx, nginx.errorLines(), nginx.accessLines()),
+    gateway: side(statuses.gateway, gw.errorLines, gw.accessLines),
+  };
 }

@@ -80,3 +80,24 @@ export function suiteNeeds(suite: string, tools: Tool[]): { ignore: boolean } {
   }
   return { ignore: decision.ignore };
 }
+
+let prlimit: boolean | undefined;
+
+/**
+ * Whether `prlimit` can start a process with fewer descriptors (Linux with
+ * util-linux), for the tests that run the gateway out of descriptors. Asked
+ * on the first call only, so suites that never ask start no process.
+ *
+ * @returns `true` when `prlimit --version` runs.
+ */
+export function hasPrlimit(): boolean {
+  prlimit ??= Deno.build.os === "linux" && (() => {
+    try {
+      return new Deno.Command("prlimit", { args: ["--version"] }).outputSync()
+        .success;
+    } catch {
+      return false;
+    }
+  })();
+  return prlimit;
+}

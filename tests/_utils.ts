@@ -351,6 +351,22 @@ export function maskErrorLine(line: string): string {
   );
 }
 
+/** Replaces the time and body bytes of an access line (`combined`). */
+export function maskAccessLine(line: string): string {
+  return line.replace(/\[[^\]]+\]/, "[TIME]").replace(
+    /" (\d{3}) \d+ "/,
+    '" $1 BYTES "',
+  );
+}
+
+/** The status code of a raw HTTP/1.1 response, past any `100 Continue`. */
+export function finalStatus(raw: string): string {
+  const finals = raw.split(/(?=HTTP\/1\.1 \d{3} )/).filter((p) =>
+    !p.startsWith("HTTP/1.1 100 ")
+  );
+  return finals[0]?.slice(9, 12) ?? "none";
+}
+
 /**
  * The exact flags `deno task start` and `deno task compile` run the gateway
  * with (one list, in scripts/compile.ts): tests that spawn it use these and
@@ -573,6 +589,18 @@ export function startRawUpstream(
     } catch { /* listener closed */ }
   })();
   return up;
+}
+
+/**
+ * A raw upstream that records each request head in `heads` and writes
+ * `answer` back when given (without it, it answers nothing).
+ */
+export function recordingUpstream(answer?: string): RawUpstream {
+  return startRawUpstream(async (conn, _i, self) => {
+    const head = await readHead(conn);
+    if (head) self.heads.push(head);
+    if (answer !== undefined) await writeText(conn, answer);
+  });
 }
 
 /** Writes a whole string to a connection. */

@@ -12,6 +12,7 @@ import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
 import { startNginxSite } from "./_nginx.ts";
 import { STOCK_MIME_TYPES_PATH } from "./_location_conf.ts";
+import { nginxPrefix, tempDir } from "./_prefix.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
 const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
@@ -133,19 +134,16 @@ Deno.test(
   "browser: the app talks to the upstream through /api/, WebSocket included",
   ON_LINUX,
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      await using up = startStationUpstream();
-      await using gw = await spawnGateway(gatewayArgs(up.port, dir));
-      const page = await browse("live", `http://localhost:${gw.port}`);
-      strictEqual(page.login, "200 welcome demo");
-      strictEqual(page.title, "200 title Station 7");
-      strictEqual(page.ws, "echo:ping-from-browser");
-      strictEqual(page.lib, "loaded from the precompressed file");
-      strictEqual(await Deno.readTextFile(`${dir}/error.log`), "");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    await using up = startStationUpstream();
+    await using gw = await spawnGateway(gatewayArgs(up.port, dir));
+    const page = await browse("live", `http://localhost:${gw.port}`);
+    strictEqual(page.login, "200 welcome demo");
+    strictEqual(page.title, "200 title Station 7");
+    strictEqual(page.ws, "echo:ping-from-browser");
+    strictEqual(page.lib, "loaded from the precompressed file");
+    strictEqual(await Deno.readTextFile(`${dir}/error.log`), "");
   },
 );
 
@@ -153,45 +151,40 @@ Deno.test(
   "browser: with the upstream down the page sees 502 and the log holds the spec's lines",
   ON_LINUX,
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      const dead = refusedPort();
-      await using gw = await spawnGateway(gatewayArgs(dead, dir));
-      const page = await browse("down", `http://localhost:${gw.port}`);
-      match(page.login!, /^502 <html>/);
-      match(page.title!, /^502 <html>/);
-      strictEqual(page.ws, "error");
-      const log = `${dir}/error.log`;
-      await waitFor(() =>
-        Deno.readTextFileSync(log).trim().split("\n").length >= 3
-      );
-      const lines = (await Deno.readTextFile(log)).trim().split("\n");
-      // The gateway listens on both loopbacks, so Chromium reaches
-      // "localhost" over IPv6 and the true client address is ::1 (printed
-      // without brackets, as nginx prints IPv6). The spec's example shows
-      // 127.0.0.1 because its nginx listened on IPv4 only.
-      const client = lines[0]!.match(/, client: ([^,]+),/)![1]!;
-      strictEqual(["::1", "127.0.0.1"].includes(client), true, client);
-      const line = (method: string, path: string) =>
-        `TIME [error] PID#TID: *N connect() failed (111: Connection refused) while connecting to upstream, client: ${client}, server: localhost, request: "${method} /api${path} HTTP/1.1", upstream: "http://127.0.0.1:${dead}${path}", host: "localhost:${gw.port}"`;
-      // Exactly one line per attempt, as the interface spec shows them. The
-      // page's fetches carry the page as Referer; Chromium sends none with a
-      // WebSocket handshake.
-      deepStrictEqual(
-        lines.map(maskErrorLine),
-        [
-          `${
-            line("POST", "/loginms")
-          }, referrer: "http://localhost:${gw.port}/"`,
-          `${
-            line("POST", "/Home31/UpDateTitle")
-          }, referrer: "http://localhost:${gw.port}/"`,
-          line("GET", "/hub"),
-        ],
-      );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    const dead = refusedPort();
+    await using gw = await spawnGateway(gatewayArgs(dead, dir));
+    const page = await browse("down", `http://localhost:${gw.port}`);
+    match(page.login!, /^502 <html>/);
+    match(page.title!, /^502 <html>/);
+    strictEqual(page.ws, "error");
+    const log = `${dir}/error.log`;
+    await waitFor(() =>
+      Deno.readTextFileSync(log).trim().split("\n").length >= 3
+    );
+    const lines = (await Deno.readTextFile(log)).trim().split("\n");
+    // The gateway listens on both loopbacks, so Chromium reaches
+    // "localhost" over IPv6 and the true client address is ::1 (printed
+    // without brackets, as nginx prints IPv6). The spec's example shows
+    // 127.0.0.1 because its nginx listened on IPv4 only.
+    const client = lines[0]!.match(/, client: ([^,]+),/)![1]!;
+    strictEqual(["::1", "127.0.0.1"].includes(client), true, client);
+    const line = (method: string, path: string) =>
+      `TIME [error] PID#TID: *N connect() failed (111: Connection refused) while connecting to upstream, client: ${client}, server: localhost, request: "${method} /api${path} HTTP/1.1", upstream: "http://127.0.0.1:${dead}${path}", host: "localhost:${gw.port}"`;
+    // Exactly one line per attempt, as the interface spec shows them. The
+    // page's fetches carry the page as Referer; Chromium sends none with a
+    // WebSocket handshake.
+    deepStrictEqual(
+      lines.map(maskErrorLine),
+      [
+        `${line("POST", "/loginms")}, referrer: "http://localhost:${gw.port}/"`,
+        `${
+          line("POST", "/Home31/UpDateTitle")
+        }, referrer: "http://localhost:${gw.port}/"`,
+        line("GET", "/hub"),
+      ],
+    );
   },
 );
 
@@ -199,22 +192,19 @@ Deno.test(
   "browser: deep link, revalidated asset and precompressed asset",
   ON_LINUX,
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      await using up = startStationUpstream();
-      await using gw = await spawnGateway(gatewayArgs(up.port, dir));
-      const page = await browse("assets", `http://localhost:${gw.port}`);
-      // A deep link into the single-page app gets the app.
-      strictEqual(page.deepStatus, 200);
-      strictEqual(page.route, "/orders/42");
-      // A reload revalidates app.js (Cache-Control: no-cache) and gets 304.
-      deepStrictEqual(page.statuses["/app.js"], [200, 304]);
-      // The browser accepts gzip and gets the .gz sidecar, decoded fine.
-      strictEqual(page.encodings["/assets/lib.js"], "gzip");
-      strictEqual(page.lib, "loaded from the precompressed file");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    await using up = startStationUpstream();
+    await using gw = await spawnGateway(gatewayArgs(up.port, dir));
+    const page = await browse("assets", `http://localhost:${gw.port}`);
+    // A deep link into the single-page app gets the app.
+    strictEqual(page.deepStatus, 200);
+    strictEqual(page.route, "/orders/42");
+    // A reload revalidates app.js (Cache-Control: no-cache) and gets 304.
+    deepStrictEqual(page.statuses["/app.js"], [200, 304]);
+    // The browser accepts gzip and gets the .gz sidecar, decoded fine.
+    strictEqual(page.encodings["/assets/lib.js"], "gzip");
+    strictEqual(page.lib, "loaded from the precompressed file");
   },
 );
 
@@ -222,69 +212,66 @@ Deno.test(
   "browser: the built-in page shows the logs, the last error and a status that refreshes itself",
   ON_LINUX,
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      const dead = refusedPort();
-      await using gw = await spawnGateway([
-        ...gatewayArgs(dead, dir).slice(0, 4),
-        "--root",
-        `${dir}/no-app-here`,
-        "--error-log",
-        `${dir}/error.log`,
-        "--access-log",
-        `${dir}/access.log`,
-      ]);
-      const base = `http://localhost:${gw.port}`;
-      const refused = await fetch(`${base}/api/loginms`, {
-        method: "POST",
-        body: "{}",
-      });
-      await refused.body?.cancel();
-      strictEqual(refused.status, 502);
-      const browsing = browse("default", base);
-      // Once the browser has the page, the upstream comes up on the port it
-      // refused on; the page has to notice by reloading itself.
-      await waitFor(
-        () => {
-          try {
-            return Deno.readTextFileSync(`${dir}/access.log`).includes(
-              '"GET / HTTP/1.1" 200',
-            );
-          } catch {
-            return false;
-          }
-        },
-        // A bound for a browser that never loads the page: on a loaded
-        // machine Chromium alone can take 15 s to start.
-        60_000,
-      );
-      await using _up = Deno.serve(
-        { hostname: "127.0.0.1", port: dead, onListen() {} },
-        () => new Response("ok"),
-      );
-      const page = await browsing;
-      match(
-        page.state!,
-        /^The upstream does not answer: connect\(\) failed \(111: Connection refused\)\./,
-      );
-      match(page.state!, /since \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \(\d+ s\)/);
-      // The browser shows the paths and the line as written: the escaping
-      // round-trips.
-      match(page.logFiles!, new RegExp(`Error log: ${dir}/error\\.log`));
-      match(page.logFiles!, new RegExp(`Access log: ${dir}/access\\.log`));
-      match(
-        page.lastError!,
-        /\[error\] \d+#\d+: \*\d+ connect\(\) failed \(111: Connection refused\) while connecting to upstream, client: [^,]+, server: localhost, request: "POST \/api\/loginms HTTP\/1\.1"/,
-      );
-      strictEqual(
-        page.lastError,
-        (await Deno.readTextFile(`${dir}/error.log`)).trim().split("\n").at(-1),
-      );
-      match(page.laterState!, /^The upstream answers \(HTTP 200\), since /);
-      strictEqual(page.statuses["/"]!.length >= 2, true, "reloaded itself");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    const dead = refusedPort();
+    await using gw = await spawnGateway([
+      ...gatewayArgs(dead, dir).slice(0, 4),
+      "--root",
+      `${dir}/no-app-here`,
+      "--error-log",
+      `${dir}/error.log`,
+      "--access-log",
+      `${dir}/access.log`,
+    ]);
+    const base = `http://localhost:${gw.port}`;
+    const refused = await fetch(`${base}/api/loginms`, {
+      method: "POST",
+      body: "{}",
+    });
+    await refused.body?.cancel();
+    strictEqual(refused.status, 502);
+    const browsing = browse("default", base);
+    // Once the browser has the page, the upstream comes up on the port it
+    // refused on; the page has to notice by reloading itself.
+    await waitFor(
+      () => {
+        try {
+          return Deno.readTextFileSync(`${dir}/access.log`).includes(
+            '"GET / HTTP/1.1" 200',
+          );
+        } catch {
+          return false;
+        }
+      },
+      // A bound for a browser that never loads the page: on a loaded
+      // machine Chromium alone can take 15 s to start.
+      60_000,
+    );
+    await using _up = Deno.serve(
+      { hostname: "127.0.0.1", port: dead, onListen() {} },
+      () => new Response("ok"),
+    );
+    const page = await browsing;
+    match(
+      page.state!,
+      /^The upstream does not answer: connect\(\) failed \(111: Connection refused\)\./,
+    );
+    match(page.state!, /since \d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d \(\d+ s\)/);
+    // The browser shows the paths and the line as written: the escaping
+    // round-trips.
+    match(page.logFiles!, new RegExp(`Error log: ${dir}/error\\.log`));
+    match(page.logFiles!, new RegExp(`Access log: ${dir}/access\\.log`));
+    match(
+      page.lastError!,
+      /\[error\] \d+#\d+: \*\d+ connect\(\) failed \(111: Connection refused\) while connecting to upstream, client: [^,]+, server: localhost, request: "POST \/api\/loginms HTTP\/1\.1"/,
+    );
+    strictEqual(
+      page.lastError,
+      (await Deno.readTextFile(`${dir}/error.log`)).trim().split("\n").at(-1),
+    );
+    match(page.laterState!, /^The upstream answers \(HTTP 200\), since /);
+    strictEqual(page.statuses["/"]!.length >= 2, true, "reloaded itself");
   },
 );
 
@@ -292,17 +279,10 @@ Deno.test(
   "browser: through the common pair to https:// (HTTP/2), the app's POSTs and WebSocket work",
   ON_LINUX,
   async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      await Deno.mkdir(`${dir}/conf`);
-      await Deno.mkdir(`${dir}/logs`);
-      await makeCertificate(`${dir}/conf`);
-      await using up = startStationUpstream();
-      const [plain, tls] = [refusedPort(), refusedPort()];
-      const conf = `${dir}/conf/nginx.conf`;
-      await Deno.writeTextFile(
-        conf,
-        `events {}
+    await using up = startStationUpstream();
+    const [plain, tls] = [refusedPort(), refusedPort()];
+    await using p = await nginxPrefix(
+      `events {}
 http {
   map $http_upgrade $connection_upgrade { default upgrade; '' close; }
   server { listen localhost:${plain}; return 301 https://$host:${tls}$request_uri; }
@@ -320,18 +300,17 @@ http {
   }
 }
 `,
-      );
-      await using _gw = await spawnGateway(["--nginx-conf", conf]);
-      const page = await browse("tls", `http://localhost:${plain}`);
-      strictEqual(page.url, `https://localhost:${tls}/`);
-      strictEqual(page.protocol, "h2");
-      strictEqual(page.login, "200 welcome demo");
-      strictEqual(page.title, "200 title Station 7");
-      strictEqual(page.ws, "echo:ping-from-browser");
-      strictEqual(await Deno.readTextFile(`${dir}/logs/error.log`), "");
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+    );
+    const dir = p.prefix;
+    await makeCertificate(`${dir}/conf`);
+    await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+    const page = await browse("tls", `http://localhost:${plain}`);
+    strictEqual(page.url, `https://localhost:${tls}/`);
+    strictEqual(page.protocol, "h2");
+    strictEqual(page.login, "200 welcome demo");
+    strictEqual(page.title, "200 title Station 7");
+    strictEqual(page.ws, "echo:ping-from-browser");
+    strictEqual(await Deno.readTextFile(`${dir}/logs/error.log`), "");
   },
 );
 
@@ -360,42 +339,39 @@ Deno.test(
       server: "root $HTML; location / { }",
       files: { "gbk.html": GBK_PAGE },
     });
-    const dir = await Deno.makeTempDir();
-    try {
-      const conf = `${dir}/nginx.conf`;
-      const port = refusedPort();
-      await Deno.writeTextFile(
-        conf,
-        `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  include ${STOCK_MIME_TYPES_PATH};\n  server {\n    listen 127.0.0.1:${port};\n    root ${nginx.root};\n  }\n}\n`,
-      );
-      await using fromConf = await spawnGateway(["--nginx-conf", conf]);
-      // The built-in configuration, as a station runs it from its flags.
-      await using fromFlags = await spawnGateway([
-        "--listen",
-        "0",
-        "--upstream",
-        `http://127.0.0.1:${refusedPort()}`,
-        "--root",
-        nginx.root,
-        "--error-log",
-        `${dir}/flags-error.log`,
-        "--access-log",
-        "off",
-      ]);
-      // nginx first, then each gateway, in one browser.
-      const pages = await browse(
-        "text",
-        ...[nginx.port, fromConf.port, fromFlags.port].map((port) =>
-          `http://127.0.0.1:${port}/gbk.html`
-        ),
-      );
-      for (const [i, page] of (pages.texts ?? []).entries()) {
-        strictEqual(page.text, GBK_TEXT, String(i));
-        strictEqual(page.charset, "GBK", String(i));
-      }
-      strictEqual(pages.texts?.length, 3);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    const conf = `${dir}/nginx.conf`;
+    const port = refusedPort();
+    await Deno.writeTextFile(
+      conf,
+      `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  include ${STOCK_MIME_TYPES_PATH};\n  server {\n    listen 127.0.0.1:${port};\n    root ${nginx.root};\n  }\n}\n`,
+    );
+    await using fromConf = await spawnGateway(["--nginx-conf", conf]);
+    // The built-in configuration, as a station runs it from its flags.
+    await using fromFlags = await spawnGateway([
+      "--listen",
+      "0",
+      "--upstream",
+      `http://127.0.0.1:${refusedPort()}`,
+      "--root",
+      nginx.root,
+      "--error-log",
+      `${dir}/flags-error.log`,
+      "--access-log",
+      "off",
+    ]);
+    // nginx first, then each gateway, in one browser.
+    const pages = await browse(
+      "text",
+      ...[nginx.port, fromConf.port, fromFlags.port].map((port) =>
+        `http://127.0.0.1:${port}/gbk.html`
+      ),
+    );
+    for (const [i, page] of (pages.texts ?? []).entries()) {
+      strictEqual(page.text, GBK_TEXT, String(i));
+      strictEqual(page.charset, "GBK", String(i));
     }
+    strictEqual(pages.texts?.length, 3);
   },
 );

@@ -5,22 +5,10 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { nginxPrefix } from "./_prefix.ts";
 
 /** A prefix with `conf/nginx.conf` holding `text`. */
-async function prefixWith(
-  text: string,
-): Promise<AsyncDisposable & { conf: string; prefix: string }> {
-  const prefix = await Deno.makeTempDir({ prefix: "engine-gw-" });
-  await Deno.mkdir(join(prefix, "conf"));
-  await Deno.mkdir(join(prefix, "logs"));
-  const conf = join(prefix, "conf", "nginx.conf");
-  await Deno.writeTextFile(conf, text);
-  return {
-    conf,
-    prefix,
-    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
-  };
-}
+const prefixWith = (text: string) => nginxPrefix(text, { name: "engine-gw-" });
 
 /** A GET with a given Host (fetch sets its own), answered with a close. */
 async function get(

@@ -7,20 +7,11 @@ import { match, ok, strictEqual } from "node:assert/strict";
 import type { MainOptions } from "../src/main.ts";
 import { type GatewayProcess, waitFor } from "./_utils.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
+import { hasPrlimit } from "./_prerequisites.ts";
 
 /** Deno and the gateway use about 27 descriptors; the rest are for clients. */
 const NOFILE = 96;
 const FLOOD = 200;
-
-const hasPrlimit = Deno.build.os === "linux" &&
-  (() => {
-    try {
-      return new Deno.Command("prlimit", { args: ["--version"] }).outputSync()
-        .success;
-    } catch {
-      return false;
-    }
-  })();
 
 /** Spawns the gateway with at most `NOFILE` descriptors. */
 function spawnLimited(
@@ -82,7 +73,7 @@ async function timeToAnswer(port: number, limitMs: number): Promise<number> {
 
 Deno.test(
   "ListenerSet listens again within 2 s once descriptors are free, logging accept4() like nginx",
-  { ignore: !hasPrlimit },
+  { ignore: !hasPrlimit() },
   async () => {
     const dir = await Deno.makeTempDir();
     try {
@@ -125,7 +116,7 @@ async function askOn(conn: Deno.Conn): Promise<string> {
 
 Deno.test(
   "ListenerSet stays up under descriptor exhaustion refilled after every re-listen, keeping kept connections, in a bounded number of lines",
-  { ignore: !hasPrlimit },
+  { ignore: !hasPrlimit() },
   async () => {
     const dir = await Deno.makeTempDir();
     try {

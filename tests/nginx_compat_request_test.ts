@@ -7,11 +7,14 @@
  * Deliberate differences are named expectations, not skips.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { startNginx } from "./_nginx.ts";
+import { bothLogged, sendEach, startNginx } from "./_nginx.ts";
 import {
+  finalStatus as status,
+  maskAccessLine,
   maskErrorLine,
   rawRequest,
   readHead,
+  recordingUpstream,
   startGateway,
   startRawUpstream,
   waitFor,
@@ -22,14 +25,6 @@ import { suiteNeeds } from "./_prerequisites.ts";
 const ON_LINUX = suiteNeeds("nginx_compat_request_test.ts", ["nginx"]);
 const HOST = "Host: localhost:8081\r\n";
 
-/** Status code of a raw response, past any `100 Continue`. */
-function status(raw: string): string {
-  const finals = raw.split(/(?=HTTP\/1\.1 \d{3} )/).filter((p) =>
-    !p.startsWith("HTTP/1.1 100 ")
-  );
-  return finals[0]?.slice(9, 12) ?? "none";
-}
-
 /** Error-log lines from info up, masked, without start-up notices. */
 function infoLines(lines: string[]): string[] {
   return lines
@@ -39,11 +34,7 @@ function infoLines(lines: string[]): string[] {
 }
 
 /** Access lines with time and body bytes masked. */
-function access(lines: string[]): string[] {
-  return lines.map((l) =>
-    l.replace(/\[[^\]]+\]/, "[TIME]").replace(/" (\d{3}) \d+ "/, '" $1 BYTES "')
-  );
-}
+const access = (lines: string[]) => lines.map(maskAccessLine);
 
 interface Side {
   statuses: string[];
@@ -67,14 +58,9 @@ async function bothSides(
     gateway?: { clientBodyTimeoutMs?: number };
   } = {},
 ): Promise<{ nginx: Side; gateway: Side }> {
-  await using up = startRawUpstream(async (conn, _i, self) => {
-    const head = await readHead(conn);
-    if (head) self.heads.push(head);
-    await writeText(
-      conn,
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-    );
-  });
+  await using up = recordingUpstream(
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+  );
   await using nginx = await startNginx({
     servers: [`127.0.0.1:${up.port}`],
     ...(options.nginxLines ? { serverLines: options.nginxLines } : {}),
@@ -83,39 +69,19 @@ async function bothSides(
     upstreamUrl: up.origin,
     ...options.gateway,
   });
-  const run = async (port: number) => {
-    const statuses = [];
-    for (const r of requests) {
-      statuses.push(
-        status(await rawRequest(port, r, options.timeoutMs ?? 1000)),
-      );
-    }
-    return statuses;
-  };
-  const nginxStatuses = await run(nginx.port);
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const nginxStatuses = await sendEach(nginx.port, requests, timeoutMs);
   const nginxForwarded = up.heads.length;
-  const gatewayStatuses = await run(gw.port);
-  await waitFor(
-    () =>
-      nginx.accessLines().length >= requests.length &&
-      gw.accessLines.length >= requests.length,
-    5000,
+  const gatewayStatuses = await sendEach(gw.port, requests, timeoutMs);
+  const sides = await bothLogged(
+    nginx,
+    gw,
+    { nginx: nginxStatuses, gateway: gatewayStatuses },
+    infoLines,
   );
   return {
-    nginx: {
-      statuses: nginxStatuses,
-      errors: infoLines(nginx.errorLines()),
-      access: access(nginx.accessLines()),
-      rawAccess: nginx.accessLines(),
-      forwarded: nginxForwarded,
-    },
-    gateway: {
-      statuses: gatewayStatuses,
-      errors: infoLines(gw.errorLines),
-      access: access(gw.accessLines),
-      rawAccess: gw.accessLines,
-      forwarded: up.heads.length - nginxForwarded,
-    },
+    nginx: { ...sides.nginx, forwarded: nginxForwarded },
+    gateway: { ...sides.gateway, forwarded: up.heads.length - nginxForwarded },
   };
 }
 
@@ -371,14 +337,9 @@ Deno.test(
   "nginx parity: named difference for HTTP/2 prior knowledge carrying a host field",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-      await writeText(
-        conn,
-        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-      );
-    });
+    await using up = recordingUpstream(
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    );
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const send = async (port: number, fields: [string, string][]) => {

@@ -7,12 +7,20 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { encodeFrame, OPCODE } from "../src/proxy/websocket_frames.ts";
-import { type NginxProcess, startNginx } from "./_nginx.ts";
+import {
+  bothLogged,
+  type NginxProcess,
+  sendEach,
+  startNginx,
+} from "./_nginx.ts";
 import { STOCK_50X } from "./_stock_pages.ts";
 import {
+  finalStatus as status,
+  maskAccessLine,
   maskErrorLine,
   rawRequest,
   readHead,
+  recordingUpstream,
   refusedPort,
   startGateway,
   startRawUpstream,
@@ -31,14 +39,6 @@ function post(path: string, body = "{}", extra = ""): string {
   return `POST ${path} HTTP/1.1\r\n${HOST}Content-Length: ${body.length}\r\n${extra}Connection: close\r\n\r\n${body}`;
 }
 
-/** Status code of a raw response (reason phrases: see NAMED DIFFERENCES). */
-function status(raw: string): string {
-  const finals = raw.split(/(?=HTTP\/1\.1 \d{3} )/).filter((p) =>
-    !p.startsWith("HTTP/1.1 100 ")
-  );
-  return finals[0]?.slice(9, 12) ?? "none";
-}
-
 /** Error-log lines at error and warn, masked. */
 function errors(lines: string[]): string[] {
   return lines.filter((l) => /\[(error|warn|crit|alert|emerg)\]/.test(l)).map(
@@ -47,11 +47,7 @@ function errors(lines: string[]): string[] {
 }
 
 /** Access lines with time and body bytes masked. */
-function access(lines: string[]): string[] {
-  return lines.map((l) =>
-    l.replace(/\[[^\]]+\]/, "[TIME]").replace(/" (\d{3}) \d+ "/, '" $1 BYTES "')
-  );
-}
+const access = (lines: string[]) => lines.map(maskAccessLine);
 
 interface Run {
   statuses: string[];
@@ -75,34 +71,15 @@ async function observe(
     between?: () => void;
   },
 ): Promise<{ nginx: Run; gateway: Run }> {
-  const run = async (port: number) => {
-    const statuses = [];
-    for (const r of requests) {
-      statuses.push(status(await rawRequest(port, r, options.timeoutMs)));
-    }
-    return statuses;
-  };
-  const nginxStatuses = await run(nginx.port);
+  const nginxStatuses = await sendEach(nginx.port, requests, options.timeoutMs);
   options.between?.();
-  const gatewayStatuses = await run(gw.port);
-  await waitFor(
-    () =>
-      nginx.accessLines().length >= requests.length &&
-      gw.accessLines.length >= requests.length,
-    5000,
+  const gateway = await sendEach(gw.port, requests, options.timeoutMs);
+  return await bothLogged(
+    nginx,
+    gw,
+    { nginx: nginxStatuses, gateway },
+    options.lines,
   );
-  return {
-    nginx: {
-      statuses: nginxStatuses,
-      errors: options.lines(nginx.errorLines()),
-      access: access(nginx.accessLines()),
-    },
-    gateway: {
-      statuses: gatewayStatuses,
-      errors: options.lines(gw.errorLines),
-      access: access(gw.accessLines),
-    },
-  };
 }
 
 /**
@@ -267,11 +244,9 @@ Deno.test(
   "nginx parity: body over client_max_body_size",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-      await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-    });
+    await using up = recordingUpstream(
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    );
     const { nginx, gateway } = await sideBySide({
       servers: [`127.0.0.1:${up.port}`],
     }, [
@@ -330,14 +305,9 @@ Deno.test(
 
 Deno.test("nginx parity: two-server failover", ON_LINUX, async () => {
   const dead = refusedPort();
-  await using up = startRawUpstream(async (conn, _i, self) => {
-    const head = await readHead(conn);
-    if (head) self.heads.push(head);
-    await writeText(
-      conn,
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-    );
-  });
+  await using up = recordingUpstream(
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+  );
   const { nginx, gateway } = await sideBySide(
     { servers: [`127.0.0.1:${dead}`, `127.0.0.1:${up.port}`] },
     [post("/api/loginms"), post("/api/loginms")],
@@ -380,11 +350,9 @@ Deno.test(
 );
 
 Deno.test("nginx parity: what the upstream receives", ON_LINUX, async () => {
-  await using up = startRawUpstream(async (conn, _i, self) => {
-    const head = await readHead(conn);
-    if (head) self.heads.push(head);
-    await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-  });
+  await using up = recordingUpstream(
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+  );
   await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
   await using gw = await startGateway({ upstreamUrl: up.origin });
   const request =
@@ -415,11 +383,9 @@ Deno.test(
   "nginx parity: header names, order and connection-named fields upstream",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-      await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-    });
+    await using up = recordingUpstream(
+      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    );
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const request = `GET /api/order HTTP/1.1\r\n${HOST}X-Zeta: 1\r\n` +
@@ -456,10 +422,7 @@ Deno.test(
   "nginx parity: a chunked body over client_max_body_size",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-    });
+    await using up = recordingUpstream();
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     // 17 chunks of 65524 bytes, as curl sends a file: the 17th crosses 1m.
@@ -545,24 +508,12 @@ async function peerSequence(
         await ups[step.close]![Symbol.asyncDispose]();
       }
     }
-    const count = statuses[0].length;
-    await waitFor(
-      () =>
-        nginx.accessLines().length >= count && gw.accessLines.length >= count,
-      5000,
+    return await bothLogged(
+      nginx,
+      gw,
+      { nginx: statuses[0], gateway: statuses[1] },
+      upstreamFields,
     );
-    return {
-      nginx: {
-        statuses: statuses[0],
-        errors: upstreamFields(nginx.errorLines()),
-        access: access(nginx.accessLines()),
-      },
-      gateway: {
-        statuses: statuses[1],
-        errors: upstreamFields(gw.errorLines),
-        access: access(gw.accessLines),
-      },
-    };
   } finally {
     for (const [i, up] of ups.entries()) {
       if (!closed.has(i)) await up[Symbol.asyncDispose]();
@@ -1147,14 +1098,9 @@ async function hostileSideBySide(requests: string[]): Promise<{
   gateway: Run;
   upstreamRequests: { nginx: number; gateway: number };
 }> {
-  await using up = startRawUpstream(async (conn, _i, self) => {
-    const head = await readHead(conn);
-    if (head) self.heads.push(head);
-    await writeText(
-      conn,
-      "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
-    );
-  });
+  await using up = recordingUpstream(
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+  );
   await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
   // An empty client-app folder, no app-route fallback: nginx's plain
   // `location /` over a folder without the files.
@@ -1236,10 +1182,7 @@ Deno.test(
   "nginx parity: HTTP/2 prior knowledge on a plain listener is refused",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-    });
+    await using up = recordingUpstream();
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const curl = (port: number) =>
@@ -1264,7 +1207,7 @@ Deno.test(
     );
     strictEqual(up.heads.length, 0);
     deepStrictEqual(infoLines(gw.errorLines), infoLines(nginx.errorLines()));
-    // NAMED DIFFERENCE "h2c-refusal": nginx answers the preface with an
+    // NAMED DIFFERENCE "h2c": nginx answers the preface with an
     // HTTP/1.1 400 and closes; Deno.serve has already spoken HTTP/2, so the
     // stream gets the 400 (the user agent differs: nginx never read one).
     const strip = (l: string) => l.replace(/ "[^"]*"$/, "");
@@ -1388,7 +1331,7 @@ Deno.test(
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const request = `GET /api/t HTTP/1.1\r\n${HOST}Connection: close\r\n\r\n`;
-    // NAMED DIFFERENCE "unknown-transfer-coding": nginx 1.22 ignores a
+    // NAMED DIFFERENCE "transfer-coding": nginx 1.22 ignores a
     // coding other than chunked, relays "Content-Length: 100", sends the 5
     // bytes and logs "upstream prematurely closed connection"; the gateway
     // reads to the close as RFC 9112 §6.3 rule 4 says and sends the body
@@ -1408,10 +1351,7 @@ Deno.test(
   "nginx parity: a bad chunk size after the head is a 400 and nginx's error line",
   ON_LINUX,
   async () => {
-    await using up = startRawUpstream(async (conn, _i, self) => {
-      const head = await readHead(conn);
-      if (head) self.heads.push(head);
-    });
+    await using up = recordingUpstream();
     await using nginx = await startNginx({ servers: [`127.0.0.1:${up.port}`] });
     await using gw = await startGateway({ upstreamUrl: up.origin });
     const send = async (port: number) => {

@@ -11,6 +11,7 @@ import { maskErrorLine, refusedPort, runCli, waitFor } from "./_utils.ts";
 import { nginxArgs, nginxBinary } from "./_nginx.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 import { commonPair, follow, makeCertificate, prefixWith } from "./_tls.ts";
+import { hasPrlimit } from "./_prerequisites.ts";
 
 /** A pair whose TLS server names the given files. */
 function tlsServer(cert: string, key: string): (dir: string) => string {
@@ -110,19 +111,9 @@ http {
   }
 });
 
-const hasPrlimit = Deno.build.os === "linux" &&
-  (() => {
-    try {
-      return new Deno.Command("prlimit", { args: ["--version"] }).outputSync()
-        .success;
-    } catch {
-      return false;
-    }
-  })();
-
 Deno.test(
   "a TLS listener whose accept() fails for want of descriptors listens again once they are free, as a plain one",
-  { ignore: !hasPrlimit },
+  { ignore: !hasPrlimit() },
   async () => {
     const [plain, tls] = [refusedPort(), refusedPort()];
     await using p = await prefixWith(commonPair(plain, tls));

@@ -5,7 +5,14 @@
  */
 import { dirname, join } from "node:path";
 import { startNginxSite } from "../_nginx.ts";
-import { maskErrorLine, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import {
+  maskAccessLine,
+  maskErrorLine,
+  rawRequest,
+  spawnGateway,
+  waitFor,
+} from "../_utils.ts";
+import { type NginxPrefix, nginxPrefix } from "../_prefix.ts";
 
 /** What one side answered and logged for one request. */
 export interface Observed {
@@ -65,14 +72,6 @@ function read(path: string): string[] {
   }
 }
 
-/** An access line with its time and body bytes masked. */
-function maskAccess(line: string): string {
-  return line.replace(/\[[^\]]+\]/, "[TIME]").replace(
-    /" (\d{3}) \d+ "/,
-    '" $1 BYTES "',
-  );
-}
-
 function observe(
   raw: string,
   logs: { errors: string[]; access: string[]; confDir: string },
@@ -94,7 +93,7 @@ function observe(
     errors: errors.filter((l) => /client: /.test(l)).map((l) =>
       maskErrorLine(l).replaceAll(confDir, "CONF")
     ),
-    access: access.map(maskAccess),
+    access: access.map(maskAccessLine),
   };
 }
 
@@ -119,33 +118,31 @@ export async function startSideBySide(site: {
   });
   const nginxConfDir = dirname(nginx.root);
   const nginxLogs = join(nginxConfDir, "logs");
-  const prefix = await Deno.makeTempDir({ prefix: "access-gw-" });
-  const errorLog = join(prefix, "logs", "error.log");
-  const accessLog = join(prefix, "logs", "access.log");
+  let folder: NginxPrefix | undefined;
   let gateway;
   try {
-    await Deno.mkdir(join(prefix, "conf"));
-    await Deno.mkdir(join(prefix, "logs"));
-    await Deno.writeTextFile(
-      join(prefix, "conf", "nginx.conf"),
-      `events {}\nhttp {\n error_log ${errorLog} info;\n access_log ${accessLog} combined;\n${
-        (site.http ?? []).join("\n")
-      }\n server {\n listen 127.0.0.1:0;\n server_name localhost;\n${
-        site.server.replaceAll("$HTML", nginx.root).replaceAll(
-          "$LOGS",
-          join(prefix, "logs"),
-        )
-      }\n }\n}\n`,
+    folder = await nginxPrefix(
+      (prefix) =>
+        `events {}\nhttp {\n error_log ${prefix}/logs/error.log info;\n access_log ${prefix}/logs/access.log combined;\n${
+          (site.http ?? []).join("\n")
+        }\n server {\n listen 127.0.0.1:0;\n server_name localhost;\n${
+          site.server.replaceAll("$HTML", nginx.root).replaceAll(
+            "$LOGS",
+            join(prefix, "logs"),
+          )
+        }\n }\n}\n`,
+      { name: "access-gw-" },
     );
-    gateway = await spawnGateway([
-      "--nginx-conf",
-      join(prefix, "conf", "nginx.conf"),
-    ]);
+    gateway = await spawnGateway(["--nginx-conf", folder.conf]);
   } catch (error) {
     await nginx[Symbol.asyncDispose]();
-    await Deno.remove(prefix, { recursive: true });
+    await folder?.[Symbol.asyncDispose]();
     throw error;
   }
+  const dir = folder;
+  const { prefix } = dir;
+  const errorLog = join(prefix, "logs", "error.log");
+  const accessLog = join(prefix, "logs", "access.log");
   const gw = gateway;
   return {
     port: gw.port,
@@ -158,8 +155,8 @@ export async function startSideBySide(site: {
     },
     logLines(name) {
       return {
-        ours: read(join(prefix, "logs", name)).map(maskAccess),
-        theirs: read(join(nginxLogs, name)).map(maskAccess),
+        ours: read(join(prefix, "logs", name)).map(maskAccessLine),
+        theirs: read(join(nginxLogs, name)).map(maskAccessLine),
       };
     },
     async exchange(request, wait = "access.log") {
@@ -200,7 +197,7 @@ export async function startSideBySide(site: {
     async [Symbol.asyncDispose]() {
       await gw[Symbol.asyncDispose]();
       await nginx[Symbol.asyncDispose]();
-      await Deno.remove(prefix, { recursive: true });
+      await dir[Symbol.asyncDispose]();
     },
   };
 }

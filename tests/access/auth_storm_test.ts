@@ -9,15 +9,14 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
-import { readResponse } from "../_keep_alive.ts";
+import { startStorm } from "../_keep_alive.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 // bcrypt of "right": cost 8 for the storm's user (tens of ms a check), cost 4.
 const SLOW = "$2y$08$abcdefghijklmnopqrstuuM7WmALSPQG/ubL8NksTdR4H7Y2WXZ..";
 const FAST = "$2y$04$abcdefghijklmnopqrstuuFmEfrkTQnczNzw475xE2VhDrK1uwJiC";
 const STORM = 10_000;
 const CONNECTIONS = 32;
-
-const encoder = new TextEncoder();
 
 function request(auth: string, path = "/auth/"): string {
   return `GET ${path} HTTP/1.1\r\nHost: s\r\nAuthorization: Basic ${
@@ -26,15 +25,7 @@ function request(auth: string, path = "/auth/"): string {
 }
 
 Deno.test("10,000 wrong passwords from one client do not hold back another, and each is logged", async () => {
-  const prefix = await Deno.makeTempDir({ prefix: "auth-storm-" });
-  await Deno.mkdir(join(prefix, "conf"));
-  await Deno.mkdir(join(prefix, "logs"));
-  await Deno.writeTextFile(
-    join(prefix, "conf", "htpasswd"),
-    `ann:${SLOW}\nbob:${FAST}\n`,
-  );
-  await Deno.writeTextFile(
-    join(prefix, "conf", "nginx.conf"),
+  await using p = await nginxPrefix((prefix) =>
     `events {}
 http {
   error_log ${prefix}/logs/error.log;
@@ -49,69 +40,48 @@ http {
     location /free/ { return 200 "free\\n"; }
   }
 }
-`,
+`, { name: "auth-storm-" });
+  await Deno.writeTextFile(
+    join(p.prefix, "conf", "htpasswd"),
+    `ann:${SLOW}\nbob:${FAST}\n`,
   );
-  const conns: Deno.Conn[] = [];
-  try {
-    await using gw = await spawnGateway([
-      "--nginx-conf",
-      join(prefix, "conf", "nginx.conf"),
-    ]);
-    let sent = 0;
-    const statuses = new Map<string, number>();
-    let answered = 0;
-    for (let i = 0; i < CONNECTIONS; i++) {
-      conns.push(await Deno.connect({ hostname: "::1", port: gw.port }));
-    }
-    const storm = Promise.all(conns.map(async (conn) => {
-      const state = { buffer: new Uint8Array(0) };
-      while (sent < STORM) {
-        const n = sent++;
-        await conn.write(encoder.encode(request(`ann:wrong-${n}`)));
-        const status = await readResponse(conn, state);
-        if (status === null) return;
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-        answered++;
-      }
-    }));
-    // The storm is under way: its queue is full and refusals come back.
-    await waitFor(() => answered >= 200, 60_000);
-    const free = await rawRequest(gw.port, request("bob:x", "/free/"));
-    const right = await rawRequest(gw.port, request("bob:right"), 60_000);
-    const answeredWhenServed = answered;
-    strictEqual(free.slice(9, 12), "200");
-    strictEqual(right.slice(9, 12), "204");
-    ok(
-      answeredWhenServed < STORM,
-      `the storm had ${answeredWhenServed} of ${STORM} answers`,
-    );
-    await storm;
-    strictEqual(answered, STORM);
-    // Each refusal: a 401 with nginx's mismatch line, or a 503 when the
-    // client's queue of checks is full, with the gateway's own line.
-    const mismatches = statuses.get("HTTP/1.1 401") ?? 0;
-    const busy = statuses.get("HTTP/1.1 503") ?? 0;
-    strictEqual(mismatches + busy, STORM, JSON.stringify([...statuses]));
-    const log = join(prefix, "logs", "error.log");
-    const count = (text: string, what: string) =>
-      text.split("\n").filter((l) => l.includes(what)).length;
-    await waitFor(() => {
-      const text = Deno.readTextFileSync(log);
-      return count(text, "[error]") >= STORM;
-    }, 60_000);
-    const text = await Deno.readTextFile(log);
-    strictEqual(count(text, 'user "ann": password mismatch'), mismatches);
-    strictEqual(count(text, "too many password checks are waiting"), busy);
-    const after = await rawRequest(gw.port, request("bob:right"));
-    strictEqual(after.slice(9, 12), "204");
-  } finally {
-    for (const conn of conns) {
-      try {
-        conn.close();
-      } catch {
-        // closed by the storm's end
-      }
-    }
-    await Deno.remove(prefix, { recursive: true });
-  }
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  using storm = await startStorm({
+    hostname: "::1",
+    port: gw.port,
+    connections: CONNECTIONS,
+    requests: STORM,
+    request: (n) => request(`ann:wrong-${n}`),
+  });
+  // The storm is under way: its queue is full and refusals come back.
+  await waitFor(() => storm.answered >= 200, 60_000);
+  const free = await rawRequest(gw.port, request("bob:x", "/free/"));
+  const right = await rawRequest(gw.port, request("bob:right"), 60_000);
+  const answeredWhenServed = storm.answered;
+  strictEqual(free.slice(9, 12), "200");
+  strictEqual(right.slice(9, 12), "204");
+  ok(
+    answeredWhenServed < STORM,
+    `the storm had ${answeredWhenServed} of ${STORM} answers`,
+  );
+  await storm.done;
+  strictEqual(storm.answered, STORM);
+  // Each refusal: a 401 with nginx's mismatch line, or a 503 when the
+  // client's queue of checks is full, with the gateway's own line.
+  const { statuses } = storm;
+  const mismatches = statuses.get("HTTP/1.1 401") ?? 0;
+  const busy = statuses.get("HTTP/1.1 503") ?? 0;
+  strictEqual(mismatches + busy, STORM, JSON.stringify([...statuses]));
+  const log = join(p.prefix, "logs", "error.log");
+  const count = (text: string, what: string) =>
+    text.split("\n").filter((l) => l.includes(what)).length;
+  await waitFor(() => {
+    const text = Deno.readTextFileSync(log);
+    return count(text, "[error]") >= STORM;
+  }, 60_000);
+  const text = await Deno.readTextFile(log);
+  strictEqual(count(text, 'user "ann": password mismatch'), mismatches);
+  strictEqual(count(text, "too many password checks are waiting"), busy);
+  const after = await rawRequest(gw.port, request("bob:right"));
+  strictEqual(after.slice(9, 12), "204");
 });

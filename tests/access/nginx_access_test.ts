@@ -21,6 +21,7 @@ import {
 import { createLogger } from "../../src/log/mod.ts";
 import { startNginx } from "../_nginx.ts";
 import { maskErrorLine, rawRequest } from "../_utils.ts";
+import { varsWith } from "../_location_conf.ts";
 
 /** One location, written once for both. */
 interface Spec {
@@ -159,28 +160,14 @@ function rule(text: string): AccessRule {
 
 function vars(req: Request, remoteAddr: string): RequestVars {
   const url = new URL(req.url);
-  return {
+  return varsWith({
     method: req.method,
     requestUri: url.pathname,
     uri: url.pathname,
-    args: "",
     headers: req.headers,
     remoteAddr,
-    remotePort: 0,
-    serverAddr: "127.0.0.1",
-    serverPort: 0,
-    serverName: "localhost",
-    scheme: "http",
-    protocol: "HTTP/1.1",
     host: "station",
-    proxyHost: "",
-    documentRoot: "",
-    requestFilename: "",
-    remoteUser: "",
-    captures: [],
-    named: {},
-    vars: new Map(),
-  };
+  });
 }
 
 /** Finds the spec of a path, the longest prefix first. */

@@ -7,6 +7,7 @@ import {
   type RequestVars,
   runPhases,
 } from "../../src/engine/mod.ts";
+import { varsWith } from "../_location_conf.ts";
 
 /**
  * Compiles `http { … }` text (an `events {}` is added); throws with every
@@ -47,28 +48,15 @@ export function requestVars(target: string, init: {
   headers?: HeadersInit;
 } = {}): RequestVars {
   const q = target.indexOf("?");
-  return {
+  return varsWith({
     method: init.method ?? "GET",
     requestUri: target,
     uri: q < 0 ? target : target.slice(0, q),
     args: q < 0 ? "" : target.slice(q + 1),
     headers: new Headers(init.headers),
-    remoteAddr: "127.0.0.1",
     remotePort: 50000,
-    serverAddr: "127.0.0.1",
     serverPort: 8081,
-    serverName: "localhost",
-    scheme: "http",
-    protocol: "HTTP/1.1",
-    host: "localhost",
-    proxyHost: "",
-    documentRoot: "",
-    requestFilename: "",
-    remoteUser: "",
-    captures: [],
-    named: {},
-    vars: new Map(),
-  };
+  });
 }
 
 /** Runs the phases of the first server for a target, with given files. */

@@ -6,7 +6,6 @@
  * header would make them backtrack without bound.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
 import { caselessSource, compileRegex } from "../../src/engine/regex.ts";
 import { startNginxSite } from "../_nginx.ts";
 import {
@@ -15,6 +14,7 @@ import {
   refusedPort,
   spawnGateway,
 } from "../_utils.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 const PATTERNS = [
   "\\.(js|css|PNG)$",
@@ -106,19 +106,8 @@ Deno.test("compileRegex() caseless needs no i flag unless a backreference reads 
 });
 
 /** A prefix with `conf/nginx.conf` holding `text`. */
-async function prefixWith(
-  text: (prefix: string) => string,
-): Promise<AsyncDisposable & { conf: string }> {
-  const prefix = await Deno.makeTempDir({ prefix: "regex-gw-" });
-  await Deno.mkdir(join(prefix, "conf"));
-  await Deno.mkdir(join(prefix, "logs"));
-  const conf = join(prefix, "conf", "nginx.conf");
-  await Deno.writeTextFile(conf, text(prefix));
-  return {
-    conf,
-    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
-  };
-}
+const prefixWith = (text: (prefix: string) => string) =>
+  nginxPrefix(text, { name: "regex-gw-" });
 
 Deno.test("a URI, Host or header that makes a regex backtrack without bound does not stall the gateway", async (t) => {
   const port = refusedPort();

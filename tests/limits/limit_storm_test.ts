@@ -8,20 +8,15 @@
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
-import { readResponse } from "../_keep_alive.ts";
+import { startStorm } from "../_keep_alive.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 const STORM = 10_000;
 const CONNECTIONS = 16;
 const KEYS = 600;
 
-const encoder = new TextEncoder();
-
 Deno.test("a limit_req storm is answered and each refusal logged, in a bounded zone", async () => {
-  const prefix = await Deno.makeTempDir({ prefix: "limit-storm-" });
-  await Deno.mkdir(join(prefix, "conf"));
-  await Deno.mkdir(join(prefix, "logs"));
-  await Deno.writeTextFile(
-    join(prefix, "conf", "nginx.conf"),
+  await using p = await nginxPrefix((prefix) =>
     `events {}
 http {
   error_log ${prefix}/logs/error.log;
@@ -36,48 +31,31 @@ http {
     location /free/ { return 200 "free\\n"; }
   }
 }
-`,
+`, { name: "limit-storm-" });
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  using storm = await startStorm({
+    hostname: "127.0.0.1",
+    port: gw.port,
+    connections: CONNECTIONS,
+    requests: STORM,
+    request: (n) =>
+      `GET /lr/ HTTP/1.1\r\nHost: s\r\nX-Key: k${n % KEYS}\r\n\r\n`,
+  });
+  await storm.done;
+  const { statuses } = storm;
+  const passed = statuses.get("HTTP/1.1 204") ?? 0;
+  const refused = statuses.get("HTTP/1.1 503") ?? 0;
+  strictEqual(passed + refused, STORM, JSON.stringify([...statuses]));
+  const log = join(p.prefix, "logs", "error.log");
+  const lines = () =>
+    Deno.readTextFileSync(log).split("\n").filter((l) =>
+      l.includes("limiting requests, excess: ")
+    ).length;
+  await waitFor(() => lines() >= refused, 30_000);
+  strictEqual(lines(), refused);
+  const free = await rawRequest(
+    gw.port,
+    "GET /free/ HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n",
   );
-  const conns: Deno.Conn[] = [];
-  try {
-    await using gw = await spawnGateway([
-      "--nginx-conf",
-      join(prefix, "conf", "nginx.conf"),
-    ]);
-    for (let i = 0; i < CONNECTIONS; i++) {
-      conns.push(await Deno.connect({ hostname: "127.0.0.1", port: gw.port }));
-    }
-    let sent = 0;
-    const statuses = new Map<string, number>();
-    await Promise.all(conns.map(async (conn) => {
-      const state = { buffer: new Uint8Array(0) };
-      while (sent < STORM) {
-        const key = sent++ % KEYS;
-        await conn.write(encoder.encode(
-          `GET /lr/ HTTP/1.1\r\nHost: s\r\nX-Key: k${key}\r\n\r\n`,
-        ));
-        const status = await readResponse(conn, state);
-        if (status === null) return;
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      }
-    }));
-    const passed = statuses.get("HTTP/1.1 204") ?? 0;
-    const refused = statuses.get("HTTP/1.1 503") ?? 0;
-    strictEqual(passed + refused, STORM, JSON.stringify([...statuses]));
-    const log = join(prefix, "logs", "error.log");
-    const lines = () =>
-      Deno.readTextFileSync(log).split("\n").filter((l) =>
-        l.includes("limiting requests, excess: ")
-      ).length;
-    await waitFor(() => lines() >= refused, 30_000);
-    strictEqual(lines(), refused);
-    const free = await rawRequest(
-      gw.port,
-      "GET /free/ HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n",
-    );
-    strictEqual(free.slice(9, 12), "200");
-  } finally {
-    for (const conn of conns) conn.close();
-    await Deno.remove(prefix, { recursive: true });
-  }
+  strictEqual(free.slice(9, 12), "200");
 });

@@ -6,6 +6,7 @@
 import { ok } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import { exists, nginxPrefix } from "../_prefix.ts";
 
 function size(path: string): number | null {
   try {
@@ -15,23 +16,9 @@ function size(path: string): number | null {
   }
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("each access log file of an nginx.conf rotates by size on its own", async () => {
-  const prefix = await Deno.makeTempDir({ prefix: "access-rotate-" });
-  try {
-    await Deno.mkdir(join(prefix, "conf"));
-    await Deno.mkdir(join(prefix, "logs"));
-    await Deno.writeTextFile(
-      join(prefix, "conf", "nginx.conf"),
-      `events {}
+  await using p = await nginxPrefix(
+    `events {}
 http {
   error_log logs/error.log;
   access_log logs/access.log;
@@ -46,35 +33,33 @@ http {
   }
 }
 `,
-    );
-    await using gw = await spawnGateway([
-      "--nginx-conf",
-      join(prefix, "conf", "nginx.conf"),
-      "--log-max-size",
-      "1k",
-    ]);
-    const logs = join(prefix, "logs");
-    for (let i = 0; i < 100; i++) {
-      for (const path of ["/a/", "/b/"]) {
-        await rawRequest(
-          gw.port,
-          `GET ${path}${i} HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n`,
-        );
-      }
-      if (["a", "b", "b2"].every((n) => exists(join(logs, `${n}.log.1`)))) {
-        break;
-      }
+    { name: "access-rotate-" },
+  );
+  await using gw = await spawnGateway([
+    "--nginx-conf",
+    p.conf,
+    "--log-max-size",
+    "1k",
+  ]);
+  const logs = join(p.prefix, "logs");
+  for (let i = 0; i < 100; i++) {
+    for (const path of ["/a/", "/b/"]) {
+      await rawRequest(
+        gw.port,
+        `GET ${path}${i} HTTP/1.1\r\nHost: s\r\nConnection: close\r\n\r\n`,
+      );
     }
-    await waitFor(() =>
-      ["a", "b", "b2"].every((n) => exists(join(logs, `${n}.log.1`)))
-    );
-    for (const name of ["a.log", "b.log", "b2.log"]) {
-      const size = (await Deno.stat(join(logs, name))).size;
-      ok(size <= 1024, `${name}: ${size} bytes`);
+    if (["a", "b", "b2"].every((n) => exists(join(logs, `${n}.log.1`)))) {
+      break;
     }
-    // The http level's file got no line: every request had its own logs.
-    ok((size(join(logs, "access.log")) ?? 0) === 0);
-  } finally {
-    await Deno.remove(prefix, { recursive: true });
   }
+  await waitFor(() =>
+    ["a", "b", "b2"].every((n) => exists(join(logs, `${n}.log.1`)))
+  );
+  for (const name of ["a.log", "b.log", "b2.log"]) {
+    const size = (await Deno.stat(join(logs, name))).size;
+    ok(size <= 1024, `${name}: ${size} bytes`);
+  }
+  // The http level's file got no line: every request had its own logs.
+  ok((size(join(logs, "access.log")) ?? 0) === 0);
 });

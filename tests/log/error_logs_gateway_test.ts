@@ -19,30 +19,11 @@ import {
   requestLines,
   sendErrorLogRequests,
 } from "./_error_logs.ts";
+import { exists, nginxPrefix } from "../_prefix.ts";
 
 /** A prefix with `conf/nginx.conf` holding `text`, removed at the end. */
-async function prefixWith(
-  text: string,
-): Promise<AsyncDisposable & { conf: string; prefix: string }> {
-  const prefix = await Deno.makeTempDir({ prefix: "error-logs-" });
-  await Deno.mkdir(join(prefix, "conf"));
-  const conf = join(prefix, "conf", "nginx.conf");
-  await Deno.writeTextFile(conf, text);
-  return {
-    conf,
-    prefix,
-    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
-  };
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const prefixWith = (text: string) =>
+  nginxPrefix(text, { name: "error-logs-", dirs: ["conf"] });
 
 Deno.test("each server and location writes its error lines to its own error_log, and nothing to the others", async () => {
   await using p = await prefixWith(errorLogsConf(refusedPort()));

@@ -14,6 +14,7 @@ import {
   requestLines,
   sendErrorLogRequests,
 } from "./_error_logs.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 /** nginx as a foreground process, its temp folders in its prefix. */
 const PROCESS = "daemon off;\nmaster_process off;\n";
@@ -26,21 +27,11 @@ const TEMP = [
 ].map((l) => `  ${l}`).join("\n");
 
 /** A prefix with `conf/nginx.conf`, `logs/` and `temp/`, removed at the end. */
-async function prefixWith(
-  text: string,
-): Promise<AsyncDisposable & { conf: string; prefix: string }> {
-  const prefix = await Deno.makeTempDir({ prefix: "error-logs-nginx-" });
-  for (const dir of ["conf", "logs", "temp"]) {
-    await Deno.mkdir(join(prefix, dir));
-  }
-  const conf = join(prefix, "conf", "nginx.conf");
-  await Deno.writeTextFile(conf, text);
-  return {
-    conf,
-    prefix,
-    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
-  };
-}
+const prefixWith = (text: string) =>
+  nginxPrefix(text, {
+    name: "error-logs-nginx-",
+    dirs: ["conf", "logs", "temp"],
+  });
 
 /** Runs nginx on a prefix's configuration until disposed. */
 async function runNginx(

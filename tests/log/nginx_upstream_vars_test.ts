@@ -16,6 +16,7 @@ import {
   startUpstream,
   waitFor,
 } from "../_utils.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 const FORMAT = "$request $status|$upstream_addr|$upstream_status|" +
   "$upstream_response_time|$upstream_connect_time|$upstream_header_time";
@@ -54,34 +55,8 @@ Deno.test("$upstream_* variables are written as nginx 1.22 writes them", async (
     location /nolive/ { proxy_pass http://nl/; }
     location / { root ${root}; }`;
 
-  const dir = await Deno.makeTempDir({ prefix: "upstream-vars-" });
-  try {
-    await using nginx = await startNginxSite({
-      http,
-      server: server("$HTML", join(dir, "nginx.log")),
-      files: { "index.html": "<p>app</p>" },
-    });
-    for (const target of TARGETS) {
-      await rawRequest(
-        nginx.port,
-        `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
-      );
-    }
-    const path = join(dir, "nginx.log");
-    await waitFor(
-      () => Deno.readTextFileSync(path).split("\n").length > TARGETS.length,
-      5000,
-    );
-    const nginxLines = (await Deno.readTextFile(path)).trimEnd().split("\n");
-
-    // The same server for the gateway, from nginx.conf text.
-    await Deno.mkdir(join(dir, "conf"));
-    await Deno.mkdir(join(dir, "logs"));
-    await Deno.mkdir(join(dir, "html"));
-    await Deno.writeTextFile(join(dir, "html", "index.html"), "<p>app</p>");
-    const conf = join(dir, "conf", "nginx.conf");
-    await Deno.writeTextFile(
-      conf,
+  await using p = await nginxPrefix(
+    (dir) =>
       `events {}
 http {
   ${http.join("\n  ")}
@@ -92,30 +67,49 @@ http {
   }
 }
 `,
+    { name: "upstream-vars-", dirs: ["conf", "logs", "html"] },
+  );
+  const dir = p.prefix;
+  await using nginx = await startNginxSite({
+    http,
+    server: server("$HTML", join(dir, "nginx.log")),
+    files: { "index.html": "<p>app</p>" },
+  });
+  for (const target of TARGETS) {
+    await rawRequest(
+      nginx.port,
+      `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
     );
-    const loaded = loadNginxConf(conf);
-    if (!loaded.ok) throw new Error(loaded.message);
-    await using gw = await startGateway({
-      upstreamUrl: upstream.origin,
-      engine: loaded.engine,
-    });
-    for (const target of TARGETS) {
-      await rawRequest(
-        gw.port,
-        `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
-      );
-    }
-    await waitFor(() => gw.accessLines.length === TARGETS.length, 5000);
-    deepStrictEqual(gw.accessLines.map(masked), nginxLines.map(masked));
-    deepStrictEqual(nginxLines.map(masked), [
-      `GET /api/x HTTP/1.1 200|${up}|200|T|T|T`,
-      `GET /down/x HTTP/1.1 502|${down}|502|T|-|-`,
-      "GET /index.html HTTP/1.1 200|-|-|-|-|-",
-      `GET /two/x HTTP/1.1 200|${down}, ${up}|502, 200|T, T|-, T|-, T`,
-      `GET /redir/x HTTP/1.1 200|${down} : ${up}|502 : 200|T : T|- : T|- : T`,
-      "GET /nolive/x HTTP/1.1 502|nl|502|T|-|-",
-    ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
   }
+  const path = join(dir, "nginx.log");
+  await waitFor(
+    () => Deno.readTextFileSync(path).split("\n").length > TARGETS.length,
+    5000,
+  );
+  const nginxLines = (await Deno.readTextFile(path)).trimEnd().split("\n");
+
+  // The same server for the gateway, from nginx.conf text.
+  await Deno.writeTextFile(join(dir, "html", "index.html"), "<p>app</p>");
+  const loaded = loadNginxConf(p.conf);
+  if (!loaded.ok) throw new Error(loaded.message);
+  await using gw = await startGateway({
+    upstreamUrl: upstream.origin,
+    engine: loaded.engine,
+  });
+  for (const target of TARGETS) {
+    await rawRequest(
+      gw.port,
+      `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    );
+  }
+  await waitFor(() => gw.accessLines.length === TARGETS.length, 5000);
+  deepStrictEqual(gw.accessLines.map(masked), nginxLines.map(masked));
+  deepStrictEqual(nginxLines.map(masked), [
+    `GET /api/x HTTP/1.1 200|${up}|200|T|T|T`,
+    `GET /down/x HTTP/1.1 502|${down}|502|T|-|-`,
+    "GET /index.html HTTP/1.1 200|-|-|-|-|-",
+    `GET /two/x HTTP/1.1 200|${down}, ${up}|502, 200|T, T|-, T|-, T`,
+    `GET /redir/x HTTP/1.1 200|${down} : ${up}|502 : 200|T : T|- : T|- : T`,
+    "GET /nolive/x HTTP/1.1 502|nl|502|T|-|-",
+  ]);
 });

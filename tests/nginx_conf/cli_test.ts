@@ -8,6 +8,7 @@ import { parseCliArgs } from "../../src/config/cli.ts";
 import { join } from "node:path";
 import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
 import { station } from "./_station.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
   const cli = parseCliArgs([
@@ -124,82 +125,63 @@ Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] li
   ];
   for (const value of values) {
     await t.step(JSON.stringify(value), async () => {
-      const prefix = await Deno.makeTempDir();
-      try {
-        await Deno.mkdir(join(prefix, "conf"));
-        const conf = join(prefix, "conf", "nginx.conf");
-        await Deno.writeTextFile(conf, `http { server { ${value} } }\n`);
-        const { code, stderr } = await runCli(["--nginx-conf", conf]);
-        strictEqual(code, 1);
-        const lines = stderr.split("\n").slice(0, -1);
-        for (const line of lines) {
-          match(line, /^station-gateway: \[(warn|emerg)\] /);
-        }
-        const emerg = lines.filter((l) => l.includes("[emerg]"));
-        strictEqual(emerg.length, 1, stderr);
-        match(emerg[0]!, / in .*nginx\.conf:\d+$/);
-        const log = await Deno.readTextFile(join(prefix, "logs", "error.log"));
-        match(
-          log,
-          /^\d{4}\/\d\d\/\d\d [\d:]+ \[emerg\] [^\n]* in [^\n]*nginx\.conf:\d+\n$/,
-        );
-        // deno-lint-ignore no-control-regex
-        strictEqual(/[\x00-\x09\x0b-\x1f]/.test(log), false, log);
-      } finally {
-        await Deno.remove(prefix, { recursive: true });
+      await using p = await nginxPrefix(`http { server { ${value} } }\n`, {
+        dirs: ["conf"],
+      });
+      const { code, stderr } = await runCli(["--nginx-conf", p.conf]);
+      strictEqual(code, 1);
+      const lines = stderr.split("\n").slice(0, -1);
+      for (const line of lines) {
+        match(line, /^station-gateway: \[(warn|emerg)\] /);
       }
+      const emerg = lines.filter((l) => l.includes("[emerg]"));
+      strictEqual(emerg.length, 1, stderr);
+      match(emerg[0]!, / in .*nginx\.conf:\d+$/);
+      const log = await Deno.readTextFile(join(p.prefix, "logs", "error.log"));
+      match(
+        log,
+        /^\d{4}\/\d\d\/\d\d [\d:]+ \[emerg\] [^\n]* in [^\n]*nginx\.conf:\d+\n$/,
+      );
+      // deno-lint-ignore no-control-regex
+      strictEqual(/[\x00-\x09\x0b-\x1f]/.test(log), false, log);
     });
   }
 });
 
 Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", async () => {
-  const prefix = await Deno.makeTempDir();
-  try {
-    await Deno.mkdir(join(prefix, "conf"));
-    const conf = join(prefix, "conf", "nginx.conf");
-    await Deno.writeTextFile(
-      conf,
-      "http { server { listen 127.0.0.1:0; server_name st; " +
-        'root "html\0x"; location /api/ { proxy_pass http://127.0.0.1:9/; } } }\n',
-    );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, "--nginx-conf", conf],
-      stdout: "null",
-      stderr: "piped",
-      signal: AbortSignal.timeout(15_000),
-    }).output();
-    const stderr = new TextDecoder().decode(out.stderr);
-    strictEqual(out.code, 1, stderr);
-    match(
-      stderr,
-      /\[emerg\] "root html\\x00x" is not supported: a path cannot hold a NUL byte in .*nginx\.conf:1\n$/,
-    );
-  } finally {
-    await Deno.remove(prefix, { recursive: true });
-  }
+  await using p = await nginxPrefix(
+    "http { server { listen 127.0.0.1:0; server_name st; " +
+      'root "html\0x"; location /api/ { proxy_pass http://127.0.0.1:9/; } } }\n',
+    { dirs: ["conf"] },
+  );
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, "--nginx-conf", p.conf],
+    stdout: "null",
+    stderr: "piped",
+    signal: AbortSignal.timeout(15_000),
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  strictEqual(out.code, 1, stderr);
+  match(
+    stderr,
+    /\[emerg\] "root html\\x00x" is not supported: a path cannot hold a NUL byte in .*nginx\.conf:1\n$/,
+  );
 });
 
 Deno.test("--print-config prints the flags' built-in configuration as an nginx.conf that runs", async () => {
-  const prefix = await Deno.makeTempDir();
-  try {
-    const { code, stdout } = await runCli([
-      "--print-config",
-      "--listen",
-      "127.0.0.1:9001",
-      "--upstream",
-      "http://10.20.0.5:8080",
-    ]);
-    strictEqual(code, 0);
-    match(stdout, /listen 127\.0\.0\.1:9001;/);
-    match(stdout, /server 10\.20\.0\.5:8080 /);
-    await Deno.mkdir(join(prefix, "conf"));
-    const conf = join(prefix, "conf", "nginx.conf");
-    await Deno.writeTextFile(conf, stdout);
-    const loaded = loadNginxConf(conf);
-    strictEqual(loaded.ok ? "ok" : loaded.message, "ok");
-  } finally {
-    await Deno.remove(prefix, { recursive: true });
-  }
+  const { code, stdout } = await runCli([
+    "--print-config",
+    "--listen",
+    "127.0.0.1:9001",
+    "--upstream",
+    "http://10.20.0.5:8080",
+  ]);
+  strictEqual(code, 0);
+  match(stdout, /listen 127\.0\.0\.1:9001;/);
+  match(stdout, /server 10\.20\.0\.5:8080 /);
+  await using p = await nginxPrefix(stdout, { dirs: ["conf"] });
+  const loaded = loadNginxConf(p.conf);
+  strictEqual(loaded.ok ? "ok" : loaded.message, "ok");
 });
 
 /** The station's auth lines turned into directives the gateway refuses. */

@@ -9,6 +9,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
 import {
   freePort,
+  maskAccessLine,
   maskErrorLine,
   rawRequest,
   refusedPort,
@@ -97,11 +98,8 @@ function logLines(
       .filter((l) => /\[(error|warn|crit|alert|emerg)\]/.test(l))
       .filter((l) => !/ is ignored| the gateway /.test(l))
       .map(maskErrorLine),
-    access: names.filter((n) => /access/.test(n)).flatMap(read).map((l) =>
-      l.replace(/\[[^\]]+\]/, "[TIME]").replace(
-        /" (\d{3}) \d+ "/,
-        '" $1 BYTES "',
-      )
+    access: names.filter((n) => /access/.test(n)).flatMap(read).map(
+      maskAccessLine,
     ),
   };
 }

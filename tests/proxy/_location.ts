@@ -24,7 +24,7 @@ import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
 import { errorResponse } from "../../src/response/mod.ts";
 import type { RequestEvent } from "../../src/proxy/mod.ts";
 import { decodeTarget } from "../../src/routing/mod.ts";
-import { NGINX_GZIP_OK } from "../../src/response/mod.ts";
+import { locationConf as nginxLocation, varsWith } from "../_location_conf.ts";
 
 const scope = new Variables(new Map(), new Set());
 
@@ -67,7 +67,7 @@ function splitPass(pass: string): { hostPort: string; uri: string | null } {
 }
 
 /**
- * A location's settings with nginx's defaults: `Host: $proxy_host` and
+ * A proxied location with nginx's defaults: `Host: $proxy_host` and
  * `Connection: close` after the location's own fields, HTTP/1.0, 60 s
  * timers, a 4k header buffer, `proxy_redirect default`.
  */
@@ -85,42 +85,19 @@ export function locationConf(spec: LocationSpec): LocationConf {
     (uri === null
       ? [{ kind: "text", from: value(`${spec.pass}/`), to: value("/") }]
       : [{ kind: "text", from: value(spec.pass), to: value(spec.name) }]);
-  return {
-    match: "prefix",
+  return nginxLocation({
     name: spec.name,
-    regex: null,
-    place: null,
     locations: indexLocations([], false),
-    internal: false,
-    rewrite: null,
     root: value("html"),
-    alias: null,
     index: [],
-    tryFiles: null,
-    logNotFound: true,
     types: new Map(),
     defaultType: "text/plain",
-    charset: null,
     charsetTypes: new Set(),
-    addHeaders: [],
-    expires: { kind: "off" },
-    etag: true,
-    gzipStatic: "off",
-    gzipVary: false,
-    gzip: {
-      enabled: false,
-      level: 1,
-      minLength: 20,
-      types: new Set(["text/html"]),
-    },
-    gzipOk: NGINX_GZIP_OK,
     errorPages: new Map(
       (spec.intercept ?? []).map((
         c,
       ) => [c, { uri: value("/e"), overwrite: null }]),
     ),
-    recursiveErrorPages: false,
-    errorPageFallback: false,
     proxyPass: {
       scheme: "http",
       group: hostPort,
@@ -131,28 +108,14 @@ export function locationConf(spec: LocationSpec): LocationConf {
     },
     proxySetHeaders: set,
     proxyHttpVersion: spec.version ?? "1.0",
-    proxyRawUri: false,
     proxyRedirect: redirect,
-    proxyCookieDomain: [],
-    proxyCookiePath: [],
     proxyHideHeaders: new Set(spec.hide ?? []),
     proxyPassHeaders: new Set(spec.passHeader ?? []),
     proxyTimeouts: spec.timeouts ??
       { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: spec.bufferSize ?? 4096,
-    proxyBuffering: true,
     proxyInterceptErrors: spec.intercept !== undefined,
-    clientMaxBodySize: 1024 * 1024,
-    defaultPage: false,
-    accessRules: null,
-    authBasic: null,
-    satisfy: "all",
-    limitReq: null,
-    limitConn: null,
-    accessLogs: [],
-    // A file the logger did not open: the main log.
-    errorLogs: [{ path: "logs/error.log", level: "error" }],
-  };
+  });
 }
 
 /** One implicit group per `host:port`, as nginx makes for `proxy_pass`. */
@@ -187,7 +150,7 @@ export function requestVars(
   const target = req.url.slice(`http://${host}`.length);
   const decoded = decodeTarget(target);
   if (decoded.kind !== "uri") return null;
-  return {
+  return varsWith({
     method: req.method,
     requestUri: target,
     uri: decoded.uri,
@@ -195,20 +158,9 @@ export function requestVars(
     headers: req.headers,
     remoteAddr: info.remoteAddr.hostname,
     remotePort: info.remoteAddr.port,
-    serverAddr: "127.0.0.1",
     serverPort,
-    serverName: "localhost",
-    scheme: "http",
-    protocol: "HTTP/1.1",
     host: host.replace(/:\d+$/, "").toLowerCase(),
-    proxyHost: "",
-    documentRoot: "",
-    requestFilename: "",
-    remoteUser: "",
-    captures: [],
-    named: {},
-    vars: new Map(),
-  };
+  });
 }
 
 /** A gateway of proxied locations on 127.0.0.1:0. */

@@ -16,6 +16,7 @@ import {
   writeText,
 } from "../_utils.ts";
 import { startNginxServer } from "../_nginx.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 const OK =
   "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
@@ -66,72 +67,65 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
     server: server(a.port, b.port, refused),
   });
   const port = refusedPort();
-  const prefix = await Deno.makeTempDir({ prefix: "eproxy-gw-" });
-  try {
-    await Deno.mkdir(join(prefix, "conf"));
-    await Deno.mkdir(join(prefix, "logs"));
-    const conf = join(prefix, "conf", "nginx.conf");
-    await Deno.writeTextFile(
-      conf,
+  await using p = await nginxPrefix(
+    (prefix) =>
       `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n server_name localhost;\n${
         server(a.port, b.port, refused)
       }\n }\n}\n`,
+    { name: "eproxy-gw-" },
+  );
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  const targets = [
+    ["/api/user/login?x=1", a],
+    ["/prod-api/system/menu%41", b],
+    ["/admin/users", a],
+  ] as const;
+  for (const [target, up] of targets) {
+    const request =
+      `GET ${target} HTTP/1.1\r\nHost: station.local:8081\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
+    const before = up.heads.length;
+    const theirs = await rawRequest(nginx.port, request);
+    const ours = await rawRequest(gw.port, request);
+    strictEqual(ours.split("\r\n")[0], theirs.split("\r\n")[0], target);
+    strictEqual(up.heads.length, before + 2, target);
+    const lines = (h: string) =>
+      h.split("\r\n\r\n")[0]!.split("\r\n").map((l) => l.toLowerCase())
+        .sort();
+    deepStrictEqual(
+      lines(up.heads[before + 1]!),
+      lines(up.heads[before]!),
+      target,
     );
-    await using gw = await spawnGateway(["--nginx-conf", conf]);
-    const targets = [
-      ["/api/user/login?x=1", a],
-      ["/prod-api/system/menu%41", b],
-      ["/admin/users", a],
-    ] as const;
-    for (const [target, up] of targets) {
-      const request =
-        `GET ${target} HTTP/1.1\r\nHost: station.local:8081\r\nAccept: */*\r\nConnection: close\r\n\r\n`;
-      const before = up.heads.length;
-      const theirs = await rawRequest(nginx.port, request);
-      const ours = await rawRequest(gw.port, request);
-      strictEqual(ours.split("\r\n")[0], theirs.split("\r\n")[0], target);
-      strictEqual(up.heads.length, before + 2, target);
-      const lines = (h: string) =>
-        h.split("\r\n\r\n")[0]!.split("\r\n").map((l) => l.toLowerCase())
-          .sort();
-      deepStrictEqual(
-        lines(up.heads[before + 1]!),
-        lines(up.heads[before]!),
-        target,
-      );
-    }
-    for (const target of ["/i/missing", "/n/missing"]) {
-      const request =
-        `GET ${target} HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n`;
-      const answer = (raw: string) =>
-        `${raw.split("\r\n")[0]} ${raw.split("\r\n\r\n")[1]}`;
-      strictEqual(
-        answer(await rawRequest(gw.port, request)),
-        answer(await rawRequest(nginx.port, request)),
-        target,
-      );
-    }
-    const down =
-      "GET /down/x HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n";
-    strictEqual(
-      (await rawRequest(gw.port, down)).split("\r\n")[0],
-      "HTTP/1.1 502 Bad Gateway",
-    );
-    await rawRequest(nginx.port, down);
-    const connectLine = (lines: string[]) =>
-      lines.map(maskErrorLine).find((l) => l.includes("connect() failed"));
-    const log = join(prefix, "logs", "error.log");
-    await waitFor(() => {
-      try {
-        return Deno.readTextFileSync(log).includes("connect() failed");
-      } catch {
-        return false;
-      }
-    });
-    const ourLine = connectLine((await Deno.readTextFile(log)).split("\n"));
-    ok(ourLine, "the gateway's connect() line");
-    strictEqual(ourLine, connectLine(nginx.errorLines()));
-  } finally {
-    await Deno.remove(prefix, { recursive: true });
   }
+  for (const target of ["/i/missing", "/n/missing"]) {
+    const request =
+      `GET ${target} HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n`;
+    const answer = (raw: string) =>
+      `${raw.split("\r\n")[0]} ${raw.split("\r\n\r\n")[1]}`;
+    strictEqual(
+      answer(await rawRequest(gw.port, request)),
+      answer(await rawRequest(nginx.port, request)),
+      target,
+    );
+  }
+  const down =
+    "GET /down/x HTTP/1.1\r\nHost: station.local\r\nConnection: close\r\n\r\n";
+  strictEqual(
+    (await rawRequest(gw.port, down)).split("\r\n")[0],
+    "HTTP/1.1 502 Bad Gateway",
+  );
+  await rawRequest(nginx.port, down);
+  const connectLine = (lines: string[]) =>
+    lines.map(maskErrorLine).find((l) => l.includes("connect() failed"));
+  const log = join(p.prefix, "logs", "error.log");
+  await waitFor(() => {
+    try {
+      return Deno.readTextFileSync(log).includes("connect() failed");
+    } catch {
+      return false;
+    }
+  });
+  const ourLine = connectLine((await Deno.readTextFile(log)).split("\n"));
+  ok(ourLine, "the gateway's connect() line");
+  strictEqual(ourLine, connectLine(nginx.errorLines()));
 });

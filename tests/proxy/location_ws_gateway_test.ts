@@ -6,9 +6,9 @@
  * idiom sends the upgrade as a plain request in both.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { join } from "node:path";
 import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
 import { startNginxServer } from "../_nginx.ts";
+import { nginxPrefix } from "../_prefix.ts";
 
 /** An echoing WebSocket upstream that records each request's fields. */
 function echoUpstream() {
@@ -84,38 +84,30 @@ Deno.test("the map $connection_upgrade idiom tunnels a WebSocket as nginx 1.22 d
     server: server(up.port),
   });
   const port = refusedPort();
-  const prefix = await Deno.makeTempDir({ prefix: "eproxy-ws-" });
-  try {
-    await Deno.mkdir(join(prefix, "conf"));
-    await Deno.mkdir(join(prefix, "logs"));
-    const conf = join(prefix, "conf", "nginx.conf");
-    await Deno.writeTextFile(
-      conf,
-      `events {}\nhttp {\n access_log off;\n${HTTP}\n server {\n listen 127.0.0.1:${port};\n${
-        server(up.port)
-      }\n }\n}\n`,
+  await using p = await nginxPrefix(
+    `events {}\nhttp {\n access_log off;\n${HTTP}\n server {\n listen 127.0.0.1:${port};\n${
+      server(up.port)
+    }\n }\n}\n`,
+    { name: "eproxy-ws-" },
+  );
+  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  strictEqual(await echo(`ws://127.0.0.1:${nginx.port}/ws/chat`), "echo:hi");
+  strictEqual(await echo(`ws://127.0.0.1:${gw.port}/ws/chat`), "echo:hi");
+  const upgrade = (p: number) =>
+    rawRequest(
+      p,
+      "GET /api/chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n" +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
     );
-    await using gw = await spawnGateway(["--nginx-conf", conf]);
-    strictEqual(await echo(`ws://127.0.0.1:${nginx.port}/ws/chat`), "echo:hi");
-    strictEqual(await echo(`ws://127.0.0.1:${gw.port}/ws/chat`), "echo:hi");
-    const upgrade = (p: number) =>
-      rawRequest(
-        p,
-        "GET /api/chat HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade, close\r\n" +
-          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-      );
-    const status = (raw: string) => raw.split("\r\n")[0];
-    strictEqual(
-      status(await upgrade(gw.port)),
-      status(await upgrade(nginx.port)),
-    );
-    deepStrictEqual(up.seen, [
-      "/chat websocket upgrade",
-      "/chat websocket upgrade",
-      "/chat  close",
-      "/chat  close",
-    ]);
-  } finally {
-    await Deno.remove(prefix, { recursive: true });
-  }
+  const status = (raw: string) => raw.split("\r\n")[0];
+  strictEqual(
+    status(await upgrade(gw.port)),
+    status(await upgrade(nginx.port)),
+  );
+  deepStrictEqual(up.seen, [
+    "/chat websocket upgrade",
+    "/chat websocket upgrade",
+    "/chat  close",
+    "/chat  close",
+  ]);
 });

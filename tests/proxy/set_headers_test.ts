@@ -1,29 +1,19 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { fieldPlan, upstreamFields } from "../../src/proxy/mod.ts";
 import { locationConf } from "./_location.ts";
+import { varsWith } from "../_location_conf.ts";
 
-const vars = (headers: Headers) => ({
-  method: "GET",
-  requestUri: "/api/x",
-  uri: "/api/x",
-  args: "",
-  headers,
-  remoteAddr: "10.0.0.7",
-  remotePort: 5000,
-  serverAddr: "127.0.0.1",
-  serverPort: 8081,
-  serverName: "localhost",
-  scheme: "http" as const,
-  protocol: "HTTP/1.1",
-  host: "station.local",
-  proxyHost: "127.0.0.1:8080",
-  documentRoot: "",
-  requestFilename: "",
-  remoteUser: "",
-  captures: [],
-  named: {},
-  vars: new Map(),
-});
+const vars = (headers: Headers) =>
+  varsWith({
+    requestUri: "/api/x",
+    uri: "/api/x",
+    headers,
+    remoteAddr: "10.0.0.7",
+    remotePort: 5000,
+    serverPort: 8081,
+    host: "station.local",
+    proxyHost: "127.0.0.1:8080",
+  });
 
 const CLIENT = {
   host: "station.local:8081",
