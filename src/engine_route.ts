@@ -63,11 +63,29 @@ import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
  * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
  */
 export interface LogScope {
-  /** The level whose error logs take the lines. */
-  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
+  /**
+   * The level whose error logs take the lines (and whose access logs a
+   * request refused before routing writes to).
+   */
+  readonly location?: {
+    readonly errorLogs: readonly ErrorTarget[];
+    readonly accessLogs?: readonly AccessLogConf[];
+  };
   /** The `server:` field. */
   readonly serverName: string;
 }
+
+/**
+ * How far nginx had read a request it refused before routing: its logs
+ * are those of the configuration current then.
+ */
+export type RefusalStage =
+  /** The request line: no field read yet, the socket's default server. */
+  | "line"
+  /** A field as it was read: still the default server (see head-lines-server). */
+  | "field"
+  /** Once every field is read: the server the `Host` field names. */
+  | "head";
 
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
@@ -267,6 +285,49 @@ export class EngineRoute {
    */
   logScope(index: number): LogScope {
     return this.#logScopes[index] ?? this.#logScopes[0]!;
+  }
+
+  /**
+   * The one place that decides where a request refused before routing is
+   * logged: nginx logs it with the configuration current when it gave up,
+   * the socket's default server's (ngx_http_create_request) or, once
+   * every field is read, the `Host` field's server's
+   * (ngx_http_set_virtual_server). Its error lines go to that server's
+   * error logs (sets `request.at`); its access line to each of that
+   * server's access logs, each in its format, `if=` evaluated on what
+   * nginx had read (no field after a bad request line) (sets
+   * `request.accessLogs`, as ngx_http_log_handler does).
+   *
+   * @param req The request.
+   * @param request What the handler read of it.
+   * @param where Its socket and how far nginx had read it.
+   */
+  refused(
+    req: Request,
+    request: EngineRequest,
+    where: { socket: { index: number; port: number }; stage: RefusalStage },
+  ): void {
+    const { socket, stage } = where;
+    const listen = this.#listens[socket.index] ?? this.#listens[0]!;
+    const server = stage === "head"
+      ? findServer(listen, hostName(request.host)).server
+      : listen.defaultServer;
+    request.at = server === listen.defaultServer
+      ? this.logScope(socket.index)
+      : { location: server.conf, serverName: server.serverName };
+    if (!this.#deps.logger.accessEnabled) return;
+    const logs = server.conf.accessLogs;
+    request.accessLogs = logs.every((log) => log.condition === null)
+      ? logs
+      : loggedTo(
+        logs,
+        refusedVars(req, request, {
+          listen,
+          server,
+          port: socket.port,
+          headers: stage === "line" ? NO_FIELDS : req.headers,
+        }),
+      );
   }
 
   /** Closes every upstream connection. */
@@ -591,6 +652,50 @@ class RouteFlow implements FlowRequest {
       this.vars.scheme,
     );
   }
+}
+
+/** What nginx has read of the fields when the request line is refused. */
+const NO_FIELDS = new Headers();
+
+/**
+ * The variables of a request refused before routing, for `if=` of its
+ * access logs: what nginx had read of it then (`$uri` empty until the
+ * target is read, no field after a bad request line).
+ */
+function refusedVars(
+  req: Request,
+  request: EngineRequest,
+  at: {
+    listen: ListenGroup;
+    server: ServerConf;
+    port: number;
+    headers: Headers;
+  },
+): RequestVars {
+  const { listen, server } = at;
+  const name = hostName(request.host);
+  return {
+    method: req.method,
+    requestUri: request.target,
+    uri: request.uri,
+    args: request.args,
+    headers: at.headers,
+    remoteAddr: request.client,
+    remotePort: request.clientPort,
+    serverAddr: listen.hostname,
+    serverPort: at.port,
+    serverName: server.serverName,
+    scheme: listen.ssl ? "https" : "http",
+    protocol: "HTTP/1.1",
+    host: name === "" ? server.serverName : name,
+    proxyHost: "",
+    documentRoot: "",
+    requestFilename: "",
+    remoteUser: "",
+    captures: NO_CAPTURES,
+    named: NO_NAMED,
+    location: server.conf,
+  };
 }
 
 /** The captures of a request no regex has matched yet (never written to). */
