@@ -53,6 +53,9 @@ import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
+import { type RefusalStage, refusedVars } from "./refused_vars.ts";
+
+export type { RefusalStage };
 
 /**
  * Where a request's error lines go, as nginx switches `r->connection->log`:
@@ -74,18 +77,6 @@ export interface LogScope {
   /** The `server:` field. */
   readonly serverName: string;
 }
-
-/**
- * How far nginx had read a request it refused before routing: its logs
- * are those of the configuration current then.
- */
-export type RefusalStage =
-  /** The request line: no field read yet, the socket's default server. */
-  | "line"
-  /** A field as it was read: still the default server (see head-lines-server). */
-  | "field"
-  /** Once every field is read: the server the `Host` field names. */
-  | "head";
 
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
@@ -325,7 +316,8 @@ export class EngineRoute {
           listen,
           server,
           port: socket.port,
-          headers: stage === "line" ? NO_FIELDS : req.headers,
+          host: hostName(request.host),
+          fieldsRead: stage !== "line",
         }),
       );
   }
@@ -652,50 +644,6 @@ class RouteFlow implements FlowRequest {
       this.vars.scheme,
     );
   }
-}
-
-/** What nginx has read of the fields when the request line is refused. */
-const NO_FIELDS = new Headers();
-
-/**
- * The variables of a request refused before routing, for `if=` of its
- * access logs: what nginx had read of it then (`$uri` empty until the
- * target is read, no field after a bad request line).
- */
-function refusedVars(
-  req: Request,
-  request: EngineRequest,
-  at: {
-    listen: ListenGroup;
-    server: ServerConf;
-    port: number;
-    headers: Headers;
-  },
-): RequestVars {
-  const { listen, server } = at;
-  const name = hostName(request.host);
-  return {
-    method: req.method,
-    requestUri: request.target,
-    uri: request.uri,
-    args: request.args,
-    headers: at.headers,
-    remoteAddr: request.client,
-    remotePort: request.clientPort,
-    serverAddr: listen.hostname,
-    serverPort: at.port,
-    serverName: server.serverName,
-    scheme: listen.ssl ? "https" : "http",
-    protocol: "HTTP/1.1",
-    host: name === "" ? server.serverName : name,
-    proxyHost: "",
-    documentRoot: "",
-    requestFilename: "",
-    remoteUser: "",
-    captures: NO_CAPTURES,
-    named: NO_NAMED,
-    location: server.conf,
-  };
 }
 
 /** The captures of a request no regex has matched yet (never written to). */
