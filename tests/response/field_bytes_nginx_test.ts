@@ -176,6 +176,29 @@ Deno.test("a variable's value goes into every kind of header field as the bytes 
   }
 });
 
+Deno.test("known difference invalid-utf8-path: a $uri with %FF is a 400 where nginx 1.22 sends the byte FF in every field", async () => {
+  await using upstream = recordingUpstream();
+  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  await using theirs = await prefixWith(conf(theirPort, upstream.port));
+  await using ours = await prefixWith(conf(ourPort, upstream.port));
+  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
+  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  const head =
+    "GET /h/a%FFb HTTP/1.1\r\nHost: station\r\nConnection: close\r\n\r\n";
+  deepStrictEqual(
+    fieldsOf(await exchange(theirPort, head)).map((f) =>
+      f.replace(`:${theirPort}/`, ":PORT/")
+    ),
+    [
+      "302",
+      "location: http://station:PORT/r/h/a\xffb",
+      "set-cookie: u=/h/a\xffb",
+      "x-uri: /h/a\xffb",
+    ],
+  );
+  deepStrictEqual(fieldsOf(await exchange(ourPort, head)), ["400"]);
+});
+
 Deno.test("an upstream's field with a control byte reaches the client escaped, and the gateway keeps serving (nginx relays the byte)", async () => {
   await using upstream = recordingUpstream(
     "HTTP/1.1 200 OK\r\nX-Bad: a\x01b\x7f\r\nContent-Length: 0\r\n" +
