@@ -4,7 +4,7 @@
  * so every path where a value becomes a field — `add_header`, `return`'s
  * and `rewrite`'s `Location`, an `error_page` URL, `proxy_set_header`,
  * `proxy_redirect`, `proxy_cookie_path` — carries the same bytes on both
- * sides, for each class of value. The client's side is read off a raw
+ * sides, for each class of value, as does `return`'s text in a body. The client's side is read off a raw
  * socket, the upstream's by a real upstream that records the bytes.
  */
 import { deepStrictEqual } from "node:assert/strict";
@@ -28,6 +28,7 @@ ${TEMP}
       return 302 /r$uri;
     }
     location /e/ { error_page 404 http://e.test$uri; }
+    location /t/ { default_type text/plain; return 200 "$uri|$http_x_in"; }
     location /w/ { rewrite ^ http://w.test$uri?f=$http_x_in redirect; }
     location /p/ {
       proxy_pass http://127.0.0.1:${upstream};
@@ -172,6 +173,15 @@ Deno.test("a variable's value goes into every kind of header field as the bytes 
           deepStrictEqual(theirSent.map((s) => s.length), [2]);
         }
       }
+      // `return`'s text: the same bytes in the body.
+      const head = `GET /t/${path} HTTP/1.1\r\nHost: station\r\n` +
+        `X-In: ${field}\r\nConnection: close\r\n\r\n`;
+      const body = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4);
+      deepStrictEqual(
+        body(await exchange(ourPort, head)),
+        body(await exchange(theirPort, head)),
+        "/t/ body",
+      );
     });
   }
 });
