@@ -67,6 +67,8 @@ export class PendingAccessLine {
   readonly upstream: UpstreamTries | null = null;
   /** The answering location's logs; `null` for the default one. */
   #targets: readonly AccessTarget[] | null = null;
+  /** Whether nginx had read the request's fields (see `fieldsUnread`). */
+  #fieldsRead = true;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -107,6 +109,18 @@ export class PendingAccessLine {
     this.#targets = targets;
   }
 
+  /**
+   * The request was refused at its request line: nginx had read none of
+   * its fields, so the line shows none (`$http_*`, `$remote_user`, the
+   * referrer and agent of `combined` are empty).
+   */
+  fieldsUnread(): void {
+    this.#fieldsRead = false;
+    this.#remoteUser = undefined;
+    this.#userAgent = null;
+    if (this.#headers) this.#headers = new Headers();
+  }
+
   /** Writes no line: the location has `access_log off`. */
   cancel(): void {
     this.#logged = true;
@@ -118,7 +132,8 @@ export class PendingAccessLine {
     if (this.#logged) return;
     this.#logged = true;
     this.#release?.();
-    const { client, request, referrer } = this.#fields;
+    const { client, request } = this.#fields;
+    const referrer = this.#fieldsRead ? this.#fields.referrer : null;
     const status = this.#status;
     const event: AccessEvent = {
       remoteAddr: client,

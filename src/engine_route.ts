@@ -53,6 +53,9 @@ import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
+import { type RefusalStage, refusedVars } from "./refused_vars.ts";
+
+export type { RefusalStage };
 
 /**
  * Where a request's error lines go, as nginx switches `r->connection->log`:
@@ -63,8 +66,14 @@ import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
  * server's name (ngx_http_log_error_handler reads `r->srv_conf`).
  */
 export interface LogScope {
-  /** The level whose error logs take the lines. */
-  readonly location?: { readonly errorLogs: readonly ErrorTarget[] };
+  /**
+   * The level whose error logs take the lines (and whose access logs a
+   * request refused before routing writes to).
+   */
+  readonly location?: {
+    readonly errorLogs: readonly ErrorTarget[];
+    readonly accessLogs?: readonly AccessLogConf[];
+  };
   /** The `server:` field. */
   readonly serverName: string;
 }
@@ -267,6 +276,50 @@ export class EngineRoute {
    */
   logScope(index: number): LogScope {
     return this.#logScopes[index] ?? this.#logScopes[0]!;
+  }
+
+  /**
+   * The one place that decides where a request refused before routing is
+   * logged: nginx logs it with the configuration current when it gave up,
+   * the socket's default server's (ngx_http_create_request) or, once
+   * every field is read, the `Host` field's server's
+   * (ngx_http_set_virtual_server). Its error lines go to that server's
+   * error logs (sets `request.at`); its access line to each of that
+   * server's access logs, each in its format, `if=` evaluated on what
+   * nginx had read (no field after a bad request line) (sets
+   * `request.accessLogs`, as ngx_http_log_handler does).
+   *
+   * @param req The request.
+   * @param request What the handler read of it.
+   * @param where Its socket and how far nginx had read it.
+   */
+  refused(
+    req: Request,
+    request: EngineRequest,
+    where: { socket: { index: number; port: number }; stage: RefusalStage },
+  ): void {
+    const { socket, stage } = where;
+    const listen = this.#listens[socket.index] ?? this.#listens[0]!;
+    const server = stage === "head"
+      ? findServer(listen, hostName(request.host)).server
+      : listen.defaultServer;
+    request.at = server === listen.defaultServer
+      ? this.logScope(socket.index)
+      : { location: server.conf, serverName: server.serverName };
+    if (!this.#deps.logger.accessEnabled) return;
+    const logs = server.conf.accessLogs;
+    request.accessLogs = logs.every((log) => log.condition === null)
+      ? logs
+      : loggedTo(
+        logs,
+        refusedVars(req, request, {
+          listen,
+          server,
+          port: socket.port,
+          host: hostName(request.host),
+          fieldsRead: stage !== "line",
+        }),
+      );
   }
 
   /** Closes every upstream connection. */

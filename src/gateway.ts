@@ -223,6 +223,7 @@ export function createGatewayHandler(
       response = errorResponse(500);
     }
     if (ctx.continued) accessLine?.continued();
+    if (!ctx.fieldsRead) accessLine?.fieldsUnread();
     // Only the gateway's own error answers say `close` (an upstream's
     // Connection field is hop-by-hop and never passed on).
     // An HTTP/2 connection (over TLS: no Host, see describe()) carries
@@ -324,6 +325,19 @@ export function createGatewayHandler(
     }, lines);
   }
 
+  /**
+   * A request refused before routing: the engine decides the logs it goes
+   * to; refused at its request line, nginx had read none of its fields.
+   */
+  function refuse(
+    req: Request,
+    ctx: RequestContext,
+    where: Parameters<EngineRoute["refused"]>[2],
+  ): void {
+    engine.refused(req, ctx, where);
+    if (where.stage === "line") ctx.fieldsRead = false;
+  }
+
   // Not async: the engine's promise is handed back, so a request costs one
   // async layer fewer; a throw here still reaches the handler's catch
   // through its await.
@@ -333,23 +347,27 @@ export function createGatewayHandler(
     socket: ListenSocket | undefined,
   ): Response | Promise<Response> {
     const { target, hostField: host, client, http2 } = ctx;
+    const at = socket ?? { index: 0, port: runtime.port };
     if (http2 || req.method === "CONNECT") {
       // nginx without `http2` on the listen reads the HTTP/2 preface as a
       // request line and refuses it; Deno.serve has already spoken HTTP/2,
       // so each stream is refused (Connection is not an HTTP/2 field).
       // nginx 1.22 reads a CONNECT line as invalid too.
+      refuse(req, ctx, { socket: at, stage: "line" });
       ctx.logRequestLine(INVALID_REQUEST_LINE);
       return http2
         ? errorResponse(400, { head: req.method === "HEAD" })
         : badRequest(req);
     }
     if (ctx.line.kind === "reject") {
+      refuse(req, ctx, { socket: at, stage: "line" });
       ctx.logRequestLine(ctx.line.event);
       return badRequest(req, ctx.line.status);
     }
     const decoded = decodeTarget(target);
     if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
+      refuse(req, ctx, { socket: at, stage: "line" });
       ctx.logRequestLine(INVALID_REQUEST_LINE);
       return badRequest(req);
     }
@@ -360,6 +378,13 @@ export function createGatewayHandler(
     });
     for (const note of verdict.notes) ctx.log(note);
     if (verdict.kind === "reject") {
+      ctx.host = ctx.authority ?? host;
+      ctx.uri = decoded.uri;
+      ctx.args = decoded.args;
+      refuse(req, ctx, {
+        socket: at,
+        stage: verdict.wholeHead ? "head" : "field",
+      });
       ctx.log(verdict.event);
       return badRequest(req, verdict.status);
     }
@@ -383,7 +408,7 @@ export function createGatewayHandler(
     ctx.uri = decoded.uri;
     ctx.args = decoded.args;
     ctx.declareLength(length);
-    return engine.serve(req, ctx, socket ?? { index: 0, port: runtime.port });
+    return engine.serve(req, ctx, at);
   }
 }
 

@@ -188,6 +188,11 @@ export class RequestContext implements EngineRequest {
   lengthDigits: string | null = null;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued = false;
+  /**
+   * `false` when refused at its request line: nginx had read none of its
+   * fields, and its access line shows none.
+   */
+  fieldsRead = true;
   /** The upstream tries for the access line, when its format may read them. */
   tries: UpstreamTries | null = null;
   /** The answering location's access logs; `null`: the default one. */

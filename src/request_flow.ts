@@ -31,7 +31,7 @@ import {
   isBuiltInError,
   redirectLocation,
 } from "./response/mod.ts";
-import { osErrorOf } from "./runtime/mod.ts";
+import { osErrorOf, textBytes } from "./runtime/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {
@@ -124,7 +124,9 @@ function returnResponse(
   }
   if (text === null && code >= 400) return errorResponse(code, { head });
   if (code === 204) return new Response(null, { status: 204 });
-  const bytes = new TextEncoder().encode(text ?? "");
+  // The text's bytes as nginx holds them (a field's bytes that are not
+  // UTF-8 go back as they came).
+  const bytes = textBytes(text ?? "");
   return new Response(head ? null : bytes, {
     status: code,
     headers: {

@@ -11,7 +11,7 @@
 import type { ComplexValue, RequestVars } from "../engine/mod.ts";
 import { escapeErrorLogText, type LogLevel } from "../log/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
-import { byteStringFromBytes, currentOsFamily } from "../runtime/mod.ts";
+import { currentOsFamily, fieldBytes } from "../runtime/mod.ts";
 import { parseBasicCredentials } from "./basic_credentials.ts";
 import type { PasswordChecker } from "./password_checker.ts";
 import { lookupUser } from "./user_file.ts";
@@ -71,20 +71,16 @@ function isAbsolute(path: string): boolean {
     /^[A-Za-z]:[\\/]/.test(path);
 }
 
-const encoder = new TextEncoder();
-
 /**
  * nginx's `Basic realm="…"`: the realm as evaluated, unescaped as nginx
- * sends it, as the ByteString `Headers` takes: a realm with text beyond
- * ASCII (from nginx.conf) goes as its UTF-8 bytes, as nginx sends the
- * file's bytes; bytes a header cannot carry (NUL, CR, LF) are dropped.
+ * sends it, as its bytes (`fieldBytes`: nginx.conf's text as the file's
+ * UTF-8, a variable's value as nginx holds it); bytes a header cannot
+ * carry (control bytes but tab: Deno's writer panics on them) are dropped.
  */
 function challenge(realm: string): string {
-  let value = `Basic realm="${realm.replace(/[\0\r\n]/g, "")}"`;
-  if (/[\u0080-\uffff]/.test(value)) {
-    value = byteStringFromBytes(encoder.encode(value));
-  }
-  return value;
+  // deno-lint-ignore no-control-regex -- Deno's writer panics on any but tab
+  const text = realm.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, "");
+  return fieldBytes(`Basic realm="${text}"`);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { LocationConf, MapConf } from "./model.ts";
 import { mapUri } from "./uri_map.ts";
 import { PEER_HOST_VALUE } from "../upstream/mod.ts";
 import { parseBasicCredentials } from "../access/mod.ts";
+import { fieldText } from "../runtime/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -124,15 +125,20 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "args": (r) => r.args,
   "query_string": (r) => r.args,
   "is_args": (r) => r.args === "" ? "" : "?",
-  "host": (r) => r.host,
+  // The `Host` field's name as read (or `$server_name`'s text, left as it is).
+  "host": (r) => fieldText(r.host),
   "hostname": () => hostname ??= hostnameOnce(),
   "remote_addr": (r) => r.remoteAddr,
   "binary_remote_addr": (r) => r.remoteAddr,
   "remote_port": (r) => String(r.remotePort),
+  // Values read from fields are their bytes as text (runtime/value_bytes.ts),
+  // as every value variables hold.
   "remote_user": (r) =>
-    r.remoteUser !== ""
-      ? r.remoteUser
-      : parseBasicCredentials(r.headers.get("authorization"))?.user ?? "",
+    fieldText(
+      r.remoteUser !== ""
+        ? r.remoteUser
+        : parseBasicCredentials(r.headers.get("authorization"))?.user ?? "",
+    ),
   "server_addr": (r) => r.serverAddr,
   "server_port": (r) => String(r.serverPort),
   "server_name": (r) => r.serverName,
@@ -148,7 +154,7 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   },
   "proxy_add_x_forwarded_for": (r) => {
     const sent = r.headers.get("x-forwarded-for");
-    return sent === null ? r.remoteAddr : `${sent}, ${r.remoteAddr}`;
+    return sent === null ? r.remoteAddr : `${fieldText(sent)}, ${r.remoteAddr}`;
   },
   "document_root": (r) =>
     r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
@@ -156,8 +162,8 @@ const BUILT_IN: Readonly<Record<string, VariableReader>> = {
     r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
   "request_filename": (r) =>
     r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
-  "content_type": (r) => r.headers.get("content-type") ?? "",
-  "content_length": (r) => r.headers.get("content-length") ?? "",
+  "content_type": (r) => fieldText(r.headers.get("content-type") ?? ""),
+  "content_length": (r) => fieldText(r.headers.get("content-length") ?? ""),
   "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
   "nginx_version": () => "1.22.1",
   "pid": () => String(Deno.pid),
@@ -199,7 +205,7 @@ export class Variables implements VariableScope {
       const field = fieldName(name.slice(5));
       // Cookie fields are joined with "; " by nginx, others with ", ";
       // Headers.get joins with ", " (a difference only for repeated Cookie).
-      return (r) => r.headers.get(field) ?? "";
+      return (r) => fieldText(r.headers.get(field) ?? "");
     }
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
@@ -207,7 +213,7 @@ export class Variables implements VariableScope {
     }
     if (name.startsWith("cookie_")) {
       const key = name.slice(7);
-      return (r) => cookie(r, key);
+      return (r) => fieldText(cookie(r, key));
     }
     return null;
   }

@@ -284,9 +284,10 @@ class Compiler {
   }
 
   /**
-   * The access log of what no location answers (a request refused before
-   * a server is chosen): the first server's own first log, as nginx writes
-   * such lines with the default server's settings.
+   * The access log of what neither a location nor a server's logs answer
+   * (the status endpoint, an answer to an unexpected exception): the first
+   * server's own first log. A request refused before routing is logged
+   * with its socket's default server's logs (`EngineRoute.refused`).
    */
   accessLog(servers: readonly ServerConf[]): HttpConf["accessLog"] {
     if (servers.length === 0) {

@@ -17,6 +17,7 @@ import type {
   RequestVars,
 } from "../engine/mod.ts";
 import { escapeControls } from "../response/mod.ts";
+import { fieldBytes, fieldText } from "../runtime/mod.ts";
 import { transferEncodingOf } from "../upstream/mod.ts";
 import { rewriteSetCookie } from "./cookie_rewrite.ts";
 
@@ -179,12 +180,14 @@ export function locationResponseFields(
     let value = upstream[i]![1];
     if (hidden.has(name)) continue;
     // A replacement's variables may hold a client's decoded line break.
+    // The upstream's bytes are rewritten as the text variables hold, and
+    // the result sent as its bytes (runtime/value_bytes.ts).
     if (redirects.length > 0 && (name === "location" || name === "refresh")) {
-      value = escapeControls(redirected(name, value, options) ?? value);
+      const text = redirected(name, fieldText(value), options);
+      value = escapeControls(text === null ? value : fieldBytes(text));
     } else if (cookies && name === "set-cookie") {
-      value = escapeControls(
-        rewriteSetCookie(value, conf, options.vars) ?? value,
-      );
+      const text = rewriteSetCookie(fieldText(value), conf, options.vars);
+      value = escapeControls(text === null ? value : fieldBytes(text));
     }
     out.push([name, value]);
   }
@@ -212,6 +215,6 @@ function redirected(
   // Only a rewritten Location becomes r->headers_out.location, which the
   // header filter makes absolute; one left alone goes as it came.
   return rewritten !== null && rewritten.startsWith("/")
-    ? origin + rewritten
+    ? fieldText(origin) + rewritten
     : rewritten;
 }

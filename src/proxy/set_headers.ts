@@ -14,7 +14,7 @@
  */
 
 import type { ComplexValue, LocationConf, RequestVars } from "../engine/mod.ts";
-import { utf8Bytes } from "./target_text.ts";
+import { fieldBytes } from "../runtime/mod.ts";
 
 /**
  * nginx's defaults after the two the configuration model carries
@@ -102,19 +102,6 @@ export interface UpstreamFields {
 const UNSAFE_VALUE = /[\r\n\0]/;
 
 /**
- * A field value as the bytes to write: Deno's fields are byte strings
- * already, but the engine's `$uri` and `$args` are text, so a value with a
- * char past 0xff is written as its UTF-8 bytes rather than cut to one byte
- * per char.
- */
-function byteString(value: string): string {
-  for (let i = 0; i < value.length; i++) {
-    if (value.charCodeAt(i) > 0xff) return utf8Bytes(value);
-  }
-  return value;
-}
-
-/**
  * Evaluates a plan for a request.
  *
  * @param plan The location's plan.
@@ -150,7 +137,8 @@ export function upstreamFields(
   let connection = "";
   for (let i = 0; i < plan.set.length; i++) {
     const [name, value] = plan.set[i]!;
-    const text = byteString(value.constant ?? value.evaluate(vars));
+    // The value's bytes, as nginx sends them (runtime/value_bytes.ts).
+    const text = fieldBytes(value.constant ?? value.evaluate(vars));
     if (text === "") continue;
     if (UNSAFE_VALUE.test(text)) {
       (unsafe ??= []).push(name);

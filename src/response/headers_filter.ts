@@ -9,7 +9,8 @@
  */
 
 import type { AddHeader, Expires, RequestVars } from "../engine/mod.ts";
-import { byteStringFromBytes } from "../runtime/mod.ts";
+import { fieldBytes } from "../runtime/mod.ts";
+import { escapeControls } from "./field_value.ts";
 import { expiresFields } from "./expires.ts";
 import type { HeaderFields } from "./field_list.ts";
 
@@ -156,12 +157,12 @@ function addHeader(
 }
 
 /**
- * A value as a header can carry it: `null` when it holds what would end the
- * field (NUL, CR, LF); UTF-8 bytes, one char each, past Latin-1.
+ * A value as a header can carry it: its bytes, as nginx sends them
+ * (`fieldBytes`), control bytes escaped as in a `Location`
+ * (`escapeControls`): nginx copies them, and a line break would split its
+ * response; Deno's writer ends the process on any of them (a panic in
+ * `http_h1/write.rs`, "invalid response header value").
  */
-function headerText(value: string): string | null {
-  if (/[\0\r\n]/.test(value)) return null;
-  // deno-lint-ignore no-control-regex
-  if (!/[^\x00-\xff]/.test(value)) return value;
-  return byteStringFromBytes(new TextEncoder().encode(value));
+function headerText(value: string): string {
+  return escapeControls(fieldBytes(value));
 }

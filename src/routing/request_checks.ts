@@ -53,6 +53,12 @@ export type HeadVerdict =
     event: CheckEvent;
     /** Lines for fields dropped before the verdict. */
     notes: readonly CheckEvent[];
+    /**
+     * Found once every field is read (ngx_http_process_request_header):
+     * nginx has chosen the `Host` field's server by then, so the request
+     * is logged with that server's logs, not the default server's.
+     */
+    wholeHead: boolean;
   };
 
 /**
@@ -160,11 +166,16 @@ export function checkRequestHead(
     line: options.line ?? "",
   });
   const notes = walk.notes;
-  const reject = (status: RejectStatus, message: string): HeadVerdict => ({
+  const reject = (
+    status: RejectStatus,
+    message: string,
+    wholeHead = false,
+  ): HeadVerdict => ({
     kind: "reject",
     status,
     event: { level: "info", message, action: READING_HEADERS },
     notes,
+    wholeHead,
   });
   if (host !== null && !isValidHost(host)) {
     return reject(400, "client sent invalid host header");
@@ -181,23 +192,30 @@ export function checkRequestHead(
     return reject(400, 'client sent HTTP/1.1 request without "Host" header');
   }
   if (contentLength.kind === "invalid") {
-    return reject(400, contentLength.message);
+    return reject(400, contentLength.message, true);
   }
   const te = req.headers.get("transfer-encoding");
   if (te !== null) {
     // Deno.serve decodes any list ending in "chunked" and passes the rest
     // of the codings on as if the body were plain; nginx knows chunked only.
     if (te.toLowerCase() !== "chunked") {
-      return reject(501, `client sent unknown "Transfer-Encoding": "${te}"`);
+      return reject(
+        501,
+        `client sent unknown "Transfer-Encoding": "${te}"`,
+        true,
+      );
     }
     if (contentLength.kind === "length") {
       return reject(
         400,
         'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+        true,
       );
     }
   }
-  if (req.method === "TRACE") return reject(405, "client sent TRACE method");
+  if (req.method === "TRACE") {
+    return reject(405, "client sent TRACE method", true);
+  }
   return { kind: "ok", contentLength, notes };
 }
 

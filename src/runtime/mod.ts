@@ -12,6 +12,12 @@ export {
   writeByteString,
 } from "./byte_string.ts";
 export { ConfigFileRefusal, readConfigText } from "./config_read.ts";
+export {
+  escapeControls,
+  fieldBytes,
+  fieldText,
+  textBytes,
+} from "./value_bytes.ts";
 export { GcPacer } from "./gc_pacer.ts";
 export { MONTH_NAMES } from "./month_names.ts";
 export { HeapPacer } from "./heap_pacer.ts";

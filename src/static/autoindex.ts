@@ -215,15 +215,37 @@ export function autoindexHtml(page: AutoindexPage): Uint8Array {
   return out;
 }
 
+/** A lossy name that names nothing, not even a link to nothing. */
+async function lost(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
+}
+
 /** An entry whose `stat()` failed in a way that ends the listing (500). */
 class EntryFailed extends Error {}
 
-/** A folder or entry nginx could not read: its line (the OS error follows it). */
+/**
+ * A folder or entry nginx could not read: its line (the OS error follows
+ * it); or an entry the gateway leaves out (`warn`, no OS error).
+ */
 export interface AutoindexFailure {
-  level: "error" | "crit";
+  level: "warn" | "error" | "crit";
   message: string;
   error: unknown;
 }
+
+/**
+ * What Deno makes of a name that is not UTF-8 (Linux allows any bytes):
+ * each byte that is not is U+FFFD, so the name is lost and the entry
+ * cannot be read again by it. nginx lists such a name byte for byte (its
+ * link escaped, its text raw); the gateway leaves it out, with a line
+ * (README, autoindex).
+ */
+const LOSSY = "\ufffd";
 
 /** What {@linkcode autoindexResponse} reads. */
 export interface AutoindexRequest {
@@ -261,6 +283,18 @@ export async function autoindexResponse(
       try {
         info = await Deno.stat(full);
       } catch (error) {
+        if (
+          error instanceof Deno.errors.NotFound && e.name.includes(LOSSY) &&
+          await lost(full)
+        ) {
+          failures.push({
+            level: "warn",
+            message:
+              `"${full}" is not listed: its name is not UTF-8, which the gateway cannot read back`,
+            error: null,
+          });
+          continue;
+        }
         if (!(error instanceof Deno.errors.NotFound)) {
           // ngx_http_autoindex_handler: [crit], then an entry it may not
           // read is left out and any other failure ends the listing.

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { byteStringFromBytes } from "../runtime/mod.ts";
+import { byteStringFromBytes, escapeControls } from "../runtime/mod.ts";
 import { escapeErrorLogText } from "../log/mod.ts";
 
 /** The largest response head by default: nginx's `proxy_buffer_size`, one memory page. */
@@ -60,6 +60,10 @@ function indexOfHeadEnd(bytes: Uint8Array): number {
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** NUL, or a CR that does not end a line. */
 const BAD_IN_LINE = /\0|\r(?!\n)/;
+/** A control byte other than the lines' CR LF, tab and NUL (refused above). */
+// deno-lint-ignore no-control-regex -- control bytes are what is looked for
+const CONTROL_IN_HEAD = /[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+const FRAMING_FIELD = /^(?:content-length|transfer-encoding)$/i;
 
 /**
  * Parses a response head from the bytes read so far.
@@ -105,6 +109,12 @@ export function parseResponseHead(
   // NUL or a stray CR is looked for per line only when the head has one (one
   // scan of the text instead of a test per line).
   const suspect = BAD_IN_LINE.test(text);
+  // A control byte in a value (nginx relays it) ends the process in Deno's
+  // response writer (a panic, "invalid response header value"): such a
+  // value is escaped as the gateway's own fields are, here where every
+  // path to the client starts. One scan per head. The framing fields are
+  // read, never relayed as they are: kept for nginx's messages about them.
+  const controls = CONTROL_IN_HEAD.test(text);
   let next = text.indexOf("\n") + 1;
   const statusEnd = lineEnd(text, next);
   if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
@@ -129,7 +139,11 @@ export function parseResponseHead(
       throw new InvalidResponseError(invalidHeader(text.slice(start, stop)));
     }
     // A line without a colon is a field without a value, as in nginx.
-    fields.push([name, hasColon ? trimOws(text, colon + 1, stop) : ""]);
+    const value = hasColon ? trimOws(text, colon + 1, stop) : "";
+    fields.push([
+      name,
+      controls && !FRAMING_FIELD.test(name) ? escapeControls(value) : value,
+    ]);
   }
   return { ...status, fields, headLength: end };
 }

@@ -15,10 +15,10 @@ function verdict(
   const v = checkRequestHead(req, req.headers.get("host"));
   return v.kind === "ok"
     ? `ok ${v.notes.map((n) => n.message).join("|")}`.trim()
-    : `${v.status} ${v.event.message}`;
+    : `${v.status}${v.wholeHead ? " (whole head)" : ""} ${v.event.message}`;
 }
 
-Deno.test("checkRequestHead() refuses what nginx refuses, in nginx's order", async (t) => {
+Deno.test("checkRequestHead() refuses what nginx refuses, in nginx's order, and says which refusals come once the whole head is read", async (t) => {
   const cases: [string, Record<string, string>, string][] = [
     ["GET", { host: "h" }, "ok"],
     ["POST", { host: "h", "content-length": "5" }, "ok"],
@@ -41,20 +41,20 @@ Deno.test("checkRequestHead() refuses what nginx refuses, in nginx's order", asy
     [
       "POST",
       { host: "h", "content-length": "9223372036854775808" },
-      '400 client sent invalid "Content-Length" header',
+      '400 (whole head) client sent invalid "Content-Length" header',
     ],
     [
       "POST",
       { host: "h", "transfer-encoding": "gzip, chunked" },
-      '501 client sent unknown "Transfer-Encoding": "gzip, chunked"',
+      '501 (whole head) client sent unknown "Transfer-Encoding": "gzip, chunked"',
     ],
     ["POST", { host: "h", "transfer-encoding": "Chunked" }, "ok"],
     [
       "POST",
       { host: "h", "transfer-encoding": "chunked", "content-length": "3" },
-      '400 client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+      '400 (whole head) client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
     ],
-    ["TRACE", { host: "h" }, "405 client sent TRACE method"],
+    ["TRACE", { host: "h" }, "405 (whole head) client sent TRACE method"],
     [
       "GET",
       { host: "h", x_a: "1", "x-b": "2" },

@@ -89,6 +89,12 @@ Deno.test(
     await using nginx = await startNginxSite({ server: SERVER, files: FILES });
     // A link to nothing is listed as the link itself (lstat).
     await Deno.symlink("nowhere", join(nginx.root, "files", "dangling"));
+    // A name that is not UTF-8 (only the shell can write one).
+    const { success } = await new Deno.Command("sh", {
+      args: ["-c", `touch "$(printf 'bad\\377\\376.txt')"`],
+      cwd: join(nginx.root, "files"),
+    }).output();
+    deepStrictEqual(success, true);
     const port = refusedPort();
     const prefix = await Deno.makeTempDir({ prefix: "autoindex-gw-" });
     try {
@@ -96,7 +102,7 @@ Deno.test(
       const conf = join(prefix, "nginx.conf");
       await Deno.writeTextFile(
         conf,
-        `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n server {\n listen 127.0.0.1:${port};\n server_name localhost;\n${
+        `events {}\nhttp {\n error_log ${prefix}/logs/error.log warn;\n access_log off;\n server {\n listen 127.0.0.1:${port};\n server_name localhost;\n${
           SERVER.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
@@ -107,7 +113,19 @@ Deno.test(
         want.push(await answer(nginx.port, request));
         got.push(await answer(gw.port, request));
       }
-      deepStrictEqual(got, want);
+      // nginx lists the name byte for byte (`bad%FF%FE.txt`, the text raw);
+      // Deno reads it as U+FFFD and cannot open it again: left out, with a
+      // line (README, autoindex).
+      const listed = /<a href="bad%FF%FE\.txt">[^\n]*\n/;
+      deepStrictEqual(want.filter((w) => listed.test(w)).length, 3);
+      deepStrictEqual(got, want.map((w) => w.replace(listed, "")));
+      const lines = await Deno.readTextFile(join(prefix, "logs/error.log"));
+      // One for each listing made, the HEAD's too.
+      deepStrictEqual(
+        lines.match(/\[warn\] .* is not listed: its name is not UTF-8/g)
+          ?.length,
+        4,
+      );
     } finally {
       await Deno.remove(prefix, { recursive: true });
     }

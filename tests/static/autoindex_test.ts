@@ -3,7 +3,11 @@
  * expected lines were taken from nginx 1.22's answers for the same names).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { type AutoindexEntry, autoindexHtml } from "../../src/static/mod.ts";
+import {
+  type AutoindexEntry,
+  autoindexHtml,
+  autoindexResponse,
+} from "../../src/static/mod.ts";
 
 /** 2020-01-02 03:04:05 UTC. */
 const T = Date.UTC(2020, 0, 2, 3, 4, 5) / 1000;
@@ -139,3 +143,60 @@ Deno.test("autoindexHtml() cuts a non-UTF-8 listing's long names by bytes, as ng
   const want = new TextDecoder("latin1").decode(shown) + "..&gt;</a>";
   strictEqual(text.includes(want), true);
 });
+
+/** Names only the shell can write: bytes that are not UTF-8. */
+async function touchBytes(dir: string, printfName: string): Promise<void> {
+  const { success } = await new Deno.Command("sh", {
+    args: ["-c", `touch "$(printf '${printfName}')"`],
+    cwd: dir,
+  }).output();
+  strictEqual(success, true);
+}
+
+Deno.test(
+  "autoindexResponse() lists a folder with names of every class, and leaves out a name that is not UTF-8 with a line (Deno cannot read it back)",
+  { ignore: Deno.build.os !== "linux" },
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "autoindex-names-" });
+    try {
+      // [class, name]
+      const names: [string, string][] = [
+        ["ASCII", "plain.txt"],
+        ["UTF-8", "caf\u00e9.txt"],
+        ["HTML and URI escaping", 'a&<>" %.txt'],
+        ["long", "L".repeat(60)],
+      ];
+      for (const [, name] of names) {
+        await Deno.writeTextFile(`${dir}/${name}`, "x");
+      }
+      await touchBytes(dir, "bad\\377\\376.txt");
+      await touchBytes(dir, "lone\\303.txt");
+      const { response, failures } = await autoindexResponse({
+        path: `${dir}/`,
+        uri: "/f/",
+        conf: { exactSize: true, localtime: false },
+        charset: null,
+        head: false,
+      });
+      strictEqual(response.status, 200);
+      const html = await response.text();
+      const hrefs = [...html.matchAll(/<a href="([^"]+)">/g)].map((m) => m[1]);
+      deepStrictEqual(hrefs, [
+        "../",
+        "L".repeat(60),
+        "a%26%3C%3E%22%20%25.txt",
+        "caf%C3%A9.txt",
+        "plain.txt",
+      ]);
+      deepStrictEqual(
+        failures.map((f) => [f.level, f.message]).sort(),
+        [
+          `"${dir}/bad\ufffd\ufffd.txt" is not listed: its name is not UTF-8, which the gateway cannot read back`,
+          `"${dir}/lone\ufffd.txt" is not listed: its name is not UTF-8, which the gateway cannot read back`,
+        ].map((m) => ["warn", m]),
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

@@ -34,6 +34,15 @@ Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (
     ["HTTP/1.1 204\n\r\n", 204, "", []],
     // A line without a colon is a field with an empty value (nginx relays it).
     ["HTTP/1.1 200 OK\r\nFoo\r\n\r\n", 200, "OK", [["Foo", ""]]],
+    // A control byte in a value: escaped (Deno's writer ends the process on
+    // one); nginx relays it.
+    [
+      "HTTP/1.1 200 OK\r\nA: a\x01b\x7f\tc\r\nB: 1\r\n\r\n",
+      200,
+      "OK",
+      [["A", "a%01b%7F\tc"], ["B", "1"]],
+    ],
+    ["HTTP/1.1 200 OK\r\nA: \x1b[31m\r\n\r\n", 200, "OK", [["A", "%1B[31m"]]],
   ];
   for (const [text, status, reason, fields] of ok) {
     await t.step(JSON.stringify(text), () => {

@@ -1,0 +1,91 @@
+/**
+ * A request refused before routing, as the logs that take it see it: how
+ * far nginx had read it, and its variables for the `if=` of those logs
+ * (`EngineRoute.refused` decides which logs they are).
+ *
+ * @module
+ */
+
+import type { ListenGroup, RequestVars, ServerConf } from "./engine/mod.ts";
+import type { EngineRequest } from "./engine_route.ts";
+
+/**
+ * How far nginx had read a request it refused before routing: its logs
+ * are those of the configuration current then.
+ */
+export type RefusalStage =
+  /** The request line: no field read yet, the socket's default server. */
+  | "line"
+  /** A field as it was read: still the default server (see head-lines-server). */
+  | "field"
+  /** Once every field is read: the server the `Host` field names. */
+  | "head";
+
+/** What nginx has read of the fields when the request line is refused. */
+const NO_FIELDS = new Headers();
+/** No regex has matched (never written to). */
+const NO_CAPTURES: readonly string[] = Object.freeze([]);
+/** No named captures (never written to). */
+const NO_NAMED = Object.freeze({}) as Record<string, string>;
+
+/**
+ * The variables of a request refused before routing, for `if=` of its
+ * access logs: what nginx had read of it then (`$uri` empty until the
+ * target is read, no field after a bad request line).
+ *
+ * @param req The request.
+ * @param request What the handler read of it.
+ * @param at Its socket's servers, the server whose logs take it, the port,
+ * `$host` as read (empty for none) and whether its fields were read.
+ * @returns The variables.
+ *
+ * @example Usage
+ * ```ts
+ * import { refusedVars } from "./refused_vars.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const server = { serverName: "a", conf: {} } as never;
+ * const vars = refusedVars(
+ *   new Request("http://h/x", { headers: { "x-log": "1" } }),
+ *   { target: "/x", uri: "", args: "", client: "127.0.0.1", clientPort: 1 } as never,
+ *   { listen: { hostname: "127.0.0.1", ssl: false } as never, server, port: 80, host: "", fieldsRead: false },
+ * );
+ * strictEqual(vars.headers.get("x-log"), null);
+ * strictEqual(vars.host, "a");
+ * ```
+ */
+export function refusedVars(
+  req: Request,
+  request: EngineRequest,
+  at: {
+    listen: ListenGroup;
+    server: ServerConf;
+    port: number;
+    host: string;
+    fieldsRead: boolean;
+  },
+): RequestVars {
+  const { listen, server } = at;
+  return {
+    method: req.method,
+    requestUri: request.target,
+    uri: request.uri,
+    args: request.args,
+    headers: at.fieldsRead ? req.headers : NO_FIELDS,
+    remoteAddr: request.client,
+    remotePort: request.clientPort,
+    serverAddr: listen.hostname,
+    serverPort: at.port,
+    serverName: server.serverName,
+    scheme: listen.ssl ? "https" : "http",
+    protocol: "HTTP/1.1",
+    host: at.host === "" ? server.serverName : at.host,
+    proxyHost: "",
+    documentRoot: "",
+    requestFilename: "",
+    remoteUser: "",
+    captures: NO_CAPTURES,
+    named: NO_NAMED,
+    location: server.conf,
+  };
+}
