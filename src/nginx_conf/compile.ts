@@ -52,6 +52,7 @@ import { prefixed } from "./paths.ts";
 import {
   checkSslPorts,
   checkSslTuning,
+  PLAIN_ON_TLS_PORT,
   serverSsl,
   type SslContext,
   sslOn,
@@ -635,6 +636,7 @@ class Compiler {
         listen.defaultServer = true;
       } else if (param === "ssl") {
         listen.ssl = true;
+        this.warn(d, `"listen … ssl": ${PLAIN_ON_TLS_PORT}`);
       } else if (param === "http2") {
         listen.http2 = true;
       } else if (listenParameter(param) === "invalid") {
