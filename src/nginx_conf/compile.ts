@@ -167,6 +167,13 @@ class Compiler {
         return false;
       }
     }
+    if (d.name === "stub_status") {
+      // Deno.serve shows no connection table (README, stub-status).
+      this.warn(
+        d,
+        `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0)`,
+      );
+    }
     if (spec === undefined || spec.disposition === "map") return true;
     if (spec.disposition === "warn") {
       this.warn(d, `"${d.name}" is ignored: ${spec.why}`);

@@ -263,3 +263,34 @@ Deno.test("compileHttp() says of keepalive_timeout what the gateway does: idle c
     deepStrictEqual(outcome(value, where), [expected], `${where}: ${value}`);
   }
 });
+
+Deno.test("compileHttp() runs stub_status in its own location only, warning once about its counts", () => {
+  const file = "/n/conf/nginx.conf";
+  const text = `events {}\nhttp { server {
+    location = /basic_status { stub_status; }
+    location /nginx_status { stub_status on; location /nginx_status/in { } }
+    location / { }
+  } }`;
+  const result = compileHttp(
+    parseNginxConf(file, { readTextFile: () => text, readDirFiles: () => [] }),
+    { file, prefix: "/n", caseless: false },
+  );
+  deepStrictEqual(result.errors, []);
+  deepStrictEqual(
+    result.warnings.filter((w) => w.startsWith('"stub_status"')),
+    [3, 4].map((line) =>
+      `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0) in ${file}:${line}`
+    ),
+  );
+  const locations = result.conf!.servers[0]!.conf.locations;
+  strictEqual(locations.exact.get("/basic_status")!.stubStatus, true);
+  const prefix = (name: string) =>
+    locations.prefixes.find((l) => l.name === name)!;
+  strictEqual(prefix("/nginx_status").stubStatus, true);
+  // A content handler is the location's own: not inherited.
+  strictEqual(
+    prefix("/nginx_status").locations.prefixes[0]!.stubStatus,
+    undefined,
+  );
+  strictEqual(prefix("/").stubStatus, undefined);
+});
