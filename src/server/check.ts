@@ -11,6 +11,7 @@
 import { listenHosts } from "../config/mod.ts";
 import type { GatewayConfig } from "../config/mod.ts";
 import type { HttpConf } from "../engine/mod.ts";
+import { listenPorts } from "../engine_route.ts";
 import { probeHttp } from "../upstream/mod.ts";
 import type { LogLevel } from "../log/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
@@ -103,6 +104,23 @@ export async function checkConfig(
           }
           : found,
       );
+    }
+  }
+  // An nginx.conf's other ports, as lifecycle.ts binds them.
+  const others = config.engine ? listenPorts(config.engine).slice(1) : [];
+  for (const group of others) {
+    for (const hostname of group.hostnames) {
+      try {
+        Deno.listen({ hostname, port: group.port }).close();
+      } catch (error) {
+        findings.push(
+          failure(
+            `bind() to ${shown(hostname)}:${group.port} failed`,
+            error,
+            family,
+          ),
+        );
+      }
     }
   }
   if (config.engine !== undefined) {

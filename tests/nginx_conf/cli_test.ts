@@ -49,7 +49,7 @@ Deno.test("--check --nginx-conf passes the stock station file, listing the warni
   match(stderr, /configuration test is successful/);
 });
 
-Deno.test("--check --nginx-conf probes the file's own upstreams, never the built-in /api/ one", async (t) => {
+Deno.test("--check --nginx-conf binds every listen port and probes the file's own upstreams, never the built-in /api/ one", async (t) => {
   await t.step("a file without proxy_pass: no upstream line", async () => {
     await using s = station("stock_no_api");
     const { code, stderr } = await runCli([
@@ -64,6 +64,32 @@ Deno.test("--check --nginx-conf probes the file's own upstreams, never the built
       /goes to|answer|client app folder/.test(stderr),
       false,
       stderr,
+    );
+  });
+  await t.step("every listen port is bound, not only the first", async () => {
+    using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = busy.addr.port;
+    await using s = station(
+      "stock_no_api",
+      (text) =>
+        text.replace(
+          /\}\s*$/,
+          `    server { listen 127.0.0.1:${port}; }\n}\n`,
+        ),
+    );
+    const { code, stderr } = await runCli([
+      "--check",
+      "--nginx-conf",
+      s.conf,
+      "--listen",
+      "127.0.0.1:0",
+    ]);
+    strictEqual(code, 1, stderr);
+    match(
+      stderr,
+      new RegExp(
+        `\\[emerg\\] bind\\(\\) to 127\\.0\\.0\\.1:${port} failed \\(`,
+      ),
     );
   });
   await t.step("an upstream{} with a server down and one up", async () => {
