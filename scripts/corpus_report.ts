@@ -3,7 +3,8 @@
  * tests/testdata/nginx_conf/corpus (or, with `--holdout`, the held-out set;
  * with `--unseen`, the set kept for one final measure) checked by `nginx -t`
  * and the gateway's `--check`, then run side by side by nginx 1.22 and the
- * gateway on the same requests; one row per file and the totals. `--tally`
+ * gateway on the same requests; one row per file and the totals. `--unseen2`
+ * runs the second unseen set the same way. `--tally`
  * prints the directive tally of corpus and holdout instead (of the unseen set
  * alone with `--unseen`: the text only, nothing runs); `--only NAME` runs one
  * file and prints every difference; `--strict` also compares the named
@@ -12,7 +13,7 @@
  * it must find no difference).
  *
  * ```sh
- * deno run -A scripts/corpus_report.ts [--holdout|--unseen] [--only NAME] [--strict] [--tally] [--against-nginx]
+ * deno run -A scripts/corpus_report.ts [--holdout|--unseen|--unseen2] [--only NAME] [--strict] [--tally] [--against-nginx]
  * ```
  *
  * @module
@@ -38,7 +39,9 @@ function print(text: string, to: "stdout" | "stderr" = "stdout"): void {
     encoder.encode(`${text}\n`),
   );
 }
-const set = args.includes("--unseen")
+const set = args.includes("--unseen2")
+  ? "unseen2"
+  : args.includes("--unseen")
   ? "unseen"
   : args.includes("--holdout")
   ? "holdout"
@@ -46,8 +49,8 @@ const set = args.includes("--unseen")
 const only = args[args.indexOf("--only") + 1];
 
 if (args.includes("--tally")) {
-  const sets = set === "unseen"
-    ? caseDirs("unseen")
+  const sets = set === "unseen" || set === "unseen2"
+    ? caseDirs(set)
     : [...caseDirs("corpus"), ...caseDirs("holdout")];
   const trees = sets.map((dir) =>
     readConfTree(

@@ -48,7 +48,7 @@ import {
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
-import type { GatewayStats } from "./status.ts";
+import { type GatewayStats, stubStatusResponse } from "./status.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
@@ -85,8 +85,10 @@ const MAX_SETTLE_WAIT_MS = 2500;
 export interface EngineRouteDeps {
   /** The port bound, for redirects. */
   port: number;
-  /** Counters for the status endpoint. */
+  /** Counters for the status endpoint and `stub_status`. */
   stats: GatewayStats;
+  /** Client connections seen since start, for `stub_status`. */
+  connections?: () => number;
   /** Called for every new upstream connection. */
   onConnect?: () => void;
   /** Where lines go. */
@@ -446,6 +448,12 @@ export class EngineRoute {
         request.continued = expectsContinue(req, request.contentLength);
         return this.#proxy(r, content, f, request);
       },
+      stubStatus: (r) =>
+        stubStatusResponse(
+          r,
+          this.#deps.stats,
+          this.#deps.connections?.() ?? 0,
+        ),
     },
     io: this.#io,
     caseless: false,

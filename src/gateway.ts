@@ -167,6 +167,7 @@ export function createGatewayHandler(
   const engine = new EngineRoute(conf, {
     port: runtime.port,
     stats,
+    connections: () => deps.counter.clients,
     logger,
     ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
     ...(deps.transport ? { transport: deps.transport } : {}),

@@ -47,6 +47,8 @@ export interface ContentHandlers {
     content: Extract<Content, { kind: "proxy" }>,
     request: FlowRequest,
   ): Promise<Response>;
+  /** `stub_status`: the counts page (GET and HEAD; 405 otherwise). */
+  stubStatus(req: Request): Response;
 }
 
 /** One request's part in the flow. */
@@ -256,6 +258,8 @@ function decide(
       return handlers.static(req, content, request);
     case "proxy":
       return handlers.proxy(req, content, request);
+    case "stub-status":
+      return handlers.stubStatus(req);
   }
 }
 

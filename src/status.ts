@@ -12,6 +12,7 @@
 import type { UpstreamFailureKind } from "./upstream/mod.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 import { isAvailable, ngxTime } from "./upstream/mod.ts";
+import { errorResponse } from "./response/mod.ts";
 
 /** Counters the gateway keeps. */
 export class GatewayStats {
@@ -141,4 +142,85 @@ export function statusDocument(
       externalBytes: sources.memory.external,
     },
   };
+}
+
+/** The figures of nginx's `stub_status` page. */
+export interface StubStatusCounts {
+  /** Open client connections. */
+  active: number;
+  /** Client connections accepted. */
+  accepted: number;
+  /** Client connections handled (every accepted one: no limit refuses). */
+  handled: number;
+  /** Client requests. */
+  requests: number;
+  /** Connections reading a request head. */
+  reading: number;
+  /** Connections with a request being answered. */
+  writing: number;
+  /** Idle keep-alive connections. */
+  waiting: number;
+}
+
+/**
+ * nginx's `stub_status` page (ngx_http_stub_status_handler), spaces and
+ * line ends as nginx writes them.
+ *
+ * @param c The figures.
+ * @returns The page.
+ *
+ * @example Usage
+ * ```ts
+ * import { stubStatusText } from "./status.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const page = stubStatusText({
+ *   active: 1, accepted: 5, handled: 5, requests: 9,
+ *   reading: 0, writing: 1, waiting: 0,
+ * });
+ * strictEqual(page.split("\n")[2], " 5 5 9 ");
+ * ```
+ */
+export function stubStatusText(c: StubStatusCounts): string {
+  return `Active connections: ${c.active} \n` +
+    "server accepts handled requests\n" +
+    ` ${c.accepted} ${c.handled} ${c.requests} \n` +
+    `Reading: ${c.reading} Writing: ${c.writing} Waiting: ${c.waiting} \n`;
+}
+
+/**
+ * The `stub_status` answer from the gateway's counters. `Deno.serve`
+ * shows no connection table: the connections with a request being
+ * answered are the active ones (all writing), idle keep-alive ones are not
+ * seen (waiting 0), and accepts count the client connections that sent a
+ * request (README, stub-status).
+ *
+ * @param req The request: GET and HEAD only, else 405 as nginx.
+ * @param stats The request counters.
+ * @param connections Client connections seen since start.
+ * @returns The page, `text/plain`, or nginx's 405 page.
+ */
+export function stubStatusResponse(
+  req: Request,
+  stats: GatewayStats,
+  connections: number,
+): Response {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    return errorResponse(405, {});
+  }
+  const bytes = new TextEncoder().encode(stubStatusText({
+    active: stats.inFlight,
+    accepted: connections,
+    handled: connections,
+    requests: stats.requests,
+    reading: 0,
+    writing: stats.inFlight,
+    waiting: 0,
+  }));
+  return new Response(req.method === "HEAD" ? null : bytes, {
+    headers: {
+      "content-type": "text/plain",
+      "content-length": String(bytes.length),
+    },
+  });
 }

@@ -217,6 +217,12 @@ export interface LocationConf {
    * `autoindex_exact_size` and `autoindex_localtime`); absent when off.
    */
   autoindex?: { exactSize: boolean; localtime: boolean };
+  /**
+   * `stub_status`: the location's content is the connection and request
+   * counts (ngx_http_stub_status_handler); absent when not set here (a
+   * content handler is the location's own, never inherited).
+   */
+  stubStatus?: true;
   /** `types`: extension (lower case) → media type. */
   types: ReadonlyMap<string, string>;
   /** `default_type`. */

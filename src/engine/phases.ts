@@ -51,6 +51,11 @@ export type Content =
     rewritten: boolean;
   }
   | {
+    /** `stub_status`: the counts page. */
+    kind: "stub-status";
+    conf: LocationConf;
+  }
+  | {
     /** A proxied prefix location's name without its slash: 301 to it. */
     kind: "slash";
     conf: LocationConf;
@@ -297,6 +302,7 @@ function content(
       );
     }
   }
+  if (conf.stubStatus) return { kind: "stub-status", conf };
   if (conf.proxyPass !== null) {
     return { kind: "proxy", conf, rewritten: options.rewritten };
   }

@@ -28,6 +28,7 @@ export interface ConnectionCounterOptions {
 /** Assigns nginx-style connection numbers. */
 export class ConnectionCounter {
   #next = 1;
+  #clients = 0;
   #byPeer = new Map<
     string,
     { serial: number; seen: number; placed: number }
@@ -82,6 +83,7 @@ export class ConnectionCounter {
       return known.serial;
     }
     if (known !== undefined) this.#byPeer.delete(key);
+    this.#clients++;
     const entry = { serial: this.#take(), seen: now, placed: now };
     this.#byPeer.set(key, entry);
     this.#evict(now);
@@ -95,6 +97,11 @@ export class ConnectionCounter {
    */
   take(): number {
     return this.#take();
+  }
+
+  /** How many client connections have been seen since start (`stub_status`'s accepts). */
+  get clients(): number {
+    return this.#clients;
   }
 
   /** How many client connections are remembered (for tests and status). */

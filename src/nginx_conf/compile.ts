@@ -52,6 +52,7 @@ import { prefixed } from "./paths.ts";
 import {
   checkSslPorts,
   checkSslTuning,
+  PLAIN_ON_TLS_PORT,
   serverSsl,
   type SslContext,
   sslOn,
@@ -165,6 +166,13 @@ class Compiler {
         this.fail(d, `"${d.name} ${d.args[0]}" is not supported: ${problem}`);
         return false;
       }
+    }
+    if (d.name === "stub_status") {
+      // Deno.serve shows no connection table (README, stub-status).
+      this.warn(
+        d,
+        `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0)`,
+      );
     }
     if (spec === undefined || spec.disposition === "map") return true;
     if (spec.disposition === "warn") {
@@ -464,14 +472,21 @@ class Compiler {
 
   proxyPass(d: Directive): ProxyPass | null {
     const url = d.args[0]!;
-    if (url.includes("$")) {
+    // With variables nginx evaluates the whole URL per request and parses
+    // it then (ngx_http_proxy_eval). Variables after a literal host leave
+    // the upstream known now, so only the URI part is evaluated; a host
+    // made of variables would need a resolver or a group per request.
+    const dollar = url.indexOf("$");
+    const m = /^([a-z]+):\/\/([^/?#]+)(.*)$/i.exec(
+      dollar < 0 ? url : url.slice(0, dollar),
+    );
+    if (dollar >= 0 && (m === null || !uriFollows(m[3]!, url.slice(dollar)))) {
       this.fail(
         d,
-        `"proxy_pass ${url}" is not supported: the gateway does not evaluate variables in proxy_pass`,
+        `"proxy_pass ${url}" is not supported: the gateway does not evaluate variables in the host of proxy_pass`,
       );
       return null;
     }
-    const m = /^([a-z]+):\/\/([^/?#]+)(.*)$/i.exec(url);
     if (m === null) {
       this.fail(d, `invalid URL prefix in "${url}"`);
       return null;
@@ -484,7 +499,10 @@ class Compiler {
       return null;
     }
     const host = m[2]!;
-    const uri = m[3] === "" ? null : m[3]!;
+    const dynamic = dollar < 0
+      ? null
+      : this.value(d, url.slice(`${m[1]}://${host}`.length));
+    const uri = m[3] === "" || dynamic !== null ? null : m[3]!;
     let group = host;
     if (!this.upstreams.get(host)?.explicit) {
       const hostPort = splitHostPort(host);
@@ -516,8 +534,10 @@ class Compiler {
       // ngx_http_proxy_set_vars: the default port is left out of Host.
       proxyHost: host.replace(/:80$/, ""),
       uri,
-      dynamic: null,
-      text: `http://${host}`,
+      dynamic,
+      // With variables nginx's default `proxy_redirect` reads the URL as
+      // written (ngx_http_proxy_merge_loc_conf).
+      text: dynamic === null ? `http://${host}` : url,
     };
   }
 
@@ -624,6 +644,7 @@ class Compiler {
         listen.defaultServer = true;
       } else if (param === "ssl") {
         listen.ssl = true;
+        this.warn(d, `"listen … ssl": ${PLAIN_ON_TLS_PORT}`);
       } else if (param === "http2") {
         listen.http2 = true;
       } else if (listenParameter(param) === "invalid") {
@@ -786,6 +807,17 @@ class Compiler {
     this.fail(d, `invalid location modifier "${mod}"`);
     return { match: "prefix", name, regex: null, place };
   }
+}
+
+/**
+ * Whether the variables of a `proxy_pass` URL start within its URI part:
+ * after a `/` or `?` the host has ended, and `$request_uri`, `$uri` and
+ * `$document_uri` always start with `/`.
+ */
+function uriFollows(beforeVariable: string, fromVariable: string): boolean {
+  if (beforeVariable !== "") return /^[/?]/.test(beforeVariable);
+  return /^\$(?:request_uri|uri|document_uri|\{(?:request_uri|uri|document_uri)\})(?![A-Za-z0-9_])/i
+    .test(fromVariable);
 }
 
 /** Names `set` assigns anywhere in the block (nginx registers them at parse time). */

@@ -337,6 +337,11 @@ export function locationSettings(
         },
       }
       : {}),
+    // `stub_status` and its old form `stub_status on` (nginx 1.22 reads
+    // no argument: ngx_http_set_stub_status).
+    ...(level.own("stub_status").length > 0
+      ? { stubStatus: true as const }
+      : {}),
     types: typesBlock === undefined ? DEFAULT_TYPES : ctx.types(typesBlock),
     defaultType: level.last("default_type")?.args[0] ?? "text/plain",
     charset: charset === undefined || charset === "off" ? null : charset,

@@ -27,6 +27,15 @@ export interface SslContext {
   warn(d: Directive, message: string): void;
 }
 
+/**
+ * The warning for each TLS port (`listen … ssl`, `ssl on`): Deno's TLS
+ * listener ends a handshake that is not TLS before the gateway sees the
+ * request (README, TLS), so the station's administrator hears it at
+ * `--check`, not from a browser.
+ */
+export const PLAIN_ON_TLS_PORT =
+  `plain HTTP sent to this port gets a TLS alert and no log line, where nginx answers 400 "The plain HTTP request was sent to HTTPS port"`;
+
 /** `ngx_ssl_protocols`: the names `ssl_protocols` takes (any case). */
 const PROTOCOLS = ["sslv2", "sslv3", "tlsv1", "tlsv1.1", "tlsv1.2", "tlsv1.3"];
 
@@ -85,6 +94,9 @@ export function checkSslTuning(
         d,
         `the "ssl" directive is deprecated, use the "listen ... ssl" directive instead`,
       );
+      if (d.args[0]?.toLowerCase() === "on") {
+        ctx.warn(d, `"ssl on": ${PLAIN_ON_TLS_PORT}`);
+      }
     }
   }
 }

@@ -155,6 +155,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["underscores_in_headers HS flag default", "off"],
   ["ignore_invalid_headers HS flag default", "on"],
   ["autoindex HSL flag map"],
+  ["stub_status SL 0-1 map"],
   ["autoindex_format HSL 1-1 default", "html"],
   ["server_tokens HSL 1-1 warn", "the gateway names itself in its own pages"],
   ["sendfile HSLI flag warn", PASS],

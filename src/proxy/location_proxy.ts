@@ -138,6 +138,10 @@ export async function proxyLocation(
   // one is counted against it as it is read (proxy.ts).
   const limit = conf.clientMaxBodySize;
   vars.proxyHost = pass.proxyHost;
+  // `proxy_pass` with variables in its URI part: the value evaluated is
+  // the URI sent, as it is (ngx_http_proxy_eval); when it is empty, the
+  // client's URI goes as with no URI part.
+  const evaluated = pass.dynamic?.evaluate(vars) ?? "";
   // `station_proxy_raw_uri` while the client's URI stands, else nginx's
   // rule. Every part as its UTF-8 bytes: the engine's $uri, $args and
   // $request_uri are text (Deno.serve hands the target over as text), and
@@ -151,16 +155,20 @@ export async function proxyLocation(
     })
     : null;
   const path = requestTargetText(
-    raw !== null ? utf8Bytes(raw) : upstreamUri({
-      proxyUri: pass.uri,
-      locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
-      uri: utf8Bytes(vars.uri),
-      args: utf8Bytes(vars.args),
-      requestUri: utf8Bytes(vars.requestUri),
-      uriChanged: request.rewritten,
-      internal: request.internal ?? request.rewritten,
-      locationInvalid: request.breakInLocation ?? false,
-    }),
+    evaluated !== ""
+      ? utf8Bytes(evaluated.startsWith("?") ? `/${evaluated}` : evaluated)
+      : raw !== null
+      ? utf8Bytes(raw)
+      : upstreamUri({
+        proxyUri: pass.uri,
+        locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
+        uri: utf8Bytes(vars.uri),
+        args: utf8Bytes(vars.args),
+        requestUri: utf8Bytes(vars.requestUri),
+        uriChanged: request.rewritten,
+        internal: request.internal ?? request.rewritten,
+        locationInvalid: request.breakInLocation ?? false,
+      }),
   );
   const fields = upstreamFields(fieldPlan(conf), vars, req.headers);
   for (const name of fields.unsafe) {

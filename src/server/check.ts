@@ -10,6 +10,8 @@
 
 import { listenHosts } from "../config/mod.ts";
 import type { GatewayConfig } from "../config/mod.ts";
+import type { HttpConf } from "../engine/mod.ts";
+import { listenPorts } from "../engine_route.ts";
 import { probeHttp } from "../upstream/mod.ts";
 import type { LogLevel } from "../log/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
@@ -104,6 +106,29 @@ export async function checkConfig(
       );
     }
   }
+  // An nginx.conf's other ports, as lifecycle.ts binds them.
+  const others = config.engine ? listenPorts(config.engine).slice(1) : [];
+  for (const group of others) {
+    for (const hostname of group.hostnames) {
+      try {
+        Deno.listen({ hostname, port: group.port }).close();
+      } catch (error) {
+        findings.push(
+          failure(
+            `bind() to ${shown(hostname)}:${group.port} failed`,
+            error,
+            family,
+          ),
+        );
+      }
+    }
+  }
+  if (config.engine !== undefined) {
+    // An nginx.conf: its own upstreams, not the built-in /api/ and client
+    // app (which such a file does not have unless it says so).
+    findings.push(...await checkEngineUpstreams(config.engine, options));
+    return findings;
+  }
   let rootOk = false;
   try {
     rootOk = (await Deno.stat(config.root)).isDirectory;
@@ -146,4 +171,47 @@ export async function checkConfig(
     );
   });
   return findings;
+}
+
+/**
+ * The upstream servers an nginx.conf proxies to, each probed: a server that
+ * does not answer is a `warn` naming its group, as the built-in check does
+ * for `/api/`.
+ */
+async function checkEngineUpstreams(
+  conf: HttpConf,
+  options: CheckOptions,
+): Promise<CheckFinding[]> {
+  const servers = [...conf.upstreams.values()].flatMap((group) =>
+    group.servers.filter((s) => !s.down).map((server) => ({ group, server }))
+  );
+  const timeoutMs = options.probeTimeoutMs ?? 3000;
+  const probes = await Promise.all(
+    servers.map(({ server }) =>
+      probeHttp({
+        hostname: server.hostname,
+        port: server.port,
+        host: server.address,
+        timeoutMs,
+      })
+    ),
+  );
+  return probes.map((probe, i) => {
+    const { group, server } = servers[i]!;
+    const host = server.hostname.includes(":")
+      ? `[${server.hostname}]`
+      : server.hostname;
+    const origin = `http://${host}:${server.port}/`;
+    // An implicit group is named by its one address: said once.
+    const name = group.explicit
+      ? `upstream "${group.name}" server `
+      : "upstream ";
+    return probe.ok
+      ? { message: `${name}${origin} answers (${probe.detail})` }
+      : {
+        level: "warn",
+        message:
+          `${name}${origin} does not answer now: ${probe.reason}; requests proxied to it get 502 until it does`,
+      };
+  });
 }

@@ -105,5 +105,7 @@ export function describe(content: Content): string {
       return `status ${content.code}${
         content.message ? ` ${content.message}` : ""
       }`;
+    case "stub-status":
+      return `stub_status ${content.conf.name}`;
   }
 }

@@ -68,3 +68,16 @@ Deno.test("ConnectionCounter forgets expired entries as new ones arrive", () => 
   c.forPeer("127.0.0.1", 101);
   strictEqual(c.size, 1);
 });
+
+Deno.test("ConnectionCounter.clients counts client connections, not requests or upstream numbers", () => {
+  let now = 0;
+  const c = new ConnectionCounter({ now: () => now });
+  c.forPeer("127.0.0.1", 50000);
+  c.forPeer("127.0.0.1", 50000);
+  c.take();
+  c.forPeer("127.0.0.1", 50001);
+  strictEqual(c.clients, 2);
+  now = 80_000; // idle past 75 s: a new connection on the same port
+  c.forPeer("127.0.0.1", 50000);
+  strictEqual(c.clients, 3);
+});

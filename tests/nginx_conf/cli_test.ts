@@ -6,7 +6,13 @@ import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import { join } from "node:path";
-import { GATEWAY_FLAGS, MAIN, runCli } from "../_utils.ts";
+import {
+  GATEWAY_FLAGS,
+  MAIN,
+  refusedPort,
+  runCli,
+  startUpstream,
+} from "../_utils.ts";
 import { station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -42,6 +48,82 @@ Deno.test("--check --nginx-conf passes the stock station file, listing the warni
     true,
   );
   match(stderr, /configuration test is successful/);
+});
+
+Deno.test("--check --nginx-conf binds every listen port and probes the file's own upstreams, never the built-in /api/ one", async (t) => {
+  await t.step("a file without proxy_pass: no upstream line", async () => {
+    await using s = station("stock_no_api");
+    const { code, stderr } = await runCli([
+      "--check",
+      "--nginx-conf",
+      s.conf,
+      "--listen",
+      "127.0.0.1:0",
+    ]);
+    strictEqual(code, 0, stderr);
+    strictEqual(
+      /goes to|answer|client app folder/.test(stderr),
+      false,
+      stderr,
+    );
+  });
+  await t.step("every listen port is bound, not only the first", async () => {
+    using busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = busy.addr.port;
+    await using s = station(
+      "stock_no_api",
+      (text) =>
+        text.replace(
+          /\}\s*$/,
+          `    server { listen 127.0.0.1:${port}; }\n}\n`,
+        ),
+    );
+    const { code, stderr } = await runCli([
+      "--check",
+      "--nginx-conf",
+      s.conf,
+      "--listen",
+      "127.0.0.1:0",
+    ]);
+    strictEqual(code, 1, stderr);
+    match(
+      stderr,
+      new RegExp(
+        `\\[emerg\\] bind\\(\\) to 127\\.0\\.0\\.1:${port} failed \\(`,
+      ),
+    );
+  });
+  await t.step("an upstream{} with a server down and one up", async () => {
+    await using up = startUpstream();
+    const down = refusedPort();
+    await using s = station(
+      "upstream_backup",
+      (text) =>
+        text.replace("127.0.0.1:8080", `127.0.0.1:${down}`)
+          .replace("127.0.0.1:8090", `127.0.0.1:${up.port}`),
+    );
+    const { code, stderr } = await runCli([
+      "--check",
+      "--nginx-conf",
+      s.conf,
+      "--listen",
+      "127.0.0.1:0",
+    ]);
+    strictEqual(code, 0, stderr);
+    match(
+      stderr,
+      new RegExp(
+        `\\[warn\\] upstream "backend" server http://127\\.0\\.0\\.1:${down}/ does not answer now: connect\\(\\) failed \\([^)]*\\); requests proxied to it get 502 until it does\\n`,
+      ),
+    );
+    match(
+      stderr,
+      new RegExp(
+        `upstream "backend" server http://127\\.0\\.0\\.1:${up.port}/ answers`,
+      ),
+    );
+    strictEqual(stderr.includes("/api/ goes to"), false, stderr);
+  });
 });
 
 Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async () => {

@@ -4,6 +4,7 @@ import { compileText, refusals } from "../engine/_conf.ts";
 import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
 import { compileHttp } from "../../src/nginx_conf/compile.ts";
 import { listenParameter } from "../../src/nginx_conf/values.ts";
+import { PLAIN_ON_TLS_PORT } from "../../src/nginx_conf/compile_ssl.ts";
 import { groupByListen } from "../../src/engine/mod.ts";
 
 /** The `[warn]` texts of a text that compiles. */
@@ -158,7 +159,26 @@ Deno.test("compileHttp() warns once per directive the runtime decides itself, an
       '"ssl_session_timeout" is ignored: the runtime (rustls) keeps its own TLS session resumption in /n/conf/nginx.conf:11',
       '"ssl_dhparam" is ignored: the runtime (rustls) negotiates ECDHE key exchange only, with its own curves in /n/conf/nginx.conf:12',
       '"ssl_stapling" is ignored: the runtime (rustls) staples no OCSP response: browsers ask the CA themselves in /n/conf/nginx.conf:13',
+      `"listen … ssl": ${PLAIN_ON_TLS_PORT} in /n/conf/nginx.conf:6`,
     ].sort(),
+  );
+});
+
+Deno.test("compileHttp() warns at each TLS port that plain HTTP sent there is not nginx's 400", () => {
+  deepStrictEqual(
+    warnings(`http {
+    server { listen 443 ssl; ${PAIR} }
+    server { listen 8443 ssl http2; listen 8080; ${PAIR} }
+    server { listen 8081; }
+  }`),
+    [
+      `"listen … ssl": ${PLAIN_ON_TLS_PORT} in /n/conf/nginx.conf:3`,
+      `"listen … ssl": ${PLAIN_ON_TLS_PORT} in /n/conf/nginx.conf:4`,
+    ],
+  );
+  strictEqual(
+    PLAIN_ON_TLS_PORT.includes("The plain HTTP request was sent to HTTPS port"),
+    true,
   );
 });
 
@@ -166,6 +186,7 @@ Deno.test("compileHttp() takes the deprecated ssl on as listen … ssl, with ngi
   const text = `http { server { listen 443; ssl on; ${PAIR} } }`;
   deepStrictEqual(warnings(text), [
     'the "ssl" directive is deprecated, use the "listen ... ssl" directive instead in /n/conf/nginx.conf:2',
+    `"ssl on": ${PLAIN_ON_TLS_PORT} in /n/conf/nginx.conf:2`,
   ]);
   strictEqual(compileText(text).servers[0]!.listens[0]!.ssl, true);
 });

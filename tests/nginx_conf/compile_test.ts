@@ -106,11 +106,51 @@ Deno.test("compileHttp() reports every refusal of a file in one run", () => {
     [
       '"auth_request" is not supported: the gateway does not reproduce it',
       '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block',
-      '"proxy_pass http://$host" is not supported: the gateway does not evaluate variables in proxy_pass',
+      '"proxy_pass http://$host" is not supported: the gateway does not evaluate variables in the host of proxy_pass',
       'unknown "nosuch" variable',
       '"alias" cannot be used in named location',
     ],
   );
+});
+
+Deno.test("compileHttp() evaluates proxy_pass variables after a literal host and refuses them in the host", async (t) => {
+  // [proxy_pass, the URI part evaluated per request, or the refusal]
+  const table: [string, string][] = [
+    ["http://127.0.0.1:9000/v3/$1", "/v3/$1"],
+    ["http://127.0.0.1:9000$request_uri", "$request_uri"],
+    ["http://127.0.0.1:9000${uri}", "${uri}"],
+    ["http://backend/named$is_args$args", "/named$is_args$args"],
+    ["http://127.0.0.1:9000?$args", "?$args"],
+    ["http://$host", "refused"],
+    ["http://127.0.0.1:$server_port/", "refused"],
+    // `$1` could go on with the port or the host: nginx parses it after.
+    ["http://127.0.0.1:9000$1", "refused"],
+    ["http://127.0.0.1:9000$request_uri_x", "refused"],
+  ];
+  for (const [url, expected] of table) {
+    await t.step(url, () => {
+      const text = `http {
+        upstream backend { server 127.0.0.1:9001; }
+        server { location ~ ^/x/(.*)$ { proxy_pass ${url}; } }
+      }`;
+      const errors = refusals(text);
+      if (expected === "refused") {
+        strictEqual(errors.length, 1, errors.join("\n"));
+        strictEqual(
+          errors[0]!.includes("variables in the host of proxy_pass") ||
+            errors[0]!.includes("unknown"),
+          true,
+          errors[0],
+        );
+        return;
+      }
+      deepStrictEqual(errors, []);
+      const pass = compileText(text).servers[0]!.conf.locations.regexes[0]!
+        .proxyPass!;
+      strictEqual(pass.dynamic?.text, expected);
+      strictEqual(pass.uri, null);
+    });
+  }
 });
 
 Deno.test("findServer() chooses by name as ngx_http_find_virtual_server", async (t) => {
@@ -222,4 +262,35 @@ Deno.test("compileHttp() says of keepalive_timeout what the gateway does: idle c
   for (const [value, where, expected] of table) {
     deepStrictEqual(outcome(value, where), [expected], `${where}: ${value}`);
   }
+});
+
+Deno.test("compileHttp() runs stub_status in its own location only, warning once about its counts", () => {
+  const file = "/n/conf/nginx.conf";
+  const text = `events {}\nhttp { server {
+    location = /basic_status { stub_status; }
+    location /nginx_status { stub_status on; location /nginx_status/in { } }
+    location / { }
+  } }`;
+  const result = compileHttp(
+    parseNginxConf(file, { readTextFile: () => text, readDirFiles: () => [] }),
+    { file, prefix: "/n", caseless: false },
+  );
+  deepStrictEqual(result.errors, []);
+  deepStrictEqual(
+    result.warnings.filter((w) => w.startsWith('"stub_status"')),
+    [3, 4].map((line) =>
+      `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0) in ${file}:${line}`
+    ),
+  );
+  const locations = result.conf!.servers[0]!.conf.locations;
+  strictEqual(locations.exact.get("/basic_status")!.stubStatus, true);
+  const prefix = (name: string) =>
+    locations.prefixes.find((l) => l.name === name)!;
+  strictEqual(prefix("/nginx_status").stubStatus, true);
+  // A content handler is the location's own: not inherited.
+  strictEqual(
+    prefix("/nginx_status").locations.prefixes[0]!.stubStatus,
+    undefined,
+  );
+  strictEqual(prefix("/").stubStatus, undefined);
 });

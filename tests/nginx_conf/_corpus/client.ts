@@ -117,6 +117,8 @@ function textFrame(text: string, opcode = 1): Uint8Array {
  * @param probe The request.
  * @param host The `Host` field, unless the probe names one.
  * @param timeoutMs The deadline for the whole exchange.
+ * @param caCerts Speak TLS (HTTP/1.1, no ALPN), trusting these PEM
+ * certificates: the port is a `listen … ssl` one.
  * @returns The response (status `---` when none came).
  */
 export async function send(
@@ -124,10 +126,13 @@ export async function send(
   probe: Probe,
   host: string,
   timeoutMs = 3000,
+  caCerts?: string[],
 ): Promise<Seen> {
   let conn: Deno.Conn;
   try {
-    conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    conn = caCerts === undefined
+      ? await Deno.connect({ hostname: "127.0.0.1", port })
+      : await Deno.connectTls({ hostname: "127.0.0.1", port, caCerts });
   } catch {
     return { status: "---", fields: [], body: "connect failed" };
   }

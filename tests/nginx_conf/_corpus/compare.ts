@@ -20,6 +20,7 @@ export const MASKED = [
   "upstream side, unless --strict: the HTTP version of the request line and a Connection field of close or keep-alive (README, upstream-keepalive)",
   "logs: the byte count of a WebSocket's 101 (the gateway answers a close frame itself: README, upgrade)",
   "upstream side: the value of Sec-WebSocket-Key (the gateway makes its own handshake: README, upgrade)",
+  "client side, on a TLS port unless --strict: Content-Length and Transfer-Encoding, how the body is framed (the gateway sends bodies chunked there: README, tls-nagle); the body itself is still compared",
   "logs: the time, pid#tid and *N of error lines; the time and, for status 300 and above (the built-in pages: README, error-page), the byte count of access lines; $request_time-style decimals",
 ];
 
@@ -59,6 +60,8 @@ export interface Outcome {
  * @param seen The response.
  * @param received The requests the upstreams got during the probe.
  * @param names The side's ports and folder.
+ * @param strict Compare the named differences too.
+ * @param tls The probe went to a TLS port: its body framing is masked.
  * @returns The comparable outcome.
  */
 export function outcome(
@@ -66,9 +69,14 @@ export function outcome(
   received: Received[],
   names: Names,
   strict = false,
+  tls = false,
 ): Outcome {
   const status = Number(seen.status);
-  const fields = seen.fields.filter(([k]) => !DROPPED.has(k.toLowerCase()))
+  const framing = tls && !strict;
+  const fields = seen.fields.filter(([k]) =>
+    !DROPPED.has(k.toLowerCase()) &&
+    !(framing && /^(content-length|transfer-encoding)$/i.test(k))
+  )
     .map(([k, v]) => {
       const name = k.toLowerCase();
       if (NOISE.has(name)) return `${name}: *`;

@@ -17,4 +17,4 @@ export {
   type FileResult,
 } from "./side_by_side.ts";
 export { TESTDATA } from "./station.ts";
-export { caseDirs, reportTable, totals } from "./report.ts";
+export { caseDirs, type CaseSet, reportTable, totals } from "./report.ts";

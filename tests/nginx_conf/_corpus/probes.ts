@@ -29,6 +29,21 @@ const REGEX_SAMPLES = [
   "/corpus",
 ];
 
+/**
+ * A location's modifier and name, split as `ngx_http_core_location` does: a
+ * modifier may be glued to a one-argument name (`location ^~/api`).
+ */
+export function locationParts(location: Directive): [string, string] {
+  const [first = "", second] = location.args;
+  if (second !== undefined) return [first, second];
+  for (const m of ["=", "~*", "^~", "~"]) {
+    if (first.startsWith(m) && first.length > m.length) {
+      return [m, first.slice(m.length)];
+    }
+  }
+  return ["", first];
+}
+
 /** A path that a regex location matches, built from its literal parts. */
 function regexSample(pattern: string, caseless: boolean): string | null {
   let re: RegExp;
@@ -55,13 +70,12 @@ function regexSample(pattern: string, caseless: boolean): string | null {
 
 /** A request path the location matches, or null (`@named`, odd regex). */
 export function sampleFor(location: Directive): string | null {
-  const [first = "", second = ""] = location.args;
-  if (first.startsWith("@")) return null;
-  if (first === "~" || first === "~*") {
-    return regexSample(second, first === "~*");
+  const [modifier, path] = locationParts(location);
+  if (path.startsWith("@")) return null;
+  if (modifier === "~" || modifier === "~*") {
+    return regexSample(path, modifier === "~*");
   }
-  const path = first === "=" || first === "^~" ? second : first;
-  if (first === "=") return path;
+  if (modifier === "=") return path;
   if (path.endsWith("/")) return `${path}corpus`;
   if (/\.[a-z0-9]+$/i.test(path)) return path;
   return `${path}/corpus`;
@@ -169,7 +183,8 @@ export function probesFor(servers: Directive[]): Probe[] {
           ],
         });
       }
-      if (directive.args[0] !== "=" && !directive.args[0]?.startsWith("~")) {
+      const modifier = locationParts(directive)[0];
+      if (modifier !== "=" && !modifier.startsWith("~")) {
         add({
           label: `upstream redirect via ${where}`,
           method: "GET",

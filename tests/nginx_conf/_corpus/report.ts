@@ -8,8 +8,11 @@ import { join } from "node:path";
 import type { FileResult } from "./side_by_side.ts";
 import { TESTDATA } from "./station.ts";
 
-/** The case folders of a set (`corpus`, `holdout` or `unseen`), by name. */
-export function caseDirs(set: "corpus" | "holdout" | "unseen"): string[] {
+/** A set of case folders under tests/testdata/nginx_conf. */
+export type CaseSet = "corpus" | "holdout" | "unseen" | "unseen2";
+
+/** The case folders of a set, by name. */
+export function caseDirs(set: CaseSet): string[] {
   const dir = join(TESTDATA, set);
   return [...Deno.readDirSync(dir)]
     .filter((e) => e.isDirectory)

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { type Probe, send } from "./client.ts";
 import { maskLogLine, type Names, type Outcome, outcome } from "./compare.ts";
 import type { Running } from "./processes.ts";
-import type { Station } from "./station.ts";
+import { type Station, stationTls } from "./station.ts";
 import type { Received } from "./upstream.ts";
 
 function logState(prefix: string): Map<string, number> {
@@ -72,12 +72,27 @@ export async function probeSide(
   const before = logState(side.station.prefix);
   const outcomes: Outcome[] = [];
   const port = side.names.listen[0]!;
+  // A TLS port is spoken to over TLS, as a browser does to https://.
+  const tls = stationTls(side.station.tree, side.station.prefix);
+  const trust = (p: number) => tls.ports.has(p) ? tls.caCerts : undefined;
   for (const probe of probes) {
     if (Date.now() > deadline || !server.ready) break;
     const start = side.seen.length;
-    const seen = await send(port, probe, "localhost", options.requestTimeoutMs);
+    const seen = await send(
+      port,
+      probe,
+      "localhost",
+      options.requestTimeoutMs,
+      trust(port),
+    );
     outcomes.push(
-      outcome(seen, side.seen.slice(start), side.names, options.strict),
+      outcome(
+        seen,
+        side.seen.slice(start),
+        side.names,
+        options.strict,
+        tls.ports.has(port),
+      ),
     );
   }
   // The other ports: the client app's page.
@@ -89,9 +104,16 @@ export async function probeSide(
       probes[0]!,
       "localhost",
       options.requestTimeoutMs,
+      trust(other),
     );
     outcomes.push(
-      outcome(seen, side.seen.slice(start), side.names, options.strict),
+      outcome(
+        seen,
+        side.seen.slice(start),
+        side.names,
+        options.strict,
+        tls.ports.has(other),
+      ),
     );
   }
   // The access log is written after the response: wait, bounded, for one

@@ -105,6 +105,49 @@ function copyFilled(
   }
 }
 
+/** The TLS ports of a station and the certificates a client trusts. */
+export interface StationTls {
+  /** Listen ports of servers with `listen … ssl` or `ssl on`. */
+  ports: Set<number>;
+  /** Every `ssl_certificate` of the file, PEM (the cases' are self-signed). */
+  caCerts: string[];
+}
+
+/**
+ * The TLS ports of a built station: a client speaks TLS to them, as a
+ * browser does to an `https://` address.
+ *
+ * @param tree The station's directives.
+ * @param prefix The station's prefix (relative certificate paths start at
+ * its `conf/`, as nginx's `ssl_certificate` does).
+ * @returns The ports and certificates.
+ */
+export function stationTls(tree: Directive[], prefix: string): StationTls {
+  const ports = new Set<number>();
+  const caCerts: string[] = [];
+  for (const { directive } of walk(tree)) {
+    if (directive.name === "ssl_certificate") {
+      const path = directive.args[0] ?? "";
+      const file = isAbsolute(path) ? path : join(prefix, "conf", path);
+      try {
+        caCerts.push(Deno.readTextFileSync(file));
+      } catch { /* nginx -t reports it */ }
+    }
+    if (directive.name !== "server" || directive.block === undefined) continue;
+    const sslOn = directive.block.some((d) =>
+      d.name === "ssl" && d.args[0]?.toLowerCase() === "on"
+    );
+    for (const d of directive.block) {
+      if (d.name !== "listen") continue;
+      const port = Number(/:(\d+)$/.exec(d.args[0] ?? "")?.[1]);
+      if (port > 0 && (sslOn || d.args.slice(1).includes("ssl"))) {
+        ports.add(port);
+      }
+    }
+  }
+  return { ports, caCerts };
+}
+
 /** Whether any directive of the tree is `name` (in any block). */
 export function has(tree: Directive[], name: string): boolean {
   for (const { directive } of walk(tree)) {
