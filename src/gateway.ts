@@ -227,17 +227,18 @@ export function createGatewayHandler(
     if (!ctx.fieldsRead) accessLine?.fieldsUnread();
     // Only the gateway's own error answers say `close` (an upstream's
     // Connection field is hop-by-hop and never passed on).
-    // An HTTP/2 connection (over TLS: no Host, see describe()) carries
-    // other streams: the answer ends its own stream only.
     if (
-      response.status >= 400 && !ctx.served2 &&
+      response.status >= 400 &&
       response.headers.get("connection")?.toLowerCase().includes("close")
     ) {
       const key = connectionKey(info.remoteAddr, localPort);
       const cuttable = response.body !== null;
-      if (!closing.mark(key, !cuttable)) {
-        response = cutAfter(response);
-      }
+      // Over TLS a request without Host may be HTTP/2 or HTTP/1.x (see
+      // describe()): remembering its connection would cut the HTTP/2
+      // streams that follow, so the answer itself is cut, which ends an
+      // HTTP/1.x connection and an HTTP/2 stream alone.
+      if (ctx.served2 && cuttable) response = cutAfter(response);
+      else if (!closing.mark(key, !cuttable)) response = cutAfter(response);
     }
 
     // Deno leaves Nagle's algorithm on for TLS connections: a head sent

@@ -377,7 +377,12 @@ async function errorPage(
   let conf = where.conf;
   let redirected = false;
   let challenge: string | null = null;
-  for (let i = 0; i < 10; i++) {
+  // Each pass that goes on redirects once, which counts one of nginx's URI
+  // changes: past the last, the redirect is nginx's 500 and its cycle line,
+  // and no error page follows (`uriChangesLeft`). A bound of its own below
+  // that ended a loop of `recursive_error_pages` with the last page's
+  // status and no line.
+  for (;;) {
     const target = conf.errorPages.get(current.status);
     if (
       target === undefined || (redirected && !conf.recursiveErrorPages) ||
@@ -456,5 +461,4 @@ async function errorPage(
     fields.delete("accept-ranges");
     return new Response(answered.body, { status: code, headers: fields });
   }
-  return current;
 }

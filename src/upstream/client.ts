@@ -36,7 +36,7 @@ import { GcPacer } from "../runtime/mod.ts";
 import { type BodySource, streamBody } from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
-import { concat, type ConnectionIo, readSome, writeRequest } from "./io.ts";
+import { type ConnectionIo, readSome, writeRequest } from "./io.ts";
 import { sendsLong, sendWatching } from "./early_answer.ts";
 import {
   ClientWatch,
@@ -213,18 +213,25 @@ export class UpstreamClient {
       let buffer: Uint8Array = c.pending;
       c.pending = EMPTY;
       let got = 0;
+      // A partial head's bytes already searched, and the store it grows in
+      // (room doubled when full): a head arriving a few bytes per read costs
+      // linear time, not a search and a copy of all of it per read.
+      let searched = 0;
+      let store: ArrayBuffer | null = null;
       while (true) {
         const head = buffer.length > 0
-          ? parseResponseHead(buffer, headLimit)
+          ? parseResponseHead(buffer, headLimit, searched)
           : null;
         if (head !== null && isInterim(head)) {
           buffer = buffer.subarray(head.headLength); // 100 Continue etc.
+          searched = 0;
           continue;
         }
         if (head !== null) {
           const rest = buffer.subarray(head.headLength);
           return this.#reply(c, call, watch, head, rest);
         }
+        searched = buffer.length;
         // The next read reuses the scratch buffer a partial head may be in.
         if (buffer.buffer === c.scratch.buffer) buffer = buffer.slice();
         let chunk: Uint8Array | null;
@@ -235,7 +242,11 @@ export class UpstreamClient {
         }
         if (chunk === null) throw this.#closedEarly(c, got);
         got += chunk.length;
-        buffer = concat(buffer, chunk);
+        if (buffer.length === 0) buffer = chunk;
+        else {
+          buffer = append(buffer, chunk, store);
+          store = buffer.buffer as ArrayBuffer;
+        }
       }
     } catch (error) {
       watch.onAbort = NOTHING;
@@ -356,6 +367,30 @@ export class UpstreamClient {
       length: framing.kind === "length" ? framing.length : null,
     };
   }
+}
+
+/**
+ * `bytes` followed by `chunk`: written after `bytes` in `store` (a store
+ * this function made) when it has the room, else copied into a new store
+ * twice their size.
+ */
+function append(
+  bytes: Uint8Array,
+  chunk: Uint8Array,
+  store: ArrayBuffer | null,
+): Uint8Array {
+  const length = bytes.length + chunk.length;
+  if (
+    bytes.buffer === store && bytes.byteOffset + length <= store.byteLength
+  ) {
+    const grown = new Uint8Array(store, bytes.byteOffset, length);
+    grown.set(chunk, bytes.length);
+    return grown;
+  }
+  const grown = new Uint8Array(new ArrayBuffer(length * 2), 0, length);
+  grown.set(bytes);
+  grown.set(chunk, bytes.length);
+  return grown;
 }
 
 /** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */

@@ -43,9 +43,11 @@ export class InvalidResponseError extends Error {
  * Where the head ends: after the first empty line. Lines end in LF with an
  * optional CR before it, as nginx's `ngx_http_parse_status_line` and
  * `ngx_http_parse_header_line` accept (RFC 9112 §2.2 allows a bare LF).
+ * The search starts two bytes before `from`, where an end split across
+ * reads may begin.
  */
-function indexOfHeadEnd(bytes: Uint8Array): number {
-  let i = bytes.indexOf(10);
+function indexOfHeadEnd(bytes: Uint8Array, from: number): number {
+  let i = bytes.indexOf(10, from > 2 ? from - 2 : 0);
   while (i >= 0 && i + 1 < bytes.length) {
     const next = bytes[i + 1];
     if (next === 10) return i + 2;
@@ -71,6 +73,10 @@ const FRAMING_FIELD = /^(?:content-length|transfer-encoding)$/i;
  * @param bytes Everything read from the connection for this response.
  * @param bufferSize nginx's `proxy_buffer_size`: a head that does not fit
  * is "too big" (`ngx_http_upstream_process_header`).
+ * @param searched How many bytes of `bytes` an earlier call already found
+ * no end of the head in (it returned `null`): a head that arrives a few
+ * bytes per read is searched once, not once per read (quadratic in the
+ * head's size).
  * @returns The head, or `null` if more bytes are needed.
  * @throws {InvalidResponseError} On a malformed or oversized head, with
  * nginx's message for it.
@@ -90,8 +96,9 @@ const FRAMING_FIELD = /^(?:content-length|transfer-encoding)$/i;
 export function parseResponseHead(
   bytes: Uint8Array,
   bufferSize: number = DEFAULT_HEAD_BUFFER,
+  searched = 0,
 ): ResponseHead | null {
-  const end = indexOfHeadEnd(bytes);
+  const end = indexOfHeadEnd(bytes, searched);
   if (end < 0 || end > bufferSize) {
     if (end > bufferSize || bytes.length >= bufferSize) {
       throw new InvalidResponseError("upstream sent too big header");
