@@ -44,6 +44,8 @@ export interface Storm extends Disposable {
   readonly statuses: Map<string, number>;
   /** Responses read so far. */
   readonly answered: number;
+  /** Requests sent so far. */
+  readonly sent: number;
   /** Settles when every request is answered (or a connection ended). */
   readonly done: Promise<void>;
 }
@@ -59,6 +61,11 @@ export interface StormOptions {
   requests: number;
   /** The raw request numbered `n` (0 up). */
   request: (n: number) => string;
+  /**
+   * Whether to send another after `sent` requests (at most `requests` in
+   * all); every one when absent.
+   */
+  more?: (sent: number) => boolean;
 }
 
 /**
@@ -80,7 +87,7 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
   }
   const done = Promise.all(conns.map(async (conn) => {
     const state = { buffer: new Uint8Array(0) };
-    while (sent < options.requests) {
+    while (sent < options.requests && (options.more?.(sent) ?? true)) {
       await conn.write(encoder.encode(options.request(sent++)));
       const status = await readResponse(conn, state);
       if (status === null) return;
@@ -92,6 +99,9 @@ export async function startStorm(options: StormOptions): Promise<Storm> {
     statuses,
     get answered() {
       return answered;
+    },
+    get sent() {
+      return sent;
     },
     done,
     [Symbol.dispose]: () => {

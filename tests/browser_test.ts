@@ -56,36 +56,70 @@ interface PageReport {
   texts?: { text: string; charset: string }[];
 }
 
+/** The browser driver: one process and one Chromium for the whole suite. */
+interface Driver extends AsyncDisposable {
+  /** Browses a scenario in a fresh browser context; `text` takes several pages. */
+  browse(
+    scenario: "live" | "down" | "assets" | "default" | "tls" | "text",
+    ...bases: string[]
+  ): Promise<PageReport>;
+}
+
 /**
- * Runs the browser driver (its own process: see browser_driver/driver.ts);
- * `text` takes several pages.
+ * Starts the browser driver (its own process: see browser_driver/driver.ts)
+ * and Chromium once: a launch costs more than a page, and each check gets a
+ * browser context of its own (its own cache and cookies, as a new browser).
  */
-async function browse(
-  scenario: "live" | "down" | "assets" | "default" | "tls" | "text",
-  ...bases: string[]
-): Promise<PageReport> {
+async function startDriver(): Promise<Driver> {
   await ensureChromium();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "-q",
-      "--config",
-      DRIVER_CONFIG,
-      DRIVER,
-      scenario,
-      ...bases,
-    ],
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "-q", "--config", DRIVER_CONFIG, DRIVER],
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(out.stdout);
-  if (!out.success) {
-    throw new Error(
-      `browser driver failed: ${new TextDecoder().decode(out.stderr)}${stdout}`,
-    );
-  }
-  return JSON.parse(stdout.trim().split("\n").at(-1)!);
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let pending = "";
+  const nextLine = async (): Promise<string | null> => {
+    for (let reads = 0; reads < 100_000; reads++) {
+      const end = pending.indexOf("\n");
+      if (end >= 0) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 1);
+        return line;
+      }
+      const { value, done } = await lines.read();
+      if (done) return null;
+      pending += value;
+    }
+    return null;
+  };
+  return {
+    async browse(scenario, ...bases) {
+      await writer.write(
+        new TextEncoder().encode(`${JSON.stringify([scenario, ...bases])}\n`),
+      );
+      const line = await nextLine();
+      if (line === null) {
+        throw new Error(`browser driver failed: ${await stderr}${pending}`);
+      }
+      const report = JSON.parse(line);
+      if (report.error !== undefined) {
+        throw new Error(`browser driver failed: ${report.error}`);
+      }
+      return report;
+    },
+    async [Symbol.asyncDispose]() {
+      // stdin's end closes the browser and ends the driver.
+      await writer.close().catch(() => {});
+      await child.status;
+      lines.releaseLock();
+      await child.stdout.cancel().catch(() => {});
+      await stderr;
+    },
+  };
 }
 
 /** The station's upstream: answers both endpoints and echoes on /hub. */
@@ -130,15 +164,32 @@ function gatewayArgs(upstreamPort: number, dir: string): string[] {
   ];
 }
 
-Deno.test(
+/** A check of the suite: a step of the one test that owns the browser. */
+interface Check {
+  name: string;
+  ignore: boolean;
+  fn: (driver: Driver) => Promise<void>;
+}
+
+const CHECKS: Check[] = [];
+
+function check(
+  name: string,
+  options: { ignore: boolean },
+  fn: (driver: Driver) => Promise<void>,
+): void {
+  CHECKS.push({ name, ignore: options.ignore, fn });
+}
+
+check(
   "browser: the app talks to the upstream through /api/, WebSocket included",
   ON_LINUX,
-  async () => {
+  async (driver) => {
     await using tmp = await tempDir();
     const dir = tmp.path;
     await using up = startStationUpstream();
     await using gw = await spawnGateway(gatewayArgs(up.port, dir));
-    const page = await browse("live", `http://localhost:${gw.port}`);
+    const page = await driver.browse("live", `http://localhost:${gw.port}`);
     strictEqual(page.login, "200 welcome demo");
     strictEqual(page.title, "200 title Station 7");
     strictEqual(page.ws, "echo:ping-from-browser");
@@ -147,15 +198,15 @@ Deno.test(
   },
 );
 
-Deno.test(
+check(
   "browser: with the upstream down the page sees 502 and the log holds the spec's lines",
   ON_LINUX,
-  async () => {
+  async (driver) => {
     await using tmp = await tempDir();
     const dir = tmp.path;
     const dead = refusedPort();
     await using gw = await spawnGateway(gatewayArgs(dead, dir));
-    const page = await browse("down", `http://localhost:${gw.port}`);
+    const page = await driver.browse("down", `http://localhost:${gw.port}`);
     match(page.login!, /^502 <html>/);
     match(page.title!, /^502 <html>/);
     strictEqual(page.ws, "error");
@@ -188,15 +239,15 @@ Deno.test(
   },
 );
 
-Deno.test(
+check(
   "browser: deep link, revalidated asset and precompressed asset",
   ON_LINUX,
-  async () => {
+  async (driver) => {
     await using tmp = await tempDir();
     const dir = tmp.path;
     await using up = startStationUpstream();
     await using gw = await spawnGateway(gatewayArgs(up.port, dir));
-    const page = await browse("assets", `http://localhost:${gw.port}`);
+    const page = await driver.browse("assets", `http://localhost:${gw.port}`);
     // A deep link into the single-page app gets the app.
     strictEqual(page.deepStatus, 200);
     strictEqual(page.route, "/orders/42");
@@ -208,10 +259,10 @@ Deno.test(
   },
 );
 
-Deno.test(
+check(
   "browser: the built-in page shows the logs, the last error and a status that refreshes itself",
   ON_LINUX,
-  async () => {
+  async (driver) => {
     await using tmp = await tempDir();
     const dir = tmp.path;
     const dead = refusedPort();
@@ -231,7 +282,7 @@ Deno.test(
     });
     await refused.body?.cancel();
     strictEqual(refused.status, 502);
-    const browsing = browse("default", base);
+    const browsing = driver.browse("default", base);
     // Once the browser has the page, the upstream comes up on the port it
     // refused on; the page has to notice by reloading itself.
     await waitFor(
@@ -275,10 +326,10 @@ Deno.test(
   },
 );
 
-Deno.test(
+check(
   "browser: through the common pair to https:// (HTTP/2), the app's POSTs and WebSocket work",
   ON_LINUX,
-  async () => {
+  async (driver) => {
     await using up = startStationUpstream();
     const [plain, tls] = [refusedPort(), refusedPort()];
     await using p = await nginxPrefix(
@@ -304,7 +355,7 @@ http {
     const dir = p.prefix;
     await makeCertificate(`${dir}/conf`);
     await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
-    const page = await browse("tls", `http://localhost:${plain}`);
+    const page = await driver.browse("tls", `http://localhost:${plain}`);
     strictEqual(page.url, `https://localhost:${tls}/`);
     strictEqual(page.protocol, "h2");
     strictEqual(page.login, "200 welcome demo");
@@ -326,10 +377,10 @@ const GBK_PAGE = new Uint8Array([
   ...new TextEncoder().encode("</p></body></html>\n"),
 ]);
 
-Deno.test(
+check(
   "browser: a GBK page served without a charset renders as through nginx 1.22",
   suiteNeeds("browser_test.ts", ["chromium", "nginx"]),
-  async () => {
+  async (driver) => {
     // The bytes say what the test expects before any server is involved.
     strictEqual(
       new TextDecoder("gbk").decode(GBK_PAGE).includes(GBK_TEXT),
@@ -362,7 +413,7 @@ Deno.test(
       "off",
     ]);
     // nginx first, then each gateway, in one browser.
-    const pages = await browse(
+    const pages = await driver.browse(
       "text",
       ...[nginx.port, fromConf.port, fromFlags.port].map((port) =>
         `http://127.0.0.1:${port}/gbk.html`
@@ -373,5 +424,18 @@ Deno.test(
       strictEqual(page.charset, "GBK", String(i));
     }
     strictEqual(pages.texts?.length, 3);
+  },
+);
+
+// One driver and one Chromium serve every check (steps of one test, so the
+// driver's process ends within the test that started it).
+Deno.test(
+  "browser: a real Chromium against the gateway",
+  ON_LINUX,
+  async (t) => {
+    await using driver = await startDriver();
+    for (const { name, ignore, fn } of CHECKS) {
+      await t.step({ name, ignore, fn: () => fn(driver) });
+    }
   },
 );

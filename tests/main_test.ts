@@ -15,6 +15,38 @@ import {
   writeText,
 } from "./_utils.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
+import { VERSION } from "../src/main.ts";
+import { startup } from "../src/server/mod.ts";
+
+/**
+ * Runs `main()`'s start in this process (`startup()`: flags, config file,
+ * `--help`, `--version`, `--check`, the `[emerg]` line in the log), with
+ * {@linkcode TEST_BASE_DIR} as its folder and stdout and stderr captured: a
+ * table of command lines that must be refused costs no `deno run` each
+ * (about 0.2 s of CPU). What only the process shows (the exit code reaching
+ * the shell, the run flags' permissions) stays with {@linkcode runCli}.
+ *
+ * @param args The command line; it must not start serving.
+ * @returns The exit code and what was written.
+ * @throws When the command line would start the gateway.
+ */
+async function runStartup(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const start = await startup(args, {
+    version: VERSION,
+    baseDir: TEST_BASE_DIR,
+    out: (text) => stdout += text,
+    err: (text) => stderr += text,
+  });
+  if (!("exitCode" in start)) {
+    start.logger.close();
+    throw new Error(`Cannot run ${JSON.stringify(args)} in process: it serves`);
+  }
+  return { code: start.exitCode, stdout, stderr };
+}
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
   const { code, stdout } = await runCli(["--help"]);
@@ -84,11 +116,11 @@ Deno.test("main() refuses bad flags with one line, the hint, and the [emerg] lin
     for (const [i, [args, expectedCode, message]] of cases.entries()) {
       await t.step(args.join(" "), async () => {
         const log = `${dir}/${i}/error.log`;
-        const { code, stdout, stderr } = await runCli([
-          ...args,
-          "--error-log",
-          log,
-        ]);
+        // The first case as a process (the exit code reaching the shell),
+        // the rest through the same start in this process.
+        const { code, stdout, stderr } = await (i === 0 ? runCli : runStartup)(
+          [...args, "--error-log", log],
+        );
         strictEqual(code, expectedCode, stderr);
         strictEqual(stderr, `station-gateway: [emerg] ${message}\n${hint}`);
         strictEqual(stdout, "", "nothing starts");
@@ -130,14 +162,15 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
       ],
       ["[]", `expected a JSON object in ${path}`, json],
     ];
-    for (const [content, message, hint] of cases) {
+    for (const [i, [content, message, hint]] of cases.entries()) {
       await t.step(message, async () => {
         const json = typeof content === "string"
           ? content
           : JSON.stringify({ errorLog: log, ...content });
         await Deno.writeTextFile(path, json);
         await Deno.remove(log).catch(() => {});
-        const { code, stderr } = await runCli([
+        // The first case as a process, the rest in this process (above).
+        const { code, stderr } = await (i === 0 ? runCli : runStartup)([
           "--config",
           path,
           ...(typeof content === "string" ? ["--error-log", log] : []),
@@ -155,12 +188,12 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
     }
     await t.step("not JSON", async () => {
       await Deno.writeTextFile(path, "{not json");
-      const { code, stderr } = await runCli(["--config", path]);
+      const { code, stderr } = await runStartup(["--config", path]);
       strictEqual(code, 1);
       match(stderr, /^station-gateway: \[emerg\] invalid JSON in .*gw\.json: /);
     });
     await t.step("missing file: one message naming it once", async () => {
-      const { code, stderr } = await runCli([
+      const { code, stderr } = await runStartup([
         "--config",
         join(dir, "none.json"),
         "--error-log",

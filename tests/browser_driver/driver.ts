@@ -11,7 +11,15 @@
  * `deno task start` must not need the network.
  *
  * Usage: deno run -A --config tests/browser_driver/deno.json
- *   tests/browser_driver/driver.ts live|down|assets|default|tls|text BASE_URL…
+ *   tests/browser_driver/driver.ts
+ *
+ * One browser serves the whole suite, since a launch (and loading
+ * playwright-core) costs more than a page: each line on stdin is a JSON
+ * array `[scenario, BASE_URL, …]` with scenario one of
+ * live|down|assets|default|tls|text, browsed in a browser context of its own
+ * (its own cache and cookies, as a fresh browser); each answer is one line
+ * of JSON on stdout (`{ "error": … }` when the scenario failed). The browser
+ * closes when stdin ends.
  *
  * `tls` is `live` through the common pair: BASE_URL is the plain port that
  * redirects to `https://`, whose self-signed certificate the browser is
@@ -19,15 +27,12 @@
  *
  * `text` loads each BASE_URL itself, each in a page of its own, and reports
  * each page's rendered text and the character set Chromium chose for it
- * (`texts`): one browser for the pages a test compares, since a launch costs
- * more than a page.
+ * (`texts`).
  *
  * @module
  */
 
-import { chromium, type Page } from "npm:playwright-core@1.65.1";
-
-const [scenario, base, ...moreBases] = Deno.args;
+import { type Browser, chromium, type Page } from "npm:playwright-core@1.65.1";
 
 async function text(page: Page, id: string, not = "pending"): Promise<string> {
   // Runs in the page (a string: Deno's types have no DOM).
@@ -63,6 +68,96 @@ async function textMatching(
   return `timed out; last: ${last}`;
 }
 
+/** Browses one scenario in a context of its own and returns the report. */
+async function browse(
+  browser: Browser,
+  [scenario, base, ...moreBases]: string[],
+): Promise<Record<string, unknown>> {
+  const result: Record<string, unknown> = {};
+  const context = await browser.newContext(
+    scenario === "tls" ? { ignoreHTTPSErrors: true } : {},
+  );
+  try {
+    const page = await context.newPage();
+    const statuses: Record<string, number[]> = {};
+    const encodings: Record<string, string | null> = {};
+    page.on("response", async (res) => {
+      const path = new URL(res.url()).pathname;
+      (statuses[path] ??= []).push(res.status());
+      encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
+    });
+    if (scenario === "text") {
+      const texts = [];
+      for (const [i, url] of [base!, ...moreBases].entries()) {
+        const each = i === 0 ? page : await context.newPage();
+        await each.goto(url);
+        // Runs in the page (strings: Deno's types have no DOM).
+        texts.push({
+          text: await each.evaluate("document.body.innerText"),
+          charset: await each.evaluate("document.characterSet"),
+        });
+      }
+      result.texts = texts;
+    } else if (scenario === "default") {
+      await page.goto(`${base}/`);
+      result.state = await text(page, "upstream-state", "");
+      result.logFiles = await text(page, "log-files", "");
+      result.lastError = await text(page, "last-error", "");
+      // The test brings the upstream up once it sees this load; the page
+      // must notice by itself.
+      result.laterState = await textMatching(
+        page,
+        "upstream-state",
+        /answers \(/,
+        20_000,
+      );
+    } else if (scenario === "assets") {
+      const deep = await page.goto(`${base}/orders/42`);
+      result.deepStatus = deep?.status();
+      result.route = await text(page, "route", "");
+      await page.reload();
+      await text(page, "route", "");
+      const end = Date.now() + 5000;
+      while ((statuses["/app.js"] ?? []).length < 2 && Date.now() < end) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      result.lib = await text(page, "lib", "not loaded");
+    } else {
+      await page.goto(`${base}/`);
+      if (scenario === "tls") {
+        result.url = page.url();
+        // A string: Deno's types have no DOM.
+        result.protocol = await page.evaluate(
+          `performance.getEntriesByType("navigation")[0].nextHopProtocol`,
+        );
+      }
+      result.login = await text(page, "login");
+      result.title = await text(page, "title");
+      result.ws = await text(page, "ws");
+      result.lib = await text(page, "lib", "not loaded");
+    }
+    result.statuses = statuses;
+    result.encodings = encodings;
+  } finally {
+    await context.close();
+  }
+  return result;
+}
+/** The lines of stdin, one at a time. */
+async function* lines(): AsyncGenerator<string> {
+  let pending = "";
+  for await (
+    const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())
+  ) {
+    pending += chunk;
+    let end;
+    while ((end = pending.indexOf("\n")) >= 0) {
+      yield pending.slice(0, end);
+      pending = pending.slice(end + 1);
+    }
+  }
+}
+
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: [
@@ -76,72 +171,17 @@ const browser = await chromium.launch({
     "--disable-quic",
   ],
 });
-const result: Record<string, unknown> = {};
 try {
-  const page = await browser.newPage(
-    scenario === "tls" ? { ignoreHTTPSErrors: true } : {},
-  );
-  const statuses: Record<string, number[]> = {};
-  const encodings: Record<string, string | null> = {};
-  page.on("response", async (res) => {
-    const path = new URL(res.url()).pathname;
-    (statuses[path] ??= []).push(res.status());
-    encodings[path] = (await res.allHeaders())["content-encoding"] ?? null;
-  });
-  if (scenario === "text") {
-    const texts = [];
-    for (const [i, url] of [base!, ...moreBases].entries()) {
-      const each = i === 0 ? page : await browser.newPage();
-      await each.goto(url);
-      // Runs in the page (strings: Deno's types have no DOM).
-      texts.push({
-        text: await each.evaluate("document.body.innerText"),
-        charset: await each.evaluate("document.characterSet"),
-      });
+  for await (const line of lines()) {
+    let answer: Record<string, unknown>;
+    try {
+      answer = await browse(browser, JSON.parse(line));
+    } catch (error) {
+      answer = { error: error instanceof Error ? error.stack : String(error) };
     }
-    result.texts = texts;
-  } else if (scenario === "default") {
-    await page.goto(`${base}/`);
-    result.state = await text(page, "upstream-state", "");
-    result.logFiles = await text(page, "log-files", "");
-    result.lastError = await text(page, "last-error", "");
-    // The test brings the upstream up once it sees this load; the page
-    // must notice by itself.
-    result.laterState = await textMatching(
-      page,
-      "upstream-state",
-      /answers \(/,
-      20_000,
-    );
-  } else if (scenario === "assets") {
-    const deep = await page.goto(`${base}/orders/42`);
-    result.deepStatus = deep?.status();
-    result.route = await text(page, "route", "");
-    await page.reload();
-    await text(page, "route", "");
-    const end = Date.now() + 5000;
-    while ((statuses["/app.js"] ?? []).length < 2 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    result.lib = await text(page, "lib", "not loaded");
-  } else {
-    await page.goto(`${base}/`);
-    if (scenario === "tls") {
-      result.url = page.url();
-      // A string: Deno's types have no DOM.
-      result.protocol = await page.evaluate(
-        `performance.getEntriesByType("navigation")[0].nextHopProtocol`,
-      );
-    }
-    result.login = await text(page, "login");
-    result.title = await text(page, "title");
-    result.ws = await text(page, "ws");
-    result.lib = await text(page, "lib", "not loaded");
+    // deno-lint-ignore no-console
+    console.log(JSON.stringify(answer));
   }
-  result.statuses = statuses;
-  result.encodings = encodings;
 } finally {
   await browser.close();
 }
-// deno-lint-ignore no-console
-console.log(JSON.stringify(result));
