@@ -9,7 +9,12 @@
  */
 
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
-import { type BodyDeadlines, readRequestBody } from "./request_buffer.ts";
+import {
+  type BodyDeadlines,
+  fitsInMemory,
+  readRequestBody,
+  readWholeBody,
+} from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
@@ -177,12 +182,22 @@ export async function proxyRequest(
     options.clientMaxBodySize,
   );
   const hasBody = !(plan.kind === "ready" && plan.body === null);
-  if (options.buffering && hasBody && req.body !== null) {
-    const read = await readRequestBody(req.body, {
-      length: options.contentLength,
+  const buffering = options.buffering;
+  const length = options.contentLength;
+  // A small declared body in one call (a GET or HEAD with one was refused
+  // before: their body is `null`), any other through its stream.
+  const read = !buffering || !hasBody
+    ? null
+    : fitsInMemory(length, buffering.bufferSize)
+    ? await readWholeBody(req, buffering)
+    : req.body === null
+    ? null
+    : await readRequestBody(req.body, {
+      length,
       limit: options.clientMaxBodySize,
-      ...options.buffering,
+      ...buffering,
     });
+  if (read !== null) {
     switch (read.kind) {
       case "ready":
         try {
