@@ -410,6 +410,7 @@ export function createGatewayHandler(
     ctx.uri = decoded.uri;
     ctx.args = decoded.args;
     ctx.declareLength(length);
+    ctx.clientFields = verdict.fields;
     return engine.serve(req, ctx, at);
   }
 }

@@ -16,6 +16,7 @@ import {
   readWholeBody,
 } from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
+import type { RequestEvent } from "./outcome_log.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -62,6 +63,8 @@ export interface ProxyOptions {
   buffering?: RequestBuffering | null;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
+  /** Writes an error line with the request's context (a body's temporary file). */
+  log?: (event: RequestEvent) => void;
 }
 
 /** How a body is read whole before forwarding. */
@@ -72,8 +75,6 @@ export interface RequestBuffering {
   timeoutMs: number;
   /** The `client_body_temp_path` folder. */
   temp: TempFiles;
-  /** Told the path of a file a body went to (nginx's `[warn]` line). */
-  onTempFile: (path: string) => void;
   /** The timers of the bodies being read, made once. */
   deadlines?: BodyDeadlines;
 }
@@ -196,6 +197,13 @@ export async function proxyRequest(
       length,
       limit: options.clientMaxBodySize,
       ...buffering,
+      // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
+      onTempFile: (path) =>
+        options.log?.({
+          level: "warn",
+          message:
+            `a client request body is buffered to a temporary file ${path}`,
+        }),
     });
   if (read !== null) {
     switch (read.kind) {
