@@ -273,7 +273,10 @@ function settle(
   }
   switch (result.kind) {
     case "response": {
-      const stood = interceptedBy(result.response);
+      // Only `proxy_intercept_errors` makes a stand-in.
+      const stood = request.conf.proxyInterceptErrors
+        ? interceptedBy(result.response)
+        : undefined;
       if (stood !== undefined) {
         // An intercepted 401 keeps the upstream's `WWW-Authenticate`
         // (`ngx_http_upstream_intercept_errors`).
