@@ -374,6 +374,9 @@ export class EngineRoute {
       headers: listen.ssl
         ? withAuthority(req.headers, request.host)
         : req.headers,
+      // The walked fields are the request's own (over TLS, `:authority`
+      // may be added as Host).
+      fields: listen.ssl ? null : request.clientFields ?? null,
       remoteAddr: request.client,
       remotePort: request.clientPort,
       serverAddr: listen.hostname,
@@ -391,6 +394,10 @@ export class EngineRoute {
         : [...captures].map((c) => c ?? ""),
       named: NO_NAMED,
       location: server.conf,
+      // Present from the start: a field added later changes the object's
+      // shape mid-request, and code optimised for one shape is thrown away.
+      vars: undefined,
+      mapValues: undefined,
     };
     request.at = vars;
     const flow = new RouteFlow(vars, request, req, socket.port);

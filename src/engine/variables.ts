@@ -26,6 +26,13 @@ export interface RequestVars {
   args: string;
   /** The request's header fields. */
   headers: Headers;
+  /**
+   * The same fields as the head's check walked them (flat: name, value…,
+   * in `Headers.forEach`'s order), when they are `headers`' own: `$http_*`
+   * reads them without a `Headers.get` (a call through Deno's argument
+   * checks) per variable.
+   */
+  fields?: readonly string[] | null;
   /** `$remote_addr`. */
   remoteAddr: string;
   /** `$remote_port`. */
@@ -61,14 +68,29 @@ export interface RequestVars {
   /** Named captures of the latest regex match. */
   named: Record<string, string>;
   /** `set` variables and named captures; made by the first of them. */
-  vars?: Map<string, string>;
+  vars?: Map<string, string> | undefined;
   /**
    * The map variables evaluated this request, flat: name, value, name,
    * value… A request reads a few (the built-in configuration's proxy
    * fields read two, its `Cache-Control` one): a scan of a short array
    * costs less than a `Map` or an object per request.
    */
-  mapValues?: string[];
+  mapValues?: string[] | undefined;
+}
+
+/**
+ * A field's value in a walked list (flat: name, value…), as
+ * `Headers.get` gives it: `""` when absent, repeated ones joined with
+ * ", " (the walk joins all but `Set-Cookie`, listed once per line).
+ */
+function fieldValue(fields: readonly string[], name: string): string {
+  let value: string | null = null;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === name) {
+      value = value === null ? fields[i + 1]! : `${value}, ${fields[i + 1]}`;
+    }
+  }
+  return value ?? "";
 }
 
 /** `$http_NAME` for a variable's suffix (`user_agent` → `user-agent`). */
@@ -204,7 +226,10 @@ export class Variables implements VariableScope {
       const field = fieldName(name.slice(5));
       // Cookie fields are joined with "; " by nginx, others with ", ";
       // Headers.get joins with ", " (a difference only for repeated Cookie).
-      return (r) => fieldText(r.headers.get(field) ?? "");
+      return (r) =>
+        fieldText(
+          r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
+        );
     }
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
