@@ -218,7 +218,11 @@ export class Variables implements VariableScope {
    */
   reader(name: string): VariableReader | null {
     const map = this.#maps.get(name);
-    if (map !== undefined) return (r) => evaluateMap(name, map, r);
+    if (map !== undefined) {
+      // The map's memo, found once for the reader (not a lookup per request).
+      let memo: Map<string, string> | null | undefined;
+      return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
+    }
     if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
     const builtIn = BUILT_IN[name];
     if (builtIn !== undefined) return builtIn;
@@ -263,12 +267,14 @@ export class Variables implements VariableScope {
  * @param name The variable.
  * @param map The compiled block.
  * @param r The request.
+ * @param memo The map's memo ({@linkcode memoOf}), when already found.
  * @returns The value.
  */
 export function evaluateMap(
   name: string,
   map: MapConf,
   r: RequestVars,
+  memo: Map<string, string> | null = memoOf(map),
 ): string {
   const known = r.mapValues;
   if (known !== undefined) {
@@ -283,7 +289,6 @@ export function evaluateMap(
     remember(r, name, found);
     return found;
   }
-  const memo = memoOf(map);
   let value = memo?.get(source);
   if (value === undefined) {
     value = lookUp(map, source, r);
