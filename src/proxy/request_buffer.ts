@@ -108,9 +108,9 @@ const TIMED_OUT: BodyReadResult = { kind: "timeout" };
 /**
  * Reads a body small enough for memory ({@linkcode fitsInMemory}) with one
  * call: `Deno.serve` hands over a body it already holds whole without a
- * stream (`req.bytes()` takes it as it is), where a reader made a stream,
- * its queue and a promise per chunk (a fifth of a small POST's CPU,
- * profiled). `client_body_timeout` still holds: past it the read is given
+ * stream (`req.bytes()` takes it as it is), where a reader made a stream
+ * (two `WeakMap` entries in Deno), its queue and a promise per chunk.
+ * `client_body_timeout` still holds: past it the read is given
  * up (its late failure is ignored) and the answer is the 408, as with
  * {@linkcode readRequestBody}.
  *
