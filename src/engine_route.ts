@@ -22,6 +22,7 @@ import type { ErrorTarget, Logger, UpstreamTries } from "./log/mod.ts";
 import {
   type LocationProxyContext,
   proxyLocation,
+  type RequestBuffering,
   type RequestEvent,
   tunnelClosed,
   UpstreamRegistry,
@@ -138,6 +139,11 @@ export interface EngineRequest {
   readonly bodyInGet: boolean;
   /** Where the proxy records its upstream tries for the access line. */
   tries: UpstreamTries | null;
+  /**
+   * The client's fields as the head's check walked them (flat: name,
+   * value…), so the proxy need not walk them again; `null` when not known.
+   */
+  clientFields?: readonly string[] | null;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
@@ -198,8 +204,11 @@ export class EngineRoute {
   /** Every upstream group, made once (`upstream {}` and `proxy_pass host:port`). */
   readonly #registry: UpstreamRegistry;
   readonly #deps: EngineRouteDeps;
-  /** Where bodies past `client_body_buffer_size` go; `null` when streamed. */
-  readonly #temp: TempFiles | null;
+  /**
+   * How bodies are read whole before forwarding, made once; `undefined`
+   * when they are streamed.
+   */
+  readonly #buffering: RequestBuffering | undefined;
   /** `client_body_timeout` of every body being read: one interval. */
   readonly #bodyDeadlines = new BodyDeadlines();
   readonly #static: ContentHandlers["static"];
@@ -238,9 +247,14 @@ export class EngineRoute {
       serverName: defaultServer.serverName,
     }));
     const body = deps.body;
-    this.#temp = body?.proxyRequestBuffering
-      ? new TempFiles(body.clientBodyTempPath)
-      : null;
+    this.#buffering = body?.proxyRequestBuffering
+      ? {
+        bufferSize: body.clientBodyBufferSize,
+        timeoutMs: body.clientBodyTimeoutMs,
+        temp: new TempFiles(body.clientBodyTempPath),
+        deadlines: this.#bodyDeadlines,
+      }
+      : undefined;
     this.#registry = new UpstreamRegistry(conf.upstreams, {
       ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
       ...(deps.transport ? { transport: deps.transport } : {}),
@@ -360,6 +374,9 @@ export class EngineRoute {
       headers: listen.ssl
         ? withAuthority(req.headers, request.host)
         : req.headers,
+      // The walked fields are the request's own (over TLS, `:authority`
+      // may be added as Host).
+      fields: listen.ssl ? null : request.clientFields ?? null,
       remoteAddr: request.client,
       remotePort: request.clientPort,
       serverAddr: listen.hostname,
@@ -377,6 +394,10 @@ export class EngineRoute {
         : [...captures].map((c) => c ?? ""),
       named: NO_NAMED,
       location: server.conf,
+      // Present from the start: a field added later changes the object's
+      // shape mid-request, and code optimised for one shape is thrown away.
+      vars: undefined,
+      mapValues: undefined,
     };
     request.at = vars;
     const flow = new RouteFlow(vars, request, req, socket.port);
@@ -559,9 +580,11 @@ export class EngineRoute {
    * A proxied location (`proxy/location_proxy.ts`). The URI's state is read
    * back as nginx keeps it: changed by a rewrite or an internal redirect
    * (`$uri` or `$args` differ from the client's), and `rewrite … break` in
-   * the final location (the phases' `rewritten`).
+   * the final location (the phases' `rewritten`). Not async: without a
+   * filter to run, the proxy's promise is handed back (an async layer and
+   * its promises fewer per request).
    */
-  async #proxy(
+  #proxy(
     req: Request,
     content: Parameters<ContentHandlers["proxy"]>[1],
     flow: FlowRequest,
@@ -570,7 +593,7 @@ export class EngineRoute {
     const { vars } = flow;
     const changed = content.rewritten || vars.uri !== request.uri ||
       vars.args !== request.args;
-    const response = await proxyLocation(req, {
+    const proxied = proxyLocation(req, {
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -578,34 +601,30 @@ export class EngineRoute {
       breakInLocation: content.rewritten,
       log: flow.log,
       contentLength: request.contentLength,
+      // The walk was of the client's request, not an error page's copy.
+      clientFields: req === (flow as RouteFlow).req
+        ? request.clientFields ?? null
+        : null,
       tries: request.tries,
-      buffering: this.#temp === null ? undefined : {
-        bufferSize: this.#deps.body!.clientBodyBufferSize,
-        timeoutMs: this.#deps.body!.clientBodyTimeoutMs,
-        temp: this.#temp,
-        deadlines: this.#bodyDeadlines,
-        // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
-        onTempFile: (path: string) =>
-          flow.log({
-            level: "warn",
-            message:
-              `a client request body is buffered to a temporary file ${path}`,
-          }),
-      },
+      buffering: this.#buffering,
       origin: flow.origin,
     }, this.#proxyContext);
     // nginx's charset and headers filters run on proxied answers too (CORS
     // headers in an /api/ location are the common case); the upstream's own
     // Content-Type passes as it is unless it has no charset.
-    if (content.conf.charset !== null) withCharset(response, content.conf);
-    if (hasHeadersFilter(content.conf)) {
-      filterHeaders(response.headers, {
-        status: filterStatus(response, flow),
-        conf: content.conf,
-        vars,
-      });
-    }
-    return response;
+    const { conf } = content;
+    if (conf.charset === null && !hasHeadersFilter(conf)) return proxied;
+    return proxied.then((response) => {
+      if (conf.charset !== null) withCharset(response, conf);
+      if (hasHeadersFilter(conf)) {
+        filterHeaders(response.headers, {
+          status: filterStatus(response, flow),
+          conf,
+          vars,
+        });
+      }
+      return response;
+    });
   }
 }
 

@@ -162,7 +162,7 @@ export function createGatewayHandler(
   const conf = config.engine ?? compileBuiltIn(config, { caseless });
   // nginx's lines for `_` in field names are `info`: looked for only when
   // some error log takes that level.
-  const headChecks = { notes: isLevelEnabled("info", conf.errorLogFloor) };
+  const notes = isLevelEnabled("info", conf.errorLogFloor);
   let defaultPage: DefaultPageRoute | null = null;
   const engine = new EngineRoute(conf, {
     port: runtime.port,
@@ -374,11 +374,11 @@ export function createGatewayHandler(
       return badRequest(req);
     }
     const verdict = checkRequestHead(req, host, {
-      ...headChecks,
+      notes,
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
     });
-    for (const note of verdict.notes) ctx.log(note);
+    for (let i = 0; i < verdict.notes.length; i++) ctx.log(verdict.notes[i]!);
     if (verdict.kind === "reject") {
       ctx.host = ctx.authority ?? host;
       ctx.uri = decoded.uri;
@@ -410,6 +410,7 @@ export function createGatewayHandler(
     ctx.uri = decoded.uri;
     ctx.args = decoded.args;
     ctx.declareLength(length);
+    ctx.clientFields = verdict.fields;
     return engine.serve(req, ctx, at);
   }
 }

@@ -186,6 +186,11 @@ export class RequestContext implements EngineRequest {
   contentLength: number | null = null;
   /** The declared length's digits. */
   lengthDigits: string | null = null;
+  /**
+   * The client's fields as the head's check walked them (flat: name,
+   * value…), for the proxy; `null` before the check.
+   */
+  clientFields: readonly string[] | null = null;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued = false;
   /**

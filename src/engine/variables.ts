@@ -26,6 +26,13 @@ export interface RequestVars {
   args: string;
   /** The request's header fields. */
   headers: Headers;
+  /**
+   * The same fields as the head's check walked them (flat: name, value…,
+   * in `Headers.forEach`'s order), when they are `headers`' own: `$http_*`
+   * reads them without a `Headers.get` (a call through Deno's argument
+   * checks) per variable.
+   */
+  fields?: readonly string[] | null;
   /** `$remote_addr`. */
   remoteAddr: string;
   /** `$remote_port`. */
@@ -61,15 +68,29 @@ export interface RequestVars {
   /** Named captures of the latest regex match. */
   named: Record<string, string>;
   /** `set` variables and named captures; made by the first of them. */
-  vars?: Map<string, string>;
+  vars?: Map<string, string> | undefined;
   /**
-   * The first map variable evaluated this request, and its value: most
-   * requests evaluate one (the built-in `Cache-Control`), and a `Map` per
-   * request for it was garbage per request.
+   * The map variables evaluated this request, flat: name, value, name,
+   * value… A request reads a few (the built-in configuration's proxy
+   * fields read two, its `Cache-Control` one): a scan of a short array
+   * costs less than a `Map` or an object per request.
    */
-  firstMap?: { name: string; value: string };
-  /** Map results already evaluated this request, after the first. */
-  mapCache?: Map<string, string>;
+  mapValues?: string[] | undefined;
+}
+
+/**
+ * A field's value in a walked list (flat: name, value…), as
+ * `Headers.get` gives it: `""` when absent, repeated ones joined with
+ * ", " (the walk joins all but `Set-Cookie`, listed once per line).
+ */
+function fieldValue(fields: readonly string[], name: string): string {
+  let value: string | null = null;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === name) {
+      value = value === null ? fields[i + 1]! : `${value}, ${fields[i + 1]}`;
+    }
+  }
+  return value ?? "";
 }
 
 /** `$http_NAME` for a variable's suffix (`user_agent` → `user-agent`). */
@@ -197,7 +218,11 @@ export class Variables implements VariableScope {
    */
   reader(name: string): VariableReader | null {
     const map = this.#maps.get(name);
-    if (map !== undefined) return (r) => evaluateMap(name, map, r);
+    if (map !== undefined) {
+      // The map's memo, found once for the reader (not a lookup per request).
+      let memo: Map<string, string> | null | undefined;
+      return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
+    }
     if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
     const builtIn = BUILT_IN[name];
     if (builtIn !== undefined) return builtIn;
@@ -205,7 +230,10 @@ export class Variables implements VariableScope {
       const field = fieldName(name.slice(5));
       // Cookie fields are joined with "; " by nginx, others with ", ";
       // Headers.get joins with ", " (a difference only for repeated Cookie).
-      return (r) => fieldText(r.headers.get(field) ?? "");
+      return (r) =>
+        fieldText(
+          r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
+        );
     }
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
@@ -239,17 +267,21 @@ export class Variables implements VariableScope {
  * @param name The variable.
  * @param map The compiled block.
  * @param r The request.
+ * @param memo The map's memo ({@linkcode memoOf}), when already found.
  * @returns The value.
  */
 export function evaluateMap(
   name: string,
   map: MapConf,
   r: RequestVars,
+  memo: Map<string, string> | null = memoOf(map),
 ): string {
-  const cached = r.firstMap?.name === name
-    ? r.firstMap.value
-    : r.mapCache?.get(name);
-  if (cached !== undefined) return cached;
+  const known = r.mapValues;
+  if (known !== undefined) {
+    for (let i = 0; i < known.length; i += 2) {
+      if (known[i] === name) return known[i + 1]!;
+    }
+  }
   const source = map.source.evaluate(r);
   if (map.geo !== undefined) {
     const forwarded = map.geo.forwardedFor?.evaluate(r) ?? "";
@@ -257,7 +289,6 @@ export function evaluateMap(
     remember(r, name, found);
     return found;
   }
-  const memo = memoOf(map);
   let value = memo?.get(source);
   if (value === undefined) {
     value = lookUp(map, source, r);
@@ -272,8 +303,8 @@ export function evaluateMap(
 
 /** Keeps a map's value for the rest of the request. */
 function remember(r: RequestVars, name: string, value: string): void {
-  if (r.firstMap === undefined) r.firstMap = { name, value };
-  else (r.mapCache ??= new Map()).set(name, value);
+  if (r.mapValues === undefined) r.mapValues = [name, value];
+  else r.mapValues.push(name, value);
 }
 
 /** Source values a map remembers the result of, at most (then it starts over). */

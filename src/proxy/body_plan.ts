@@ -70,6 +70,9 @@ export async function bufferUpTo(
   return { kind: "ready", body: { kind: "bytes", bytes } };
 }
 
+/** The decision for a small declared body, made once. */
+const READ: BodyDecision = Object.freeze({ kind: "read" });
+
 /**
  * What to do with a request's body, from its headers and declared length.
  * Not async: the body is read by the caller, so a request costs one async
@@ -113,7 +116,7 @@ export function planBody(
       body: { kind: "stream", stream: req.body, length: null },
     };
   }
-  if (length !== null && length <= SMALL_BODY) return { kind: "read" };
+  if (length !== null && length <= SMALL_BODY) return READ;
   if (req.body === null) return { kind: "ready", body: null };
   if (length !== null) {
     return {

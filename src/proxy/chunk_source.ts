@@ -23,7 +23,7 @@ const READ_SIZE = 64 * 1024;
  * asking it for a BYOB reader throws a TypeError whose stack was 8 % of a
  * small POST's CPU.
  */
-export class ChunkSource {
+export class ChunkSource implements TimedRead {
   #byob: ReadableStreamBYOBReader | null = null;
   #plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #buffer: ArrayBuffer;
@@ -93,6 +93,16 @@ export class ChunkSource {
   }
 }
 
+/** A body being read, as {@linkcode BodyDeadlines} watches it. */
+export interface TimedRead {
+  /** When the last read ended, or reading began (epoch ms). */
+  readonly lastRead: number;
+  /** `client_body_timeout`: the longest wait between two reads (ms). */
+  readonly timeoutMs: number;
+  /** The wait passed: the read fails. */
+  expire(): void;
+}
+
 /**
  * The `client_body_timeout` of every body being read, kept as nginx keeps
  * its timer tree: one interval while any body is read, not a timer armed
@@ -100,7 +110,7 @@ export class ChunkSource {
  * stalled body is cancelled within {@linkcode BODY_TICK_MS} of its timeout.
  */
 export class BodyDeadlines {
-  #reading = new Set<ChunkSource>();
+  #reading = new Set<TimedRead>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   /**
@@ -108,7 +118,7 @@ export class BodyDeadlines {
    *
    * @param source The body.
    */
-  watch(source: ChunkSource): void {
+  watch(source: TimedRead): void {
     this.#reading.add(source);
     if (this.#timer === undefined) {
       // Not unref'd: a body being read is a request the gateway serves.
@@ -122,7 +132,7 @@ export class BodyDeadlines {
    *
    * @param source The body.
    */
-  unwatch(source: ChunkSource): void {
+  unwatch(source: TimedRead): void {
     this.#reading.delete(source);
   }
 

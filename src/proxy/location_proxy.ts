@@ -67,6 +67,11 @@ export interface LocationRequest {
   /** The declared `Content-Length`, parsed once; `null` when none. */
   contentLength: number | null;
   /**
+   * The client's fields of `req` as already walked (flat: name, value…,
+   * in `Headers.forEach`'s order); walked here when absent.
+   */
+  clientFields?: readonly string[] | null;
+  /**
    * `http://host[:port]` for a rewritten `Location` that starts with `/`;
    * by default `$host` (or the server's address without `Host`) with
    * `$server_port` unless 80, as nginx's header filter builds it.
@@ -170,7 +175,11 @@ export async function proxyLocation(
         locationInvalid: request.breakInLocation ?? false,
       }),
   );
-  const fields = upstreamFields(fieldPlan(conf), vars, req.headers);
+  const fields = upstreamFields(
+    fieldPlan(conf),
+    vars,
+    request.clientFields ?? req.headers,
+  );
   for (const name of fields.unsafe) {
     log({
       level: "error",
@@ -206,6 +215,7 @@ export async function proxyLocation(
     },
     toResponse,
     buffering: request.buffering ?? null,
+    log,
   };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
@@ -263,7 +273,10 @@ function settle(
   }
   switch (result.kind) {
     case "response": {
-      const stood = interceptedBy(result.response);
+      // Only `proxy_intercept_errors` makes a stand-in.
+      const stood = request.conf.proxyInterceptErrors
+        ? interceptedBy(result.response)
+        : undefined;
       if (stood !== undefined) {
         // An intercepted 401 keeps the upstream's `WWW-Authenticate`
         // (`ngx_http_upstream_intercept_errors`).

@@ -28,4 +28,5 @@ export {
   rewriteRedirectValue,
 } from "./response_fields.ts";
 export { TempFiles } from "./temp_files.ts";
+export type { RequestBuffering } from "./proxy.ts";
 export { BodyDeadlines } from "./chunk_source.ts";

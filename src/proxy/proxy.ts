@@ -9,8 +9,14 @@
  */
 
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
-import { type BodyDeadlines, readRequestBody } from "./request_buffer.ts";
+import {
+  type BodyDeadlines,
+  fitsInMemory,
+  readRequestBody,
+  readWholeBody,
+} from "./request_buffer.ts";
 import type { TempFiles } from "./temp_files.ts";
+import type { RequestEvent } from "./outcome_log.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -57,6 +63,8 @@ export interface ProxyOptions {
   buffering?: RequestBuffering | null;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
+  /** Writes an error line with the request's context (a body's temporary file). */
+  log?: (event: RequestEvent) => void;
 }
 
 /** How a body is read whole before forwarding. */
@@ -67,16 +75,16 @@ export interface RequestBuffering {
   timeoutMs: number;
   /** The `client_body_temp_path` folder. */
   temp: TempFiles;
-  /** Told the path of a file a body went to (nginx's `[warn]` line). */
-  onTempFile: (path: string) => void;
   /** The timers of the bodies being read, made once. */
   deadlines?: BodyDeadlines;
 }
 
 /** The call settings a proxied location brings. */
-export type LocationCall = Pick<
-  UpstreamCall,
-  "version" | "leading" | "timeouts" | "headBufferSize" | "keepalive"
+export type LocationCall = Required<
+  Pick<
+    UpstreamCall,
+    "version" | "leading" | "timeouts" | "headBufferSize" | "keepalive"
+  >
 >;
 
 /**
@@ -177,12 +185,29 @@ export async function proxyRequest(
     options.clientMaxBodySize,
   );
   const hasBody = !(plan.kind === "ready" && plan.body === null);
-  if (options.buffering && hasBody && req.body !== null) {
-    const read = await readRequestBody(req.body, {
-      length: options.contentLength,
+  const buffering = options.buffering;
+  const length = options.contentLength;
+  // A small declared body in one call (a GET or HEAD with one was refused
+  // before: their body is `null`), any other through its stream.
+  const read = !buffering || !hasBody
+    ? null
+    : fitsInMemory(length, buffering.bufferSize)
+    ? await readWholeBody(req, buffering)
+    : req.body === null
+    ? null
+    : await readRequestBody(req.body, {
+      length,
       limit: options.clientMaxBodySize,
-      ...options.buffering,
+      ...buffering,
+      // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
+      onTempFile: (path) =>
+        options.log?.({
+          level: "warn",
+          message:
+            `a client request body is buffered to a temporary file ${path}`,
+        }),
     });
+  if (read !== null) {
     switch (read.kind) {
       case "ready":
         try {
@@ -242,13 +267,19 @@ async function forward(
     onFailure,
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);
+    const { call } = options;
+    // Written out, not spread: an object spread per request is a slow copy.
     return peer.client.send({
       method: req.method,
       path: options.upstreamPath,
       host: peer.spec.address.origin.slice("http://".length),
       headers,
       body,
-      ...options.call,
+      version: call.version,
+      leading: call.leading,
+      timeouts: call.timeouts,
+      headBufferSize: call.headBufferSize,
+      keepalive: call.keepalive,
       // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
       signal: () => req.signal,
       onConnected: tries?.connected,

@@ -13,7 +13,7 @@
 
 import type { UpstreamCall } from "../upstream/mod.ts";
 import type { TempFile, TempFiles } from "./temp_files.ts";
-import { BodyDeadlines, ChunkSource } from "./chunk_source.ts";
+import { BodyDeadlines, ChunkSource, type TimedRead } from "./chunk_source.ts";
 
 export { BodyDeadlines };
 
@@ -65,6 +65,90 @@ export interface BodyReadOptions {
 }
 
 /**
+ * Whether a body of a declared length stays in memory: nginx sizes its
+ * buffer to a declared length under 1.25 times `client_body_buffer_size`,
+ * and keeps such a body in memory (ngx_http_read_client_request_body).
+ *
+ * @param length The declared `Content-Length`, or `null`.
+ * @param bufferSize `client_body_buffer_size`.
+ * @returns Whether it is read into memory whole.
+ */
+export function fitsInMemory(
+  length: number | null,
+  bufferSize: number,
+): boolean {
+  return length !== null && length < bufferSize + (bufferSize >> 2);
+}
+
+/** One call's read of a whole body, under `client_body_timeout`. */
+class WholeRead implements TimedRead {
+  readonly lastRead = Date.now();
+  readonly timeoutMs: number;
+  #done: ((result: BodyReadResult) => void) | null;
+
+  constructor(timeoutMs: number, done: (result: BodyReadResult) => void) {
+    this.timeoutMs = timeoutMs;
+    this.#done = done;
+  }
+
+  /** The first outcome wins: the read's, or the deadline's. */
+  settle(result: BodyReadResult): void {
+    const done = this.#done;
+    this.#done = null;
+    done?.(result);
+  }
+
+  expire(): void {
+    this.settle(TIMED_OUT);
+  }
+}
+
+const TIMED_OUT: BodyReadResult = { kind: "timeout" };
+
+/**
+ * Reads a body small enough for memory ({@linkcode fitsInMemory}) with one
+ * call: `Deno.serve` hands over a body it already holds whole without a
+ * stream (`req.bytes()` takes it as it is), where a reader made a stream
+ * (two `WeakMap` entries in Deno), its queue and a promise per chunk.
+ * `client_body_timeout` still holds: past it the read is given
+ * up (its late failure is ignored) and the answer is the 408, as with
+ * {@linkcode readRequestBody}.
+ *
+ * @param req The client's request.
+ * @param options `client_body_timeout`, and the timers of every body being read.
+ * @returns The body, or why it could not be read.
+ */
+export function readWholeBody(
+  req: Request,
+  options: { timeoutMs: number; deadlines?: BodyDeadlines | undefined },
+): Promise<BodyReadResult> {
+  const deadlines = options.deadlines ?? new BodyDeadlines();
+  return new Promise((resolve) => {
+    const read = new WholeRead(options.timeoutMs, (result) => {
+      if (options.deadlines === undefined) deadlines.stop();
+      else deadlines.unwatch(read);
+      resolve(result);
+    });
+    deadlines.watch(read);
+    req.bytes().then(
+      (bytes) =>
+        read.settle({
+          kind: "ready",
+          body: bytes.length === 0 ? null : {
+            kind: "bytes",
+            // Not a view that would keep a far larger buffer alive.
+            bytes: bytes.buffer.byteLength <= 2 * bytes.length
+              ? bytes
+              : bytes.slice(),
+          },
+          temp: null,
+        }),
+      (error) => read.settle({ kind: "read-failed", error }),
+    );
+  });
+}
+
+/**
  * Reads a request body whole.
  *
  * @param stream The client's body.
@@ -75,12 +159,7 @@ export async function readRequestBody(
   stream: ReadableStream<Uint8Array>,
   options: BodyReadOptions,
 ): Promise<BodyReadResult> {
-  // nginx sizes its buffer to a declared length under 1.25 times
-  // client_body_buffer_size, and keeps such a body in memory
-  // (ngx_http_read_client_request_body).
-  const inMemory = options.length !== null
-    ? options.length < options.bufferSize + (options.bufferSize >> 2)
-    : false;
+  const inMemory = fitsInMemory(options.length, options.bufferSize);
   const reader = new ChunkSource(stream, {
     timeoutMs: options.timeoutMs,
     small: inMemory,

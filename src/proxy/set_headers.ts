@@ -106,7 +106,8 @@ const UNSAFE_VALUE = /[\r\n\0]/;
  *
  * @param plan The location's plan.
  * @param vars The request's variables.
- * @param client The client's fields.
+ * @param client The client's fields: its `Headers`, or the same fields as
+ * walked before (flat: name, value…, in `forEach`'s order).
  * @returns The fields to send and what they say about the connection.
  *
  * @example Usage
@@ -129,7 +130,7 @@ const UNSAFE_VALUE = /[\r\n\0]/;
 export function upstreamFields(
   plan: FieldPlan,
   vars: RequestVars,
-  client: Headers,
+  client: Headers | readonly string[],
 ): UpstreamFields {
   const set: [string, string][] = [];
   let unsafe: string[] | null = null;
@@ -150,12 +151,19 @@ export function upstreamFields(
   }
   const passed: [string, string][] = [];
   const { dropped } = plan;
-  // forEach, not for..of: see upstreamRequestHeaders in headers.ts.
-  client.forEach((value, name) => {
-    // Names with `_` are dropped when the request is read (nginx's
-    // `underscores_in_headers off`).
+  // Names with `_` are dropped when the request is read (nginx's
+  // `underscores_in_headers off`).
+  const pass = (value: string, name: string) => {
     if (!dropped.has(name) && !name.includes("_")) passed.push([name, value]);
-  });
+  };
+  if (client instanceof Headers) {
+    // forEach, not for..of: Deno's iterator sorts the list again per field.
+    client.forEach(pass);
+  } else {
+    for (let i = 0; i + 1 < client.length; i += 2) {
+      pass(client[i + 1]!, client[i]!);
+    }
+  }
   // No Connection sent (the usual case): nothing to split per request.
   const tokens = connection === ""
     ? NO_TOKENS

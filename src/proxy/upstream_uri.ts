@@ -152,8 +152,8 @@ export interface RawUriInput {
  */
 export function rawUpstreamUri(input: RawUriInput): string | null {
   const { proxyUri, locationName, requestUri, caseless } = input;
-  if (!/^\/[^/]+\/$/.test(locationName)) return null;
-  const q = requestUri.search(/[?#]/);
+  if (!isOneSegment(locationName)) return null;
+  const q = queryStart(requestUri);
   const rawPath = q < 0 ? requestUri : requestUri.slice(0, q);
   // The common request: normalising would change nothing, so the rest of
   // the path goes as it is (the same result as below, without splitting).
@@ -181,4 +181,24 @@ function queryOf(target: string): string {
   const noFragment = hash < 0 ? target : target.slice(0, hash);
   const q = noFragment.indexOf("?");
   return q < 0 ? "" : noFragment.slice(q);
+}
+
+/**
+ * `/name/`: one segment between slashes (the only location name whose
+ * raw URI rule applies). A loop, not a regex: it runs for every request.
+ */
+function isOneSegment(name: string): boolean {
+  if (name.length < 3 || name[0] !== "/" || name[name.length - 1] !== "/") {
+    return false;
+  }
+  return name.indexOf("/", 1) === name.length - 1;
+}
+
+/** Where the query or fragment starts, or -1. */
+function queryStart(target: string): number {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 0x3f || c === 0x23) return i;
+  }
+  return -1;
 }

@@ -43,6 +43,13 @@ export type HeadVerdict =
     contentLength: Exclude<ContentLength, { kind: "invalid" }>;
     /** Lines nginx writes but serves the request anyway (dropped fields). */
     notes: readonly CheckEvent[];
+    /**
+     * The fields as the walk saw them (`Headers.forEach`'s order: sorted,
+     * repeated ones joined), flat: name, value, name, value… The proxy
+     * reads them rather than walking the fields again: each walk of a
+     * request's `Headers` sorts a new list of new pairs.
+     */
+    fields: readonly string[];
   }
   | {
     /** nginx refuses it: 400, 405 or 501, and the connection closes. */
@@ -216,7 +223,7 @@ export function checkRequestHead(
   if (req.method === "TRACE") {
     return reject(405, "client sent TRACE method", true);
   }
-  return { kind: "ok", contentLength, notes };
+  return { kind: "ok", contentLength, notes, fields: walk.fields };
 }
 
 /**
@@ -275,17 +282,20 @@ export function expectsContinue(req: Request, length: number | null): boolean {
  * One walk over the fields: nginx's line for each name with `_` (which it
  * drops), and the first line that does not fit nginx's header buffers.
  * `Deno.serve` hands the fields over sorted by name, with repeated fields
- * joined, so the buffers are filled in that order.
+ * joined, so the buffers are filled in that order. The fields are kept,
+ * flat, for the proxy.
  */
 function walkFields(
   headers: Headers,
   options: { notes: boolean; limits: HeaderBuffers; line: string },
-): { notes: readonly CheckEvent[]; tooLong: string | null } {
+): { notes: readonly CheckEvent[]; tooLong: string | null; fields: string[] } {
   let notes: CheckEvent[] | null = null;
   let tooLong: string | null = null;
+  const fields: string[] = [];
   const replay = new HeaderBufferReplay(options.limits);
   replay.place(options.line.length + 2);
   headers.forEach((value, name) => {
+    fields.push(name, value);
     if (tooLong === null) {
       const held = replay.place(name.length + value.length + 4);
       if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
@@ -300,7 +310,7 @@ function walkFields(
   if (tooLong === null && replay.place(2) >= 0) {
     tooLong = "client sent too large request";
   }
-  return { notes: notes ?? NO_NOTES, tooLong };
+  return { notes: notes ?? NO_NOTES, tooLong, fields };
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);

@@ -5,6 +5,8 @@
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
+import { Variables } from "../../src/engine/variables.ts";
+import { requestVars } from "./_conf.ts";
 
 Deno.test("$hostname is the machine's name in lower case, under the gateway's run flags", async () => {
   const prefix = await Deno.makeTempDir({ prefix: "vars-gw-" });
@@ -34,5 +36,31 @@ http {
     strictEqual(raw.split("\r\n\r\n")[1], `${name} ${gw.child.pid}\n`);
   } finally {
     await Deno.remove(prefix, { recursive: true });
+  }
+});
+
+Deno.test("$http_NAME reads the walked fields as Headers.get reads the fields themselves", async (t) => {
+  const scope = new Variables(new Map(), new Set());
+  // [fields as sent, variable]
+  const cases: [[string, string][], string][] = [
+    [[["host", "h"], ["upgrade", "websocket"]], "http_upgrade"],
+    [[["host", "h"]], "http_upgrade"],
+    [[["x-forwarded-for", "1.2.3.4"]], "http_x_forwarded_for"],
+    [[["Accept", "a"], ["accept", "b"]], "http_accept"],
+    [[["set-cookie", "a=1"], ["set-cookie", "b=2"]], "http_set_cookie"],
+    [[["connection", "Upgrade, keep-alive"]], "http_connection"],
+    [[], "http_host"],
+  ];
+  for (const [sent, name] of cases) {
+    await t.step(`${name} of ${JSON.stringify(sent)}`, () => {
+      const headers = new Headers();
+      for (const [n, v] of sent) headers.append(n, v);
+      const fields: string[] = [];
+      headers.forEach((value, key) => fields.push(key, value));
+      const read = scope.reader(name)!;
+      const direct = read({ ...requestVars("/"), headers, fields: null });
+      const walked = read({ ...requestVars("/"), headers, fields });
+      strictEqual(walked, direct);
+    });
   }
 });
