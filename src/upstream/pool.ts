@@ -8,7 +8,10 @@
  * less than half the shortest idle time after which this upstream was
  * seen to close one: an upstream closes a kept connection at its idle
  * timeout, and one used more recently than that cannot be closing as the
- * request crosses it. HTTP/1.1 gives no proof that a request which met a
+ * request crosses it. A lesson is forgotten {@linkcode RELEARN_MS} after
+ * the last one: an upstream that restarts closes every kept connection
+ * whatever its idle time, and remembering that for the life of the process
+ * would send every later POST over a new connection. HTTP/1.1 gives no proof that a request which met a
  * close was not processed (RFC 9112 §9.3.1), so such a request is never
  * resent; nginx 1.22 takes any kept connection for it and answers 502 on
  * that race (ngx_http_upstream_next's non-idempotent rule).
@@ -26,6 +29,14 @@ import type { Connection } from "./connection.ts";
  * learned from the closes seen.
  */
 export const NON_IDEMPOTENT_IDLE_MS = 500;
+
+/**
+ * A learned bound lasts this long after the last close that taught it
+ * (ms); then {@linkcode NON_IDEMPOTENT_IDLE_MS} holds again until the
+ * next. An upstream with a short idle timeout teaches it again at its next
+ * close; at worst one request a minute meets the race nginx always takes.
+ */
+export const RELEARN_MS = 60_000;
 
 /** Options for {@linkcode IdlePool}. */
 export interface IdlePoolOptions {
@@ -47,6 +58,8 @@ export class IdlePool {
   #now: () => number;
   /** Idle time a non-idempotent request's connection must stay under (ms). */
   #riskyIdleMs = NON_IDEMPOTENT_IDLE_MS;
+  /** When the last close taught {@linkcode riskyIdleMs} (clock ms). */
+  #learnedAt = 0;
 
   /** @param options Size, idle timeout and clock. */
   constructor(options: IdlePoolOptions) {
@@ -57,6 +70,12 @@ export class IdlePool {
 
   /** How long a connection may have been idle for a non-idempotent request (ms). */
   get riskyIdleMs(): number {
+    if (
+      this.#riskyIdleMs < NON_IDEMPOTENT_IDLE_MS &&
+      this.#now() - this.#learnedAt >= RELEARN_MS
+    ) {
+      this.#riskyIdleMs = NON_IDEMPOTENT_IDLE_MS;
+    }
     return this.#riskyIdleMs;
   }
 
@@ -86,7 +105,7 @@ export class IdlePool {
       const c = this.#idle.at(-1)!;
       if (
         risky && !c.closed &&
-        this.#now() - c.idleSince >= this.#riskyIdleMs
+        this.#now() - c.idleSince >= this.riskyIdleMs
       ) {
         return null;
       }
@@ -102,13 +121,14 @@ export class IdlePool {
   /**
    * The upstream closed a connection idle this long (ms), as the pending
    * read saw or an exchange met: a non-idempotent request takes none idle
-   * half as long from now on.
+   * half as long for the next {@linkcode RELEARN_MS}.
    *
    * @param idleMs How long it had been idle.
    */
   closedAfter(idleMs: number): void {
     const half = Math.max(0, Math.floor(idleMs / 2));
-    if (half < this.#riskyIdleMs) this.#riskyIdleMs = half;
+    if (half < this.riskyIdleMs) this.#riskyIdleMs = half;
+    this.#learnedAt = this.#now();
   }
 
   /**

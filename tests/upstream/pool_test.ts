@@ -1,6 +1,10 @@
 import { strictEqual } from "node:assert/strict";
 import { Connection } from "../../src/upstream/connection.ts";
-import { IdlePool, NON_IDEMPOTENT_IDLE_MS } from "../../src/upstream/pool.ts";
+import {
+  IdlePool,
+  NON_IDEMPOTENT_IDLE_MS,
+  RELEARN_MS,
+} from "../../src/upstream/pool.ts";
 import { loopbackPair, waitFor } from "../_utils.ts";
 
 /** Closes connections and waits for their idle reads to settle (no leaked op). */
@@ -115,4 +119,25 @@ Deno.test("IdlePool learns the upstream's idle close: a risky take then needs ha
   strictEqual(pool.riskyIdleMs, 20, "the bound only shrinks");
   pool.close();
   await closeAll(a, b);
+});
+
+Deno.test("IdlePool forgets a lesson RELEARN_MS after the last: an upstream restart does not keep POSTs off the pool for good", async () => {
+  await using pair = await loopbackPair();
+  let clock = 0;
+  const pool = new IdlePool({ ...options, now: () => clock });
+  // A restart closed a connection idle 4 ms: the bound drops to 2 ms.
+  pool.closedAfter(4);
+  clock += RELEARN_MS - 1;
+  pool.closedAfter(8);
+  strictEqual(pool.riskyIdleMs, 2, "a later lesson keeps the shorter bound");
+  clock += RELEARN_MS - 1;
+  strictEqual(pool.riskyIdleMs, 2, "still within RELEARN_MS of the last");
+  clock += 1;
+  strictEqual(pool.riskyIdleMs, NON_IDEMPOTENT_IDLE_MS);
+  const c = new Connection(pair.client);
+  pool.put(c);
+  clock += 100;
+  strictEqual(pool.take(true), c, "a POST takes a connection idle 100 ms");
+  pool.close();
+  await closeAll(c);
 });
