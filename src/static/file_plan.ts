@@ -10,7 +10,12 @@ import type { OsFamily } from "../runtime/mod.ts";
 import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse, rememberBody } from "../response/mod.ts";
+import {
+  errorResponse,
+  framedInOnePiece,
+  ONE_WRITE_FIELD,
+  rememberBody,
+} from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
   etagFor,
@@ -31,6 +36,8 @@ export type StaticPlan =
     length: number;
     status: number;
     headers: [string, string][];
+    /** Its fields ask for one write (`ONE_WRITE_FIELD`): mark the response. */
+    framed: boolean;
   };
 
 /** One file's request, as {@linkcode planFile} reads it. */
@@ -66,6 +73,12 @@ export interface FileRequest {
    * so `Deno.serve` sends the head it prepared with it.
    */
   fields?: FieldsFilter;
+  /**
+   * The answer goes out on a TLS connection over HTTP/1.x: a body is framed
+   * to be written in one piece (`response/tls_one_write.ts`), in the fields
+   * the response is made from.
+   */
+  oneWrite?: boolean;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -175,6 +188,9 @@ export function planFile(
     headers.push(["accept-ranges", "bytes"]);
   }
   ctx.fields?.apply(headers, status);
+  // Last, as writeInOnePiece would have added it to the response's fields.
+  const framed = ctx.oneWrite === true && !head && length > 0;
+  if (framed) headers.push([...ONE_WRITE_FIELD]);
   if (head || length === 0) {
     file?.close();
     return done({
@@ -199,6 +215,7 @@ export function planFile(
         headers,
       });
     if (gzipped) rememberBody(response, cached.bytes);
+    if (framed) framedInOnePiece(response);
     return done({ response });
   }
   if (file === null) {
@@ -216,5 +233,5 @@ export function planFile(
       return done(fsFailure(error, servedPath, family));
     }
   }
-  return { kind: "stream", file, start, length, status, headers };
+  return { kind: "stream", file, start, length, status, headers, framed };
 }
