@@ -312,8 +312,9 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
       contentType,
     )
     : null;
+  // One shape, no spreads: made for every file answered.
   return {
-    ...(gzipFrom === null ? {} : { gzipFrom }),
+    gzipFrom,
     req: ctx.req,
     root: o.root,
     cache: o.cache,
@@ -323,9 +324,9 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     ranges,
     contentType,
     oneWrite: o.oneWrite === true,
-    ...(hasHeadersFilter(o.conf) || o.gzipVary === true
-      ? { fields: new PlannedFields(ctx) }
-      : {}),
+    fields: hasHeadersFilter(o.conf) || o.gzipVary === true
+      ? new PlannedFields(ctx)
+      : null,
   };
 }
 
