@@ -144,6 +144,11 @@ export interface EngineRequest {
    * value…), so the proxy need not walk them again; `null` when not known.
    */
   clientFields?: readonly string[] | null;
+  /**
+   * Served over HTTP/2 on a TLS socket: its answer is not framed to be
+   * written in one piece (`response/tls_one_write.ts`).
+   */
+  readonly served2: boolean;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
@@ -401,6 +406,7 @@ export class EngineRoute {
     };
     request.at = vars;
     const flow = new RouteFlow(vars, request, req, socket.port);
+    flow.oneWrite = listen.ssl && !request.served2;
     // Read before anything waits: `Deno.serve` settles the promise only if
     // it was asked for before the exchange ended (a client gone mid-request
     // would otherwise leave a count that is never given back).
@@ -512,6 +518,10 @@ export class EngineRoute {
       cache: this.cache,
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
+    // The gzip filter makes a response of its own from the file's answer.
+    if ((request as RouteFlow).oneWrite && !content.conf.gzip.enabled) {
+      options.oneWrite = true;
+    }
     const result = serveFile(req, options);
     if (result.retryInMs !== undefined) {
       return this.#settled(req, { content, request, options, result });
@@ -642,6 +652,11 @@ class RouteFlow implements FlowRequest {
   answered?: LocationConf;
   /** Set by the flow while an `error_page` is answered. */
   errStatus?: number;
+  /**
+   * A TLS connection over HTTP/1.x: a file's answer asks to be written in
+   * one piece in the fields it is made from (`response/tls_one_write.ts`).
+   */
+  oneWrite = false;
   /** The port the request came in on, for the origin. */
   readonly #port: number;
   #origin: string | null = null;

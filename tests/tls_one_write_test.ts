@@ -108,7 +108,7 @@ async function readOne(
 const PAGE = "<p>" + "station ".repeat(255) + "</p>\n"; // 2,048 bytes
 const JSON_2K = JSON.stringify({ items: "x".repeat(2036) }); // 2,048 bytes
 
-Deno.test("over TLS each response leaves in one TLS record: static, proxied, return, error page, large and small", async () => {
+Deno.test("over TLS each response leaves in one TLS record: static (with and without an access line, whole, a range, 304, empty, 416), proxied, return, error page, large and small", async () => {
   // The upstream writes head and body at once: the gateway holds the body
   // when it answers, as with a small answer of a local application.
   await using up = startRawUpstream(async (conn) => {
@@ -138,12 +138,17 @@ http {
     location /api/ { proxy_pass http://127.0.0.1:${up.port}/; }
     location = /ret { return 200 "${"r".repeat(1000)}"; }
     location = /nothing { return 204; }
+    # No access line to wait for: the file's answer goes out as made.
+    location /quiet/ { access_log off; }
   }
 }
 `
   );
   await Deno.writeTextFile(join(p.dir, "html", "2k.html"), PAGE);
   await Deno.writeTextFile(join(p.dir, "html", "404.html"), PAGE);
+  await Deno.mkdir(join(p.dir, "html", "quiet"));
+  await Deno.writeTextFile(join(p.dir, "html", "quiet", "2k.html"), PAGE);
+  await Deno.writeTextFile(join(p.dir, "html", "quiet", "empty.html"), "");
   await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
   await using relay = recordRelay(tls);
   const conn = await Deno.connectTls({
@@ -165,10 +170,22 @@ http {
       "/missing",
       "/",
       "/nothing",
+      "/quiet/2k.html",
+      "/quiet/2k.html\r\nRange: bytes=10-1500",
+      "/quiet/2k.html\r\nIf-None-Match: *",
+      "/quiet/empty.html",
+      "/quiet/2k.html\r\nRange: bytes=5000-",
     ];
     for (const [i, path] of paths.entries()) {
       const before = relay.records();
-      await writeText(conn, `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      // A path may carry a field after it, on its own line.
+      const [target, ...fields] = path.split("\r\n");
+      await writeText(
+        conn,
+        `GET ${target} HTTP/1.1\r\nHost: localhost\r\n${
+          fields.map((f) => `${f}\r\n`).join("")
+        }\r\n`,
+      );
       const response = await readOne(conn, state);
       if (i === 0) continue;
       const framing = /\r\ntransfer-encoding: chunked\r\n/i.test(response)
@@ -194,5 +211,10 @@ http {
     ["/missing", "404", "chunked", 1],
     ["/", "200", "chunked", 1],
     ["/nothing", "204", "neither", 1],
+    ["/quiet/2k.html", "200", "chunked", 1],
+    ["/quiet/2k.html\r\nRange: bytes=10-1500", "206", "chunked", 1],
+    ["/quiet/2k.html\r\nIf-None-Match: *", "304", "neither", 1],
+    ["/quiet/empty.html", "200", "length", 1],
+    ["/quiet/2k.html\r\nRange: bytes=5000-", "416", "chunked", 1],
   ]);
 });

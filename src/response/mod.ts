@@ -78,4 +78,8 @@ export {
   meteredBody,
   streamedResponse,
 } from "./response_body.ts";
-export { writeInOnePiece } from "./tls_one_write.ts";
+export {
+  framedInOnePiece,
+  ONE_WRITE_FIELD,
+  writeInOnePiece,
+} from "./tls_one_write.ts";

@@ -21,8 +21,52 @@
  * response cannot tell a stream from bytes without turning the bytes into
  * a stream, so every response with a body is framed so.
  *
+ * A handler that makes a response from a field list can ask for the framing
+ * before the response is made ({@linkcode ONE_WRITE_FIELD},
+ * {@linkcode framedInOnePiece}): `Deno.serve` prepares the head of a
+ * response with a body in memory when it is made, and setting a field on
+ * it afterwards throws that away (`response/field_list.ts`).
+ *
  * @module
  */
+
+/**
+ * The field {@linkcode writeInOnePiece} adds, for a field list a response
+ * with a body is to be made from (never on HEAD, 1xx, 204, 304 or an
+ * empty body, as there).
+ */
+export const ONE_WRITE_FIELD: readonly [string, string] = Object.freeze(
+  [
+    "transfer-encoding",
+    "chunked",
+  ] as const,
+);
+
+/** Responses made with {@linkcode ONE_WRITE_FIELD} among their fields. */
+const framed = new WeakSet<Response>();
+
+/**
+ * Marks a response made with {@linkcode ONE_WRITE_FIELD} among its fields,
+ * so {@linkcode writeInOnePiece} leaves its fields alone.
+ *
+ * @param response The response.
+ *
+ * @example Usage
+ * ```ts
+ * import { framedInOnePiece, ONE_WRITE_FIELD, writeInOnePiece } from "./tls_one_write.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const page = new Response("x".repeat(2048), {
+ *   headers: [["content-length", "2048"], [...ONE_WRITE_FIELD]],
+ * });
+ * framedInOnePiece(page);
+ * writeInOnePiece("GET", page); // nothing to do
+ * strictEqual(page.headers.get("transfer-encoding"), "chunked");
+ * ```
+ */
+export function framedInOnePiece(response: Response): void {
+  framed.add(response);
+}
 
 /**
  * Asks `Deno.serve` to write a response to an HTTP/1.x request on a TLS
@@ -52,6 +96,7 @@
  * ```
  */
 export function writeInOnePiece(method: string, response: Response): void {
+  if (framed.has(response)) return;
   const status = response.status;
   if (
     method === "HEAD" || status < 200 || status === 204 || status === 304

@@ -15,10 +15,17 @@
  * @module
  */
 
+import { type Validators, validatorsOf } from "./validators.ts";
+
 /** A file's contents as the static handler sends them. */
 export interface CachedBody {
   /** The file's bytes; ranges are cut from them. */
   bytes: Uint8Array<ArrayBuffer>;
+  /**
+   * The validators of the `stat` it was read with, made once (`null` for
+   * a file read while it changed, which is not kept).
+   */
+  validators: Validators | null;
   /**
    * The whole file as a body `Deno.serve` sends without copying it, or
    * `null` when it cannot be used: see {@linkcode wholeFileResponse}.
@@ -65,6 +72,8 @@ const MAX_SHARED_STATS = 4096;
 /** The cache. Least recently used files leave first. */
 export class StaticCache {
   #entries = new Map<string, CachedFile>();
+  /** The most recently used path: asked again, it needs no reordering. */
+  #newest: string | null = null;
   #absent = new Map<string, number>();
   #shared = new Map<string, { info: Deno.FileInfo | null; at: number }>();
   #lastStatAt = 0;
@@ -99,8 +108,11 @@ export class StaticCache {
   lookup(path: string, info: Deno.FileInfo): CachedBody | null {
     const hit = this.#entries.get(path);
     if (hit === undefined || !matches(hit, info)) return null;
-    this.#entries.delete(path); // refresh its place in the LRU order
-    this.#entries.set(path, hit);
+    if (this.#newest !== path) {
+      this.#entries.delete(path); // refresh its place in the LRU order
+      this.#entries.set(path, hit);
+      this.#newest = path;
+    }
     return hit;
   }
 
@@ -141,10 +153,13 @@ export class StaticCache {
     if (old) this.#forget(path, old);
     const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
-    if (bytes.length !== info.size) return { bytes, stream: null };
+    if (bytes.length !== info.size) {
+      return { bytes, stream: null, validators: null };
+    }
     const entry: CachedFile = {
       bytes,
       stream: sharedStream(bytes),
+      validators: validatorsOf(info),
       size: info.size,
       mtimeMs: info.mtime?.getTime() ?? 0,
       ino: info.ino ?? null,
@@ -152,6 +167,7 @@ export class StaticCache {
       birthMs: info.birthtime?.getTime() ?? null,
     };
     this.#entries.set(path, entry);
+    this.#newest = path;
     this.#total += weight(bytes);
     for (const [key, entry] of this.#entries) {
       if (this.#total <= this.#maxTotal) break;
@@ -229,6 +245,7 @@ export class StaticCache {
 
   #forget(path: string, entry: CachedFile): void {
     this.#entries.delete(path);
+    if (this.#newest === path) this.#newest = null;
     this.#total -= weight(entry.bytes);
   }
 }

@@ -21,7 +21,7 @@ import {
   wholeFileResponse,
 } from "./cache.ts";
 import { isSafeSegment, openInsideRoot } from "./containment.ts";
-import { etagFor } from "./static_results.ts";
+import { etagFor } from "./validators.ts";
 
 /** Options for {@linkcode errorPageResponse}. */
 export interface ErrorPageOptions {

@@ -10,14 +10,15 @@ import type { OsFamily } from "../runtime/mod.ts";
 import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
 import { openInsideRoot } from "./containment.ts";
-import { errorResponse, rememberBody } from "../response/mod.ts";
-import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
-  etagFor,
-  fsFailure,
-  notModified,
-  type StaticResult,
-} from "./static_results.ts";
+  errorResponse,
+  framedInOnePiece,
+  ONE_WRITE_FIELD,
+  rememberBody,
+} from "../response/mod.ts";
+import { ifRangeMatches, parseRange } from "./http_ranges.ts";
+import { fsFailure, notModified, type StaticResult } from "./static_results.ts";
+import { validatorsOf } from "./validators.ts";
 
 /** What a plan decided. */
 export type StaticPlan =
@@ -31,6 +32,8 @@ export type StaticPlan =
     length: number;
     status: number;
     headers: [string, string][];
+    /** Its fields ask for one write (`ONE_WRITE_FIELD`): mark the response. */
+    framed: boolean;
   };
 
 /** One file's request, as {@linkcode planFile} reads it. */
@@ -52,9 +55,9 @@ export interface FileRequest {
   /**
    * The gzip filter will compress a whole file of at least this length:
    * such a file is sent whole (no range, no `Accept-Ranges`) and its bytes
-   * are handed to the filter.
+   * are handed to the filter; `null` when it will not.
    */
-  gzipFrom?: number;
+  gzipFrom: number | null;
   /**
    * The `Content-Type` of every answer but 304 (nginx's heads; the range
    * filter adds `Accept-Ranges` to a 200 only).
@@ -63,9 +66,15 @@ export interface FileRequest {
   /**
    * The header filters for an answer of the file (not for an error page
    * the plan makes): applied to its fields before its `Response` is made,
-   * so `Deno.serve` sends the head it prepared with it.
+   * so `Deno.serve` sends the head it prepared with it; `null`: none.
    */
-  fields?: FieldsFilter;
+  fields: FieldsFilter | null;
+  /**
+   * The answer goes out on a TLS connection over HTTP/1.x: a body is framed
+   * to be written in one piece (`response/tls_one_write.ts`), in the fields
+   * the response is made from.
+   */
+  oneWrite?: boolean;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -134,8 +143,10 @@ export function planFile(
     file = opened.file;
     servedInfo = opened.info;
   }
-  const etag = ctx.etag ? etagFor(servedInfo) : null;
-  const lastModified = (servedInfo.mtime ?? new Date(0)).toUTCString();
+  // A cached copy was read with this very size and mtime: its validators.
+  const validators = cached?.validators ?? validatorsOf(servedInfo);
+  const etag = ctx.etag ? validators.etag : null;
+  const lastModified = validators.lastModified;
   if (etag !== null) headers.push(["etag", etag]);
   headers.push(["last-modified", lastModified]);
   if (notModified(req, etag, lastModified)) {
@@ -146,11 +157,13 @@ export function planFile(
   headers.push(["content-type", ctx.contentType]);
 
   const size = servedInfo.size;
-  const gzipped = ctx.gzipFrom !== undefined && size >= ctx.gzipFrom;
+  const gzipped = ctx.gzipFrom !== null && size >= ctx.gzipFrom;
   const ranges = ctx.ranges && !gzipped;
-  const range = ranges &&
+  // If-Range matters only beside a Range (RFC 9110 §13.1.5).
+  const asked = ranges ? req.headers.get("range") : null;
+  const range = asked !== null &&
       ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
-    ? parseRange(req.headers.get("range"), size)
+    ? parseRange(asked, size)
     : null;
   if (range === "unsatisfiable") {
     file?.close();
@@ -175,6 +188,9 @@ export function planFile(
     headers.push(["accept-ranges", "bytes"]);
   }
   ctx.fields?.apply(headers, status);
+  // Last, as writeInOnePiece would have added it to the response's fields.
+  const framed = ctx.oneWrite === true && !head && length > 0;
+  if (framed) headers.push([...ONE_WRITE_FIELD]);
   if (head || length === 0) {
     file?.close();
     return done({
@@ -199,6 +215,7 @@ export function planFile(
         headers,
       });
     if (gzipped) rememberBody(response, cached.bytes);
+    if (framed) framedInOnePiece(response);
     return done({ response });
   }
   if (file === null) {
@@ -216,5 +233,5 @@ export function planFile(
       return done(fsFailure(error, servedPath, family));
     }
   }
-  return { kind: "stream", file, start, length, status, headers };
+  return { kind: "stream", file, start, length, status, headers, framed };
 }

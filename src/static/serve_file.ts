@@ -21,6 +21,7 @@ import {
   errorResponse,
   FieldList,
   filterHeaders,
+  framedInOnePiece,
   gzipAccepted,
   gzipFromLength,
   hasHeadersFilter,
@@ -102,6 +103,14 @@ export interface ServeFileOptions {
    * itself fails.
    */
   errStatus?: number;
+  /**
+   * The answer goes out on a TLS connection over HTTP/1.x: the file's
+   * answer is framed to be written in one piece before it is made
+   * (`response/tls_one_write.ts`).
+   *
+   * @default {false}
+   */
+  oneWrite?: boolean;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -180,14 +189,7 @@ export function serveFile(
   };
   const plan = planServe(ctx);
   const result = plan.kind === "stream"
-    ? {
-      response: streamedResponse(
-        plan.start === 0 && plan.status === 200
-          ? plan.file.readable
-          : fileSlice(plan.file, plan.start, plan.length),
-        { status: plan.status, headers: plan.headers },
-      ),
-    }
+    ? { response: streamed(plan) }
     : plan.kind === "done"
     ? plan.result
     // Containment waits for a folder that just changed (settled_proof.ts).
@@ -231,6 +233,18 @@ export function serveFile(
     filterHeaders(response.headers, filter);
   }
   return result;
+}
+
+/** The answer of a file streamed from its handle. */
+function streamed(plan: Extract<StaticPlan, { kind: "stream" }>): Response {
+  const response = streamedResponse(
+    plan.start === 0 && plan.status === 200
+      ? plan.file.readable
+      : fileSlice(plan.file, plan.start, plan.length),
+    { status: plan.status, headers: plan.headers },
+  );
+  if (plan.framed) framedInOnePiece(response);
+  return response;
 }
 
 /** The steps of `ngx_http_gzip_static_handler` and `ngx_http_static_handler`. */
@@ -298,8 +312,9 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
       contentType,
     )
     : null;
+  // One shape, no spreads: made for every file answered.
   return {
-    ...(gzipFrom === null ? {} : { gzipFrom }),
+    gzipFrom,
     req: ctx.req,
     root: o.root,
     cache: o.cache,
@@ -308,9 +323,10 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     etag: o.conf.etag,
     ranges,
     contentType,
-    ...(hasHeadersFilter(o.conf) || o.gzipVary === true
-      ? { fields: new PlannedFields(ctx) }
-      : {}),
+    oneWrite: o.oneWrite === true,
+    fields: hasHeadersFilter(o.conf) || o.gzipVary === true
+      ? new PlannedFields(ctx)
+      : null,
   };
 }
 

@@ -10,6 +10,8 @@ import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
 
+export { etagFor } from "./validators.ts";
+
 /** A failure nginx would log for a static request. */
 export interface StaticFailure {
   /** The level. */
@@ -32,18 +34,6 @@ export interface StaticResult {
    * when the wait is over.
    */
   retryInMs?: number;
-}
-
-/**
- * nginx's strong ETag for a file: `"<mtime seconds hex>-<size hex>"`
- * (`ngx_http_set_etag`).
- *
- * @param info The file's `stat`.
- * @returns The ETag, quoted.
- */
-export function etagFor(info: Deno.FileInfo): string {
-  const mtime = Math.floor((info.mtime?.getTime() ?? 0) / 1000);
-  return `"${mtime.toString(16)}-${info.size.toString(16)}"`;
 }
 
 /**

@@ -1,5 +1,9 @@
 import { strictEqual } from "node:assert/strict";
-import { writeInOnePiece } from "../../src/response/mod.ts";
+import {
+  framedInOnePiece,
+  ONE_WRITE_FIELD,
+  writeInOnePiece,
+} from "../../src/response/mod.ts";
 
 /** A response with `fields` and a body of `length` bytes. */
 function answer(
@@ -41,4 +45,21 @@ Deno.test("writeInOnePiece() asks for chunked framing for every response with a 
   const redirect = Response.redirect("https://localhost/x", 302);
   writeInOnePiece("GET", redirect);
   strictEqual(redirect.headers.get("transfer-encoding"), null);
+});
+
+Deno.test("writeInOnePiece() leaves a response made with the framing in its fields as it is", () => {
+  const fields: [string, string][] = [
+    ["content-type", "text/html"],
+    ["content-length", "2048"],
+    [...ONE_WRITE_FIELD],
+  ];
+  const made = new Response(new Uint8Array(2048), { headers: fields });
+  framedInOnePiece(made);
+  writeInOnePiece("GET", made);
+  strictEqual(made.headers.get("transfer-encoding"), "chunked");
+  // Marked only: a mark is what is honoured, the fields are not read.
+  const marked = answer(200, 2048);
+  framedInOnePiece(marked);
+  writeInOnePiece("GET", marked);
+  strictEqual(marked.headers.get("transfer-encoding"), null);
 });

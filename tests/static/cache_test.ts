@@ -1,6 +1,7 @@
 /** The in-memory cache of small static files. */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { StaticCache, wholeFileResponse } from "../../src/static/cache.ts";
+import { validatorsOf } from "../../src/static/validators.ts";
 
 const bytes = (...xs: number[]) => new Uint8Array(xs);
 
@@ -174,6 +175,55 @@ Deno.test("StaticCache.lookup() misses a file whose stat changed; load() rereads
       read(cache, `${dir}/big.js`),
       null,
     );
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("StaticCache leaves the least recently used file first, whichever was asked last", () => {
+  // Each file weighs 2 × 10 bytes; the budget holds two.
+  const cases: [string, string[], string[]][] = [
+    ["a asked again after b", ["a", "b", "a", "c"], ["a", "c"]],
+    ["a asked twice in a row", ["a", "a", "b", "c"], ["b", "c"]],
+    ["b asked again twice", ["a", "b", "b", "b", "c"], ["b", "c"]],
+    ["a asked again after c", ["a", "b", "c", "a", "d"], ["a", "d"]],
+    ["a read again after it left", ["a", "b", "c", "a", "b"], ["a", "b"]],
+  ];
+  for (const [name, asks, kept] of cases) {
+    const dir = Deno.makeTempDirSync();
+    try {
+      const cache = new StaticCache({ maxFileBytes: 100, maxTotalBytes: 40 });
+      for (const file of new Set(asks)) {
+        Deno.writeTextFileSync(`${dir}/${file}`, file.repeat(10));
+      }
+      for (const file of asks) read(cache, `${dir}/${file}`);
+      const held = [...new Set(asks)].filter((file) =>
+        cache.lookup(`${dir}/${file}`, Deno.statSync(`${dir}/${file}`)) !==
+          null
+      );
+      deepStrictEqual(held.sort(), kept, name);
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  }
+});
+
+Deno.test("StaticCache keeps a file's validators as of the stat it was read with", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const cache = new StaticCache();
+    Deno.writeTextFileSync(`${dir}/a.js`, "one");
+    Deno.utimeSync(`${dir}/a.js`, 1_000_000, 1_000_000);
+    const first = read(cache, `${dir}/a.js`)!;
+    deepStrictEqual(first.validators, {
+      etag: '"f4240-3"',
+      lastModified: "Mon, 12 Jan 1970 13:46:40 GMT",
+    });
+    Deno.writeTextFileSync(`${dir}/a.js`, "two!");
+    Deno.utimeSync(`${dir}/a.js`, 2_000_000, 2_000_000);
+    const info = Deno.statSync(`${dir}/a.js`);
+    deepStrictEqual(read(cache, `${dir}/a.js`)!.validators, validatorsOf(info));
+    strictEqual(validatorsOf(info).etag, '"1e8480-4"');
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
