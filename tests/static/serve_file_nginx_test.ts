@@ -233,7 +233,11 @@ function seen(r: Exchange, port: number): Seen {
   if (builtIn) fields.delete("content-length");
   const out: Seen = { status: r.status, headers: [], body };
   const expires = fields.get("expires");
-  if (expires !== null && !expires.startsWith("Thu, ")) {
+  // `expires epoch` and `expires max` are fixed dates, compared as they are;
+  // every other `Expires` is counted from the clock (one that falls on a
+  // Thursday too: `expires @3h30m` on a Wednesday).
+  const fixed = /^Thu, (01 Jan 1970 00:00:01|31 Dec 2037 23:55:55) GMT$/;
+  if (expires !== null && !fixed.test(expires)) {
     const date = r.headers.find(([n]) => n === "date")?.[1] ?? "";
     out.expiresAfterDate = (Date.parse(expires) - Date.parse(date)) / 1000;
     out.date = Date.parse(date) / 1000;
