@@ -7,8 +7,8 @@
 
 import {
   finalStatus,
-  freePort,
   maskAccessLine,
+  onFreePort,
   rawRequest,
   type TestGateway,
   waitFor,
@@ -117,7 +117,25 @@ export async function startNginx(
 ): Promise<NginxProcess> {
   const binary = await nginxBinary();
   const dir = await Deno.makeTempDir({ prefix: "nginx-compat-" });
-  const port = freePort();
+  await Deno.mkdir(`${dir}/html`, { recursive: true });
+  for (const [name, text] of Object.entries(settings.files ?? {})) {
+    await Deno.writeTextFile(`${dir}/html/${name}`, text);
+  }
+  return await onFreePort(async (port) => {
+    await Deno.writeTextFile(
+      `${dir}/nginx.conf`,
+      compatConf(settings, dir, port),
+    );
+    return await launch(binary, dir, port);
+  });
+}
+
+/** {@linkcode startNginx}'s nginx.conf. */
+function compatConf(
+  settings: NginxSettings,
+  dir: string,
+  port: number,
+): string {
   const t = settings.timeouts ?? {};
   // One plain server is written as the stations write it (proxy_pass
   // http://127.0.0.1:8080/, so Host is host:port); several need a block.
@@ -129,7 +147,7 @@ export async function startNginx(
     : `  upstream backend {\n${
       settings.servers.map((s) => `    server ${s};`).join("\n")
     }\n  }`;
-  const conf = `${confHead(dir)}
+  return `${confHead(dir)}
   proxy_connect_timeout ${t.connect ?? "60s"};
   proxy_send_timeout ${t.send ?? "60s"};
   proxy_read_timeout ${t.read ?? "60s"};
@@ -154,12 +172,6 @@ ${(settings.serverLines ?? []).map((l) => `    ${l}`).join("\n")}
   }
 }
 `;
-  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
-  await Deno.mkdir(`${dir}/html`, { recursive: true });
-  for (const [name, text] of Object.entries(settings.files ?? {})) {
-    await Deno.writeTextFile(`${dir}/html/${name}`, text);
-  }
-  return await launch(binary, dir, port);
 }
 
 /** A site for {@linkcode startNginxSite}. */
@@ -187,8 +199,15 @@ export async function startNginxSite(site: NginxSite): Promise<NginxProcess> {
   const binary = await nginxBinary();
   const dir = await Deno.makeTempDir({ prefix: "nginx-site-" });
   const html = `${dir}/html`;
-  const port = freePort();
-  const conf = `${confHead(dir)}
+  await Deno.mkdir(html, { recursive: true });
+  for (const [name, data] of Object.entries(site.files ?? {})) {
+    const path = `${html}/${name}`;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    if (typeof data === "string") await Deno.writeTextFile(path, data);
+    else await Deno.writeFile(path, data);
+  }
+  return await onFreePort(async (port) => {
+    const conf = `${confHead(dir)}
 ${(site.http ?? []).map((l) => `  ${l}`).join("\n")}
   server {
     listen 127.0.0.1:${port};
@@ -197,15 +216,9 @@ ${site.server.replaceAll("$HTML", html)}
   }
 }
 `;
-  await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
-  await Deno.mkdir(html, { recursive: true });
-  for (const [name, data] of Object.entries(site.files ?? {})) {
-    const path = `${html}/${name}`;
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    if (typeof data === "string") await Deno.writeTextFile(path, data);
-    else await Deno.writeFile(path, data);
-  }
-  return await launch(binary, dir, port);
+    await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
+    return await launch(binary, dir, port);
+  });
 }
 
 /**
@@ -245,19 +258,31 @@ async function launch(
     stderr: "piped",
   }).spawn();
   const stderr = new Response(child.stderr).text();
+  let exited = false;
+  child.status.then(() => exited = true);
   try {
+    // nginx writes its pid file once it listens (ngx_create_pidfile() after
+    // ngx_init_cycle()); a port taken ends it after its five bind() tries.
     await waitFor(() => {
       try {
         Deno.statSync(`${dir}/nginx.pid`);
         return true;
       } catch {
-        return false;
+        return exited;
       }
-    }, 5000);
+    }, 10_000);
+    if (exited) throw new Error("nginx exited");
   } catch (error) {
-    child.kill();
+    if (!exited) child.kill();
     await child.status;
-    throw new Error(`nginx did not start: ${await stderr}`, { cause: error });
+    const log = lines(`${dir}/error.log`).join("\n");
+    // A retry on another port starts from empty logs.
+    for (const name of ["error.log", "access.log", "nginx.pid"]) {
+      await Deno.remove(`${dir}/${name}`).catch(() => {});
+    }
+    throw new Error(`nginx did not start: ${await stderr}${log}`, {
+      cause: error,
+    });
   }
   return {
     port,

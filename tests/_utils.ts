@@ -79,6 +79,50 @@ export function freePort(): number {
   throw new Error("Cannot find a free port on 127.0.0.1 below 32768");
 }
 
+/** How many ports {@linkcode onFreePort} draws before it gives up. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * Starts something that must be told its port before it binds it (nginx or
+ * a gateway process: the port is written into its configuration or its
+ * arguments), drawing a new port and starting the whole thing again when
+ * the bind found the port taken. {@linkcode freePort}'s check and the later
+ * bind are two steps, and suites running beside this one draw from the
+ * same range in between. A listener the test opens itself binds port 0
+ * instead and reads the port back.
+ *
+ * @param start Starts on the port; throws (with the bind failure in its
+ * message or causes) when it could not listen, after undoing what it made.
+ * @returns What `start` returned.
+ */
+export async function onFreePort<T>(
+  start: (port: number) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    const port = freePort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !portTaken(error)) throw error;
+    }
+  }
+}
+
+/**
+ * Whether a failed start says its port was taken (EADDRINUSE: nginx's and
+ * the gateway's `bind() to ... failed (98: Address already in use)`, or
+ * Deno's own error), in its message or its causes.
+ */
+export function portTaken(error: unknown): boolean {
+  let e = error;
+  for (let depth = 0; depth < 8 && e instanceof Error; depth++) {
+    if (e instanceof Deno.errors.AddrInUse) return true;
+    if (/Address already in use/.test(e.message)) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
 /** A port on 127.0.0.1 that refuses connections ({@linkcode freePort}). */
 export function refusedPort(): number {
   return freePort();
@@ -461,11 +505,18 @@ export async function spawnListening(
     await child.status;
     await drained;
   };
+  let exited = false;
+  child.status.then(() => exited = true);
   try {
+    // Ends early when it exits (a port taken is `[emerg] bind()` and exit
+    // code 1), so that onFreePort() can try another port at once.
     await waitFor(
-      () => /listening on https?:\/\/[^ ]+:\d+\//.test(text),
+      () => /listening on https?:\/\/[^ ]+:\d+\//.test(text) || exited,
       15_000,
     );
+    if (!/listening on https?:\/\/[^ ]+:\d+\//.test(text)) {
+      throw new Error("no listening line");
+    }
   } catch (error) {
     await stop();
     throw new Error(`gateway did not start: ${text}`, { cause: error });

@@ -59,22 +59,45 @@ Deno.test("silent upstream: read timeout before headers is a 504 and nginx's lin
 });
 
 Deno.test("read timeout is between two reads, not a total", async () => {
-  // The upstream answers in pieces 250 ms apart: 1.25 s in all, each gap
-  // under the 400 ms read timeout, so nginx (and the gateway) wait it out.
+  // The upstream answers in pieces for longer than the read timeout in all,
+  // each piece written only once the client has received the one before:
+  // every gap is one loopback round trip, so a slow machine makes the
+  // answer take longer, never a gap outgrow the timeout (the timeout
+  // itself is proven by the silent upstreams above and below).
+  const readMs = 1500;
+  const totalMs = readMs + 500;
+  const received: PromiseWithResolvers<void>[] = [];
+  const piece = (i: number) => (received[i] ??= Promise.withResolvers());
+  let pieces = 0;
   await using up = startRawUpstream(async (conn) => {
     await readHead(conn);
-    await writeText(conn, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n");
-    for (const c of "abcd") {
-      await new Promise((r) => setTimeout(r, 250));
-      await writeText(conn, c);
+    await writeText(
+      conn,
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
+    const started = Date.now();
+    // Bounded in count and time: one piece a round trip, for totalMs.
+    for (; pieces < 100_000 && Date.now() - started <= totalMs; pieces++) {
+      await writeText(conn, "1\r\nx\r\n");
+      await piece(pieces).promise;
     }
+    await writeText(conn, "0\r\n\r\n");
   });
   await using gw = await startGateway({
     upstreamUrl: up.origin,
-    timeouts: FAST,
+    timeouts: { ...FAST, readMs },
   });
   const res = await fetch(`${gw.url}/api/slow`);
-  strictEqual(await res.text(), "abcd");
+  const started = Date.now();
+  let body = "";
+  for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+    for (let i = body.length; i < body.length + chunk.length; i++) {
+      piece(i).resolve();
+    }
+    body += chunk;
+  }
+  strictEqual(Date.now() - started > readMs, true);
+  strictEqual(body, "x".repeat(pieces));
   deepStrictEqual(onlyErrors(gw.errorLines), []);
 });
 

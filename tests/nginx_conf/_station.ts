@@ -121,6 +121,19 @@ export async function nginxTest(
   s: Station,
   options: { uid?: number } = {},
 ): Promise<{ ok: boolean; emerg: string | null }> {
+  // The ports are drawn before nginx binds them and other suites draw from
+  // the same range: a port taken meanwhile is tried again on new ports.
+  for (let attempt = 1;; attempt++) {
+    const verdict = await nginxTestOnce(s, options);
+    const taken = verdict.emerg?.includes("Address already in use") ?? false;
+    if (!taken || attempt >= 5) return verdict;
+  }
+}
+
+async function nginxTestOnce(
+  s: Station,
+  options: { uid?: number },
+): Promise<{ ok: boolean; emerg: string | null }> {
   const prefix = debianCopy(s);
   const { uid } = options;
   if (uid !== undefined) {

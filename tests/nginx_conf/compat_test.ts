@@ -8,9 +8,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
 import {
-  freePort,
   maskAccessLine,
   maskErrorLine,
+  onFreePort,
   rawRequest,
   refusedPort,
   spawnGateway,
@@ -64,19 +64,26 @@ async function startNginxFrom(s: Station): Promise<AsyncDisposable> {
       pid: s.pid,
     }),
     stdout: "null",
-    stderr: "null",
+    stderr: "piped",
   }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let exited = false;
+  child.status.then(() => exited = true);
+  // The pid file is written once nginx listens; a port taken ends it
+  // (after its five bind() tries) with the reason on stderr.
   await waitFor(() => {
     try {
       return Deno.statSync(s.pid).isFile;
     } catch {
-      return false;
+      return exited;
     }
-  }, 5000);
+  }, 10_000);
+  if (exited) throw new Error(`nginx did not start: ${await stderr}`);
   return {
     async [Symbol.asyncDispose]() {
       child.kill("SIGTERM");
       await child.status;
+      await stderr;
     },
   };
 }
@@ -136,18 +143,38 @@ async function sideBySide(
   upstream: number,
   requests: readonly string[] = REQUESTS,
 ) {
-  const nginxPort = freePort();
-  const gatewayPort = freePort();
-  await using n = station(name, edit(nginxPort, upstream));
-  await using g = station(name, edit(gatewayPort, upstream));
-  for (const s of [n, g]) {
-    // "my html" is the quoting case's root.
-    for (const root of ["html", "my html"]) {
-      await Deno.mkdir(`${s.prefix}/${root}`, { recursive: true });
-      await Deno.writeTextFile(`${s.prefix}/${root}/index.html`, "<p>app</p>");
-      await Deno.writeTextFile(`${s.prefix}/${root}/50x.html`, "<p>down</p>");
-    }
-  }
+  await using stations = new AsyncDisposableStack();
+  /**
+   * A fresh station on a port and `start` on it: a port taken since it
+   * was drawn gives another station on another port (onFreePort()).
+   */
+  const startOn = <T extends AsyncDisposable>(
+    start: (s: Station) => Promise<T>,
+  ) =>
+    onFreePort(async (port) => {
+      const s = station(name, edit(port, upstream));
+      try {
+        // "my html" is the quoting case's root.
+        for (const root of ["html", "my html"]) {
+          await Deno.mkdir(`${s.prefix}/${root}`, { recursive: true });
+          await Deno.writeTextFile(
+            `${s.prefix}/${root}/index.html`,
+            "<p>app</p>",
+          );
+          await Deno.writeTextFile(
+            `${s.prefix}/${root}/50x.html`,
+            "<p>down</p>",
+          );
+        }
+        return { s, port, running: await start(s) };
+      } catch (error) {
+        await s[Symbol.asyncDispose]();
+        throw error;
+      }
+    }).then((started) => {
+      stations.use(started.s);
+      return started;
+    });
   const logs = [
     "error.log",
     "access.log",
@@ -173,8 +200,11 @@ async function sideBySide(
     return out;
   };
   let nginxStatuses;
+  const { s: n, port: nginxPort, running: nginx } = await startOn(
+    startNginxFrom,
+  );
   {
-    await using _nginx = await startNginxFrom(n);
+    await using _nginx = nginx;
     nginxStatuses = await run(nginxPort);
     await waitFor(
       () => logLines(n, logs).access.length >= requests.length,
@@ -182,8 +212,11 @@ async function sideBySide(
     );
   }
   let gatewayStatuses;
+  const { s: g, port: gatewayPort, running: gateway } = await startOn(
+    (s) => spawnGateway(["--nginx-conf", s.conf]),
+  );
   {
-    await using _gateway = await spawnGateway(["--nginx-conf", g.conf]);
+    await using _gateway = gateway;
     gatewayStatuses = await run(gatewayPort);
     await waitFor(
       () => logLines(g, logs).access.length >= requests.length,

@@ -210,6 +210,12 @@ interface Seen {
    * from one second and 31423 s from the next), so compared alike.
    */
   maxAge?: number;
+  /**
+   * `Date` in whole seconds: the two answers to one request may be seconds
+   * apart on a loaded machine, and a span counted from each server's clock
+   * differs by as much.
+   */
+  date?: number;
 }
 
 function seen(r: Exchange, port: number): Seen {
@@ -227,9 +233,14 @@ function seen(r: Exchange, port: number): Seen {
   if (builtIn) fields.delete("content-length");
   const out: Seen = { status: r.status, headers: [], body };
   const expires = fields.get("expires");
-  if (expires !== null && !expires.startsWith("Thu, ")) {
+  // `expires epoch` and `expires max` are fixed dates, compared as they are;
+  // every other `Expires` is counted from the clock (one that falls on a
+  // Thursday too: `expires @3h30m` on a Wednesday).
+  const fixed = /^Thu, (01 Jan 1970 00:00:01|31 Dec 2037 23:55:55) GMT$/;
+  if (expires !== null && !fixed.test(expires)) {
     const date = r.headers.find(([n]) => n === "date")?.[1] ?? "";
     out.expiresAfterDate = (Date.parse(expires) - Date.parse(date)) / 1000;
+    out.date = Date.parse(date) / 1000;
     fields.delete("expires");
     const cacheControl = fields.get("cache-control");
     const maxAge = cacheControl?.match(/\bmax-age=(\d+)/)?.[1];
@@ -247,16 +258,23 @@ function seen(r: Exchange, port: number): Seen {
   return out;
 }
 
-/** Equal, `Expires` and its `max-age` to within a second. */
+/**
+ * Equal, `Expires` and its `max-age` to within the seconds between the two
+ * `Date`s plus one (the gateway's `Date` is cached per second, so it may
+ * lag the clock `max-age` is counted from): a slow machine widens the
+ * window only by the time that really passed, and a wrong `expires`
+ * computation is still off by more.
+ */
 function same(
   a: Seen & { request: string },
   b: Seen & { request: string },
 ): boolean {
-  const { expiresAfterDate: x, maxAge: xAge, ...restA } = a;
-  const { expiresAfterDate: y, maxAge: yAge, ...restB } = b;
+  const { expiresAfterDate: x, maxAge: xAge, date: dx, ...restA } = a;
+  const { expiresAfterDate: y, maxAge: yAge, date: dy, ...restB } = b;
   if (JSON.stringify(restA) !== JSON.stringify(restB)) return false;
+  const slack = 1 + Math.abs((dx ?? 0) - (dy ?? 0));
   const near = (m: number | undefined, n: number | undefined) =>
-    m === undefined || n === undefined ? m === n : Math.abs(m - n) <= 1;
+    m === undefined || n === undefined ? m === n : Math.abs(m - n) <= slack;
   return near(x, y) && near(xAge, yAge);
 }
 

@@ -1,0 +1,68 @@
+/**
+ * The test helpers' ports: a start on a port drawn before the bind is done
+ * again on another port when the port was taken meanwhile (onFreePort()).
+ */
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import { onFreePort, portTaken } from "./_utils.ts";
+
+Deno.test("portTaken() reads EADDRINUSE in the error or its causes", () => {
+  const cases: [unknown, boolean][] = [
+    [new Deno.errors.AddrInUse("x"), true],
+    [
+      new Error(
+        "nginx did not start: bind() to 127.0.0.1:1 failed (98: Address already in use)",
+      ),
+      true,
+    ],
+    [
+      new Error("gateway did not start", {
+        cause: new Deno.errors.AddrInUse("x"),
+      }),
+      true,
+    ],
+    [new Error("nginx did not start: unknown directive"), false],
+    [new Deno.errors.ConnectionRefused("x"), false],
+    ["Address already in use", false],
+    [undefined, false],
+  ];
+  for (const [error, taken] of cases) {
+    strictEqual(portTaken(error), taken, String(error));
+  }
+});
+
+Deno.test("onFreePort() starts again on a new port when the port was taken", async () => {
+  const tried: number[] = [];
+  const port = await onFreePort((p) => {
+    tried.push(p);
+    if (tried.length < 3) {
+      // What a server that lost the race reports.
+      return Promise.reject(
+        new Error("bind() failed (98: Address already in use)"),
+      );
+    }
+    return Promise.resolve(p);
+  });
+  strictEqual(tried.length, 3);
+  strictEqual(port, tried[2]);
+});
+
+Deno.test("onFreePort() gives up after five ports, and never retries another failure", async () => {
+  let starts = 0;
+  await rejects(
+    onFreePort(() => {
+      starts++;
+      return Promise.reject(new Deno.errors.AddrInUse("taken"));
+    }),
+    Deno.errors.AddrInUse,
+  );
+  strictEqual(starts, 5);
+  const seen: string[] = [];
+  await rejects(
+    onFreePort(() => {
+      seen.push("start");
+      return Promise.reject(new Error("unknown directive"));
+    }),
+    /unknown directive/,
+  );
+  deepStrictEqual(seen, ["start"]);
+});
