@@ -16,6 +16,14 @@ import {
 import { station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
+/**
+ * `--check --nginx-conf FILE`, listening on a free port: port 80 would need
+ * root, and the flag overrides the file's listen.
+ */
+function checkConf(conf: string): ReturnType<typeof runCli> {
+  return runCli(["--check", "--nginx-conf", conf, "--listen", "127.0.0.1:0"]);
+}
+
 Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
   const cli = parseCliArgs([
     "--nginx-conf",
@@ -31,13 +39,7 @@ Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
 Deno.test("--check --nginx-conf passes the stock station file, listing the warnings", async () => {
   await using s = station("stock");
   // Port 80 would need root: the flag overrides the file's listen.
-  const { code, stderr } = await runCli([
-    "--check",
-    "--nginx-conf",
-    s.conf,
-    "--listen",
-    "127.0.0.1:0",
-  ]);
+  const { code, stderr } = await checkConf(s.conf);
   strictEqual(code, 0, stderr);
   match(
     stderr,
@@ -53,13 +55,7 @@ Deno.test("--check --nginx-conf passes the stock station file, listing the warni
 Deno.test("--check --nginx-conf binds every listen port and probes the file's own upstreams, never the built-in /api/ one", async (t) => {
   await t.step("a file without proxy_pass: no upstream line", async () => {
     await using s = station("stock_no_api");
-    const { code, stderr } = await runCli([
-      "--check",
-      "--nginx-conf",
-      s.conf,
-      "--listen",
-      "127.0.0.1:0",
-    ]);
+    const { code, stderr } = await checkConf(s.conf);
     strictEqual(code, 0, stderr);
     strictEqual(
       /goes to|answer|client app folder/.test(stderr),
@@ -78,13 +74,7 @@ Deno.test("--check --nginx-conf binds every listen port and probes the file's ow
           `    server { listen 127.0.0.1:${port}; }\n}\n`,
         ),
     );
-    const { code, stderr } = await runCli([
-      "--check",
-      "--nginx-conf",
-      s.conf,
-      "--listen",
-      "127.0.0.1:0",
-    ]);
+    const { code, stderr } = await checkConf(s.conf);
     strictEqual(code, 1, stderr);
     match(
       stderr,
@@ -102,13 +92,7 @@ Deno.test("--check --nginx-conf binds every listen port and probes the file's ow
         text.replace("127.0.0.1:8080", `127.0.0.1:${down}`)
           .replace("127.0.0.1:8090", `127.0.0.1:${up.port}`),
     );
-    const { code, stderr } = await runCli([
-      "--check",
-      "--nginx-conf",
-      s.conf,
-      "--listen",
-      "127.0.0.1:0",
-    ]);
+    const { code, stderr } = await checkConf(s.conf);
     strictEqual(code, 0, stderr);
     match(
       stderr,
