@@ -36,12 +36,12 @@ export interface Names {
 /** Replaces a side's ports and folder with names. */
 export function maskText(text: string, names: Names): string {
   let out = text.replaceAll(names.prefix, "PREFIX");
-  // A port after `:` (host:port) or alone after a blank (a field's value
-  // such as `$server_port`), never inside a longer number.
+  // A port after `:` (host:port), after a blank or alone (a value such as
+  // `$server_port`), never inside a longer number.
   const each = (ports: number[], name: string) =>
     ports.forEach((port, i) => {
       out = out.replace(
-        new RegExp(`(?<=[:\\s])${port}(?!\\d)`, "g"),
+        new RegExp(`(?<![^:\\s])${port}(?!\\d)`, "g"),
         `${name}_${i + 1}`,
       );
     });
