@@ -168,7 +168,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["server_names_hash_max_size H 1-1 warn", TUNING],
   ["types_hash_max_size HSL 1-1 warn", TUNING],
   ["types_hash_bucket_size HSL 1-1 warn", TUNING],
-  ["resolver HSL 1-n warn", TUNING],
+  [
+    "resolver HSL 1-n warn",
+    "the gateway resolves no names per request: a proxy_pass with variables in its host reaches upstream{} names and addresses only",
+  ],
   ["gzip HSLI flag map"],
   ["gzip_vary HSL flag map"],
   ["gzip_proxied HSL 1-n map"],

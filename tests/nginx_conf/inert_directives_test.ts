@@ -109,3 +109,9 @@ Deno.test(
     strictEqual(result.ok ? "ok" : result.message, "ok");
   },
 );
+
+Deno.test("--check says of resolver what a proxy_pass with variables in its host then reaches", () => {
+  deepStrictEqual(messages(fileWith("resolver 127.0.0.1;", "http")), [
+    '"resolver" is ignored: the gateway resolves no names per request: a proxy_pass with variables in its host reaches upstream{} names and addresses only',
+  ]);
+});
