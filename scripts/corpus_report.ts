@@ -4,22 +4,24 @@
  * with `--unseen`, the set kept for one final measure) checked by `nginx -t`
  * and the gateway's `--check`, then run side by side by nginx 1.22 and the
  * gateway on the same requests; one row per file and the totals. `--unseen2`
- * runs the second unseen set the same way. `--tally`
- * prints the directive tally of corpus and holdout instead (of the unseen set
- * alone with `--unseen`: the text only, nothing runs); `--only NAME` runs one
+ * and `--unseen3` run the later unseen sets the same way (`--NAME` for any
+ * set of `CASE_SETS`). `--tally` prints the directive tally of corpus and
+ * holdout instead (of an unseen set alone with its flag: the text only,
+ * nothing runs); `--only NAME` runs one
  * file and prints every difference; `--strict` also compares the named
  * differences the report masks by default; `--against-nginx` runs nginx
  * beside nginx instead of the gateway (a check of the files and the harness:
  * it must find no difference).
  *
  * ```sh
- * deno run -A scripts/corpus_report.ts [--holdout|--unseen|--unseen2] [--only NAME] [--strict] [--tally] [--against-nginx]
+ * deno run -A scripts/corpus_report.ts [--holdout|--unseen|--unseen2|--unseen3] [--only NAME] [--strict] [--tally] [--against-nginx]
  * ```
  *
  * @module
  */
 
 import {
+  CASE_SETS,
   caseDirs,
   compareFile,
   type FileResult,
@@ -39,19 +41,14 @@ function print(text: string, to: "stdout" | "stderr" = "stdout"): void {
     encoder.encode(`${text}\n`),
   );
 }
-const set = args.includes("--unseen2")
-  ? "unseen2"
-  : args.includes("--unseen")
-  ? "unseen"
-  : args.includes("--holdout")
-  ? "holdout"
-  : "corpus";
+// The set named by its flag (`--holdout`, `--unseen3` …); the corpus when none.
+const set = CASE_SETS.find((name) => args.includes(`--${name}`)) ?? "corpus";
 const only = args[args.indexOf("--only") + 1];
 
 if (args.includes("--tally")) {
-  const sets = set === "unseen" || set === "unseen2"
-    ? caseDirs(set)
-    : [...caseDirs("corpus"), ...caseDirs("holdout")];
+  const sets = set === "corpus" || set === "holdout"
+    ? [...caseDirs("corpus"), ...caseDirs("holdout")]
+    : caseDirs(set);
   const trees = sets.map((dir) =>
     readConfTree(
       `${dir}/nginx.conf`,

@@ -65,7 +65,8 @@ export interface ProxyPass {
   scheme: "http";
   /**
    * The `upstream{}` name, or the implicit group of one `host:port`
-   * (nginx: `ngx_http_upstream_add` makes one per distinct address).
+   * (nginx: `ngx_http_upstream_add` makes one per distinct address); empty
+   * when `url` is set.
    */
   group: string;
   /** `$proxy_host`: the host and port as written (`127.0.0.1:8080`, `backend`). */
@@ -77,6 +78,12 @@ export interface ProxyPass {
   uri: string | null;
   /** `proxy_pass` with variables: evaluated per request (no URI rule). */
   dynamic: ComplexValue | null;
+  /**
+   * `proxy_pass` with variables in its host or port: the whole URL,
+   * evaluated per request and read then (`ngx_http_proxy_eval`); the group
+   * is the one it names (proxy/proxy_url.ts).
+   */
+  url: ComplexValue | null;
   /** The text as written, for `proxy_redirect default` and messages. */
   text: string;
 }

@@ -307,7 +307,10 @@ function content(
     return { kind: "proxy", conf, rewritten: options.rewritten };
   }
   const { root, path } = mapUri(conf, vars);
-  if (vars.uri.endsWith("/")) {
+  // The index module takes GET, HEAD and POST only; any other method goes
+  // on to the static module, which answers it 405 before it looks at the
+  // URI (ngx_http_index_handler, ngx_http_static_handler).
+  if (vars.uri.endsWith("/") && INDEX_METHODS.has(vars.method)) {
     // The index module: the first index file that exists is an internal
     // redirect to it; none, and the folder exists: 403.
     for (const index of conf.index) {
@@ -343,6 +346,9 @@ function content(
     root: containmentRoot(conf, vars, root),
   };
 }
+
+/** The methods `ngx_http_index_handler` serves. */
+const INDEX_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST"]);
 
 /**
  * An internal redirect (`ngx_http_internal_redirect`): a new `$uri` (and

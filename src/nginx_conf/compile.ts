@@ -474,18 +474,31 @@ class Compiler {
     const url = d.args[0]!;
     // With variables nginx evaluates the whole URL per request and parses
     // it then (ngx_http_proxy_eval). Variables after a literal host leave
-    // the upstream known now, so only the URI part is evaluated; a host
-    // made of variables would need a resolver or a group per request.
+    // the upstream known now, so only the URI part is evaluated; with
+    // variables in the host or port the whole URL is, and the group found
+    // per request.
     const dollar = url.indexOf("$");
     const m = /^([a-z]+):\/\/([^/?#]+)(.*)$/i.exec(
       dollar < 0 ? url : url.slice(0, dollar),
     );
     if (dollar >= 0 && (m === null || !uriFollows(m[3]!, url.slice(dollar)))) {
-      this.fail(
-        d,
-        `"proxy_pass ${url}" is not supported: the gateway does not evaluate variables in the host of proxy_pass`,
-      );
-      return null;
+      const scheme = /^([a-z]+):\/\//i.exec(url.slice(0, dollar))?.[1];
+      if (scheme !== undefined && scheme.toLowerCase() !== "http") {
+        this.fail(
+          d,
+          `"proxy_pass ${url}" is not supported: the gateway forwards over http:// only`,
+        );
+        return null;
+      }
+      return {
+        scheme: "http",
+        group: "",
+        proxyHost: "",
+        uri: null,
+        dynamic: null,
+        url: this.value(d, url),
+        text: url,
+      };
     }
     if (m === null) {
       this.fail(d, `invalid URL prefix in "${url}"`);
@@ -535,6 +548,7 @@ class Compiler {
       proxyHost: host.replace(/:80$/, ""),
       uri,
       dynamic,
+      url: null,
       // With variables nginx's default `proxy_redirect` reads the URL as
       // written (ngx_http_proxy_merge_loc_conf).
       text: dynamic === null ? `http://${host}` : url,

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { INERT_TABLE } from "./directives_inert.ts";
+
 /** A block kind, or `main` for the top of the file. */
 export type Context =
   | "main"
@@ -166,7 +168,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["server_names_hash_max_size H 1-1 warn", TUNING],
   ["types_hash_max_size HSL 1-1 warn", TUNING],
   ["types_hash_bucket_size HSL 1-1 warn", TUNING],
-  ["resolver HSL 1-n warn", TUNING],
+  [
+    "resolver HSL 1-n warn",
+    "the gateway resolves no names per request: a proxy_pass with variables in its host reaches upstream{} names and addresses only",
+  ],
   ["gzip HSLI flag map"],
   ["gzip_vary HSL flag map"],
   ["gzip_proxied HSL 1-n map"],
@@ -256,24 +261,11 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_pass_request_headers HSL flag default", "on"],
   ["proxy_pass_request_body HSL flag default", "on"],
   ["geo H {1-2} map"],
-  ["fastcgi_pass LI 1-1 emerg", "the gateway forwards over HTTP only"],
-  ["fastcgi_param HSL 2-3 warn", "it matters only with fastcgi_pass"],
-  ["fastcgi_index HSL 1-1 warn", "it matters only with fastcgi_pass"],
-  [
-    "fastcgi_intercept_errors HSL flag warn",
-    "it matters only with fastcgi_pass",
-  ],
-  ["fastcgi_read_timeout HSL 1-1 warn", "it matters only with fastcgi_pass"],
-  ["fastcgi_temp_path HSL 1-4 warn", "it matters only with fastcgi_pass"],
-  ["uwsgi_temp_path HSL 1-4 warn", "it matters only with uwsgi_pass"],
-  ["scgi_temp_path HSL 1-4 warn", "it matters only with scgi_pass"],
   ["proxy_next_upstream_tries HSL 1-1 warn", TUNING],
   ["proxy_next_upstream_timeout HSL 1-1 warn", TUNING],
   ["proxy_max_temp_file_size HSL 1-1 warn", TUNING],
   ["proxy_temp_file_write_size HSL 1-1 warn", TUNING],
   ["proxy_set_body HSL 1-1 emerg", NOT_DONE],
-  ["proxy_ssl_server_name HSL flag emerg", NOT_DONE],
-  ["proxy_ssl_verify HSL flag emerg", NOT_DONE],
   ["recursive_error_pages HSL flag map"],
   ["rewrite_log HSLI flag warn", "rewrite decisions are not logged"],
   ["uninitialized_variable_warn HSLI flag warn", TUNING],
@@ -337,7 +329,7 @@ function parse(line: string, extra?: string): [string, DirectiveSpec] {
 export const DIRECTIVES: ReadonlyMap<string, readonly DirectiveSpec[]> =
   (() => {
     const map = new Map<string, DirectiveSpec[]>();
-    for (const [line, extra] of TABLE) {
+    for (const [line, extra] of [...TABLE, ...INERT_TABLE]) {
       const [name, spec] = parse(line, extra);
       map.set(name, [...(map.get(name) ?? []), spec]);
     }

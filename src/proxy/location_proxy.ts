@@ -34,6 +34,7 @@ import {
 } from "./proxy.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
+import { groupOf, parseProxyUrl } from "./proxy_url.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { rawUpstreamUri, upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
@@ -132,21 +133,37 @@ export async function proxyLocation(
 ): Promise<Response> {
   const { conf, vars, log } = request;
   const pass = conf.proxyPass;
-  const group = pass === null ? undefined : context.registry.get(pass.group);
-  if (pass === null || group === undefined) {
+  if (pass === null) {
     throw new TypeError(
-      `Cannot proxy in location "${conf.name}": no upstream group "${pass?.group}"`,
+      `Cannot proxy in location "${conf.name}": no proxy_pass`,
+    );
+  }
+  const target = pass.url === null
+    ? {
+      group: context.registry.get(pass.group),
+      proxyHost: pass.proxyHost,
+      // `proxy_pass` with variables in its URI part: the value evaluated
+      // is the URI sent, as it is (ngx_http_proxy_eval); when it is empty,
+      // the client's URI goes as with no URI part.
+      uri: pass.dynamic?.evaluate(vars) ?? "",
+    }
+    : evaluatedTarget(pass.url.evaluate(vars), context);
+  if ("status" in target) {
+    log({ level: "error", message: target.message });
+    return errorResponse(target.status, { head: req.method === "HEAD" });
+  }
+  const { group } = target;
+  if (group === undefined) {
+    throw new TypeError(
+      `Cannot proxy in location "${conf.name}": no upstream group "${pass.group}"`,
     );
   }
   // A declared length over client_max_body_size was refused before the
   // content handler (engine_route.ts, for every location); a body without
   // one is counted against it as it is read (proxy.ts).
   const limit = conf.clientMaxBodySize;
-  vars.proxyHost = pass.proxyHost;
-  // `proxy_pass` with variables in its URI part: the value evaluated is
-  // the URI sent, as it is (ngx_http_proxy_eval); when it is empty, the
-  // client's URI goes as with no URI part.
-  const evaluated = pass.dynamic?.evaluate(vars) ?? "";
+  vars.proxyHost = target.proxyHost;
+  const evaluated = target.uri;
   // `station_proxy_raw_uri` while the client's URI stands, else nginx's
   // rule. Every part as its UTF-8 bytes: the engine's $uri, $args and
   // $request_uri are text (Deno.serve hands the target over as text), and
@@ -238,6 +255,31 @@ export async function proxyLocation(
     tunnel,
     head: req.method === "HEAD",
   });
+}
+
+/**
+ * Where a `proxy_pass` with variables in its host sends this request: the
+ * group its value names, `$proxy_host` (the port left out when 80, as
+ * ngx_http_proxy_set_vars), its URI part; or nginx's line and status when
+ * the value is no URL (500) or names nothing the gateway can reach (502).
+ */
+function evaluatedTarget(
+  value: string,
+  context: LocationProxyContext,
+):
+  | { group: UpstreamGroup; proxyHost: string; uri: string }
+  | { status: number; message: string } {
+  const url = parseProxyUrl(value);
+  if (!url.ok) return { status: 500, message: url.message };
+  const found = groupOf(url, context.registry);
+  if ("message" in found) return { status: 502, message: found.message };
+  return {
+    group: found.group,
+    proxyHost: url.noPort || url.port === 80
+      ? url.host
+      : `${url.host}:${url.port}`,
+    uri: url.uri,
+  };
 }
 
 /** How forwarding ended, as the client's response, with its line. */

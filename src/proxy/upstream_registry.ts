@@ -77,6 +77,7 @@ export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
 /** The groups of a configuration by name. */
 export class UpstreamRegistry {
   #groups = new Map<string, UpstreamGroup>();
+  #options: RegistryOptions;
 
   /**
    * Makes every group.
@@ -88,19 +89,49 @@ export class UpstreamRegistry {
     upstreams: ReadonlyMap<string, UpstreamConf>,
     options: RegistryOptions = {},
   ) {
+    this.#options = options;
     for (const [name, conf] of upstreams) {
-      this.#groups.set(
-        name,
-        createUpstreamGroup(name, conf.servers.map(serverSpec), {
-          timeouts: options.timeouts ?? DEFAULT_TIMEOUTS,
-          // nginx keeps no idle connection without `keepalive N`.
-          upstreamKeepalive: conf.keepalive,
-          ...(options.onConnect ? { onConnect: options.onConnect } : {}),
-          ...(options.transport ? { transport: options.transport } : {}),
-          ...(options.now ? { now: options.now } : {}),
-        }),
-      );
+      this.#groups.set(name, this.#create(name, conf.servers, conf.keepalive));
     }
+  }
+
+  #create(
+    name: string,
+    servers: readonly UpstreamServerConf[],
+    keepalive: number,
+  ): UpstreamGroup {
+    const options = this.#options;
+    return createUpstreamGroup(name, servers.map(serverSpec), {
+      timeouts: options.timeouts ?? DEFAULT_TIMEOUTS,
+      // nginx keeps no idle connection without `keepalive N`.
+      upstreamKeepalive: keepalive,
+      ...(options.onConnect ? { onConnect: options.onConnect } : {}),
+      ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+
+  /**
+   * A group of one address for one request (`proxy_pass` with variables
+   * in its host): no idle connections kept, no state shared with another
+   * request, registered nowhere.
+   *
+   * @param hostname An IPv4 address or `[IPv6]`.
+   * @param port The port.
+   * @returns The group.
+   */
+  direct(hostname: string, port: number): UpstreamGroup {
+    const address = `${hostname}:${port}`;
+    return this.#create(address, [{
+      address,
+      hostname,
+      port,
+      weight: 1,
+      maxFails: 1,
+      failTimeoutMs: 10_000,
+      backup: false,
+      down: false,
+    }], 0);
   }
 
   /**

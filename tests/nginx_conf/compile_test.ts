@@ -97,7 +97,7 @@ Deno.test("compileHttp() reports every refusal of a file in one run", () => {
   const errors = refusals(`http { server {
     location / { auth_request /x; }
     location ~ \\.php$ { proxy_pass http://127.0.0.1:9000/x; }
-    location /v/ { proxy_pass http://$host; }
+    location /v/ { proxy_pass https://$host; }
     location /u/ { return 200 $nosuch; }
     location @n { alias /x/; }
   } }`);
@@ -106,25 +106,29 @@ Deno.test("compileHttp() reports every refusal of a file in one run", () => {
     [
       '"auth_request" is not supported: the gateway does not reproduce it',
       '"proxy_pass" cannot have URI part in location given by regular expression, or inside named location, or inside "if" statement, or inside "limit_except" block',
-      '"proxy_pass http://$host" is not supported: the gateway does not evaluate variables in the host of proxy_pass',
+      '"proxy_pass https://$host" is not supported: the gateway forwards over http:// only',
       'unknown "nosuch" variable',
       '"alias" cannot be used in named location',
     ],
   );
 });
 
-Deno.test("compileHttp() evaluates proxy_pass variables after a literal host and refuses them in the host", async (t) => {
-  // [proxy_pass, the URI part evaluated per request, or the refusal]
+Deno.test("compileHttp() evaluates proxy_pass variables after a literal host, and the whole URL with variables in the host", async (t) => {
+  // [proxy_pass, the URI part evaluated per request, `url` when the whole
+  // URL is, or the refusal]
   const table: [string, string][] = [
     ["http://127.0.0.1:9000/v3/$1", "/v3/$1"],
     ["http://127.0.0.1:9000$request_uri", "$request_uri"],
     ["http://127.0.0.1:9000${uri}", "${uri}"],
     ["http://backend/named$is_args$args", "/named$is_args$args"],
     ["http://127.0.0.1:9000?$args", "?$args"],
-    ["http://$host", "refused"],
-    ["http://127.0.0.1:$server_port/", "refused"],
+    ["http://$host", "url"],
+    ["http://$cookie_proxy/?$args", "url"],
+    ["http://127.0.0.1:$server_port/", "url"],
     // `$1` could go on with the port or the host: nginx parses it after.
-    ["http://127.0.0.1:9000$1", "refused"],
+    ["http://127.0.0.1:9000$1", "url"],
+    ["$scheme://$host", "url"],
+    ["https://$host", "refused"],
     ["http://127.0.0.1:9000$request_uri_x", "refused"],
   ];
   for (const [url, expected] of table) {
@@ -137,7 +141,7 @@ Deno.test("compileHttp() evaluates proxy_pass variables after a literal host and
       if (expected === "refused") {
         strictEqual(errors.length, 1, errors.join("\n"));
         strictEqual(
-          errors[0]!.includes("variables in the host of proxy_pass") ||
+          errors[0]!.includes("forwards over http:// only") ||
             errors[0]!.includes("unknown"),
           true,
           errors[0],
@@ -147,7 +151,13 @@ Deno.test("compileHttp() evaluates proxy_pass variables after a literal host and
       deepStrictEqual(errors, []);
       const pass = compileText(text).servers[0]!.conf.locations.regexes[0]!
         .proxyPass!;
-      strictEqual(pass.dynamic?.text, expected);
+      if (expected === "url") {
+        deepStrictEqual([pass.url?.text, pass.dynamic, pass.group], [
+          url,
+          null,
+          "",
+        ]);
+      } else strictEqual(pass.dynamic?.text, expected);
       strictEqual(pass.uri, null);
     });
   }

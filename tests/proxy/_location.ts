@@ -104,6 +104,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
       proxyHost: hostPort.endsWith(":80") ? hostPort.slice(0, -3) : hostPort,
       uri,
       dynamic: null,
+      url: null,
       text: spec.pass,
     },
     proxySetHeaders: set,

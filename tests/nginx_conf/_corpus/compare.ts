@@ -21,6 +21,8 @@ export const MASKED = [
   "logs: the byte count of a WebSocket's 101 (the gateway answers a close frame itself: README, upgrade)",
   "upstream side: the value of Sec-WebSocket-Key (the gateway makes its own handshake: README, upgrade)",
   "client side, on a TLS port unless --strict: Content-Length and Transfer-Encoding, how the body is framed (the gateway sends bodies chunked there: README, tls-nagle); the body itself is still compared",
+  "logs: `[info] client closed connection while waiting for request` lines (the harness's own readiness connections send nothing, and nginx writes these at times of its choosing)",
+  "both: a listen or upstream port standing alone in a value (X-Forwarded-Port: $server_port), as in host:port",
   "logs: the time, pid#tid and *N of error lines; the time and, for status 300 and above (the built-in pages: README, error-page), the byte count of access lines; $request_time-style decimals",
 ];
 
@@ -34,12 +36,17 @@ export interface Names {
 /** Replaces a side's ports and folder with names. */
 export function maskText(text: string, names: Names): string {
   let out = text.replaceAll(names.prefix, "PREFIX");
-  names.upstream.forEach((port, i) => {
-    out = out.replaceAll(`:${port}`, `:UPSTREAM_${i + 1}`);
-  });
-  names.listen.forEach((port, i) => {
-    out = out.replaceAll(`:${port}`, `:LISTEN_${i + 1}`);
-  });
+  // A port after `:` (host:port), after a blank or alone (a value such as
+  // `$server_port`), never inside a longer number.
+  const each = (ports: number[], name: string) =>
+    ports.forEach((port, i) => {
+      out = out.replace(
+        new RegExp(`(?<![^:\\s])${port}(?!\\d)`, "g"),
+        `${name}_${i + 1}`,
+      );
+    });
+  each(names.upstream, "UPSTREAM");
+  each(names.listen, "LISTEN");
   return out;
 }
 

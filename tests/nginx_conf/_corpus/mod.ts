@@ -17,4 +17,10 @@ export {
   type FileResult,
 } from "./side_by_side.ts";
 export { TESTDATA } from "./station.ts";
-export { caseDirs, type CaseSet, reportTable, totals } from "./report.ts";
+export {
+  CASE_SETS,
+  caseDirs,
+  type CaseSet,
+  reportTable,
+  totals,
+} from "./report.ts";

@@ -8,8 +8,21 @@ import { join } from "node:path";
 import type { FileResult } from "./side_by_side.ts";
 import { TESTDATA } from "./station.ts";
 
+/**
+ * The sets of case folders under tests/testdata/nginx_conf, in the order
+ * they were drawn: `corpus` is tuned on, the others were each kept for a
+ * measure on files the project had not seen (a new set is one more name).
+ */
+export const CASE_SETS = [
+  "corpus",
+  "holdout",
+  "unseen",
+  "unseen2",
+  "unseen3",
+] as const;
+
 /** A set of case folders under tests/testdata/nginx_conf. */
-export type CaseSet = "corpus" | "holdout" | "unseen" | "unseen2";
+export type CaseSet = typeof CASE_SETS[number];
 
 /** The case folders of a set, by name. */
 export function caseDirs(set: CaseSet): string[] {

@@ -44,6 +44,14 @@ function newLines(prefix: string, before: Map<string, number>): string[] {
   return out;
 }
 
+/**
+ * What nginx writes at `info` for a connection closed before a request: the
+ * harness's readiness checks (connect, close) make them, at times nginx
+ * chooses, so they are not the probes' lines.
+ */
+const READINESS_LINE =
+  /\[info\] \d+#\d+: \*\d+ client closed connection while waiting for request/;
+
 /** One side's station, names and upstream record. */
 export interface Side {
   station: Station;
@@ -126,8 +134,8 @@ export async function probeSide(
     if (access.length >= outcomes.length) break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  const logs = newLines(side.station.prefix, before).map((l) =>
-    maskLogLine(l.replace(/^(\S+): /, ""), side.names)
-  );
+  const logs = newLines(side.station.prefix, before)
+    .filter((l) => !READINESS_LINE.test(l))
+    .map((l) => maskLogLine(l.replace(/^(\S+): /, ""), side.names));
   return { outcomes, logs };
 }

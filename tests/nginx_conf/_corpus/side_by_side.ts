@@ -127,7 +127,11 @@ async function compareFileOnce(
       );
       const listen = Array.from({ length: listenCount }, freePort);
       const values = { listen, upstream: upstreams.map((u) => u.port) };
-      const station = stack.use(buildStation(caseDir, values));
+      const station = stack.use(
+        buildStation(caseDir, values, {
+          nginx: i === 0 || o.against === "nginx",
+        }),
+      );
       sides.push({
         station,
         seen,

@@ -148,6 +148,13 @@ export function stationTls(tree: Directive[], prefix: string): StationTls {
   return { ports, caCerts };
 }
 
+/** Whether `http`'s own directives (its includes followed) name `name`. */
+function httpHas(tree: Directive[], name: string): boolean {
+  return tree.some((d) =>
+    d.name === "http" && d.block?.some((inner) => inner.name === name)
+  );
+}
+
 /** Whether any directive of the tree is `name` (in any block). */
 export function has(tree: Directive[], name: string): boolean {
   for (const { directive } of walk(tree)) {
@@ -161,9 +168,14 @@ export function has(tree: Directive[], name: string): boolean {
  *
  * @param caseDir The corpus case folder.
  * @param values The ports.
+ * @param options `nginx`: the station is for nginx 1.22 for Linux.
  * @returns The station; disposing removes the folder.
  */
-export function buildStation(caseDir: string, values: Placeholders): Station {
+export function buildStation(
+  caseDir: string,
+  values: Placeholders,
+  options: { nginx?: boolean } = {},
+): Station {
   // The prefix is one level down, so a root such as `../dist` stays inside
   // this station's own temporary folder.
   const base = Deno.makeTempDirSync({ prefix: "corpus-station-" });
@@ -179,16 +191,27 @@ export function buildStation(caseDir: string, values: Placeholders): Station {
     }
     const conf = join(prefix, "conf/nginx.conf");
     let tree = readConfTree(conf, join(prefix, "conf"));
-    // nginx on Debian logs to /var/log/nginx/access.log when the file names
-    // no access log; nginx for Windows (and the gateway) use logs/access.log,
-    // so a file without one gets that line, the same for both.
-    if (!has(tree, "access_log")) {
+    // nginx on Debian logs to /var/log/nginx/access.log where no level names
+    // an access log; nginx for Windows (and the gateway) use logs/access.log,
+    // so an `http` block without one gets that line, the same for both. Only
+    // `http`'s own directives count: an `access_log off` in one location
+    // leaves every other request on the default (ngx_http_log_merge_loc_conf).
+    if (!httpHas(tree, "access_log")) {
       const text = Deno.readTextFileSync(conf);
       Deno.writeTextFileSync(
         conf,
         text.replace(/^(\s*http\s*\{)/m, "$1\n    access_log logs/access.log;"),
       );
       tree = readConfTree(conf, join(prefix, "conf"));
+    }
+    // `use select` names the one event method nginx for Windows has; the
+    // Linux build here has no select module and refuses the file. The event
+    // method changes nothing a client or an upstream sees, and the gateway
+    // ignores `events`, so nginx's copy leaves the line out.
+    const useSelect = /^(\s*)use\s+select\s*;/m;
+    const text = Deno.readTextFileSync(conf);
+    if (options.nginx && useSelect.test(text)) {
+      Deno.writeTextFileSync(conf, text.replace(useSelect, "$1"));
     }
     const served = new Set([join(prefix, "html")]);
     for (const { directive } of walk(tree)) {

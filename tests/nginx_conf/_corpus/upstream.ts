@@ -2,7 +2,8 @@
  * The corpus harness's upstream: a raw HTTP/1.x server on 127.0.0.1:0 that
  * records exactly what it receives (request line, every field in order, how
  * the body was framed) and answers by path: a redirect for a path ending in
- * `/redirect`, a WebSocket echo for an upgrade, JSON otherwise. Raw TCP,
+ * `/redirect`, a WebSocket echo for an upgrade (`Upgrade: websocket` with
+ * `Connection: upgrade`), JSON otherwise. Raw TCP,
  * because `Deno.serve` hides the request line's version and the framing.
  *
  * @module
@@ -150,7 +151,12 @@ async function answer(
     const get = (name: string) =>
       fields.find(([k]) => k.toLowerCase() === name)?.[1] ?? "";
     const target = requestLine.split(" ")[1] ?? "";
-    if (/websocket/i.test(get("upgrade"))) {
+    // A back end switches only when `Connection` lists `upgrade` beside
+    // `Upgrade` (RFC 9110 §7.8; Tomcat, Kestrel and Node's parser check
+    // both); `Upgrade` with `Connection: keep-alive` gets the JSON answer.
+    const upgrade = /websocket/i.test(get("upgrade")) &&
+      get("connection").split(",").some((t) => /^\s*upgrade\s*$/i.test(t));
+    if (upgrade) {
       const digest = new Uint8Array(
         await crypto.subtle.digest(
           "SHA-1",

@@ -1,0 +1,117 @@
+/**
+ * Directives that matter only beside one the gateway refuses (the FastCGI,
+ * uwsgi and SCGI modules' settings, `proxy_ssl_*`): accepted with one
+ * warning each, as nginx accepts them, wherever nginx's tables allow; their
+ * `*_pass` stays refused.
+ */
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { DIRECTIVES } from "../../src/nginx_conf/directives.ts";
+import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
+import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
+import { compileHttp } from "../../src/nginx_conf/compile.ts";
+import { nginxTest, station } from "./_station.ts";
+
+const ON_LINUX = { ignore: Deno.build.os !== "linux" };
+
+/** What `--check` says of a file, its `events` warning left out. */
+function messages(text: string): string[] {
+  const result = compileHttp(
+    parseNginxConf("/n/conf/nginx.conf", {
+      readTextFile: () => text,
+      readDirFiles: () => [],
+    }),
+    { file: "/n/conf/nginx.conf", prefix: "/n", caseless: false },
+  );
+  return [...result.warnings, ...result.errors]
+    .filter((m) => !m.startsWith('"events"'))
+    .map((m) => m.replace(/ in \/n\/conf\/nginx.conf:\d+$/, ""));
+}
+
+/** A file with `line` at `level` beside a plain http:// proxy_pass. */
+function fileWith(line: string, level: "http" | "server" | "location") {
+  const at = (l: typeof level) => l === level ? `${line}\n` : "";
+  return `events {}\nhttp {\n${at("http")}server {\nlisten 80;\n${
+    at("server")
+  }location /api/ {\n${
+    at("location")
+  }proxy_pass http://127.0.0.1:8080/;\n}\n}\n}\n`;
+}
+
+/** The names of the class, by their prefixes. */
+const NAMES = [...DIRECTIVES.keys()].filter((n) =>
+  /^(fastcgi|uwsgi|scgi)_/.test(n) || n.startsWith("proxy_ssl_")
+);
+
+Deno.test("--check warns once about each FastCGI, uwsgi, SCGI and proxy_ssl_ setting, at every level nginx allows", () => {
+  // Every directive of the three modules (153 in nginx 1.22's tables, their
+  // *_pass among them) and the 13 proxy_ssl_ ones.
+  strictEqual(NAMES.length, 153 + 13);
+  for (const name of NAMES.filter((n) => !n.endsWith("_pass"))) {
+    const spec = DIRECTIVES.get(name)![0]!;
+    const args = spec.flag ? "on" : Array(spec.min).fill("1").join(" ");
+    const only = name.startsWith("proxy_ssl_")
+      ? 'it matters only with an "https://" proxy_pass, which the gateway refuses'
+      : `it matters only with ${name.split("_")[0]}_pass`;
+    for (const level of ["http", "server", "location"] as const) {
+      if (!spec.contexts.includes(level)) continue;
+      deepStrictEqual(
+        messages(fileWith(`${name} ${args};`, level)),
+        [`"${name}" is ignored: ${only}`],
+        `${name} in ${level}`,
+      );
+    }
+  }
+});
+
+Deno.test("--check refuses fastcgi_pass, uwsgi_pass and scgi_pass", () => {
+  for (const name of ["fastcgi_pass", "uwsgi_pass", "scgi_pass"]) {
+    deepStrictEqual(
+      messages(fileWith(`${name} 127.0.0.1:9000;`, "location")),
+      [`"${name}" is not supported: the gateway forwards over HTTP only`],
+    );
+  }
+});
+
+/**
+ * The settings two real station files carry beside an http:// proxy_pass
+ * (a PHP panel's FastCGI tuning at `http`, a .NET site's `proxy_ssl_*` in a
+ * location), and one of each other module.
+ */
+const REAL = [
+  "fastcgi_connect_timeout 300;",
+  "fastcgi_send_timeout 300;",
+  "fastcgi_read_timeout 300;",
+  "fastcgi_buffer_size 64k;",
+  "fastcgi_buffers 4 64k;",
+  "fastcgi_busy_buffers_size 128k;",
+  "fastcgi_temp_file_write_size 256k;",
+  "fastcgi_intercept_errors on;",
+  "uwsgi_read_timeout 60s;",
+  "scgi_read_timeout 60s;",
+];
+
+Deno.test(
+  "nginx -t and --check both accept a station file with these settings and no *_pass",
+  ON_LINUX,
+  async () => {
+    await using s = station(
+      "stock",
+      (text) =>
+        text.replace(/^(\s*http\s*\{)/m, `$1\n${REAL.join("\n")}`)
+          .replace(
+            "proxy_pass http://127.0.0.1:8080/;",
+            "proxy_pass http://127.0.0.1:8080/;\nproxy_ssl_verify off;\nproxy_ssl_server_name on;",
+          ),
+    );
+    const nginx = await nginxTest(s);
+    strictEqual(nginx.ok, true, `nginx -t: ${nginx.emerg}`);
+    const result = loadNginxConf(s.conf);
+    strictEqual(result.ok ? "ok" : result.message, "ok");
+  },
+);
+
+Deno.test("--check says of resolver what a proxy_pass with variables in its host then reaches", () => {
+  deepStrictEqual(messages(fileWith("resolver 127.0.0.1;", "http")), [
+    '"resolver" is ignored: the gateway resolves no names per request: a proxy_pass with variables in its host reaches upstream{} names and addresses only',
+  ]);
+});
