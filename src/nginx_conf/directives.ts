@@ -269,7 +269,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["recursive_error_pages HSL flag map"],
   ["rewrite_log HSLI flag warn", "rewrite decisions are not logged"],
   ["uninitialized_variable_warn HSLI flag warn", TUNING],
-  ["chunked_transfer_encoding HSL flag default", "on"],
+  [
+    "chunked_transfer_encoding HSL flag warn",
+    "the runtime chunks a body of unknown length for HTTP/1.1 clients",
+  ],
   ["client_header_timeout HS 1-1 warn", TUNING],
   ["send_timeout HSL 1-1 warn", TUNING],
   ["reset_timedout_connection HSL flag warn", TUNING],

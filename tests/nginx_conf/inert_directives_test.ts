@@ -2,7 +2,8 @@
  * Directives that matter only beside one the gateway refuses (the FastCGI,
  * uwsgi and SCGI modules' settings, `proxy_ssl_*`): accepted with one
  * warning each, as nginx accepts them, wherever nginx's tables allow; their
- * `*_pass` stays refused.
+ * `*_pass` stays refused. `chunked_transfer_encoding` too: the runtime
+ * decides the framing.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { DIRECTIVES } from "../../src/nginx_conf/directives.ts";
@@ -114,4 +115,20 @@ Deno.test("--check says of resolver what a proxy_pass with variables in its host
   deepStrictEqual(messages(fileWith("resolver 127.0.0.1;", "http")), [
     '"resolver" is ignored: the gateway resolves no names per request: a proxy_pass with variables in its host reaches upstream{} names and addresses only',
   ]);
+});
+
+Deno.test("--check accepts chunked_transfer_encoding on and off with one warning, at every level", () => {
+  // An event stream's location often says `off`; the runtime frames a body
+  // of unknown length as chunked either way (README, chunked-off).
+  for (const value of ["on", "off"]) {
+    for (const level of ["http", "server", "location"] as const) {
+      deepStrictEqual(
+        messages(fileWith(`chunked_transfer_encoding ${value};`, level)),
+        [
+          '"chunked_transfer_encoding" is ignored: the runtime chunks a body of unknown length for HTTP/1.1 clients',
+        ],
+        `${value} in ${level}`,
+      );
+    }
+  }
 });
