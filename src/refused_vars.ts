@@ -87,5 +87,10 @@ export function refusedVars(
     captures: NO_CAPTURES,
     named: NO_NAMED,
     location: server.conf,
+    vars: undefined,
+    mapValues: undefined,
+    argsSet: undefined,
+    requestId: undefined,
+    log: undefined,
   };
 }

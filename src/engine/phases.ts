@@ -11,7 +11,7 @@
 
 import { findLocation } from "./locations.ts";
 import type { LocationConf, ServerConf } from "./model.ts";
-import { type RewriteRun, runRewrite } from "./rewrite.ts";
+import { type RewriteRun, runRewrite, setCaptures } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
 import { containmentRoot, mapUri } from "./uri_map.ts";
 
@@ -193,7 +193,7 @@ export function runPhases(
       if (found.kind === "redirect") return { kind: "slash", conf: found.conf };
       conf = found.kind === "location" ? found.conf : server.conf;
       if (found.kind === "location" && found.captures !== null) {
-        vars.captures = [...found.captures].map((c) => c ?? "");
+        setCaptures(vars, found.captures);
       }
       if (conf.internal && !state.internal) {
         return { kind: "status", conf, code: 404 };
@@ -294,11 +294,13 @@ function content(
       if (fallback.kind === "code") {
         return { kind: "status", conf, code: fallback.code };
       }
+      // ngx_http_try_files_handler splits the last name's own `?`: without
+      // one, `$args` become empty (and are there, as `?` would make them).
       return internalRedirect(
         server,
         vars,
         fallback.uri.evaluate(vars),
-        { state, io, from: conf },
+        { state, io, from: conf, ownArgs: true },
       );
     }
   }
@@ -351,14 +353,20 @@ function content(
  * @param server The server.
  * @param vars The request.
  * @param target The URI or `@name`.
- * @param options The state and file access.
+ * @param options The state and file access; `ownArgs`: the target's own `?`
+ * part, or none, replaces `$args` (try_files), rather than keeping them.
  * @returns What the content phase does, or the access check it waits for.
  */
 export function internalRedirect(
   server: ServerConf,
   vars: RequestVars,
   target: string,
-  options: { state: PhaseState; io: PhaseIo; from?: LocationConf },
+  options: {
+    state: PhaseState;
+    io: PhaseIo;
+    from?: LocationConf;
+    ownArgs?: boolean;
+  },
 ): PhaseOutcome {
   const { state, io } = options;
   // A refusal here is answered under the location redirecting (its
@@ -385,8 +393,13 @@ export function internalRedirect(
   if (q >= 0) {
     vars.uri = target.slice(0, q);
     vars.args = target.slice(q + 1);
+    vars.argsSet = true;
   } else {
     vars.uri = target;
+    if (options.ownArgs === true) {
+      vars.args = "";
+      vars.argsSet = true;
+    }
   }
   return runPhases(server, vars, { state, io });
 }
