@@ -170,7 +170,7 @@ export class PendingAccessLine {
       ...(this.upstream === null || this.upstream.empty
         ? {}
         : { upstream: this.upstream.list() }),
-      ...(vars === undefined ? {} : { vars }),
+      vars,
     };
     if (this.#targets === null) this.#logger.access(event);
     else this.#logger.accessTo(this.#targets, event);

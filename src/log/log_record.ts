@@ -76,5 +76,5 @@ export interface LogRecord {
   upstream?: readonly UpstreamTry[];
   // --- the configuration ---
   /** The request's variables (`$uri`, maps, …), when the engine chose its server. */
-  vars?: RecordVars;
+  vars?: RecordVars | undefined;
 }

@@ -39,7 +39,7 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   /** The upstream tries, for `$upstream_*`. */
   upstream?: readonly UpstreamTry[];
   /** The request's variables, for the engine's names and `if=`. */
-  vars?: RecordVars;
+  vars?: RecordVars | undefined;
 };
 
 /** One access log a request writes to: a file opened at start and a format. */
@@ -255,7 +255,7 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     bytesSent: event.bodyBytesSent,
     responseHeaders: event.responseHeaders ?? NO_FIELDS,
     ...(event.upstream === undefined ? {} : { upstream: event.upstream }),
-    ...(event.vars === undefined ? {} : { vars: event.vars }),
+    vars: event.vars,
   };
   if (event.vars !== undefined) event.vars.log = record;
   return record;
