@@ -19,7 +19,7 @@ export const OTHER_OPTIONAL: Readonly<
   // What the gateway never has: no PROXY protocol, request body kept for
   // a variable, cache, gzip ratio, secure link, user id, slice or limit
   // outcome (each a named difference where nginx would have one, README
-  // log-format-variables), and no TCP_INFO (nginx for Windows has none).
+  // variables-without-source), and no TCP_INFO (nginx for Windows has none).
   ...Object.fromEntries([
     "proxy_protocol_addr",
     "proxy_protocol_port",
@@ -109,7 +109,7 @@ export const OTHER_BUILT_IN: Readonly<Record<string, VariableReader>> = {
  * `$upstream_http_NAME` and `$upstream_cookie_NAME`: the upstream's
  * answer as passed on to the client (a field nginx hides from the client,
  * `Server` and `Date` among them, is not there: README
- * log-format-variables); not found when no upstream answered.
+ * variables-without-source); not found when no upstream answered.
  *
  * @param r The request, once its line is written.
  * @param name The field's name, lower case.
