@@ -99,6 +99,20 @@ export const OPTIONAL: Readonly<
   },
   ...OTHER_OPTIONAL,
 };
+/**
+ * `$realpath_root`: the root with its links resolved
+ * (ngx_http_variable_realpath_root); the root as written when it cannot
+ * be resolved (nginx logs the failure and has no value).
+ */
+function realRoot(root: string): string {
+  if (root === "") return root;
+  try {
+    return Deno.realPathSync(root);
+  } catch {
+    return root;
+  }
+}
+
 /** A random 128-bit id in hex, as `$request_id` (ngx_http_variable_request_id). */
 function requestId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -162,7 +176,9 @@ export const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "document_root": (r) =>
     r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
   "realpath_root": (r) =>
-    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+    realRoot(
+      r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+    ),
   "request_filename": (r) =>
     r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
   "content_type": (r) => field(r, "content-type") ?? "",

@@ -96,10 +96,13 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   for (const side of [theirs, ours]) {
-    await Deno.mkdir(join(side.prefix, "html", "new"), { recursive: true });
-    await Deno.writeTextFile(join(side.prefix, "html", "index.html"), "app");
-    await Deno.writeTextFile(join(side.prefix, "html", "a.txt"), "a");
-    await Deno.writeTextFile(join(side.prefix, "html", "new", "b.txt"), "b");
+    // The root is a link: `$realpath_root` is the folder it names.
+    const site = join(side.prefix, "site");
+    await Deno.mkdir(join(site, "new"), { recursive: true });
+    await Deno.symlink(site, join(side.prefix, "html"));
+    await Deno.writeTextFile(join(site, "index.html"), "app");
+    await Deno.writeTextFile(join(site, "a.txt"), "a");
+    await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
   }
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
   await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
@@ -122,6 +125,7 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
   deepStrictEqual(ourLines, nginxLines);
   // What nginx wrote, in part: the values of the log phase.
   const [all = [], kept = [], json = []] = nginxLines!;
+  deepStrictEqual(all[0]!.split("|")[11], "real=PREFIX/site");
   deepStrictEqual(all.map((l) => l.split("|").slice(1, 3).join("|")), [
     "200|uri=/a.txt",
     "200|uri=/index.html",
