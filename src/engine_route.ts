@@ -348,7 +348,7 @@ export class EngineRoute {
       host: request.host !== null && isValidHost(request.host)
         ? hostName(request.host)
         : "",
-      fieldsRead: stage !== "line",
+      stage,
     });
   }
 

@@ -68,6 +68,7 @@ export function arg(r: RequestVars, name: string): string | undefined {
  * set them), so a log line prints `-`, as nginx's.
  */
 function args(r: RequestVars): string | undefined {
+  if (r.unparsed !== undefined) return undefined;
   return r.args !== "" || r.argsSet === true || r.requestUri.includes("?")
     ? r.args
     : undefined;
@@ -89,6 +90,14 @@ export const OPTIONAL: Readonly<
 > = {
   "args": args,
   "query_string": args,
+  // A request refused at its line: what nginx had not read is not found
+  // (ngx_http_process_request_uri sets `$request_uri` once the target is
+  // decoded).
+  "request_method": (r) => r.unparsed === "line" ? undefined : r.method,
+  "server_protocol": (r) => r.unparsed === "line" ? undefined : r.protocol,
+  "uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "document_uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "request_uri": (r) => r.unparsed === undefined ? r.requestUri : undefined,
   "content_type": (r) => field(r, "content-type"),
   "content_length": (r) => field(r, "content-length"),
   "remote_user": (r) => {

@@ -94,6 +94,12 @@ export interface RequestVars {
    * costs less than a `Map` or an object per request.
    */
   mapValues?: string[] | undefined;
+  /**
+   * How much of a request refused at its line nginx had read: `line`,
+   * none of it (no method, URI, arguments or protocol); `target`, all but
+   * its target (`$uri` empty, no `$request_uri` or `$args`).
+   */
+  unparsed?: "line" | "target" | undefined;
   /** `$request_id` once read (16 random bytes in hex). */
   requestId?: string | undefined;
   /**
