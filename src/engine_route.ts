@@ -338,6 +338,8 @@ export class EngineRoute {
       : { location: server.conf, serverName: server.serverName };
     if (!this.#deps.logger.accessEnabled) return;
     request.accessLogs = server.conf.accessLogs;
+    // Only a format beyond `combined`'s, or an `if=`, reads them.
+    if (!this.#deps.logger.accessNeedsFields) return;
     request.vars = refusedVars(req, request, {
       listen,
       server,
