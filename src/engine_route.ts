@@ -399,7 +399,8 @@ export class EngineRoute {
       serverPort: socket.port,
       serverName: server.serverName,
       scheme: listen.ssl ? "https" : "http",
-      protocol: "HTTP/1.1",
+      // As its request line says (Deno.serve tells HTTP/2 from 1.x only).
+      protocol: request.served2 ? "HTTP/2.0" : "HTTP/1.1",
       host: name === "" ? server.serverName : name,
       proxyHost: "",
       documentRoot: "",

@@ -89,7 +89,8 @@ export const OTHER_BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "uid_reset": () => "",
   "realip_remote_addr": (r) => r.remoteAddr,
   "realip_remote_port": (r) => String(r.remotePort),
-  "http2": () => "",
+  // ngx_http_variable_http2: "h2" for an HTTP/2 request over TLS.
+  "http2": (r) => r.protocol === "HTTP/2.0" ? "h2" : "",
   "date_gmt": () => ssiDate(false),
   "date_local": () => ssiDate(true),
   // Read when the line is written: the answer was sent whole (not given
@@ -107,9 +108,8 @@ export const OTHER_BUILT_IN: Readonly<Record<string, VariableReader>> = {
 
 /**
  * `$upstream_http_NAME` and `$upstream_cookie_NAME`: the upstream's
- * answer as passed on to the client (a field nginx hides from the client,
- * `Server` and `Date` among them, is not there: README
- * variables-without-source); not found when no upstream answered.
+ * answer as passed on to the client (a field not passed on is not there:
+ * README variables-without-source); not found when no upstream answered.
  *
  * @param r The request, once its line is written.
  * @param name The field's name, lower case.
