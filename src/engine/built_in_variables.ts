@@ -69,9 +69,9 @@ export function arg(r: RequestVars, name: string): string | undefined {
  */
 function args(r: RequestVars): string | undefined {
   if (r.unparsed !== undefined) return undefined;
-  return r.args !== "" || r.argsSet === true || r.requestUri.includes("?")
-    ? r.args
-    : undefined;
+  if (r.args !== "") return r.args;
+  const set = r.argsSet ?? r.requestUri.includes("?");
+  return set ? "" : undefined;
 }
 
 /** A request field by name, `undefined` when absent. */

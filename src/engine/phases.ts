@@ -300,7 +300,7 @@ function content(
         server,
         vars,
         fallback.uri.evaluate(vars),
-        { state, io, from: conf, ownArgs: true },
+        { state, io, from: conf, ownArgs: "empty" },
       );
     }
   }
@@ -354,7 +354,9 @@ function content(
  * @param vars The request.
  * @param target The URI or `@name`.
  * @param options The state and file access; `ownArgs`: the target's own `?`
- * part, or none, replaces `$args` (try_files), rather than keeping them.
+ * part replaces `$args` rather than keeping them, and without one they are
+ * `empty` (try_files, an error page with variables: ngx_http_split_args)
+ * or `none` (a constant error page: its args parsed at load).
  * @returns What the content phase does, or the access check it waits for.
  */
 export function internalRedirect(
@@ -365,7 +367,7 @@ export function internalRedirect(
     state: PhaseState;
     io: PhaseIo;
     from?: LocationConf;
-    ownArgs?: boolean;
+    ownArgs?: "empty" | "none";
   },
 ): PhaseOutcome {
   const { state, io } = options;
@@ -396,9 +398,9 @@ export function internalRedirect(
     vars.argsSet = true;
   } else {
     vars.uri = target;
-    if (options.ownArgs === true) {
+    if (options.ownArgs !== undefined) {
       vars.args = "";
-      vars.argsSet = true;
+      vars.argsSet = options.ownArgs === "empty";
     }
   }
   return runPhases(server, vars, { state, io });

@@ -37,9 +37,10 @@ export interface RequestVars {
   /** `$args`: the query without `?`; rewrites may change it. */
   args: string;
   /**
-   * `$args` was set by an internal redirect, so it is there even when
-   * empty (`try_files`' last name without `?`); otherwise an empty `$args`
-   * is there only when the target had a `?`.
+   * Whether an empty `$args` is there, once an internal redirect set them:
+   * `true` after `try_files`' last name without `?`, `false` after a
+   * constant error page's; `undefined` until then, when it is there only
+   * if the target had a `?`.
    */
   argsSet?: boolean | undefined;
   /** The request's header fields. */

@@ -49,6 +49,13 @@ ${TEMP}
     location /new/ { }
     location /api/ { proxy_pass http://127.0.0.1:${upstream}/; }
     location ~ ^/cap/(?<word>[a-z]+)$ { set $x "s-$word"; return 204; }
+    location /ep/ { error_page 404 /index.html; }
+  }
+  server {
+    listen 127.0.0.1:${port};
+    server_name b.test;
+    root html;
+    access_log logs/all.log vars;
   }
 }
 `;
@@ -74,6 +81,8 @@ const REQUESTS: [string, string][] = [
     "Content-Length: 2\r\nX-Forwarded-For: 10.0.0.9\r\n\r\nhi",
   ],
   ["404", "GET /new/none.txt HTTP/1.1\r\nHost: app.test\r\n\r\n"],
+  ["error_page", "GET /ep/none?x=1 HTTP/1.1\r\nHost: app.test\r\n\r\n"],
+  ["another server", "GET /a.txt HTTP/1.1\r\nHost: B.test\r\n\r\n"],
   ["capture and set", "GET /cap/word HTTP/1.1\r\nHost: app.test\r\n\r\n"],
   [
     "bytes and quotes",
@@ -134,6 +143,8 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
     "200|uri=/new/b.txt",
     "200|uri=/api/login",
     "404|uri=/new/none.txt",
+    "404|uri=/index.html",
+    "200|uri=/a.txt",
     "204|uri=/cap/word",
     String.raw`404|uri=/new/caf\xC3\xA9\x22.txt`,
     "400|uri=",
@@ -143,12 +154,13 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
   deepStrictEqual(kept.map((l) => l.split("|")[1]), [
     "404",
     "404",
+    "404",
     "400",
     "400",
     "400",
   ]);
   deepStrictEqual(
-    json[7],
+    json[8],
     String
       .raw`{"uri":"/new/café\".txt","c":"\"é\\\"","q":"%22x","ip":"\"1.2.3.4\""}`,
   );
