@@ -108,6 +108,7 @@ export const OPTIONAL: Readonly<
   },
   ...OTHER_OPTIONAL,
 };
+
 /**
  * `$realpath_root`: the root with its links resolved
  * (ngx_http_variable_realpath_root); the root as written when it cannot
