@@ -7,6 +7,7 @@
  */
 
 import { parseBasicCredentials } from "./access/mod.ts";
+import type { RequestVars } from "./engine/mod.ts";
 import {
   type AccessEvent,
   type AccessTarget,
@@ -38,6 +39,11 @@ export interface AccessRequest {
   request: string;
   /** The `Referer` field, or `null`. */
   referrer: string | null;
+  /**
+   * The request's variables once the engine chose its server (read when
+   * the line is written: `$uri` is then the last internal redirect's).
+   */
+  vars?: RequestVars | null;
 }
 
 /**
@@ -56,6 +62,8 @@ export class PendingAccessLine {
   #logged = false;
   #release: (() => void) | undefined;
   #headers: Headers | undefined;
+  /** The request's own fields, which the copy stands in for once it ends. */
+  #requestHeaders: Headers | undefined;
   #responseHeaders: Headers | undefined;
   #startMs: number | undefined;
   /** Bytes of an interim `100 Continue` sent before the response. */
@@ -94,7 +102,8 @@ export class PendingAccessLine {
     // A log_format reading other fields needs them after the exchange,
     // when Deno's request headers can no longer be read.
     if (logger.accessNeedsFields) {
-      this.#headers = new Headers(req.headers);
+      this.#requestHeaders = req.headers;
+      this.#headers = new Headers(this.#requestHeaders);
       this.#startMs = Date.now();
       this.upstream = new UpstreamTries();
     }
@@ -133,6 +142,12 @@ export class PendingAccessLine {
     this.#logged = true;
     this.#release?.();
     const { client, request } = this.#fields;
+    const vars = this.#fields.vars ?? undefined;
+    // The exchange is over: the variables read the copy of the fields
+    // (Deno's own throw "Request closed" now).
+    if (vars !== undefined && this.#headers !== undefined) {
+      if (vars.headers === this.#requestHeaders) vars.headers = this.#headers;
+    }
     const referrer = this.#fieldsRead ? this.#fields.referrer : null;
     const status = this.#status;
     const event: AccessEvent = {
@@ -155,6 +170,7 @@ export class PendingAccessLine {
       ...(this.upstream === null || this.upstream.empty
         ? {}
         : { upstream: this.upstream.list() }),
+      vars,
     };
     if (this.#targets === null) this.#logger.access(event);
     else this.#logger.accessTo(this.#targets, event);

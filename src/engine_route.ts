@@ -53,7 +53,11 @@ import { type GatewayStats, stubStatusResponse } from "./status.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
-import { expectsContinue, READING_HEADERS } from "./routing/mod.ts";
+import {
+  expectsContinue,
+  isValidHost,
+  READING_HEADERS,
+} from "./routing/mod.ts";
 import { type RefusalStage, refusedVars } from "./refused_vars.ts";
 
 export type { RefusalStage };
@@ -171,10 +175,15 @@ export interface EngineRequest {
   continued: boolean;
   /**
    * Set by the engine when an access log is written: the logs of the
-   * location that answered, their `if=` applied (empty: no line, as
-   * `access_log off`); `null` until then.
+   * location that answered (empty: no line, as `access_log off`); their
+   * `if=` is evaluated when the line is written. `null` until then.
    */
   accessLogs: readonly AccessLogConf[] | null;
+  /**
+   * Set by the engine once the server is chosen (or the request refused
+   * before routing): the variables its access line reads.
+   */
+  vars: RequestVars | null;
 }
 
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
@@ -306,9 +315,9 @@ export class EngineRoute {
    * every field is read, the `Host` field's server's
    * (ngx_http_set_virtual_server). Its error lines go to that server's
    * error logs (sets `request.at`); its access line to each of that
-   * server's access logs, each in its format, `if=` evaluated on what
-   * nginx had read (no field after a bad request line) (sets
-   * `request.accessLogs`, as ngx_http_log_handler does).
+   * server's access logs, each in its format, its variables and `if=`
+   * read from what nginx had read (no field after a bad request line)
+   * (sets `request.accessLogs` and `request.vars`).
    *
    * @param req The request.
    * @param request What the handler read of it.
@@ -328,19 +337,21 @@ export class EngineRoute {
       ? this.logScope(socket.index)
       : { location: server.conf, serverName: server.serverName };
     if (!this.#deps.logger.accessEnabled) return;
-    const logs = server.conf.accessLogs;
-    request.accessLogs = logs.every((log) => log.condition === null)
-      ? logs
-      : loggedTo(
-        logs,
-        refusedVars(req, request, {
-          listen,
-          server,
-          port: socket.port,
-          host: hostName(request.host),
-          fieldsRead: stage !== "line",
-        }),
-      );
+    request.accessLogs = server.conf.accessLogs;
+    // Only a format beyond `combined`'s, or an `if=`, reads them.
+    if (!this.#deps.logger.accessNeedsFields) return;
+    request.vars = refusedVars(req, request, {
+      listen,
+      server,
+      port: socket.port,
+      // An invalid Host is never the request's (ngx_http_validate_host
+      // refuses it before headers_in.server is set): `$host` is the
+      // server's name then.
+      host: request.host !== null && isValidHost(request.host)
+        ? hostName(request.host)
+        : "",
+      stage,
+    });
   }
 
   /** Closes every upstream connection. */
@@ -388,7 +399,8 @@ export class EngineRoute {
       serverPort: socket.port,
       serverName: server.serverName,
       scheme: listen.ssl ? "https" : "http",
-      protocol: "HTTP/1.1",
+      // As its request line says (Deno.serve tells HTTP/2 from 1.x only).
+      protocol: request.served2 ? "HTTP/2.0" : "HTTP/1.1",
       host: name === "" ? server.serverName : name,
       proxyHost: "",
       documentRoot: "",
@@ -403,8 +415,12 @@ export class EngineRoute {
       // shape mid-request, and code optimised for one shape is thrown away.
       vars: undefined,
       mapValues: undefined,
+      argsSet: undefined,
+      requestId: undefined,
+      log: undefined,
     };
     request.at = vars;
+    request.vars = vars;
     const flow = new RouteFlow(vars, request, req, socket.port);
     flow.oneWrite = listen.ssl && !request.served2;
     // Read before anything waits: `Deno.serve` settles the promise only if
@@ -422,7 +438,7 @@ export class EngineRoute {
     return Promise.resolve(answered).then((response) => {
       const conf = flow.answered;
       if (conf !== undefined && this.#deps.logger.accessEnabled) {
-        request.accessLogs = loggedTo(conf.accessLogs, vars);
+        request.accessLogs = conf.accessLogs;
       }
       const release = flow.access?.release ?? null;
       if (release !== null) {
@@ -726,23 +742,6 @@ function anyLocation(
       ...conf.locations.regexes,
     ].some(visit);
   return visit(server.conf) || [...server.named.values()].some(visit);
-}
-
-/**
- * The logs a request writes to: `if=` evaluated when the answer is chosen
- * (ngx_http_log_handler evaluates it in the log phase; the gateway's
- * variables are the request's, so the value is the same).
- */
-function loggedTo(
-  logs: readonly AccessLogConf[],
-  vars: RequestVars,
-): readonly AccessLogConf[] {
-  if (logs.every((log) => log.condition === null)) return logs;
-  return logs.filter((log) => {
-    if (log.condition === null) return true;
-    const value = log.condition.evaluate(vars);
-    return value !== "" && value !== "0";
-  });
 }
 
 /** What a path is, without following a failure into an exception. */

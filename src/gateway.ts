@@ -337,7 +337,9 @@ export function createGatewayHandler(
     where: Parameters<EngineRoute["refused"]>[2],
   ): void {
     engine.refused(req, ctx, where);
-    if (where.stage === "line") ctx.fieldsRead = false;
+    if (where.stage === "line" || where.stage === "target") {
+      ctx.fieldsRead = false;
+    }
   }
 
   // Not async: the engine's promise is handed back, so a request costs one
@@ -369,7 +371,7 @@ export function createGatewayHandler(
     const decoded = decodeTarget(target);
     if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
-      refuse(req, ctx, { socket: at, stage: "line" });
+      refuse(req, ctx, { socket: at, stage: "target" });
       ctx.logRequestLine(INVALID_REQUEST_LINE);
       return badRequest(req);
     }

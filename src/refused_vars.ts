@@ -16,6 +16,11 @@ import type { EngineRequest } from "./engine_route.ts";
 export type RefusalStage =
   /** The request line: no field read yet, the socket's default server. */
   | "line"
+  /**
+   * The line's target could not be decoded (`%00`, `..` above the root):
+   * as `line`, but its method and protocol were read.
+   */
+  | "target"
   /** A field as it was read: still the default server (see head-lines-server). */
   | "field"
   /** Once every field is read: the server the `Host` field names. */
@@ -30,13 +35,15 @@ const NO_NAMED = Object.freeze({}) as Record<string, string>;
 
 /**
  * The variables of a request refused before routing, for `if=` of its
- * access logs: what nginx had read of it then (`$uri` empty until the
- * target is read, no field after a bad request line).
+ * access logs: what nginx had read of it then (no field after a bad
+ * request line; no method, URI or protocol when the line could not be
+ * read; `$uri` empty and no `$request_uri` or `$args` when its target
+ * could not be decoded).
  *
  * @param req The request.
  * @param request What the handler read of it.
  * @param at Its socket's servers, the server whose logs take it, the port,
- * `$host` as read (empty for none) and whether its fields were read.
+ * `$host` as read (empty for none) and how far it was read.
  * @returns The variables.
  *
  * @example Usage
@@ -48,7 +55,7 @@ const NO_NAMED = Object.freeze({}) as Record<string, string>;
  * const vars = refusedVars(
  *   new Request("http://h/x", { headers: { "x-log": "1" } }),
  *   { target: "/x", uri: "", args: "", client: "127.0.0.1", clientPort: 1 } as never,
- *   { listen: { hostname: "127.0.0.1", ssl: false } as never, server, port: 80, host: "", fieldsRead: false },
+ *   { listen: { hostname: "127.0.0.1", ssl: false } as never, server, port: 80, host: "", stage: "line" },
  * );
  * strictEqual(vars.headers.get("x-log"), null);
  * strictEqual(vars.host, "a");
@@ -62,16 +69,17 @@ export function refusedVars(
     server: ServerConf;
     port: number;
     host: string;
-    fieldsRead: boolean;
+    stage: RefusalStage;
   },
 ): RequestVars {
-  const { listen, server } = at;
+  const { listen, server, stage } = at;
+  const fieldsRead = stage === "field" || stage === "head";
   return {
     method: req.method,
     requestUri: request.target,
     uri: request.uri,
     args: request.args,
-    headers: at.fieldsRead ? req.headers : NO_FIELDS,
+    headers: fieldsRead ? req.headers : NO_FIELDS,
     remoteAddr: request.client,
     remotePort: request.clientPort,
     serverAddr: listen.hostname,
@@ -87,5 +95,11 @@ export function refusedVars(
     captures: NO_CAPTURES,
     named: NO_NAMED,
     location: server.conf,
+    vars: undefined,
+    mapValues: undefined,
+    argsSet: undefined,
+    requestId: undefined,
+    log: undefined,
+    unparsed: fieldsRead ? undefined : stage as "line" | "target",
   };
 }

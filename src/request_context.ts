@@ -202,6 +202,8 @@ export class RequestContext implements EngineRequest {
   tries: UpstreamTries | null = null;
   /** The answering location's access logs; `null`: the default one. */
   accessLogs: EngineRequest["accessLogs"] = null;
+  /** The variables its access line reads; `null` before the engine has them. */
+  vars: EngineRequest["vars"] = null;
   /** The context of the request's error lines. */
   readonly lines: ErrorLines;
   readonly #info: Deno.ServeHandlerInfo<Deno.NetAddr>;

@@ -417,6 +417,8 @@ async function errorPage(
       from: conf,
       state: where.state,
       io: deps.io,
+      // ngx_http_send_error_page: the page's own `?` part, or no args.
+      ownArgs: target.uri.constant === null ? "empty" : "none",
     });
     const page = redirect.kind === "access"
       ? await throughAccess(redirect, request, deps)

@@ -72,7 +72,7 @@ export interface Prefix extends AsyncDisposable {
   dir: string;
   conf: string;
   cert: TestCertificate;
-  lines(name: "error.log" | "access.log"): string[];
+  lines(name: "error.log" | "access.log" | "tls.log"): string[];
 }
 
 export async function prefixWith(
@@ -114,6 +114,7 @@ export function commonPair(
 http {
   error_log ${dir}/logs/error.log;
   access_log ${dir}/logs/access.log;
+  log_format tls '$request|$server_protocol|$http2|$https|$ssl_client_verify';
   server {
     listen 127.0.0.1:${plain};
     server_name localhost;
@@ -126,7 +127,11 @@ http {
     ssl_certificate_key station.key;
     ssl_protocols TLSv1.2 TLSv1.3;
     location / { root html; }
-    location /vars { return 200 "$scheme $https $server_port $host $http_host\\n"; }
+    location /vars {
+      access_log ${dir}/logs/access.log;
+      access_log ${dir}/logs/tls.log tls;
+      return 200 "$scheme $https $server_port $host $http_host\\n";
+    }
   }
 }
 `;

@@ -123,6 +123,11 @@ Deno.test("the common pair: http:// answers 301 to https://, followed to the app
     requests(g.lines("access.log")),
     requests(n.lines("access.log")),
   );
+  // The protocol's variables as nginx's.
+  deepStrictEqual(g.lines("tls.log"), [
+    "GET /vars HTTP/2.0|HTTP/2.0|h2|on|NONE",
+  ]);
+  deepStrictEqual(g.lines("tls.log"), n.lines("tls.log"));
 });
 
 /** Runs curl, bounded. */

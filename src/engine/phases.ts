@@ -11,7 +11,7 @@
 
 import { findLocation } from "./locations.ts";
 import type { LocationConf, ServerConf } from "./model.ts";
-import { type RewriteRun, runRewrite } from "./rewrite.ts";
+import { type RewriteRun, runRewrite, setCaptures } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
 import { containmentRoot, mapUri } from "./uri_map.ts";
 
@@ -193,7 +193,7 @@ export function runPhases(
       if (found.kind === "redirect") return { kind: "slash", conf: found.conf };
       conf = found.kind === "location" ? found.conf : server.conf;
       if (found.kind === "location" && found.captures !== null) {
-        vars.captures = [...found.captures].map((c) => c ?? "");
+        setCaptures(vars, found.captures);
       }
       if (conf.internal && !state.internal) {
         return { kind: "status", conf, code: 404 };
@@ -294,11 +294,13 @@ function content(
       if (fallback.kind === "code") {
         return { kind: "status", conf, code: fallback.code };
       }
+      // ngx_http_try_files_handler splits the last name's own `?`: without
+      // one, `$args` become empty (and are there, as `?` would make them).
       return internalRedirect(
         server,
         vars,
         fallback.uri.evaluate(vars),
-        { state, io, from: conf },
+        { state, io, from: conf, ownArgs: "empty" },
       );
     }
   }
@@ -357,14 +359,22 @@ const INDEX_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "POST"]);
  * @param server The server.
  * @param vars The request.
  * @param target The URI or `@name`.
- * @param options The state and file access.
+ * @param options The state and file access; `ownArgs`: the target's own `?`
+ * part replaces `$args` rather than keeping them, and without one they are
+ * `empty` (try_files, an error page with variables: ngx_http_split_args)
+ * or `none` (a constant error page: its args parsed at load).
  * @returns What the content phase does, or the access check it waits for.
  */
 export function internalRedirect(
   server: ServerConf,
   vars: RequestVars,
   target: string,
-  options: { state: PhaseState; io: PhaseIo; from?: LocationConf },
+  options: {
+    state: PhaseState;
+    io: PhaseIo;
+    from?: LocationConf;
+    ownArgs?: "empty" | "none";
+  },
 ): PhaseOutcome {
   const { state, io } = options;
   // A refusal here is answered under the location redirecting (its
@@ -391,8 +401,13 @@ export function internalRedirect(
   if (q >= 0) {
     vars.uri = target.slice(0, q);
     vars.args = target.slice(q + 1);
+    vars.argsSet = true;
   } else {
     vars.uri = target;
+    if (options.ownArgs !== undefined) {
+      vars.args = "";
+      vars.argsSet = options.ownArgs === "empty";
+    }
   }
   return runPhases(server, vars, { state, io });
 }

@@ -251,7 +251,14 @@ function test(condition: Condition, run: RewriteRun): boolean {
   }
 }
 
-function setCaptures(vars: RequestVars, m: RegExpExecArray): void {
+/**
+ * A regex's match as the request's captures: `$1`…`$9`, and each named
+ * capture as a variable (ngx_http_regex_exec sets both).
+ *
+ * @param vars The request.
+ * @param m The match.
+ */
+export function setCaptures(vars: RequestVars, m: RegExpExecArray): void {
   vars.captures = [...m].map((c) => c ?? "");
   if (m.groups) {
     const set = vars.vars ??= new Map();

@@ -9,10 +9,22 @@
 
 import type { VariableReader, VariableScope } from "./complex_value.ts";
 import type { LocationConf, MapConf } from "./model.ts";
-import { mapUri } from "./uri_map.ts";
-import { PEER_HOST_VALUE } from "../upstream/mod.ts";
-import { parseBasicCredentials } from "../access/mod.ts";
-import { fieldText } from "../runtime/mod.ts";
+import {
+  type LogRecord,
+  type LogVariable,
+  type LogVariableScope,
+  recordValue,
+} from "../log/mod.ts";
+import {
+  arg,
+  BUILT_IN,
+  cookie,
+  fieldName,
+  fieldValue,
+  OPTIONAL,
+} from "./built_in_variables.ts";
+import { cookieIn, upstreamField } from "./other_variables.ts";
+import { fieldBytes, fieldText } from "../runtime/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -24,6 +36,13 @@ export interface RequestVars {
   uri: string;
   /** `$args`: the query without `?`; rewrites may change it. */
   args: string;
+  /**
+   * Whether an empty `$args` is there, once an internal redirect set them:
+   * `true` after `try_files`' last name without `?`, `false` after a
+   * constant error page's; `undefined` until then, when it is there only
+   * if the target had a `?`.
+   */
+  argsSet?: boolean | undefined;
   /** The request's header fields. */
   headers: Headers;
   /**
@@ -76,138 +95,48 @@ export interface RequestVars {
    * costs less than a `Map` or an object per request.
    */
   mapValues?: string[] | undefined;
+  /**
+   * How much of a request refused at its line nginx had read: `line`,
+   * none of it (no method, URI, arguments or protocol); `target`, all but
+   * its target (`$uri` empty, no `$request_uri` or `$args`).
+   */
+  unparsed?: "line" | "target" | undefined;
+  /** `$request_id` once read (16 random bytes in hex). */
+  requestId?: string | undefined;
+  /**
+   * The finished request's record, set when its access line is written:
+   * the variables of the log phase (`$status`, `$upstream_*`,
+   * `$sent_http_*`, …) read it, so a `map` on them, and `if=`, see the
+   * values nginx's log phase sees.
+   */
+  log?: LogRecord | undefined;
 }
 
 /**
- * A field's value in a walked list (flat: name, value…), as
- * `Headers.get` gives it: `""` when absent, repeated ones joined with
- * ", " (the walk joins all but `Set-Cookie`, listed once per line).
+ * The names known before any `set` or `map`: the built-in table, the
+ * prefixes `http_`, `arg_`, `cookie_`, and the variables of the log phase.
+ * The one resolution of a name for every directive that takes variables,
+ * `log_format` included ({@linkcode Variables.variable}).
  */
-function fieldValue(fields: readonly string[], name: string): string {
-  let value: string | null = null;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (fields[i] === name) {
-      value = value === null ? fields[i + 1]! : `${value}, ${fields[i + 1]}`;
-    }
-  }
-  return value ?? "";
-}
-
-/** `$http_NAME` for a variable's suffix (`user_agent` → `user-agent`). */
-function fieldName(suffix: string): string {
-  return suffix.replaceAll("_", "-");
-}
-
-function cookie(r: RequestVars, name: string): string {
-  const header = r.headers.get("cookie");
-  if (header === null) return "";
-  for (const pair of header.split(";")) {
-    const eq = pair.indexOf("=");
-    if (eq < 0) continue;
-    if (pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
-  }
-  return "";
-}
-
-function arg(r: RequestVars, name: string): string {
-  if (r.args === "") return "";
-  // ngx_http_arg: names compared without regard to case, value as sent.
-  const lower = name.toLowerCase();
-  for (const pair of r.args.split("&")) {
-    const eq = pair.indexOf("=");
-    const key = eq < 0 ? pair : pair.slice(0, eq);
-    if (key.toLowerCase() === lower) return eq < 0 ? "" : pair.slice(eq + 1);
-  }
-  return "";
-}
-
-/**
- * nginx's `$hostname`: the machine's name, read once and in lower case
- * (`ngx_init_cycle`). Reading it needs `--allow-sys=hostname`, one of the
- * run flags; without it the name is empty rather than every request that
- * reads it a 500.
- */
-let hostname: string | undefined;
-
-function hostnameOnce(): string {
-  try {
-    return Deno.hostname().toLowerCase();
-  } catch {
-    return "";
-  }
-}
-
-/** The readers of nginx's built-in variables by name. */
-const BUILT_IN: Readonly<Record<string, VariableReader>> = {
-  "request_method": (r) => r.method,
-  "request_uri": (r) => r.requestUri,
-  "uri": (r) => r.uri,
-  "document_uri": (r) => r.uri,
-  "args": (r) => r.args,
-  "query_string": (r) => r.args,
-  "is_args": (r) => r.args === "" ? "" : "?",
-  // The `Host` field's name as read (or `$server_name`'s text, left as it is).
-  "host": (r) => fieldText(r.host),
-  "hostname": () => hostname ??= hostnameOnce(),
-  "remote_addr": (r) => r.remoteAddr,
-  "binary_remote_addr": (r) => r.remoteAddr,
-  "remote_port": (r) => String(r.remotePort),
-  // Values read from fields are their bytes as text (runtime/value_bytes.ts),
-  // as every value variables hold.
-  "remote_user": (r) =>
-    fieldText(
-      r.remoteUser !== ""
-        ? r.remoteUser
-        : parseBasicCredentials(r.headers.get("authorization"))?.user ?? "",
-    ),
-  "server_addr": (r) => r.serverAddr,
-  "server_port": (r) => String(r.serverPort),
-  "server_name": (r) => r.serverName,
-  "server_protocol": (r) => r.protocol,
-  "scheme": (r) => r.scheme,
-  "https": (r) => r.scheme === "https" ? "on" : "",
-  "proxy_host": (r) => r.proxyHost,
-  "proxy_port": (r) => {
-    const colon = r.proxyHost.lastIndexOf(":");
-    return colon < 0 || r.proxyHost.endsWith("]")
-      ? "80"
-      : r.proxyHost.slice(colon + 1);
-  },
-  "proxy_add_x_forwarded_for": (r) => {
-    const sent = r.headers.get("x-forwarded-for");
-    return sent === null ? r.remoteAddr : `${fieldText(sent)}, ${r.remoteAddr}`;
-  },
-  "document_root": (r) =>
-    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
-  "realpath_root": (r) =>
-    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
-  "request_filename": (r) =>
-    r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
-  "content_type": (r) => fieldText(r.headers.get("content-type") ?? ""),
-  "content_length": (r) => fieldText(r.headers.get("content-length") ?? ""),
-  "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
-  "nginx_version": () => "1.22.1",
-  "pid": () => String(Deno.pid),
-  "msec": () => (Date.now() / 1000).toFixed(3),
-  // The gateway's own: the server each attempt goes to (request_head.ts).
-  "station_peer": () => PEER_HOST_VALUE,
-};
-
-/**
- * The names known before any `set` or `map`: the built-in table and the
- * prefixes `http_`, `arg_`, `cookie_`.
- */
-export class Variables implements VariableScope {
+export class Variables implements VariableScope, LogVariableScope {
   #maps: ReadonlyMap<string, MapConf>;
   #set: ReadonlySet<string>;
+  #captures: ReadonlySet<string>;
 
   /**
    * @param maps The `map` variables.
    * @param set The names some `set` assigns (nginx registers them at parse time).
+   * @param captures The names of regexes' named captures (`(?<name>…)`),
+   * read from the request's own table like `set` ones.
    */
-  constructor(maps: ReadonlyMap<string, MapConf>, set: ReadonlySet<string>) {
+  constructor(
+    maps: ReadonlyMap<string, MapConf>,
+    set: ReadonlySet<string>,
+    captures: ReadonlySet<string> = new Set(),
+  ) {
     this.#maps = maps;
     this.#set = set;
+    this.#captures = captures;
   }
 
   /**
@@ -223,7 +152,9 @@ export class Variables implements VariableScope {
       let memo: Map<string, string> | null | undefined;
       return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
     }
-    if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
+    if (this.#set.has(name) || this.#captures.has(name)) {
+      return (r) => r.vars?.get(name) ?? "";
+    }
     const builtIn = BUILT_IN[name];
     if (builtIn !== undefined) return builtIn;
     if (name.startsWith("http_")) {
@@ -235,15 +166,84 @@ export class Variables implements VariableScope {
           r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
         );
     }
+    const optional = this.#optional(name);
+    if (optional !== null) return (r) => optional(r) ?? "";
+    const logged = recordValue(name);
+    if (logged !== null) {
+      // The log phase's values (ngx_http_variable_status, the upstream
+      // module's): what the finished request tells, empty before it is.
+      return (r) => r.log === undefined ? "" : fieldText(logged(r.log) ?? "");
+    }
+    return null;
+  }
+
+  /** The readers of names nginx may find no value for, else `null`. */
+  #optional(name: string): ((r: RequestVars) => string | undefined) | null {
+    const known = OPTIONAL[name];
+    if (known !== undefined) return known;
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
       return (r) => arg(r, key);
     }
     if (name.startsWith("cookie_")) {
       const key = name.slice(7);
-      return (r) => fieldText(cookie(r, key));
+      return (r) => cookie(r, key);
+    }
+    if (name.startsWith("upstream_http_")) {
+      const key = fieldName(name.slice(14));
+      return (r) => upstreamField(r, key);
+    }
+    if (name.startsWith("upstream_cookie_")) {
+      const key = name.slice(16);
+      return (r) => cookieIn(upstreamField(r, "set-cookie"), key);
+    }
+    // No trailers are sent or kept.
+    if (
+      name.startsWith("sent_trailer_") || name.startsWith("upstream_trailer_")
+    ) {
+      return () => undefined;
+    }
+    if (this.#captures.has(name) && !this.#set.has(name)) {
+      // A named capture of a regex that did not match is not found; a
+      // `set` variable not yet assigned is empty.
+      return (r) => r.vars?.get(name);
     }
     return null;
+  }
+
+  /**
+   * A name as `log_format` reads it (the names the log module does not
+   * know itself): the same reader over the request's variables, which the
+   * line's record carries; `undefined` (`-` in the line) when nginx finds
+   * no value. The value's bytes are what the variable holds
+   * (runtime/value_bytes.ts), escaped as the format says.
+   *
+   * @param name Lower case, without `$`.
+   * @returns The variable, or `null` when nginx would not know the name.
+   *
+   * @example Usage
+   * ```ts
+   * import { Variables } from "./variables.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const scope = new Variables(new Map(), new Set());
+   * strictEqual(scope.variable("no_such_thing"), null);
+   * strictEqual(scope.variable("uri")?.encoding, "latin1");
+   * ```
+   */
+  variable(name: string): LogVariable | null {
+    const optional = this.#maps.has(name) ? null : this.#optional(name);
+    const read = optional ?? this.reader(name);
+    if (read === null) return null;
+    return {
+      read: (record) => {
+        const vars = record.vars as RequestVars | undefined;
+        if (vars === undefined) return undefined;
+        const value = read(vars);
+        return value === undefined ? undefined : fieldBytes(value);
+      },
+      encoding: "latin1",
+    };
   }
 
   /**

@@ -28,6 +28,17 @@ export interface UpstreamTry {
   newGroup?: boolean;
 }
 
+/**
+ * The request's variables as the configuration engine holds them: opaque
+ * here, read by the readers the engine resolved a format's names to. The
+ * record is set on them when the line is written, so the engine's
+ * variables of the log phase (`$status` in a `map`) read it.
+ */
+export interface RecordVars {
+  /** The record of the line being written. */
+  log?: LogRecord | undefined;
+}
+
 /** One finished request, as log formats read it. */
 export interface LogRecord {
   // --- the request ---
@@ -63,4 +74,7 @@ export interface LogRecord {
   // --- the upstream ---
   /** The upstream tries in order; absent or empty when none (then `$upstream_*` print `-`). */
   upstream?: readonly UpstreamTry[];
+  // --- the configuration ---
+  /** The request's variables (`$uri`, maps, …), when the engine chose its server. */
+  vars?: RecordVars | undefined;
 }

@@ -102,3 +102,25 @@ export function header(
   const field = suffix.replaceAll("_", "-");
   return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
 }
+
+/**
+ * A value of the finished request by the name of nginx's variable
+ * (`status`, `upstream_addr`, `sent_http_NAME`, …), for the engine's
+ * variables of the log phase (a `map` on `$status`).
+ *
+ * @param name Lower case, without `$`.
+ * @returns The reader (a header's value is its ByteString), or `null`
+ * when the record does not tell it.
+ */
+export function recordValue(
+  name: string,
+): ((record: LogRecord) => string | undefined) | null {
+  const op = LOG_OPS[name];
+  if (op !== undefined) return op;
+  const known = VARIABLES[name];
+  if (known !== undefined) return known.read;
+  if (name.startsWith("sent_http_")) {
+    return header((r) => r.responseHeaders, name.slice(10)).read;
+  }
+  return null;
+}

@@ -9,7 +9,12 @@
 
 import { type AccessLogEntry, formatAccessLogLine } from "./access_log.ts";
 import { COMBINED, formatLogLine, type LogFormat } from "./log_format.ts";
-import type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
+import type {
+  HeaderReader,
+  LogRecord,
+  RecordVars,
+  UpstreamTry,
+} from "./log_record.ts";
 import { formatErrorLogLine, type LogLevel } from "./error_log.ts";
 import {
   type ErrorEvent,
@@ -33,6 +38,8 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   startMs?: number;
   /** The upstream tries, for `$upstream_*`. */
   upstream?: readonly UpstreamTry[];
+  /** The request's variables, for the engine's names and `if=`. */
+  vars?: RecordVars | undefined;
 };
 
 /** One access log a request writes to: a file opened at start and a format. */
@@ -41,6 +48,12 @@ export interface AccessTarget {
   readonly path: string;
   /** Its `log_format`. */
   readonly format: LogFormat;
+  /**
+   * `if=`: no line when its value is empty or `0`. Evaluated when the line
+   * is written, as ngx_http_log_handler does, on the request's variables
+   * with the finished record (a `map` on `$status` sees the final status).
+   */
+  readonly condition?: { evaluate(vars: RecordVars): string } | null;
 }
 
 /** Writes error and access lines. */
@@ -191,6 +204,11 @@ export function createLogger(options: LoggerOptions): Logger {
         const sink = files.get(target.path) ?? options.accessLog;
         if (sink === null) continue;
         record ??= recordOf(event, time);
+        const condition = target.condition;
+        if (condition && event.vars !== undefined) {
+          const value = condition.evaluate(event.vars);
+          if (value === "" || value === "0") continue;
+        }
         sink.write(formatLogLine(target.format, record));
       }
     },
@@ -208,9 +226,12 @@ export function createLogger(options: LoggerOptions): Logger {
 
 const NO_FIELDS: HeaderReader = { get: () => null };
 
-/** The record a `log_format` reads, from an access event. */
+/**
+ * The record a `log_format` reads, from an access event; the request's
+ * variables are given it, and it them (their log phase's values).
+ */
 function recordOf(event: AccessEvent, time: Date): LogRecord {
-  return {
+  const record: LogRecord = {
     time,
     startMs: event.startMs ?? time.getTime(),
     remoteAddr: event.remoteAddr,
@@ -234,5 +255,8 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     bytesSent: event.bodyBytesSent,
     responseHeaders: event.responseHeaders ?? NO_FIELDS,
     ...(event.upstream === undefined ? {} : { upstream: event.upstream }),
+    vars: event.vars,
   };
+  if (event.vars !== undefined) event.vars.log = record;
+  return record;
 }

@@ -21,7 +21,13 @@ export {
   type LogVariable,
   type LogVariableScope,
 } from "./log_format.ts";
-export type { HeaderReader, LogRecord, UpstreamTry } from "./log_record.ts";
+export type {
+  HeaderReader,
+  LogRecord,
+  RecordVars,
+  UpstreamTry,
+} from "./log_record.ts";
+export { recordValue } from "./log_variables.ts";
 export {
   escapeLogJson,
   formatSeconds,

@@ -36,12 +36,7 @@ import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
 import { typesFromDirectives } from "../static/mod.ts";
-import {
-  COMBINED,
-  compileLogFormat,
-  type LogFormat,
-  type LogVariableScope,
-} from "../log/mod.ts";
+import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
 import {
   type LocationIdentity,
   locationSettings,
@@ -205,7 +200,8 @@ class Compiler {
     if (http.length > 1) this.fail(http[1]!, '"http" directive is duplicate');
     const block = this.accepted(http[0]!.block!);
     const maps = this.maps(block);
-    this.scope = new Variables(maps, setNames(block));
+    const names = setNames(block);
+    this.scope = new Variables(maps, names.set, names.captures);
     this.settings = {
       scope: this.scope,
       prefix: this.options.prefix,
@@ -283,7 +279,7 @@ class Compiler {
       this.fail(d, `duplicate "log_format" name "${name}"`);
       return;
     }
-    const result = compileLogFormat(name, args, LOG_SCOPE);
+    const result = compileLogFormat(name, args, this.scope);
     if (!result.ok) {
       this.fail(d, result.error);
       return;
@@ -835,12 +831,15 @@ function uriFollows(beforeVariable: string, fromVariable: string): boolean {
 }
 
 /** Names `set` assigns anywhere in the block (nginx registers them at parse time). */
-function setNames(block: readonly Directive[]): Set<string> {
-  const names = new Set<string>();
+function setNames(
+  block: readonly Directive[],
+): { set: Set<string>; captures: Set<string> } {
+  const set = new Set<string>();
+  const captures = new Set<string>();
   const walk = (list: readonly Directive[]): void => {
     for (const d of list) {
       if (d.name === "set" && d.args[0]?.startsWith("$")) {
-        names.add(d.args[0].slice(1).toLowerCase());
+        set.add(d.args[0].slice(1).toLowerCase());
       }
       if (d.block && d.name !== "types" && d.name !== "map") walk(d.block);
       // Named captures of regexes also become variables; nginx knows them
@@ -848,14 +847,14 @@ function setNames(block: readonly Directive[]): Set<string> {
       if (d.name === "location" || d.name === "rewrite" || d.name === "if") {
         for (const arg of d.args) {
           for (const m of arg.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
-            names.add(m[1]!.toLowerCase());
+            captures.add(m[1]!.toLowerCase());
           }
         }
       }
     }
   };
   walk(block);
-  return names;
+  return { set, captures };
 }
 
 function splitHostPort(
@@ -888,43 +887,3 @@ export function compileHttp(
     errors: compiler.errors,
   };
 }
-
-/** The part of a request line before the target, and the target. */
-function requestParts(line: string): [string, string] {
-  const first = line.indexOf(" ");
-  const last = line.lastIndexOf(" ");
-  return first < 0 ? [line, ""] : [
-    line.slice(0, first),
-    last > first ? line.slice(first + 1, last) : line.slice(first + 1),
-  ];
-}
-
-/**
- * The variables a `log_format` may read beyond the log module's own: those
- * the finished request's record still tells.
- */
-const LOG_SCOPE: LogVariableScope = {
-  variable(name) {
-    switch (name) {
-      case "host":
-        return {
-          read: (r) =>
-            (r.headers.get("host") ?? "").replace(/:\d+$/, "").toLowerCase(),
-          encoding: "latin1",
-        };
-      case "request_method":
-        return { read: (r) => requestParts(r.request)[0], encoding: "utf-8" };
-      case "request_uri":
-        return { read: (r) => requestParts(r.request)[1], encoding: "utf-8" };
-      case "scheme":
-        return { read: () => "http", encoding: "utf-8" };
-      case "server_protocol":
-        return {
-          read: (r) => r.request.slice(r.request.lastIndexOf(" ") + 1),
-          encoding: "utf-8",
-        };
-      default:
-        return null;
-    }
-  },
-};

@@ -154,7 +154,9 @@ export class LogsSeen {
         this.checks.fail(d, `"access_log … ${param}" is not supported`);
       }
     }
-    if (format !== COMBINED) this.#fields = true;
+    // A format beyond `combined`'s, or an `if=`, reads the request's
+    // fields when the line is written: they are kept for it.
+    if (format !== COMBINED || condition !== null) this.#fields = true;
     return {
       path: this.#file(d, prefixed(this.checks.prefix(), file)),
       format,

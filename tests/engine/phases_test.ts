@@ -209,3 +209,37 @@ Deno.test("runPhases() stops an internal redirect loop at nginx's tenth change, 
     'status 500 rewrite or internal redirection cycle while internally redirecting to "/b"',
   );
 });
+
+Deno.test("runPhases() gives try_files' last name its own args, as nginx: none after it is an empty $args", async (t) => {
+  const conf = compileText(`http { server { listen 80; root /r;
+    location / { try_files $uri /index.html; }
+    location /q/ { try_files $uri /index.html?from=q; }
+    location /i/ { }
+  } }`);
+  // [target, files, $uri, $args, argsSet]
+  const cases: [
+    string,
+    Record<string, "file" | "dir">,
+    string,
+    string,
+    unknown,
+  ][] = [
+    ["/x?a=1", { "/r/index.html": "file" }, "/index.html", "", true],
+    ["/q/x?a=1", { "/r/index.html": "file" }, "/index.html", "from=q", true],
+    ["/x?a=1", { "/r/x": "file" }, "/x", "a=1", undefined],
+    // The index module keeps the request's args.
+    [
+      "/i/?a=1",
+      { "/r/i/index.html": "file" },
+      "/i/index.html",
+      "a=1",
+      undefined,
+    ],
+  ];
+  for (const [target, files, uri, args, set] of cases) {
+    await t.step(`${target} with ${JSON.stringify(files)}`, () => {
+      const { vars } = phases(conf, target, { files });
+      deepStrictEqual([vars.uri, vars.args, vars.argsSet], [uri, args, set]);
+    });
+  }
+});

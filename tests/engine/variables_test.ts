@@ -6,7 +6,9 @@ import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
 import { Variables } from "../../src/engine/variables.ts";
-import { requestVars } from "./_conf.ts";
+import { compileText, requestVars } from "./_conf.ts";
+import type { RequestVars } from "../../src/engine/mod.ts";
+import type { LogRecord } from "../../src/log/mod.ts";
 
 Deno.test("$hostname is the machine's name in lower case, under the gateway's run flags", async () => {
   const prefix = await Deno.makeTempDir({ prefix: "vars-gw-" });
@@ -63,4 +65,64 @@ Deno.test("$http_NAME reads the walked fields as Headers.get reads the fields th
       strictEqual(walked, direct);
     });
   }
+});
+
+Deno.test("Variables.variable() reads a value as a log line does: undefined where nginx finds none", async (t) => {
+  const maps = compileText(`http {
+    map $status $loggable { ~^[23] 0; default 1; }
+    map $upstream_status $up { "" none; default $upstream_status; }
+    server { listen 80; location ~ ^/c/(?<cap>.+)$ { set $s 1; } }
+  }`).maps;
+  const scope = new Variables(maps, new Set(["s"]), new Set(["cap"]));
+  const record = (vars: RequestVars, log: Partial<LogRecord> = {}) => {
+    const r = { status: 200, responseHeaders: new Headers(), ...log, vars };
+    vars.log = r as LogRecord;
+    return r as LogRecord;
+  };
+  // [variable, target, fields, the record's, expected]
+  const cases: [string, string, HeadersInit, Partial<LogRecord>, unknown][] = [
+    ["args", "/a", {}, {}, undefined],
+    ["args", "/a?", {}, {}, ""],
+    ["query_string", "/a?x=1", {}, {}, "x=1"],
+    ["is_args", "/a", {}, {}, ""],
+    ["arg_x", "/a?y=1", {}, {}, undefined],
+    ["arg_x", "/a?X=", {}, {}, ""],
+    ["cookie_c", "/a", { cookie: "b=1; c=2" }, {}, "2"],
+    ["cookie_d", "/a", { cookie: "b=1; c=2" }, {}, undefined],
+    ["content_type", "/a", {}, {}, undefined],
+    ["content_length", "/a", { "content-length": "3" }, {}, "3"],
+    ["remote_user", "/a", {}, {}, undefined],
+    ["cap", "/a", {}, {}, undefined],
+    ["s", "/a", {}, {}, ""],
+    ["uri", "/caf%C3%A9", {}, {}, "/caf\xc3\xa9"],
+    ["loggable", "/a", {}, { status: 404 }, "1"],
+    ["loggable", "/a", {}, { status: 204 }, "0"],
+    ["up", "/a", {}, {}, "none"],
+    ["up", "/a", {}, {
+      upstream: [{
+        addr: "a",
+        status: 502,
+        responseMs: 1,
+        connectMs: null,
+        headerMs: null,
+      }],
+    }, "502"],
+    ["upstream_http_x_id", "/a", {}, {
+      responseHeaders: new Headers({ "x-id": "7" }),
+    }, undefined],
+    ["sent_trailer_x", "/a", {}, {}, undefined],
+    ["ssl_protocol", "/a", {}, {}, undefined],
+    ["limit_rate", "/a", {}, {}, "0"],
+    ["request_completion", "/a", {}, {}, "OK"],
+    ["request_completion", "/a", {}, { status: 499 }, ""],
+  ];
+  for (const [name, target, fields, log, expected] of cases) {
+    await t.step(`$${name} of ${target} ${JSON.stringify(log)}`, () => {
+      const vars = requestVars(target, { headers: fields });
+      if (name === "uri") vars.uri = "/caf\u00e9";
+      strictEqual(scope.variable(name)!.read(record(vars, log)), expected);
+    });
+  }
+  strictEqual(scope.variable("no_such_thing"), null);
+  strictEqual(scope.variable("1"), null);
 });

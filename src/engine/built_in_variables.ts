@@ -1,0 +1,203 @@
+/**
+ * The readers of nginx's built-in variables (`ngx_http_core_variables`
+ * and the other modules' of nginx 1.22's build), by name: what each
+ * request gives, and what nginx gives for the modules whose features the
+ * gateway has none of.
+ *
+ * @module
+ */
+
+import type { VariableReader } from "./complex_value.ts";
+import type { RequestVars } from "./variables.ts";
+import { mapUri } from "./uri_map.ts";
+import { PEER_HOST_VALUE } from "../upstream/mod.ts";
+import { parseBasicCredentials } from "../access/mod.ts";
+import { fieldText } from "../runtime/mod.ts";
+import { OTHER_BUILT_IN, OTHER_OPTIONAL } from "./other_variables.ts";
+
+/**
+ * A field's value in a walked list (flat: name, value…), as
+ * `Headers.get` gives it: `""` when absent, repeated ones joined with
+ * ", " (the walk joins all but `Set-Cookie`, listed once per line).
+ */
+export function fieldValue(fields: readonly string[], name: string): string {
+  let value: string | null = null;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === name) {
+      value = value === null ? fields[i + 1]! : `${value}, ${fields[i + 1]}`;
+    }
+  }
+  return value ?? "";
+}
+
+/** `$http_NAME` for a variable's suffix (`user_agent` → `user-agent`). */
+export function fieldName(suffix: string): string {
+  return suffix.replaceAll("_", "-");
+}
+
+/** `$cookie_NAME`: `undefined` when no cookie has the name. */
+export function cookie(r: RequestVars, name: string): string | undefined {
+  const header = r.headers.get("cookie");
+  if (header === null) return undefined;
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) continue;
+    if (pair.slice(0, eq).trim() === name) {
+      return fieldText(pair.slice(eq + 1).trim());
+    }
+  }
+  return undefined;
+}
+
+/** `$arg_NAME`: `undefined` when no argument has the name. */
+export function arg(r: RequestVars, name: string): string | undefined {
+  if (r.args === "") return undefined;
+  // ngx_http_arg: names compared without regard to case, value as sent.
+  const lower = name.toLowerCase();
+  for (const pair of r.args.split("&")) {
+    const eq = pair.indexOf("=");
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    if (key.toLowerCase() === lower) return eq < 0 ? "" : pair.slice(eq + 1);
+  }
+  return undefined;
+}
+
+/**
+ * `$args`: `undefined` when the request has none (ngx_http_variable_request
+ * finds no `r->args.data`: no `?` in the target, and no internal redirect
+ * set them), so a log line prints `-`, as nginx's.
+ */
+function args(r: RequestVars): string | undefined {
+  if (r.unparsed !== undefined) return undefined;
+  if (r.args !== "") return r.args;
+  const set = r.argsSet ?? r.requestUri.includes("?");
+  return set ? "" : undefined;
+}
+
+/** A request field by name, `undefined` when absent. */
+function field(r: RequestVars, name: string): string | undefined {
+  const value = r.headers.get(name);
+  return value === null ? undefined : fieldText(value);
+}
+
+/**
+ * The variables nginx may find no value for (`v->not_found`): a log line
+ * prints `-` for them where other values print what they hold; everywhere
+ * else they are empty.
+ */
+export const OPTIONAL: Readonly<
+  Record<string, (r: RequestVars) => string | undefined>
+> = {
+  "args": args,
+  "query_string": args,
+  // A request refused at its line: what nginx had not read is not found
+  // (ngx_http_process_request_uri sets `$request_uri` once the target is
+  // decoded).
+  "request_method": (r) => r.unparsed === "line" ? undefined : r.method,
+  "server_protocol": (r) => r.unparsed === "line" ? undefined : r.protocol,
+  "uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "document_uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "request_uri": (r) => r.unparsed === undefined ? r.requestUri : undefined,
+  "content_type": (r) => field(r, "content-type"),
+  "content_length": (r) => field(r, "content-length"),
+  "remote_user": (r) => {
+    const user = r.remoteUser !== ""
+      ? r.remoteUser
+      : parseBasicCredentials(r.headers.get("authorization"))?.user;
+    return user === undefined ? undefined : fieldText(user);
+  },
+  ...OTHER_OPTIONAL,
+};
+
+/**
+ * `$realpath_root`: the root with its links resolved
+ * (ngx_http_variable_realpath_root); the root as written when it cannot
+ * be resolved (nginx logs the failure and has no value).
+ */
+function realRoot(root: string): string {
+  if (root === "") return root;
+  try {
+    return Deno.realPathSync(root);
+  } catch {
+    return root;
+  }
+}
+
+/** A random 128-bit id in hex, as `$request_id` (ngx_http_variable_request_id). */
+function requestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let out = "";
+  for (const b of bytes) out += (b < 16 ? "0" : "") + b.toString(16);
+  return out;
+}
+
+/**
+ * nginx's `$hostname`: the machine's name, read once and in lower case
+ * (`ngx_init_cycle`). Reading it needs `--allow-sys=hostname`, one of the
+ * run flags; without it the name is empty rather than every request that
+ * reads it a 500.
+ */
+let hostname: string | undefined;
+
+function hostnameOnce(): string {
+  try {
+    return Deno.hostname().toLowerCase();
+  } catch {
+    return "";
+  }
+}
+
+/** The readers of nginx's built-in variables by name. */
+export const BUILT_IN: Readonly<Record<string, VariableReader>> = {
+  "request_method": (r) => r.method,
+  "request_uri": (r) => r.requestUri,
+  "uri": (r) => r.uri,
+  "document_uri": (r) => r.uri,
+  "args": (r) => r.args,
+  "query_string": (r) => r.args,
+  "request_id": (r) => r.requestId ??= requestId(),
+  "is_args": (r) => r.args === "" ? "" : "?",
+  // The `Host` field's name as read (or `$server_name`'s text, left as it is).
+  "host": (r) => fieldText(r.host),
+  "hostname": () => hostname ??= hostnameOnce(),
+  "remote_addr": (r) => r.remoteAddr,
+  "binary_remote_addr": (r) => r.remoteAddr,
+  "remote_port": (r) => String(r.remotePort),
+  // Values read from fields are their bytes as text (runtime/value_bytes.ts),
+  // as every value variables hold.
+  "remote_user": (r) => OPTIONAL["remote_user"]!(r) ?? "",
+  "server_addr": (r) => r.serverAddr,
+  "server_port": (r) => String(r.serverPort),
+  "server_name": (r) => r.serverName,
+  "server_protocol": (r) => r.protocol,
+  "scheme": (r) => r.scheme,
+  "https": (r) => r.scheme === "https" ? "on" : "",
+  "proxy_host": (r) => r.proxyHost,
+  "proxy_port": (r) => {
+    const colon = r.proxyHost.lastIndexOf(":");
+    return colon < 0 || r.proxyHost.endsWith("]")
+      ? "80"
+      : r.proxyHost.slice(colon + 1);
+  },
+  "proxy_add_x_forwarded_for": (r) => {
+    const sent = r.headers.get("x-forwarded-for");
+    return sent === null ? r.remoteAddr : `${fieldText(sent)}, ${r.remoteAddr}`;
+  },
+  "document_root": (r) =>
+    r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+  "realpath_root": (r) =>
+    realRoot(
+      r.location === undefined ? r.documentRoot : mapUri(r.location, r).root,
+    ),
+  "request_filename": (r) =>
+    r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
+  "content_type": (r) => field(r, "content-type") ?? "",
+  "content_length": (r) => field(r, "content-length") ?? "",
+  "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
+  "nginx_version": () => "1.22.1",
+  "pid": () => String(Deno.pid),
+  "msec": () => (Date.now() / 1000).toFixed(3),
+  ...OTHER_BUILT_IN,
+  // The gateway's own: the server each attempt goes to (request_head.ts).
+  "station_peer": () => PEER_HOST_VALUE,
+};
