@@ -114,7 +114,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
   let ended = false;
   await using up = startWsRawUpstream(async (conn) => {
     await release.promise; // reads nothing until the client is cut off
-    ended = await readsToEnd(conn, 5000);
+    ended = await readsToEnd(conn, 60_000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
   tunnelCounters.peakQueuedUpstream = 0;
@@ -126,7 +126,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     ws.send(message);
     await new Promise((r) => setTimeout(r, 5));
   }
-  const event = await closeWithin(ws, closed, 8000);
+  const event = await closeWithin(ws, closed, 60_000);
   release.resolve();
   strictEqual(event.code, 1008);
   ok(
@@ -134,8 +134,8 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     `${tunnelCounters.peakQueuedUpstream} bytes queued`,
   );
   // The gateway let go of the upstream's connection too.
-  await waitFor(() => ended, 6000);
-  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  await waitFor(() => ended, 60_000);
+  await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(
     maskErrorLine(gw.errorLines[0]!),
     /^TIME \[error\] PID#TID: \*N upstream is not reading: \d+ bytes queued, \d+ more refused while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/flood HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/flood", host: "127\.0\.0\.1:\d+"$/,
@@ -164,7 +164,7 @@ Deno.test("tunnel: an upstream flooding a client that does not read is paused, n
     );
     match((await readHead(client))!, /^HTTP\/1\.1 101 /);
     // The client reads nothing more: TCP must push back on the upstream.
-    await waitFor(() => written >= 0, 5000);
+    await waitFor(() => written >= 0, 60_000);
     ok(written < 48 * MiB, `the upstream wrote ${written} bytes`);
     ok(
       tunnelCounters.peakBufferedToClient <= CLIENT_HIGH_WATER + MiB + 10,
@@ -172,7 +172,7 @@ Deno.test("tunnel: an upstream flooding a client that does not read is paused, n
     );
     // Paused for the client, the read timeout must not fire; the client's
     // own stall ends the tunnel instead, at info.
-    await waitFor(() => gw.errorLines.length >= 1, 5000);
+    await waitFor(() => gw.errorLines.length >= 1, 60_000);
     doesNotMatch(gw.errorLines.join("\n"), /upstream timed out/);
     match(
       maskErrorLine(gw.errorLines[0]!),
@@ -205,7 +205,7 @@ Deno.test("tunnel: endless non-final fragments close with 1009 and a log line", 
   const event = await closeWithin(ws, closed, 60_000);
   strictEqual(event.code, 1009);
   ok(sent < 80, `the gateway took all ${sent} fragments`);
-  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(
     maskErrorLine(gw.errorLines[0]!),
     /^TIME \[error\] PID#TID: \*N upstream sent too big message while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/frag HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/frag"/,
@@ -227,7 +227,7 @@ Deno.test("tunnel: a 32 MiB frame in small reads is parsed with linear copying",
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/big`);
   const closed = closedOf(ws);
   const got = await new Promise<number>((resolve) => {
-    const timer = setTimeout(() => resolve(-1), 20_000);
+    const timer = setTimeout(() => resolve(-1), 60_000);
     ws.onmessage = (e) => {
       clearTimeout(timer);
       resolve((e.data as ArrayBuffer).byteLength);
@@ -235,7 +235,7 @@ Deno.test("tunnel: a 32 MiB frame in small reads is parsed with linear copying",
   });
   ws.close();
   await closed;
-  await waitFor(() => tunnelCounters.parserBytesCopied > before, 2000);
+  await waitFor(() => tunnelCounters.parserBytesCopied > before, 60_000);
   strictEqual(got, size);
   const copied = tunnelCounters.parserBytesCopied - before;
   ok(copied < 8 * size, `${copied} bytes copied for a ${size}-byte frame`);
@@ -252,10 +252,10 @@ Deno.test("tunnel: upstream text that is not UTF-8 closes with 1007, not U+FFFD"
   const messages: unknown[] = [];
   ws.onmessage = (e) => messages.push(e.data);
   const closed = closedOf(ws);
-  const event = await closeWithin(ws, closed, 5000);
+  const event = await closeWithin(ws, closed, 60_000);
   strictEqual(event.code, 1007);
   strictEqual(messages.length, 0);
-  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(
     maskErrorLine(gw.errorLines[0]!),
     /^TIME \[error\] PID#TID: \*N upstream sent invalid UTF-8 in a text message while proxying upgraded connection, /,
@@ -274,11 +274,11 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
   tunnelCounters.peakQueuedUpstream = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
   const closed = closedOf(ws);
-  const event = await closeWithin(ws, closed, 8000);
+  const event = await closeWithin(ws, closed, 60_000);
   strictEqual(event.code, 1008);
   ok(sent < 400, "the gateway answered every ping");
   ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
-  await waitFor(() => gw.errorLines.length >= 1, 2000);
+  await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(gw.errorLines[0]!, / upstream is not reading: /);
 });
 
@@ -338,12 +338,12 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
   } finally {
     conn.close();
   }
-  await waitFor(() => gw.errorLines.length >= 1, 5000);
+  await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(
     maskErrorLine(gw.errorLines[0]!),
     /^TIME \[error\] PID#TID: \*N client sent too big message: 67108865 bytes while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/big HTTP\/1\.1", upstream: "http:\/\/127\.0\.0\.1:\d+\/big"/,
   );
-  await waitFor(() => upstreamDone, 5000);
+  await waitFor(() => upstreamDone, 60_000);
   ok(upstreamBytes < 1024, `the upstream got ${upstreamBytes} bytes`);
 });
 
