@@ -87,11 +87,18 @@ function time(ctx: SettingsContext, level: Level, name: string): number {
   return ms;
 }
 
+/**
+ * The largest `proxy_buffer_size`: the head an upstream may make the
+ * gateway hold per request grows up to it, so memory is bounded per
+ * request (`--proxy-buffer-size` takes the same).
+ */
+const MAX_PROXY_BUFFER_SIZE = 1024 * 1024;
+
 function size(
   ctx: SettingsContext,
   level: Level,
   name: string,
-  fallback: number,
+  { fallback, max }: { fallback: number; max?: number },
 ): number {
   const d = level.last(name);
   if (d === undefined) return fallback;
@@ -104,7 +111,19 @@ function size(
   const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
     text.slice(-1) as "k" | "m" | "g"
   ] ?? 1;
-  return Number(text.replace(/\D$/, "")) * unit;
+  const bytes = Number(text.replace(/\D$/, "")) * unit;
+  if (max !== undefined && bytes > max) {
+    ctx.fail(
+      d,
+      `"${name} ${
+        d.args[0]
+      }" is not supported: the gateway takes a size up to ${
+        max / 1024 / 1024
+      }m (a buffer a peer fills, memory bounded per request)`,
+    );
+    return fallback;
+  }
+  return bytes;
 }
 
 /** A path setting: relative to the prefix; with variables, at run time. */
@@ -388,10 +407,16 @@ export function locationSettings(
       sendMs: time(ctx, level, "proxy_send_timeout"),
       readMs: time(ctx, level, "proxy_read_timeout"),
     },
-    proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
+    proxyBufferSize: size(ctx, level, "proxy_buffer_size", {
+      fallback: 4096,
+      max: MAX_PROXY_BUFFER_SIZE,
+    }),
     proxyBuffering: flag(level, "proxy_buffering", true),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
-    clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
+    // A limit, not a buffer: a body past client_body_buffer_size goes to a file.
+    clientMaxBodySize: size(ctx, level, "client_max_body_size", {
+      fallback: 1024 * 1024,
+    }),
     defaultPage: flag(level, "station_default_page", false),
     accessRules: accessRules(ctx, level),
     ...ctx.access(level),
