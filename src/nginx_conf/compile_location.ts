@@ -19,7 +19,7 @@ import {
   ValueError,
   type VariableScope,
 } from "../engine/mod.ts";
-import { compileRegex } from "../engine/mod.ts";
+import { compileRegex, sendable, SENDABLE_STATUSES } from "../engine/mod.ts";
 import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
@@ -194,8 +194,15 @@ function errorPages(
       args.pop();
       const code = last.slice(1);
       if (code === "") overwrite = 0;
-      else if (/^\d{3}$/.test(code)) overwrite = Number(code);
-      else {
+      else if (/^\d{3}$/.test(code) && sendable(Number(code))) {
+        overwrite = Number(code);
+      } else if (/^\d{3}$/.test(code)) {
+        ctx.fail(
+          d,
+          `"error_page ${last}" is not supported: ${SENDABLE_STATUSES}`,
+        );
+        continue;
+      } else {
         ctx.fail(d, `invalid value "${last}"`);
         continue;
       }
