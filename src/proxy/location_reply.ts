@@ -61,6 +61,13 @@ export function relay(
     discard(reply);
     throw invalid(`upstream sent unexpected status ${status}`);
   }
+  if (status === 205 && reply.body !== null) {
+    // 205 Reset Content with a body: nginx relays it, the runtime sends no
+    // body with a 205 (`Response` throws for a null body status, as RFC
+    // 9110 §15.3.6 has it). The head goes, the body is dropped.
+    discard(reply);
+    reply = { head: reply.head, body: null, length: null };
+  }
   if (
     status >= 300 && conf.proxyInterceptErrors && conf.errorPages.has(status)
   ) {
