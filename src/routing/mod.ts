@@ -32,6 +32,7 @@ export {
   absoluteAuthority,
   looksLikeHttp2,
   requestLine,
+  spokeHttp1,
   urlAuthority,
   urlHost,
 } from "./request_line.ts";
