@@ -358,7 +358,13 @@ export function internalRedirect(
   server: ServerConf,
   vars: RequestVars,
   target: string,
-  options: { state: PhaseState; io: PhaseIo; from?: LocationConf },
+  options: {
+    state: PhaseState;
+    io: PhaseIo;
+    from?: LocationConf;
+    /** The new `$args`, when `target` is a path already split from them. */
+    args?: string;
+  },
 ): PhaseOutcome {
   const { state, io } = options;
   // A refusal here is answered under the location redirecting (its
@@ -381,8 +387,11 @@ export function internalRedirect(
   }
   // ngx_http_internal_redirect: one of nginx's 10 URI changes.
   if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
-  const q = target.indexOf("?");
-  if (q >= 0) {
+  const q = options.args === undefined ? target.indexOf("?") : -1;
+  if (options.args !== undefined) {
+    vars.uri = target;
+    vars.args = options.args;
+  } else if (q >= 0) {
     vars.uri = target.slice(0, q);
     vars.args = target.slice(q + 1);
   } else {

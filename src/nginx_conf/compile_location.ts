@@ -299,6 +299,37 @@ function lowerSet(level: Level, name: string): Set<string> {
   return new Set(level.get(name).map((d) => d.args[0]!.toLowerCase()));
 }
 
+/** The fields `proxy_ignore_headers` takes (`ngx_http_upstream_ignore_headers_masks`). */
+const IGNORABLE = new Set([
+  "x-accel-redirect",
+  "x-accel-expires",
+  "x-accel-limit-rate",
+  "x-accel-buffering",
+  "x-accel-charset",
+  "expires",
+  "cache-control",
+  "set-cookie",
+  "vary",
+]);
+
+/**
+ * `proxy_ignore_headers`, the nearest level's (a bitmask in nginx:
+ * `ngx_conf_merge_bitmask_value`). Only `X-Accel-Redirect` changes what
+ * the gateway does: it has no cache, and the other `X-Accel-*` fields are
+ * hidden from the client and not acted on.
+ */
+function ignoredHeaders(ctx: SettingsContext, level: Level): Set<string> {
+  const names = new Set<string>();
+  for (const d of level.get("proxy_ignore_headers")) {
+    for (const arg of d.args) {
+      const name = arg.toLowerCase();
+      if (IGNORABLE.has(name)) names.add(name);
+      else ctx.fail(d, `invalid value "${arg}"`);
+    }
+  }
+  return names;
+}
+
 /** The parts of a location's identity that settings depend on. */
 export interface LocationIdentity {
   match: LocationConf["match"];
@@ -409,6 +440,7 @@ export function locationSettings(
     proxyCookiePath: cookieRewrites(ctx, level, "proxy_cookie_path"),
     proxyHideHeaders: lowerSet(level, "proxy_hide_header"),
     proxyPassHeaders: lowerSet(level, "proxy_pass_header"),
+    proxyIgnoreHeaders: ignoredHeaders(ctx, level),
     proxyTimeouts: {
       connectMs: time(ctx, level, "proxy_connect_timeout"),
       sendMs: time(ctx, level, "proxy_send_timeout"),

@@ -16,6 +16,7 @@ import {
 } from "../response/mod.ts";
 import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
 import { locationResponseFields } from "./response_fields.ts";
+import { accelRedirect } from "./accel_redirect.ts";
 
 /** Responses that stand for an intercepted status (never sent). */
 const intercepted = new WeakMap<
@@ -84,6 +85,12 @@ export function relay(
     return standIn;
   }
   try {
+    // After interception, as ngx_http_upstream_process_header orders them.
+    const accel = accelRedirect(reply, { conf, vars, origin });
+    if (accel !== null) {
+      discard(reply);
+      return accel;
+    }
     const headers = locationResponseFields(reply.head.fields, {
       conf,
       vars,
