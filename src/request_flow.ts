@@ -491,7 +491,16 @@ async function errorPage(
     // `=` alone answers with the page's own status (err_status 0).
     if (target.overwrite === 0) delete request.errStatus;
     else request.errStatus = target.overwrite ?? status;
-    const answered = await answer(pageReq, page, request, deps.handlers);
+    let answered = await answer(pageReq, page, request, deps.handlers);
+    // A proxied page may be an X-Accel-Redirect too.
+    const accel = page.kind === "proxy" ? accelRedirectOf(answered) : undefined;
+    if (accel !== undefined) {
+      answered = await followAccel(pageReq, accel, {
+        server: where.server,
+        conf: page.conf,
+        state: where.state,
+      }, ctx);
+    }
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       if (answered.status === 404 && where.conf.errorPageFallback) {

@@ -50,6 +50,8 @@ ${TEMP}
     }
     location @named { return 200 "named uri=$uri method=$request_method\\n"; }
     location /files/ { root ${root}; }
+    location /e/ { error_page 404 = /a/to-named; return 404; }
+    location /f/ { error_page 404 /a/to-return; return 404; }
   }
 }
 `;
@@ -106,6 +108,8 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
       ["to a missing file", "GET /a/to-missing"],
       ["an unsafe URI", "GET /a/unsafe"],
       ["ignored, the X-Accel-* fields hidden", "GET /i/ignored"],
+      ["from an error page's proxied location", "GET /e/x"],
+      ["from an error page's, its status kept", "GET /f/x"],
     ];
     for (const [name, line] of requests) {
       await t.step(name, async () => {
