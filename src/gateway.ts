@@ -244,7 +244,7 @@ export function createGatewayHandler(
         // Once sent, what is pipelined behind it follows at once: the
         // entry ends soon after (closing_connections.ts).
         const settled = () => closing.settled(key);
-        info.completed.then(settled, settled);
+        (completed ?? info.completed).then(settled, settled);
       }
     }
 
