@@ -31,6 +31,7 @@ import {
   type RejectStatus,
   requestLine,
   requestTarget,
+  spokeHttp1,
   urlAuthority,
   urlHost,
 } from "./routing/mod.ts";
@@ -239,6 +240,12 @@ export function createGatewayHandler(
       // HTTP/1.x connection and an HTTP/2 stream alone.
       if (ctx.served2 && cuttable) response = cutAfter(response);
       else if (!closing.mark(key, !cuttable)) response = cutAfter(response);
+      else {
+        // Once sent, what is pipelined behind it follows at once: the
+        // entry ends soon after (closing_connections.ts).
+        const settled = () => closing.settled(key);
+        (completed ?? info.completed).then(settled, settled);
+      }
     }
 
     // Deno leaves Nagle's algorithm on for TLS connections: a head sent
@@ -286,11 +293,14 @@ export function createGatewayHandler(
     // Deno.serve offers HTTP/2 by ALPN on every TLS socket: such a request
     // is served, its `:authority` (in the URL) being its Host, as nginx's.
     // Its URL can equal the fallback of a request without Host, so over
-    // TLS every request without Host counts as HTTP/2 (an HTTP/1.x one
-    // without Host, which nginx refuses or logs as HTTP/1.0, is served).
-    const served2 = scheme === "https" && host === null;
+    // TLS a request without Host counts as HTTP/2 (an HTTP/1.x one
+    // without Host, which nginx refuses or logs as HTTP/1.0, is served)
+    // unless a field HTTP/2 cannot carry shows it is HTTP/1.x.
+    const http1 = scheme === "https" && host === null &&
+      spokeHttp1(req.headers);
+    const served2 = scheme === "https" && host === null && !http1;
     let http2 = served2 ||
-      looksLikeHttp2(req.url, host, socket?.port ?? runtime.port);
+      (!http1 && looksLikeHttp2(req.url, host, socket?.port ?? runtime.port));
     if (served2) host = urlAuthority(req.url);
     const target = requestTarget(req.url, urlHost(host));
     // Read once: the line and the engine's authority both need it.

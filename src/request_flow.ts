@@ -20,7 +20,11 @@ import {
   type ServerConf,
   uriChangesLeft,
 } from "./engine/mod.ts";
-import type { RequestEvent } from "./proxy/mod.ts";
+import {
+  type AccelRedirect,
+  accelRedirectOf,
+  type RequestEvent,
+} from "./proxy/mod.ts";
 import { autoindexResponse, contentTypeOf } from "./static/mod.ts";
 import {
   type CharsetConf,
@@ -334,12 +338,70 @@ function answerFirst(
   const response = answer(req, first, request, deps.handlers);
   const where = { server: ctx.server, conf: first.conf, state: ctx.state };
   if (response instanceof Promise) {
-    return response.then((done) =>
-      isBuiltInError(done) ? errorPage(req, done, where, ctx) : done
-    );
+    return response.then((done) => {
+      // Only a proxied answer can be an X-Accel-Redirect's stand-in.
+      const accel = first.kind === "proxy" ? accelRedirectOf(done) : undefined;
+      if (accel !== undefined) return followAccel(req, accel, where, ctx);
+      return isBuiltInError(done) ? errorPage(req, done, where, ctx) : done;
+    });
   }
   if (!isBuiltInError(response)) return response;
   return errorPage(req, response, where, ctx);
+}
+
+/**
+ * An upstream's `X-Accel-Redirect` (ngx_http_upstream_process_headers): an
+ * internal redirect to its URI or named location, as GET unless the
+ * request is a HEAD; a URI nginx finds unsafe is a 404. The answer keeps
+ * the upstream's fields nginx keeps: its `Content-Type` unless the answer
+ * is an error page or a proxied one with its own, the others added.
+ */
+async function followAccel(
+  req: Request,
+  accel: AccelRedirect,
+  where: { server: ServerConf; conf: LocationConf; state: PhaseState },
+  ctx: { request: FlowRequest; deps: FlowDeps },
+): Promise<Response> {
+  const { request, deps } = ctx;
+  const head = req.method === "HEAD";
+  const { target } = accel;
+  if (target.kind === "unsafe") {
+    return errorPage(req, errorResponse(404, { head }), where, ctx);
+  }
+  const method = head ? "HEAD" : "GET";
+  request.vars.method = method;
+  const redirect = target.kind === "named"
+    ? internalRedirect(where.server, request.vars, target.name, {
+      from: where.conf,
+      state: where.state,
+      io: deps.io,
+    })
+    : internalRedirect(where.server, request.vars, target.uri, {
+      from: where.conf,
+      state: where.state,
+      io: deps.io,
+      args: target.args,
+    });
+  const content = redirect.kind === "access"
+    ? await throughAccess(redirect, request, deps)
+    : redirect;
+  const next = new Request(req.url, { method, headers: req.headers });
+  const answered = await answerFirst(next, content, {
+    server: where.server,
+    state: where.state,
+    request,
+    deps,
+  });
+  const fields = answered.headers;
+  for (const [name, value] of accel.fields) {
+    if (name === "content-type") {
+      if (isBuiltInError(answered)) continue;
+      if (content.kind === "proxy" && fields.has(name)) continue;
+      fields.set(name, value);
+    } else if (name === "set-cookie") fields.append(name, value);
+    else if (!fields.has(name)) fields.set(name, value);
+  }
+  return answered;
 }
 
 /**
@@ -431,7 +493,16 @@ async function errorPage(
     // `=` alone answers with the page's own status (err_status 0).
     if (target.overwrite === 0) delete request.errStatus;
     else request.errStatus = target.overwrite ?? status;
-    const answered = await answer(pageReq, page, request, deps.handlers);
+    let answered = await answer(pageReq, page, request, deps.handlers);
+    // A proxied page may be an X-Accel-Redirect too.
+    const accel = page.kind === "proxy" ? accelRedirectOf(answered) : undefined;
+    if (accel !== undefined) {
+      answered = await followAccel(pageReq, accel, {
+        server: where.server,
+        conf: page.conf,
+        state: where.state,
+      }, ctx);
+    }
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       if (answered.status === 404 && where.conf.errorPageFallback) {

@@ -110,6 +110,7 @@ export function locationConf(
     proxyTimeouts: { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: 4096,
     proxyBuffering: true,
+    proxyIgnoreHeaders: new Set(),
     proxyInterceptErrors: false,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,

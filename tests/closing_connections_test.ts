@@ -13,8 +13,15 @@ import { serveErrorHandler } from "../src/server/lifecycle.ts";
 import {
   ClosingConnections,
   connectionKey,
+  SETTLED_GRACE_MS,
 } from "../src/closing_connections.ts";
-import { startGateway, startUpstream, testConfig, waitFor } from "./_utils.ts";
+import {
+  freePort,
+  startGateway,
+  startUpstream,
+  testConfig,
+  waitFor,
+} from "./_utils.ts";
 
 /** A valid request, the one an attacker smuggles behind a malformed one. */
 const SMUGGLED = "GET /api/smuggled HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -219,5 +226,135 @@ Deno.test("ClosingConnections is bounded, forgets after its lifetime, and never 
   ];
   for (const [what, step, expected] of cases) {
     strictEqual(step(), expected, what);
+  }
+});
+
+Deno.test("ClosingConnections forgets a connection soon after its answer was sent", () => {
+  let now = 0;
+  const closing = new ClosingConnections({ ttlMs: 75_000, now: () => now });
+  const [a, b, c] = ["a", "b", "c"];
+  const cases: [string, () => unknown, unknown][] = [
+    ["a settled entry lives on for the grace", () => {
+      closing.mark(a);
+      closing.settled(a);
+      now = SETTLED_GRACE_MS - 1;
+      return closing.has(a);
+    }, true],
+    ["and ends after it", () => {
+      now = SETTLED_GRACE_MS;
+      return closing.has(a);
+    }, false],
+    ["an unsettled one lives its full lifetime", () => {
+      closing.mark(b);
+      now += 74_999;
+      return closing.has(b);
+    }, true],
+    ["settling an unknown connection remembers nothing", () => {
+      closing.settled(c);
+      return closing.has(c);
+    }, false],
+    ["settling never lengthens the lifetime", () => {
+      closing.settled(b);
+      now += 1;
+      return closing.has(b);
+    }, false],
+  ];
+  for (const [what, step, expected] of cases) {
+    strictEqual(step(), expected, what);
+  }
+});
+
+/**
+ * One request from 127.0.0.1:`local` (python3: Deno cannot choose the port
+ * a connection comes from), read to its end, then the connection reset
+ * (SO_LINGER 0: no TIME_WAIT keeps the port from the next connection).
+ */
+async function fromPort(port: number, local: number, request: string) {
+  const script = `
+import socket, struct, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", ${local}))
+s.settimeout(10)
+s.connect(("127.0.0.1", ${port}))
+s.sendall(sys.argv[1].encode("latin1"))
+data = b""
+while b"\\r\\n\\r\\n" not in data:
+    chunk = s.recv(65536)
+    if not chunk: break
+    data += chunk
+head, _, body = data.partition(b"\\r\\n\\r\\n")
+length = 0
+for line in head.split(b"\\r\\n")[1:]:
+    name, _, value = line.partition(b":")
+    if name.strip().lower() == b"content-length": length = int(value)
+while len(body) < length:
+    chunk = s.recv(65536)
+    if not chunk: break
+    body += chunk
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+sys.stdout.write(head.decode("latin1").split("\\r\\n")[0])
+`;
+  const out = await new Deno.Command("python3", {
+    args: ["-c", script, request],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout) +
+    new TextDecoder().decode(out.stderr);
+}
+
+Deno.test("a new connection from the port of one told close is served once that answer was sent", async () => {
+  await using upstream = startUpstream();
+  const logger = createLogger({
+    errorLog: { write: () => {} },
+    // With an access line: the handler reads `completed` for it too.
+    accessLog: { write: () => {} },
+  });
+  let now = 0;
+  let settled = 0;
+  const closing = new (class extends ClosingConnections {
+    override settled(key: string): void {
+      settled++;
+      super.settled(key);
+    }
+  })({ now: () => now });
+  const handler = createGatewayHandler(
+    testConfig({ upstreams: [parseUpstreamServer(upstream.origin)] }),
+    { port: 0, version: "test" },
+    { logger, counter: new ConnectionCounter(), closing },
+  );
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen() {},
+    onError: serveErrorHandler(logger),
+  }, handler);
+  try {
+    const local = freePort();
+    strictEqual(
+      await fromPort(
+        server.addr.port,
+        local,
+        "GET /api/%zz HTTP/1.1\r\nHost: a\r\n\r\n",
+      ),
+      "HTTP/1.1 400 Bad Request",
+    );
+    await waitFor(() => settled === 1, 5000);
+    // Well within the table's full lifetime (75 s), past the grace.
+    now += 5000;
+    strictEqual(
+      await fromPort(
+        server.addr.port,
+        local,
+        "GET /api/one HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+      ),
+      "HTTP/1.1 200 OK",
+    );
+    deepStrictEqual(upstream.seen.map((r) => r.target), ["/one"]);
+  } finally {
+    handler.close();
+    await server.shutdown();
   }
 });

@@ -212,3 +212,73 @@ Deno.test("over HTTP/2 the gateway's own 400 ends its stream, not the connection
       "curl: (92) HTTP/2 stream 1 was not closed cleanly: INTERNAL_ERROR (err 2)\n",
   );
 });
+
+/** One request over TLS, its answer read to its framing's end; the status. */
+async function tlsExchange(
+  cert: string,
+  port: number,
+  request: string,
+): Promise<string> {
+  const conn = await Deno.connectTls({
+    hostname: "127.0.0.1",
+    port,
+    caCerts: [cert],
+  });
+  // A bound for a server that keeps the connection after a short answer.
+  const deadline = setTimeout(() => conn.close(), 5000);
+  try {
+    await conn.write(new TextEncoder().encode(request));
+    const buf = new Uint8Array(16 * 1024);
+    let text = "";
+    // Bounded: a head and a small page, or the close.
+    for (let i = 0; i < 100; i++) {
+      const end = text.indexOf("\r\n\r\n");
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1]);
+      if (end >= 0 && text.length >= end + 4 + length) break;
+      if (end >= 0 && text.endsWith("\r\n0\r\n\r\n")) break;
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return text.split(" ")[1] ?? "";
+  } finally {
+    clearTimeout(deadline);
+    try {
+      conn.close();
+    } catch { /* closed by the deadline */ }
+  }
+}
+
+Deno.test("over TLS an HTTP/1.1 request without Host is answered and logged as the client sent it, as nginx", async () => {
+  // A field HTTP/2 cannot carry shows the request is HTTP/1.x.
+  const requests = [
+    "GET /vars HTTP/1.1\r\nConnection: close\r\n\r\n",
+    "GET /vars HTTP/1.1\r\nKeep-Alive: timeout=5\r\n\r\n",
+    "GET /vars HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
+    "POST /vars HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+  ];
+  const { ports, g, n } = await bothPairs();
+  await using _g = g;
+  await using _n = n;
+  await using _gw = await spawnGateway(["--nginx-conf", g.conf]);
+  await using _nginx = await runNginx(n);
+  const statuses = { gateway: [] as string[], nginx: [] as string[] };
+  for (const request of requests) {
+    statuses.gateway.push(
+      await tlsExchange(g.cert.cert, ports.gateway[1], request),
+    );
+    statuses.nginx.push(
+      await tlsExchange(n.cert.cert, ports.nginx[1], request),
+    );
+  }
+  deepStrictEqual(statuses.gateway, statuses.nginx);
+  const logged = (p: Prefix) =>
+    p.lines("access.log").map((l) => l.split('"')[1]);
+  await waitFor(
+    () =>
+      logged(g).length === requests.length &&
+      logged(n).length === requests.length,
+    5000,
+  );
+  deepStrictEqual(logged(g), logged(n));
+});

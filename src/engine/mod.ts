@@ -36,6 +36,8 @@ export {
   type RewriteProgram,
   type RewriteRun,
   runRewrite,
+  sendable,
+  SENDABLE_STATUSES,
 } from "./rewrite.ts";
 export { compileRegex } from "./regex.ts";
 export {

@@ -293,6 +293,11 @@ export interface LocationConf {
   proxyHideHeaders: ReadonlySet<string>;
   /** `proxy_pass_header` (lower case). */
   proxyPassHeaders: ReadonlySet<string>;
+  /**
+   * `proxy_ignore_headers` (lower case): with `x-accel-redirect` an
+   * upstream's `X-Accel-Redirect` is not followed.
+   */
+  proxyIgnoreHeaders: ReadonlySet<string>;
   /** `proxy_connect_timeout`, `proxy_send_timeout`, `proxy_read_timeout` in ms. */
   proxyTimeouts: { connectMs: number; sendMs: number; readMs: number };
   /** `proxy_buffer_size` in bytes: the largest upstream response head. */

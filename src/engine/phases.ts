@@ -374,6 +374,8 @@ export function internalRedirect(
     io: PhaseIo;
     from?: LocationConf;
     ownArgs?: "empty" | "none";
+    /** The new `$args`, when `target` is a path already split from them. */
+    args?: string;
   },
 ): PhaseOutcome {
   const { state, io } = options;
@@ -397,8 +399,12 @@ export function internalRedirect(
   }
   // ngx_http_internal_redirect: one of nginx's 10 URI changes.
   if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
-  const q = target.indexOf("?");
-  if (q >= 0) {
+  const q = options.args === undefined ? target.indexOf("?") : -1;
+  if (options.args !== undefined) {
+    vars.uri = target;
+    vars.args = options.args;
+    vars.argsSet = options.args !== "";
+  } else if (q >= 0) {
     vars.uri = target.slice(0, q);
     vars.args = target.slice(q + 1);
     vars.argsSet = true;

@@ -86,6 +86,33 @@ export interface RewriteRun {
 
 const REDIRECT_CODES = new Set([301, 302, 303, 307, 308]);
 
+/**
+ * Why a status nginx sends (any up to 999) is refused: `Deno.serve` sends
+ * a response's status from 200 to 599 only (`Response` throws a
+ * `RangeError` for any other).
+ */
+export const SENDABLE_STATUSES =
+  "the gateway's runtime sends a status from 200 to 599 only";
+
+/**
+ * Whether the runtime can send a status as the final answer's.
+ *
+ * @param code The status.
+ * @returns `true` from 200 to 599.
+ *
+ * @example Usage
+ * ```ts
+ * import { sendable } from "./rewrite.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(sendable(599), true);
+ * strictEqual(sendable(999), false);
+ * ```
+ */
+export function sendable(code: number): boolean {
+  return code >= 200 && code <= 599;
+}
+
 /** Codes `return` takes with text or a URL (`ngx_http_rewrite_return`). */
 export function isRedirectCode(code: number): boolean {
   return REDIRECT_CODES.has(code);
@@ -115,6 +142,11 @@ export function compileReturn(args: string[], scope: VariableScope): RewriteOp {
     throw new ValueError(`invalid return code "${first}"`);
   }
   const code = Number(first);
+  if (!sendable(code)) {
+    throw new ValueError(
+      `"return ${first}" is not supported: ${SENDABLE_STATUSES}`,
+    );
+  }
   const value = args[1] === undefined ? null : compileValue(args[1], scope);
   return { op: "return", code, value };
 }

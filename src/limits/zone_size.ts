@@ -63,6 +63,14 @@ export function slotBytes(bytes: number): number {
   return slot;
 }
 
+/**
+ * The largest zone: nginx allocates a zone's memory once, the gateway's
+ * states grow as clients come, up to what nginx's zone would hold, each
+ * taking a few times nginx's bytes in a `Map`. 64m (about a million
+ * states) keeps a zone well inside the memory the gateway is watched for.
+ */
+export const MAX_ZONE_SIZE = 64 * 1024 * 1024;
+
 /** What a zone parameter gave. */
 export type ZoneParam =
   | { ok: true; name: string; size: number }
@@ -85,6 +93,14 @@ export function parseZoneParam(param: string): ZoneParam {
   }
   if (size < 8 * PAGE_SIZE) {
     return { ok: false, error: `zone "${param}" is too small` };
+  }
+  if (size > MAX_ZONE_SIZE) {
+    return {
+      ok: false,
+      error: `"${param}" is not supported: the gateway takes a zone up to ${
+        MAX_ZONE_SIZE / 1024 / 1024
+      }m (clients fill it, memory is bounded)`,
+    };
   }
   return { ok: true, name: value.slice(0, colon), size };
 }

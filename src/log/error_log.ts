@@ -9,7 +9,11 @@
  * @module
  */
 
-import { byteStringToBytes, type OsErrorText } from "../runtime/mod.ts";
+import {
+  byteStringToBytes,
+  type OsErrorText,
+  textBytes,
+} from "../runtime/mod.ts";
 
 /** nginx's levels, most severe first (`err_levels[]` in `ngx_log.c`). */
 export const LOG_LEVELS = [
@@ -185,6 +189,7 @@ const HEX = "0123456789ABCDEF";
  * import { strictEqual } from "node:assert/strict";
  *
  * strictEqual(escapeErrorLogText("a\rb\u00e4\u00b8\u00ad\u00ff", "latin1"), "a\\x0Db中\\xFF");
+ * strictEqual(escapeErrorLogText("/a\udcffb", "utf-8"), "/a\\xFFb");
  * ```
  */
 export function escapeErrorLogText(
@@ -192,8 +197,10 @@ export function escapeErrorLogText(
   encoding: "utf-8" | "latin1",
 ): string {
   if (/^[\x20-\x7e]*$/.test(value)) return value;
+  // Text's bytes as nginx holds them: a byte that is not UTF-8 (a `$uri`
+  // decoded from `%FF`, held as U+DCFF) is that byte, escaped below.
   const bytes = encoding === "utf-8"
-    ? encoder.encode(value)
+    ? textBytes(value)
     : byteStringToBytes(value);
   let out = "";
   for (let i = 0; i < bytes.length;) {

@@ -19,7 +19,7 @@ import {
   ValueError,
   type VariableScope,
 } from "../engine/mod.ts";
-import { compileRegex } from "../engine/mod.ts";
+import { compileRegex, sendable, SENDABLE_STATUSES } from "../engine/mod.ts";
 import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
@@ -87,11 +87,18 @@ function time(ctx: SettingsContext, level: Level, name: string): number {
   return ms;
 }
 
+/**
+ * The largest `proxy_buffer_size`: the head an upstream may make the
+ * gateway hold per request grows up to it, so memory is bounded per
+ * request (`--proxy-buffer-size` takes the same).
+ */
+const MAX_PROXY_BUFFER_SIZE = 1024 * 1024;
+
 function size(
   ctx: SettingsContext,
   level: Level,
   name: string,
-  fallback: number,
+  { fallback, max }: { fallback: number; max?: number },
 ): number {
   const d = level.last(name);
   if (d === undefined) return fallback;
@@ -104,7 +111,19 @@ function size(
   const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
     text.slice(-1) as "k" | "m" | "g"
   ] ?? 1;
-  return Number(text.replace(/\D$/, "")) * unit;
+  const bytes = Number(text.replace(/\D$/, "")) * unit;
+  if (max !== undefined && bytes > max) {
+    ctx.fail(
+      d,
+      `"${name} ${
+        d.args[0]
+      }" is not supported: the gateway takes a size up to ${
+        max / 1024 / 1024
+      }m (a buffer a peer fills, memory bounded per request)`,
+    );
+    return fallback;
+  }
+  return bytes;
 }
 
 /** A path setting: relative to the prefix; with variables, at run time. */
@@ -175,8 +194,15 @@ function errorPages(
       args.pop();
       const code = last.slice(1);
       if (code === "") overwrite = 0;
-      else if (/^\d{3}$/.test(code)) overwrite = Number(code);
-      else {
+      else if (/^\d{3}$/.test(code) && sendable(Number(code))) {
+        overwrite = Number(code);
+      } else if (/^\d{3}$/.test(code)) {
+        ctx.fail(
+          d,
+          `"error_page ${last}" is not supported: ${SENDABLE_STATUSES}`,
+        );
+        continue;
+      } else {
         ctx.fail(d, `invalid value "${last}"`);
         continue;
       }
@@ -271,6 +297,37 @@ function proxyRedirect(
 
 function lowerSet(level: Level, name: string): Set<string> {
   return new Set(level.get(name).map((d) => d.args[0]!.toLowerCase()));
+}
+
+/** The fields `proxy_ignore_headers` takes (`ngx_http_upstream_ignore_headers_masks`). */
+const IGNORABLE = new Set([
+  "x-accel-redirect",
+  "x-accel-expires",
+  "x-accel-limit-rate",
+  "x-accel-buffering",
+  "x-accel-charset",
+  "expires",
+  "cache-control",
+  "set-cookie",
+  "vary",
+]);
+
+/**
+ * `proxy_ignore_headers`, the nearest level's (a bitmask in nginx:
+ * `ngx_conf_merge_bitmask_value`). Only `X-Accel-Redirect` changes what
+ * the gateway does: it has no cache, and the other `X-Accel-*` fields are
+ * hidden from the client and not acted on.
+ */
+function ignoredHeaders(ctx: SettingsContext, level: Level): Set<string> {
+  const names = new Set<string>();
+  for (const d of level.get("proxy_ignore_headers")) {
+    for (const arg of d.args) {
+      const name = arg.toLowerCase();
+      if (IGNORABLE.has(name)) names.add(name);
+      else ctx.fail(d, `invalid value "${arg}"`);
+    }
+  }
+  return names;
 }
 
 /** The parts of a location's identity that settings depend on. */
@@ -383,15 +440,22 @@ export function locationSettings(
     proxyCookiePath: cookieRewrites(ctx, level, "proxy_cookie_path"),
     proxyHideHeaders: lowerSet(level, "proxy_hide_header"),
     proxyPassHeaders: lowerSet(level, "proxy_pass_header"),
+    proxyIgnoreHeaders: ignoredHeaders(ctx, level),
     proxyTimeouts: {
       connectMs: time(ctx, level, "proxy_connect_timeout"),
       sendMs: time(ctx, level, "proxy_send_timeout"),
       readMs: time(ctx, level, "proxy_read_timeout"),
     },
-    proxyBufferSize: size(ctx, level, "proxy_buffer_size", 4096),
+    proxyBufferSize: size(ctx, level, "proxy_buffer_size", {
+      fallback: 4096,
+      max: MAX_PROXY_BUFFER_SIZE,
+    }),
     proxyBuffering: flag(level, "proxy_buffering", true),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
-    clientMaxBodySize: size(ctx, level, "client_max_body_size", 1024 * 1024),
+    // A limit, not a buffer: a body past client_body_buffer_size goes to a file.
+    clientMaxBodySize: size(ctx, level, "client_max_body_size", {
+      fallback: 1024 * 1024,
+    }),
     defaultPage: flag(level, "station_default_page", false),
     accessRules: accessRules(ctx, level),
     ...ctx.access(level),

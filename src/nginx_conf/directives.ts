@@ -250,7 +250,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["gzip_static HSL 1-1 map"],
   ["proxy_hide_header HSL 1-1 map"],
   ["proxy_pass_header HSL 1-1 map"],
-  ["proxy_ignore_headers HSL 1-n emerg", NOT_DONE],
+  ["proxy_ignore_headers HSL 1-n map"],
   ["proxy_cookie_path HSL 1-2 map"],
   ["proxy_cookie_domain HSL 1-2 map"],
   ["proxy_cache HSL 1-1 default", "off"],

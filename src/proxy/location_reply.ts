@@ -16,6 +16,7 @@ import {
 } from "../response/mod.ts";
 import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
 import { locationResponseFields } from "./response_fields.ts";
+import { accelRedirect } from "./accel_redirect.ts";
 
 /** Responses that stand for an intercepted status (never sent). */
 const intercepted = new WeakMap<
@@ -61,6 +62,13 @@ export function relay(
     discard(reply);
     throw invalid(`upstream sent unexpected status ${status}`);
   }
+  if (status === 205 && reply.body !== null) {
+    // 205 Reset Content with a body: nginx relays it, the runtime sends no
+    // body with a 205 (`Response` throws for a null body status, as RFC
+    // 9110 §15.3.6 has it). The head goes, the body is dropped.
+    discard(reply);
+    reply = { head: reply.head, body: null, length: null };
+  }
   if (
     status >= 300 && conf.proxyInterceptErrors && conf.errorPages.has(status)
   ) {
@@ -77,6 +85,12 @@ export function relay(
     return standIn;
   }
   try {
+    // After interception, as ngx_http_upstream_process_header orders them.
+    const accel = accelRedirect(reply, { conf, vars, origin });
+    if (accel !== null) {
+      discard(reply);
+      return accel;
+    }
     const headers = locationResponseFields(reply.head.fields, {
       conf,
       vars,

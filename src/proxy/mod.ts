@@ -10,6 +10,12 @@
 
 export type { RequestEvent } from "./outcome_log.ts";
 export {
+  type AccelRedirect,
+  accelRedirectOf,
+  type AccelTarget,
+  accelTarget,
+} from "./accel_redirect.ts";
+export {
   type LocationProxyContext,
   type LocationRequest,
   proxyLocation,

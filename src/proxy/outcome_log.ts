@@ -91,7 +91,11 @@ export function logAttempt(
   log: (event: RequestEvent) => void,
   stats: FailureCounter,
 ): void {
-  if (error.kind !== "client-closed") stats.failed(error.kind);
+  // A client that left, or a warning about an answer that stands, is no
+  // failure of the upstream.
+  if (error.kind !== "client-closed" && error.level !== "warn") {
+    stats.failed(error.kind);
+  }
   const fields = { action: error.action, upstream };
   log({
     level: error.level,

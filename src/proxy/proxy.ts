@@ -316,7 +316,11 @@ export function recorded(
   if (tries === null) return options;
   return {
     onFailure: (failure) => {
-      tries.failed(upstreamStatus(failure.error));
+      // A warning (bytes beyond the answer's framing) leaves the answer's
+      // status standing.
+      if (failure.error.level !== "warn") {
+        tries.failed(upstreamStatus(failure.error));
+      }
       options.onFailure(failure);
     },
     toResponse: (reply, peer) => {

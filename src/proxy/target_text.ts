@@ -7,16 +7,18 @@
  * @module
  */
 
+import { fieldBytes } from "../runtime/mod.ts";
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-const encoder = new TextEncoder();
 
 /**
- * The UTF-8 bytes of a text as a byte string (one char per byte): the
- * engine holds `$uri` and `$request_uri` as text, while nginx's URI rule
- * and escaping work on bytes.
+ * The bytes of a text as a byte string (one char per byte): the engine
+ * holds `$uri` and `$request_uri` as text, while nginx's URI rule and
+ * escaping work on bytes. A byte that is not UTF-8 (held as U+DC80-U+DCFF,
+ * runtime/value_bytes.ts) is that byte again.
  *
  * @param text The text.
- * @returns Its UTF-8 bytes, one char each; ASCII text as it is.
+ * @returns Its bytes, one char each; ASCII text as it is.
  *
  * @example Usage
  * ```ts
@@ -24,20 +26,11 @@ const encoder = new TextEncoder();
  * import { strictEqual } from "node:assert/strict";
  *
  * strictEqual(utf8Bytes("/\u4e2d"), "/\xe4\xb8\xad");
+ * strictEqual(utf8Bytes("/a\udcff"), "/a\xff");
  * ```
  */
 export function utf8Bytes(text: string): string {
-  let ascii = true;
-  for (let i = 0; i < text.length; i++) {
-    if (text.charCodeAt(i) >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (ascii) return text;
-  let out = "";
-  for (const b of encoder.encode(text)) out += String.fromCharCode(b);
-  return out;
+  return fieldBytes(text);
 }
 
 /**

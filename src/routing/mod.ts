@@ -14,7 +14,7 @@ export {
   requestTarget,
   segmentText,
 } from "./request_target.ts";
-export { escapeBytes } from "./path_decode.ts";
+export { bytesToText, decodeToBytes, escapeBytes } from "./path_decode.ts";
 export type {
   DecodedTarget,
   InvalidTarget,
@@ -32,6 +32,7 @@ export {
   absoluteAuthority,
   looksLikeHttp2,
   requestLine,
+  spokeHttp1,
   urlAuthority,
   urlHost,
 } from "./request_line.ts";

@@ -8,8 +8,9 @@
  * @module
  */
 
+import { fieldText } from "../runtime/mod.ts";
+
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 
 /**
@@ -93,26 +94,25 @@ export function escapeBytes(segment: string): string {
 }
 
 /**
- * Decodes a byte string as UTF-8, for a file name; `null` when it is not.
+ * A byte string as the text `$uri` holds: its UTF-8 read, each byte that
+ * is not part of UTF-8 kept as U+DC80-U+DCFF (`fieldText`,
+ * runtime/value_bytes.ts), so nginx's bytes go upstream and into fields
+ * unchanged (nginx reads no path as UTF-8).
  *
  * @param segment The bytes, one char each.
- * @returns The text, or `null`.
+ * @returns The text.
  *
  * @example Usage
  * ```ts
- * import { bytesToUtf8 } from "./path_decode.ts";
+ * import { bytesToText } from "./path_decode.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * strictEqual(bytesToUtf8("\xe4\xb8\xad"), "中");
- * strictEqual(bytesToUtf8("\xff"), null);
+ * strictEqual(bytesToText("\xe4\xb8\xad"), "中");
+ * strictEqual(bytesToText("a\xff"), "a\udcff");
  * ```
  */
-export function bytesToUtf8(segment: string): string | null {
-  try {
-    return utf8.decode(Uint8Array.from(segment, (c) => c.charCodeAt(0)));
-  } catch {
-    return null;
-  }
+export function bytesToText(segment: string): string {
+  return fieldText(segment);
 }
 
 /**

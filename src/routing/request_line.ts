@@ -47,6 +47,39 @@ export function looksLikeHttp2(
 }
 
 /**
+ * Fields HTTP/2 forbids (RFC 9113 §8.2.2; the runtime's HTTP/2 server
+ * refuses a request with one): a request carrying one came over HTTP/1.x.
+ */
+const HTTP1_ONLY = ["connection", "keep-alive", "proxy-connection", "upgrade"];
+
+/**
+ * Whether a request without `Host` on a TLS socket is known to be
+ * HTTP/1.x: `Deno.serve` tells the handler no protocol, and there an
+ * HTTP/2 request's URL (its `:authority`) can equal the URL of an HTTP/1.x
+ * one without `Host`; only a field HTTP/2 cannot carry tells them apart.
+ * Read only for such requests.
+ *
+ * @param headers The request's fields.
+ * @returns `true` when a field says HTTP/1.x.
+ *
+ * @example Usage
+ * ```ts
+ * import { spokeHttp1 } from "./request_line.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(spokeHttp1(new Headers({ connection: "close" })), true);
+ * strictEqual(spokeHttp1(new Headers({ accept: "*\/*" })), false);
+ * ```
+ */
+export function spokeHttp1(headers: Headers): boolean {
+  for (const name of HTTP1_ONLY) {
+    if (headers.has(name)) return true;
+  }
+  // A chunked body: HTTP/2 frames its own (`Transfer-Encoding` refused).
+  return headers.has("transfer-encoding");
+}
+
+/**
  * The request line for the logs. `Deno.serve` gives no version, so it is
  * `HTTP/1.1`; an HTTP/2 request is logged as nginx logs the preface it
  * refuses (`PRI * HTTP/2.0`); an absolute-form target is kept as sent when

@@ -14,7 +14,7 @@
  */
 
 import {
-  bytesToUtf8,
+  bytesToText,
   decodeToBytes,
   escapeBytes,
   normalise,
@@ -75,14 +75,15 @@ function isDotDotSegment(segment: string): boolean {
   return /^(?:\.|%2e){2}$/i.test(segment);
 }
 
-/** Percent-decodes one raw segment; `null` when it holds a malformed escape. */
+/**
+ * Percent-decodes one raw segment to the text `$uri` holds (bytes that are
+ * not UTF-8 kept, {@linkcode bytesToText}); `null` when it holds a
+ * malformed escape.
+ */
 function decodeSegment(segment: string): string | null {
   if (!segment.includes("%")) return segment;
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return null;
-  }
+  const bytes = decodeToBytes(segment);
+  return bytes === null ? null : bytesToText(bytes);
 }
 
 /** An escape that decodes to a separator: the segments change when decoded. */
@@ -200,7 +201,7 @@ export function escapedSegments(path: NormalisedTarget, from = 0): string {
  * @returns The segment as text, or `null`.
  */
 export function segmentText(segment: string, decoded: boolean): string | null {
-  return decoded ? bytesToUtf8(segment) : decodeSegment(segment);
+  return decoded ? bytesToText(segment) : decodeSegment(segment);
 }
 
 /** A request target as nginx's phases read it. */

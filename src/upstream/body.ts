@@ -55,6 +55,52 @@ export interface StreamedBody {
   reusable: boolean;
 }
 
+/** nginx's warning for bytes after a length-framed or bodiless answer (`ngx_http_proxy_copy_filter`). */
+export const MORE_THAN_LENGTH =
+  'upstream sent more data than specified in "Content-Length" header';
+/** nginx's warning for bytes after a chunked body's last chunk (`ngx_http_proxy_chunked_filter`). */
+export const AFTER_FINAL_CHUNK = "upstream sent data after final chunk";
+
+/**
+ * The answer on `c` is complete, and `extra` is what the connection holds
+ * beyond its framing. Only a connection holding nothing more goes back to
+ * the pool: left-over bytes would be read as the head of the next
+ * request's answer (a desync, response splitting). nginx turns keep-alive
+ * off and warns (`ngx_http_proxy_copy_filter`, `ngx_http_proxy_chunked_filter`);
+ * after an answer to HEAD it says nothing (`ngx_http_upstream_send_response`
+ * finalizes before reading on).
+ *
+ * @param c The connection.
+ * @param end What it holds beyond the framing, and what to say about it.
+ * @param release Puts a clean connection back in the pool.
+ */
+export function endOfAnswer(
+  c: Connection,
+  { extra, reusable, call, warning }: {
+    extra: Uint8Array;
+    reusable: boolean;
+    call: UpstreamCall;
+    warning: string | null;
+  },
+  release: (c: Connection) => void,
+): void {
+  if (extra.length === 0) {
+    if (reusable) release(c);
+    else c.close();
+    return;
+  }
+  c.close();
+  if (warning !== null) {
+    call.onBodyError(
+      new UpstreamError(warning, {
+        kind: "invalid-response",
+        action: "reading upstream",
+        level: "warn",
+      }),
+    );
+  }
+}
+
 /**
  * The response body as a stream.
  *
@@ -145,9 +191,12 @@ export function streamBody(
         if (out.data.length === 1) controller.enqueue(out.data[0]!);
         else if (out.data.length > 1) controller.enqueue(joined(out.data));
         if (decoder.done) {
-          c.pending = chunk.subarray(out.used);
-          if (reusable && c.pending.length === 0) source.release(c);
-          else c.close();
+          endOfAnswer(c, {
+            extra: chunk.subarray(out.used),
+            reusable,
+            call,
+            warning: AFTER_FINAL_CHUNK,
+          }, source.release);
           controller.close();
         }
         return;
@@ -156,9 +205,12 @@ export function streamBody(
       controller.enqueue(chunk.subarray(0, take));
       left -= take;
       if (left === 0) {
-        c.pending = chunk.subarray(take);
-        if (reusable && c.pending.length === 0) source.release(c);
-        else c.close();
+        endOfAnswer(c, {
+          extra: chunk.subarray(take),
+          reusable,
+          call,
+          warning: MORE_THAN_LENGTH,
+        }, source.release);
         controller.close();
       }
     },

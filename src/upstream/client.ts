@@ -33,7 +33,12 @@ import {
   type ResponseHead,
 } from "./http1.ts";
 import { GcPacer } from "../runtime/mod.ts";
-import { type BodySource, streamBody } from "./body.ts";
+import {
+  type BodySource,
+  endOfAnswer,
+  MORE_THAN_LENGTH,
+  streamBody,
+} from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
 import { type ConnectionIo, readSome, writeRequest } from "./io.ts";
@@ -342,15 +347,24 @@ export class UpstreamClient {
     const reusable = keepsAlive(head) && framing.kind !== "close" &&
       call.keepalive !== false && !c.abandoned;
     if (framing.kind === "none") {
-      if (reusable) this.#pool.put(c);
-      else c.close();
+      // A bodiless answer (HEAD, 1xx, 204, 304): whatever came after its
+      // head is not part of it.
+      endOfAnswer(c, {
+        extra: rest,
+        reusable,
+        call,
+        warning: call.method === "HEAD" ? null : MORE_THAN_LENGTH,
+      }, this.#bodySource.release);
       return { head, body: null, length: null };
     }
     if (framing.kind === "length" && rest.length >= framing.length) {
       // The whole body arrived with the head: no stream needed.
-      c.pending = rest.subarray(framing.length);
-      if (reusable && c.pending.length === 0) this.#pool.put(c);
-      else c.close();
+      endOfAnswer(c, {
+        extra: rest.subarray(framing.length),
+        reusable,
+        call,
+        warning: MORE_THAN_LENGTH,
+      }, this.#bodySource.release);
       return {
         head,
         body: rest.slice(0, framing.length),

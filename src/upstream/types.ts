@@ -89,7 +89,11 @@ export interface UpstreamCall {
    * before the client could matter.
    */
   signal: AbortSignal | (() => AbortSignal);
-  /** Told about a failure after the head was returned (`while reading upstream`). */
+  /**
+   * Told about a failure after the head was returned (`while reading
+   * upstream`); one at level `warn` is not a failure but bytes beyond the
+   * answer's framing (the answer stands, the connection is closed).
+   */
   onBodyError: (error: UpstreamError) => void;
   /**
    * A protocol upgrade (WebSocket): a new connection is used, and on

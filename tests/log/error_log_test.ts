@@ -172,6 +172,11 @@ Deno.test("formatErrorLogLine() escapes what a client or upstream sent", async (
       { upstream: "http://u/\x1b" },
       'upstream: "http://u/\\x1B"',
     ],
+    [
+      "a message's byte that is not UTF-8 (a path decoded from %FF)",
+      { message: 'open() "/srv/a\udcffb" failed' },
+      'open() "/srv/a\\xFFb" failed',
+    ],
   ];
   for (const [name, fields, expected] of cases) {
     await t.step(name, () => {

@@ -115,6 +115,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyTimeouts: spec.timeouts ??
       { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 },
     proxyBufferSize: spec.bufferSize ?? 4096,
+    proxyIgnoreHeaders: new Set(),
     proxyInterceptErrors: spec.intercept !== undefined,
   });
 }

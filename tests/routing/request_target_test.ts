@@ -93,10 +93,14 @@ const CASES: { target: string; expected: Route; caseless?: boolean }[] = [
     target: "/api/%zz",
     expected: { kind: "invalid", reason: "malformed percent-encoding" },
   },
-  {
-    target: "/x%2f%ff",
-    expected: { kind: "invalid", reason: "malformed percent-encoding" },
-  },
+  // Bytes that are not UTF-8 are bytes of the path as any other (nginx
+  // reads no path as UTF-8): each held as U+DC80-U+DCFF.
+  { target: "/x%2f%ff", expected: stat(["x", "\udcff"]) },
+  { target: "/x/a%FFb", expected: stat(["x", "a\udcffb"]) },
+  { target: "/x/%80", expected: stat(["x", "\udc80"]) },
+  { target: "/x/%E4%B8", expected: stat(["x", "\udce4\udcb8"]) },
+  { target: "/x/%C0%AF", expected: stat(["x", "\udcc0\udcaf"]) },
+  { target: "/x/%FF%C3%A9/", expected: stat(["x", "\udcffé"], true) },
   {
     target: "/x/%zz",
     expected: { kind: "invalid", reason: "malformed percent-encoding" },

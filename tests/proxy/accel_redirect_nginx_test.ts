@@ -1,0 +1,127 @@
+/**
+ * An upstream's `X-Accel-Redirect`, beside nginx 1.22 running the same
+ * nginx.conf: the request goes on as an internal redirect (GET, `$uri` and
+ * `$args` from the field, named locations too), the upstream's body is
+ * dropped and the fields nginx keeps through the redirect are kept;
+ * `proxy_ignore_headers X-Accel-Redirect` relays the answer instead, and
+ * the `X-Accel-*` fields nginx hides are hidden.
+ */
+import { deepStrictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  rawRequest,
+  readHead,
+  refusedPort,
+  spawnGateway,
+  startRawUpstream,
+  writeText,
+} from "../_utils.ts";
+import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
+
+/** What the upstream answers for each path it is asked for. */
+const ANSWERS: Record<string, string> = {
+  "/a/to-return": "X-Accel-Redirect: /target?q=1\r\n" +
+    "Content-Type: text/x-up\r\nSet-Cookie: a=b\r\nCache-Control: no-store\r\n" +
+    "Content-Disposition: inline\r\nX-Foo: bar\r\n",
+  "/a/to-named": "X-Accel-Redirect: @named\r\nX-Foo: bar\r\n",
+  "/a/to-file":
+    "X-Accel-Redirect: /files/f%2Etxt\r\nContent-Type: text/x-up\r\n",
+  "/a/to-missing": "X-Accel-Redirect: /files/none.txt\r\n",
+  "/a/unsafe": "X-Accel-Redirect: /files/../secret\r\n",
+  "/i/ignored": "X-Accel-Redirect: /target\r\nX-Accel-Buffering: no\r\n" +
+    "X-Accel-Limit-Rate: 100\r\nX-Accel-Expires: 10\r\nX-Accel-Other: 1\r\n",
+};
+
+function conf(port: number, upstream: number, root: string): string {
+  return `${PROCESS}error_log logs/error.log info;
+events {}
+http {
+${TEMP}
+  access_log off;
+  server {
+    listen 127.0.0.1:${port};
+    location /a/ { proxy_pass http://127.0.0.1:${upstream}; }
+    location /i/ {
+      proxy_pass http://127.0.0.1:${upstream};
+      proxy_ignore_headers X-Accel-Redirect;
+    }
+    location /target {
+      return 200 "target uri=$uri args=$args method=$request_method\\n";
+    }
+    location @named { return 200 "named uri=$uri method=$request_method\\n"; }
+    location /files/ { root ${root}; }
+    location /e/ { error_page 404 = /a/to-named; return 404; }
+    location /f/ { error_page 404 /a/to-return; return 404; }
+  }
+}
+`;
+}
+
+/**
+ * The status, the fields compared (sorted) and the body; the built-in
+ * pages' footer names each side (README, error-page), and so their length.
+ */
+function shape(raw: string): string[] {
+  const footer = /<hr><center>(?:nginx\/[\d.]+|station-gateway)<\/center>/;
+  if (footer.test(raw)) {
+    raw = raw.replace(footer, "<hr>").replace(/\r\ncontent-length: \d+/i, "");
+  }
+  const end = raw.indexOf("\r\n\r\n");
+  const [status = "", ...lines] = raw.slice(0, end).split("\r\n");
+  const fields = lines.map((l) => {
+    const colon = l.indexOf(":");
+    return `${l.slice(0, colon).toLowerCase()}: ${l.slice(colon + 1).trim()}`;
+  }).filter((l) =>
+    /^(content-type|set-cookie|cache-control|content-disposition|x-|location|content-length)/
+      .test(l)
+  ).sort();
+  return [status.split(" ")[1]!, ...fields, raw.slice(end + 4)];
+}
+
+Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it", async (t) => {
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    const path = head.split(" ")[1]!;
+    await writeText(
+      conn,
+      `HTTP/1.1 200 OK\r\n${
+        ANSWERS[path] ?? ""
+      }Content-Length: 8\r\nConnection: close\r\n\r\nupstream`,
+    );
+  });
+  const root = await Deno.makeTempDir({ prefix: "accel-" });
+  try {
+    await Deno.mkdir(join(root, "files"));
+    await Deno.writeTextFile(join(root, "files", "f.txt"), "the file\n");
+    const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+    await using theirs = await prefixWith(conf(theirPort, up.port, root));
+    await using ours = await prefixWith(conf(ourPort, up.port, root));
+    await using _nginx = await runNginx(theirs.prefix, theirs.conf);
+    await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+    const requests: [string, string][] = [
+      ["to a return, fields kept", "GET /a/to-return"],
+      ["to a named location", "GET /a/to-named"],
+      ["a POST goes on as GET", "POST /a/to-return"],
+      ["a HEAD stays HEAD", "HEAD /a/to-return"],
+      ["to a file, its URI's escapes decoded", "GET /a/to-file"],
+      ["to a missing file", "GET /a/to-missing"],
+      ["an unsafe URI", "GET /a/unsafe"],
+      ["ignored, the X-Accel-* fields hidden", "GET /i/ignored"],
+      ["from an error page's proxied location", "GET /e/x"],
+      ["from an error page's, its status kept", "GET /f/x"],
+    ];
+    for (const [name, line] of requests) {
+      await t.step(name, async () => {
+        const request = `${line} HTTP/1.1\r\nHost: station\r\n` +
+          "Content-Length: 0\r\nConnection: close\r\n\r\n";
+        deepStrictEqual(
+          shape(await rawRequest(ourPort, request, 5000)),
+          shape(await rawRequest(theirPort, request, 5000)),
+        );
+      });
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
