@@ -18,32 +18,16 @@
  *   not logged or forwarded (nginx would never have read it).
  *
  * While a connection is open its peer address, peer port and local port
- * identify it (`Deno.serve` gives a handler no identity of the connection).
- * Once closed, a client may open a new connection from the same port, which
- * the table cannot tell from the old one: its first request would be cut.
- * So an entry lives only as long as a pipelined request needs: until the
- * connection is cut, or {@linkcode SETTLED_GRACE_MS} after the response that
- * said close was sent ({@linkcode ClosingConnections.settled}; a request
- * pipelined behind it is read then, and Linux and Windows give a port the
- * client closed to no new connection that soon: TIME_WAIT), or after
- * `ttlMs` (nginx's `keepalive_timeout`, 75 s) for a response never sent
- * whole. The table is bounded in count. When the table is full
+ * identify it. The table is bounded in count, and entries end when the
+ * connection is cut or after `ttlMs` (nginx's `keepalive_timeout`, 75 s: a
+ * client that honours the close never comes back, and one that sends again
+ * that much later is not pipelining behind the 400). When the table is full
  * of live entries nothing is evicted (a flood cannot push another
  * connection's entry out): the response itself is cut after its last byte
  * ({@linkcode cutAfter}), which closes the connection at once.
  *
  * @module
  */
-
-/**
- * How long an entry outlives the response that said close (ms): a request
- * pipelined behind it comes with it or right after it, while a new
- * connection from the same port needs the client to have closed this one
- * first, and TCP keeps a closed port from a new connection to the same
- * server for longer (Linux reuses it after a second at the earliest,
- * `tcp_twsk_unique`; Windows after TIME_WAIT, minutes).
- */
-export const SETTLED_GRACE_MS = 1000;
 
 /** Options for {@linkcode ClosingConnections}. */
 export interface ClosingConnectionsOptions {
@@ -94,7 +78,6 @@ export function connectionKey(
 
 /** Connections that must serve no further request. */
 export class ClosingConnections {
-  /** Each connection's deadline (epoch ms), in marking order. */
   #entries = new Map<string, number>();
   #maxEntries: number;
   #ttlMs: number;
@@ -147,34 +130,8 @@ export class ClosingConnections {
       const oldest = this.#entries.keys().next();
       if (!oldest.done) this.#entries.delete(oldest.value);
     }
-    this.#entries.set(key, now + this.#ttlMs);
+    this.#entries.set(key, now);
     return true;
-  }
-
-  /**
-   * The response that said close was sent: the entry ends
-   * {@linkcode SETTLED_GRACE_MS} later, so a client that opens a new
-   * connection from the same port later still is served.
-   *
-   * @param key The connection ({@linkcode connectionKey}).
-   *
-   * @example Usage
-   * ```ts
-   * import { ClosingConnections, SETTLED_GRACE_MS } from "./closing_connections.ts";
-   * import { strictEqual } from "node:assert/strict";
-   *
-   * let now = 0;
-   * const closing = new ClosingConnections({ now: () => now });
-   * closing.mark("a");
-   * closing.settled("a");
-   * now = SETTLED_GRACE_MS;
-   * strictEqual(closing.has("a"), false);
-   * ```
-   */
-  settled(key: string): void {
-    const deadline = this.#entries.get(key);
-    if (deadline === undefined) return;
-    this.#entries.set(key, Math.min(deadline, this.#now() + SETTLED_GRACE_MS));
   }
 
   /**
@@ -184,9 +141,9 @@ export class ClosingConnections {
    * @returns Whether a request on it must not be served.
    */
   has(key: string): boolean {
-    const deadline = this.#entries.get(key);
-    if (deadline === undefined) return false;
-    if (this.#now() < deadline) return true;
+    const at = this.#entries.get(key);
+    if (at === undefined) return false;
+    if (this.#now() - at < this.#ttlMs) return true;
     this.#entries.delete(key);
     return false;
   }
@@ -201,11 +158,9 @@ export class ClosingConnections {
   }
 
   #expire(now: number): void {
-    // Insertion order is marking order, so the full lifetimes end in that
-    // order: the walk stops at the first live one (a settled entry behind
-    // it is found out by has(), and counts toward the bound until then).
-    for (const [key, deadline] of this.#entries) {
-      if (now < deadline) break;
+    // Insertion order is marking order: the walk stops at the first live one.
+    for (const [key, at] of this.#entries) {
+      if (now - at < this.#ttlMs) break;
       this.#entries.delete(key);
     }
   }

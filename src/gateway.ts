@@ -240,12 +240,6 @@ export function createGatewayHandler(
       // HTTP/1.x connection and an HTTP/2 stream alone.
       if (ctx.served2 && cuttable) response = cutAfter(response);
       else if (!closing.mark(key, !cuttable)) response = cutAfter(response);
-      else {
-        // Once sent, what is pipelined behind it follows at once: the
-        // entry ends soon after (closing_connections.ts).
-        const settled = () => closing.settled(key);
-        (completed ?? info.completed).then(settled, settled);
-      }
     }
 
     // Deno leaves Nagle's algorithm on for TLS connections: a head sent
