@@ -35,6 +35,7 @@ import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
+import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
 import {
@@ -168,6 +169,19 @@ class Compiler {
         d,
         `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0)`,
       );
+    }
+    if (d.name === "proxy_bind") {
+      const verdict = proxyBindVerdict(d.args);
+      if (verdict === "default") return false;
+      if (verdict !== "warn") {
+        this.fail(
+          d,
+          `"${d.name} ${
+            d.args.join(" ")
+          }" is not supported: ${verdict.refused}`,
+        );
+        return false;
+      }
     }
     if (spec === undefined || spec.disposition === "map") return true;
     if (spec.disposition === "warn") {

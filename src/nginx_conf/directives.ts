@@ -141,6 +141,10 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["proxy_buffers HSL 2-2 warn", TUNING],
   ["proxy_busy_buffers_size HSL 1-1 warn", TUNING],
   ["proxy_buffering HSL flag map"],
+  [
+    "proxy_bind HSL 1-2 warn",
+    "the runtime connects from the address the system picks, the loopback address itself for a back end on this machine",
+  ],
   ["proxy_request_buffering HSL flag map"],
   ["proxy_temp_path HSL 1-4 warn", TUNING],
   ["client_body_temp_path HSL 1-4 map"],

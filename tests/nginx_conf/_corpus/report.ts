@@ -19,6 +19,7 @@ export const CASE_SETS = [
   "unseen",
   "unseen2",
   "unseen3",
+  "unseen4",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
