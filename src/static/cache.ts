@@ -15,6 +15,7 @@
  * @module
  */
 
+import type { AnswerTemplate } from "./answer_template.ts";
 import { type Validators, validatorsOf } from "./validators.ts";
 
 /** A file's contents as the static handler sends them. */
@@ -31,6 +32,11 @@ export interface CachedBody {
    * `null` when it cannot be used: see {@linkcode wholeFileResponse}.
    */
   stream: ReadableStream<Uint8Array> | null;
+  /**
+   * The whole file's last answer, cloned for the next request with the same
+   * status and fields (`static/answer_template.ts`); `null` until one is made.
+   */
+  template: AnswerTemplate | null;
 }
 
 /** A cached file. */
@@ -154,12 +160,13 @@ export class StaticCache {
     const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
     if (bytes.length !== info.size) {
-      return { bytes, stream: null, validators: null };
+      return { bytes, stream: null, validators: null, template: null };
     }
     const entry: CachedFile = {
       bytes,
       stream: sharedStream(bytes),
       validators: validatorsOf(info),
+      template: null,
       size: info.size,
       mtimeMs: info.mtime?.getTime() ?? 0,
       ino: info.ino ?? null,
