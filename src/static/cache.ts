@@ -62,12 +62,23 @@ export interface StaticCacheOptions {
    */
   maxFileBytes?: number;
   /**
-   * Memory all cached files may hold together (bytes plus ASCII text).
+   * Memory all cached files may hold together: each file's bytes, the copy
+   * its shared stream carries, and {@linkcode ENTRY_OVERHEAD_BYTES} for its
+   * objects.
    *
    * @default {32 * 1024 * 1024}
    */
   maxTotalBytes?: number;
 }
+
+/**
+ * What a cached file costs beside its bytes: its entry, its shared stream
+ * and the `Response` behind it, and the answer kept to be cloned
+ * (`static/answer_template.ts`, about 2 KB of heap with its fields). Counted
+ * so that a folder of many tiny files cannot hold more than the budget in
+ * objects: 8,192 files at most in the default 32 MiB.
+ */
+export const ENTRY_OVERHEAD_BYTES = 4096;
 
 /** How long a missing precompressed sidecar is remembered as missing. */
 const ABSENT_TTL_MS = 1000;
@@ -97,7 +108,7 @@ export class StaticCache {
     this.#maxTotal = options.maxTotalBytes ?? 32 * 1024 * 1024;
   }
 
-  /** Bytes held. */
+  /** Memory charged: the files' bytes, their streams' copies and their objects. */
   get totalBytes(): number {
     return this.#total;
   }
@@ -305,11 +316,11 @@ function readWhole(file: Deno.FsFile, size: number): Uint8Array<ArrayBuffer> {
 }
 
 /**
- * Memory a cached file holds: its bytes, and the copy its shared stream
- * carries (made once, when the file is read).
+ * Memory a cached file holds: its bytes, the copy its shared stream
+ * carries (made once, when the file is read), and its objects.
  */
 function weight(bytes: Uint8Array): number {
-  return bytes.length * 2;
+  return bytes.length * 2 + ENTRY_OVERHEAD_BYTES;
 }
 
 /**
