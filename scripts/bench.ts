@@ -128,6 +128,8 @@ const FLOOR = "deno-min";
 const FLOOR_CS = "deno-min-cs";
 /** The gateway at `--baseline REV`, run with the same flags and load. */
 const BASE = "gateway-base";
+/** The gateway at `--baseline REV` in the TLS scenarios, from their nginx.conf. */
+const BASE_TLS = "gateway-base-tls";
 /** The gateway from an nginx.conf with one location, and with fifty. */
 const CONF_1 = "gw-conf-1";
 const CONF_50 = "gw-conf-50";
@@ -142,6 +144,7 @@ type ProxyName =
   | typeof FLOOR
   | typeof FLOOR_CS
   | typeof BASE
+  | typeof BASE_TLS
   | typeof CONF_1
   | typeof CONF_50;
 
@@ -157,7 +160,12 @@ interface Extras {
 
 /** The proxies measured in one scenario. */
 function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
-  if (s.tls) return [...TLS_PROXIES];
+  if (s.tls) {
+    return [
+      ...TLS_PROXIES,
+      ...(extras.baseRoot === null ? [] : [BASE_TLS] as const),
+    ];
+  }
   // Compression: nginx and the gateway on one nginx.conf (a baseline that
   // gzips too); the others have no gzip settings to run. The floors gzip a
   // proxied answer only.
@@ -622,17 +630,19 @@ async function startProxy(
       ];
   } else if (name === "gateway") {
     cmd = [Deno.execPath(), ...gatewayArgs(lab, port, "gw-error.log")];
-  } else if (name === "gateway-tls" || name === "nginx-tls") {
+  } else if (
+    name === "gateway-tls" || name === "nginx-tls" || name === BASE_TLS
+  ) {
     const conf = `${dir}/${name}.conf`;
     const text = tlsConf(lab, port, name);
-    if (name === "gateway-tls") {
+    if (name !== "nginx-tls") {
       await Deno.writeTextFile(conf, text);
       cmd = [
         Deno.execPath(),
         "run",
         "-q",
         ...GATEWAY_FLAGS,
-        `${ROOT}src/main.ts`,
+        `${name === BASE_TLS ? lab.baseRoot : ROOT}src/main.ts`,
         "--nginx-conf",
         conf,
       ];
@@ -770,7 +780,7 @@ http {
       port,
       "/api/loginms",
       "POST",
-      (TLS_PROXIES as readonly string[]).includes(name)
+      (TLS_PROXIES as readonly string[]).includes(name) || name === BASE_TLS
         ? lab.cert.cert
         : undefined,
     );
@@ -1096,9 +1106,14 @@ async function compare(
     // CPU per request is the steadiest figure for a before/after check.
     md +=
       `\nGateway CPU µs/req ÷ the gateway at ${baseline}'s, per round:\n\n` +
-      scenarios.filter((s) => proxiesFor(s, extras).includes(BASE)).map((s) => {
-        const now = results.get(`${s.name}|gateway`)!;
-        const base = results.get(`${s.name}|${BASE}`)!;
+      scenarios.filter((s) => {
+        const proxies = proxiesFor(s, extras);
+        return proxies.includes(BASE) || proxies.includes(BASE_TLS);
+      }).map((s) => {
+        const now = results.get(
+          `${s.name}|${s.tls ? "gateway-tls" : "gateway"}`,
+        )!;
+        const base = results.get(`${s.name}|${s.tls ? BASE_TLS : BASE}`)!;
         const r = now.map((m, i) => m.cpuUsPerReq / base[i]!.cpuUsPerReq);
         return `- ${s.name}: ${fmt(median(r), 2)} [${fmt(Math.min(...r), 2)}–${
           fmt(Math.max(...r), 2)

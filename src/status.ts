@@ -92,7 +92,7 @@ export interface StatusSources {
   group?: UpstreamGroup;
   /** Client connections seen recently. */
   connections: number;
-  /** Bytes held by the static cache. */
+  /** Memory the static cache is charged with (`StaticCache.totalBytes`). */
   staticCacheBytes: number;
   /** The process's memory, as `Deno.memoryUsage()` reports it. */
   memory: Deno.MemoryUsage;

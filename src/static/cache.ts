@@ -15,6 +15,7 @@
  * @module
  */
 
+import type { AnswerTemplate } from "./answer_template.ts";
 import { type Validators, validatorsOf } from "./validators.ts";
 
 /** A file's contents as the static handler sends them. */
@@ -31,6 +32,11 @@ export interface CachedBody {
    * `null` when it cannot be used: see {@linkcode wholeFileResponse}.
    */
   stream: ReadableStream<Uint8Array> | null;
+  /**
+   * The whole file's last answer, cloned for the next request with the same
+   * status and fields (`static/answer_template.ts`); `null` until one is made.
+   */
+  template: AnswerTemplate | null;
 }
 
 /** A cached file. */
@@ -56,12 +62,23 @@ export interface StaticCacheOptions {
    */
   maxFileBytes?: number;
   /**
-   * Memory all cached files may hold together (bytes plus ASCII text).
+   * Memory all cached files may hold together: each file's bytes, the copy
+   * its shared stream carries, and {@linkcode ENTRY_OVERHEAD_BYTES} for its
+   * objects.
    *
    * @default {32 * 1024 * 1024}
    */
   maxTotalBytes?: number;
 }
+
+/**
+ * What a cached file costs beside its bytes: its entry, its shared stream
+ * and the `Response` behind it, and the answer kept to be cloned
+ * (`static/answer_template.ts`, about 2 KB of heap with its fields). Counted
+ * so that a folder of many tiny files cannot hold more than the budget in
+ * objects: 8,192 files at most in the default 32 MiB.
+ */
+export const ENTRY_OVERHEAD_BYTES = 4096;
 
 /** How long a missing precompressed sidecar is remembered as missing. */
 const ABSENT_TTL_MS = 1000;
@@ -91,7 +108,7 @@ export class StaticCache {
     this.#maxTotal = options.maxTotalBytes ?? 32 * 1024 * 1024;
   }
 
-  /** Bytes held. */
+  /** Memory charged: the files' bytes, their streams' copies and their objects. */
   get totalBytes(): number {
     return this.#total;
   }
@@ -154,12 +171,13 @@ export class StaticCache {
     const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
     if (bytes.length !== info.size) {
-      return { bytes, stream: null, validators: null };
+      return { bytes, stream: null, validators: null, template: null };
     }
     const entry: CachedFile = {
       bytes,
       stream: sharedStream(bytes),
       validators: validatorsOf(info),
+      template: null,
       size: info.size,
       mtimeMs: info.mtime?.getTime() ?? 0,
       ino: info.ino ?? null,
@@ -298,11 +316,11 @@ function readWhole(file: Deno.FsFile, size: number): Uint8Array<ArrayBuffer> {
 }
 
 /**
- * Memory a cached file holds: its bytes, and the copy its shared stream
- * carries (made once, when the file is read).
+ * Memory a cached file holds: its bytes, the copy its shared stream
+ * carries (made once, when the file is read), and its objects.
  */
 function weight(bytes: Uint8Array): number {
-  return bytes.length * 2;
+  return bytes.length * 2 + ENTRY_OVERHEAD_BYTES;
 }
 
 /**

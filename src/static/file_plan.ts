@@ -7,8 +7,8 @@
  */
 
 import type { OsFamily } from "../runtime/mod.ts";
-import { wholeFileResponse } from "./cache.ts";
 import type { StaticCache } from "./cache.ts";
+import { templatedFileResponse } from "./answer_template.ts";
 import { openInsideRoot } from "./containment.ts";
 import {
   errorResponse,
@@ -207,9 +207,10 @@ export function planFile(
     if (cached !== null && cached.bytes.length === size) file.close();
   }
   if (cached !== null && cached.bytes.length === size) {
-    // A whole file goes out without a per-response copy (wholeFileResponse).
+    // A whole file goes out without a per-response copy, cloned from the
+    // answer made for the last request (answer_template.ts).
     const response = range === null
-      ? wholeFileResponse(cached, { status, headers })
+      ? templatedFileResponse(cached, status, headers)
       : new Response(cached.bytes.subarray(start, start + length), {
         status,
         headers,

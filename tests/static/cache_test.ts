@@ -1,6 +1,10 @@
 /** The in-memory cache of small static files. */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { StaticCache, wholeFileResponse } from "../../src/static/cache.ts";
+import {
+  ENTRY_OVERHEAD_BYTES as E,
+  StaticCache,
+  wholeFileResponse,
+} from "../../src/static/cache.ts";
 import { validatorsOf } from "../../src/static/validators.ts";
 
 const bytes = (...xs: number[]) => new Uint8Array(xs);
@@ -129,7 +133,7 @@ Deno.test("wholeFileResponse() through Deno.serve: concurrent responses share th
   }
 });
 
-Deno.test("StaticCache.load() counts a file twice: its bytes and its stream's copy", () => {
+Deno.test("StaticCache.load() counts a file twice, its bytes and its stream's copy, and its objects", () => {
   const dir = Deno.makeTempDirSync();
   try {
     const cache = new StaticCache();
@@ -144,7 +148,7 @@ Deno.test("StaticCache.load() counts a file twice: its bytes and its stream's co
       bytes(0x89, 0x50, 0x4e, 0x47),
     );
     deepStrictEqual(png.bytes, bytes(0x89, 0x50, 0x4e, 0x47));
-    strictEqual(cache.totalBytes, 14 * 2 + 4 * 2);
+    strictEqual(cache.totalBytes, 14 * 2 + E + 4 * 2 + E);
     // A hit is the same entry, not a fresh read.
     strictEqual(
       read(cache, `${dir}/app.js`),
@@ -158,18 +162,21 @@ Deno.test("StaticCache.load() counts a file twice: its bytes and its stream's co
 Deno.test("StaticCache.lookup() misses a file whose stat changed; load() rereads it a file whose stat changed and stays within its budget", () => {
   const dir = Deno.makeTempDirSync();
   try {
-    const cache = new StaticCache({ maxFileBytes: 100, maxTotalBytes: 120 });
+    const cache = new StaticCache({
+      maxFileBytes: 100,
+      maxTotalBytes: 120 + E,
+    });
     Deno.writeTextFileSync(`${dir}/a.js`, "a".repeat(50));
     read(cache, `${dir}/a.js`);
-    strictEqual(cache.totalBytes, 100);
+    strictEqual(cache.totalBytes, 100 + E);
     Deno.writeTextFileSync(`${dir}/a.js`, "ü".repeat(30)); // 60 bytes, not ASCII
     const fresh = read(cache, `${dir}/a.js`)!;
     strictEqual(new TextDecoder().decode(fresh.bytes), "ü".repeat(30));
-    strictEqual(cache.totalBytes, 120);
+    strictEqual(cache.totalBytes, 120 + E);
     Deno.writeTextFileSync(`${dir}/b.js`, "b".repeat(40));
     read(cache, `${dir}/b.js`);
-    // 120 + 80 is over 120: the least recently used file (a.js) left.
-    strictEqual(cache.totalBytes, 80);
+    // Over the budget: the least recently used file (a.js) left.
+    strictEqual(cache.totalBytes, 80 + E);
     Deno.writeTextFileSync(`${dir}/big.js`, "c".repeat(101));
     strictEqual(
       read(cache, `${dir}/big.js`),
@@ -181,7 +188,7 @@ Deno.test("StaticCache.lookup() misses a file whose stat changed; load() rereads
 });
 
 Deno.test("StaticCache leaves the least recently used file first, whichever was asked last", () => {
-  // Each file weighs 2 × 10 bytes; the budget holds two.
+  // Each file weighs 2 × 10 bytes and its objects; the budget holds two.
   const cases: [string, string[], string[]][] = [
     ["a asked again after b", ["a", "b", "a", "c"], ["a", "c"]],
     ["a asked twice in a row", ["a", "a", "b", "c"], ["b", "c"]],
@@ -192,7 +199,10 @@ Deno.test("StaticCache leaves the least recently used file first, whichever was 
   for (const [name, asks, kept] of cases) {
     const dir = Deno.makeTempDirSync();
     try {
-      const cache = new StaticCache({ maxFileBytes: 100, maxTotalBytes: 40 });
+      const cache = new StaticCache({
+        maxFileBytes: 100,
+        maxTotalBytes: 2 * (20 + E),
+      });
       for (const file of new Set(asks)) {
         Deno.writeTextFileSync(`${dir}/${file}`, file.repeat(10));
       }
@@ -318,5 +328,24 @@ Deno.test("StaticCache.stat() shares one stat per path within one millisecond on
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("StaticCache charges each file its objects: a folder of tiny files fills the budget by their count", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    // Three one-byte files' objects: before, the budget held a thousand.
+    const cache = new StaticCache({ maxTotalBytes: 3 * (2 + E) });
+    for (let i = 0; i < 10; i++) {
+      Deno.writeTextFileSync(`${dir}/f${i}`, "x");
+      read(cache, `${dir}/f${i}`);
+    }
+    const held = Array.from({ length: 10 }, (_, i) => `${dir}/f${i}`).filter(
+      (path) => cache.lookup(path, Deno.statSync(path)) !== null,
+    );
+    deepStrictEqual(held, [`${dir}/f7`, `${dir}/f8`, `${dir}/f9`]);
+    strictEqual(cache.totalBytes, 3 * (2 + E));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });
