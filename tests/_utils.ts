@@ -343,8 +343,13 @@ export async function rawRequest(
 ): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   const timer = setTimeout(() => conn.close(), timeoutMs);
-  const heads = [...text.matchAll(/(?:^|\n)([A-Z]+) \S+ HTTP\/1\.[01]\r?\n/g)]
-    .map((m) => m[1] === "HEAD");
+  // Any method token (RFC 9110 §9.1: `get`, `M1`, `MY_METH` too), so an
+  // answer to one the server refuses still ends by its framing.
+  const heads = [
+    ...text.matchAll(
+      /(?:^|\n)([!#$%&'*+.^_`|~0-9A-Za-z-]+) \S+ HTTP\/1\.[01]\r?\n/g,
+    ),
+  ].map((m) => m[1] === "HEAD");
   const countable = heads.length > 0 &&
     !/\r\n(content-length|transfer-encoding)\s*:/i.test(text);
   let bytes = new Uint8Array(0);
