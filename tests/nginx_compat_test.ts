@@ -597,6 +597,9 @@ Deno.test(
   "nginx parity: every server refused, then after fail_timeout the other order",
   ON_LINUX,
   async () => {
+    // One request before the pause and one after, so none falls inside a
+    // 1 s window (see above); "no live upstreams" within the window is
+    // proven on a 60 s one below.
     const a = refusedPort();
     const b = refusedPort();
     const { nginx, gateway } = await peerSequence(
@@ -605,7 +608,7 @@ Deno.test(
         `127.0.0.1:${b} fail_timeout=1s`,
       ],
       0,
-      [...requests(1, 2), PAST_FAIL_TIMEOUT, ...requests(3, 1)],
+      [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
     );
     const fa = (n: number) => `http://127.0.0.1:${a}/r${n}`;
     const fb = (n: number) => `http://127.0.0.1:${b}/r${n}`;
@@ -615,11 +618,42 @@ Deno.test(
       `warn ${fa(1)}`,
       `error ${fb(1)}`,
       `warn ${fb(1)}`,
+      `error ${fb(2)}`,
+      `warn ${fb(2)}`,
+      `error ${fa(2)}`,
+      `warn ${fa(2)}`,
+    ]);
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, ["502", "502"]);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+  },
+);
+
+Deno.test(
+  "nginx parity: every server refused, then no live upstreams within fail_timeout",
+  ON_LINUX,
+  async () => {
+    // A window far longer than the burst: a slow machine cannot carry a
+    // request past it.
+    const a = refusedPort();
+    const b = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      () => [
+        `127.0.0.1:${a} fail_timeout=60s`,
+        `127.0.0.1:${b} fail_timeout=60s`,
+      ],
+      0,
+      requests(1, 3),
+    );
+    const fa = (n: number) => `http://127.0.0.1:${a}/r${n}`;
+    const fb = (n: number) => `http://127.0.0.1:${b}/r${n}`;
+    deepStrictEqual(nginx.errors, [
+      `error ${fa(1)}`,
+      `warn ${fa(1)}`,
+      `error ${fb(1)}`,
+      `warn ${fb(1)}`,
       "error http://backend/r2",
-      `error ${fb(3)}`,
-      `warn ${fb(3)}`,
-      `error ${fa(3)}`,
-      `warn ${fa(3)}`,
+      "error http://backend/r3",
     ]);
     deepStrictEqual(gateway.errors, nginx.errors);
     deepStrictEqual(gateway.statuses, ["502", "502", "502"]);
@@ -631,20 +665,15 @@ Deno.test(
   "nginx parity: no live upstreams after a failure when the rest are disabled",
   ON_LINUX,
   async () => {
+    // Within a window far longer than the sequence (see above).
     const dead = refusedPort();
     const { nginx, gateway } = await peerSequence(
       ([up]) => [
-        `127.0.0.1:${dead} fail_timeout=1s`,
-        `127.0.0.1:${up} fail_timeout=1s`,
+        `127.0.0.1:${dead} fail_timeout=60s`,
+        `127.0.0.1:${up} fail_timeout=60s`,
       ],
       1,
-      [
-        ...requests(1, 1),
-        { close: 0 },
-        ...requests(2, 1),
-        PAST_FAIL_TIMEOUT,
-        ...requests(3, 2),
-      ],
+      [...requests(1, 1), { close: 0 }, ...requests(2, 2)],
     );
     // The second request: the accepting server now refuses, the dead one is
     // still disabled, a try is left: "no live upstreams", 502.
@@ -655,9 +684,62 @@ Deno.test(
 );
 
 Deno.test(
+  "nginx parity: servers disabled by their failures are tried again after fail_timeout",
+  ON_LINUX,
+  async () => {
+    // One request before the pause and one after, so none falls inside a
+    // 1 s window: the dead server's failure, then both servers tried (and
+    // refusing) after its window.
+    const dead = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      ([up]) => [
+        `127.0.0.1:${dead} fail_timeout=1s`,
+        `127.0.0.1:${up} fail_timeout=1s`,
+      ],
+      1,
+      [
+        ...requests(1, 1),
+        { close: 0 },
+        PAST_FAIL_TIMEOUT,
+        ...requests(2, 1),
+      ],
+    );
+    deepStrictEqual(nginx.statuses, ["200", "502"]);
+    // Both servers are named for the request after the pause.
+    strictEqual(nginx.errors.filter((e) => e.endsWith("/r2")).length, 4);
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+  },
+);
+
+Deno.test(
+  "nginx parity: backup servers only when no primary is left, within fail_timeout",
+  ON_LINUX,
+  async () => {
+    // Within a window far longer than the burst (see above).
+    const a = refusedPort();
+    const b = refusedPort();
+    const { nginx, gateway } = await peerSequence(
+      ([up]) => [
+        `127.0.0.1:${a} fail_timeout=60s`,
+        `127.0.0.1:${b} max_fails=2 fail_timeout=60s`,
+        `127.0.0.1:${up} backup`,
+      ],
+      1,
+      requests(1, 4),
+    );
+    deepStrictEqual(gateway.errors, nginx.errors);
+    deepStrictEqual(gateway.statuses, nginx.statuses);
+    deepStrictEqual(gateway.access, nginx.access);
+  },
+);
+
+Deno.test(
   "nginx parity: backup servers only when no primary is left, across fail_timeout",
   ON_LINUX,
   async () => {
+    // One request before the pause and one after, so none falls inside a
+    // 1 s window: the primaries are tried again after it.
     const a = refusedPort();
     const b = refusedPort();
     const { nginx, gateway } = await peerSequence(
@@ -667,8 +749,10 @@ Deno.test(
         `127.0.0.1:${up} backup`,
       ],
       1,
-      [...requests(1, 4), PAST_FAIL_TIMEOUT, ...requests(5, 4)],
+      [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
     );
+    // Both primaries are named for the request after the pause.
+    strictEqual(nginx.errors.filter((e) => e.endsWith("/r2")).length, 4);
     deepStrictEqual(gateway.errors, nginx.errors);
     deepStrictEqual(gateway.statuses, nginx.statuses);
     deepStrictEqual(gateway.access, nginx.access);
