@@ -9,7 +9,7 @@ import { join } from "node:path";
 import {
   rawRequest,
   refusedPort,
-  runCli,
+  runStartup,
   spawnGateway,
   waitFor,
 } from "../_utils.ts";
@@ -126,7 +126,11 @@ Deno.test("--check accepts each server's and location's error_log and opens ever
   );
   await Deno.mkdir(join(p.prefix, "logs"));
   await Deno.writeTextFile(join(p.prefix, "logs", "blocked"), "");
-  const { code, stderr } = await runCli(["--check", "--nginx-conf", p.conf]);
+  const { code, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    p.conf,
+  ]);
   strictEqual(code, 1);
   match(
     stderr,

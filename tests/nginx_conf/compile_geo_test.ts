@@ -7,7 +7,12 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
-import { rawRequest, refusedPort, runCli, spawnGateway } from "../_utils.ts";
+import {
+  rawRequest,
+  refusedPort,
+  runStartup,
+  spawnGateway,
+} from "../_utils.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -157,7 +162,7 @@ Deno.test(
           stdout: "piped",
           stderr: "piped",
         }).output();
-        const gw = await runCli(["--check", "--nginx-conf", conf]);
+        const gw = await runStartup(["--check", "--nginx-conf", conf]);
         deepStrictEqual(
           geoLines(gw.stderr + gw.stdout),
           geoLines(new TextDecoder().decode(nginx.stderr)),
