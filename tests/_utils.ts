@@ -586,6 +586,63 @@ export async function runStartup(
   return { code: start.exitCode, stdout, stderr };
 }
 
+/** A gateway started in this process from a command line. */
+export interface MainInProcess extends AsyncDisposable {
+  /** The first listener's port. */
+  port: number;
+  /** What the start wrote to stdout and stderr (its warnings). */
+  output: () => string;
+}
+
+/**
+ * Starts the gateway in this process from a command line as `main()` does:
+ * `startup()` (flags, config file or nginx.conf, the log files), then
+ * `startServing()`, with {@linkcode TEST_BASE_DIR} as its folder. What only
+ * the process adds (signals, the fault policy's exit, the listening line,
+ * the run flags' permissions) stays with {@linkcode spawnGateway}; a test
+ * that needs the configured gateway, not the process, saves a `deno run`
+ * (about 0.25 s of CPU).
+ *
+ * @param args The command line; it must start serving.
+ * @returns The serving gateway; disposing shuts it down and closes its logs.
+ * @throws When the start is refused, or a port is taken (as
+ * {@linkcode onFreePort} expects).
+ */
+export async function startMain(args: string[]): Promise<MainInProcess> {
+  let output = "";
+  const write = (text: string) => {
+    output += text;
+  };
+  const start = await startup(args, {
+    version: VERSION,
+    baseDir: TEST_BASE_DIR,
+    out: write,
+    err: write,
+  });
+  if ("exitCode" in start) {
+    throw new Error(`Cannot start ${JSON.stringify(args)}: ${output}`);
+  }
+  const { config, logger } = start;
+  const started = await startServing(config, { version: VERSION, logger });
+  if ("failure" in started) {
+    logger.close();
+    throw new Error(`Cannot bind ${started.failure.address}`, {
+      cause: started.failure.error,
+    });
+  }
+  const { serving } = started;
+  return {
+    port: serving.port,
+    output: () => output,
+    async [Symbol.asyncDispose]() {
+      serving.stopping();
+      await serving.shutdown();
+      serving.close();
+      logger.close();
+    },
+  };
+}
+
 /** A raw TCP upstream whose behaviour each test scripts per connection. */
 export interface RawUpstream extends AsyncDisposable {
   port: number;

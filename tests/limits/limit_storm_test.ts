@@ -1,13 +1,14 @@
 /**
- * A limit_req storm against a gateway process: 10,000 requests over 16
- * keep-alive connections, from 600 keys (more than the 32k zone holds, so
- * it evicts as nginx's does). Every request is answered, every refusal has
+ * A limit_req storm against a gateway started from its nginx.conf as main()
+ * starts it (in process): 10,000 requests over 16 keep-alive connections,
+ * from 600 keys (more than the 32k zone holds, so it evicts as nginx's
+ * does). Every request is answered, every refusal has
  * nginx's line, and the gateway answers after it. The zone's bound itself
  * is a table test in limit_req_test.ts.
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import { rawRequest, startMain, waitFor } from "../_utils.ts";
 import { startStorm } from "../_keep_alive.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -32,7 +33,7 @@ http {
   }
 }
 `, { name: "limit-storm-" });
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   using storm = await startStorm({
     hostname: "127.0.0.1",
     port: gw.port,

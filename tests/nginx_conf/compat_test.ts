@@ -13,7 +13,7 @@ import {
   onFreePort,
   rawRequest,
   refusedPort,
-  spawnGateway,
+  startMain,
   startUpstream,
   waitFor,
 } from "../_utils.ts";
@@ -213,7 +213,7 @@ async function sideBySide(
   }
   let gatewayStatuses;
   const { s: g, port: gatewayPort, running: gateway } = await startOn(
-    (s) => spawnGateway(["--nginx-conf", s.conf]),
+    (s) => startMain(["--nginx-conf", s.conf]),
   );
   {
     await using _gateway = gateway;

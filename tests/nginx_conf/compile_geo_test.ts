@@ -7,12 +7,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
-import {
-  rawRequest,
-  refusedPort,
-  runStartup,
-  spawnGateway,
-} from "../_utils.ts";
+import { rawRequest, refusedPort, runStartup, startMain } from "../_utils.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -99,7 +94,7 @@ Deno.test(
         conf,
         `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n ${SERVER}\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const want: string[] = [];
       const got: string[] = [];
       for (const [target, xff] of REQUESTS) {
