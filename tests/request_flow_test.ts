@@ -14,7 +14,7 @@ import {
   maskErrorLine,
   rawRequest,
   refusedPort,
-  spawnGateway,
+  startMain,
   startUpstream,
   waitFor,
 } from "./_utils.ts";
@@ -123,7 +123,7 @@ Deno.test(
           server.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const want: string[] = [];
       const got: string[] = [];
       for (const target of TARGETS) {
@@ -169,7 +169,7 @@ Deno.test(
           CYCLES.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const statusAndBody = async (p: number, target: string) => {
         const raw = await rawRequest(
           p,

@@ -11,7 +11,7 @@ import {
   maskErrorLine,
   rawRequest,
   refusedPort,
-  spawnGateway,
+  startMain,
   waitFor,
 } from "../_utils.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
@@ -102,7 +102,7 @@ Deno.test("a request refused before routing is written to the access logs nginx 
   await using theirs = await prefixWith(conf(theirPort));
   await using ours = await prefixWith(conf(ourPort));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [, request] of REQUESTS) {
     await rawRequest(theirPort, request);
     await rawRequest(ourPort, request);

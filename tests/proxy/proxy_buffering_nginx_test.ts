@@ -12,7 +12,7 @@ import { suiteNeeds } from "../_prerequisites.ts";
 import {
   readHead,
   refusedPort,
-  spawnGateway,
+  startMain,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
@@ -112,7 +112,7 @@ Deno.test({
           server(up.port)
         }\n  }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       for (const path of ["/sse/events", "/gz/events"]) {
         const seen: Record<string, string[]> = {};
         const heads: Record<string, string[]> = {};
