@@ -27,13 +27,14 @@
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "browser_test.ts": 34,
-  "nginx_compat_test.ts": 28,
+  "nginx_compat_test.ts": 16,
   "static_race_test.ts": 20,
   "nginx_conf/cli_test.ts": 18,
   "nginx_conf/corpus_side_by_side_test.ts": 16,
   "main_test.ts": 15,
   "nginx_conf/compat_test.ts": 14,
   "nginx_conf/hostile_conf_test.ts": 12,
+  "upstream/peer_choice_nginx_test.ts": 12,
   "upstream_failures_test.ts": 11,
   "proxy/websocket_tunnel_test.ts": 11,
   "static/built_in_static_test.ts": 10,
