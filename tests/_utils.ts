@@ -7,8 +7,7 @@
 import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
 import { createLogger } from "../src/log/logger.ts";
-import { startServing, startup } from "../src/server/mod.ts";
-import { VERSION } from "../src/main.ts";
+import { startServing } from "../src/server/mod.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
 
 /** What a test upstream saw of one request. */
@@ -553,93 +552,6 @@ export async function runCli(
     code: out.code,
     stdout: dec.decode(out.stdout),
     stderr: dec.decode(out.stderr),
-  };
-}
-
-/**
- * Runs `main()`'s start in this process (`startup()`: flags, config file,
- * `--help`, `--version`, `--check`, the `[emerg]` line in the log), with
- * {@linkcode TEST_BASE_DIR} as its folder and stdout and stderr captured: a
- * table of command lines that must be refused costs no `deno run` each
- * (about 0.2 s of CPU). What only the process shows (the exit code reaching
- * the shell, the run flags' permissions) stays with {@linkcode runCli}.
- *
- * @param args The command line; it must not start serving.
- * @returns The exit code and what was written.
- * @throws When the command line would start the gateway.
- */
-export async function runStartup(
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const start = await startup(args, {
-    version: VERSION,
-    baseDir: TEST_BASE_DIR,
-    out: (text) => stdout += text,
-    err: (text) => stderr += text,
-  });
-  if (!("exitCode" in start)) {
-    start.logger.close();
-    throw new Error(`Cannot run ${JSON.stringify(args)} in process: it serves`);
-  }
-  return { code: start.exitCode, stdout, stderr };
-}
-
-/** A gateway started in this process from a command line. */
-export interface MainInProcess extends AsyncDisposable {
-  /** The first listener's port. */
-  port: number;
-  /** What the start wrote to stdout and stderr (its warnings). */
-  output: () => string;
-}
-
-/**
- * Starts the gateway in this process from a command line as `main()` does:
- * `startup()` (flags, config file or nginx.conf, the log files), then
- * `startServing()`, with {@linkcode TEST_BASE_DIR} as its folder. What only
- * the process adds (signals, the fault policy's exit, the listening line,
- * the run flags' permissions) stays with {@linkcode spawnGateway}; a test
- * that needs the configured gateway, not the process, saves a `deno run`
- * (about 0.25 s of CPU).
- *
- * @param args The command line; it must start serving.
- * @returns The serving gateway; disposing shuts it down and closes its logs.
- * @throws When the start is refused, or a port is taken (as
- * {@linkcode onFreePort} expects).
- */
-export async function startMain(args: string[]): Promise<MainInProcess> {
-  let output = "";
-  const write = (text: string) => {
-    output += text;
-  };
-  const start = await startup(args, {
-    version: VERSION,
-    baseDir: TEST_BASE_DIR,
-    out: write,
-    err: write,
-  });
-  if ("exitCode" in start) {
-    throw new Error(`Cannot start ${JSON.stringify(args)}: ${output}`);
-  }
-  const { config, logger } = start;
-  const started = await startServing(config, { version: VERSION, logger });
-  if ("failure" in started) {
-    logger.close();
-    throw new Error(`Cannot bind ${started.failure.address}`, {
-      cause: started.failure.error,
-    });
-  }
-  const { serving } = started;
-  return {
-    port: serving.port,
-    output: () => output,
-    async [Symbol.asyncDispose]() {
-      serving.stopping();
-      await serving.shutdown();
-      serving.close();
-      logger.close();
-    },
   };
 }
 

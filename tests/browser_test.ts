@@ -7,7 +7,8 @@
  * /api/Home31/UpDateTitle, then opens a WebSocket under /api/.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { maskErrorLine, refusedPort, startMain, waitFor } from "./_utils.ts";
+import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
 import { startNginxSite } from "./_nginx.ts";

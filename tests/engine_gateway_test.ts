@@ -5,7 +5,8 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, startMain, waitFor } from "./_utils.ts";
+import { rawRequest, refusedPort, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { nginxPrefix } from "./_prefix.ts";
 
 /** A prefix with `conf/nginx.conf` holding `text`. */

@@ -7,7 +7,6 @@ import {
   readHead,
   refusedPort,
   runCli,
-  runStartup,
   spawnGateway,
   startRawUpstream,
   startUpstream,
@@ -15,6 +14,7 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
+import { runStartup } from "./_in_process.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 
 Deno.test("main() prints usage for --help and exits 0", async () => {

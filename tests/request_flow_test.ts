@@ -14,10 +14,10 @@ import {
   maskErrorLine,
   rawRequest,
   refusedPort,
-  startMain,
   startUpstream,
   waitFor,
 } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { filterStatus } from "../src/request_flow.ts";
 import { errorResponse } from "../src/response/mod.ts";
 import type { RequestVars } from "../src/engine/mod.ts";

@@ -7,7 +7,8 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { maskErrorLine, refusedPort, runStartup, waitFor } from "./_utils.ts";
+import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { runStartup } from "./_in_process.ts";
 import { nginxArgs, nginxBinary } from "./_nginx.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 import { commonPair, follow, makeCertificate, prefixWith } from "./_tls.ts";

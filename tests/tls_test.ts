@@ -7,13 +7,8 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  rawRequest,
-  refusedPort,
-  spawnGateway,
-  startMain,
-  waitFor,
-} from "./_utils.ts";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { nginxBinary } from "./_nginx.ts";
 import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
 

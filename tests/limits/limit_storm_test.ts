@@ -8,7 +8,8 @@
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, startMain, waitFor } from "../_utils.ts";
+import { rawRequest, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startStorm } from "../_keep_alive.ts";
 import { nginxPrefix } from "../_prefix.ts";
 

@@ -6,13 +6,8 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  rawRequest,
-  refusedPort,
-  runStartup,
-  spawnGateway,
-  waitFor,
-} from "../_utils.ts";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,

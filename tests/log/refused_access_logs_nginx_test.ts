@@ -7,13 +7,8 @@
  * error log.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import {
-  maskErrorLine,
-  rawRequest,
-  refusedPort,
-  startMain,
-  waitFor,
-} from "../_utils.ts";
+import { maskErrorLine, rawRequest, refusedPort, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
 function conf(port: number): string {

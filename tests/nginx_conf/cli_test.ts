@@ -13,9 +13,9 @@ import {
   MAIN,
   refusedPort,
   runCli,
-  runStartup,
   startUpstream,
 } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 import { station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
 

@@ -13,10 +13,10 @@ import {
   onFreePort,
   rawRequest,
   refusedPort,
-  startMain,
   startUpstream,
   waitFor,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { type Station, station } from "./_station.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };

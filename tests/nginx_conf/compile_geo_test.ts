@@ -7,7 +7,8 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
-import { rawRequest, refusedPort, runStartup, startMain } from "../_utils.ts";
+import { rawRequest, refusedPort } from "../_utils.ts";
+import { runStartup, startMain } from "../_in_process.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 

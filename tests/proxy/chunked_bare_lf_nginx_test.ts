@@ -9,7 +9,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { readResponse } from "../_keep_alive.ts";
-import { refusedPort, startMain } from "../_utils.ts";
+import { refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
 function conf(port: number, upstream: number): string {

@@ -10,11 +10,11 @@ import {
   rawRequest,
   readHead,
   refusedPort,
-  startMain,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startNginxServer } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 

@@ -6,7 +6,8 @@
  * the upgrade as a plain request in both.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { rawRequest, refusedPort, startMain } from "../_utils.ts";
+import { rawRequest, refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startNginxServer } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 

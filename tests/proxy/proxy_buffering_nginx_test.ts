@@ -12,10 +12,10 @@ import { suiteNeeds } from "../_prerequisites.ts";
 import {
   readHead,
   refusedPort,
-  startMain,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 
 const NEEDS = suiteNeeds("proxy_buffering_nginx_test.ts", ["nginx"]);
 

@@ -8,7 +8,8 @@
  * socket, the upstream's by a real upstream that records the bytes.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { refusedPort, startMain } from "../_utils.ts";
+import { refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
 function conf(port: number, upstream: number): string {

@@ -10,11 +10,11 @@ import { join } from "node:path";
 import {
   readHead,
   refusedPort,
-  startMain,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { request } from "./_raw_exchange.ts";
 
 Deno.test("a client leaving a long gzipped answer closes the upstream and is logged", async () => {

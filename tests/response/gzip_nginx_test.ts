@@ -16,11 +16,11 @@ import { suiteNeeds } from "../_prerequisites.ts";
 import {
   readHead,
   refusedPort,
-  startMain,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 
 const NEEDS = suiteNeeds("gzip_nginx_test.ts", ["nginx"]);
 

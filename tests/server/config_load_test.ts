@@ -1,7 +1,8 @@
 /** Reading the configuration for a start, and naming the log a failure goes to. */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { GATEWAY_FLAGS, MAIN, runStartup } from "../_utils.ts";
+import { GATEWAY_FLAGS, MAIN } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import { startup } from "../../src/server/startup.ts";
 import {

@@ -10,7 +10,7 @@
  */
 
 import { nginxBinary } from "../../_nginx.ts";
-import { runStartup, startMain } from "../../_utils.ts";
+import { runStartup, startMain } from "../../_in_process.ts";
 import type { Station } from "./station.ts";
 
 /** A check's outcome. */
