@@ -1,13 +1,19 @@
 /**
  * A Web Worker that swaps a file in the client-app folder for a symlink to
- * an outside file and back, as fast as it can, until told to stop or a
- * bound is reached. A worker is a second thread, so the swaps really race
+ * an outside file and back, as fast as it can or as often as the test
+ * grants, until told to stop or a bound is reached. A worker is a second thread, so the swaps really race
  * the gateway's system calls (an async loop on the test's thread would only
  * run between them).
  *
- * Message in: `{ target, inside, outside, kind, maxSwaps, maxMs }` to
- * start, `"stop"` to stop. Message out: `{ swaps, failures }` when it
- * stops.
+ * Message in: `{ target, inside, outside, kind, maxSwaps, maxMs, budget? }`
+ * to start, `"stop"` to stop. Message out: `{ swaps, failures }` when it
+ * stops (and before it, `"started"` after the first swap with a budget).
+ *
+ * With `budget` (an `Int32Array` over a `SharedArrayBuffer`: `[grants,
+ * stop]`) it swaps `perGrant` times for each grant the test adds and waits
+ * blocked (`Atomics.wait`, no spinning) while it has none, so its work is
+ * bounded by the test's requests, not by how long a loaded machine takes to
+ * serve them; a `stop` of 1 ends it. Without, it swaps as fast as it can.
  *
  * @module
  */
@@ -30,7 +36,13 @@ interface Start {
   maxSwaps: number;
   /** Stop after this long. */
   maxMs: number;
+  /** Swaps granted by the test (see the module doc), and how many a grant is. */
+  budget?: { grants: Int32Array; perGrant: number };
 }
+
+/** Where a budgeted swapper reads its grants and its stop. */
+const GRANTS = 0;
+const STOP = 1;
 
 let stopped = false;
 
@@ -80,20 +92,41 @@ self.onmessage = (event: MessageEvent<Start | "stop">) => {
   const real = `${job.target}.swap-real`;
   let swaps = 0;
   let failures = 0;
+  const once = () => {
+    if (swaps >= job.maxSwaps || Date.now() > end) stopped = true;
+    try {
+      swap(job, link, real);
+      swaps++;
+    } catch {
+      // Windows refuses to replace a file the gateway holds open: try
+      // again with a clean slate.
+      failures++;
+      restore(job, link, real);
+    }
+  };
+  const budget = job.budget;
+  if (budget !== undefined) {
+    // Blocked between grants: the stop comes through the shared array.
+    const { grants, perGrant } = budget;
+    let started = false;
+    while (!stopped && Atomics.load(grants, STOP) === 0) {
+      const granted = Atomics.load(grants, GRANTS);
+      if (swaps + failures >= granted * perGrant) {
+        const left = end - Date.now();
+        if (left <= 0) break;
+        Atomics.wait(grants, GRANTS, granted, left);
+        continue;
+      }
+      once();
+      if (!started) self.postMessage("started");
+      started = true;
+    }
+    self.postMessage({ swaps, failures });
+    return;
+  }
   // Each loop turn is synchronous; yielding every few turns lets "stop" in.
   const turn = () => {
-    for (let i = 0; i < 200 && !stopped; i++) {
-      if (swaps >= job.maxSwaps || Date.now() > end) stopped = true;
-      try {
-        swap(job, link, real);
-        swaps++;
-      } catch {
-        // Windows refuses to replace a file the gateway holds open: try
-        // again with a clean slate.
-        failures++;
-        restore(job, link, real);
-      }
-    }
+    for (let i = 0; i < 200 && !stopped; i++) once();
     if (stopped) self.postMessage({ swaps, failures });
     else setTimeout(turn, 0);
   };

@@ -7,7 +7,8 @@
  * /api/Home31/UpDateTitle, then opens a WebSocket under /api/.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { maskErrorLine, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
 import { startNginxSite } from "./_nginx.ts";
@@ -188,7 +189,7 @@ check(
     await using tmp = await tempDir();
     const dir = tmp.path;
     await using up = startStationUpstream();
-    await using gw = await spawnGateway(gatewayArgs(up.port, dir));
+    await using gw = await startMain(gatewayArgs(up.port, dir));
     const page = await driver.browse("live", `http://localhost:${gw.port}`);
     strictEqual(page.login, "200 welcome demo");
     strictEqual(page.title, "200 title Station 7");
@@ -205,7 +206,7 @@ check(
     await using tmp = await tempDir();
     const dir = tmp.path;
     const dead = refusedPort();
-    await using gw = await spawnGateway(gatewayArgs(dead, dir));
+    await using gw = await startMain(gatewayArgs(dead, dir));
     const page = await driver.browse("down", `http://localhost:${gw.port}`);
     match(page.login!, /^502 <html>/);
     match(page.title!, /^502 <html>/);
@@ -246,7 +247,7 @@ check(
     await using tmp = await tempDir();
     const dir = tmp.path;
     await using up = startStationUpstream();
-    await using gw = await spawnGateway(gatewayArgs(up.port, dir));
+    await using gw = await startMain(gatewayArgs(up.port, dir));
     const page = await driver.browse("assets", `http://localhost:${gw.port}`);
     // A deep link into the single-page app gets the app.
     strictEqual(page.deepStatus, 200);
@@ -266,7 +267,7 @@ check(
     await using tmp = await tempDir();
     const dir = tmp.path;
     const dead = refusedPort();
-    await using gw = await spawnGateway([
+    await using gw = await startMain([
       ...gatewayArgs(dead, dir).slice(0, 4),
       "--root",
       `${dir}/no-app-here`,
@@ -354,7 +355,7 @@ http {
     );
     const dir = p.prefix;
     await makeCertificate(`${dir}/conf`);
-    await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+    await using _gw = await startMain(["--nginx-conf", p.conf]);
     const page = await driver.browse("tls", `http://localhost:${plain}`);
     strictEqual(page.url, `https://localhost:${tls}/`);
     strictEqual(page.protocol, "h2");
@@ -398,9 +399,9 @@ check(
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  include ${STOCK_MIME_TYPES_PATH};\n  server {\n    listen 127.0.0.1:${port};\n    root ${nginx.root};\n  }\n}\n`,
     );
-    await using fromConf = await spawnGateway(["--nginx-conf", conf]);
+    await using fromConf = await startMain(["--nginx-conf", conf]);
     // The built-in configuration, as a station runs it from its flags.
-    await using fromFlags = await spawnGateway([
+    await using fromFlags = await startMain([
       "--listen",
       "0",
       "--upstream",

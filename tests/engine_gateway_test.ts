@@ -1,10 +1,12 @@
 /**
- * An nginx.conf run by the engine in a real gateway process: several
- * servers on several ports, chosen by port and name.
+ * An nginx.conf run by the engine in a real gateway, started from its
+ * command line as main() starts it: several servers on several ports,
+ * chosen by port and name.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { rawRequest, refusedPort, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { nginxPrefix } from "./_prefix.ts";
 
 /** A prefix with `conf/nginx.conf` holding `text`. */
@@ -33,7 +35,7 @@ http {
   server { listen 127.0.0.1:${b}; server_name one.test; return 200 "one $server_port\\n"; }
   server { listen 127.0.0.1:${b} default_server; server_name two.test; location / { return 200 "two $host\\n"; } }
 }`);
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   strictEqual(gw.port, a);
   deepStrictEqual(await get(a, "x.test"), [200, "first\n"]);
   deepStrictEqual(await get(b, "one.test"), [200, `one ${b}\n`]);
@@ -51,7 +53,7 @@ http {
   access_log  logs/access.log  main;
   server { listen 127.0.0.1:${port}; location / { return 200 "ok\\n"; } }
 }`);
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   await rawRequest(
     gw.port,
     "GET /x?y=1 HTTP/1.1\r\nHost: Station.test:81\r\nUser-Agent: t/1\r\n" +
@@ -79,7 +81,7 @@ http {
     location / { try_files /none =204; }
   }
 }`);
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   // A level with its own rules replaces the server's list.
   deepStrictEqual(await get(gw.port, "a", "/open/x"), [204, ""]);
   deepStrictEqual(await get(gw.port, "a", "/inner/x"), [204, ""]);
@@ -105,7 +107,7 @@ http {
   server { listen 127.0.0.1:${a}; return 200 "first\\n"; }
   server { listen 127.0.0.1:${b}; return 200 "second\\n"; }
 }`);
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   const raw = await rawRequest(b, "GET / HTTP/1.0\r\n\r\n");
   match(raw, /^HTTP\/1\.[01] 400 /);
   const path = join(p.prefix, "logs", "access.log");

@@ -14,39 +14,8 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
+import { runStartup } from "./_in_process.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
-import { VERSION } from "../src/main.ts";
-import { startup } from "../src/server/mod.ts";
-
-/**
- * Runs `main()`'s start in this process (`startup()`: flags, config file,
- * `--help`, `--version`, `--check`, the `[emerg]` line in the log), with
- * {@linkcode TEST_BASE_DIR} as its folder and stdout and stderr captured: a
- * table of command lines that must be refused costs no `deno run` each
- * (about 0.2 s of CPU). What only the process shows (the exit code reaching
- * the shell, the run flags' permissions) stays with {@linkcode runCli}.
- *
- * @param args The command line; it must not start serving.
- * @returns The exit code and what was written.
- * @throws When the command line would start the gateway.
- */
-async function runStartup(
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const start = await startup(args, {
-    version: VERSION,
-    baseDir: TEST_BASE_DIR,
-    out: (text) => stdout += text,
-    err: (text) => stderr += text,
-  });
-  if (!("exitCode" in start)) {
-    start.logger.close();
-    throw new Error(`Cannot run ${JSON.stringify(args)} in process: it serves`);
-  }
-  return { code: start.exitCode, stdout, stderr };
-}
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
   const { code, stdout } = await runCli(["--help"]);

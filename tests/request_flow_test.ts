@@ -14,10 +14,10 @@ import {
   maskErrorLine,
   rawRequest,
   refusedPort,
-  spawnGateway,
   startUpstream,
   waitFor,
 } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { filterStatus } from "../src/request_flow.ts";
 import { errorResponse } from "../src/response/mod.ts";
 import type { RequestVars } from "../src/engine/mod.ts";
@@ -123,7 +123,7 @@ Deno.test(
           server.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const want: string[] = [];
       const got: string[] = [];
       for (const target of TARGETS) {
@@ -169,7 +169,7 @@ Deno.test(
           CYCLES.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const statusAndBody = async (p: number, target: string) => {
         const raw = await rawRequest(
           p,

@@ -6,8 +6,13 @@
  * precompressed sidecar).
  */
 import { ok, strictEqual } from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { rawRequest, refusedPort, startGateway } from "./_utils.ts";
+import { join } from "node:path";
+import {
+  type GatewayProcess,
+  rawRequest,
+  refusedPort,
+  spawnGateway,
+} from "./_utils.ts";
 
 /** Whether this process can make symlinks (Windows needs a privilege; Wine cannot). */
 function canSymlink(): boolean {
@@ -27,19 +32,24 @@ function canSymlink(): boolean {
 const NO_LINKS = !canSymlink();
 
 /**
- * Waits until the swapper has changed the folder holding the swapped name
- * (its mtime moves with every link made there), so requests meet swaps
- * rather than a worker still loading.
+ * The gateway serving `root` (the flags' built-in static location, its log
+ * in `dir`) as a process of its own: in the test's process `--trace-leaks`
+ * traced every operation of a race's hundreds of requests, more than
+ * doubling its CPU time. The swaps race it through the file system alike.
  */
-async function swapperStarted(folder: string, before: number): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (Date.now() < end) {
-    if (((await Deno.stat(folder)).mtime?.getTime() ?? before) !== before) {
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  throw new Error("Cannot race: the swapper did not start within 10 s");
+function serveRoot(root: string, dir: string): Promise<GatewayProcess> {
+  return spawnGateway([
+    "--listen",
+    "127.0.0.1:0",
+    "--upstream",
+    `http://127.0.0.1:${refusedPort()}`,
+    "--root",
+    root,
+    "--error-log",
+    join(dir, "error.log"),
+    "--access-log",
+    "off",
+  ]);
 }
 
 interface RaceCase {
@@ -71,6 +81,14 @@ function metEnough(counts: { served: number; met: number }): boolean {
   return counts.met >= RACES_MET && counts.served >= RACES_MET;
 }
 
+/**
+ * Swaps granted for each request: the swappers swap while requests run and
+ * wait blocked between grants, so a race costs the same work however slowly
+ * a loaded machine serves (a swapper spinning freely took a core for as
+ * long as the race lasted).
+ */
+const SWAPS_PER_REQUEST = 16;
+
 async function race(c: RaceCase, requests: number) {
   const dir = await Deno.makeTempDir();
   const root = join(dir, "html");
@@ -100,10 +118,22 @@ async function race(c: RaceCase, requests: number) {
     new URL("./_swapper_worker.ts", import.meta.url),
     { type: "module" },
   );
+  // [grants, stop], shared with the swapper (_swapper_worker.ts).
+  const grants = new Int32Array(new SharedArrayBuffer(8));
+  const grant = () => {
+    Atomics.add(grants, 0, 1);
+    Atomics.notify(grants, 0);
+  };
+  let started = () => {};
+  const swapping = new Promise<void>((resolve) => started = resolve);
   const done = new Promise<{ swaps: number }>((resolve) => {
-    worker.onmessage = (e) => resolve(e.data);
+    worker.onmessage = (e) => {
+      if (e.data === "started") started();
+      else resolve(e.data);
+    };
     worker.onerror = (e) => {
       e.preventDefault();
+      started();
       resolve({ swaps: -1 }); // asserted below
     };
   });
@@ -113,10 +143,7 @@ async function race(c: RaceCase, requests: number) {
   let met = 0;
   let wrong = 0;
   try {
-    await using gw = await startGateway({
-      upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
-      root,
-    });
+    await using gw = await serveRoot(root, dir);
     // Served once before the swaps, as a station serves its app all day:
     // under a swapper that never stops, only a file proved inside before
     // can be proved at all (static/settled_proof.ts).
@@ -128,8 +155,6 @@ async function race(c: RaceCase, requests: number) {
       }Connection: close\r\n\r\n`,
     );
     ok(warm.startsWith("HTTP/1.1 200 "), warm.slice(0, 200));
-    const folder = dirname(target);
-    const before = (await Deno.stat(folder)).mtime?.getTime() ?? 0;
     worker.postMessage({
       target,
       inside,
@@ -137,8 +162,11 @@ async function race(c: RaceCase, requests: number) {
       kind: c.folder ? "dir" : "file",
       maxSwaps: 1_000_000,
       maxMs: 60_000,
+      budget: { grants, perGrant: SWAPS_PER_REQUEST },
     });
-    await swapperStarted(folder, before);
+    // Requests start once the swapper is seen at work.
+    grant();
+    await swapping;
     // A bound for a loaded machine; on an idle one RACES_MET ends it first.
     const end = Date.now() + 20_000;
     let next = 0;
@@ -149,6 +177,7 @@ async function race(c: RaceCase, requests: number) {
         !metEnough({ served, met })
       ) {
         next++;
+        grant();
         // Raw HTTP: fetch would try to gunzip the sidecar's plain bytes.
         const head = Object.entries(c.headers ?? {})
           .map(([k, v]) => `${k}: ${v}\r\n`).join("");
@@ -170,7 +199,8 @@ async function race(c: RaceCase, requests: number) {
     };
     await Promise.all(Array.from({ length: 8 }, client));
   } finally {
-    worker.postMessage("stop");
+    Atomics.store(grants, 1, 1);
+    Atomics.notify(grants, 0);
     const { swaps } = await done;
     worker.terminate();
     await Deno.remove(dir, { recursive: true });
@@ -253,10 +283,7 @@ Deno.test(
       `GET /lib/a.js HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`;
     const counts = { leaked: 0, served: 0, refused: 0, met: 0 };
     try {
-      await using gw = await startGateway({
-        upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
-        root,
-      });
+      await using gw = await serveRoot(root, dir);
       const warm = await rawRequest(gw.port, ask);
       ok(warm.startsWith("HTTP/1.1 200 "), warm.slice(0, 200));
       const swapper = new Deno.Command("python3", {
@@ -265,11 +292,17 @@ Deno.test(
           lib,
           join(root, ".link"),
           "60",
+          String(SWAPS_PER_REQUEST),
         ],
+        stdin: "piped",
         stdout: "piped",
       }).spawn();
       const reader = swapper.stdout.getReader();
+      const grants = swapper.stdin.getWriter();
+      // A byte a request (and one to be seen at work), each a grant.
+      const grant = () => grants.write(new Uint8Array(1));
       try {
+        await grant();
         const first = await reader.read();
         strictEqual(new TextDecoder().decode(first.value).trim(), "ready");
         const end = Date.now() + 20_000; // a bound, as above
@@ -277,6 +310,7 @@ Deno.test(
         const client = async () => {
           while (next < 2000 && Date.now() < end && !metEnough(counts)) {
             next++;
+            await grant();
             const res = await rawRequest(gw.port, ask);
             const body = res.slice(res.indexOf("\r\n\r\n") + 4);
             if (body.includes(MARK_OUT)) counts.leaked++;
@@ -289,7 +323,8 @@ Deno.test(
         };
         await Promise.all(Array.from({ length: 8 }, client));
       } finally {
-        swapper.kill("SIGKILL");
+        // The end of its grants ends it, with the folder back in place.
+        await grants.close().catch(() => {});
         await swapper.status;
         reader.releaseLock();
         await swapper.stdout.cancel();

@@ -7,7 +7,8 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { maskErrorLine, refusedPort, runCli, waitFor } from "./_utils.ts";
+import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { runStartup } from "./_in_process.ts";
 import { nginxArgs, nginxBinary } from "./_nginx.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 import { commonPair, follow, makeCertificate, prefixWith } from "./_tls.ts";
@@ -60,11 +61,12 @@ Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's wo
     }).output();
     const expected = emergOf(new TextDecoder().decode(nginx.stderr));
     strictEqual(expected.length, 1, name);
-    const check = await runCli(["--check", "--nginx-conf", p.conf]);
+    // main()'s start in process: the refusal comes before any serving.
+    const check = await runStartup(["--check", "--nginx-conf", p.conf]);
     strictEqual(check.code, 1, name);
     deepStrictEqual(emergOf(check.stderr), expected, name);
     ok(!check.stderr.includes("    at "), check.stderr);
-    const start = await runCli(["--nginx-conf", p.conf]);
+    const start = await runStartup(["--nginx-conf", p.conf]);
     strictEqual(start.code, 1, name);
     deepStrictEqual(emergOf(start.stderr), expected, name);
     deepStrictEqual(emergOf(p.lines("error.log").join("\n")), [
@@ -104,7 +106,7 @@ http {
     }" on port ${port} is not supported: the gateway serves one certificate per port (no choice by server name, SNI) in ${p.conf}:14`,
   ];
   for (const args of [["--check"], []]) {
-    const run = await runCli([...args, "--nginx-conf", p.conf]);
+    const run = await runStartup([...args, "--nginx-conf", p.conf]);
     strictEqual(run.code, 1, args.join(" "));
     deepStrictEqual(emergOf(run.stderr), expected, args.join(" "));
     ok(!run.stderr.includes("    at "), run.stderr);

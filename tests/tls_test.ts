@@ -8,6 +8,7 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 import { nginxBinary } from "./_nginx.ts";
 import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
 
@@ -145,7 +146,7 @@ async function curl(args: string[]): Promise<string> {
 Deno.test("curl follows the pair over HTTP/1.1 and HTTP/2 with the certificate trusted", async () => {
   const [plain, tls] = [refusedPort(), refusedPort()];
   await using p = await prefixWith(commonPair(plain, tls));
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   for (const version of ["--http1.1", "--http2"]) {
     strictEqual(
       await curl([
@@ -165,7 +166,7 @@ Deno.test("curl follows the pair over HTTP/1.1 and HTTP/2 with the certificate t
 Deno.test("plain HTTP sent to the TLS port gets no HTTP answer and the port keeps serving (nginx answers 400)", async () => {
   const [plain, tls] = [refusedPort(), refusedPort()];
   await using p = await prefixWith(commonPair(plain, tls));
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   for (let i = 0; i < 3; i++) {
     const raw = await rawRequest(
       tls,
@@ -193,7 +194,7 @@ Deno.test("over HTTP/2 the gateway's own 400 ends its stream, not the connection
   // over the same connection (closing_connections_tls_test.ts).
   const [plain, tls] = [refusedPort(), refusedPort()];
   await using p = await prefixWith(commonPair(plain, tls));
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   strictEqual(
     await curl([
       "--http2",

@@ -9,11 +9,95 @@
  * (`deno test tests/x_test.ts`).
  *
  * Every `*_test.ts` under tests/ is found when the shard starts, so a new
- * file runs without being listed; file `i` of the sorted list goes to shard
- * `i % count`, where `count` is the number of `shard_*.ts` files here.
+ * file runs without being listed. The files are packed longest first
+ * ({@linkcode packShards}): each goes to the shard with the least time so
+ * far, by the seconds in {@linkcode FILE_SECONDS} (a file not listed counts
+ * one), so the shards take about as long as each other and the last one
+ * running does not hold the suite up alone.
  *
  * @module
  */
+
+/**
+ * Seconds each of the longer test files took alone (wall time, each in its
+ * own `deno test` process, on the shared 2-core machine at loads of 7 to 13,
+ * rounded between runs: waiting on nginx's whole seconds, a browser or a
+ * settling folder counts as much as computing). Only the order matters; refresh it with the loop in
+ * tests/README.md (**Speed**) when a file grows or shrinks a lot.
+ */
+export const FILE_SECONDS: Readonly<Record<string, number>> = {
+  "browser_test.ts": 32,
+  "static_race_test.ts": 25,
+  "main_test.ts": 16,
+  "nginx_conf/corpus_side_by_side_test.ts": 15,
+  "nginx_compat_test.ts": 14,
+  "upstream/peer_choice_nginx_test.ts": 11,
+  "nginx_conf/compat_test.ts": 11,
+  "upstream_failures_test.ts": 11,
+  "proxy/websocket_tunnel_test.ts": 11,
+  "hostile_listener_test.ts": 11,
+  "compile_hints_test.ts": 10,
+  "static/built_in_static_test.ts": 10,
+  "nginx_compat_request_test.ts": 9,
+  "nginx_conf/hostile_conf_test.ts": 9,
+  "hardening_test.ts": 8,
+  "static/serve_file_test.ts": 7,
+  "access/auth_storm_test.ts": 6,
+  "streaming_test.ts": 6,
+  "static/containment_witness_test.ts": 6,
+  "server/config_load_test.ts": 6,
+  "limits/limit_storm_test.ts": 5,
+  "static/settled_proof_test.ts": 5,
+  "static/error_page_test.ts": 5,
+  "log/error_logs_gateway_test.ts": 5,
+  "nginx_conf/cli_test.ts": 4,
+  "tls_test.ts": 4,
+  "doc_examples_test.ts": 4,
+  "nginx_conf/compile_geo_test.ts": 3,
+  "response/field_bytes_nginx_test.ts": 3,
+  "nginx_conf/corpus_test.ts": 3,
+};
+
+/**
+ * Packs `files` into `count` shards, longest first, each into the shard
+ * with the least seconds so far (the lowest-numbered on a tie).
+ *
+ * @param files Test file paths relative to tests/.
+ * @param count The number of shards.
+ * @param seconds Each file's time; a file not listed counts one.
+ * @returns The files of each shard.
+ *
+ * @example Usage
+ * ```ts
+ * import { packShards } from "./shard.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(
+ *   packShards(["a_test.ts", "b_test.ts", "c_test.ts"], 2, {
+ *     "b_test.ts": 3,
+ *   }),
+ *   [["b_test.ts"], ["a_test.ts", "c_test.ts"]],
+ * );
+ * ```
+ */
+export function packShards(
+  files: readonly string[],
+  count: number,
+  seconds: Readonly<Record<string, number>> = FILE_SECONDS,
+): string[][] {
+  const cost = (file: string) => seconds[file] ?? 1;
+  const longestFirst = [...files].sort((a, b) =>
+    cost(b) - cost(a) || (a < b ? -1 : a > b ? 1 : 0)
+  );
+  const shards = Array.from({ length: count }, () => [] as string[]);
+  const totals = shards.map(() => 0);
+  for (const file of longestFirst) {
+    const least = totals.indexOf(Math.min(...totals));
+    shards[least]!.push(file);
+    totals[least]! += cost(file);
+  }
+  return shards;
+}
 
 const TESTS = new URL("../", import.meta.url);
 /** Not test files of the suite: the browser driver has its own config. */
@@ -42,17 +126,17 @@ export async function runShard(index: number): Promise<void> {
   const shards = here.filter((e) => /^shard_\d+\.ts$/.test(e.name)).length;
   const files: string[] = [];
   await testFiles(TESTS, files);
-  files.sort();
-  for (const [i, file] of files.entries()) {
+  const names = files.map((file) => file.slice(TESTS.href.length));
+  for (const name of packShards(names, shards)[index] ?? []) {
     // A specifier computed at run time: `deno test` type-checks the files
     // when run on their own, and `deno task check` checks them all.
-    if (i % shards !== index) continue;
+    const file = new URL(name, TESTS).href;
     try {
       await import(file);
     } catch (error) {
       // A file that cannot load fails by its name, and the shard's other
       // files still run.
-      Deno.test(`${file.slice(TESTS.href.length)} loads`, () => {
+      Deno.test(`${name} loads`, () => {
         throw error;
       });
     }

@@ -3,7 +3,9 @@
  * keep-alive connections, from 600 keys (more than the 32k zone holds, so
  * it evicts as nginx's does). Every request is answered, every refusal has
  * nginx's line, and the gateway answers after it. The zone's bound itself
- * is a table test in limit_req_test.ts.
+ * is a table test in limit_req_test.ts. The gateway runs as a process:
+ * in this one, `--trace-leaks` would trace every operation of its 10,000
+ * requests (twice the CPU time of the storm, for a start saved).
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";

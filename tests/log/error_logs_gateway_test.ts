@@ -6,13 +6,8 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  rawRequest,
-  refusedPort,
-  runCli,
-  spawnGateway,
-  waitFor,
-} from "../_utils.ts";
+import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -126,7 +121,11 @@ Deno.test("--check accepts each server's and location's error_log and opens ever
   );
   await Deno.mkdir(join(p.prefix, "logs"));
   await Deno.writeTextFile(join(p.prefix, "logs", "blocked"), "");
-  const { code, stderr } = await runCli(["--check", "--nginx-conf", p.conf]);
+  const { code, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    p.conf,
+  ]);
   strictEqual(code, 1);
   match(
     stderr,

@@ -7,13 +7,8 @@
  * error log.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import {
-  maskErrorLine,
-  rawRequest,
-  refusedPort,
-  spawnGateway,
-  waitFor,
-} from "../_utils.ts";
+import { maskErrorLine, rawRequest, refusedPort, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
 function conf(port: number): string {
@@ -102,7 +97,7 @@ Deno.test("a request refused before routing is written to the access logs nginx 
   await using theirs = await prefixWith(conf(theirPort));
   await using ours = await prefixWith(conf(ourPort));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [, request] of REQUESTS) {
     await rawRequest(theirPort, request);
     await rawRequest(ourPort, request);

@@ -1,6 +1,8 @@
 /**
  * `--nginx-conf`, `--check` and `--print-config` through the real entry
- * point, on station folders built from the corpus.
+ * point, on station folders built from the corpus: `main()`'s start in this
+ * process (`runStartup`), and as a process where the exit code reaching the
+ * shell is what is proven.
  */
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
@@ -13,6 +15,7 @@ import {
   runCli,
   startUpstream,
 } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 import { station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -20,8 +23,14 @@ import { nginxPrefix } from "../_prefix.ts";
  * `--check --nginx-conf FILE`, listening on a free port: port 80 would need
  * root, and the flag overrides the file's listen.
  */
-function checkConf(conf: string): ReturnType<typeof runCli> {
-  return runCli(["--check", "--nginx-conf", conf, "--listen", "127.0.0.1:0"]);
+function checkConf(conf: string): ReturnType<typeof runStartup> {
+  return runStartup([
+    "--check",
+    "--nginx-conf",
+    conf,
+    "--listen",
+    "127.0.0.1:0",
+  ]);
 }
 
 Deno.test("parseCliArgs() takes --nginx-conf and --print-config", () => {
@@ -112,7 +121,11 @@ Deno.test("--check --nginx-conf binds every listen port and probes the file's ow
 
 Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async () => {
   await using s = station("syntax_brace");
-  const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
+  const { code, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    s.conf,
+  ]);
   strictEqual(code, 1);
   strictEqual(
     stderr,
@@ -127,7 +140,11 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
       "location / {",
       "location / {\n            proxy_cache zone;\n            sub_filter a b;",
     ));
-  const { code, stderr } = await runCli(["--check", "--nginx-conf", s.conf]);
+  const { code, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    s.conf,
+  ]);
   strictEqual(code, 1);
   const emerg = stderr.split("\n").filter((l) => l.includes("[emerg]"));
   deepStrictEqual(
@@ -157,7 +174,7 @@ Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the 
 
 Deno.test("--print-config prints an nginx.conf as the engine runs it, includes in place, and it reads back", async () => {
   await using s = station("includes");
-  const { code, stdout } = await runCli([
+  const { code, stdout } = await runStartup([
     "--print-config",
     "--nginx-conf",
     s.conf,
@@ -177,7 +194,11 @@ Deno.test("the config file's nginxConf key runs that nginx.conf", async () => {
   await using s = station("stock");
   const json = `${s.prefix}/gateway.json`;
   await Deno.writeTextFile(json, JSON.stringify({ nginxConf: s.conf }));
-  const { code, stdout } = await runCli(["--print-config", "--config", json]);
+  const { code, stdout } = await runStartup([
+    "--print-config",
+    "--config",
+    json,
+  ]);
   strictEqual(code, 0);
   strictEqual(stdout.startsWith(`# configuration file ${s.conf}:\n`), true);
   match(stdout, /error_page 500 502 503 504 \/50x.html;/);
@@ -194,7 +215,7 @@ Deno.test("a refused nginx.conf value holding CR, LF or ESC stays one [emerg] li
       await using p = await nginxPrefix(`http { server { ${value} } }\n`, {
         dirs: ["conf"],
       });
-      const { code, stderr } = await runCli(["--nginx-conf", p.conf]);
+      const { code, stderr } = await runStartup(["--nginx-conf", p.conf]);
       strictEqual(code, 1);
       const lines = stderr.split("\n").slice(0, -1);
       for (const line of lines) {
@@ -235,7 +256,7 @@ Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", a
 });
 
 Deno.test("--print-config prints the flags' built-in configuration as an nginx.conf that runs", async () => {
-  const { code, stdout } = await runCli([
+  const { code, stdout } = await runStartup([
     "--print-config",
     "--listen",
     "127.0.0.1:9001",

@@ -13,10 +13,10 @@ import {
   onFreePort,
   rawRequest,
   refusedPort,
-  spawnGateway,
   startUpstream,
   waitFor,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { type Station, station } from "./_station.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
@@ -213,7 +213,7 @@ async function sideBySide(
   }
   let gatewayStatuses;
   const { s: g, port: gatewayPort, running: gateway } = await startOn(
-    (s) => spawnGateway(["--nginx-conf", s.conf]),
+    (s) => startMain(["--nginx-conf", s.conf]),
   );
   {
     await using _gateway = gateway;

@@ -7,7 +7,8 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
-import { rawRequest, refusedPort, runCli, spawnGateway } from "../_utils.ts";
+import { rawRequest, refusedPort } from "../_utils.ts";
+import { runStartup, startMain } from "../_in_process.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -94,7 +95,7 @@ Deno.test(
         conf,
         `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n ${SERVER}\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const want: string[] = [];
       const got: string[] = [];
       for (const [target, xff] of REQUESTS) {
@@ -157,7 +158,7 @@ Deno.test(
           stdout: "piped",
           stderr: "piped",
         }).output();
-        const gw = await runCli(["--check", "--nginx-conf", conf]);
+        const gw = await runStartup(["--check", "--nginx-conf", conf]);
         deepStrictEqual(
           geoLines(gw.stderr + gw.stdout),
           geoLines(new TextDecoder().decode(nginx.stderr)),

@@ -9,7 +9,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { readResponse } from "../_keep_alive.ts";
-import { refusedPort, spawnGateway } from "../_utils.ts";
+import { refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
@@ -125,7 +126,7 @@ Deno.test("known difference chunked-bare-lf: nginx 1.22 forwards a chunked body 
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [form, body, nginxStatus] of FORMS) {
     for (const location of LOCATIONS) {
       const before = upstream.received.length;

@@ -1,7 +1,7 @@
 /**
- * An nginx.conf with several proxied locations, run by a real gateway
- * process beside nginx 1.22 on the same upstream: what the upstream
- * receives and the lines the gateway writes.
+ * An nginx.conf with several proxied locations, run by a real gateway started
+ * from it as main() starts it, beside nginx 1.22 on the same upstream: what the
+ * upstream receives and the lines the gateway writes.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -10,11 +10,11 @@ import {
   rawRequest,
   readHead,
   refusedPort,
-  spawnGateway,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startNginxServer } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -74,7 +74,7 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
       }\n }\n}\n`,
     { name: "eproxy-gw-" },
   );
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   const targets = [
     ["/api/user/login?x=1", a],
     ["/prod-api/system/menu%41", b],

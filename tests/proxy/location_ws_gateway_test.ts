@@ -1,12 +1,13 @@
 /**
  * The WebSocket idiom of real station files (`map $http_upgrade
- * $connection_upgrade`, `proxy_http_version 1.1`, `Upgrade` and
- * `Connection` set) in a real gateway process, beside nginx 1.22: both
- * tunnel, the upstream sees the same upgrade fields; a location without the
- * idiom sends the upgrade as a plain request in both.
+ * $connection_upgrade`, `proxy_http_version 1.1`, `Upgrade` and `Connection`
+ * set) in a real gateway started from the file, beside nginx 1.22: both tunnel,
+ * the upstream sees the same upgrade fields; a location without the idiom sends
+ * the upgrade as a plain request in both.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
+import { rawRequest, refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startNginxServer } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -90,7 +91,7 @@ Deno.test("the map $connection_upgrade idiom tunnels a WebSocket as nginx 1.22 d
     }\n }\n}\n`,
     { name: "eproxy-ws-" },
   );
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   strictEqual(await echo(`ws://127.0.0.1:${nginx.port}/ws/chat`), "echo:hi");
   strictEqual(await echo(`ws://127.0.0.1:${gw.port}/ws/chat`), "echo:hi");
   const upgrade = (p: number) =>

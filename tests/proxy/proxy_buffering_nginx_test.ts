@@ -12,10 +12,10 @@ import { suiteNeeds } from "../_prerequisites.ts";
 import {
   readHead,
   refusedPort,
-  spawnGateway,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 
 const NEEDS = suiteNeeds("proxy_buffering_nginx_test.ts", ["nginx"]);
 
@@ -112,7 +112,7 @@ Deno.test({
           server(up.port)
         }\n  }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       for (const path of ["/sse/events", "/gz/events"]) {
         const seen: Record<string, string[]> = {};
         const heads: Record<string, string[]> = {};

@@ -8,7 +8,8 @@
  * socket, the upstream's by a real upstream that records the bytes.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { refusedPort, spawnGateway } from "../_utils.ts";
+import { refusedPort } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
@@ -155,7 +156,7 @@ Deno.test("a variable's value goes into every kind of header field as the bytes 
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [name, path, field] of CLASSES) {
     await t.step(name, async () => {
       for (const location of ["h", "e", "w", "p"]) {
@@ -206,7 +207,7 @@ Deno.test("an upstream's field with a control byte reaches the client escaped, a
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   const head =
     "GET /p/x HTTP/1.1\r\nHost: station\r\nConnection: close\r\n\r\n";
   const theirFields = fieldsOf(await exchange(theirPort, head));

@@ -1,8 +1,8 @@
 /**
- * The gzip filter in a gateway process, where nginx has nothing to compare:
- * a client that leaves in the middle of a long compressed answer closes
- * the upstream connection, and the request is logged without an alert; an
- * answer that came whole is deflated in one piece, unless
+ * The gzip filter in a gateway started from its nginx.conf, where nginx has
+ * nothing to compare: a client that leaves in the middle of a long compressed
+ * answer closes the upstream connection, and the request is logged without an
+ * alert; an answer that came whole is deflated in one piece, unless
  * `proxy_buffering off` asks for a flush per upstream read.
  */
 import { ok, strictEqual } from "node:assert/strict";
@@ -10,11 +10,11 @@ import { join } from "node:path";
 import {
   readHead,
   refusedPort,
-  spawnGateway,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { request } from "./_raw_exchange.ts";
 
 Deno.test("a client leaving a long gzipped answer closes the upstream and is logged", async () => {
@@ -46,7 +46,7 @@ Deno.test("a client leaving a long gzipped answer closes the upstream and is log
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log info;\n  access_log ${dir}/access.log;\n  gzip on;\n  gzip_types text/plain;\n  server {\n    listen 127.0.0.1:${port};\n    location / { proxy_pass http://127.0.0.1:${up.port}; }\n  }\n}\n`,
     );
-    await using gw = await spawnGateway(["--nginx-conf", conf]);
+    await using gw = await startMain(["--nginx-conf", conf]);
     const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
     await writeText(
       conn,
@@ -99,7 +99,7 @@ Deno.test("a proxied answer that came whole is gzipped in one piece, flushed und
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  gzip on;\n  gzip_types application/json;\n  server {\n    listen 127.0.0.1:${port};\n    location /b/ { proxy_pass http://127.0.0.1:${up.port}/; }\n    location /u/ { proxy_pass http://127.0.0.1:${up.port}/; proxy_buffering off; }\n  }\n}\n`,
     );
-    await using gw = await spawnGateway(["--nginx-conf", conf]);
+    await using gw = await startMain(["--nginx-conf", conf]);
     const ask = (path: string) =>
       request(
         gw.port,

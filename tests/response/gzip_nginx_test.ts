@@ -1,11 +1,11 @@
 /**
  * The gzip filter beside nginx 1.22: one nginx.conf run by nginx and by a
- * gateway process, on the same files and the same upstream. Per request:
- * the status, every field the client sees (`Server`, `Date`, `Connection`
- * aside), the body after decoding, and `$body_bytes_sent`. The compressed
- * bytes themselves differ (nginx links the system's zlib, Deno's `node:zlib`
- * another deflate), so a compressed body's logged count is checked against
- * what reached the client, chunk framing included, on each side.
+ * gateway (started from it as main() starts it), on the same files and the same
+ * upstream. Per request: the status, every field the client sees (`Server`,
+ * `Date`, `Connection` aside), the body after decoding, and `$body_bytes_sent`.
+ * The compressed bytes themselves differ (nginx links the system's zlib, Deno's
+ * `node:zlib` another deflate), so a compressed body's logged count is checked
+ * against what reached the client, chunk framing included, on each side.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { gzipSync } from "node:zlib";
@@ -16,11 +16,11 @@ import { suiteNeeds } from "../_prerequisites.ts";
 import {
   readHead,
   refusedPort,
-  spawnGateway,
   startRawUpstream,
   waitFor,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 
 const NEEDS = suiteNeeds("gzip_nginx_test.ts", ["nginx"]);
 
@@ -239,7 +239,7 @@ Deno.test({
           server(nginx.root, up.port, join(logs, "gateway.log"))
         }\n  }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       // nginx's ETag: the file's mtime and size in hex.
       const info = Deno.statSync(join(nginx.root, "app.js"));
       const etag = `"${Math.floor(info.mtime!.getTime() / 1000).toString(16)}-${

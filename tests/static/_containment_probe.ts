@@ -11,10 +11,10 @@
  * - `readlink-fails`: the kernel cannot be asked (`readlink` errs) while the
  *   folder is a link at the open and the `lstat`, and real at `realpath`.
  * - `between-opens`: a link at the first open, real again at the second.
- * - `race`: a worker swaps the folder as fast as it can while the checks
- *   run, and a gateway in this process (`startGateway`: the engine's
+ * - `race`: a worker swaps the folder a few times per check while the
+ *   checks run, and a gateway in this process (`startGateway`: the engine's
  *   static location, `serveFile` with its cache) answers requests for the
- *   file, for a few seconds.
+ *   file, until each outcome (opened, served, refused) was seen 100 times.
  *
  * @module
  */
@@ -52,6 +52,11 @@ function attempt(): string {
   return first[0] === "X".charCodeAt(0) ? "leak" : "opened";
 }
 
+/** Swaps granted for each check or request of the race. */
+const SWAPS_PER_CHECK = 4;
+/** How often each outcome of the race is seen before it ends. */
+const RACES_MET = 100;
+
 const counts: Record<string, number> = {};
 const count = (key: string) => counts[key] = (counts[key] ?? 0) + 1;
 const mode = Deno.args[0];
@@ -88,12 +93,25 @@ try {
     toLink();
     count(attempt());
   } else if (mode === "race") {
+    // Swaps granted per check (_swapper_worker.ts): the swapper waits
+    // blocked between grants, so the race costs the same work however
+    // slowly a loaded machine runs it.
+    const grants = new Int32Array(new SharedArrayBuffer(8));
+    const grant = () => {
+      Atomics.add(grants, 0, 1);
+      Atomics.notify(grants, 0);
+    };
     const worker = new Worker(
       new URL("../_swapper_worker.ts", import.meta.url),
       { type: "module" },
     );
+    let started = () => {};
+    const swapping = new Promise<void>((resolve) => started = resolve);
     const done = new Promise<{ swaps: number }>((resolve) => {
-      worker.onmessage = (e) => resolve(e.data);
+      worker.onmessage = (e) => {
+        if (e.data === "started") started();
+        else resolve(e.data);
+      };
     });
     worker.postMessage({
       target: lib,
@@ -101,27 +119,41 @@ try {
       outside,
       kind: "dir",
       maxSwaps: 10_000_000,
-      maxMs: 20_000,
+      maxMs: 60_000,
+      budget: { grants, perGrant: SWAPS_PER_CHECK },
     });
-    // Requests start only once the swapper is seen at work.
-    const seen = Date.now() + 10_000;
-    while (!exists(aside) && Date.now() < seen) {
-      await new Promise((r) => setTimeout(r, 1));
-    }
+    // Checks start only once the swapper is seen at work.
+    grant();
+    await swapping;
     await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
     });
-    const end = Date.now() + Number(Deno.args[1] ?? 3000);
-    while (Date.now() < end) {
-      for (let i = 0; i < 50; i++) count(attempt());
+    // Until each outcome was seen often enough, as the races of
+    // static_race_test.ts end; the rounds and the time are bounds.
+    const n = (key: string) => counts[key] ?? 0;
+    const enough = () =>
+      n("opened") >= RACES_MET && n("status 200") >= RACES_MET &&
+      n("outside") + n("failed") >= RACES_MET;
+    const end = Date.now() + 20_000;
+    for (
+      let round = 0;
+      round < 1000 && Date.now() < end && !enough();
+      round++
+    ) {
+      for (let i = 0; i < 50; i++) {
+        grant();
+        count(attempt());
+      }
       for (let i = 0; i < 20; i++) {
+        grant();
         const response = await fetch(`${gw.url}/lib/a.js`);
         const body = await response.text();
         count(body.includes("X") ? "leak" : `status ${response.status}`);
       }
     }
-    worker.postMessage("stop");
+    Atomics.store(grants, 1, 1);
+    Atomics.notify(grants, 0);
     counts.swaps = (await done).swaps;
     worker.terminate();
   }
@@ -134,12 +166,3 @@ const line = JSON.stringify({
   counts,
 });
 Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
-
-function exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -72,7 +72,7 @@ Deno.test(
   "a static location serves no outside byte while a folder on the path is swapped, with the kernel as witness",
   { ignore: !LINUX },
   async () => {
-    const { witness, counts } = await probe("race", "3000");
+    const { witness, counts } = await probe("race");
     const n = (key: string) => counts[key] ?? 0;
     const seen = JSON.stringify(counts);
     strictEqual(witness, "kernel");

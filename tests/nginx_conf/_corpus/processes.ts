@@ -1,20 +1,17 @@
 /**
- * nginx and the gateway as child processes for the corpus harness: the
- * check (`nginx -t`, `--check`) and a running server, each bounded in time
- * and stopped with SIGTERM (SIGKILL after a grace period). Every nginx gets
- * its own prefix, error log and pid path, so it never touches the system's.
+ * nginx and the gateway for the corpus harness: `nginx -t` and a running
+ * nginx as child processes, each bounded in time and stopped with SIGTERM
+ * (SIGKILL after a grace period); the gateway's `--check` and its start
+ * from the station's nginx.conf in this process, as `main()` runs them.
+ * Every nginx gets its own prefix, error log and pid path, so it never
+ * touches the system's.
  *
  * @module
  */
 
-import { isAbsolute, join } from "node:path";
-import { COMPILE_FLAGS } from "../../../scripts/compile.ts";
 import { nginxBinary } from "../../_nginx.ts";
-import { walk } from "./conf_tree.ts";
+import { runStartup, startMain } from "../../_in_process.ts";
 import type { Station } from "./station.ts";
-
-/** The gateway entry point. */
-const MAIN = new URL("../../../src/main.ts", import.meta.url).pathname;
 
 /** A check's outcome. */
 export interface Verdict {
@@ -49,16 +46,6 @@ function nginxArgs(s: Station): string[] {
     "-g",
     globals,
   ];
-}
-
-function gatewayCommand(args: string[]): Deno.Command {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", ...COMPILE_FLAGS, MAIN, ...args],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  });
 }
 
 function firstMessage(text: string): string {
@@ -104,12 +91,18 @@ export async function nginxCheck(s: Station): Promise<Verdict> {
   return { ok: code === 0, message: firstMessage(text), output: text };
 }
 
-/** The gateway's `--check --nginx-conf` on a station. */
+/**
+ * The gateway's `--check --nginx-conf` on a station: `main()`'s start in
+ * this process (`runStartup`), which a `deno run` would only add its start
+ * to (about 0.2 s of CPU a file).
+ */
 export async function gatewayCheck(s: Station): Promise<Verdict> {
-  const { code, text } = await outputWithin(
-    gatewayCommand(["--check", "--nginx-conf", s.conf]),
-    30_000,
-  );
+  const { code, stdout, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    s.conf,
+  ]);
+  const text = stdout + stderr;
   return { ok: code === 0, message: firstMessage(text), output: text };
 }
 
@@ -184,43 +177,30 @@ export async function startNginx(
 }
 
 /**
- * Starts the gateway on a station and waits for every listen port, and for
- * its `started` line where an error log takes `notice`: the line is written
- * once the ports listen, and on a loaded machine it would otherwise land
- * among the probes' lines.
+ * Starts the gateway on a station from its nginx.conf in this process, as
+ * `main()` starts it (`startMain`): every listen port is bound when it
+ * returns. No `started` line is written (that is the process's), so none
+ * can land among the probes' lines.
  */
-export async function startGateway(
-  s: Station,
-  ports: number[],
-): Promise<Running> {
-  const running = await run(
-    gatewayCommand(["--nginx-conf", s.conf]).spawn(),
-    ports,
-    20_000,
-  );
-  if (running.ready) await startedLine(s);
-  return running;
-}
-
-/** Waits, bounded, until each error log at `notice` or below holds the start line. */
-async function startedLine(s: Station): Promise<void> {
-  const logs = [...walk(s.tree)]
-    .map(({ directive }) => directive)
-    .filter((d) =>
-      d.name === "error_log" && /^(notice|info|debug)$/.test(d.args[1] ?? "")
-    )
-    .map((d) =>
-      isAbsolute(d.args[0]!) ? d.args[0]! : join(s.prefix, d.args[0]!)
-    );
-  const end = Date.now() + 5000;
-  for (const path of logs) {
-    while (Date.now() < end) {
-      let text = "";
-      try {
-        text = await Deno.readTextFile(path);
-      } catch { /* not written yet */ }
-      if (/\[notice\] .*station-gateway\/\S+ started/.test(text)) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+export async function startGateway(s: Station): Promise<Running> {
+  try {
+    const gateway = await startMain(["--nginx-conf", s.conf]);
+    return {
+      ready: true,
+      output: gateway.output,
+      [Symbol.asyncDispose]: () => gateway[Symbol.asyncDispose](),
+    };
+  } catch (error) {
+    // A port taken says so in its cause, as a process's [emerg] line did.
+    const text = error instanceof Error
+      ? `${error.stack}\n${
+        error.cause instanceof Error ? error.cause.message : ""
+      }`
+      : String(error);
+    return {
+      ready: false,
+      output: () => text,
+      [Symbol.asyncDispose]: () => Promise.resolve(),
+    };
   }
 }

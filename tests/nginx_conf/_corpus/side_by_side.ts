@@ -179,7 +179,7 @@ async function compareFileOnce(
     for (const side of sides) {
       await using server = side === n || o.against === "nginx"
         ? await startNginx(side.station, side.names.listen)
-        : await startGateway(side.station, side.names.listen);
+        : await startGateway(side.station);
       if (!server.ready) {
         row.first = `${side === n ? "nginx" : "gateway"} did not start: ${
           server.output().trim().split("\n").at(-1) ?? ""
