@@ -23,6 +23,7 @@ import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
   type AttemptFailure,
+  type PeerOutcome,
   tryPeers,
   upstreamField,
   upstreamStatus,
@@ -252,15 +253,20 @@ export async function proxyRequest(
   return forward(req, options, plan.body);
 }
 
-/** Sends the request, with its body as read, to the group's servers. */
-async function forward(
+/**
+ * Sends the request, with its body as read, to the group's servers. Not
+ * async: the walk's outcome is turned into the result in a reaction, one
+ * suspended frame fewer per request in flight (its generator, its await's
+ * closures) than awaiting it here.
+ */
+function forward(
   req: Request,
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
   const { headers, tries } = options;
   const { onFailure, toResponse } = recorded(options, tries ?? null);
-  const outcome = await tryPeers(options.group, {
+  const walked = tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
@@ -291,7 +297,15 @@ async function forward(
         }),
     });
   }, toResponse);
-  if (outcome.kind === "no-live") tries?.noLive(options.group.name);
+  if (!tries) return walked.then(proxyResult);
+  return walked.then((outcome) => {
+    if (outcome.kind === "no-live") tries.noLive(options.group.name);
+    return proxyResult(outcome);
+  });
+}
+
+/** The walk's outcome as the proxy's result. */
+function proxyResult(outcome: PeerOutcome<Response>): ProxyResult {
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value }
     : outcome;
