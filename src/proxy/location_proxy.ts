@@ -267,8 +267,10 @@ function forwardFor(
     })
     : proxyRequest(req, common);
   const head = req.method === "HEAD";
+  // The reaction names the location and the log, not the request's own
+  // object, which then need not outlive the forwarding.
   return forwarded.then((result) =>
-    settle(result, { request, context, group, path, tunnel, head })
+    settle(result, { conf, log, context, group, path, tunnel, head })
   );
 }
 
@@ -300,8 +302,9 @@ function evaluatedTarget(
 /** How forwarding ended, as the client's response, with its line. */
 function settle(
   result: ProxyResult,
-  { request, context, group, path, tunnel, head }: {
-    request: LocationRequest;
+  { conf, log, context, group, path, tunnel, head }: {
+    conf: LocationConf;
+    log: (event: RequestEvent) => void;
     context: LocationProxyContext;
     group: UpstreamGroup;
     path: string;
@@ -309,9 +312,24 @@ function settle(
     head: boolean;
   },
 ): Response {
-  const { log } = request;
+  if (result.kind === "response") {
+    // Only `proxy_intercept_errors` makes a stand-in.
+    const stood = conf.proxyInterceptErrors
+      ? interceptedBy(result.response)
+      : undefined;
+    if (stood !== undefined) {
+      // An intercepted 401 keeps the upstream's `WWW-Authenticate`
+      // (`ngx_http_upstream_intercept_errors`).
+      return errorResponse(stood.status, { head, headers: stood.headers });
+    }
+    if (tunnel !== null && result.response.status === 101) {
+      tunnels.set(result.response, tunnel.promise);
+    }
+    return result.response;
+  }
   // nginx's page for the status; `close` ends the connection after it
-  // (400, a 413 after part of the body was read).
+  // (400, a 413 after part of the body was read). Made past the answer
+  // above: the usual request needs none.
   const page = (status: number, close = false) =>
     errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
   if (result.kind === "client-left" && context.stopping?.()) {
@@ -320,30 +338,13 @@ function settle(
     // Deno.serve must answer, so the client learns to retry.
     return page(503, true);
   }
-  if (result.kind !== "response") {
-    logOutcome(result, {
-      log,
-      stats: context.stats,
-      group: group.name,
-      upstreamPath: path,
-    });
-  }
+  logOutcome(result, {
+    log,
+    stats: context.stats,
+    group: group.name,
+    upstreamPath: path,
+  });
   switch (result.kind) {
-    case "response": {
-      // Only `proxy_intercept_errors` makes a stand-in.
-      const stood = request.conf.proxyInterceptErrors
-        ? interceptedBy(result.response)
-        : undefined;
-      if (stood !== undefined) {
-        // An intercepted 401 keeps the upstream's `WWW-Authenticate`
-        // (`ngx_http_upstream_intercept_errors`).
-        return errorResponse(stood.status, { head, headers: stood.headers });
-      }
-      if (tunnel !== null && result.response.status === 101) {
-        tunnels.set(result.response, tunnel.promise);
-      }
-      return result.response;
-    }
     case "too-large":
       log({ level: "error", message: result.message });
       return page(413, true);
