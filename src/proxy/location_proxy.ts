@@ -126,7 +126,24 @@ const CLOSE: [string, string][] = [["connection", "close"]];
  * @throws The defect (not an upstream failure) that ended the attempts,
  * once the attempts before it are logged.
  */
-export async function proxyLocation(
+export function proxyLocation(
+  req: Request,
+  request: LocationRequest,
+  context: LocationProxyContext,
+): Promise<Response> {
+  // Not async: the answer is settled in a reaction to the forwarding's
+  // promise, one suspended frame fewer per request in flight. A throw
+  // before it still ends as a rejection, which the caller's cleanup waits
+  // for (engine_route.ts gives a limit_conn count back on it).
+  try {
+    return forwardFor(req, request, context);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** {@linkcode proxyLocation}'s work: the request made, sent, settled. */
+function forwardFor(
   req: Request,
   request: LocationRequest,
   context: LocationProxyContext,
@@ -150,7 +167,9 @@ export async function proxyLocation(
     : evaluatedTarget(pass.url.evaluate(vars), context);
   if ("status" in target) {
     log({ level: "error", message: target.message });
-    return errorResponse(target.status, { head: req.method === "HEAD" });
+    return Promise.resolve(
+      errorResponse(target.status, { head: req.method === "HEAD" }),
+    );
   }
   const { group } = target;
   if (group === undefined) {
@@ -240,21 +259,19 @@ export async function proxyLocation(
   const tunnel = fields.upgrade && isWebSocketRequest(req)
     ? Promise.withResolvers<number>()
     : null;
-  const result = tunnel
-    ? await proxyWebSocket(req, {
+  const forwarded = tunnel
+    ? proxyWebSocket(req, {
       ...common,
       timeouts: conf.proxyTimeouts,
       onClosed: tunnel.resolve,
     })
-    : await proxyRequest(req, common);
-  return settle(result, {
-    request,
-    context,
-    group,
-    path,
-    tunnel,
-    head: req.method === "HEAD",
-  });
+    : proxyRequest(req, common);
+  const head = req.method === "HEAD";
+  // The reaction names the location and the log, not the request's own
+  // object, which then need not outlive the forwarding.
+  return forwarded.then((result) =>
+    settle(result, { conf, log, context, group, path, tunnel, head })
+  );
 }
 
 /**
@@ -285,8 +302,9 @@ function evaluatedTarget(
 /** How forwarding ended, as the client's response, with its line. */
 function settle(
   result: ProxyResult,
-  { request, context, group, path, tunnel, head }: {
-    request: LocationRequest;
+  { conf, log, context, group, path, tunnel, head }: {
+    conf: LocationConf;
+    log: (event: RequestEvent) => void;
     context: LocationProxyContext;
     group: UpstreamGroup;
     path: string;
@@ -294,9 +312,24 @@ function settle(
     head: boolean;
   },
 ): Response {
-  const { log } = request;
+  if (result.kind === "response") {
+    // Only `proxy_intercept_errors` makes a stand-in.
+    const stood = conf.proxyInterceptErrors
+      ? interceptedBy(result.response)
+      : undefined;
+    if (stood !== undefined) {
+      // An intercepted 401 keeps the upstream's `WWW-Authenticate`
+      // (`ngx_http_upstream_intercept_errors`).
+      return errorResponse(stood.status, { head, headers: stood.headers });
+    }
+    if (tunnel !== null && result.response.status === 101) {
+      tunnels.set(result.response, tunnel.promise);
+    }
+    return result.response;
+  }
   // nginx's page for the status; `close` ends the connection after it
-  // (400, a 413 after part of the body was read).
+  // (400, a 413 after part of the body was read). Made past the answer
+  // above: the usual request needs none.
   const page = (status: number, close = false) =>
     errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
   if (result.kind === "client-left" && context.stopping?.()) {
@@ -305,30 +338,13 @@ function settle(
     // Deno.serve must answer, so the client learns to retry.
     return page(503, true);
   }
-  if (result.kind !== "response") {
-    logOutcome(result, {
-      log,
-      stats: context.stats,
-      group: group.name,
-      upstreamPath: path,
-    });
-  }
+  logOutcome(result, {
+    log,
+    stats: context.stats,
+    group: group.name,
+    upstreamPath: path,
+  });
   switch (result.kind) {
-    case "response": {
-      // Only `proxy_intercept_errors` makes a stand-in.
-      const stood = request.conf.proxyInterceptErrors
-        ? interceptedBy(result.response)
-        : undefined;
-      if (stood !== undefined) {
-        // An intercepted 401 keeps the upstream's `WWW-Authenticate`
-        // (`ngx_http_upstream_intercept_errors`).
-        return errorResponse(stood.status, { head, headers: stood.headers });
-      }
-      if (tunnel !== null && result.response.status === 101) {
-        tunnels.set(result.response, tunnel.promise);
-      }
-      return result.response;
-    }
     case "too-large":
       log({ level: "error", message: result.message });
       return page(413, true);

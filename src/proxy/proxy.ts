@@ -11,6 +11,7 @@
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import {
   type BodyDeadlines,
+  type BodyReadResult,
   fitsInMemory,
   readRequestBody,
   readWholeBody,
@@ -23,6 +24,7 @@ import { UpstreamError } from "../upstream/mod.ts";
 import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
   type AttemptFailure,
+  type PeerOutcome,
   tryPeers,
   upstreamField,
   upstreamStatus,
@@ -175,28 +177,48 @@ function bodyReadFailed(error: unknown): ProxyResult {
  * @returns The response, the failure, "no live upstreams", the 413 verdict,
  * or the client leaving while its body was read.
  */
-export async function proxyRequest(
+export function proxyRequest(
   req: Request,
   options: ProxyOptions,
 ): Promise<ProxyResult> {
-  let plan: BodyDecision = planBody(
-    req,
-    options.contentLength,
-    options.clientMaxBodySize,
-  );
-  const hasBody = !(plan.kind === "ready" && plan.body === null);
+  // Not async: a body read in one call and its forwarding are chained, so
+  // no frame of this function stays suspended while the upstream answers.
+  // A throw is still a rejection, as the callers expect.
+  try {
+    const plan = planBody(
+      req,
+      options.contentLength,
+      options.clientMaxBodySize,
+    );
+    if (plan.kind === "ready" && plan.body === null) {
+      return forward(req, options, null);
+    }
+    // A small declared body in one call (a GET or HEAD with one was refused
+    // before: their body is `null`), any other through its stream.
+    const buffering = options.buffering;
+    if (
+      buffering && fitsInMemory(options.contentLength, buffering.bufferSize)
+    ) {
+      return readWholeBody(req, buffering).then((read) =>
+        forwardRead(req, options, read)
+      );
+    }
+    return readAndForward(req, options, plan);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A body of no declared size, or one over the buffer: read, then sent. */
+async function readAndForward(
+  req: Request,
+  options: ProxyOptions,
+  plan: BodyDecision,
+): Promise<ProxyResult> {
   const buffering = options.buffering;
-  const length = options.contentLength;
-  // A small declared body in one call (a GET or HEAD with one was refused
-  // before: their body is `null`), any other through its stream.
-  const read = !buffering || !hasBody
-    ? null
-    : fitsInMemory(length, buffering.bufferSize)
-    ? await readWholeBody(req, buffering)
-    : req.body === null
-    ? null
-    : await readRequestBody(req.body, {
-      length,
+  if (buffering && req.body !== null) {
+    const read = await readRequestBody(req.body, {
+      length: options.contentLength,
       limit: options.clientMaxBodySize,
       ...buffering,
       // nginx's line (ngx_write_chain_to_temp_file via tf->warn).
@@ -207,29 +229,7 @@ export async function proxyRequest(
             `a client request body is buffered to a temporary file ${path}`,
         }),
     });
-  if (read !== null) {
-    switch (read.kind) {
-      case "ready":
-        try {
-          return await forward(req, options, read.body);
-        } finally {
-          read.temp?.close();
-        }
-      case "too-large":
-        return read;
-      case "timeout":
-        return { kind: "body-timeout" };
-      case "read-failed":
-        return bodyReadFailed(read.error);
-      case "temp-failed":
-        return {
-          kind: "temp-failed",
-          message: read.opened
-            ? `write() to "${read.path}" failed`
-            : `open() "${read.path}" failed`,
-          error: read.error,
-        };
-    }
+    return forwardRead(req, options, read);
   }
   if (plan.kind === "read") {
     try {
@@ -252,15 +252,52 @@ export async function proxyRequest(
   return forward(req, options, plan.body);
 }
 
-/** Sends the request, with its body as read, to the group's servers. */
-async function forward(
+/** A body read whole (`proxy_request_buffering on`) sent, or why it was not. */
+function forwardRead(
+  req: Request,
+  options: ProxyOptions,
+  read: BodyReadResult,
+): ProxyResult | Promise<ProxyResult> {
+  switch (read.kind) {
+    case "ready": {
+      const temp = read.temp;
+      if (temp === null) return forward(req, options, read.body);
+      // The file is closed however the forwarding ends, a throw included.
+      return new Promise<ProxyResult>((resolve) =>
+        resolve(forward(req, options, read.body))
+      ).finally(() => temp.close());
+    }
+    case "too-large":
+      return read;
+    case "timeout":
+      return { kind: "body-timeout" };
+    case "read-failed":
+      return bodyReadFailed(read.error);
+    case "temp-failed":
+      return {
+        kind: "temp-failed",
+        message: read.opened
+          ? `write() to "${read.path}" failed`
+          : `open() "${read.path}" failed`,
+        error: read.error,
+      };
+  }
+}
+
+/**
+ * Sends the request, with its body as read, to the group's servers. Not
+ * async: the walk's outcome is turned into the result in a reaction, one
+ * suspended frame fewer per request in flight (its generator, its await's
+ * closures) than awaiting it here.
+ */
+function forward(
   req: Request,
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
   const { headers, tries } = options;
   const { onFailure, toResponse } = recorded(options, tries ?? null);
-  const outcome = await tryPeers(options.group, {
+  const walked = tryPeers(options.group, {
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
@@ -291,7 +328,15 @@ async function forward(
         }),
     });
   }, toResponse);
-  if (outcome.kind === "no-live") tries?.noLive(options.group.name);
+  if (!tries) return walked.then(proxyResult);
+  return walked.then((outcome) => {
+    if (outcome.kind === "no-live") tries.noLive(options.group.name);
+    return proxyResult(outcome);
+  });
+}
+
+/** The walk's outcome as the proxy's result. */
+function proxyResult(outcome: PeerOutcome<Response>): ProxyResult {
   return outcome.kind === "ok"
     ? { kind: "response", response: outcome.value }
     : outcome;

@@ -16,7 +16,7 @@ export { probeHttp, UpstreamHealth } from "./health.ts";
 export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
 export { NO_FAILURES, tryPeers, upstreamField } from "./next_upstream.ts";
-export type { AttemptFailure } from "./next_upstream.ts";
+export type { AttemptFailure, PeerOutcome } from "./next_upstream.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
 export type { TransportFactory, UpstreamTransport } from "./transport.ts";
 export type {
