@@ -58,17 +58,23 @@ export function startUpstream(
 }
 
 /**
- * A port on 127.0.0.1 that nothing listens on: for a server the test starts
- * on it later, or left closed ({@linkcode refusedPort}). Drawn at random
- * below Linux's ephemeral range (`ip_local_port_range`, 32768–60999) and
- * checked by binding it: a port the kernel hands out for port 0 and that is
- * closed again goes to the next server anywhere on the machine that asks for
- * port 0 (the suites run in parallel, beside other suites), which then
- * answered where a refusal was expected.
+ * A port on 127.0.0.1 that nothing listens on, for a server the test starts
+ * on it later. Drawn at random below Linux's ephemeral range
+ * (`ip_local_port_range`, 32768–60999) and checked by binding it: a port the
+ * kernel hands out for port 0 and that is closed again goes to the next
+ * server anywhere on the machine that asks for port 0 (the suites run in
+ * parallel, beside other suites), which then answered where a refusal was
+ * expected. Ports for servers and ports left refused come from ranges of
+ * their own ({@linkcode refusedPort}).
  */
 export function freePort(): number {
+  return drawPort(20_000, 30_000);
+}
+
+/** A port in [from, to) that binds on 127.0.0.1 now. */
+function drawPort(from: number, to: number): number {
   for (let i = 0; i < 1000; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    const port = from + Math.floor(Math.random() * (to - from));
     try {
       Deno.listen({ hostname: "127.0.0.1", port }).close();
       return port;
@@ -76,7 +82,7 @@ export function freePort(): number {
       // taken: draw again
     }
   }
-  throw new Error("Cannot find a free port on 127.0.0.1 below 32768");
+  throw new Error(`Cannot find a free port on 127.0.0.1 in ${from}-${to - 1}`);
 }
 
 /** How many ports {@linkcode onFreePort} draws before it gives up. */
@@ -123,9 +129,15 @@ export function portTaken(error: unknown): boolean {
   return false;
 }
 
-/** A port on 127.0.0.1 that refuses connections ({@linkcode freePort}). */
+/**
+ * A port on 127.0.0.1 that refuses connections, and keeps refusing: drawn
+ * from 30000–32767, where no {@linkcode freePort} server of a suite running
+ * beside this one starts (a port shared by two tests that both want a
+ * refusal is harmless; one another test serves on answered 404 where a 502
+ * was expected).
+ */
 export function refusedPort(): number {
-  return freePort();
+  return drawPort(30_000, 32_768);
 }
 
 /** An in-process gateway on a real socket, with captured log lines. */
