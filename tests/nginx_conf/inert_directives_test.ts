@@ -8,35 +8,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { DIRECTIVES } from "../../src/nginx_conf/directives.ts";
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
-import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
-import { compileHttp } from "../../src/nginx_conf/compile.ts";
 import { nginxTest, station } from "./_station.ts";
+import { fileWith, messages } from "./_messages.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
-
-/** What `--check` says of a file, its `events` warning left out. */
-function messages(text: string): string[] {
-  const result = compileHttp(
-    parseNginxConf("/n/conf/nginx.conf", {
-      readTextFile: () => text,
-      readDirFiles: () => [],
-    }),
-    { file: "/n/conf/nginx.conf", prefix: "/n", caseless: false },
-  );
-  return [...result.warnings, ...result.errors]
-    .filter((m) => !m.startsWith('"events"'))
-    .map((m) => m.replace(/ in \/n\/conf\/nginx.conf:\d+$/, ""));
-}
-
-/** A file with `line` at `level` beside a plain http:// proxy_pass. */
-function fileWith(line: string, level: "http" | "server" | "location") {
-  const at = (l: typeof level) => l === level ? `${line}\n` : "";
-  return `events {}\nhttp {\n${at("http")}server {\nlisten 80;\n${
-    at("server")
-  }location /api/ {\n${
-    at("location")
-  }proxy_pass http://127.0.0.1:8080/;\n}\n}\n}\n`;
-}
 
 /** The names of the class, by their prefixes. */
 const NAMES = [...DIRECTIVES.keys()].filter((n) =>

@@ -7,36 +7,11 @@
  * change what the back end sees: refused, not taken for an unknown directive.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
-import { compileHttp } from "../../src/nginx_conf/compile.ts";
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { nginxTest, station } from "./_station.ts";
+import { fileWith, messages } from "./_messages.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
-
-/** What `--check` says of a file, its `events` warning left out. */
-function messages(text: string): string[] {
-  const result = compileHttp(
-    parseNginxConf("/n/conf/nginx.conf", {
-      readTextFile: () => text,
-      readDirFiles: () => [],
-    }),
-    { file: "/n/conf/nginx.conf", prefix: "/n", caseless: false },
-  );
-  return [...result.warnings, ...result.errors]
-    .filter((m) => !m.startsWith('"events"'))
-    .map((m) => m.replace(/ in \/n\/conf\/nginx.conf:\d+$/, ""));
-}
-
-/** A file with `line` at `level` beside a loopback http:// proxy_pass. */
-function fileWith(line: string, level: "http" | "server" | "location") {
-  const at = (l: typeof level) => l === level ? `${line}\n` : "";
-  return `events {}\nhttp {\n${at("http")}server {\nlisten 80;\n${
-    at("server")
-  }location /api/ {\n${
-    at("location")
-  }proxy_pass http://127.0.0.1:8080/;\n}\n}\n}\n`;
-}
 
 const LOOPBACK =
   '"proxy_bind" is ignored: the runtime connects from the address the system picks, the loopback address itself for a back end on this machine';
