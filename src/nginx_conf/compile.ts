@@ -81,6 +81,9 @@ export interface CompileOptions {
   confPrefix?: string;
 }
 
+/** The most idle connections an `upstream{}`'s `keepalive` keeps (`--upstream-keepalive`'s bound). */
+const MAX_KEEPALIVE = 1024;
+
 /** Directives the engine implements: the table's `map` ones are handled here. */
 const HANDLED_HERE = new Set([
   "http",
@@ -417,6 +420,15 @@ class Compiler {
           this.fail(
             entry,
             `invalid value "${entry.args[0]}" in "keepalive" directive`,
+          );
+        } else if (keepalive > MAX_KEEPALIVE) {
+          // Each idle connection holds its buffers (about 16 KB): the same
+          // bound as --upstream-keepalive keeps that memory bounded.
+          this.fail(
+            entry,
+            `"keepalive ${
+              entry.args[0]
+            }" is not supported: the gateway keeps up to ${MAX_KEEPALIVE} idle connections (memory is bounded)`,
           );
         }
       } else if (entry.name === "server") {

@@ -28,6 +28,12 @@ const CASES: [string, string, string | null][] = [
     "",
     '"proxy_buffer_size 2g" is not supported: the gateway takes a size up to 1m (a buffer a peer fills, memory bounded per request) in /n/conf/nginx.conf:3',
   ],
+  ["upstream b { server 10.0.0.5:8080; keepalive 1024; }", "", null],
+  [
+    "upstream b { server 10.0.0.5:8080; keepalive 1025; }",
+    "",
+    '"keepalive 1025" is not supported: the gateway keeps up to 1024 idle connections (memory is bounded) in /n/conf/nginx.conf:3',
+  ],
   // A limit, not a buffer: a body past client_body_buffer_size goes to a file.
   ["", "client_max_body_size 10g;", null],
   ["limit_req_zone $binary_remote_addr zone=a:64m rate=1r/s;", "", null],
