@@ -27,11 +27,8 @@ import {
   logOutcome,
   type RequestEvent,
 } from "./outcome_log.ts";
-import {
-  proxyRequest,
-  type ProxyResult,
-  type RequestBuffering,
-} from "./proxy.ts";
+import { proxyRequest } from "./proxy.ts";
+import type { ProxyResult, RequestBuffering } from "./proxy_options.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import { groupOf, parseProxyUrl } from "./proxy_url.ts";

@@ -34,5 +34,5 @@ export {
   rewriteRedirectValue,
 } from "./response_fields.ts";
 export { TempFiles } from "./temp_files.ts";
-export type { RequestBuffering } from "./proxy.ts";
+export type { RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";

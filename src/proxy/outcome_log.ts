@@ -9,7 +9,7 @@
 import { currentOsFamily, osErrorOf } from "../runtime/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import type { AttemptFailure, UpstreamFailureKind } from "../upstream/mod.ts";
-import type { ProxyResult } from "./proxy.ts";
+import type { ProxyResult } from "./proxy_options.ts";
 
 /** An error line's own fields; the request's context is added by the handler. */
 export type RequestEvent = Omit<

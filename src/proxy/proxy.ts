@@ -10,139 +10,21 @@
 
 import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
 import {
-  type BodyDeadlines,
   type BodyReadResult,
   fitsInMemory,
   readRequestBody,
   readWholeBody,
 } from "./request_buffer.ts";
-import type { TempFiles } from "./temp_files.ts";
-import type { RequestEvent } from "./outcome_log.ts";
+import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import type { UpstreamTries } from "../log/mod.ts";
-import type { UpstreamCall, UpstreamReply } from "../upstream/mod.ts";
+import type { UpstreamCall } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
-import type { UpstreamGroup, UpstreamPeer } from "../upstream/mod.ts";
 import {
-  type AttemptFailure,
   type PeerOutcome,
   tryPeers,
   upstreamField,
   upstreamStatus,
 } from "../upstream/mod.ts";
-
-/** Where and how to forward: the settings it reads, and the request's part. */
-export interface ProxyOptions {
-  /** The upstream servers. */
-  group: UpstreamGroup;
-  /** The path and query to request. */
-  upstreamPath: string;
-  /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
-  clientMaxBodySize: number;
-  /**
-   * The declared `Content-Length`, from the gateway's one parse of it
-   * (`parseContentLength`); `null` when there is none.
-   */
-  contentLength: number | null;
-  /**
-   * Told about every failed attempt as it fails, with the `upstream:`
-   * field: those before the answer, and one after the response went out
-   * (its body broke off).
-   */
-  onFailure: (failure: AttemptFailure) => void;
-  /** The client's fields the location passes (`set_headers.ts`). */
-  headers: readonly (readonly [string, string])[];
-  /** A location's call settings: version, leading fields, timers, limits. */
-  call: LocationCall;
-  /**
-   * Turns a reply into the client's response (`location_reply.ts`); a
-   * throw is that server's failure.
-   */
-  toResponse: (reply: UpstreamReply, peer: UpstreamPeer) => Response;
-  /**
-   * nginx's `proxy_request_buffering on`: read the whole body first
-   * (`request_buffer.ts`); `null` or absent streams it as it arrives.
-   */
-  buffering?: RequestBuffering | null;
-  /** Where each try is recorded for the access line; none when `null`. */
-  tries?: UpstreamTries | null;
-  /** Writes an error line with the request's context (a body's temporary file). */
-  log?: (event: RequestEvent) => void;
-}
-
-/** How a body is read whole before forwarding. */
-export interface RequestBuffering {
-  /** `client_body_buffer_size`. */
-  bufferSize: number;
-  /** `client_body_timeout` in milliseconds. */
-  timeoutMs: number;
-  /** The `client_body_temp_path` folder. */
-  temp: TempFiles;
-  /** The timers of the bodies being read, made once. */
-  deadlines?: BodyDeadlines;
-}
-
-/** The call settings a proxied location brings. */
-export type LocationCall = Required<
-  Pick<
-    UpstreamCall,
-    "version" | "leading" | "timeouts" | "headBufferSize" | "keepalive"
-  >
->;
-
-/**
- * How forwarding ended. Each failed attempt before it was handed to
- * `onFailure` as it failed (and logged then).
- */
-export type ProxyResult =
-  | { kind: "response"; response: Response }
-  | {
-    /** Every attempt failed. */
-    kind: "failed";
-    /** The last failure, which decides the status. */
-    error: UpstreamError;
-  }
-  | {
-    /** No server was available: nginx's "no live upstreams". */
-    kind: "no-live";
-  }
-  | {
-    /**
-     * The client left while its body was being read, before any server was
-     * chosen: nothing was forwarded.
-     */
-    kind: "client-left";
-    /** The failure, as a client-closed error. */
-    error: UpstreamError;
-  }
-  | {
-    /**
-     * The body's chunked framing is invalid: nginx's 400 `client sent
-     * invalid chunked body`, nothing forwarded.
-     */
-    kind: "bad-body";
-  }
-  | {
-    /** The body is over `client_max_body_size`: 413, nothing forwarded. */
-    kind: "too-large";
-    /** nginx's message, e.g. `client intended to send too large chunked body: 1048384+65524 bytes`. */
-    message: string;
-  }
-  | {
-    /** `client_body_timeout` passed while the body was read: 408. */
-    kind: "body-timeout";
-  }
-  | {
-    /** A temporary file for the body failed: nginx's 500 and `[crit]`. */
-    kind: "temp-failed";
-    /** nginx's message, e.g. `open() "/x/0000000001" failed`. */
-    message: string;
-    error: unknown;
-  }
-  | {
-    /** A bug, to be thrown once the attempts before it are logged. */
-    kind: "defect";
-    error: unknown;
-  };
 
 /**
  * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad

@@ -15,7 +15,8 @@
  * @module
  */
 
-import { type ProxyOptions, type ProxyResult, recorded } from "./proxy.ts";
+import { recorded } from "./proxy.ts";
+import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import { tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
