@@ -3,6 +3,7 @@ import { compileText, refusals, requestVars } from "../engine/_conf.ts";
 import { findServer, groupByListen } from "../../src/engine/mod.ts";
 import { parseNginxConf } from "../../src/nginx_conf/parser.ts";
 import { compileHttp } from "../../src/nginx_conf/compile.ts";
+import { messages } from "./_messages.ts";
 
 function headersOf(conf: ReturnType<typeof compileText>, name: string) {
   const server = conf.servers[0]!;
@@ -247,16 +248,7 @@ Deno.test("compileHttp() says of keepalive_timeout what the gateway does: idle c
     const text = where === "http"
       ? `events {}\nhttp { keepalive_timeout ${value}; server { listen 80; } }`
       : `events {}\nhttp { server { listen 80; keepalive_timeout ${value}; } }`;
-    const result = compileHttp(
-      parseNginxConf("/n/conf/nginx.conf", {
-        readTextFile: () => text,
-        readDirFiles: () => [],
-      }),
-      { file: "/n/conf/nginx.conf", prefix: "/n", caseless: false },
-    );
-    return [...result.warnings, ...result.errors]
-      .filter((m) => !m.startsWith('"events"'))
-      .map((m) => m.replace(/ in \/n\/conf\/nginx.conf:\d+$/, ""));
+    return messages(text);
   };
   const kept =
     '"keepalive_timeout" is ignored: the runtime keeps an idle client connection open until the client closes it';
