@@ -226,7 +226,7 @@ async function tlsExchange(
     caCerts: [cert],
   });
   // A bound for a server that keeps the connection after a short answer.
-  const deadline = setTimeout(() => conn.close(), 5000);
+  const deadline = setTimeout(() => conn.close(), 30_000);
   try {
     await conn.write(new TextEncoder().encode(request));
     const buf = new Uint8Array(16 * 1024);

@@ -16,6 +16,7 @@ export {
   type CompareOptions,
   type FileResult,
 } from "./side_by_side.ts";
+export { assertSameAsNginx } from "./same_as_nginx.ts";
 export { TESTDATA } from "./station.ts";
 export {
   CASE_SETS,
