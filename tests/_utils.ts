@@ -134,7 +134,7 @@ export function portTaken(error: unknown): boolean {
  * from 30000–32767, where no {@linkcode freePort} server of a suite running
  * beside this one starts (a port shared by two tests that both want a
  * refusal is harmless; one another test serves on answered 404 where a 502
- * was expected).
+ * was expected). A port a test listens on comes from {@linkcode freePort}.
  */
 export function refusedPort(): number {
   return drawPort(30_000, 32_768);

@@ -7,7 +7,7 @@
  * /api/Home31/UpDateTitle, then opens a WebSocket under /api/.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { freePort, maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
@@ -332,7 +332,7 @@ check(
   ON_LINUX,
   async (driver) => {
     await using up = startStationUpstream();
-    const [plain, tls] = [refusedPort(), refusedPort()];
+    const [plain, tls] = [freePort(), freePort()];
     await using p = await nginxPrefix(
       `events {}
 http {
@@ -394,7 +394,7 @@ check(
     await using tmp = await tempDir();
     const dir = tmp.path;
     const conf = `${dir}/nginx.conf`;
-    const port = refusedPort();
+    const port = freePort();
     await Deno.writeTextFile(
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  include ${STOCK_MIME_TYPES_PATH};\n  server {\n    listen 127.0.0.1:${port};\n    root ${nginx.root};\n  }\n}\n`,

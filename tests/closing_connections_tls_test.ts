@@ -9,9 +9,9 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { prefixWith } from "./_tls.ts";
 import {
+  freePort,
   type RawUpstream,
   readHead,
-  refusedPort,
   spawnGateway,
   startRawUpstream,
   writeText,
@@ -43,7 +43,7 @@ async function answer(conn: Deno.Conn, _: number, up: RawUpstream) {
 
 Deno.test("over TLS nothing behind the gateway's own answer to a request without Host is served", async () => {
   await using up = startRawUpstream(answer);
-  const tls = refusedPort();
+  const tls = freePort();
   await using p = await prefixWith((dir) =>
     `events {}
 http {

@@ -5,7 +5,7 @@
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, waitFor } from "./_utils.ts";
+import { freePort, rawRequest, waitFor } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 import { nginxPrefix } from "./_prefix.ts";
 
@@ -28,7 +28,7 @@ async function get(
 
 Deno.test("an nginx.conf's servers answer on each port by name", async () => {
   // Two ports nothing listens on now: the gateway binds both.
-  const [a, b] = [refusedPort(), refusedPort()];
+  const [a, b] = [freePort(), freePort()];
   await using p = await prefixWith(`events {}
 http {
   server { listen 127.0.0.1:${a}; return 200 "first\\n"; }
@@ -44,7 +44,7 @@ http {
 });
 
 Deno.test("an nginx.conf's log_format writes the access lines (nginx's stock main)", async () => {
-  const port = refusedPort();
+  const port = freePort();
   await using p = await prefixWith(`events {}
 http {
   log_format  main  '$remote_addr - $remote_user [$time_local] "$request" '
@@ -68,7 +68,7 @@ http {
 });
 
 Deno.test("allow and deny answer as nginx: the first rule that matches, 403 and its line", async () => {
-  const port = refusedPort();
+  const port = freePort();
   await using p = await prefixWith(`events {}
 http {
   server {
@@ -100,7 +100,7 @@ http {
 });
 
 Deno.test("a request without Host on an nginx.conf's second port is read as HTTP/1.x, not as HTTP/2 prior knowledge", async () => {
-  const [a, b] = [refusedPort(), refusedPort()];
+  const [a, b] = [freePort(), freePort()];
   await using p = await prefixWith(`events {}
 http {
   access_log logs/access.log;

@@ -8,7 +8,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { startNginxSite } from "./_nginx.ts";
-import { rawRequest, refusedPort, spawnGateway } from "./_utils.ts";
+import { freePort, rawRequest, spawnGateway } from "./_utils.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -41,7 +41,7 @@ Deno.test(
   ON_LINUX,
   async () => {
     await using nginx = await startNginxSite({ server: SERVER, files: FILES });
-    const port = refusedPort();
+    const port = freePort();
     const prefix = await Deno.makeTempDir({ prefix: "index-methods-" });
     try {
       await Deno.mkdir(join(prefix, "logs"));

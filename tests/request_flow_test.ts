@@ -11,9 +11,9 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { startNginxSite } from "./_nginx.ts";
 import {
+  freePort,
   maskErrorLine,
   rawRequest,
-  refusedPort,
   startUpstream,
   waitFor,
 } from "./_utils.ts";
@@ -112,7 +112,7 @@ Deno.test(
     await using up = startUpstream(() => new Response("page\n"));
     const server = SERVER.replaceAll("$UP", String(up.port));
     await using nginx = await startNginxSite({ server, files: FILES });
-    const port = refusedPort();
+    const port = freePort();
     const prefix = await Deno.makeTempDir({ prefix: "error-page-filter-" });
     try {
       await Deno.mkdir(join(prefix, "logs"));
@@ -157,7 +157,7 @@ Deno.test(
   async () => {
     const files = { "index.html": "<p>app</p>\n", "50x.html": "<p>50x</p>\n" };
     await using nginx = await startNginxSite({ server: CYCLES, files });
-    const port = refusedPort();
+    const port = freePort();
     const prefix = await Deno.makeTempDir({ prefix: "error-page-cycle-" });
     try {
       await Deno.mkdir(join(prefix, "logs"));

@@ -11,8 +11,8 @@ import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
   completeResponses,
+  freePort,
   readHead,
-  refusedPort,
   spawnGateway,
   startRawUpstream,
   writeText,
@@ -123,7 +123,7 @@ Deno.test("over TLS each response leaves in one TLS record: static (with and wit
       );
     }
   });
-  const tls = refusedPort();
+  const tls = freePort();
   await using p = await prefixWith((dir) =>
     `events {}
 http {

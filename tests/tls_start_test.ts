@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import { freePort, maskErrorLine, waitFor } from "./_utils.ts";
 import { runStartup } from "./_in_process.ts";
 import { nginxArgs, nginxBinary } from "./_nginx.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
@@ -16,7 +16,7 @@ import { hasPrlimit } from "./_prerequisites.ts";
 
 /** A pair whose TLS server names the given files. */
 function tlsServer(cert: string, key: string): (dir: string) => string {
-  const port = refusedPort();
+  const port = freePort();
   return (dir) =>
     `events {}
 error_log ${dir}/logs/error.log;
@@ -77,7 +77,7 @@ Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's wo
 });
 
 Deno.test("servers on one TLS port with different certificates are one [emerg] at start and in --check: no choice by the name the client sends (SNI)", async () => {
-  const port = refusedPort();
+  const port = freePort();
   await using p = await prefixWith((dir) =>
     `events {}
 error_log ${dir}/logs/error.log;
@@ -117,7 +117,7 @@ Deno.test(
   "a TLS listener whose accept() fails for want of descriptors listens again once they are free, as a plain one",
   { ignore: !hasPrlimit() },
   async () => {
-    const [plain, tls] = [refusedPort(), refusedPort()];
+    const [plain, tls] = [freePort(), freePort()];
     await using p = await prefixWith(commonPair(plain, tls));
     // Deno and the gateway use about 27 descriptors; the rest are clients'.
     await using gw = await spawnGatewayWith({}, ["--nginx-conf", p.conf], [

@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway, waitFor } from "./_utils.ts";
+import { freePort, rawRequest, spawnGateway, waitFor } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 import { nginxBinary } from "./_nginx.ts";
 import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
@@ -55,8 +55,8 @@ async function first(cert: string, url: string) {
 /** Both servers of the pair, each on its own two ports. */
 async function bothPairs() {
   const ports = {
-    gateway: [refusedPort(), refusedPort()] as const,
-    nginx: [refusedPort(), refusedPort()] as const,
+    gateway: [freePort(), freePort()] as const,
+    nginx: [freePort(), freePort()] as const,
   };
   const g = await prefixWith(commonPair(...ports.gateway));
   const n = await prefixWith(commonPair(...ports.nginx));
@@ -144,7 +144,7 @@ async function curl(args: string[]): Promise<string> {
 }
 
 Deno.test("curl follows the pair over HTTP/1.1 and HTTP/2 with the certificate trusted", async () => {
-  const [plain, tls] = [refusedPort(), refusedPort()];
+  const [plain, tls] = [freePort(), freePort()];
   await using p = await prefixWith(commonPair(plain, tls));
   await using _gw = await startMain(["--nginx-conf", p.conf]);
   for (const version of ["--http1.1", "--http2"]) {
@@ -164,7 +164,7 @@ Deno.test("curl follows the pair over HTTP/1.1 and HTTP/2 with the certificate t
 });
 
 Deno.test("plain HTTP sent to the TLS port gets no HTTP answer and the port keeps serving (nginx answers 400)", async () => {
-  const [plain, tls] = [refusedPort(), refusedPort()];
+  const [plain, tls] = [freePort(), freePort()];
   await using p = await prefixWith(commonPair(plain, tls));
   await using _gw = await startMain(["--nginx-conf", p.conf]);
   for (let i = 0; i < 3; i++) {
@@ -192,7 +192,7 @@ Deno.test("over HTTP/2 the gateway's own 400 ends its stream, not the connection
   // Over TLS a request without Host may be HTTP/1.x too, so the 400 itself
   // is cut: the stream fails (curl's 000 and its error), the next is served
   // over the same connection (closing_connections_tls_test.ts).
-  const [plain, tls] = [refusedPort(), refusedPort()];
+  const [plain, tls] = [freePort(), freePort()];
   await using p = await prefixWith(commonPair(plain, tls));
   await using _gw = await startMain(["--nginx-conf", p.conf]);
   strictEqual(

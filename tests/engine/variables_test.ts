@@ -4,7 +4,7 @@
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
+import { freePort, rawRequest, spawnGateway } from "../_utils.ts";
 import { Variables } from "../../src/engine/variables.ts";
 import { compileText, requestVars } from "./_conf.ts";
 import type { RequestVars } from "../../src/engine/mod.ts";
@@ -22,7 +22,7 @@ http {
   error_log ${prefix}/logs/error.log;
   access_log off;
   server {
-    listen 127.0.0.1:${refusedPort()};
+    listen 127.0.0.1:${freePort()};
     location / { add_header X-Host $hostname; return 200 "$hostname $pid\\n"; }
   }
 }`,

@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import { freePort, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
 import { runStartup } from "../_in_process.ts";
 import {
   errorLogsConf,
@@ -21,7 +21,7 @@ const prefixWith = (text: string) =>
   nginxPrefix(text, { name: "error-logs-", dirs: ["conf"] });
 
 Deno.test("each server and location writes its error lines to its own error_log, and nothing to the others", async () => {
-  await using p = await prefixWith(errorLogsConf(refusedPort()));
+  await using p = await prefixWith(errorLogsConf(freePort()));
   await using gw = await spawnGateway(["--nginx-conf", p.conf]);
   await sendErrorLogRequests(gw.port);
   await waitFor(() => requestLines(p.prefix)["a.log"].length >= 4);
@@ -110,7 +110,7 @@ http {
 });
 
 Deno.test("--check accepts each server's and location's error_log and opens every file", async () => {
-  await using p = await prefixWith(errorLogsConf(refusedPort()));
+  await using p = await prefixWith(errorLogsConf(freePort()));
   // A file where the location's log folder should be: that open fails.
   await Deno.writeTextFile(
     p.conf,

@@ -5,7 +5,7 @@
  * no file holds a line the other side's does not.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { rawRequest, refusedPort, spawnGateway, waitFor } from "../_utils.ts";
+import { freePort, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -15,7 +15,7 @@ import {
 import { prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
 Deno.test("nginx and the gateway write each server's and location's error lines to the same files", async () => {
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(
     PROCESS + errorLogsConf(theirPort, TEMP),
   );
@@ -32,7 +32,7 @@ Deno.test("nginx and the gateway write each server's and location's error lines 
 });
 
 Deno.test("known difference head-lines-server: a line about a field after Host goes to the default server's error_log (nginx: the Host field's server once read); one found once the whole head is read goes to the Host field's server on both", async () => {
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(
     PROCESS + errorLogsConf(theirPort, TEMP),
   );

@@ -9,8 +9,8 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
+  freePort,
   rawRequest,
-  refusedPort,
   spawnGateway,
   startUpstream,
   waitFor,
@@ -102,7 +102,7 @@ function masked(line: string, prefix: string, port: number): string {
 
 Deno.test("log_format reads the engine's variables with the values nginx 1.22 writes", async () => {
   await using upstream = startUpstream();
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   for (const side of [theirs, ours]) {

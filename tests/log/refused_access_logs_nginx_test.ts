@@ -7,7 +7,7 @@
  * error log.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { maskErrorLine, rawRequest, refusedPort, waitFor } from "../_utils.ts";
+import { freePort, maskErrorLine, rawRequest, waitFor } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
@@ -93,7 +93,7 @@ function linesOf(prefix: string): Record<string, string[]> {
 }
 
 Deno.test("a request refused before routing is written to the access logs nginx 1.22 writes it to, each in its format and with its if=", async () => {
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(conf(theirPort));
   await using ours = await prefixWith(conf(ourPort));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);

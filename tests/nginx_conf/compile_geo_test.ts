@@ -7,7 +7,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
-import { rawRequest, refusedPort } from "../_utils.ts";
+import { freePort, rawRequest } from "../_utils.ts";
 import { runStartup, startMain } from "../_in_process.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
@@ -88,7 +88,7 @@ Deno.test(
       await Deno.writeTextFile(nets, "127.0.0.1 local;\n10.0.0.0/8 lan;\n");
       const http = GEO.replace("$NETS", nets);
       await using nginx = await startNginxServer({ http, server: SERVER });
-      const port = refusedPort();
+      const port = freePort();
       await Deno.mkdir(join(prefix, "logs"));
       const conf = join(prefix, "nginx.conf");
       await Deno.writeTextFile(
@@ -146,7 +146,7 @@ Deno.test(
         const conf = join(dir, `geo${i}.conf`);
         await Deno.writeTextFile(
           conf,
-          `events {}\nhttp {\n  ${block}\n  server { listen 127.0.0.1:${refusedPort()}; }\n}\n`,
+          `events {}\nhttp {\n  ${block}\n  server { listen 127.0.0.1:${freePort()}; }\n}\n`,
         );
         const nginx = await new Deno.Command(binary, {
           args: nginxArgs({

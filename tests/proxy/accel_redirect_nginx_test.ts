@@ -9,9 +9,9 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
+  freePort,
   rawRequest,
   readHead,
-  refusedPort,
   spawnGateway,
   startRawUpstream,
   writeText,
@@ -94,7 +94,7 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
   try {
     await Deno.mkdir(join(root, "files"));
     await Deno.writeTextFile(join(root, "files", "f.txt"), "the file\n");
-    const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+    const [theirPort, ourPort] = [freePort(), freePort()];
     await using theirs = await prefixWith(conf(theirPort, up.port, root));
     await using ours = await prefixWith(conf(ourPort, up.port, root));
     await using _nginx = await runNginx(theirs.prefix, theirs.conf);

@@ -9,7 +9,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { readResponse } from "../_keep_alive.ts";
-import { refusedPort } from "../_utils.ts";
+import { freePort } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
@@ -122,7 +122,7 @@ async function post(port: number, location: string, body: string) {
 
 Deno.test("known difference chunked-bare-lf: nginx 1.22 forwards a chunked body with bare LF lines; the gateway answers 408 at client_body_timeout (or 400) and never forwards any of it", async () => {
   await using upstream = recordingUpstream();
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);

@@ -6,6 +6,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
+  freePort,
   maskErrorLine,
   rawRequest,
   readHead,
@@ -66,7 +67,7 @@ Deno.test("an nginx.conf's proxied locations reach their groups as with nginx 1.
     http,
     server: server(a.port, b.port, refused),
   });
-  const port = refusedPort();
+  const port = freePort();
   await using p = await nginxPrefix(
     (prefix) =>
       `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n server_name localhost;\n${

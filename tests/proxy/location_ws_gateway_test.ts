@@ -6,7 +6,7 @@
  * the upgrade as a plain request in both.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { rawRequest, refusedPort } from "../_utils.ts";
+import { freePort, rawRequest } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 import { startNginxServer } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
@@ -84,7 +84,7 @@ Deno.test("the map $connection_upgrade idiom tunnels a WebSocket as nginx 1.22 d
     http: HTTP,
     server: server(up.port),
   });
-  const port = refusedPort();
+  const port = freePort();
   await using p = await nginxPrefix(
     `events {}\nhttp {\n access_log off;\n${HTTP}\n server {\n listen 127.0.0.1:${port};\n${
       server(up.port)

@@ -9,12 +9,7 @@ import { constants, gunzipSync } from "node:zlib";
 import { join } from "node:path";
 import { startNginxServer } from "../_nginx.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
-import {
-  readHead,
-  refusedPort,
-  startRawUpstream,
-  writeText,
-} from "../_utils.ts";
+import { freePort, readHead, startRawUpstream, writeText } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 
 const NEEDS = suiteNeeds("proxy_buffering_nginx_test.ts", ["nginx"]);
@@ -104,7 +99,7 @@ Deno.test({
     await using nginx = await startNginxServer({ server: server(up.port) });
     const dir = await Deno.makeTempDir({ prefix: "buffering-" });
     try {
-      const port = refusedPort();
+      const port = freePort();
       const conf = join(dir, "nginx.conf");
       await Deno.writeTextFile(
         conf,

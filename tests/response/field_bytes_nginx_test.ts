@@ -8,7 +8,7 @@
  * socket, the upstream's by a real upstream that records the bytes.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { refusedPort } from "../_utils.ts";
+import { freePort } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
@@ -152,7 +152,7 @@ function sentFields(head: string): string[] {
 
 Deno.test("a variable's value goes into every kind of header field as the bytes nginx 1.22 sends, for each class of value", async (t) => {
   await using upstream = recordingUpstream();
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
@@ -203,7 +203,7 @@ Deno.test("an upstream's field with a control byte reaches the client escaped, a
     "HTTP/1.1 200 OK\r\nX-Bad: a\x01b\x7f\r\nContent-Length: 0\r\n" +
       "Connection: close\r\n\r\n",
   );
-  const [theirPort, ourPort] = [refusedPort(), refusedPort()];
+  const [theirPort, ourPort] = [freePort(), freePort()];
   await using theirs = await prefixWith(conf(theirPort, upstream.port));
   await using ours = await prefixWith(conf(ourPort, upstream.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);

@@ -8,8 +8,8 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
+  freePort,
   readHead,
-  refusedPort,
   startRawUpstream,
   waitFor,
   writeText,
@@ -40,7 +40,7 @@ Deno.test("a client leaving a long gzipped answer closes the upstream and is log
   });
   const dir = await Deno.makeTempDir({ prefix: "gzip-gw-" });
   try {
-    const port = refusedPort();
+    const port = freePort();
     const conf = join(dir, "nginx.conf");
     await Deno.writeTextFile(
       conf,
@@ -93,7 +93,7 @@ Deno.test("a proxied answer that came whole is gzipped in one piece, flushed und
   });
   const dir = await Deno.makeTempDir({ prefix: "gzip-gw-" });
   try {
-    const port = refusedPort();
+    const port = freePort();
     const conf = join(dir, "nginx.conf");
     await Deno.writeTextFile(
       conf,

@@ -14,8 +14,8 @@ import { startNginxSite } from "../_nginx.ts";
 import { findBlank, type Read, request } from "./_raw_exchange.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 import {
+  freePort,
   readHead,
-  refusedPort,
   startRawUpstream,
   waitFor,
   writeText,
@@ -232,7 +232,7 @@ Deno.test({
         files: FILES,
       });
       const conf = join(logs, "gateway.conf");
-      const port = refusedPort();
+      const port = freePort();
       await Deno.writeTextFile(
         conf,
         `events {}\nhttp {\n  error_log ${logs}/error.log;\n  ${format}\n  server {\n    listen 127.0.0.1:${port};\n    server_name localhost;\n${

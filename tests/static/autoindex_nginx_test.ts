@@ -6,7 +6,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { startNginxSite } from "../_nginx.ts";
-import { rawRequest, refusedPort, spawnGateway } from "../_utils.ts";
+import { freePort, rawRequest, spawnGateway } from "../_utils.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -95,7 +95,7 @@ Deno.test(
       cwd: join(nginx.root, "files"),
     }).output();
     deepStrictEqual(success, true);
-    const port = refusedPort();
+    const port = freePort();
     const prefix = await Deno.makeTempDir({ prefix: "autoindex-gw-" });
     try {
       await Deno.mkdir(join(prefix, "logs"));
