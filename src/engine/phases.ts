@@ -399,7 +399,7 @@ export function internalRedirect(
   }
   // ngx_http_internal_redirect: one of nginx's 10 URI changes.
   if (++state.cycles > MAX_CYCLES) return redirectCycle(from, target);
-  const q = options.args === undefined ? target.indexOf("?") : -1;
+  const q = target.indexOf("?");
   if (options.args !== undefined) {
     vars.uri = target;
     vars.args = options.args;

@@ -11,7 +11,7 @@
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import { bytesToText, decodeToBytes } from "../routing/mod.ts";
+import { decodeToBytes } from "../routing/mod.ts";
 import { fieldText } from "../runtime/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { locationResponseFields } from "./response_fields.ts";
@@ -126,7 +126,7 @@ export function accelTarget(value: string): AccelTarget {
   if (!raw.includes("%")) return { kind: "uri", uri: fieldText(raw), args };
   const bytes = decodeToBytes(fieldText(raw));
   if (bytes === null || unsafe(bytes)) return { kind: "unsafe" };
-  return { kind: "uri", uri: bytesToText(bytes), args };
+  return { kind: "uri", uri: fieldText(bytes), args };
 }
 
 /** `ngx_http_parse_unsafe_uri`'s refusals, on a path without its arguments. */

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { fieldBytes } from "../runtime/mod.ts";
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import { errorResponse } from "../response/mod.ts";
@@ -35,7 +36,7 @@ import { groupOf, parseProxyUrl } from "./proxy_url.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { rawUpstreamUri, upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
-import { requestTargetText, utf8Bytes } from "./target_text.ts";
+import { requestTargetText } from "./target_text.ts";
 
 /** One request's part in proxying, from the request flow. */
 export interface LocationRequest {
@@ -194,15 +195,15 @@ function forwardFor(
     : null;
   const path = requestTargetText(
     evaluated !== ""
-      ? utf8Bytes(evaluated.startsWith("?") ? `/${evaluated}` : evaluated)
+      ? fieldBytes(evaluated.startsWith("?") ? `/${evaluated}` : evaluated)
       : raw !== null
-      ? utf8Bytes(raw)
+      ? fieldBytes(raw)
       : upstreamUri({
         proxyUri: pass.uri,
-        locationName: utf8Bytes(request.matchedPrefix ?? conf.name),
-        uri: utf8Bytes(vars.uri),
-        args: utf8Bytes(vars.args),
-        requestUri: utf8Bytes(vars.requestUri),
+        locationName: fieldBytes(request.matchedPrefix ?? conf.name),
+        uri: fieldBytes(vars.uri),
+        args: fieldBytes(vars.args),
+        requestUri: fieldBytes(vars.requestUri),
         uriChanged: request.rewritten,
         internal: request.internal ?? request.rewritten,
         locationInvalid: request.breakInLocation ?? false,

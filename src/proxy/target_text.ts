@@ -7,31 +7,7 @@
  * @module
  */
 
-import { fieldBytes } from "../runtime/mod.ts";
-
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * The bytes of a text as a byte string (one char per byte): the engine
- * holds `$uri` and `$request_uri` as text, while nginx's URI rule and
- * escaping work on bytes. A byte that is not UTF-8 (held as U+DC80-U+DCFF,
- * runtime/value_bytes.ts) is that byte again.
- *
- * @param text The text.
- * @returns Its bytes, one char each; ASCII text as it is.
- *
- * @example Usage
- * ```ts
- * import { utf8Bytes } from "./target_text.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(utf8Bytes("/\u4e2d"), "/\xe4\xb8\xad");
- * strictEqual(utf8Bytes("/a\udcff"), "/a\xff");
- * ```
- */
-export function utf8Bytes(text: string): string {
-  return fieldBytes(text);
-}
 
 /**
  * A target built from byte strings, as text whose UTF-8 encoding is those

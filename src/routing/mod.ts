@@ -14,7 +14,7 @@ export {
   requestTarget,
   segmentText,
 } from "./request_target.ts";
-export { bytesToText, decodeToBytes, escapeBytes } from "./path_decode.ts";
+export { decodeToBytes, escapeBytes } from "./path_decode.ts";
 export type {
   DecodedTarget,
   InvalidTarget,

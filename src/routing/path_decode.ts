@@ -8,8 +8,6 @@
  * @module
  */
 
-import { fieldText } from "../runtime/mod.ts";
-
 const encoder = new TextEncoder();
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 
@@ -91,28 +89,6 @@ export function escapeBytes(segment: string): string {
     from = i + 1;
   }
   return from === 0 ? segment : out + segment.slice(from);
-}
-
-/**
- * A byte string as the text `$uri` holds: its UTF-8 read, each byte that
- * is not part of UTF-8 kept as U+DC80-U+DCFF (`fieldText`,
- * runtime/value_bytes.ts), so nginx's bytes go upstream and into fields
- * unchanged (nginx reads no path as UTF-8).
- *
- * @param segment The bytes, one char each.
- * @returns The text.
- *
- * @example Usage
- * ```ts
- * import { bytesToText } from "./path_decode.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(bytesToText("\xe4\xb8\xad"), "中");
- * strictEqual(bytesToText("a\xff"), "a\udcff");
- * ```
- */
-export function bytesToText(segment: string): string {
-  return fieldText(segment);
 }
 
 /**

@@ -13,12 +13,8 @@
  * @module
  */
 
-import {
-  bytesToText,
-  decodeToBytes,
-  escapeBytes,
-  normalise,
-} from "./path_decode.ts";
+import { fieldText } from "../runtime/mod.ts";
+import { decodeToBytes, escapeBytes, normalise } from "./path_decode.ts";
 
 /**
  * Recovers the raw request target from the URL that `Deno.serve` gives.
@@ -77,13 +73,13 @@ function isDotDotSegment(segment: string): boolean {
 
 /**
  * Percent-decodes one raw segment to the text `$uri` holds (bytes that are
- * not UTF-8 kept, {@linkcode bytesToText}); `null` when it holds a
+ * not UTF-8 kept, `fieldText`); `null` when it holds a
  * malformed escape.
  */
 function decodeSegment(segment: string): string | null {
   if (!segment.includes("%")) return segment;
   const bytes = decodeToBytes(segment);
-  return bytes === null ? null : bytesToText(bytes);
+  return bytes === null ? null : fieldText(bytes);
 }
 
 /** An escape that decodes to a separator: the segments change when decoded. */
@@ -201,7 +197,7 @@ export function escapedSegments(path: NormalisedTarget, from = 0): string {
  * @returns The segment as text, or `null`.
  */
 export function segmentText(segment: string, decoded: boolean): string | null {
-  return decoded ? bytesToText(segment) : decodeSegment(segment);
+  return decoded ? fieldText(segment) : decodeSegment(segment);
 }
 
 /** A request target as nginx's phases read it. */
