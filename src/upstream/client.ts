@@ -215,8 +215,7 @@ export class UpstreamClient {
       } catch (error) {
         throw this.#sendFailed(c, watch, error);
       }
-      let buffer: Uint8Array = c.pending;
-      c.pending = EMPTY;
+      let buffer: Uint8Array = EMPTY;
       let got = 0;
       // A partial head's bytes already searched, and the store it grows in
       // (room doubled when full): a head arriving a few bytes per read costs

@@ -18,8 +18,6 @@ export const NOTHING = (): void => {};
 export class Connection {
   /** The socket. */
   conn: Deno.TcpConn;
-  /** Bytes read past the end of the last response (a protocol error if any). */
-  pending: Uint8Array = EMPTY;
   /** Taken from the pool, not fresh: a failure before any byte may be stale. */
   reused = false;
   /**

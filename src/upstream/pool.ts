@@ -133,15 +133,13 @@ export class IdlePool {
 
   /**
    * Takes back a connection whose exchange is complete, or closes it when
-   * the pool is closed or full or bytes are left over.
+   * the pool is closed or full (a connection holding bytes past its answer
+   * never comes here: `endOfAnswer` closes it).
    *
    * @param c The connection.
    */
   put(c: Connection): void {
-    if (
-      this.#closed || c.closed || this.#idle.length >= this.#maxIdle ||
-      c.pending.length > 0
-    ) {
+    if (this.#closed || c.closed || this.#idle.length >= this.#maxIdle) {
       c.close();
       return;
     }

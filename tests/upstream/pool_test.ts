@@ -34,7 +34,6 @@ Deno.test("IdlePool.take() returns the connection put back last, marked reused",
 
 Deno.test("IdlePool.put() closes what it must not keep", async (t) => {
   const cases: [string, (pool: IdlePool, c: Connection) => void][] = [
-    ["bytes left over", (_, c) => c.pending = new Uint8Array(1)],
     ["pool closed", (pool) => pool.close()],
     ["connection closed", (_, c) => c.close()],
     ["pool full", () => {}],
