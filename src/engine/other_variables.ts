@@ -152,6 +152,9 @@ const DAYS = [
   "Saturday",
 ];
 
+/** The zone's abbreviation as the runtime names it ("UTC", "GMT+8"); made once. */
+let zoneNames: Intl.DateTimeFormat | undefined;
+
 /**
  * `$date_gmt` and `$date_local` as the SSI module's default `timefmt`
  * writes them (`%A, %d-%b-%Y %H:%M:%S %Z`).
@@ -159,19 +162,32 @@ const DAYS = [
 function ssiDate(local: boolean): string {
   const now = new Date();
   const two = (n: number) => String(n).padStart(2, "0");
-  if (!local) {
-    return `${DAYS[now.getUTCDay()]}, ${two(now.getUTCDate())}-${
-      MONTH_NAMES[now.getUTCMonth()]
-    }-${now.getUTCFullYear()} ${two(now.getUTCHours())}:${
-      two(now.getUTCMinutes())
-    }:${two(now.getUTCSeconds())} GMT`;
-  }
-  // The zone's abbreviation as the runtime names it ("UTC", "GMT+8").
-  const zone = new Intl.DateTimeFormat("en-US", { timeZoneName: "short" })
-    .formatToParts(now).find((p) => p.type === "timeZoneName")?.value ?? "";
-  return `${DAYS[now.getDay()]}, ${two(now.getDate())}-${
-    MONTH_NAMES[now.getMonth()]
-  }-${now.getFullYear()} ${two(now.getHours())}:${two(now.getMinutes())}:${
-    two(now.getSeconds())
-  } ${zone}`;
+  // The same fields, read in UTC or in local time (as autoindex's date()).
+  const [day, date, month, year, hours, minutes, seconds] = local
+    ? [
+      now.getDay(),
+      now.getDate(),
+      now.getMonth(),
+      now.getFullYear(),
+      now.getHours(),
+      now.getMinutes(),
+      now.getSeconds(),
+    ]
+    : [
+      now.getUTCDay(),
+      now.getUTCDate(),
+      now.getUTCMonth(),
+      now.getUTCFullYear(),
+      now.getUTCHours(),
+      now.getUTCMinutes(),
+      now.getUTCSeconds(),
+    ];
+  const zone = local
+    ? (zoneNames ??= new Intl.DateTimeFormat("en-US", {
+      timeZoneName: "short",
+    })).formatToParts(now).find((p) => p.type === "timeZoneName")?.value ?? ""
+    : "GMT";
+  return `${DAYS[day]}, ${two(date)}-${MONTH_NAMES[month]}-${year} ${
+    two(hours)
+  }:${two(minutes)}:${two(seconds)} ${zone}`;
 }
