@@ -59,6 +59,7 @@ import {
   READING_HEADERS,
 } from "./routing/mod.ts";
 import { type RefusalStage, refusedVars } from "./refused_vars.ts";
+import type { FieldNames } from "./runtime/mod.ts";
 
 export type { RefusalStage };
 
@@ -247,6 +248,8 @@ export class EngineRoute {
   readonly #mayLimitConn: boolean;
   /** Each listening port's default server, whose error logs take lines before a server is chosen. */
   readonly #logScopes: readonly LogScope[];
+  /** Per socket: whether a server sets `underscores_in_headers` or `ignore_invalid_headers`. */
+  readonly #fieldNamesSet: readonly boolean[];
 
   /**
    * @param conf The compiled configuration.
@@ -256,6 +259,9 @@ export class EngineRoute {
     this.#conf = conf;
     this.#deps = deps;
     this.#listens = listenPorts(conf);
+    this.#fieldNamesSet = this.#listens.map(({ servers }) =>
+      servers.some((s) => s.conf.fieldNames !== undefined)
+    );
     this.#logScopes = this.#listens.map(({ defaultServer }) => ({
       location: defaultServer.conf,
       serverName: defaultServer.serverName,
@@ -309,6 +315,51 @@ export class EngineRoute {
   }
 
   /**
+   * Which request fields are kept by their names: the
+   * `underscores_in_headers` and `ignore_invalid_headers` of the server the
+   * request's name chooses. nginx reads them for each field line from the
+   * server current when the line is read: the socket's default server's
+   * until the request line's or the Host field's name chooses another
+   * (ngx_http_process_request_headers). `Deno.serve` does not keep the
+   * fields' order; clients send Host first, so every field is read with
+   * the chosen server's.
+   *
+   * @param index The socket's index in `listenPorts`.
+   * @param host The request's name (`Host`, or the request line's), `null`
+   * when none.
+   * @returns The settings; `undefined` at nginx's defaults.
+   */
+  fieldNames(index: number, host: string | null): FieldNames | undefined {
+    // A name search only where a server of the socket sets them.
+    if (!(this.#fieldNamesSet[index] ?? this.#fieldNamesSet[0]!)) {
+      return undefined;
+    }
+    const listen = this.#listens[index] ?? this.#listens[0]!;
+    return findServer(listen, hostName(host)).server.conf.fieldNames;
+  }
+
+  /**
+   * Where lines about the request's fields go (a field nginx drops by its
+   * name): the server its name chooses, current when nginx reads the
+   * fields after Host (ngx_http_process_request_headers).
+   *
+   * @param index The socket's index in `listenPorts`.
+   * @param host The request's name, `null` when none.
+   * @returns That server's level and name.
+   */
+  hostScope(index: number, host: string | null): LogScope {
+    const listen = this.#listens[index] ?? this.#listens[0]!;
+    return this.#scopeOf(index, findServer(listen, hostName(host)).server);
+  }
+
+  #scopeOf(index: number, server: ServerConf): LogScope {
+    const listen = this.#listens[index] ?? this.#listens[0]!;
+    return server === listen.defaultServer
+      ? this.logScope(index)
+      : { location: server.conf, serverName: server.serverName };
+  }
+
+  /**
    * The one place that decides where a request refused before routing is
    * logged: nginx logs it with the configuration current when it gave up,
    * the socket's default server's (ngx_http_create_request) or, once
@@ -333,9 +384,7 @@ export class EngineRoute {
     const server = stage === "head"
       ? findServer(listen, hostName(request.host)).server
       : listen.defaultServer;
-    request.at = server === listen.defaultServer
-      ? this.logScope(socket.index)
-      : { location: server.conf, serverName: server.serverName };
+    request.at = this.#scopeOf(socket.index, server);
     if (!this.#deps.logger.accessEnabled) return;
     request.accessLogs = server.conf.accessLogs;
     // Only a format beyond `combined`'s, or an `if=`, reads them.
@@ -393,6 +442,7 @@ export class EngineRoute {
       // The walked fields are the request's own (over TLS, `:authority`
       // may be added as Host).
       fields: listen.ssl ? null : request.clientFields ?? null,
+      fieldNames: server.conf.fieldNames,
       remoteAddr: request.client,
       remotePort: request.clientPort,
       serverAddr: listen.hostname,

@@ -383,8 +383,13 @@ export function createGatewayHandler(
       notes,
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
+      fieldNames: engine.fieldNames(at.index, ctx.authority ?? host),
     });
-    for (let i = 0; i < verdict.notes.length; i++) ctx.log(verdict.notes[i]!);
+    if (verdict.notes.length > 0) {
+      // Written with the server current when nginx read those fields.
+      ctx.at = engine.hostScope(at.index, ctx.authority ?? host);
+      for (let i = 0; i < verdict.notes.length; i++) ctx.log(verdict.notes[i]!);
+    }
     if (verdict.kind === "reject") {
       ctx.host = ctx.authority ?? host;
       ctx.uri = decoded.uri;

@@ -70,6 +70,7 @@ const OPTIONS = {
   "spa-fallback": { type: "string" },
   "status-path": { type: "string" },
   "log-not-found": { type: "string" },
+  "underscores-in-headers": { type: "string" },
   "cache-html": { type: "string" },
   "cache-fingerprinted": { type: "string" },
   "cache-other": { type: "string" },
@@ -256,6 +257,9 @@ export function parseCliArgs(args: string[]): CliOptions {
   }
   if (values["log-not-found"] !== undefined) {
     settings.logNotFound = values["log-not-found"];
+  }
+  if (values["underscores-in-headers"] !== undefined) {
+    settings.underscoresInHeaders = values["underscores-in-headers"];
   }
   if (values["cache-html"] !== undefined) {
     settings.cacheHtml = values["cache-html"];

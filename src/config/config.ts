@@ -109,6 +109,8 @@ export interface SettingsInput {
   spaFallback?: string;
   /** `on` or `off`. */
   logNotFound?: string;
+  /** `on` or `off`. */
+  underscoresInHeaders?: string;
   /** A `Cache-Control` value for HTML documents (`cachePolicy.html`). */
   cacheHtml?: string;
   /** A `Cache-Control` value for fingerprinted assets such as `app.3f9a2c1b.js` (`cachePolicy.fingerprinted`). */
@@ -175,6 +177,11 @@ export interface GatewayConfig {
   spaFallback: boolean;
   /** Missing files are logged, as nginx's `log_not_found on`. */
   logNotFound: boolean;
+  /**
+   * Request fields with `_` in their names are passed on, as nginx's
+   * `underscores_in_headers on` (by default nginx drops them).
+   */
+  underscoresInHeaders: boolean;
   /** `Cache-Control` values for static files: HTML, fingerprinted, other. */
   cachePolicy: CachePolicy;
   /** The status endpoint's path (loopback clients only), or `null` when off. */
@@ -234,6 +241,7 @@ export const DEFAULT_SETTINGS = {
   upstreamKeepalive: 64,
   spaFallback: "on",
   logNotFound: "on",
+  underscoresInHeaders: "off",
   cacheHtml: DEFAULT_CACHE_POLICY.html,
   cacheFingerprinted: DEFAULT_CACHE_POLICY.fingerprinted,
   cacheOther: DEFAULT_CACHE_POLICY.other,
@@ -403,6 +411,10 @@ export function resolveConfig(
     largeClientHeaderBuffers: headerBuffers(s.largeClientHeaderBuffers),
     spaFallback: parseSwitch(s.spaFallback, "spa-fallback"),
     logNotFound: parseSwitch(s.logNotFound, "log-not-found"),
+    underscoresInHeaders: parseSwitch(
+      s.underscoresInHeaders,
+      "underscores-in-headers",
+    ),
     cachePolicy: {
       html: parseHeaderValue(s.cacheHtml, "cache-html"),
       fingerprinted: parseHeaderValue(

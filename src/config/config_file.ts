@@ -47,6 +47,7 @@ const FILE_KEYS: Readonly<
   upstreamKeepalive: "number",
   spaFallback: "string",
   logNotFound: "string",
+  underscoresInHeaders: "string",
   cacheHtml: "string",
   cacheFingerprinted: "string",
   cacheOther: "string",

@@ -43,6 +43,8 @@ OPTIONS:
                            like nginx stub_status (default: off)
   --spa-fallback on|off    App routes with no file get index.html (default: on)
   --log-not-found on|off   Log missing files as nginx does (default: on)
+  --underscores-in-headers on|off  Pass request fields with "_" in their
+                           names, as nginx's underscores_in_headers (default: off)
   --cache-html VALUE       Cache-Control for HTML (default: ${d.cacheHtml})
   --cache-fingerprinted V  Cache-Control for app.3f9a2c1b.js-style files
                            (default: ${d.cacheFingerprinted})

@@ -17,6 +17,7 @@ import type { RewriteProgram } from "./rewrite.ts";
 import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
 import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
+import type { FieldNames } from "../runtime/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -219,6 +220,11 @@ export interface LocationConf {
   tryFiles: TryFiles | null;
   /** `log_not_found`. */
   logNotFound: boolean;
+  /**
+   * `underscores_in_headers` and `ignore_invalid_headers` (http and server
+   * levels; a request reads its server's); absent at nginx's defaults.
+   */
+  fieldNames?: FieldNames;
   /**
    * `autoindex on`: a folder without an index file is listed (its
    * `autoindex_exact_size` and `autoindex_localtime`); absent when off.

@@ -24,7 +24,13 @@ import {
   OPTIONAL,
 } from "./built_in_variables.ts";
 import { cookieIn, upstreamField } from "./other_variables.ts";
-import { fieldBytes, fieldText } from "../runtime/mod.ts";
+import {
+  fieldBytes,
+  type FieldNames,
+  fieldText,
+  keepsUnderscores,
+  underscoredField,
+} from "../runtime/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
 export interface RequestVars {
@@ -52,6 +58,11 @@ export interface RequestVars {
    * checks) per variable.
    */
   fields?: readonly string[] | null;
+  /**
+   * The server's `underscores_in_headers` and `ignore_invalid_headers`:
+   * which of `headers` nginx keeps. Absent at nginx's defaults.
+   */
+  fieldNames?: FieldNames | undefined;
   /** `$remote_addr`. */
   remoteAddr: string;
   /** `$remote_port`. */
@@ -158,13 +169,28 @@ export class Variables implements VariableScope, LogVariableScope {
     const builtIn = BUILT_IN[name];
     if (builtIn !== undefined) return builtIn;
     if (name.startsWith("http_")) {
-      const field = fieldName(name.slice(5));
+      const suffix = name.slice(5);
+      const field = fieldName(suffix);
       // Cookie fields are joined with "; " by nginx, others with ", ";
       // Headers.get joins with ", " (a difference only for repeated Cookie).
-      return (r) =>
+      const read = (r: RequestVars) =>
         fieldText(
           r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
         );
+      if (field === suffix) return read;
+      // `$http_x_token` reads a field `x_token` too where such fields are
+      // kept; the name with `-` is looked up first, all there is to it at
+      // nginx's defaults.
+      return (r) => {
+        const value = read(r);
+        if (value !== "" || !keepsUnderscores(r.fieldNames)) return value;
+        const kept = underscoredField(
+          r.fields ?? r.headers,
+          suffix,
+          r.fieldNames,
+        );
+        return kept === null ? "" : fieldText(kept);
+      };
     }
     const optional = this.#optional(name);
     if (optional !== null) return (r) => optional(r) ?? "";

@@ -21,6 +21,7 @@ import {
   LOG_OPS,
   type LogVariable,
   type LogVariableScope,
+  requestHeader,
   VARIABLES,
 } from "./log_variables.ts";
 
@@ -168,7 +169,7 @@ function resolve(
   const known = VARIABLES[lower];
   if (known !== undefined) return variableOp(known, escape);
   if (lower.startsWith("http_")) {
-    return variableOp(header((r) => r.headers, lower.slice(5)), escape);
+    return variableOp(requestHeader(lower.slice(5)), escape);
   }
   if (lower.startsWith("sent_http_")) {
     return variableOp(

@@ -12,6 +12,8 @@ export interface HeaderReader {
   get(name: string): string | null;
 }
 
+import type { FieldNames } from "../runtime/mod.ts";
+
 /** One try of an upstream server (`$upstream_*` print one entry each). */
 export interface UpstreamTry {
   /** `$upstream_addr`: the peer (`127.0.0.1:8080`), or the group's name when no peer was chosen. */
@@ -37,6 +39,8 @@ export interface UpstreamTry {
 export interface RecordVars {
   /** The record of the line being written. */
   log?: LogRecord | undefined;
+  /** Which request fields the socket keeps (`$http_NAME`); nginx's defaults when absent. */
+  fieldNames?: FieldNames | undefined;
 }
 
 /** One finished request, as log formats read it. */

@@ -12,6 +12,7 @@ import {
   formatTimeLocal,
 } from "./log_values.ts";
 import type { LogRecord, UpstreamTry } from "./log_record.ts";
+import { keepsUnderscores, underscoredField } from "../runtime/mod.ts";
 
 /** A variable as a format reads it. */
 export interface LogVariable {
@@ -101,6 +102,27 @@ export function header(
 ): LogVariable {
   const field = suffix.replaceAll("_", "-");
   return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
+}
+
+/**
+ * `$http_NAME`: the request's field by the variable's suffix, as the
+ * engine's variable reads it (a field `x_token` too for `$http_x_token`
+ * where the socket keeps such fields: `runtime/field_names.ts`).
+ */
+export function requestHeader(suffix: string): LogVariable {
+  const field = suffix.replaceAll("_", "-");
+  if (field === suffix) return header((r) => r.headers, suffix);
+  return {
+    read: (r) => {
+      const value = r.headers.get(field);
+      const names = r.vars?.fieldNames;
+      if (value !== null || !keepsUnderscores(names)) return value ?? undefined;
+      return r.headers instanceof Headers
+        ? underscoredField(r.headers, suffix, names) ?? undefined
+        : undefined;
+    },
+    encoding: "latin1",
+  };
 }
 
 /**

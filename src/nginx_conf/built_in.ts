@@ -34,6 +34,7 @@ export type BuiltInSettings = Pick<
   | "upstreamKeepalive"
   | "spaFallback"
   | "logNotFound"
+  | "underscoresInHeaders"
   | "cachePolicy"
   | "statusPath"
   | "errorPages"
@@ -141,6 +142,7 @@ export function builtInConf(s: BuiltInSettings): string {
   add(2, `root ${q(s.root)};`);
   add(2, `client_max_body_size ${s.clientMaxBodySize};`);
   add(2, `log_not_found ${s.logNotFound ? "on" : "off"};`);
+  if (s.underscoresInHeaders) add(2, "underscores_in_headers on;");
   add(2, "gzip_static on;");
   add(2, "gzip_vary on;");
   add(2, "station_default_page on;");

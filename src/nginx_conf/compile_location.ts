@@ -24,6 +24,7 @@ import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
+import type { FieldNames } from "../runtime/mod.ts";
 import { cookieRewrites } from "./compile_cookie.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import type { AccessSettings } from "./compile_access.ts";
@@ -60,6 +61,15 @@ const MINUTE = 60_000;
 function flag(level: Level, name: string, fallback: boolean): boolean {
   const d = level.last(name);
   return d === undefined ? fallback : d.args[0]!.toLowerCase() === "on";
+}
+
+/** `underscores_in_headers` and `ignore_invalid_headers`, unless nginx's defaults. */
+function fieldNames(level: Level): { fieldNames?: FieldNames } {
+  const underscores = flag(level, "underscores_in_headers", false);
+  const ignoreInvalid = flag(level, "ignore_invalid_headers", true);
+  return underscores || !ignoreInvalid
+    ? { fieldNames: Object.freeze({ underscores, ignoreInvalid }) }
+    : {};
 }
 
 function value(
@@ -386,6 +396,7 @@ export function locationSettings(
         : { kind: "uri", uri: value(ctx, tryFiles, tryFiles.args.at(-1)!) },
     },
     logNotFound: flag(level, "log_not_found", true),
+    ...fieldNames(level),
     ...(flag(level, "autoindex", false)
       ? {
         autoindex: {

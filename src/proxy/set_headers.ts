@@ -14,7 +14,7 @@
  */
 
 import type { ComplexValue, LocationConf, RequestVars } from "../engine/mod.ts";
-import { fieldBytes } from "../runtime/mod.ts";
+import { fieldBytes, ignoredField } from "../runtime/mod.ts";
 
 /**
  * nginx's defaults after the two the configuration model carries
@@ -151,14 +151,18 @@ export function upstreamFields(
   }
   const passed: [string, string][] = [];
   const { dropped } = plan;
-  // Names with `_` are dropped when the request is read (nginx's
-  // `underscores_in_headers off`).
   const pass = (value: string, name: string) => {
-    if (!dropped.has(name) && !name.includes("_")) passed.push([name, value]);
+    if (!dropped.has(name)) passed.push([name, value]);
   };
   if (client instanceof Headers) {
+    // The walked list holds only the fields nginx keeps; `Headers` holds
+    // all, so those nginx drops by their names are dropped here
+    // (`underscores_in_headers`, `ignore_invalid_headers`).
+    const names = vars.fieldNames;
     // forEach, not for..of: Deno's iterator sorts the list again per field.
-    client.forEach(pass);
+    client.forEach((value, name) => {
+      if (!ignoredField(name, names)) pass(value, name);
+    });
   } else {
     for (let i = 0; i + 1 < client.length; i += 2) {
       pass(client[i + 1]!, client[i]!);

@@ -19,6 +19,11 @@ import {
 } from "./header_buffers.ts";
 import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
+import {
+  type FieldNames,
+  ignoredField,
+  NGINX_FIELD_NAMES,
+} from "../runtime/mod.ts";
 
 /** An `[info]` line's own fields. */
 export type CheckEvent = Pick<ErrorEvent, "level" | "message" | "action">;
@@ -141,14 +146,15 @@ export function checkRequestLine(
 
 /**
  * Checks a request's head as nginx does before routing: the first failure
- * in nginx's order, and the info lines for header names with `_`
- * (`underscores_in_headers off` drops them).
+ * in nginx's order, and the info lines for the fields nginx drops by their
+ * names (`underscores_in_headers`, `ignore_invalid_headers`).
  *
  * @param req The request.
  * @param host The `Host` field, or `null`.
- * @param options `notes`: look for `_` in field names (the lines are
- * `info`); `limits`: `large_client_header_buffers`; `line`: the request
- * line, which shares the first buffers with the fields.
+ * @param options `notes`: write the info lines for dropped fields;
+ * `limits`: `large_client_header_buffers`; `line`: the request line, which
+ * shares the first buffers with the fields; `fieldNames`: the socket's
+ * default server's settings for field names (nginx's defaults when absent).
  * @returns The verdict.
  *
  * @example Usage
@@ -163,14 +169,18 @@ export function checkRequestLine(
 export function checkRequestHead(
   req: Request,
   host: string | null,
-  options: { notes: boolean; limits?: HeaderBuffers; line?: string } = {
-    notes: true,
-  },
+  options: {
+    notes: boolean;
+    limits?: HeaderBuffers;
+    line?: string;
+    fieldNames?: FieldNames | undefined;
+  } = { notes: true },
 ): HeadVerdict {
   const walk = walkFields(req.headers, {
     notes: options.notes,
     limits: options.limits ?? DEFAULT_HEADER_BUFFERS,
     line: options.line ?? "",
+    fieldNames: options.fieldNames ?? NGINX_FIELD_NAMES,
   });
   const notes = walk.notes;
   const reject = (
@@ -279,15 +289,20 @@ export function expectsContinue(req: Request, length: number | null): boolean {
 }
 
 /**
- * One walk over the fields: nginx's line for each name with `_` (which it
- * drops), and the first line that does not fit nginx's header buffers.
+ * One walk over the fields: nginx's line for each field it drops by its
+ * name, and the first line that does not fit nginx's header buffers.
  * `Deno.serve` hands the fields over sorted by name, with repeated fields
- * joined, so the buffers are filled in that order. The fields are kept,
- * flat, for the proxy.
+ * joined, so the buffers are filled in that order. The fields nginx keeps
+ * are kept, flat, for the proxy and `$http_NAME`.
  */
 function walkFields(
   headers: Headers,
-  options: { notes: boolean; limits: HeaderBuffers; line: string },
+  options: {
+    notes: boolean;
+    limits: HeaderBuffers;
+    line: string;
+    fieldNames: FieldNames;
+  },
 ): { notes: readonly CheckEvent[]; tooLong: string | null; fields: string[] } {
   let notes: CheckEvent[] | null = null;
   let tooLong: string | null = null;
@@ -295,12 +310,15 @@ function walkFields(
   const replay = new HeaderBufferReplay(options.limits);
   replay.place(options.line.length + 2);
   headers.forEach((value, name) => {
-    fields.push(name, value);
     if (tooLong === null) {
       const held = replay.place(name.length + value.length + 4);
       if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
     }
-    if (!options.notes || !name.includes("_")) return;
+    if (!ignoredField(name, options.fieldNames)) {
+      fields.push(name, value);
+      return;
+    }
+    if (!options.notes) return;
     (notes ??= []).push({
       level: "info",
       message: `client sent invalid header line: "${name}: ${value}"`,

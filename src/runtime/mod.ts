@@ -30,3 +30,10 @@ export {
   parseOsErrorCode,
 } from "./os_errors.ts";
 export type { OsErrorText, OsFamily } from "./os_errors.ts";
+export {
+  ignoredField,
+  keepsUnderscores,
+  NGINX_FIELD_NAMES,
+  underscoredField,
+} from "./field_names.ts";
+export type { FieldNames } from "./field_names.ts";

@@ -143,3 +143,27 @@ Deno.test("upstreamFields() writes a text value past one byte per char as its UT
     ["X-Name", "\u00c3\u00a9"],
   ]);
 });
+
+Deno.test("upstreamFields() drops the client's fields nginx drops by their names, per the server's settings", () => {
+  const conf = locationConf({ name: "/api/", pass: "http://127.0.0.1:8080/" });
+  const client = { "x_tok": "1", "x.dot": "2", "x-ok": "3" };
+  /** [settings, the names passed] (the `Headers` path: TLS, error pages) */
+  const cases: [
+    { underscores: boolean; ignoreInvalid: boolean } | undefined,
+    string[],
+  ][] = [
+    [undefined, ["x-ok"]],
+    [{ underscores: true, ignoreInvalid: true }, ["x-ok", "x_tok"]],
+    [{ underscores: false, ignoreInvalid: false }, ["x-ok", "x.dot", "x_tok"]],
+  ];
+  deepStrictEqual(
+    cases.map(([fieldNames]) =>
+      upstreamFields(
+        fieldPlan(conf),
+        { ...vars(new Headers(client)), fieldNames },
+        new Headers(client),
+      ).passed.map(([name]) => name)
+    ),
+    cases.map(([, names]) => names),
+  );
+});
