@@ -10,8 +10,11 @@
 
 import type { RequestVars } from "./variables.ts";
 
-/** Reads one variable of a request; `""` when not found (nginx's empty). */
-export type VariableReader = (r: RequestVars) => string;
+/**
+ * Reads one variable of a request; `undefined` when nginx finds no value
+ * (`v->not_found`): a value reads it as empty, a log line prints `-`.
+ */
+export type VariableReader = (r: RequestVars) => string | undefined;
 
 /** Resolves variable names at compile time. */
 export interface VariableScope {
@@ -142,7 +145,7 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
       let out = "";
       for (let k = 0; k < parts.length; k++) {
         const p = parts[k]!;
-        out += typeof p === "string" ? p : p(r);
+        out += typeof p === "string" ? p : p(r) ?? "";
       }
       return out;
     },

@@ -17,13 +17,13 @@ import {
 } from "../log/mod.ts";
 import {
   arg,
-  BUILT_IN,
+  CHANGEABLE,
   cookie,
   fieldName,
   fieldValue,
-  OPTIONAL,
+  VARIABLES,
 } from "./built_in_variables.ts";
-import { cookieIn, upstreamField } from "./other_variables.ts";
+import { upstreamCookie, upstreamField } from "./other_variables.ts";
 import { fieldBytes, fieldText } from "../runtime/mod.ts";
 
 /** One request as variables see it. Filled by the handler; phases update it. */
@@ -140,7 +140,8 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
-   * The reader for a name.
+   * The reader for a name, one for each name: a value reads `undefined`
+   * (nginx's `not_found`) as empty, a log line as `-`.
    *
    * @param name Lower case, without `$`.
    * @returns The reader, or `null` when nginx would not know the name.
@@ -152,35 +153,21 @@ export class Variables implements VariableScope, LogVariableScope {
       let memo: Map<string, string> | null | undefined;
       return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
     }
-    if (this.#set.has(name) || this.#captures.has(name)) {
-      return (r) => r.vars?.get(name) ?? "";
-    }
-    const builtIn = BUILT_IN[name];
-    if (builtIn !== undefined) return builtIn;
+    if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
+    // A named capture of a regex that did not match is not found; a `set`
+    // variable not yet assigned is empty.
+    if (this.#captures.has(name)) return (r) => r.vars?.get(name);
+    const known = VARIABLES[name];
+    if (known !== undefined) return known;
     if (name.startsWith("http_")) {
       const field = fieldName(name.slice(5));
-      // Cookie fields are joined with "; " by nginx, others with ", ";
-      // Headers.get joins with ", " (a difference only for repeated Cookie).
+      // Deno.serve joins repeated Cookie fields with "; " and others with
+      // ", ", as nginx's $http_cookie and $http_NAME do.
       return (r) =>
         fieldText(
           r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
         );
     }
-    const optional = this.#optional(name);
-    if (optional !== null) return (r) => optional(r) ?? "";
-    const logged = recordValue(name);
-    if (logged !== null) {
-      // The log phase's values (ngx_http_variable_status, the upstream
-      // module's): what the finished request tells, empty before it is.
-      return (r) => r.log === undefined ? "" : fieldText(logged(r.log) ?? "");
-    }
-    return null;
-  }
-
-  /** The readers of names nginx may find no value for, else `null`. */
-  #optional(name: string): ((r: RequestVars) => string | undefined) | null {
-    const known = OPTIONAL[name];
-    if (known !== undefined) return known;
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
       return (r) => arg(r, key);
@@ -195,7 +182,7 @@ export class Variables implements VariableScope, LogVariableScope {
     }
     if (name.startsWith("upstream_cookie_")) {
       const key = name.slice(16);
-      return (r) => cookieIn(upstreamField(r, "set-cookie"), key);
+      return (r) => upstreamCookie(r, key);
     }
     // No trailers are sent or kept.
     if (
@@ -203,10 +190,11 @@ export class Variables implements VariableScope, LogVariableScope {
     ) {
       return () => undefined;
     }
-    if (this.#captures.has(name) && !this.#set.has(name)) {
-      // A named capture of a regex that did not match is not found; a
-      // `set` variable not yet assigned is empty.
-      return (r) => r.vars?.get(name);
+    const logged = recordValue(name);
+    if (logged !== null) {
+      // The log phase's values (ngx_http_variable_status, the upstream
+      // module's): what the finished request tells, empty before it is.
+      return (r) => r.log === undefined ? "" : fieldText(logged(r.log) ?? "");
     }
     return null;
   }
@@ -232,8 +220,7 @@ export class Variables implements VariableScope, LogVariableScope {
    * ```
    */
   variable(name: string): LogVariable | null {
-    const optional = this.#maps.has(name) ? null : this.#optional(name);
-    const read = optional ?? this.reader(name);
+    const read = this.reader(name);
     if (read === null) return null;
     return {
       read: (record) => {
@@ -247,14 +234,35 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
-   * Whether `set` may assign this name: not a built-in nginx keeps read-only.
+   * Why `set` may not assign a name, as `ngx_http_add_variable` refuses a
+   * variable nginx keeps read-only (every one but `NGX_HTTP_VAR_CHANGEABLE`
+   * ones; a prefix such as `http_` is no variable of its own there).
    *
-   * @param name Lower case, without `$`.
-   * @returns `true` when it may.
+   * @param name The name as written, without `$`.
+   * @returns nginx's message, the gateway's for a changeable variable
+   * whose own handler it lacks, or `null` when `set` may assign it.
+   *
+   * @example Usage
+   * ```ts
+   * import { Variables } from "./variables.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * strictEqual(Variables.assignRefusal("Remote_Addr"), 'the duplicate "Remote_Addr" variable');
+   * strictEqual(Variables.assignRefusal("ssl_protocol"), null);
+   * strictEqual(Variables.assignRefusal("http_x"), null);
+   * ```
    */
-  static assignable(name: string): boolean {
-    return BUILT_IN[name] === undefined && !name.startsWith("http_") &&
-      !name.startsWith("arg_") && !name.startsWith("cookie_");
+  static assignRefusal(name: string): string | null {
+    const key = name.toLowerCase();
+    const changeable = CHANGEABLE[key];
+    if (changeable !== undefined) {
+      return changeable === null
+        ? null
+        : `"set $${name}" is not supported: ${changeable}`;
+    }
+    const builtIn = VARIABLES[key] !== undefined ||
+      (recordValue(key) !== null && !key.startsWith("sent_http_"));
+    return builtIn ? `the duplicate "${name}" variable` : null;
   }
 }
 
