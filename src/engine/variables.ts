@@ -261,7 +261,7 @@ export class Variables implements VariableScope, LogVariableScope {
         : `"set $${name}" is not supported: ${changeable}`;
     }
     const builtIn = VARIABLES[key] !== undefined ||
-      (recordValue(key) !== null && !key.startsWith("sent_http_"));
+      (recordValue(key) !== null && !/^(?:sent_)?http_/.test(key));
     return builtIn ? `the duplicate "${name}" variable` : null;
   }
 }

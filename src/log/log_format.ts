@@ -17,11 +17,9 @@ import {
 } from "./log_values.ts";
 import type { LogRecord } from "./log_record.ts";
 import {
-  header,
-  LOG_OPS,
   type LogVariable,
   type LogVariableScope,
-  VARIABLES,
+  recordName,
 } from "./log_variables.ts";
 
 export type { LogVariable, LogVariableScope } from "./log_variables.ts";
@@ -163,18 +161,9 @@ function resolve(
   // looked up in lower case, and nginx's variables of these names print the
   // same values.
   const lower = varName.toLowerCase();
-  const logOp = LOG_OPS[lower];
-  if (logOp !== undefined) return logOp;
-  const known = VARIABLES[lower];
-  if (known !== undefined) return variableOp(known, escape);
-  if (lower.startsWith("http_")) {
-    return variableOp(header((r) => r.headers, lower.slice(5)), escape);
-  }
-  if (lower.startsWith("sent_http_")) {
-    return variableOp(
-      header((r) => r.responseHeaders, lower.slice(10)),
-      escape,
-    );
+  const own = recordName(lower);
+  if (own !== null) {
+    return own.value ?? variableOp(own.variable, escape);
   }
   const other = scope?.variable(lower) ?? null;
   return other === null ? null : variableOp(other, escape);

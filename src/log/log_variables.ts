@@ -50,7 +50,7 @@ function ms(value: number | null): string {
 }
 
 /** nginx's log values: written as they are, never escaped, always found. */
-export const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
+const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
   "pipe": (r) => r.pipelined ? "p" : ".",
   "time_local": (r) => formatTimeLocal(r.time),
   "time_iso8601": (r) => formatTimeIso8601(r.time),
@@ -63,7 +63,7 @@ export const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
 };
 
 /** Variables of the request, response and upstream this module reads. */
-export const VARIABLES: Readonly<Record<string, LogVariable>> = {
+const VARIABLES: Readonly<Record<string, LogVariable>> = {
   "remote_addr": { read: (r) => r.remoteAddr, encoding: "utf-8" },
   "remote_user": { read: (r) => r.remoteUser, encoding: "latin1" },
   "request": { read: (r) => r.request, encoding: "utf-8" },
@@ -95,12 +95,52 @@ export const VARIABLES: Readonly<Record<string, LogVariable>> = {
 };
 
 /** `$http_NAME` or `$sent_http_NAME`: a field by the variable's suffix (`user_agent` is `User-Agent`). */
-export function header(
+function header(
   from: (r: LogRecord) => { get(name: string): string | null },
   suffix: string,
 ): LogVariable {
   const field = suffix.replaceAll("_", "-");
   return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
+}
+
+/** A name the log module reads from the record itself. */
+export type RecordName =
+  /** One of nginx's log values: written as it is, never escaped. */
+  | { value: (record: LogRecord) => string; variable?: undefined }
+  /** A variable, escaped as the format says. */
+  | { variable: LogVariable; value?: undefined };
+
+/**
+ * The one lookup of the names the record tells, for `log_format` and for
+ * the engine's variables of the log phase (a `map` on `$status`): nginx's
+ * log values, the request's, response's and upstream's variables this
+ * module reads, `$http_NAME` and `$sent_http_NAME`.
+ *
+ * @param name Lower case, without `$`.
+ * @returns How the record tells it, or `null` when it does not.
+ *
+ * @example Usage
+ * ```ts
+ * import { recordName } from "./log_variables.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(typeof recordName("status")?.value, "function");
+ * strictEqual(recordName("sent_http_etag")?.variable?.encoding, "latin1");
+ * strictEqual(recordName("uri"), null);
+ * ```
+ */
+export function recordName(name: string): RecordName | null {
+  const value = LOG_OPS[name];
+  if (value !== undefined) return { value };
+  const known = VARIABLES[name];
+  if (known !== undefined) return { variable: known };
+  if (name.startsWith("http_")) {
+    return { variable: header((r) => r.headers, name.slice(5)) };
+  }
+  if (name.startsWith("sent_http_")) {
+    return { variable: header((r) => r.responseHeaders, name.slice(10)) };
+  }
+  return null;
 }
 
 /**
@@ -115,12 +155,6 @@ export function header(
 export function recordValue(
   name: string,
 ): ((record: LogRecord) => string | undefined) | null {
-  const op = LOG_OPS[name];
-  if (op !== undefined) return op;
-  const known = VARIABLES[name];
-  if (known !== undefined) return known.read;
-  if (name.startsWith("sent_http_")) {
-    return header((r) => r.responseHeaders, name.slice(10)).read;
-  }
-  return null;
+  const known = recordName(name);
+  return known?.value ?? known?.variable.read ?? null;
 }
