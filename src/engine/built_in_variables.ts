@@ -181,6 +181,19 @@ export const VARIABLES: Readonly<Record<string, VariableReader>> = {
 };
 
 /**
+ * The built-in names whose readers read the request's fields
+ * (`r.headers`): an access log whose line reads one keeps a copy of the
+ * fields past the exchange (`Variables.readsFields`). Besides these, every
+ * `$http_NAME` and `$cookie_NAME` does.
+ */
+export const READS_FIELDS: ReadonlySet<string> = new Set([
+  "content_type",
+  "content_length",
+  "remote_user",
+  "proxy_add_x_forwarded_for",
+]);
+
+/**
  * The built-in names nginx lets `set` assign (`NGX_HTTP_VAR_CHANGEABLE`):
  * `null` where the value `set` gives stands for the rest of the request,
  * as the gateway's `set` keeps it; otherwise why the gateway refuses it

@@ -151,3 +151,28 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
     },
   };
 }
+
+/**
+ * The variable names a value reads (`$name`, `${name}`; not `$1`…`$9`), in
+ * lower case, as {@linkcode compileValue} resolves them.
+ *
+ * @param text The value as written.
+ * @returns The names, in order.
+ *
+ * @example Usage
+ * ```ts
+ * import { variableNames } from "./complex_value.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(variableNames("a$Host-${x}$1"), ["host", "x"]);
+ * ```
+ */
+export function variableNames(text: string): string[] {
+  const names: string[] = [];
+  for (const m of text.matchAll(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g)) {
+    const name = (m[1] ?? m[2])!;
+    if (m[1] === undefined && /^[1-9]/.test(name)) continue;
+    names.push(name.toLowerCase());
+  }
+  return names;
+}

@@ -7,7 +7,11 @@
  * @module
  */
 
-import type { VariableReader, VariableScope } from "./complex_value.ts";
+import {
+  variableNames,
+  type VariableReader,
+  type VariableScope,
+} from "./complex_value.ts";
 import type { LocationConf, MapConf } from "./model.ts";
 import {
   type LogRecord,
@@ -21,6 +25,7 @@ import {
   cookie,
   fieldName,
   fieldValue,
+  READS_FIELDS,
   VARIABLES,
 } from "./built_in_variables.ts";
 import { upstreamCookie, upstreamField } from "./other_variables.ts";
@@ -223,6 +228,7 @@ export class Variables implements VariableScope, LogVariableScope {
     const read = this.reader(name);
     if (read === null) return null;
     return {
+      readsFields: this.readsFields(name),
       read: (record) => {
         const vars = record.vars as RequestVars | undefined;
         if (vars === undefined) return undefined;
@@ -231,6 +237,49 @@ export class Variables implements VariableScope, LogVariableScope {
       },
       encoding: "latin1",
     };
+  }
+
+  /**
+   * Whether reading a name when the access line is written may read the
+   * request's fields (`$http_NAME`, `$cookie_NAME`, `$content_type`, a
+   * `map` on one), which Deno's request no longer gives once the exchange
+   * is over: decided at load, so a request keeps a copy of its fields only
+   * when a log needs it. A `set` variable or a capture holds a value made
+   * before; a `map` is followed to its source and values.
+   *
+   * @param name Lower case, without `$`.
+   * @param seen The maps followed so far (a map naming itself ends there).
+   * @returns `true` when it may.
+   */
+  readsFields(name: string, seen: Set<string> = new Set()): boolean {
+    const map = this.#maps.get(name);
+    if (map !== undefined) {
+      if (seen.has(name)) return false;
+      seen.add(name);
+      const values = [
+        map.source,
+        map.defaultValue,
+        ...map.exact.values(),
+        ...map.regexes.map((e) => e.value),
+        ...(map.geo?.forwardedFor ? [map.geo.forwardedFor] : []),
+      ];
+      return values.some((v) => this.valueReadsFields(v.text, seen));
+    }
+    if (this.#set.has(name) || this.#captures.has(name)) return false;
+    if (VARIABLES[name] !== undefined) return READS_FIELDS.has(name);
+    return name.startsWith("http_") || name.startsWith("cookie_");
+  }
+
+  /**
+   * Whether a value's variables may read the request's fields
+   * ({@linkcode Variables.readsFields}).
+   *
+   * @param text The value as written.
+   * @param seen The maps followed so far.
+   * @returns `true` when one may.
+   */
+  valueReadsFields(text: string, seen: Set<string> = new Set()): boolean {
+    return variableNames(text).some((n) => this.readsFields(n, seen));
   }
 
   /**

@@ -37,6 +37,11 @@ export interface LogFormat {
   readonly escape: LogEscape;
   /** The format text, its arguments joined as nginx joins them (no separator). */
   readonly text: string;
+  /**
+   * Some variable reads the request's fields when the line is written
+   * (beyond `combined`'s two, read when the request starts).
+   */
+  readonly readsFields: boolean;
   /** @internal The parts. */
   readonly ops: readonly Op[];
 }
@@ -104,6 +109,7 @@ export function compileLogFormat(
     first = 1;
   }
   const ops: Op[] = [];
+  let readsFields = false;
   for (const arg of args.slice(first)) {
     let i = 0;
     while (i < arg.length) {
@@ -139,34 +145,41 @@ export function compileLogFormat(
         i++;
       }
       if (varName === "") return invalid;
-      const op = resolve(varName, escape, scope);
-      if (op === null) {
+      const resolved = resolve(varName, scope);
+      if (resolved === null) {
         return { ok: false, error: `unknown "${varName}" variable` };
       }
-      ops.push(op);
+      if (typeof resolved === "function") ops.push(resolved);
+      else {
+        ops.push(variableOp(resolved, escape));
+        readsFields ||= resolved.readsFields === true;
+      }
     }
   }
   return {
     ok: true,
-    format: { name, escape, text: args.slice(first).join(""), ops },
+    format: {
+      name,
+      escape,
+      text: args.slice(first).join(""),
+      readsFields,
+      ops,
+    },
   };
 }
 
+/** A name's log value (never escaped), or its variable; `null` when unknown. */
 function resolve(
   varName: string,
-  escape: LogEscape,
   scope: LogVariableScope | null,
-): Op | null {
+): ((record: LogRecord) => string) | LogVariable | null {
   // nginx matches its log values by exact name; other names are variables,
   // looked up in lower case, and nginx's variables of these names print the
   // same values.
   const lower = varName.toLowerCase();
   const own = recordName(lower);
-  if (own !== null) {
-    return own.value ?? variableOp(own.variable, escape);
-  }
-  const other = scope?.variable(lower) ?? null;
-  return other === null ? null : variableOp(other, escape);
+  if (own !== null) return own.value ?? own.variable;
+  return scope?.variable(lower) ?? null;
 }
 
 /**

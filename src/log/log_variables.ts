@@ -19,6 +19,11 @@ export interface LogVariable {
   read(record: LogRecord): string | undefined;
   /** `latin1` for ByteStrings (header values), `utf-8` for text. */
   encoding: "utf-8" | "latin1";
+  /**
+   * Reads the request's fields when the line is written, which are kept
+   * past the exchange only for a line that does.
+   */
+  readsFields?: boolean;
 }
 
 /** Resolves the variables this module does not know (`$host`, `$uri`, maps). */
@@ -135,7 +140,12 @@ export function recordName(name: string): RecordName | null {
   const known = VARIABLES[name];
   if (known !== undefined) return { variable: known };
   if (name.startsWith("http_")) {
-    return { variable: header((r) => r.headers, name.slice(5)) };
+    const variable = header((r) => r.headers, name.slice(5));
+    // `combined`'s two are read from the request when it starts.
+    if (name !== "http_referer" && name !== "http_user_agent") {
+      variable.readsFields = true;
+    }
+    return { variable };
   }
   if (name.startsWith("sent_http_")) {
     return { variable: header((r) => r.responseHeaders, name.slice(10)) };

@@ -104,6 +104,7 @@ class Compiler {
     warn: (d, message) => this.warn(d, message),
     format: (name) => this.formats.get(name),
     scope: () => this.scope,
+    readsFields: (text) => this.scope.valueReadsFields(text),
     prefix: () => this.options.prefix,
   });
   readonly errorLogs = new ErrorLogsSeen({
@@ -269,6 +270,7 @@ class Compiler {
       accessLog: this.accessLog(servers),
       accessLogFiles: this.logs.files,
       accessNeedsFields: this.logs.needsFields,
+      accessCopiesFields: this.logs.copiesFields,
       errorLog: {
         path: errorLog?.path ??
           prefixed(this.options.prefix, "logs/error.log"),
