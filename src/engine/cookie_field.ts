@@ -4,6 +4,10 @@
  * `$upstream_cookie_NAME` from the answer's `Set-Cookie` lines
  * (`ngx_http_parse_set_cookie_lines`), with nginx's separators.
  *
+ * nginx reads each `Cookie` line on its own; `Deno.serve` joins repeated
+ * lines with `; ` first, which reads the same but for a line ending in a
+ * bare name followed by a line setting that name (nginx finds the second).
+ *
  * @module
  */
 
