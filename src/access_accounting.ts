@@ -99,11 +99,14 @@ export class PendingAccessLine {
       req.headers.get("authorization"),
     )?.user;
     this.#userAgent = req.headers.get("user-agent");
-    // A log_format reading other fields needs them after the exchange,
-    // when Deno's request headers can no longer be read.
     if (logger.accessNeedsFields) {
-      this.#requestHeaders = req.headers;
-      this.#headers = new Headers(this.#requestHeaders);
+      // A line reading the fields needs them after the exchange, when
+      // Deno's request headers can no longer be read: copied only then
+      // (decided at load, LogsSeen.copiesFields).
+      if (logger.accessCopiesFields) {
+        this.#requestHeaders = req.headers;
+        this.#headers = new Headers(this.#requestHeaders);
+      }
       this.#startMs = Date.now();
       this.upstream = new UpstreamTries();
     }

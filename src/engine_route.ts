@@ -58,7 +58,7 @@ import {
   isValidHost,
   READING_HEADERS,
 } from "./routing/mod.ts";
-import { type RefusalStage, refusedVars } from "./refused_vars.ts";
+import { type RefusalStage, refusedVars, requestVars } from "./request_vars.ts";
 import type { FieldNames } from "./runtime/mod.ts";
 
 export type { RefusalStage };
@@ -431,44 +431,21 @@ export class EngineRoute {
     const name = hostName(request.host);
     const listen = this.#listens[socket.index] ?? this.#listens[0]!;
     const { server, captures } = findServer(listen, name);
-    const vars: RequestVars = {
-      method: req.method,
-      requestUri: request.target,
-      uri: request.uri,
-      args: request.args,
+    const vars = requestVars(req, request, {
+      listen,
+      server,
+      port: socket.port,
+      host: name,
       headers: listen.ssl
         ? withAuthority(req.headers, request.host)
         : req.headers,
       // The walked fields are the request's own (over TLS, `:authority`
       // may be added as Host).
       fields: listen.ssl ? null : request.clientFields ?? null,
-      fieldNames: server.conf.fieldNames,
-      remoteAddr: request.client,
-      remotePort: request.clientPort,
-      serverAddr: listen.hostname,
-      serverPort: socket.port,
-      serverName: server.serverName,
-      scheme: listen.ssl ? "https" : "http",
+      captures,
       // As its request line says (Deno.serve tells HTTP/2 from 1.x only).
       protocol: request.served2 ? "HTTP/2.0" : "HTTP/1.1",
-      host: name === "" ? server.serverName : name,
-      proxyHost: "",
-      documentRoot: "",
-      requestFilename: "",
-      remoteUser: "",
-      captures: captures === null
-        ? NO_CAPTURES
-        : [...captures].map((c) => c ?? ""),
-      named: NO_NAMED,
-      location: server.conf,
-      // Present from the start: a field added later changes the object's
-      // shape mid-request, and code optimised for one shape is thrown away.
-      vars: undefined,
-      mapValues: undefined,
-      argsSet: undefined,
-      requestId: undefined,
-      log: undefined,
-    };
+    });
     request.at = vars;
     request.vars = vars;
     const flow = new RouteFlow(vars, request, req, socket.port);
@@ -753,14 +730,6 @@ class RouteFlow implements FlowRequest {
     );
   }
 }
-
-/** The captures of a request no regex has matched yet (never written to). */
-const NO_CAPTURES: readonly string[] = Object.freeze([]);
-/** Named captures: none (the `named` record is never written to). */
-const NO_NAMED: Record<string, string> = Object.freeze({}) as Record<
-  string,
-  string
->;
 
 /**
  * nginx checks client_max_body_size once the location is found, for every

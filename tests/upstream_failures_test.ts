@@ -597,6 +597,7 @@ Deno.test("idle pooled connections are closed after the idle timeout", async () 
       body: null,
       signal: new AbortController().signal,
       onBodyError() {},
+      onBodyWarning() {},
     });
     strictEqual(new TextDecoder().decode(reply.body as Uint8Array), "ok");
     strictEqual(client.idleCount, 1);

@@ -33,6 +33,14 @@ import {
   type ErrorPages,
   parseErrorPages,
 } from "./error_pages.ts";
+import {
+  MAX_CLIENT_BODY_BUFFER_SIZE,
+  MAX_HEADER_BUFFER_SIZE,
+  MAX_HEADER_BUFFERS,
+  MAX_PROXY_BUFFER_SIZE,
+  MAX_UPSTREAM_KEEPALIVE,
+  sizeText,
+} from "./bounds.ts";
 
 /**
  * `Cache-Control` values for the three kinds of static file, written into
@@ -276,33 +284,42 @@ function upstreamList(value: string | readonly string[]): UpstreamServerSpec[] {
 /** A head buffer holds at least a status line and at most what is sane. */
 function bufferSize(value: string): number {
   const size = parseSize(value, "proxy-buffer-size");
-  if (size < 1024 || size > 1024 * 1024) {
+  if (size < 1024 || size > MAX_PROXY_BUFFER_SIZE) {
     throw new TypeError(
-      `Cannot parse proxy-buffer-size "${value}": expected a size from 1k to 1m`,
+      `Cannot parse proxy-buffer-size "${value}": expected a size from 1k to ${
+        sizeText(MAX_PROXY_BUFFER_SIZE)
+      }`,
     );
   }
   return size;
 }
 
-/** A body buffer between one and 64 MiB: memory is bounded per request. */
+/** A body buffer from 1k to the bound: memory is bounded per request. */
 function bodyBufferSize(value: string): number {
   const size = parseSize(value, "client-body-buffer-size");
-  if (size < 1024 || size > 64 * 1024 * 1024) {
+  if (size < 1024 || size > MAX_CLIENT_BODY_BUFFER_SIZE) {
     throw new TypeError(
-      `Cannot parse client-body-buffer-size "${value}": expected a size from 1k to 64m`,
+      `Cannot parse client-body-buffer-size "${value}": expected a size from 1k to ${
+        sizeText(MAX_CLIENT_BODY_BUFFER_SIZE)
+      }`,
     );
   }
   return size;
 }
 
-/** `N SIZE`: at least one buffer, each from 1k to 1m (a line's limit). */
+/** `N SIZE`: at least one buffer, each from 1k to the bound (a line's limit). */
 function headerBuffers(value: string): { number: number; size: number } {
   const m = value.trim().match(/^(\d{1,4})\s+(\S+)$/);
   const number = Number(m?.[1]);
   const size = m ? parseSize(m[2]!, "large-client-header-buffers") : 0;
-  if (!m || number < 1 || number > 1024 || size < 1024 || size > 1048576) {
+  if (
+    !m || number < 1 || number > MAX_HEADER_BUFFERS || size < 1024 ||
+    size > MAX_HEADER_BUFFER_SIZE
+  ) {
     throw new TypeError(
-      `Cannot parse large-client-header-buffers "${value}": expected a number from 1 to 1024 and a size from 1k to 1m, like "4 8k"`,
+      `Cannot parse large-client-header-buffers "${value}": expected a number from 1 to ${MAX_HEADER_BUFFERS} and a size from 1k to ${
+        sizeText(MAX_HEADER_BUFFER_SIZE)
+      }, like "4 8k"`,
     );
   }
   return { number, size };
@@ -356,10 +373,10 @@ export function resolveConfig(
   }
   if (
     !Number.isInteger(s.upstreamKeepalive) || s.upstreamKeepalive < 0 ||
-    s.upstreamKeepalive > 1024
+    s.upstreamKeepalive > MAX_UPSTREAM_KEEPALIVE
   ) {
     throw new RangeError(
-      `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to 1024`,
+      `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to ${MAX_UPSTREAM_KEEPALIVE}`,
     );
   }
   if (s.serverName === "" || /[\s"]/.test(s.serverName)) {

@@ -7,6 +7,14 @@
  */
 
 export { listenHosts, parseUpstreamServer } from "./addresses.ts";
+export {
+  MAX_CLIENT_BODY_BUFFER_SIZE,
+  MAX_HEADER_BUFFER_SIZE,
+  MAX_HEADER_BUFFERS,
+  MAX_PROXY_BUFFER_SIZE,
+  MAX_UPSTREAM_KEEPALIVE,
+  sizeText,
+} from "./bounds.ts";
 export { parseCliArgs, UsageError } from "./cli.ts";
 export type { CliOptions } from "./cli.ts";
 export {

@@ -13,7 +13,8 @@ import { mapUri } from "./uri_map.ts";
 import { PEER_HOST_VALUE } from "../upstream/mod.ts";
 import { parseBasicCredentials } from "../access/mod.ts";
 import { fieldText } from "../runtime/mod.ts";
-import { OTHER_BUILT_IN, OTHER_OPTIONAL } from "./other_variables.ts";
+import { OTHER_VARIABLES } from "./other_variables.ts";
+import { cookieValue } from "./cookie_field.ts";
 
 /**
  * A field's value in a walked list (flat: name, value…), as
@@ -37,16 +38,10 @@ export function fieldName(suffix: string): string {
 
 /** `$cookie_NAME`: `undefined` when no cookie has the name. */
 export function cookie(r: RequestVars, name: string): string | undefined {
-  const header = r.headers.get("cookie");
-  if (header === null) return undefined;
-  for (const pair of header.split(";")) {
-    const eq = pair.indexOf("=");
-    if (eq < 0) continue;
-    if (pair.slice(0, eq).trim() === name) {
-      return fieldText(pair.slice(eq + 1).trim());
-    }
-  }
-  return undefined;
+  const field = r.headers.get("cookie");
+  if (field === null) return undefined;
+  const value = cookieValue(field, name);
+  return value === undefined ? undefined : fieldText(value);
 }
 
 /** `$arg_NAME`: `undefined` when no argument has the name. */
@@ -79,35 +74,6 @@ function field(r: RequestVars, name: string): string | undefined {
   const value = r.headers.get(name);
   return value === null ? undefined : fieldText(value);
 }
-
-/**
- * The variables nginx may find no value for (`v->not_found`): a log line
- * prints `-` for them where other values print what they hold; everywhere
- * else they are empty.
- */
-export const OPTIONAL: Readonly<
-  Record<string, (r: RequestVars) => string | undefined>
-> = {
-  "args": args,
-  "query_string": args,
-  // A request refused at its line: what nginx had not read is not found
-  // (ngx_http_process_request_uri sets `$request_uri` once the target is
-  // decoded).
-  "request_method": (r) => r.unparsed === "line" ? undefined : r.method,
-  "server_protocol": (r) => r.unparsed === "line" ? undefined : r.protocol,
-  "uri": (r) => r.unparsed === "line" ? undefined : r.uri,
-  "document_uri": (r) => r.unparsed === "line" ? undefined : r.uri,
-  "request_uri": (r) => r.unparsed === undefined ? r.requestUri : undefined,
-  "content_type": (r) => field(r, "content-type"),
-  "content_length": (r) => field(r, "content-length"),
-  "remote_user": (r) => {
-    const user = r.remoteUser !== ""
-      ? r.remoteUser
-      : parseBasicCredentials(r.headers.get("authorization"))?.user;
-    return user === undefined ? undefined : fieldText(user);
-  },
-  ...OTHER_OPTIONAL,
-};
 
 /**
  * `$realpath_root`: the root with its links resolved
@@ -147,14 +113,22 @@ function hostnameOnce(): string {
   }
 }
 
-/** The readers of nginx's built-in variables by name. */
-export const BUILT_IN: Readonly<Record<string, VariableReader>> = {
-  "request_method": (r) => r.method,
-  "request_uri": (r) => r.requestUri,
-  "uri": (r) => r.uri,
-  "document_uri": (r) => r.uri,
-  "args": (r) => r.args,
-  "query_string": (r) => r.args,
+/**
+ * The readers of nginx's built-in variables by name, one each: `undefined`
+ * where nginx finds no value (`v->not_found`), which a log line prints as
+ * `-` and every other value reads as empty.
+ */
+export const VARIABLES: Readonly<Record<string, VariableReader>> = {
+  "args": args,
+  "query_string": args,
+  // A request refused at its line: what nginx had not read is not found
+  // (ngx_http_process_request_uri sets `$request_uri` once the target is
+  // decoded).
+  "request_method": (r) => r.unparsed === "line" ? undefined : r.method,
+  "server_protocol": (r) => r.unparsed === "line" ? undefined : r.protocol,
+  "uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "document_uri": (r) => r.unparsed === "line" ? undefined : r.uri,
+  "request_uri": (r) => r.unparsed === undefined ? r.requestUri : undefined,
   "request_id": (r) => r.requestId ??= requestId(),
   "is_args": (r) => r.args === "" ? "" : "?",
   // The `Host` field's name as read (or `$server_name`'s text, left as it is).
@@ -165,11 +139,15 @@ export const BUILT_IN: Readonly<Record<string, VariableReader>> = {
   "remote_port": (r) => String(r.remotePort),
   // Values read from fields are their bytes as text (runtime/value_bytes.ts),
   // as every value variables hold.
-  "remote_user": (r) => OPTIONAL["remote_user"]!(r) ?? "",
+  "remote_user": (r) => {
+    const user = r.remoteUser !== ""
+      ? r.remoteUser
+      : parseBasicCredentials(r.headers.get("authorization"))?.user;
+    return user === undefined ? undefined : fieldText(user);
+  },
   "server_addr": (r) => r.serverAddr,
   "server_port": (r) => String(r.serverPort),
   "server_name": (r) => r.serverName,
-  "server_protocol": (r) => r.protocol,
   "scheme": (r) => r.scheme,
   "https": (r) => r.scheme === "https" ? "on" : "",
   "proxy_host": (r) => r.proxyHost,
@@ -191,13 +169,47 @@ export const BUILT_IN: Readonly<Record<string, VariableReader>> = {
     ),
   "request_filename": (r) =>
     r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
-  "content_type": (r) => field(r, "content-type") ?? "",
-  "content_length": (r) => field(r, "content-length") ?? "",
+  "content_type": (r) => field(r, "content-type"),
+  "content_length": (r) => field(r, "content-length"),
   "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
   "nginx_version": () => "1.22.1",
   "pid": () => String(Deno.pid),
   "msec": () => (Date.now() / 1000).toFixed(3),
-  ...OTHER_BUILT_IN,
+  ...OTHER_VARIABLES,
   // The gateway's own: the server each attempt goes to (request_head.ts).
   "station_peer": () => PEER_HOST_VALUE,
+};
+
+/**
+ * The built-in names whose readers read the request's fields
+ * (`r.headers`): an access log whose line reads one keeps a copy of the
+ * fields past the exchange (`Variables.readsFields`). Besides these, every
+ * `$http_NAME` and `$cookie_NAME` does.
+ */
+export const READS_FIELDS: ReadonlySet<string> = new Set([
+  "content_type",
+  "content_length",
+  "remote_user",
+  "proxy_add_x_forwarded_for",
+]);
+
+/**
+ * The built-in names nginx lets `set` assign (`NGX_HTTP_VAR_CHANGEABLE`):
+ * `null` where the value `set` gives stands for the rest of the request,
+ * as the gateway's `set` keeps it; otherwise why the gateway refuses it
+ * (nginx's own handler changes the request, or reads the value anew).
+ */
+export const CHANGEABLE: Readonly<Record<string, string | null>> = {
+  "args": "the gateway does not change a request's arguments this way; " +
+    'use "rewrite" with "?" arguments',
+  "limit_rate": "the gateway does not limit a response's rate",
+  "proxy_host": "nginx sets it anew for each proxied request",
+  "proxy_port": "nginx sets it anew for each proxied request",
+  "invalid_referer": null,
+  "uid_reset": null,
+  ...Object.fromEntries(
+    Object.keys(VARIABLES).filter((name) => name.startsWith("ssl_")).map((
+      name,
+    ) => [name, null]),
+  ),
 };

@@ -10,8 +10,11 @@
 
 import type { RequestVars } from "./variables.ts";
 
-/** Reads one variable of a request; `""` when not found (nginx's empty). */
-export type VariableReader = (r: RequestVars) => string;
+/**
+ * Reads one variable of a request; `undefined` when nginx finds no value
+ * (`v->not_found`): a value reads it as empty, a log line prints `-`.
+ */
+export type VariableReader = (r: RequestVars) => string | undefined;
 
 /** Resolves variable names at compile time. */
 export interface VariableScope {
@@ -142,9 +145,34 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
       let out = "";
       for (let k = 0; k < parts.length; k++) {
         const p = parts[k]!;
-        out += typeof p === "string" ? p : p(r);
+        out += typeof p === "string" ? p : p(r) ?? "";
       }
       return out;
     },
   };
+}
+
+/**
+ * The variable names a value reads (`$name`, `${name}`; not `$1`…`$9`), in
+ * lower case, as {@linkcode compileValue} resolves them.
+ *
+ * @param text The value as written.
+ * @returns The names, in order.
+ *
+ * @example Usage
+ * ```ts
+ * import { variableNames } from "./complex_value.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(variableNames("a$Host-${x}$1"), ["host", "x"]);
+ * ```
+ */
+export function variableNames(text: string): string[] {
+  const names: string[] = [];
+  for (const m of text.matchAll(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g)) {
+    const name = (m[1] ?? m[2])!;
+    if (m[1] === undefined && /^[1-9]/.test(name)) continue;
+    names.push(name.toLowerCase());
+  }
+  return names;
 }

@@ -466,6 +466,12 @@ export interface HttpConf {
   /** Some access log's format reads request or response fields beyond `combined`'s. */
   accessNeedsFields: boolean;
   /**
+   * Some access log's format or `if=` reads the request's fields when its
+   * line is written (`$http_NAME` beyond `combined`'s, `$cookie_NAME`, a
+   * `map` on one): only then does a request keep a copy of them.
+   */
+  accessCopiesFields: boolean;
+  /**
    * The main level's first `error_log` file, absolute, and its level: where
    * the start's `[emerg]` lines go, and the file the built-in page names.
    */

@@ -11,11 +11,13 @@ import type { VariableReader } from "./complex_value.ts";
 import type { RequestVars } from "./variables.ts";
 import { formatSeconds } from "../log/mod.ts";
 import { fieldText, MONTH_NAMES } from "../runtime/mod.ts";
+import { setCookieValue } from "./cookie_field.ts";
 
-/** The modules' variables nginx may find no value for, by name. */
-export const OTHER_OPTIONAL: Readonly<
-  Record<string, (r: RequestVars) => string | undefined>
-> = {
+/**
+ * The modules' variables by name: `undefined` where nginx finds no value
+ * (`v->not_found`).
+ */
+export const OTHER_VARIABLES: Readonly<Record<string, VariableReader>> = {
   // What the gateway never has: no PROXY protocol, request body kept for
   // a variable, cache, gzip ratio, secure link, user id, slice or limit
   // outcome (each a named difference where nginx would have one, README
@@ -75,10 +77,6 @@ export const OTHER_OPTIONAL: Readonly<
   "ssl_client_verify": (r) => r.scheme === "https" ? "NONE" : undefined,
   "ssl_session_reused": (r) => r.scheme === "https" ? "." : undefined,
   "ssl_early_data": (r) => r.scheme === "https" ? "" : undefined,
-};
-
-/** The modules' variables always found, by name. */
-export const OTHER_BUILT_IN: Readonly<Record<string, VariableReader>> = {
   // Modules whose features the gateway has none of: their values without
   // them (no `limit_rate`, `fastcgi_split_path_info`, `valid_referers`,
   // `userid`, `set_real_ip_from`).
@@ -127,19 +125,28 @@ export function upstreamField(
   return value === null ? undefined : fieldText(value);
 }
 
-/** A cookie of a `Cookie` or `Set-Cookie` value by name. */
-export function cookieIn(
-  header: string | undefined,
+/**
+ * `$upstream_cookie_NAME`: a cookie the upstream's answer set, as passed
+ * on to the client; not found when no upstream answered or no line sets it.
+ *
+ * @param r The request, once its line is written.
+ * @param name The cookie's name.
+ * @returns The value, `undefined` when none.
+ */
+export function upstreamCookie(
+  r: RequestVars,
   name: string,
 ): string | undefined {
-  if (header === undefined) return undefined;
-  for (const part of header.split(/[;,]/)) {
-    const eq = part.indexOf("=");
-    if (eq >= 0 && part.slice(0, eq).trim() === name) {
-      return part.slice(eq + 1).trim();
-    }
+  const log = r.log;
+  if (log?.upstream === undefined || log.upstream.length === 0) {
+    return undefined;
   }
-  return undefined;
+  const fields = log.responseHeaders;
+  // One line per field: a joined value cannot be split back (`Expires`
+  // holds a comma).
+  const lines = fields.getSetCookie?.() ?? [fields.get("set-cookie") ?? ""];
+  const value = setCookieValue(lines, name);
+  return value === undefined ? undefined : fieldText(value);
 }
 
 const DAYS = [

@@ -7,8 +7,15 @@
  * @module
  */
 
-import type { VariableReader, VariableScope } from "./complex_value.ts";
+import {
+  variableNames,
+  type VariableReader,
+  type VariableScope,
+} from "./complex_value.ts";
 import type { LocationConf, MapConf } from "./model.ts";
+import { evaluateMap, memoOf } from "./map_eval.ts";
+
+export { evaluateMap };
 import {
   type LogRecord,
   type LogVariable,
@@ -17,13 +24,14 @@ import {
 } from "../log/mod.ts";
 import {
   arg,
-  BUILT_IN,
+  CHANGEABLE,
   cookie,
   fieldName,
   fieldValue,
-  OPTIONAL,
+  READS_FIELDS,
+  VARIABLES,
 } from "./built_in_variables.ts";
-import { cookieIn, upstreamField } from "./other_variables.ts";
+import { upstreamCookie, upstreamField } from "./other_variables.ts";
 import {
   fieldBytes,
   type FieldNames,
@@ -151,7 +159,8 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
-   * The reader for a name.
+   * The reader for a name, one for each name: a value reads `undefined`
+   * (nginx's `not_found`) as empty, a log line as `-`.
    *
    * @param name Lower case, without `$`.
    * @returns The reader, or `null` when nginx would not know the name.
@@ -163,16 +172,17 @@ export class Variables implements VariableScope, LogVariableScope {
       let memo: Map<string, string> | null | undefined;
       return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
     }
-    if (this.#set.has(name) || this.#captures.has(name)) {
-      return (r) => r.vars?.get(name) ?? "";
-    }
-    const builtIn = BUILT_IN[name];
-    if (builtIn !== undefined) return builtIn;
+    if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
+    // A named capture of a regex that did not match is not found; a `set`
+    // variable not yet assigned is empty.
+    if (this.#captures.has(name)) return (r) => r.vars?.get(name);
+    const known = VARIABLES[name];
+    if (known !== undefined) return known;
     if (name.startsWith("http_")) {
       const suffix = name.slice(5);
       const field = fieldName(suffix);
-      // Cookie fields are joined with "; " by nginx, others with ", ";
-      // Headers.get joins with ", " (a difference only for repeated Cookie).
+      // Deno.serve joins repeated HTTP/1.1 Cookie fields with "; " and
+      // others with ", ", as nginx's $http_cookie and $http_NAME do.
       const read = (r: RequestVars) =>
         fieldText(
           r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
@@ -192,21 +202,6 @@ export class Variables implements VariableScope, LogVariableScope {
         return kept === null ? "" : fieldText(kept);
       };
     }
-    const optional = this.#optional(name);
-    if (optional !== null) return (r) => optional(r) ?? "";
-    const logged = recordValue(name);
-    if (logged !== null) {
-      // The log phase's values (ngx_http_variable_status, the upstream
-      // module's): what the finished request tells, empty before it is.
-      return (r) => r.log === undefined ? "" : fieldText(logged(r.log) ?? "");
-    }
-    return null;
-  }
-
-  /** The readers of names nginx may find no value for, else `null`. */
-  #optional(name: string): ((r: RequestVars) => string | undefined) | null {
-    const known = OPTIONAL[name];
-    if (known !== undefined) return known;
     if (name.startsWith("arg_")) {
       const key = name.slice(4);
       return (r) => arg(r, key);
@@ -221,7 +216,7 @@ export class Variables implements VariableScope, LogVariableScope {
     }
     if (name.startsWith("upstream_cookie_")) {
       const key = name.slice(16);
-      return (r) => cookieIn(upstreamField(r, "set-cookie"), key);
+      return (r) => upstreamCookie(r, key);
     }
     // No trailers are sent or kept.
     if (
@@ -229,10 +224,11 @@ export class Variables implements VariableScope, LogVariableScope {
     ) {
       return () => undefined;
     }
-    if (this.#captures.has(name) && !this.#set.has(name)) {
-      // A named capture of a regex that did not match is not found; a
-      // `set` variable not yet assigned is empty.
-      return (r) => r.vars?.get(name);
+    const logged = recordValue(name);
+    if (logged !== null) {
+      // The log phase's values (ngx_http_variable_status, the upstream
+      // module's): what the finished request tells, empty before it is.
+      return (r) => r.log === undefined ? "" : fieldText(logged(r.log) ?? "");
     }
     return null;
   }
@@ -258,10 +254,10 @@ export class Variables implements VariableScope, LogVariableScope {
    * ```
    */
   variable(name: string): LogVariable | null {
-    const optional = this.#maps.has(name) ? null : this.#optional(name);
-    const read = optional ?? this.reader(name);
+    const read = this.reader(name);
     if (read === null) return null;
     return {
+      readsFields: this.readsFields(name),
       read: (record) => {
         const vars = record.vars as RequestVars | undefined;
         if (vars === undefined) return undefined;
@@ -273,111 +269,77 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
-   * Whether `set` may assign this name: not a built-in nginx keeps read-only.
+   * Whether reading a name when the access line is written may read the
+   * request's fields (`$http_NAME`, `$cookie_NAME`, `$content_type`, a
+   * `map` on one), which Deno's request no longer gives once the exchange
+   * is over: decided at load, so a request keeps a copy of its fields only
+   * when a log needs it. A `set` variable or a capture holds a value made
+   * before; a `map` is followed to its source and values.
    *
    * @param name Lower case, without `$`.
+   * @param seen The maps followed so far (a map naming itself ends there).
    * @returns `true` when it may.
    */
-  static assignable(name: string): boolean {
-    return BUILT_IN[name] === undefined && !name.startsWith("http_") &&
-      !name.startsWith("arg_") && !name.startsWith("cookie_");
-  }
-}
-
-/**
- * A `map` variable's value for a request: exact entries, then regexes in
- * order (captures become the value's `$1`…), then `default`
- * (`ngx_http_map_find`); a `geo` variable's, its table's value for the
- * address. Evaluated once per request.
- *
- * @param name The variable.
- * @param map The compiled block.
- * @param r The request.
- * @param memo The map's memo ({@linkcode memoOf}), when already found.
- * @returns The value.
- */
-export function evaluateMap(
-  name: string,
-  map: MapConf,
-  r: RequestVars,
-  memo: Map<string, string> | null = memoOf(map),
-): string {
-  const known = r.mapValues;
-  if (known !== undefined) {
-    for (let i = 0; i < known.length; i += 2) {
-      if (known[i] === name) return known[i + 1]!;
+  readsFields(name: string, seen: Set<string> = new Set()): boolean {
+    const map = this.#maps.get(name);
+    if (map !== undefined) {
+      if (seen.has(name)) return false;
+      seen.add(name);
+      const values = [
+        map.source,
+        map.defaultValue,
+        ...map.exact.values(),
+        ...map.regexes.map((e) => e.value),
+        ...(map.geo?.forwardedFor ? [map.geo.forwardedFor] : []),
+      ];
+      return values.some((v) => this.valueReadsFields(v.text, seen));
     }
+    if (this.#set.has(name) || this.#captures.has(name)) return false;
+    if (VARIABLES[name] !== undefined) return READS_FIELDS.has(name);
+    return name.startsWith("http_") || name.startsWith("cookie_");
   }
-  const source = map.source.evaluate(r);
-  if (map.geo !== undefined) {
-    const forwarded = map.geo.forwardedFor?.evaluate(r) ?? "";
-    const found = map.geo.lookup(source, forwarded);
-    remember(r, name, found);
-    return found;
+
+  /**
+   * Whether a value's variables may read the request's fields
+   * ({@linkcode Variables.readsFields}).
+   *
+   * @param text The value as written.
+   * @param seen The maps followed so far.
+   * @returns `true` when one may.
+   */
+  valueReadsFields(text: string, seen: Set<string> = new Set()): boolean {
+    return variableNames(text).some((n) => this.readsFields(n, seen));
   }
-  let value = memo?.get(source);
-  if (value === undefined) {
-    value = lookUp(map, source, r);
-    if (memo !== null) {
-      if (memo.size >= MAP_MEMO_SIZE) memo.clear();
-      memo.set(source, value);
+
+  /**
+   * Why `set` may not assign a name, as `ngx_http_add_variable` refuses a
+   * variable nginx keeps read-only (every one but `NGX_HTTP_VAR_CHANGEABLE`
+   * ones; a prefix such as `http_` is no variable of its own there).
+   *
+   * @param name The name as written, without `$`.
+   * @returns nginx's message, the gateway's for a changeable variable
+   * whose own handler it lacks, or `null` when `set` may assign it.
+   *
+   * @example Usage
+   * ```ts
+   * import { Variables } from "./variables.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * strictEqual(Variables.assignRefusal("Remote_Addr"), 'the duplicate "Remote_Addr" variable');
+   * strictEqual(Variables.assignRefusal("ssl_protocol"), null);
+   * strictEqual(Variables.assignRefusal("http_x"), null);
+   * ```
+   */
+  static assignRefusal(name: string): string | null {
+    const key = name.toLowerCase();
+    const changeable = CHANGEABLE[key];
+    if (changeable !== undefined) {
+      return changeable === null
+        ? null
+        : `"set $${name}" is not supported: ${changeable}`;
     }
+    const builtIn = VARIABLES[key] !== undefined ||
+      (recordValue(key) !== null && !/^(?:sent_)?http_/.test(key));
+    return builtIn ? `the duplicate "${name}" variable` : null;
   }
-  remember(r, name, value);
-  return value;
-}
-
-/** Keeps a map's value for the rest of the request. */
-function remember(r: RequestVars, name: string, value: string): void {
-  if (r.mapValues === undefined) r.mapValues = [name, value];
-  else r.mapValues.push(name, value);
-}
-
-/** Source values a map remembers the result of, at most (then it starts over). */
-const MAP_MEMO_SIZE = 256;
-
-/**
- * Each map whose result is its source's alone, with its results by source
- * value: the same few sources (`$uri` of the app's files, a client's
- * `Connection`) come with every request, so its regexes run once per
- * source, not per request. That is a map whose exact and default values
- * are text, and whose regex values are text and that regex's `$1`…`$9`
- * (an exact or default `$1` reads the request's own captures). `null` for
- * any other map.
- */
-const memos = new WeakMap<MapConf, Map<string, string> | null>();
-
-function memoOf(map: MapConf): Map<string, string> | null {
-  let memo = memos.get(map);
-  if (memo === undefined) {
-    const pure = map.defaultValue.constant !== null &&
-      [...map.exact.values()].every((v) => v.constant !== null) &&
-      map.regexes.every((e) => textAndCaptures(e.value));
-    memo = pure ? new Map() : null;
-    memos.set(map, memo);
-  }
-  return memo;
-}
-
-/** A value of text and `$1`…`$9` only. */
-function textAndCaptures(
-  value: { text: string; constant: string | null },
-): boolean {
-  return value.constant !== null || /^[^$]*(?:\$[1-9][^$]*)*$/.test(value.text);
-}
-
-/** The map's value for a source (`ngx_http_map_find`). */
-function lookUp(map: MapConf, source: string, r: RequestVars): string {
-  const exact = map.exact.get(source);
-  if (exact !== undefined) return exact.evaluate(r);
-  for (const entry of map.regexes) {
-    const m = entry.regex.exec(source);
-    if (m === null) continue;
-    const saved = r.captures;
-    r.captures = [...m].map((c) => c ?? "");
-    const value = entry.value.evaluate(r);
-    r.captures = saved;
-    return value;
-  }
-  return map.defaultValue.evaluate(r);
 }

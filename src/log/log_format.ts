@@ -17,12 +17,9 @@ import {
 } from "./log_values.ts";
 import type { LogRecord } from "./log_record.ts";
 import {
-  header,
-  LOG_OPS,
   type LogVariable,
   type LogVariableScope,
-  requestHeader,
-  VARIABLES,
+  recordName,
 } from "./log_variables.ts";
 
 export type { LogVariable, LogVariableScope } from "./log_variables.ts";
@@ -40,6 +37,11 @@ export interface LogFormat {
   readonly escape: LogEscape;
   /** The format text, its arguments joined as nginx joins them (no separator). */
   readonly text: string;
+  /**
+   * Some variable reads the request's fields when the line is written
+   * (beyond `combined`'s two, read when the request starts).
+   */
+  readonly readsFields: boolean;
   /** @internal The parts. */
   readonly ops: readonly Op[];
 }
@@ -107,6 +109,7 @@ export function compileLogFormat(
     first = 1;
   }
   const ops: Op[] = [];
+  let readsFields = false;
   for (const arg of args.slice(first)) {
     let i = 0;
     while (i < arg.length) {
@@ -142,43 +145,41 @@ export function compileLogFormat(
         i++;
       }
       if (varName === "") return invalid;
-      const op = resolve(varName, escape, scope);
-      if (op === null) {
+      const resolved = resolve(varName, scope);
+      if (resolved === null) {
         return { ok: false, error: `unknown "${varName}" variable` };
       }
-      ops.push(op);
+      if (typeof resolved === "function") ops.push(resolved);
+      else {
+        ops.push(variableOp(resolved, escape));
+        readsFields ||= resolved.readsFields === true;
+      }
     }
   }
   return {
     ok: true,
-    format: { name, escape, text: args.slice(first).join(""), ops },
+    format: {
+      name,
+      escape,
+      text: args.slice(first).join(""),
+      readsFields,
+      ops,
+    },
   };
 }
 
+/** A name's log value (never escaped), or its variable; `null` when unknown. */
 function resolve(
   varName: string,
-  escape: LogEscape,
   scope: LogVariableScope | null,
-): Op | null {
+): ((record: LogRecord) => string) | LogVariable | null {
   // nginx matches its log values by exact name; other names are variables,
   // looked up in lower case, and nginx's variables of these names print the
   // same values.
   const lower = varName.toLowerCase();
-  const logOp = LOG_OPS[lower];
-  if (logOp !== undefined) return logOp;
-  const known = VARIABLES[lower];
-  if (known !== undefined) return variableOp(known, escape);
-  if (lower.startsWith("http_")) {
-    return variableOp(requestHeader(lower.slice(5)), escape);
-  }
-  if (lower.startsWith("sent_http_")) {
-    return variableOp(
-      header((r) => r.responseHeaders, lower.slice(10)),
-      escape,
-    );
-  }
-  const other = scope?.variable(lower) ?? null;
-  return other === null ? null : variableOp(other, escape);
+  const own = recordName(lower);
+  if (own !== null) return own.value ?? own.variable;
+  return scope?.variable(lower) ?? null;
 }
 
 /**

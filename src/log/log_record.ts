@@ -10,6 +10,8 @@
 export interface HeaderReader {
   /** The field's value (a ByteString), `null` when absent. */
   get(name: string): string | null;
+  /** Each `Set-Cookie` line, when the fields keep them apart. */
+  getSetCookie?(): string[];
 }
 
 import type { FieldNames } from "../runtime/mod.ts";

@@ -20,6 +20,11 @@ export interface LogVariable {
   read(record: LogRecord): string | undefined;
   /** `latin1` for ByteStrings (header values), `utf-8` for text. */
   encoding: "utf-8" | "latin1";
+  /**
+   * Reads the request's fields when the line is written, which are kept
+   * past the exchange only for a line that does.
+   */
+  readsFields?: boolean;
 }
 
 /** Resolves the variables this module does not know (`$host`, `$uri`, maps). */
@@ -51,7 +56,7 @@ function ms(value: number | null): string {
 }
 
 /** nginx's log values: written as they are, never escaped, always found. */
-export const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
+const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
   "pipe": (r) => r.pipelined ? "p" : ".",
   "time_local": (r) => formatTimeLocal(r.time),
   "time_iso8601": (r) => formatTimeIso8601(r.time),
@@ -64,7 +69,7 @@ export const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
 };
 
 /** Variables of the request, response and upstream this module reads. */
-export const VARIABLES: Readonly<Record<string, LogVariable>> = {
+const VARIABLES: Readonly<Record<string, LogVariable>> = {
   "remote_addr": { read: (r) => r.remoteAddr, encoding: "utf-8" },
   "remote_user": { read: (r) => r.remoteUser, encoding: "latin1" },
   "request": { read: (r) => r.request, encoding: "utf-8" },
@@ -96,7 +101,7 @@ export const VARIABLES: Readonly<Record<string, LogVariable>> = {
 };
 
 /** `$http_NAME` or `$sent_http_NAME`: a field by the variable's suffix (`user_agent` is `User-Agent`). */
-export function header(
+function header(
   from: (r: LogRecord) => { get(name: string): string | null },
   suffix: string,
 ): LogVariable {
@@ -104,12 +109,57 @@ export function header(
   return { read: (r) => from(r).get(field) ?? undefined, encoding: "latin1" };
 }
 
+/** A name the log module reads from the record itself. */
+export type RecordName =
+  /** One of nginx's log values: written as it is, never escaped. */
+  | { value: (record: LogRecord) => string; variable?: undefined }
+  /** A variable, escaped as the format says. */
+  | { variable: LogVariable; value?: undefined };
+
+/**
+ * The one lookup of the names the record tells, for `log_format` and for
+ * the engine's variables of the log phase (a `map` on `$status`): nginx's
+ * log values, the request's, response's and upstream's variables this
+ * module reads, `$http_NAME` and `$sent_http_NAME`.
+ *
+ * @param name Lower case, without `$`.
+ * @returns How the record tells it, or `null` when it does not.
+ *
+ * @example Usage
+ * ```ts
+ * import { recordName } from "./log_variables.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(typeof recordName("status")?.value, "function");
+ * strictEqual(recordName("sent_http_etag")?.variable?.encoding, "latin1");
+ * strictEqual(recordName("uri"), null);
+ * ```
+ */
+export function recordName(name: string): RecordName | null {
+  const value = LOG_OPS[name];
+  if (value !== undefined) return { value };
+  const known = VARIABLES[name];
+  if (known !== undefined) return { variable: known };
+  if (name.startsWith("http_")) {
+    const variable = requestHeader(name.slice(5));
+    // `combined`'s two are read from the request when it starts.
+    if (name !== "http_referer" && name !== "http_user_agent") {
+      variable.readsFields = true;
+    }
+    return { variable };
+  }
+  if (name.startsWith("sent_http_")) {
+    return { variable: header((r) => r.responseHeaders, name.slice(10)) };
+  }
+  return null;
+}
+
 /**
  * `$http_NAME`: the request's field by the variable's suffix, as the
  * engine's variable reads it (a field `x_token` too for `$http_x_token`
  * where the socket keeps such fields: `runtime/field_names.ts`).
  */
-export function requestHeader(suffix: string): LogVariable {
+function requestHeader(suffix: string): LogVariable {
   const field = suffix.replaceAll("_", "-");
   if (field === suffix) return header((r) => r.headers, suffix);
   return {
@@ -137,12 +187,6 @@ export function requestHeader(suffix: string): LogVariable {
 export function recordValue(
   name: string,
 ): ((record: LogRecord) => string | undefined) | null {
-  const op = LOG_OPS[name];
-  if (op !== undefined) return op;
-  const known = VARIABLES[name];
-  if (known !== undefined) return known.read;
-  if (name.startsWith("sent_http_")) {
-    return header((r) => r.responseHeaders, name.slice(10)).read;
-  }
-  return null;
+  const known = recordName(name);
+  return known?.value ?? known?.variable.read ?? null;
 }

@@ -85,6 +85,12 @@ export interface Logger {
    */
   readonly accessNeedsFields: boolean;
   /**
+   * Some line reads the request's fields when it is written (a format's
+   * `$http_NAME` beyond `combined`'s, an `if=` on `$cookie_NAME`): only
+   * then is a copy of them kept past the exchange.
+   */
+  readonly accessCopiesFields: boolean;
+  /**
    * The last line written at `error` or more severe, for the built-in page;
    * `null` before the first.
    */
@@ -132,6 +138,11 @@ export interface LoggerOptions {
   accessFiles?: ReadonlyMap<string, LineSink>;
   /** Some location's format reads fields beyond `combined`'s. @default {false} */
   accessNeedsFields?: boolean;
+  /**
+   * Some location's format or `if=` reads the request's fields when the
+   * line is written. @default {false}
+   */
+  accessCopiesFields?: boolean;
   /**
    * The main level's error logs (lines about no request go there); when
    * absent, `errorLog` at `level`.
@@ -215,6 +226,8 @@ export function createLogger(options: LoggerOptions): Logger {
     accessEnabled: options.accessLog !== null || files.size > 0,
     accessNeedsFields: format !== COMBINED ||
       (options.accessNeedsFields ?? false),
+    accessCopiesFields: format.readsFields ||
+      (options.accessCopiesFields ?? false),
     close() {
       // A file named by several logs is closed once.
       const sinks = new Set([...errors.sinks(), ...files.values()]);

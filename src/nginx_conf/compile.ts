@@ -34,7 +34,7 @@ import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
-import { pathProblem } from "../config/mod.ts";
+import { MAX_UPSTREAM_KEEPALIVE, pathProblem } from "../config/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
@@ -81,9 +81,6 @@ export interface CompileOptions {
   confPrefix?: string;
 }
 
-/** The most idle connections an `upstream{}`'s `keepalive` keeps (`--upstream-keepalive`'s bound). */
-const MAX_KEEPALIVE = 1024;
-
 /** Directives the engine implements: the table's `map` ones are handled here. */
 const HANDLED_HERE = new Set([
   "http",
@@ -107,6 +104,7 @@ class Compiler {
     warn: (d, message) => this.warn(d, message),
     format: (name) => this.formats.get(name),
     scope: () => this.scope,
+    readsFields: (text) => this.scope.valueReadsFields(text),
     prefix: () => this.options.prefix,
   });
   readonly errorLogs = new ErrorLogsSeen({
@@ -272,6 +270,7 @@ class Compiler {
       accessLog: this.accessLog(servers),
       accessLogFiles: this.logs.files,
       accessNeedsFields: this.logs.needsFields,
+      accessCopiesFields: this.logs.copiesFields,
       errorLog: {
         path: errorLog?.path ??
           prefixed(this.options.prefix, "logs/error.log"),
@@ -421,14 +420,12 @@ class Compiler {
             entry,
             `invalid value "${entry.args[0]}" in "keepalive" directive`,
           );
-        } else if (keepalive > MAX_KEEPALIVE) {
-          // Each idle connection holds its buffers (about 16 KB): the same
-          // bound as --upstream-keepalive keeps that memory bounded.
+        } else if (keepalive > MAX_UPSTREAM_KEEPALIVE) {
           this.fail(
             entry,
             `"keepalive ${
               entry.args[0]
-            }" is not supported: the gateway keeps up to ${MAX_KEEPALIVE} idle connections (memory is bounded)`,
+            }" is not supported: the gateway keeps up to ${MAX_UPSTREAM_KEEPALIVE} idle connections (memory is bounded)`,
           );
         }
       } else if (entry.name === "server") {

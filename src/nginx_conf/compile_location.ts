@@ -30,6 +30,7 @@ import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import type { AccessSettings } from "./compile_access.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
+import { MAX_PROXY_BUFFER_SIZE, sizeText } from "../config/mod.ts";
 
 /** What computing settings needs besides the level. */
 export interface SettingsContext {
@@ -97,13 +98,6 @@ function time(ctx: SettingsContext, level: Level, name: string): number {
   return ms;
 }
 
-/**
- * The largest `proxy_buffer_size`: the head an upstream may make the
- * gateway hold per request grows up to it, so memory is bounded per
- * request (`--proxy-buffer-size` takes the same).
- */
-const MAX_PROXY_BUFFER_SIZE = 1024 * 1024;
-
 function size(
   ctx: SettingsContext,
   level: Level,
@@ -128,8 +122,8 @@ function size(
       `"${name} ${
         d.args[0]
       }" is not supported: the gateway takes a size up to ${
-        max / 1024 / 1024
-      }m (a buffer a peer fills, memory bounded per request)`,
+        sizeText(max)
+      } (a buffer a peer fills, memory bounded per request)`,
     );
     return fallback;
   }

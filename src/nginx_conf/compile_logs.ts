@@ -37,6 +37,8 @@ export interface LogChecks {
   format(name: string): LogFormat | undefined;
   /** Variable names, for `if=`. */
   scope(): VariableScope;
+  /** Whether a value's variables may read the request's fields (`Variables.valueReadsFields`). */
+  readsFields(text: string): boolean;
   /** The nginx prefix relative paths start at. */
   prefix(): string;
 }
@@ -49,6 +51,7 @@ export class LogsSeen {
   #lists = new WeakMap<readonly Directive[], AccessLogs>();
   readonly #files: LogFileSet;
   #fields = false;
+  #copies = false;
   #defaultList: AccessLogs | null = null;
 
   /** @param checks Where findings go, and what they read. */
@@ -68,6 +71,14 @@ export class LogsSeen {
   /** Some access log's format reads fields beyond `combined`'s. */
   get needsFields(): boolean {
     return this.#fields;
+  }
+
+  /**
+   * Some access log's format or `if=` reads the request's fields when its
+   * line is written: every request keeps a copy of them then.
+   */
+  get copiesFields(): boolean {
+    return this.#copies;
   }
 
   /**
@@ -157,6 +168,12 @@ export class LogsSeen {
     // A format beyond `combined`'s, or an `if=`, reads the request's
     // fields when the line is written: they are kept for it.
     if (format !== COMBINED || condition !== null) this.#fields = true;
+    if (
+      format.readsFields ||
+      (condition !== null && this.checks.readsFields(condition.text))
+    ) {
+      this.#copies = true;
+    }
     return {
       path: this.#file(d, prefixed(this.checks.prefix(), file)),
       format,

@@ -68,8 +68,9 @@ export function compileProgram(
             break;
           }
           const key = name.slice(1).toLowerCase();
-          if (!Variables.assignable(key)) {
-            ctx.fail(d, `the duplicate "${key}" variable`);
+          const refusal = Variables.assignRefusal(name.slice(1));
+          if (refusal !== null) {
+            ctx.fail(d, refusal);
             break;
           }
           ops.push({

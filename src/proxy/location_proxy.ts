@@ -26,6 +26,7 @@ import {
   type FailureCounter,
   logAttempt,
   logOutcome,
+  logWarning,
   type RequestEvent,
 } from "./outcome_log.ts";
 import { proxyRequest } from "./proxy.ts";
@@ -228,6 +229,8 @@ function forwardFor(
   }
   const onFailure = (failure: Parameters<typeof logAttempt>[0]) =>
     logAttempt(failure, log, context.stats);
+  const onWarning = (warning: Parameters<typeof logWarning>[0]) =>
+    logWarning(warning, log);
   const origin = request.origin ?? originOf(req, vars);
   const toResponse = (reply: UpstreamReply) =>
     relay(reply, { conf, vars, origin });
@@ -239,6 +242,7 @@ function forwardFor(
     clientMaxBodySize: limit,
     contentLength: request.contentLength,
     onFailure,
+    onWarning,
     headers: fields.passed,
     call: {
       version: conf.proxyHttpVersion,

@@ -9,7 +9,7 @@
 import { currentOsFamily, osErrorOf } from "../runtime/mod.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import type { AttemptFailure, UpstreamFailureKind } from "../upstream/mod.ts";
-import type { ProxyResult } from "./proxy_options.ts";
+import type { AttemptWarning, ProxyResult } from "./proxy_options.ts";
 
 /** An error line's own fields; the request's context is added by the handler. */
 export type RequestEvent = Omit<
@@ -78,6 +78,21 @@ export function logOutcome(
 }
 
 /**
+ * The line of bytes an upstream sent beyond its answer's framing, at
+ * nginx's level (`ngx_http_proxy_copy_filter`, `ngx_http_proxy_chunked_filter`):
+ * not counted as a failure, the answer stands.
+ *
+ * @param warning nginx's words and the server.
+ * @param log The request's error log.
+ */
+export function logWarning(
+  { message, upstream }: AttemptWarning,
+  log: (event: RequestEvent) => void,
+): void {
+  log({ level: "warn", message, action: "reading upstream", upstream });
+}
+
+/**
  * One failed attempt's lines: the failure with the server tried, then
  * nginx's `upstream server temporarily disabled` when it took the server
  * out; counted for the status endpoint unless the client left.
@@ -91,11 +106,8 @@ export function logAttempt(
   log: (event: RequestEvent) => void,
   stats: FailureCounter,
 ): void {
-  // A client that left, or a warning about an answer that stands, is no
-  // failure of the upstream.
-  if (error.kind !== "client-closed" && error.level !== "warn") {
-    stats.failed(error.kind);
-  }
+  // A client that left is no failure of the upstream.
+  if (error.kind !== "client-closed") stats.failed(error.kind);
   const fields = { action: error.action, upstream };
   log({
     level: error.level,

@@ -208,6 +208,11 @@ function forward(
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
         }),
+      onBodyWarning: (message) =>
+        options.onWarning({
+          message,
+          upstream: upstreamField(peer, options.upstreamPath),
+        }),
     });
   }, toResponse);
   if (!tries) return walked.then(proxyResult);
@@ -243,11 +248,7 @@ export function recorded(
   if (tries === null) return options;
   return {
     onFailure: (failure) => {
-      // A warning (bytes beyond the answer's framing) leaves the answer's
-      // status standing.
-      if (failure.error.level !== "warn") {
-        tries.failed(upstreamStatus(failure.error));
-      }
+      tries.failed(upstreamStatus(failure.error));
       options.onFailure(failure);
     },
     toResponse: (reply, peer) => {

@@ -18,6 +18,14 @@ import type {
   UpstreamReply,
 } from "../upstream/mod.ts";
 
+/** nginx's warning about an answer that stands, and the server that sent it. */
+export interface AttemptWarning {
+  /** nginx's words (`upstream sent more data than specified …`). */
+  message: string;
+  /** The `upstream:` field of its line. */
+  upstream: string;
+}
+
 /** Where and how to forward: the settings it reads, and the request's part. */
 export interface ProxyOptions {
   /** The upstream servers. */
@@ -37,6 +45,11 @@ export interface ProxyOptions {
    * (its body broke off).
    */
   onFailure: (failure: AttemptFailure) => void;
+  /**
+   * Told about bytes an upstream sent beyond its answer's framing: nginx's
+   * warning, with the `upstream:` field; the answer stands (no failure).
+   */
+  onWarning: (warning: AttemptWarning) => void;
   /** The client's fields the location passes (`set_headers.ts`). */
   headers: readonly (readonly [string, string])[];
   /** A location's call settings: version, leading fields, timers, limits. */

@@ -75,6 +75,7 @@ export interface WebSocketOptions extends
     | "group"
     | "upstreamPath"
     | "onFailure"
+    | "onWarning"
     | "headers"
     | "call"
     | "toResponse"
@@ -151,6 +152,11 @@ export async function proxyWebSocket(
           error,
           upstream: upstreamField(peer, options.upstreamPath),
           disabled: false,
+        }),
+      onBodyWarning: (message) =>
+        options.onWarning({
+          message,
+          upstream: upstreamField(peer, options.upstreamPath),
         }),
     });
   }, (reply, peer): Handshake => {

@@ -90,15 +90,7 @@ export function endOfAnswer(
     return;
   }
   c.close();
-  if (warning !== null) {
-    call.onBodyError(
-      new UpstreamError(warning, {
-        kind: "invalid-response",
-        action: "reading upstream",
-        level: "warn",
-      }),
-    );
-  }
+  if (warning !== null) call.onBodyWarning(warning);
 }
 
 /**

@@ -89,12 +89,14 @@ export interface UpstreamCall {
    * before the client could matter.
    */
   signal: AbortSignal | (() => AbortSignal);
-  /**
-   * Told about a failure after the head was returned (`while reading
-   * upstream`); one at level `warn` is not a failure but bytes beyond the
-   * answer's framing (the answer stands, the connection is closed).
-   */
+  /** Told about a failure after the head was returned (`while reading upstream`). */
   onBodyError: (error: UpstreamError) => void;
+  /**
+   * Told about bytes beyond the answer's framing, with nginx's warning: no
+   * failure (the answer stands, the connection is closed), so not told as
+   * one.
+   */
+  onBodyWarning: (message: string) => void;
   /**
    * A protocol upgrade (WebSocket): a new connection is used, and on
    * `101 Switching Protocols` it is handed over in `upgraded`.

@@ -20,7 +20,10 @@ function harness(onBodyError: (e: UpstreamError) => void = () => {}) {
     gcPacer: new GcPacer({ collect: null }),
     family: "linux",
   };
-  const call = { onBodyError } as unknown as UpstreamCall;
+  const call = {
+    onBodyError,
+    onBodyWarning: () => {},
+  } as unknown as UpstreamCall;
   const watch = new ClientWatch(new AbortController().signal, 0);
   return { released, source, call, watch };
 }

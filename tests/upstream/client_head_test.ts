@@ -39,6 +39,7 @@ Deno.test("the upstream client reads a head split into pieces of any size", asyn
         body: null,
         signal: new AbortController().signal,
         onBodyError() {},
+        onBodyWarning() {},
       });
       strictEqual(reply.head.status, 200, `step ${step}`);
       strictEqual(reply.head.fields.length, 41);

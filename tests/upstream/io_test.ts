@@ -97,6 +97,7 @@ Deno.test("writeRequest() frames each kind of body as RFC 9112 says", async (t) 
         body,
         signal: new AbortController().signal,
         onBodyError: () => {},
+        onBodyWarning: () => {},
       });
       strictEqual(await received, expected);
       strictEqual(c.deadline, 0, "no timer left armed");
