@@ -7,30 +7,60 @@ const uri = (path: string, args = ""): AccelTarget => ({
   args,
 });
 const UNSAFE: AccelTarget = { kind: "unsafe" };
+const NAMED: AccelTarget = { kind: "named", name: "@named" };
 
 Deno.test("accelTarget() reads X-Accel-Redirect as ngx_http_parse_unsafe_uri does", async (t) => {
-  const cases: [string, AccelTarget][] = [
-    ["/files/a.txt", uri("/files/a.txt")],
-    ["/files/a.txt?x=1&y=%20", uri("/files/a.txt", "x=1&y=%20")],
-    ["/files/a%20b%2Ec", uri("/files/a b.c")],
-    ["/files/%FF", uri("/files/\udcff")],
-    ["/files/caf\xc3\xa9", uri("/files/café")],
-    ["@named", { kind: "named", name: "@named" }],
-    ["/a/..", UNSAFE],
-    ["/a/../b", UNSAFE],
-    ["/a\\..\\b", UNSAFE],
-    ["/a/%2E%2E/b", UNSAFE],
-    ["/a/%2e%2e", UNSAFE],
-    ["/a/%00", UNSAFE],
-    ["", UNSAFE],
-    ["?x=1", UNSAFE],
-    [".hidden", UNSAFE],
-    ["/a/..b", uri("/a/..b")],
-    ["/a/b..", uri("/a/b..")],
+  // Each value as nginx reads it on Linux, then on Windows, where `\`
+  // separates segments too (ngx_path_separator).
+  const cases: [string, linux: AccelTarget, windows: AccelTarget][] = [
+    ["/files/a.txt", uri("/files/a.txt"), uri("/files/a.txt")],
+    [
+      "/files/a.txt?x=1&y=%20",
+      uri("/files/a.txt", "x=1&y=%20"),
+      uri("/files/a.txt", "x=1&y=%20"),
+    ],
+    ["/files/a%20b%2Ec", uri("/files/a b.c"), uri("/files/a b.c")],
+    ["/files/%FF", uri("/files/\udcff"), uri("/files/\udcff")],
+    ["/files/caf\xc3\xa9", uri("/files/café"), uri("/files/café")],
+    ["/t%3Fx?y=1", uri("/t?x", "y=1"), uri("/t?x", "y=1")],
+    ["@named", NAMED, NAMED],
+    // `..` segments, with either separator, escaped or not.
+    ["/a/..", UNSAFE, UNSAFE],
+    ["/a/../b", UNSAFE, UNSAFE],
+    ["..", UNSAFE, UNSAFE],
+    ["../b", UNSAFE, UNSAFE],
+    ["/a/%2E%2E/b", UNSAFE, UNSAFE],
+    ["/a/%2e%2e", UNSAFE, UNSAFE],
+    ["/a\\..\\b", uri("/a\\..\\b"), UNSAFE],
+    ["/a\\..", uri("/a\\.."), UNSAFE],
+    ["..\\b", uri("..\\b"), UNSAFE],
+    ["/a/..\\b", uri("/a/..\\b"), UNSAFE],
+    ["/a%5C..%5Cb", uri("/a\\..\\b"), UNSAFE],
+    ["/a/b\\c", uri("/a/b\\c"), uri("/a/b\\c")],
+    // Dots that make no `..` segment.
+    [".hidden", uri(".hidden"), uri(".hidden")],
+    [".", uri("."), uri(".")],
+    ["/a/..b", uri("/a/..b"), uri("/a/..b")],
+    ["/a/b..", uri("/a/b.."), uri("/a/b..")],
+    ["/a/...", uri("/a/..."), uri("/a/...")],
+    // A NUL, raw or escaped; nothing before the arguments.
+    ["/a/%00", UNSAFE, UNSAFE],
+    ["/a/\0", UNSAFE, UNSAFE],
+    ["", UNSAFE, UNSAFE],
+    ["?x=1", UNSAFE, UNSAFE],
+    // ngx_unescape_uri: a broken escape loses its `%`, a bad second digit
+    // the first with it.
+    ["/t%zz", uri("/tzz"), uri("/tzz")],
+    ["/t%zz%az%", uri("/tzz"), uri("/tzz")],
+    ["/t%4", uri("/t"), uri("/t")],
+    ["/t%%41", uri("/t%41"), uri("/t%41")],
+    ["/t%.%.", uri("/t.."), uri("/t..")],
+    ["/t/%.%.", UNSAFE, UNSAFE],
   ];
-  for (const [value, expected] of cases) {
+  for (const [value, linux, windows] of cases) {
     await t.step(JSON.stringify(value), () => {
-      deepStrictEqual(accelTarget(value), expected);
+      deepStrictEqual(accelTarget(value, false), linux, "Linux");
+      deepStrictEqual(accelTarget(value, true), windows, "Windows");
     });
   }
 });
