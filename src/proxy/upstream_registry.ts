@@ -35,6 +35,15 @@ export interface RegistryOptions {
 const DEFAULT_TIMEOUTS = { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 };
 
 /**
+ * The most groups of one address (`proxy_pass` with variables) kept for
+ * the next request to that address. The addresses a configuration's own
+ * values reach are few (its `map` values, its cookies' usual values), but
+ * a variable a client sets can name any address: past this many, the one
+ * least recently used is let go.
+ */
+export const DIRECT_GROUPS = 256;
+
+/**
  * The spec of one server of a group, as the upstream client takes it.
  *
  * @param server The server as compiled.
@@ -77,6 +86,8 @@ export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
 /** The groups of a configuration by name. */
 export class UpstreamRegistry {
   #groups = new Map<string, UpstreamGroup>();
+  /** Groups of one address, least recently used first. */
+  #direct = new Map<string, UpstreamGroup>();
   #options: RegistryOptions;
 
   /**
@@ -112,17 +123,39 @@ export class UpstreamRegistry {
   }
 
   /**
-   * A group of one address for one request (`proxy_pass` with variables
-   * in its host): no idle connections kept, no state shared with another
-   * request, registered nowhere.
+   * The group of one address (`proxy_pass` with variables in its host),
+   * made on its first request and shared by the next ones, so a request
+   * costs no client of its own (its pool, its timer, its GC pacer): no
+   * idle connections kept, and a single server, whose failures nginx does
+   * not count (`peers->single`), so no request's state reaches another.
+   * At most {@linkcode DIRECT_GROUPS} are kept; one let go is not closed,
+   * since requests may still be using it: it keeps no idle connection,
+   * and its timer stops with its last request.
    *
-   * @param hostname An IPv4 address or `[IPv6]`.
+   * @param hostname An IPv4 address or `[IPv6]`, as nginx prints it.
    * @param port The port.
    * @returns The group.
+   *
+   * @example Usage
+   * ```ts
+   * import { UpstreamRegistry } from "./upstream_registry.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const registry = new UpstreamRegistry(new Map());
+   * strictEqual(registry.direct("127.0.0.1", 8080), registry.direct("127.0.0.1", 8080));
+   * registry.close();
+   * ```
    */
   direct(hostname: string, port: number): UpstreamGroup {
     const address = `${hostname}:${port}`;
-    return this.#create(address, [{
+    let group = this.#direct.get(address);
+    if (group !== undefined) {
+      // Most recently used goes last.
+      this.#direct.delete(address);
+      this.#direct.set(address, group);
+      return group;
+    }
+    group = this.#create(address, [{
       address,
       hostname,
       port,
@@ -132,6 +165,16 @@ export class UpstreamRegistry {
       backup: false,
       down: false,
     }], 0);
+    if (this.#direct.size >= DIRECT_GROUPS) {
+      this.#direct.delete(this.#direct.keys().next().value!);
+    }
+    this.#direct.set(address, group);
+    return group;
+  }
+
+  /** How many groups of one address are kept (at most {@linkcode DIRECT_GROUPS}). */
+  get directCount(): number {
+    return this.#direct.size;
   }
 
   /**
@@ -153,5 +196,6 @@ export class UpstreamRegistry {
   /** Closes every group's idle connections. */
   close(): void {
     for (const group of this.#groups.values()) group.close();
+    for (const group of this.#direct.values()) group.close();
   }
 }
