@@ -6,7 +6,8 @@
  * those `proxy_hide_header` names; the URI is checked and decoded as
  * `ngx_http_parse_unsafe_uri` does on Linux;
  * `proxy_ignore_headers X-Accel-Redirect` relays the answer instead, and
- * the `X-Accel-*` fields nginx hides are hidden.
+ * the `X-Accel-*` fields nginx hides are hidden (and not acted on: README,
+ * x-accel-fields).
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
