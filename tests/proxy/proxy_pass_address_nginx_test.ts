@@ -22,15 +22,18 @@ import {
   TEMP,
 } from "../log/_same_conf.ts";
 
-function conf(port: number): string {
+function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log info;
 events {}
 http {
 ${TEMP}
   access_log off;
+  upstream u { server 127.0.0.010:${upstream}; }
   server {
     listen 127.0.0.1:${port};
     location /v/ { proxy_pass http://$arg_h; }
+    location /p/ { proxy_pass http://127.0.0.010:${upstream}; }
+    location /u/ { proxy_pass http://u; }
   }
 }
 `;
@@ -74,8 +77,8 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
     );
   });
   const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort));
-  await using ours = await prefixWith(conf(ourPort));
+  await using theirs = await prefixWith(conf(theirPort, up.port));
+  await using ours = await prefixWith(conf(ourPort, up.port));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
   await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const form of HOSTS) {
@@ -99,4 +102,46 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
       errorMessages(theirs.prefix).map((l) => l.replace(port, "PORT")),
     );
   });
+});
+
+Deno.test("a proxy_pass or upstream{} address is read as nginx 1.22 reads it, not as the system's resolver would", async () => {
+  // 127.0.0.010 is 127.0.0.10 to ngx_inet_addr, 127.0.0.8 to inet_aton.
+  const listener = Deno.listen({ hostname: "127.0.0.10", port: 0 });
+  const port = listener.addr.port;
+  const served = (async () => {
+    for await (const conn of listener) {
+      (async () => {
+        try {
+          if (await readHead(conn) === null) return;
+          await writeText(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nup",
+          );
+        } finally {
+          conn.close();
+        }
+      })();
+    }
+  })();
+  try {
+    const [theirPort, ourPort] = [freePort(), freePort()];
+    await using theirs = await prefixWith(conf(theirPort, port));
+    await using ours = await prefixWith(conf(ourPort, port));
+    await using _nginx = await runNginx(theirs.prefix, theirs.conf);
+    await using _gw = await startMain(["--nginx-conf", ours.conf]);
+    for (const path of ["/p/x", "/u/x"]) {
+      const request = `GET ${path} HTTP/1.1\r\nHost: station\r\n` +
+        "Connection: close\r\n\r\n";
+      const status = async (p: number) =>
+        (await rawRequest(p, request, 5000)).slice(9, 12);
+      deepStrictEqual(
+        [path, await status(ourPort)],
+        [path, await status(theirPort)],
+      );
+      deepStrictEqual(await status(theirPort), "200");
+    }
+  } finally {
+    listener.close();
+    await served;
+  }
 });
