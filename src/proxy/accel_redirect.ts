@@ -30,8 +30,12 @@ export type AccelTarget =
     args: string;
   }
   | { kind: "named"; name: string }
-  /** A URI nginx refuses (`ngx_http_parse_unsafe_uri`): a 404. */
-  | { kind: "unsafe" };
+  /**
+   * A URI nginx refuses (`ngx_http_parse_unsafe_uri`): a 404, and its line
+   * naming `uri` (the whole value as received, or its path decoded when
+   * only that is unsafe).
+   */
+  | { kind: "unsafe"; uri: string };
 
 /** What a stand-in from {@linkcode accelRedirect} stands for. */
 export interface AccelRedirect {
@@ -137,9 +141,9 @@ export function accelRedirect(
  * import { deepStrictEqual } from "node:assert/strict";
  *
  * deepStrictEqual(accelTarget("/files/a%20b?x=1"), { kind: "uri", uri: "/files/a b", args: "x=1" });
- * deepStrictEqual(accelTarget("/files/../etc"), { kind: "unsafe" });
+ * deepStrictEqual(accelTarget("/files/../etc"), { kind: "unsafe", uri: "/files/../etc" });
  * deepStrictEqual(accelTarget("/a\\..\\b", false), { kind: "uri", uri: "/a\\..\\b", args: "" });
- * deepStrictEqual(accelTarget("/a\\..\\b", true), { kind: "unsafe" });
+ * deepStrictEqual(accelTarget("/a\\..\\b", true), { kind: "unsafe", uri: "/a\\..\\b" });
  * ```
  */
 export function accelTarget(
@@ -151,13 +155,40 @@ export function accelTarget(
   const raw = q < 0 ? value : value.slice(0, q);
   const args = q < 0 ? "" : value.slice(q + 1);
   const dotDot = windows ? WINDOWS_DOT_DOT : DOT_DOT;
-  if (raw === "" || unsafe(raw, dotDot)) return { kind: "unsafe" };
+  if (raw === "" || unsafe(raw, dotDot)) {
+    return { kind: "unsafe", uri: fieldText(value) };
+  }
   if (!raw.includes("%")) return { kind: "uri", uri: fieldText(raw), args };
   // The field's bytes, one char each: an escape decodes to a byte.
   const bytes = unescapeUri(raw);
   // An empty result is refused here, where nginx redirects to an empty URI.
-  if (bytes === "" || unsafe(bytes, dotDot)) return { kind: "unsafe" };
+  if (bytes === "" || unsafe(bytes, dotDot)) {
+    return { kind: "unsafe", uri: fieldText(bytes) };
+  }
   return { kind: "uri", uri: fieldText(bytes), args };
+}
+
+/**
+ * nginx's `[error]` line for a stand-in whose URI is unsafe
+ * (`ngx_http_parse_unsafe_uri` under `NGX_HTTP_LOG_UNSAFE`), written while
+ * the upstream's answer is read.
+ *
+ * @param response A response the relay returned.
+ * @returns The line's message, or `null` for any other response.
+ *
+ * @example Usage
+ * ```ts
+ * import { unsafeAccelMessage } from "./accel_redirect.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(unsafeAccelMessage(new Response("relayed")), null);
+ * ```
+ */
+export function unsafeAccelMessage(response: Response): string | null {
+  const target = standIns.get(response)?.target;
+  return target?.kind === "unsafe"
+    ? `unsafe URI "${target.uri}" was detected`
+    : null;
 }
 
 /** A `..` segment: at the start or after a separator, up to one or the end. */

@@ -13,13 +13,20 @@ import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
   freePort,
+  maskErrorLine,
   rawRequest,
   readHead,
   spawnGateway,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
-import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
+import {
+  logLines,
+  prefixWith,
+  PROCESS,
+  runNginx,
+  TEMP,
+} from "../log/_same_conf.ts";
 
 /** What the upstream answers for each path it is asked for. */
 const ANSWERS: Record<string, string> = {
@@ -30,7 +37,8 @@ const ANSWERS: Record<string, string> = {
   "/a/to-file":
     "X-Accel-Redirect: /files/f%2Etxt\r\nContent-Type: text/x-up\r\n",
   "/a/to-missing": "X-Accel-Redirect: /files/none.txt\r\n",
-  "/a/unsafe": "X-Accel-Redirect: /files/../secret\r\n",
+  "/a/unsafe": "X-Accel-Redirect: /files/../secret?x=1\r\n",
+  "/a/unsafe-escaped": "X-Accel-Redirect: /files/%2e%2e/secret?x=1\r\n",
   // On Linux `\` is no separator (ngx_path_separator): no `..` segment.
   "/a/backslash": "X-Accel-Redirect: /target\\..\\x\r\n",
   // A leading `.` makes no `..` segment either.
@@ -131,6 +139,7 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
       ["to a file, its URI's escapes decoded", "GET /a/to-file"],
       ["to a missing file", "GET /a/to-missing"],
       ["an unsafe URI", "GET /a/unsafe"],
+      ["an unsafe URI once decoded", "GET /a/unsafe-escaped"],
       ["a `\\` is no separator on Linux", "GET /a/backslash"],
       ["a leading `.` is no `..`", "GET /a/dot"],
       ["a broken escape loses its `%`", "GET /a/bad-escape"],
@@ -139,6 +148,11 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
       ["from an error page's proxied location", "GET /e/x"],
       ["from an error page's, its status kept", "GET /f/x"],
     ];
+    // Each side's lines for an unsafe URI. The other lines differ in one
+    // field (README, x-accel-fields).
+    const errors = (prefix: string) =>
+      logLines(prefix, "error.log").filter((l) => l.includes("unsafe URI"))
+        .map(maskErrorLine);
     for (const [name, line] of requests) {
       await t.step(name, async () => {
         const request = `${line} HTTP/1.1\r\nHost: station\r\n` +
@@ -149,6 +163,11 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
         );
       });
     }
+    await t.step("an unsafe URI's line", () => {
+      const theirLines = errors(theirs.prefix);
+      deepStrictEqual(theirLines.length, 2);
+      deepStrictEqual(errors(ours.prefix), theirLines);
+    });
   } finally {
     await Deno.remove(root, { recursive: true });
   }
