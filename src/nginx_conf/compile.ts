@@ -35,6 +35,7 @@ import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { pathProblem } from "../config/mod.ts";
+import { hostAddress } from "../access/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
@@ -665,6 +666,9 @@ class Compiler {
       return [];
     }
     if (hostname === "*") hostname = "0.0.0.0";
+    // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), bound as
+    // nginx prints it: the system's resolver would read it as octal.
+    hostname = hostAddress(hostname) ?? hostname;
     if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
     if (hostname === "localhost") hostname = "127.0.0.1";
     const listen: Listen = {

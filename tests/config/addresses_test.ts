@@ -50,6 +50,12 @@ Deno.test("parseListen() reads [host:]port and keeps a bare port on loopback", (
   });
   deepStrictEqual(parseListen("[::1]:8081"), { hostname: "::1", port: 8081 });
   deepStrictEqual(parseListen("0.0.0.0:80"), { hostname: "0.0.0.0", port: 80 });
+  // An address as nginx reads it, not as the system's resolver (octal).
+  deepStrictEqual(parseListen("127.0.0.010:80"), {
+    hostname: "127.0.0.10",
+    port: 80,
+  });
+  deepStrictEqual(parseListen("[0:0::1]:80"), { hostname: "::1", port: 80 });
   throws(() => parseListen("65536"), RangeError);
   throws(() => parseListen("host:"), TypeError);
 });
