@@ -104,6 +104,8 @@ export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
 /** The groups of a configuration by name. */
 export class UpstreamRegistry {
   #groups = new Map<string, UpstreamGroup>();
+  /** The same groups by lower-case name (names differing in case only are duplicates to nginx). */
+  #folded = new Map<string, UpstreamGroup>();
   /** Groups of one address, least recently used first. */
   #direct = new Map<string, UpstreamGroup>();
   #options: RegistryOptions;
@@ -120,7 +122,9 @@ export class UpstreamRegistry {
   ) {
     this.#options = options;
     for (const [name, conf] of upstreams) {
-      this.#groups.set(name, this.#create(name, conf.servers, conf.keepalive));
+      const group = this.#create(name, conf.servers, conf.keepalive);
+      this.#groups.set(name, group);
+      this.#folded.set(name.toLowerCase(), group);
     }
   }
 
@@ -196,14 +200,15 @@ export class UpstreamRegistry {
   }
 
   /**
-   * The group of a name.
+   * The group of a name, in any case, as `ngx_http_upstream_init_request`
+   * finds a name a `proxy_pass` with variables gave (`ngx_strncasecmp`).
    *
-   * @param name `ProxyPass.group`.
+   * @param name `ProxyPass.group`, or `host[:port]` from variables.
    * @returns The group, or `undefined` when the configuration has none of
    * that name (the compiler makes one for every `proxy_pass`).
    */
   get(name: string): UpstreamGroup | undefined {
-    return this.#groups.get(name);
+    return this.#groups.get(name) ?? this.#folded.get(name.toLowerCase());
   }
 
   /** Every group, for the status endpoint. */

@@ -29,6 +29,7 @@ http {
 ${TEMP}
   access_log off;
   upstream u { server 127.0.0.010:${upstream}; }
+  upstream Backend { server 127.0.0.1:${upstream}; }
   server {
     listen 127.0.0.1:${port};
     location /v/ { proxy_pass http://$arg_h; }
@@ -60,6 +61,9 @@ const HOSTS = [
   "[::g]:PORT",
   "[::1]x",
   "[]:PORT",
+  // An upstream{} name in any case (ngx_strncasecmp), without a port.
+  "bAcKeNd",
+  "BACKEND:PORT",
 ];
 
 /** An `[error]` line's own words, before the request's context. */
@@ -95,8 +99,8 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
   }
   await t.step("the same error lines", () => {
     const port = new RegExp(String(up.port), "g");
-    // One line each for the seven that nginx refuses.
-    deepStrictEqual(errorMessages(theirs.prefix).length, 7);
+    // One line each for the eight that nginx refuses.
+    deepStrictEqual(errorMessages(theirs.prefix).length, 8);
     deepStrictEqual(
       errorMessages(ours.prefix).map((l) => l.replace(port, "PORT")),
       errorMessages(theirs.prefix).map((l) => l.replace(port, "PORT")),

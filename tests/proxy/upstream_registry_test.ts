@@ -118,3 +118,34 @@ Deno.test("serverSpec() connects to an address as nginx reads it and logs it as 
     deepStrictEqual([address.hostname, address.peer], expected, hostname);
   }
 });
+
+Deno.test("UpstreamRegistry.get() finds a group's name in any case, as ngx_http_upstream_init_request does", () => {
+  const server = {
+    address: "127.0.0.1:8080",
+    hostname: "127.0.0.1",
+    port: 8080,
+    weight: 1,
+    maxFails: 1,
+    failTimeoutMs: 10_000,
+    backup: false,
+    down: false,
+  };
+  const registry = new UpstreamRegistry(
+    new Map([["Backend", {
+      name: "Backend",
+      servers: [server],
+      keepalive: 0,
+      explicit: true,
+    }]]),
+  );
+  try {
+    const group = registry.get("Backend");
+    strictEqual(group?.name, "Backend");
+    for (const name of ["backend", "BACKEND", "bAcKeNd"]) {
+      strictEqual(registry.get(name), group, name);
+    }
+    strictEqual(registry.get("backend2"), undefined);
+  } finally {
+    registry.close();
+  }
+});
