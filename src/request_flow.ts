@@ -524,12 +524,13 @@ async function errorPage(
     else request.errStatus = target.overwrite ?? status;
     let answered = await answer(pageReq, page, request, deps.handlers);
     // A proxied page may be an X-Accel-Redirect too.
-    answered = await (followAccel(pageReq, answered, {
+    const followed = followAccel(pageReq, answered, {
       server: where.server,
       conf: page.conf,
       state: where.state,
       kind: page.kind,
-    }, ctx) ?? answered);
+    }, ctx);
+    if (followed !== null) answered = await followed;
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       if (answered.status === 404 && where.conf.errorPageFallback) {
