@@ -117,7 +117,10 @@ export function parseUpstream(value: string): UpstreamAddress {
     );
   }
   const v6 = m[1];
-  const hostname = (v6 ?? m[2] ?? "").toLowerCase();
+  // An address as nginx reads it, as in parseListen.
+  const address = hostAddress(v6 === undefined ? m[2]! : `[${v6}]`);
+  const hostname = address?.replace(/^\[(.*)\]$/, "$1") ??
+    (v6 ?? m[2] ?? "").toLowerCase();
   const port = m[3] === undefined
     ? DEFAULT_UPSTREAM_PORT
     : parsePort(m[3], "upstream", value);

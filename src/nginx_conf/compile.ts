@@ -894,7 +894,9 @@ function splitHostPort(
   if (m === null) return null;
   const port = m[2] === undefined ? 80 : Number(m[2]);
   if (port < 1 || port > 65535) return null;
-  const host = m[1]!.startsWith("[") ? m[1]!.slice(1, -1) : m[1]!;
+  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), kept as
+  // nginx prints it: the system's resolver would read it as octal.
+  const host = (hostAddress(m[1]!) ?? m[1]!).replace(/^\[(.*)\]$/, "$1");
   return { hostname: host === "localhost" ? "127.0.0.1" : host, port };
 }
 

@@ -9,7 +9,6 @@
  * @module
  */
 
-import { hostAddress } from "../access/mod.ts";
 import type { UpstreamConf, UpstreamServerConf } from "../engine/mod.ts";
 import {
   createUpstreamGroup,
@@ -62,28 +61,11 @@ export const DIRECT_GROUPS = 256;
  * strictEqual(spec.address.peer, "[::1]:80");
  * strictEqual(spec.address.origin, "http://[::1]");
  * ```
- *
- * @example An address is read as nginx reads it
- * ```ts
- * import { serverSpec } from "./upstream_registry.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const spec = serverSpec({
- *   address: "127.0.0.010:80", hostname: "127.0.0.010", port: 80, weight: 1,
- *   maxFails: 1, failTimeoutMs: 10_000, backup: false, down: false,
- * });
- * strictEqual(spec.address.hostname, "127.0.0.10");
- * ```
  */
 export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
-  let bare = server.hostname.startsWith("[")
+  const bare = server.hostname.startsWith("[")
     ? server.hostname.slice(1, -1)
     : server.hostname;
-  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), connected
-  // to and logged as nginx prints it: the system's resolver would read that
-  // text as octal (127.0.0.8).
-  const address = hostAddress(bare.includes(":") ? `[${bare}]` : bare);
-  if (address !== null) bare = address.replace(/^\[(.*)\]$/, "$1");
   const host = bare.includes(":") ? `[${bare}]` : bare;
   const port = server.port;
   return {

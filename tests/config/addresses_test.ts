@@ -13,6 +13,9 @@ Deno.test("parseUpstream() accepts http URLs with a host, 8080 by default", asyn
     ["http://10.1.2.3:9000/", "http://10.1.2.3:9000", "10.1.2.3:9000"],
     ["HTTP://Station-PC:80", "http://station-pc", "station-pc:80"],
     ["http://[::1]:8080", "http://[::1]:8080", "[::1]:8080"],
+    // An address as nginx reads it, not as the system's resolver (octal).
+    ["http://127.0.0.010:80", "http://127.0.0.10", "127.0.0.10:80"],
+    ["http://[0:0::1]:8080", "http://[::1]:8080", "[::1]:8080"],
   ];
   for (const [input, origin, peer] of cases) {
     await t.step(input, () => {

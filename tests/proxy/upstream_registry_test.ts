@@ -89,36 +89,6 @@ Deno.test("UpstreamRegistry.direct() keeps at most DIRECT_GROUPS, the least rece
   }
 });
 
-Deno.test("serverSpec() connects to an address as nginx reads it and logs it as nginx prints it", () => {
-  const base = {
-    weight: 1,
-    maxFails: 1,
-    failTimeoutMs: 10_000,
-    backup: false,
-    down: false,
-  };
-  // hostname as written → [hostname connected to, peer as logged]
-  const table: [string, [string, string]][] = [
-    ["127.0.0.010", ["127.0.0.10", "127.0.0.10:80"]],
-    ["127.000.000.001", ["127.0.0.1", "127.0.0.1:80"]],
-    ["127.0..1", ["127.0.0.1", "127.0.0.1:80"]],
-    ["[0:0:0:0:0:0:0:1]", ["::1", "[::1]:80"]],
-    ["::FFFF:7f00:1", ["::ffff:127.0.0.1", "[::ffff:127.0.0.1]:80"]],
-    // Names, left to the resolver.
-    ["Backend", ["backend", "Backend:80"]],
-    ["127.1", ["127.1", "127.1:80"]],
-  ];
-  for (const [hostname, expected] of table) {
-    const { address } = serverSpec({
-      ...base,
-      address: `${hostname}:80`,
-      hostname,
-      port: 80,
-    });
-    deepStrictEqual([address.hostname, address.peer], expected, hostname);
-  }
-});
-
 Deno.test("UpstreamRegistry.get() finds a group's name in any case, as ngx_http_upstream_init_request does", () => {
   const server = {
     address: "127.0.0.1:8080",
