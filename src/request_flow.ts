@@ -336,27 +336,56 @@ function answerFirst(
   const { request, deps } = ctx;
   request.answered = first.conf;
   const response = answer(req, first, request, deps.handlers);
-  const where = { server: ctx.server, conf: first.conf, state: ctx.state };
+  const where = {
+    server: ctx.server,
+    conf: first.conf,
+    state: ctx.state,
+    kind: first.kind,
+  };
   if (response instanceof Promise) {
-    return response.then((done) => {
-      // Only a proxied answer can be an X-Accel-Redirect's stand-in.
-      const accel = first.kind === "proxy" ? accelRedirectOf(done) : undefined;
-      if (accel !== undefined) return followAccel(req, accel, where, ctx);
-      return isBuiltInError(done) ? errorPage(req, done, where, ctx) : done;
-    });
+    return response.then((done) =>
+      followAccel(req, done, where, ctx) ??
+        (isBuiltInError(done) ? errorPage(req, done, where, ctx) : done)
+    );
   }
   if (!isBuiltInError(response)) return response;
   return errorPage(req, response, where, ctx);
 }
 
 /**
- * An upstream's `X-Accel-Redirect` (ngx_http_upstream_process_headers): an
- * internal redirect to its URI or named location, as GET unless the
- * request is a HEAD; a URI nginx finds unsafe is a 404. The answer keeps
- * the upstream's fields nginx keeps: its `Content-Type` unless the answer
- * is an error page or a proxied one with its own, the others added.
+ * An upstream's `X-Accel-Redirect` (ngx_http_upstream_process_headers),
+ * followed, or `null` when the answer is not its stand-in. Only a proxied
+ * answer can be one.
+ *
+ * @param req The request the answer is for.
+ * @param done The content's answer.
+ * @param where Where it was answered, and by which kind of content.
+ * @param ctx The request and the flow's dependencies.
+ * @returns The redirect's answer, or `null`.
  */
-async function followAccel(
+function followAccel(
+  req: Request,
+  done: Response,
+  where: {
+    server: ServerConf;
+    conf: LocationConf;
+    state: PhaseState;
+    kind: Content["kind"];
+  },
+  ctx: { request: FlowRequest; deps: FlowDeps },
+): Promise<Response> | null {
+  const accel = where.kind === "proxy" ? accelRedirectOf(done) : undefined;
+  return accel === undefined ? null : redirectForAccel(req, accel, where, ctx);
+}
+
+/**
+ * An internal redirect to an `X-Accel-Redirect`'s URI or named location,
+ * as GET unless the request is a HEAD; a URI nginx finds unsafe is a 404.
+ * The answer keeps the upstream's fields nginx keeps: its `Content-Type`
+ * unless the answer is an error page or a proxied one with its own, the
+ * others added.
+ */
+async function redirectForAccel(
   req: Request,
   accel: AccelRedirect,
   where: { server: ServerConf; conf: LocationConf; state: PhaseState },
@@ -495,14 +524,13 @@ async function errorPage(
     else request.errStatus = target.overwrite ?? status;
     let answered = await answer(pageReq, page, request, deps.handlers);
     // A proxied page may be an X-Accel-Redirect too.
-    const accel = page.kind === "proxy" ? accelRedirectOf(answered) : undefined;
-    if (accel !== undefined) {
-      answered = await followAccel(pageReq, accel, {
-        server: where.server,
-        conf: page.conf,
-        state: where.state,
-      }, ctx);
-    }
+    const followed = followAccel(pageReq, answered, {
+      server: where.server,
+      conf: page.conf,
+      state: where.state,
+      kind: page.kind,
+    }, ctx);
+    if (followed !== null) answered = await followed;
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
       if (answered.status === 404 && where.conf.errorPageFallback) {

@@ -2,7 +2,9 @@
  * IP address text to bytes, read as nginx reads it (`ngx_inet_addr`,
  * `ngx_inet6_addr` in `src/core/ngx_inet.c`), so `allow`/`deny` accept and
  * refuse exactly the texts nginx does: `1..2.3` is `1.0.2.3` there, and
- * `255.255.255.255` is `INADDR_NONE`, refused as an address.
+ * `255.255.255.255` is `INADDR_NONE`, refused as an address. The one
+ * reader of address text: `allow`/`deny`, `geo` and a `proxy_pass` host
+ * from variables (`host_address.ts`) all go through it.
  *
  * @module
  */

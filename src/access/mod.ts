@@ -10,6 +10,7 @@
  */
 
 export { parseClientAddress, parseIpv4, parseIpv6 } from "./address.ts";
+export { formatIpv6, hostAddress } from "./host_address.ts";
 export type { ClientAddress } from "./address.ts";
 export {
   AccessList,

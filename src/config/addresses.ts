@@ -8,6 +8,7 @@
  */
 
 import type { UpstreamAddress, UpstreamServerSpec } from "../upstream/mod.ts";
+import { hostAddress } from "../access/mod.ts";
 import { parseDuration } from "./config_values.ts";
 
 /** An address to listen on. `localhost` means both 127.0.0.1 and ::1. */
@@ -59,8 +60,13 @@ export function parseListen(value: string): ListenAddress {
     );
   }
   const host = m[1] ?? m[2] ?? "";
+  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), bound as
+  // nginx prints it: the system's resolver would read it as octal.
+  const address = hostAddress(m[1] === undefined ? host : `[${host}]`);
   return {
-    hostname: host === "*" ? "0.0.0.0" : host.toLowerCase(),
+    hostname: host === "*"
+      ? "0.0.0.0"
+      : address?.replace(/^\[(.*)\]$/, "$1") ?? host.toLowerCase(),
     port: parsePort(m[3] ?? "", "listen", value),
   };
 }
@@ -111,7 +117,10 @@ export function parseUpstream(value: string): UpstreamAddress {
     );
   }
   const v6 = m[1];
-  const hostname = (v6 ?? m[2] ?? "").toLowerCase();
+  // An address as nginx reads it, as in parseListen.
+  const address = hostAddress(v6 === undefined ? m[2]! : `[${v6}]`);
+  const hostname = address?.replace(/^\[(.*)\]$/, "$1") ??
+    (v6 ?? m[2] ?? "").toLowerCase();
   const port = m[3] === undefined
     ? DEFAULT_UPSTREAM_PORT
     : parsePort(m[3], "upstream", value);

@@ -52,3 +52,4 @@ export {
   runPhases,
   uriChangesLeft,
 } from "./phases.ts";
+export { unescapeUri } from "./uri_escape.ts";

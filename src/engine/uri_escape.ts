@@ -1,7 +1,8 @@
 /**
  * The escaping `rewrite` applies to what it builds (`ngx_http_script.c`):
  * captures of a URI the client escaped are escaped again as arguments, and
- * a redirect is unescaped once before it is sent.
+ * a redirect is unescaped once before it is sent. `X-Accel-Redirect`'s URI
+ * is unescaped the same way, plainly.
  *
  * @module
  */
@@ -73,11 +74,36 @@ const ARGS_ESCAPED = /[\x00-\x20"#%&+;<>?\\^`{|}\x7f-\uffff]/;
  * ```
  */
 export function unescapeRedirect(text: string): string {
-  if (!text.includes("%")) return text;
+  return text.includes("%") ? unescape(text, true) : text;
+}
+
+/**
+ * `ngx_unescape_uri(…, 0)`, as `ngx_http_parse_unsafe_uri` decodes an
+ * `X-Accel-Redirect`: every escape is decoded to its byte (a `?` or a `/`
+ * too); a broken escape loses its `%`, and a bad second digit takes the
+ * first with it (`%zz` is `zz`, `%az` nothing, a last `%` nothing).
+ *
+ * @param bytes The text as bytes, one char each.
+ * @returns The decoded bytes, one char each.
+ *
+ * @example Usage
+ * ```ts
+ * import { unescapeUri } from "./uri_escape.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(unescapeUri("/a%20b%2F%3F%FF%zz%az%"), "/a b/?\xffzz");
+ * ```
+ */
+export function unescapeUri(bytes: string): string {
+  return bytes.includes("%") ? unescape(bytes, false) : bytes;
+}
+
+/** ngx_unescape_uri's state machine, plain or for a redirect. */
+function unescape(text: string, redirect: boolean): string {
   let out = "";
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
-    if (c === "?") return out + text.slice(i);
+    if (redirect && c === "?") return out + text.slice(i);
     if (c !== "%") {
       out += c;
       continue;
@@ -93,6 +119,10 @@ export function unescapeRedirect(text: string): string {
     i += 2;
     if (low < 0) continue;
     const code = high * 16 + low;
+    if (!redirect) {
+      out += String.fromCharCode(code);
+      continue;
+    }
     if (code === 0x3f && /[a-fA-F]/.test(text[i]!)) {
       return out + "?" + text.slice(i + 1);
     }

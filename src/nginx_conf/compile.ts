@@ -35,6 +35,7 @@ import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { MAX_UPSTREAM_KEEPALIVE, pathProblem } from "../config/mod.ts";
+import { hostAddress } from "../access/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
@@ -662,6 +663,9 @@ class Compiler {
       return [];
     }
     if (hostname === "*") hostname = "0.0.0.0";
+    // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), bound as
+    // nginx prints it: the system's resolver would read it as octal.
+    hostname = hostAddress(hostname) ?? hostname;
     if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
     if (hostname === "localhost") hostname = "127.0.0.1";
     const listen: Listen = {
@@ -887,7 +891,9 @@ function splitHostPort(
   if (m === null) return null;
   const port = m[2] === undefined ? 80 : Number(m[2]);
   if (port < 1 || port > 65535) return null;
-  const host = m[1]!.startsWith("[") ? m[1]!.slice(1, -1) : m[1]!;
+  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), kept as
+  // nginx prints it: the system's resolver would read it as octal.
+  const host = (hostAddress(m[1]!) ?? m[1]!).replace(/^\[(.*)\]$/, "$1");
   return { hostname: host === "localhost" ? "127.0.0.1" : host, port };
 }
 

@@ -10,11 +10,15 @@
  * @module
  */
 
-import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import { decodeToBytes } from "../routing/mod.ts";
-import { fieldText } from "../runtime/mod.ts";
+import {
+  type LocationConf,
+  type RequestVars,
+  unescapeUri,
+} from "../engine/mod.ts";
+import { escapeControls } from "../response/mod.ts";
+import { fieldBytes, fieldText } from "../runtime/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
-import { locationResponseFields } from "./response_fields.ts";
+import { rewriteSetCookie } from "./cookie_rewrite.ts";
 
 /** Where an `X-Accel-Redirect` sends the request. */
 export type AccelTarget =
@@ -26,8 +30,12 @@ export type AccelTarget =
     args: string;
   }
   | { kind: "named"; name: string }
-  /** A URI nginx refuses (`ngx_http_parse_unsafe_uri`): a 404. */
-  | { kind: "unsafe" };
+  /**
+   * A URI nginx refuses (`ngx_http_parse_unsafe_uri`): a 404, and its line
+   * naming `uri` (the whole value as received, or its path decoded when
+   * only that is unsafe).
+   */
+  | { kind: "unsafe"; uri: string };
 
 /** What a stand-in from {@linkcode accelRedirect} stands for. */
 export interface AccelRedirect {
@@ -35,7 +43,8 @@ export interface AccelRedirect {
   target: AccelTarget;
   /**
    * The upstream's fields nginx keeps through the redirect (those with
-   * `redirect` set in `ngx_http_upstream_headers_in`), as relayed.
+   * `redirect` set in `ngx_http_upstream_headers_in`), lower-case names,
+   * `Set-Cookie` through `proxy_cookie_domain` and `proxy_cookie_path`.
    */
   fields: [string, string][];
 }
@@ -90,10 +99,24 @@ export function accelRedirect(
   }
   if (value === undefined) return null;
   if (context.conf.proxyIgnoreHeaders.has("x-accel-redirect")) return null;
-  const kept = locationResponseFields(
-    fields.filter(([name]) => KEPT.has(name.toLowerCase())),
-    { ...context, contentLength: null },
-  );
+  // ngx_http_upstream_process_headers copies these through their copy
+  // handlers before it reads `proxy_hide_header`'s hash: hidden or not,
+  // they are kept.
+  const { conf, vars } = context;
+  const cookies = conf.proxyCookieDomain.length > 0 ||
+    conf.proxyCookiePath.length > 0;
+  const kept: [string, string][] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const name = fields[i]![0].toLowerCase();
+    if (!KEPT.has(name)) continue;
+    let field = fields[i]![1];
+    if (cookies && name === "set-cookie") {
+      // ngx_http_upstream_rewrite_set_cookie, as the relay rewrites it.
+      const text = rewriteSetCookie(fieldText(field), conf, vars);
+      if (text !== null) field = escapeControls(fieldBytes(text));
+    }
+    kept.push([name, field]);
+  }
   const standIn = new Response(null, { status: 204 });
   standIns.set(standIn, { target: accelTarget(value), fields: kept });
   return standIn;
@@ -101,11 +124,15 @@ export function accelRedirect(
 
 /**
  * Reads an `X-Accel-Redirect` value as nginx does: `@name` is a named
- * location; a URI is checked by `ngx_http_parse_unsafe_uri` (empty, or
- * starting with `?` or `.`, a NUL, a `..` segment: refused) with its
- * escapes decoded and checked again, its arguments after `?` as they are.
+ * location; a URI is checked by `ngx_http_parse_unsafe_uri` (empty,
+ * starting with `?`, a NUL, or a `..` segment: refused), its escapes
+ * decoded as `ngx_unescape_uri` does (a broken one loses its `%`) and
+ * checked again, its arguments after `?` as they are. Segments are split
+ * at `/`, and at `\` too on Windows (`ngx_path_separator`); on Linux a `\`
+ * is a char of the name and a leading `.` is no segment of its own.
  *
  * @param value The field's value.
+ * @param windows Use nginx for Windows' separators.
  * @returns Where to.
  *
  * @example Usage
@@ -114,24 +141,61 @@ export function accelRedirect(
  * import { deepStrictEqual } from "node:assert/strict";
  *
  * deepStrictEqual(accelTarget("/files/a%20b?x=1"), { kind: "uri", uri: "/files/a b", args: "x=1" });
- * deepStrictEqual(accelTarget("/files/../etc"), { kind: "unsafe" });
+ * deepStrictEqual(accelTarget("/files/../etc"), { kind: "unsafe", uri: "/files/../etc" });
+ * deepStrictEqual(accelTarget("/a\\..\\b", false), { kind: "uri", uri: "/a\\..\\b", args: "" });
+ * deepStrictEqual(accelTarget("/a\\..\\b", true), { kind: "unsafe", uri: "/a\\..\\b" });
  * ```
  */
-export function accelTarget(value: string): AccelTarget {
+export function accelTarget(
+  value: string,
+  windows: boolean = Deno.build.os === "windows",
+): AccelTarget {
   if (value.startsWith("@")) return { kind: "named", name: value };
   const q = value.indexOf("?");
   const raw = q < 0 ? value : value.slice(0, q);
   const args = q < 0 ? "" : value.slice(q + 1);
-  if (unsafe(raw)) return { kind: "unsafe" };
+  const dotDot = windows ? WINDOWS_DOT_DOT : DOT_DOT;
+  if (raw === "" || unsafe(raw, dotDot)) {
+    return { kind: "unsafe", uri: fieldText(value) };
+  }
   if (!raw.includes("%")) return { kind: "uri", uri: fieldText(raw), args };
-  const bytes = decodeToBytes(fieldText(raw));
-  if (bytes === null || unsafe(bytes)) return { kind: "unsafe" };
+  // The field's bytes, one char each: an escape decodes to a byte.
+  const bytes = unescapeUri(raw);
+  // An empty result is refused here, where nginx redirects to an empty URI.
+  if (bytes === "" || unsafe(bytes, dotDot)) {
+    return { kind: "unsafe", uri: fieldText(bytes) };
+  }
   return { kind: "uri", uri: fieldText(bytes), args };
 }
 
-/** `ngx_http_parse_unsafe_uri`'s refusals, on a path without its arguments. */
-function unsafe(path: string): boolean {
-  if (path === "" || path.startsWith(".") || path.includes("\0")) return true;
-  // A `..` segment: `/../`, or `/..` at the end (`\` separates on Windows).
-  return /[/\\]\.\.(?:[/\\]|$)/.test(path);
+/**
+ * nginx's `[error]` line for a stand-in whose URI is unsafe
+ * (`ngx_http_parse_unsafe_uri` under `NGX_HTTP_LOG_UNSAFE`), written while
+ * the upstream's answer is read.
+ *
+ * @param response A response the relay returned.
+ * @returns The line's message, or `null` for any other response.
+ *
+ * @example Usage
+ * ```ts
+ * import { unsafeAccelMessage } from "./accel_redirect.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(unsafeAccelMessage(new Response("relayed")), null);
+ * ```
+ */
+export function unsafeAccelMessage(response: Response): string | null {
+  const target = standIns.get(response)?.target;
+  return target?.kind === "unsafe"
+    ? `unsafe URI "${target.uri}" was detected`
+    : null;
+}
+
+/** A `..` segment: at the start or after a separator, up to one or the end. */
+const DOT_DOT = /(?:^|\/)\.\.(?:\/|$)/;
+const WINDOWS_DOT_DOT = /(?:^|[/\\])\.\.(?:[/\\]|$)/;
+
+/** `ngx_http_parse_unsafe_uri`'s refusals of a path without its arguments. */
+function unsafe(path: string, dotDot: RegExp): boolean {
+  return path.includes("\0") || dotDot.test(path);
 }

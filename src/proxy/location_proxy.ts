@@ -18,7 +18,9 @@ import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
+  upstreamField,
   type UpstreamGroup,
+  type UpstreamPeer,
   type UpstreamReply,
   upstreamStatus,
 } from "../upstream/mod.ts";
@@ -32,6 +34,7 @@ import {
 import { proxyRequest } from "./proxy.ts";
 import type { ProxyResult, RequestBuffering } from "./proxy_options.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
+import { unsafeAccelMessage } from "./accel_redirect.ts";
 import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import { groupOf, parseProxyUrl } from "./proxy_url.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
@@ -232,8 +235,19 @@ function forwardFor(
   const onWarning = (warning: Parameters<typeof logWarning>[0]) =>
     logWarning(warning, log);
   const origin = request.origin ?? originOf(req, vars);
-  const toResponse = (reply: UpstreamReply) =>
-    relay(reply, { conf, vars, origin });
+  const toResponse = (reply: UpstreamReply, peer: UpstreamPeer) => {
+    const response = relay(reply, { conf, vars, origin });
+    const unsafe = unsafeAccelMessage(response);
+    if (unsafe !== null) {
+      log({
+        level: "error",
+        message: unsafe,
+        action: "reading response header from upstream",
+        upstream: upstreamField(peer, path),
+      });
+    }
+    return response;
+  };
   request.tries?.startGroup();
   const common = {
     group,

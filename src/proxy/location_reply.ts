@@ -7,7 +7,11 @@
  * @module
  */
 
-import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import {
+  type LocationConf,
+  type RequestVars,
+  SENDABLE_STATUSES,
+} from "../engine/mod.ts";
 import {
   gzipWholeBody,
   hasHeadersFilter,
@@ -121,7 +125,13 @@ export function relay(
     return response;
   } catch {
     discard(reply);
-    throw invalid("upstream sent invalid header");
+    // A status past 599, which nginx relays: `Response` (Deno.serve) takes
+    // 200 to 599 only (README, status-range).
+    throw invalid(
+      status > 599
+        ? `upstream sent status ${status}: ${SENDABLE_STATUSES}`
+        : "upstream sent invalid header",
+    );
   }
 }
 

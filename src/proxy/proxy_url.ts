@@ -9,6 +9,7 @@
  * @module
  */
 
+import { hostAddress } from "../access/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 
@@ -56,49 +57,25 @@ export function parseProxyUrl(url: string): ProxyUrl {
   const rest = url.slice(7);
   const fail = (err: string) =>
     ({ ok: false, message: `${err} in upstream "${rest}"` }) as const;
-  let hostEnd: number;
-  let afterHost: number;
-  if (rest.startsWith("[")) {
-    // ngx_parse_inet6_url: the brackets belong to the host.
-    const close = rest.indexOf("]");
-    if (close < 0) return fail("invalid host");
-    hostEnd = close + 1;
-    afterHost = hostEnd;
-  } else {
-    const slash = rest.indexOf("/");
-    const query = rest.indexOf("?");
-    const uriAt = slash < 0
-      ? query
-      : query < 0
-      ? slash
-      : Math.min(slash, query);
-    const end = uriAt < 0 ? rest.length : uriAt;
-    // The first `:` starts the port (ngx_parse_inet_url's ngx_strlchr).
-    const colon = rest.indexOf(":");
-    hostEnd = colon < 0 || colon > end ? end : colon;
-    afterHost = hostEnd;
-  }
+  if (rest.startsWith("[")) return inet6Url(rest, fail);
+  const slash = rest.indexOf("/");
+  const query = rest.indexOf("?");
+  const uriAt = slash < 0 ? query : query < 0 ? slash : Math.min(slash, query);
+  const end = uriAt < 0 ? rest.length : uriAt;
+  // The first `:` starts the port (ngx_parse_inet_url's ngx_strlchr).
+  const colon = rest.indexOf(":");
+  const hostEnd = colon < 0 || colon > end ? end : colon;
   const host = rest.slice(0, hostEnd);
-  let uriAt = rest.length;
-  for (const c of ["/", "?"]) {
-    const at = rest.indexOf(c, afterHost);
-    if (at >= 0 && at < uriAt) uriAt = at;
-  }
-  const portText = rest.slice(afterHost, uriAt);
   let port = 80;
   let noPort = true;
-  if (portText !== "") {
-    // ngx_atoi: digits only, 1-65535.
-    const digits = portText.slice(1);
-    const n = /^\d{1,5}$/.test(digits) ? Number(digits) : -1;
-    if (!portText.startsWith(":") || n < 1 || n > 65535) {
-      return fail("invalid port");
-    }
+  if (hostEnd < end) {
+    const n = atoiPort(rest.slice(hostEnd + 1, end));
+    if (n < 0) return fail("invalid port");
     port = n;
     noPort = false;
   }
   if (host === "") return fail("no host");
-  const uri = rest.slice(uriAt);
+  const uri = rest.slice(end);
   return {
     ok: true,
     host,
@@ -108,16 +85,46 @@ export function parseProxyUrl(url: string): ProxyUrl {
   };
 }
 
-/** A dotted IPv4 address as `ngx_inet_addr` takes it, or `[IPv6]`. */
-const ADDRESS =
-  /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$|^\[[0-9a-f:.]+\]$/i;
+/**
+ * `ngx_parse_inet6_url`: the host is `[…]` up to the first `]`, the URI
+ * starts at a `/` after it (a `?` is no end there), anything between them
+ * is `:port`, and the host must be an IPv6 address.
+ */
+function inet6Url(
+  rest: string,
+  fail: (err: string) => ProxyUrl,
+): ProxyUrl {
+  const close = rest.indexOf("]");
+  if (close < 0) return fail("invalid host");
+  const slash = rest.indexOf("/", close + 1);
+  const end = slash < 0 ? rest.length : slash;
+  let port = 80;
+  let noPort = true;
+  if (close + 1 < end) {
+    if (rest[close + 1] !== ":") return fail("invalid host");
+    const n = atoiPort(rest.slice(close + 2, end));
+    if (n < 0) return fail("invalid port");
+    port = n;
+    noPort = false;
+  }
+  if (close === 1) return fail("no host");
+  const host = rest.slice(0, close + 1);
+  if (hostAddress(host) === null) return fail("invalid IPv6 address");
+  return { ok: true, host, port, noPort, uri: rest.slice(end) };
+}
+
+/** `ngx_atoi` of a port, 1 to 65535, or -1. */
+function atoiPort(text: string): number {
+  if (!/^\d+$/.test(text)) return -1;
+  const n = Number(text);
+  return n >= 1 && n <= 65535 ? n : -1;
+}
 
 /**
  * The group an evaluated URL names: an `upstream{}` (a URL without a port),
- * the implicit group of its `host:port`, or, for an address, a group of
- * that one server made for this request (nginx's
- * `ngx_http_upstream_create_round_robin_peer`; kept nowhere, so values a
- * client chooses cannot pile up).
+ * the implicit group of its `host:port`, or, for an address, the group of
+ * that one server (nginx's `ngx_http_upstream_create_round_robin_peer`),
+ * shared by the requests to it (`UpstreamRegistry.direct`).
  *
  * @param url The parts.
  * @param registry The configuration's groups.
@@ -130,8 +137,9 @@ export function groupOf(
   const named = (url.noPort ? registry.get(url.host) : undefined) ??
     registry.get(`${url.host}:${url.port}`);
   if (named !== undefined) return { group: named };
-  if (ADDRESS.test(url.host)) {
-    return { group: registry.direct(url.host, url.port) };
-  }
+  // ngx_parse_url took an address (ngx_inet_addr, ngx_inet6_addr): its
+  // sockaddr is connected to, named as ngx_sock_ntop prints it.
+  const address = hostAddress(url.host);
+  if (address !== null) return { group: registry.direct(address, url.port) };
   return { message: `no resolver defined to resolve ${url.host}` };
 }

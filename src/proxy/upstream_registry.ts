@@ -35,6 +35,15 @@ export interface RegistryOptions {
 const DEFAULT_TIMEOUTS = { connectMs: 60_000, sendMs: 60_000, readMs: 60_000 };
 
 /**
+ * The most groups of one address (`proxy_pass` with variables) kept for
+ * the next request to that address. The addresses a configuration's own
+ * values reach are few (its `map` values, its cookies' usual values), but
+ * a variable a client sets can name any address: past this many, the one
+ * least recently used is let go.
+ */
+export const DIRECT_GROUPS = 256;
+
+/**
  * The spec of one server of a group, as the upstream client takes it.
  *
  * @param server The server as compiled.
@@ -77,6 +86,10 @@ export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
 /** The groups of a configuration by name. */
 export class UpstreamRegistry {
   #groups = new Map<string, UpstreamGroup>();
+  /** The same groups by lower-case name (names differing in case only are duplicates to nginx). */
+  #folded = new Map<string, UpstreamGroup>();
+  /** Groups of one address, least recently used first. */
+  #direct = new Map<string, UpstreamGroup>();
   #options: RegistryOptions;
 
   /**
@@ -91,7 +104,9 @@ export class UpstreamRegistry {
   ) {
     this.#options = options;
     for (const [name, conf] of upstreams) {
-      this.#groups.set(name, this.#create(name, conf.servers, conf.keepalive));
+      const group = this.#create(name, conf.servers, conf.keepalive);
+      this.#groups.set(name, group);
+      this.#folded.set(name.toLowerCase(), group);
     }
   }
 
@@ -112,17 +127,39 @@ export class UpstreamRegistry {
   }
 
   /**
-   * A group of one address for one request (`proxy_pass` with variables
-   * in its host): no idle connections kept, no state shared with another
-   * request, registered nowhere.
+   * The group of one address (`proxy_pass` with variables in its host),
+   * made on its first request and shared by the next ones, so a request
+   * costs no client of its own (its pool, its timer, its GC pacer): no
+   * idle connections kept, and a single server, whose failures nginx does
+   * not count (`peers->single`), so no request's state reaches another.
+   * At most {@linkcode DIRECT_GROUPS} are kept; one let go is not closed,
+   * since requests may still be using it: it keeps no idle connection,
+   * and its timer stops with its last request.
    *
-   * @param hostname An IPv4 address or `[IPv6]`.
+   * @param hostname An IPv4 address or `[IPv6]`, as nginx prints it.
    * @param port The port.
    * @returns The group.
+   *
+   * @example Usage
+   * ```ts
+   * import { UpstreamRegistry } from "./upstream_registry.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const registry = new UpstreamRegistry(new Map());
+   * strictEqual(registry.direct("127.0.0.1", 8080), registry.direct("127.0.0.1", 8080));
+   * registry.close();
+   * ```
    */
   direct(hostname: string, port: number): UpstreamGroup {
     const address = `${hostname}:${port}`;
-    return this.#create(address, [{
+    let group = this.#direct.get(address);
+    if (group !== undefined) {
+      // Most recently used goes last.
+      this.#direct.delete(address);
+      this.#direct.set(address, group);
+      return group;
+    }
+    group = this.#create(address, [{
       address,
       hostname,
       port,
@@ -132,17 +169,28 @@ export class UpstreamRegistry {
       backup: false,
       down: false,
     }], 0);
+    if (this.#direct.size >= DIRECT_GROUPS) {
+      this.#direct.delete(this.#direct.keys().next().value!);
+    }
+    this.#direct.set(address, group);
+    return group;
+  }
+
+  /** How many groups of one address are kept (at most {@linkcode DIRECT_GROUPS}). */
+  get directCount(): number {
+    return this.#direct.size;
   }
 
   /**
-   * The group of a name.
+   * The group of a name, in any case, as `ngx_http_upstream_init_request`
+   * finds a name a `proxy_pass` with variables gave (`ngx_strncasecmp`).
    *
-   * @param name `ProxyPass.group`.
+   * @param name `ProxyPass.group`, or `host[:port]` from variables.
    * @returns The group, or `undefined` when the configuration has none of
    * that name (the compiler makes one for every `proxy_pass`).
    */
   get(name: string): UpstreamGroup | undefined {
-    return this.#groups.get(name);
+    return this.#groups.get(name) ?? this.#folded.get(name.toLowerCase());
   }
 
   /** Every group, for the status endpoint. */
@@ -153,5 +201,6 @@ export class UpstreamRegistry {
   /** Closes every group's idle connections. */
   close(): void {
     for (const group of this.#groups.values()) group.close();
+    for (const group of this.#direct.values()) group.close();
   }
 }

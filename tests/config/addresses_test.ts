@@ -13,6 +13,9 @@ Deno.test("parseUpstream() accepts http URLs with a host, 8080 by default", asyn
     ["http://10.1.2.3:9000/", "http://10.1.2.3:9000", "10.1.2.3:9000"],
     ["HTTP://Station-PC:80", "http://station-pc", "station-pc:80"],
     ["http://[::1]:8080", "http://[::1]:8080", "[::1]:8080"],
+    // An address as nginx reads it, not as the system's resolver (octal).
+    ["http://127.0.0.010:80", "http://127.0.0.10", "127.0.0.10:80"],
+    ["http://[0:0::1]:8080", "http://[::1]:8080", "[::1]:8080"],
   ];
   for (const [input, origin, peer] of cases) {
     await t.step(input, () => {
@@ -50,6 +53,12 @@ Deno.test("parseListen() reads [host:]port and keeps a bare port on loopback", (
   });
   deepStrictEqual(parseListen("[::1]:8081"), { hostname: "::1", port: 8081 });
   deepStrictEqual(parseListen("0.0.0.0:80"), { hostname: "0.0.0.0", port: 80 });
+  // An address as nginx reads it, not as the system's resolver (octal).
+  deepStrictEqual(parseListen("127.0.0.010:80"), {
+    hostname: "127.0.0.10",
+    port: 80,
+  });
+  deepStrictEqual(parseListen("[0:0::1]:80"), { hostname: "::1", port: 80 });
   throws(() => parseListen("65536"), RangeError);
   throws(() => parseListen("host:"), TypeError);
 });

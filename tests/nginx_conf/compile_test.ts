@@ -296,3 +296,42 @@ Deno.test("compileHttp() runs stub_status in its own location only, warning once
   );
   strictEqual(prefix("/").stubStatus, undefined);
 });
+
+Deno.test("compileHttp() reads proxy_pass, upstream{} and listen addresses as ngx_parse_url does", () => {
+  // The address as written → as nginx holds it (ngx_inet_addr,
+  // ngx_inet6_addr): what is connected to or bound, never given to the
+  // system's resolver, which reads `010` as octal.
+  const table: [string, string][] = [
+    ["127.0.0.010", "127.0.0.10"],
+    ["127.000.000.001", "127.0.0.1"],
+    ["127.0..1", "127.0.0.1"],
+    ["[0:0:0:0:0:0:0:1]", "::1"],
+    ["[::FFFF:7f00:1]", "::ffff:127.0.0.1"],
+    // Names stay names.
+    ["127.1", "127.1"],
+    ["localhost", "127.0.0.1"],
+  ];
+  for (const [written, held] of table) {
+    const conf = compileText(`http {
+  upstream u { server ${written}:8080; }
+  server {
+    listen ${written}:8081;
+    location /p/ { proxy_pass http://${written}:8082; }
+    location /u/ { proxy_pass http://u; }
+  }
+}`);
+    const servers = [...conf.upstreams.values()].map((u) =>
+      u.servers.map((s) => `${s.hostname}:${s.port}`).join()
+    ).sort();
+    deepStrictEqual(
+      servers,
+      [`${held}:8080`, `${held}:8082`],
+      written,
+    );
+    deepStrictEqual(
+      conf.servers.flatMap((s) => s.listens.map((l) => l.hostname)),
+      [held],
+      written,
+    );
+  }
+});
