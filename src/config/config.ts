@@ -379,7 +379,9 @@ export function resolveConfig(
       `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to ${MAX_UPSTREAM_KEEPALIVE}`,
     );
   }
-  if (s.serverName === "" || /[\s"]/.test(s.serverName)) {
+  // nginx's blanks are space, tab, CR and LF (ngx_conf_read_token): a
+  // no-break space typed into a file's `server_name` is part of the name.
+  if (s.serverName === "" || /[ \t\r\n"]/.test(s.serverName)) {
     throw new TypeError(
       `Cannot parse server-name "${s.serverName}": expected a name without spaces or quotes`,
     );

@@ -30,6 +30,23 @@ Deno.test("resolveConfig() merges defaults < file < flags and anchors paths", ()
   throws(() => resolveConfig({ logKeep: -1 }, {}, "/"), /log-keep/);
 });
 
+Deno.test("resolveConfig() takes a server name that nginx reads as one word, and only that", () => {
+  // nginx's blanks are space, tab, CR and LF (ngx_conf_read_token): a
+  // no-break space, an em space or a form feed is part of the name.
+  for (
+    const name of ["\u00a010.3.142.130", "station\u2003gw", "a\fb", "站点"]
+  ) {
+    strictEqual(resolveConfig({}, { serverName: name }, "/").serverName, name);
+  }
+  for (const name of ["", "two words", "a\tb", "a\rb", "a\nb", 'a"b']) {
+    throws(
+      () => resolveConfig({}, { serverName: name }, "/"),
+      /^TypeError: Cannot parse server-name /,
+      JSON.stringify(name),
+    );
+  }
+});
+
 Deno.test("parseCliArgs() maps flags to settings", () => {
   const cli = parseCliArgs([
     "--upstream",

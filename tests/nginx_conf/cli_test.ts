@@ -16,7 +16,7 @@ import {
   startUpstream,
 } from "../_utils.ts";
 import { runStartup } from "../_in_process.ts";
-import { station } from "./_station.ts";
+import { nginxTest, station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
 /**
@@ -118,6 +118,26 @@ Deno.test("--check --nginx-conf binds every listen port and probes the file's ow
     strictEqual(stderr.includes("/api/ goes to"), false, stderr);
   });
 });
+
+Deno.test(
+  "--check --nginx-conf accepts a server_name nginx reads as one word, a no-break space in it too",
+  { ignore: Deno.build.os !== "linux" },
+  async () => {
+    // Typed into a real station file: `server_name  <U+00A0>10.3.142.130;`.
+    // nginx's blanks are four ASCII bytes (ngx_conf_read_token), so the name
+    // starts with the no-break space and nginx accepts the file.
+    await using s = station("stock", (text) =>
+      text.replace(
+        "server_name  localhost;",
+        "server_name  \u00a010.3.142.130;",
+      ));
+    const nginx = await nginxTest(s);
+    strictEqual(nginx.ok, true, `nginx -t: ${nginx.emerg}`);
+    const { code, stderr } = await checkConf(s.conf);
+    strictEqual(code, 0, stderr);
+    match(stderr, /configuration test is successful/);
+  },
+);
 
 Deno.test("--check --nginx-conf fails as nginx -t does on a syntax error", async () => {
   await using s = station("syntax_brace");

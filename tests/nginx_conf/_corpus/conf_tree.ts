@@ -75,7 +75,11 @@ function tokens(text: string): Token[] {
       out.push({ word, line: start, quoted: true });
       continue;
     }
-    while (i < text.length && !/[\s;{}]/.test(text[i]!) || placeholderAt(i)) {
+    // nginx's blanks are these four bytes only: a no-break space (U+00A0,
+    // which `\s` matches) is part of a word, as in ngx_conf_read_token.
+    while (
+      i < text.length && !/[ \t\r\n;{}]/.test(text[i]!) || placeholderAt(i)
+    ) {
       // `${name}` is a variable, not a block; `{{NAME}}` a corpus placeholder.
       const open = placeholderAt(i)
         ? "{{"

@@ -20,6 +20,7 @@ export const CASE_SETS = [
   "unseen2",
   "unseen3",
   "unseen4",
+  "unseen5",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
