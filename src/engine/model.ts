@@ -420,6 +420,8 @@ export interface UpstreamConf {
   keepalive: number;
   /** Declared by `upstream{}` rather than made for a `proxy_pass`. */
   explicit: boolean;
+  /** `ip_hash`, or nginx's default weighted round-robin; round-robin when absent. */
+  balance?: "round-robin" | "ip-hash";
 }
 
 /** A `map` block, compiled. */

@@ -413,7 +413,9 @@ class Compiler {
     }
     const servers: UpstreamServerConf[] = [];
     let keepalive = 0;
+    let hashed = false;
     for (const entry of this.accepted(d.block ?? [])) {
+      if (entry.name === "ip_hash" || entry.name === "hash") hashed = true;
       if (entry.name === "keepalive") {
         keepalive = Number(entry.args[0]);
         if (!Number.isSafeInteger(keepalive) || keepalive < 1) {
@@ -431,25 +433,39 @@ class Compiler {
         }
       } else if (entry.name === "server") {
         const server = this.upstreamServer(entry);
-        if (server) servers.push(server);
+        // ip_hash and hash keep no backups (their flags lack
+        // NGX_HTTP_UPSTREAM_BACKUP); one written before them is kept.
+        if (server?.backup && hashed) {
+          this.fail(
+            entry,
+            'balancing method does not support parameter "backup"',
+          );
+        } else if (server) servers.push(server);
       }
     }
     if (servers.length === 0) {
       this.fail(d, `no servers are inside upstream`);
       return;
     }
-    // A balancing method other than round-robin changes nothing with one
-    // server; with several it would choose differently from the gateway.
+    // least_conn and hash change nothing with one server; with several they
+    // would choose differently from the gateway.
     const method = (d.block ?? []).find((x) =>
-      x.name === "ip_hash" || x.name === "least_conn" || x.name === "hash"
+      x.name === "least_conn" || x.name === "hash"
     );
     if (method !== undefined && servers.filter((x) => !x.down).length > 1) {
       this.fail(
         method,
-        `"${method.name}" is not supported with several servers: the gateway balances them round-robin (remove it, or keep one server)`,
+        `"${method.name}" is not supported with several servers: the gateway balances them round-robin or by ip_hash (remove it, or keep one server)`,
       );
     }
-    this.upstreams.set(name, { name, servers, keepalive, explicit: true });
+    const ipHash = (d.block ?? []).some((x) => x.name === "ip_hash");
+    this.upstreams.set(name, {
+      name,
+      servers,
+      keepalive,
+      explicit: true,
+      balance: ipHash ? "ip-hash" : "round-robin",
+    });
   }
 
   upstreamServer(d: Directive): UpstreamServerConf | null {

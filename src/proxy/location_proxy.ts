@@ -254,6 +254,7 @@ function forwardFor(
     upstreamPath: path,
     tries: request.tries ?? null,
     clientMaxBodySize: limit,
+    client: vars.remoteAddr,
     contentLength: request.contentLength,
     onFailure,
     onWarning,

@@ -183,6 +183,7 @@ function forward(
     method: req.method,
     upstreamPath: options.upstreamPath,
     streamedBody: body?.kind === "stream",
+    client: options.client,
     onFailure,
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);

@@ -34,6 +34,8 @@ export interface ProxyOptions {
   upstreamPath: string;
   /** nginx's `client_max_body_size` in bytes; 0 is unlimited. */
   clientMaxBodySize: number;
+  /** The client's address (`$remote_addr`), which an `ip_hash` group chooses by. */
+  client?: string;
   /**
    * The declared `Content-Length`, from the gateway's one parse of it
    * (`parseContentLength`); `null` when there is none.

@@ -11,6 +11,7 @@
 
 import type { UpstreamConf, UpstreamServerConf } from "../engine/mod.ts";
 import {
+  type Balance,
   createUpstreamGroup,
   type UpstreamGroup,
   type UpstreamServerSpec,
@@ -104,7 +105,12 @@ export class UpstreamRegistry {
   ) {
     this.#options = options;
     for (const [name, conf] of upstreams) {
-      const group = this.#create(name, conf.servers, conf.keepalive);
+      const group = this.#create(
+        name,
+        conf.servers,
+        conf.keepalive,
+        conf.balance,
+      );
       this.#groups.set(name, group);
       this.#folded.set(name.toLowerCase(), group);
     }
@@ -114,9 +120,11 @@ export class UpstreamRegistry {
     name: string,
     servers: readonly UpstreamServerConf[],
     keepalive: number,
+    balance: Balance = "round-robin",
   ): UpstreamGroup {
     const options = this.#options;
     return createUpstreamGroup(name, servers.map(serverSpec), {
+      balance,
       timeouts: options.timeouts ?? DEFAULT_TIMEOUTS,
       // nginx keeps no idle connection without `keepalive N`.
       upstreamKeepalive: keepalive,

@@ -80,6 +80,7 @@ export interface WebSocketOptions extends
     | "call"
     | "toResponse"
     | "tries"
+    | "client"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -134,6 +135,7 @@ export async function proxyWebSocket(
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
+    client: options.client,
     onFailure,
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);

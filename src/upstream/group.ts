@@ -16,8 +16,12 @@ import { UpstreamClient } from "./client.ts";
 import type { UpstreamError } from "./error.ts";
 import type { TransportFactory, UpstreamTransport } from "./transport.ts";
 import type { UpstreamServerSpec } from "./types.ts";
+import { parseClientAddress } from "../access/mod.ts";
 import {
+  type IpHashWalk,
+  ipHashWalk,
   ngxTime,
+  pickIpHashPeer,
   pickPeer,
   releasePeer,
   type RoundRobinState,
@@ -70,6 +74,12 @@ export type PeerChoice =
   | { kind: "none-left" }
   | { kind: "no-live" };
 
+/**
+ * How a group picks among its primaries: nginx's weighted round-robin, or
+ * `ip_hash` (by the client's address, round-robin after 20 tries).
+ */
+export type Balance = "round-robin" | "ip-hash";
+
 const NO_LIVE: PeerChoice = { kind: "no-live" };
 const NONE_LEFT: PeerChoice = { kind: "none-left" };
 
@@ -86,6 +96,7 @@ export class UpstreamGroup {
   #backups: UpstreamPeer[];
   #now: () => number;
   #single: boolean;
+  #byAddress: boolean;
 
   /**
    * Creates the group.
@@ -93,11 +104,13 @@ export class UpstreamGroup {
    * @param name The group name.
    * @param peers The servers with their clients.
    * @param now Clock in milliseconds, for tests.
+   * @param balance How the primaries are chosen.
    */
   constructor(
     name: string,
     peers: { spec: UpstreamServerSpec; client: UpstreamTransport }[],
     now: () => number = Date.now,
+    balance: Balance = "round-robin",
   ) {
     this.name = name;
     const all = peers.map((p) => ({ ...p, rr: roundRobinState(p.spec) }));
@@ -108,6 +121,33 @@ export class UpstreamGroup {
     // nginx's `peers->single`: one primary and no backup is never marked
     // down and its failures are not counted.
     this.#single = this.#primaries.length === 1 && this.#backups.length === 0;
+    this.#byAddress = balance === "ip-hash" && !this.#single;
+  }
+
+  /**
+   * A request's walk for a group balanced by `ip_hash`
+   * (`ngx_http_upstream_init_ip_hash_peer`), to hand to every
+   * {@linkcode choose} of that request.
+   *
+   * @param client The client's address as `Deno.serve` reports it.
+   * @returns The walk; `null` for a group balanced round-robin (or of one
+   * primary, which nginx serves round-robin).
+   */
+  walkFor(client: string): IpHashWalk | null {
+    if (!this.#byAddress) return null;
+    const address = parseClientAddress(client);
+    return ipHashWalk(
+      address === null
+        ? null
+        : address.family === 6
+        ? address.bytes
+        : Uint8Array.of(
+          address.addr >>> 24,
+          (address.addr >>> 16) & 0xff,
+          (address.addr >>> 8) & 0xff,
+          address.addr & 0xff,
+        ),
+    );
   }
 
   /**
@@ -117,11 +157,16 @@ export class UpstreamGroup {
    * reached the backups stays there).
    *
    * @param tried Servers this request already tried.
+   * @param walk The request's `ip_hash` walk ({@linkcode walkFor}), `null`
+   * for round-robin.
    * @returns A server; `none-left` when every server was tried (nginx's
    * tries are spent); `no-live` when some were not tried but none of those
    * is available (nginx's "no live upstreams").
    */
-  choose(tried: ReadonlySet<UpstreamPeer>): PeerChoice {
+  choose(
+    tried: ReadonlySet<UpstreamPeer>,
+    walk: IpHashWalk | null = null,
+  ): PeerChoice {
     if (tried.size === this.peers.length) return NONE_LEFT;
     if (this.#single) {
       // ngx_http_upstream_get_round_robin_peer: a single `down` server is
@@ -134,7 +179,13 @@ export class UpstreamGroup {
     if (tried.size > 0) {
       for (const p of tried) if (p.spec.backup) onBackups = true;
     }
-    const peer = (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
+    // ip_hash hands over to round-robin after 20 tries
+    // (ngx_http_upstream_get_ip_hash_peer), which reaches the backups.
+    const hashed = onBackups || walk === null
+      ? null
+      : pickIpHashPeer(this.#primaries, tried, now, walk);
+    const peer = hashed ??
+      (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
       pickPeer(this.#backups, tried, now);
     return peer === null ? NO_LIVE : { kind: "peer", peer };
   }
@@ -186,6 +237,8 @@ export interface GroupClientOptions {
   transport?: TransportFactory;
   /** The clock failures and idle connections are timed by, in milliseconds (tests). */
   now?: () => number;
+  /** How the primaries are chosen (round-robin by default). */
+  balance?: Balance;
 }
 
 /**
@@ -221,5 +274,6 @@ export function createUpstreamGroup(
       }),
     })),
     options.now,
+    options.balance,
   );
 }

@@ -83,6 +83,8 @@ export async function tryPeers<R, T>(
     method: string;
     upstreamPath: string;
     streamedBody: boolean;
+    /** The client's address, which an `ip_hash` group chooses by. */
+    client?: string | undefined;
     /**
      * Told about each failed attempt as it fails, so its line is written
      * then, with its own time, as nginx writes it, and is not lost if the
@@ -97,8 +99,11 @@ export async function tryPeers<R, T>(
   let tried: Set<UpstreamPeer> | null = null;
   let failures: AttemptFailure[] | null = null;
   let last: UpstreamError | null = null;
+  const walk = options.client === undefined
+    ? null
+    : group.walkFor(options.client);
   while (true) {
-    const choice = group.choose(tried ?? NONE_TRIED);
+    const choice = group.choose(tried ?? NONE_TRIED, walk);
     // nginx logs "no live upstreams" (502) whenever its tries are not spent
     // but no server is left to try, even after a failed attempt
     // (`ngx_http_upstream_connect` on NGX_BUSY).

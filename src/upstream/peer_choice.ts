@@ -162,3 +162,93 @@ export function releasePeer(
   );
   return rr.fails >= rr.maxFails;
 }
+
+/**
+ * One request's walk for `ip_hash` (`ngx_http_upstream_ip_hash_peer_data_t`):
+ * the bytes of the client's address it hashes, the hash so far, and the
+ * tries spent.
+ */
+export interface IpHashWalk {
+  /** The first three bytes of an IPv4 address, all 16 of an IPv6 one. */
+  readonly addr: Uint8Array;
+  /** The hash, carried from one choice to the next (starts at 89). */
+  hash: number;
+  /** Servers tried by hash; past 20 the choice is round-robin's. */
+  tries: number;
+}
+
+/** nginx's stand-in for an address of another family (`ngx_http_upstream_ip_hash_pseudo_addr`). */
+const PSEUDO_ADDR = new Uint8Array(3);
+
+/**
+ * A request's `ip_hash` walk, as `ngx_http_upstream_init_ip_hash_peer` sets
+ * it up: IPv4 clients of one /24 hash alike; an IPv6 client (an
+ * IPv4-mapped one too) by its whole address.
+ *
+ * @param addr The client's address: its four or sixteen bytes, or `null`
+ * for one of neither family.
+ * @returns The walk.
+ */
+export function ipHashWalk(addr: Uint8Array | null): IpHashWalk {
+  const bytes = addr === null
+    ? PSEUDO_ADDR
+    : addr.length === 4
+    ? addr.subarray(0, 3)
+    : addr;
+  return { addr: bytes, hash: 89, tries: 0 };
+}
+
+/**
+ * Chooses a primary server by the client's address, as
+ * `ngx_http_upstream_get_ip_hash_peer` does: the hash picks a server by
+ * weight among all primaries (`down` ones too); one already tried, `down`
+ * or failed makes the hash go on, and after 20 such tries the choice falls
+ * to round-robin ({@linkcode pickPeer}, which then reaches the backups).
+ *
+ * @param peers The primaries, in configuration order.
+ * @param tried Servers this request already tried.
+ * @param now `ngx_time()`.
+ * @param walk The request's walk, updated.
+ * @returns The server, or `null` when round-robin chooses.
+ *
+ * @example Usage
+ * ```ts
+ * import { ipHashWalk, pickIpHashPeer, roundRobinState } from "./peer_choice.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const peers = ["a", "b", "c"].map((name) => ({
+ *   name,
+ *   rr: roundRobinState({ maxFails: 1, failTimeoutMs: 10_000 }),
+ * }));
+ * const client = Uint8Array.of(127, 0, 0, 1);
+ * const first = pickIpHashPeer(peers, new Set(), 0, ipHashWalk(client))!.name;
+ * strictEqual(pickIpHashPeer(peers, new Set(), 0, ipHashWalk(client))!.name, first);
+ * ```
+ */
+export function pickIpHashPeer<P extends { rr: RoundRobinState }>(
+  peers: readonly P[],
+  tried: ReadonlySet<P>,
+  now: number,
+  walk: IpHashWalk,
+): P | null {
+  if (walk.tries > 20) return null;
+  let total = 0;
+  for (const peer of peers) total += peer.rr.weight;
+  let hash = walk.hash;
+  while (true) {
+    for (const b of walk.addr) hash = (hash * 113 + b) % 6271;
+    let w = hash % total;
+    let i = 0;
+    while (w >= peers[i]!.rr.weight) w -= peers[i++]!.rr.weight;
+    const peer = peers[i]!;
+    const rr = peer.rr;
+    const failed = rr.maxFails !== 0 && rr.fails >= rr.maxFails &&
+      now - rr.checked <= rr.failTimeout;
+    if (!tried.has(peer) && !rr.down && !failed) {
+      if (now - rr.checked > rr.failTimeout) rr.checked = now;
+      walk.hash = hash;
+      return peer;
+    }
+    if (++walk.tries > 20) return null;
+  }
+}

@@ -2,8 +2,10 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { parseUpstreamServer } from "../../src/config/addresses.ts";
 import { tryPeers } from "../../src/upstream/next_upstream.ts";
 import {
+  ipHashWalk,
   isAvailable,
   ngxTime,
+  pickIpHashPeer,
   pickPeer,
   releasePeer,
   roundRobinState,
@@ -242,4 +244,48 @@ Deno.test("UpstreamGroup never chooses a down server; a group of down servers ha
   }
   strictEqual(group([true]).choose(new Set()).kind, "no-live");
   strictEqual(group([true, true]).choose(new Set()).kind, "no-live");
+});
+
+Deno.test("pickIpHashPeer() follows ngx_http_upstream_get_ip_hash_peer's arithmetic", () => {
+  const make = (down: boolean[], weights = [1, 1, 1]) =>
+    ["a", "b", "c"].map((name, i) => ({
+      name,
+      rr: roundRobinState({
+        maxFails: 1,
+        failTimeoutMs: 10_000,
+        weight: weights[i]!,
+        down: down[i]!,
+      }),
+    }));
+  /** [client, down, weights, chosen (null: round-robin's turn), hash, tries] */
+  const cases: [
+    number[] | null,
+    boolean[],
+    number[],
+    string | null,
+    number,
+    number,
+  ][] = [
+    // 127.0.0.x: 89 → 3913 → 3199 → 4040; 4040 % 3 = 2.
+    [[127, 0, 0, 1], [false, false, false], [1, 1, 1], "c", 4040, 0],
+    // The last byte of an IPv4 address is not hashed.
+    [[127, 0, 0, 200], [false, false, false], [1, 1, 1], "c", 4040, 0],
+    // 4040 % 5 = 0 → a (weight 1), then b holds 1..3.
+    [[127, 0, 0, 1], [false, false, false], [1, 3, 1], "a", 4040, 0],
+    // c down: the hash goes on from 4040 (5510: c again, then 4957: b).
+    [[127, 0, 0, 1], [false, false, true], [1, 1, 1], "b", 4957, 2],
+    // All down: 21 tries, then round-robin's turn; the hash is kept.
+    [[127, 0, 0, 1], [true, true, true], [1, 1, 1], null, 89, 21],
+    // Not an IP address: three zero bytes.
+    [null, [false, false, false], [1, 1, 1], "b", 295, 0],
+  ];
+  const got = cases.map(([client, down, weights]) => {
+    const walk = ipHashWalk(client === null ? null : Uint8Array.from(client));
+    const peer = pickIpHashPeer(make(down, weights), new Set(), 0, walk);
+    return [peer?.name ?? null, walk.hash, walk.tries];
+  });
+  deepStrictEqual(
+    got,
+    cases.map(([, , , name, hash, tries]) => [name, hash, tries]),
+  );
 });
