@@ -77,8 +77,10 @@ const REQUESTS: [string, string][] = [
   ["rewrite", "GET /old/b.txt?a= HTTP/1.1\r\nHost: app.test\r\n\r\n"],
   [
     "proxied",
+    // With a body rawRequest cannot count responses (a smuggled request
+    // could hide): the close ends the read, not its 10 s bound.
     "POST /api/login?a=%41 HTTP/1.1\r\nHost: app.test\r\nContent-Type: text/plain\r\n" +
-    "Content-Length: 2\r\nX-Forwarded-For: 10.0.0.9\r\n\r\nhi",
+    "Content-Length: 2\r\nX-Forwarded-For: 10.0.0.9\r\nConnection: close\r\n\r\nhi",
   ],
   ["404", "GET /new/none.txt HTTP/1.1\r\nHost: app.test\r\n\r\n"],
   ["error_page", "GET /ep/none?x=1 HTTP/1.1\r\nHost: app.test\r\n\r\n"],
