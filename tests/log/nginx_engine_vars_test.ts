@@ -8,13 +8,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  freePort,
-  rawRequest,
-  spawnGateway,
-  startUpstream,
-  waitFor,
-} from "../_utils.ts";
+import { freePort, rawRequest, startUpstream, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
 const FORMAT = [
@@ -117,7 +112,7 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
     await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
   }
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [, request] of REQUESTS) {
     await rawRequest(theirPort, request);
     await rawRequest(ourPort, request);

@@ -12,10 +12,10 @@ import {
   freePort,
   rawRequest,
   readHead,
-  spawnGateway,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
 
 /** What the upstream answers for each path it is asked for. */
@@ -98,7 +98,7 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
     await using theirs = await prefixWith(conf(theirPort, up.port, root));
     await using ours = await prefixWith(conf(ourPort, up.port, root));
     await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-    await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+    await using _gw = await startMain(["--nginx-conf", ours.conf]);
     const requests: [string, string][] = [
       ["to a return, fields kept", "GET /a/to-return"],
       ["to a named location", "GET /a/to-named"],
