@@ -57,8 +57,8 @@ http {
   strictEqual(passed + refused, STORM, JSON.stringify([...statuses]));
   // Each key passes once and once more in its burst (rate=1r/m): the hot
   // keys' other requests are refused, all but 2 * HOT_KEYS of the half
-  // (measured: 1,984). Half of that: a storm slower than a minute on a
-  // loaded machine lets each hot key pass once more a minute.
+  // (1,984). Half of that: a storm slower than a minute on a loaded
+  // machine lets each hot key pass once more a minute.
   ok(refused >= STORM / 4, JSON.stringify([...statuses]));
   const log = join(p.prefix, "logs", "error.log");
   const lines = () =>
