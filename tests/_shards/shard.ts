@@ -20,42 +20,43 @@
 
 /**
  * Seconds each of the longer test files took alone (wall time, each in its
- * own `deno test` process, on the shared 2-core machine at loads of 7 to 13,
- * rounded between runs: waiting on nginx's whole seconds, a browser or a
- * settling folder counts as much as computing). Only the order matters; refresh it with the loop in
- * tests/README.md (**Speed**) when a file grows or shrinks a lot.
+ * own `deno test` process with `--trace-leaks`, on the shared 2-core machine
+ * at loads of 6 to 19, rounded: waiting on nginx's whole seconds, a browser
+ * or a settling folder counts as much as computing). Only the order
+ * matters; refresh it with the loop in tests/README.md (**Speed**) when a
+ * file grows or shrinks a lot.
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
-  "browser_test.ts": 32,
-  "static_race_test.ts": 25,
-  "main_test.ts": 16,
-  "nginx_conf/corpus_side_by_side_test.ts": 15,
+  "browser_test.ts": 28,
+  "static_race_test.ts": 26,
+  "static_race_sidecar_test.ts": 23,
+  "nginx_conf/corpus_side_by_side_test.ts": 22,
   "nginx_compat_test.ts": 14,
-  "upstream/peer_choice_nginx_test.ts": 11,
-  "nginx_conf/compat_test.ts": 11,
-  "upstream_failures_test.ts": 11,
-  "proxy/websocket_tunnel_test.ts": 11,
-  "hostile_listener_test.ts": 11,
   "compile_hints_test.ts": 10,
-  "static/built_in_static_test.ts": 10,
-  "nginx_compat_request_test.ts": 9,
-  "nginx_conf/hostile_conf_test.ts": 9,
-  "hardening_test.ts": 8,
+  "nginx_conf/hostile_conf_test.ts": 12,
+  "main_test.ts": 12,
+  "nginx_conf/compat_test.ts": 12,
+  "upstream/peer_choice_nginx_test.ts": 11,
+  "static/built_in_static_test.ts": 11,
+  "proxy/websocket_tunnel_test.ts": 11,
+  "hostile_listener_test.ts": 10,
+  "upstream_failures_test.ts": 10,
+  "limits/limit_storm_test.ts": 10,
+  "nginx_conf/corpus_test.ts": 8,
+  "closing_connections_tls_test.ts": 7,
+  "access/auth_storm_test.ts": 7,
+  "proxy/location_nginx_test.ts": 7,
+  "static/containment_witness_test.ts": 7,
   "static/serve_file_test.ts": 7,
-  "access/auth_storm_test.ts": 6,
-  "streaming_test.ts": 6,
-  "static/containment_witness_test.ts": 6,
   "server/config_load_test.ts": 6,
-  "limits/limit_storm_test.ts": 5,
-  "static/settled_proof_test.ts": 5,
+  "server/shutdown_upload_test.ts": 6,
+  "streaming_test.ts": 6,
+  "tls_test.ts": 6,
+  "hardening_test.ts": 5,
+  "closing_connections_test.ts": 5,
   "static/error_page_test.ts": 5,
   "log/error_logs_gateway_test.ts": 5,
-  "nginx_conf/cli_test.ts": 4,
-  "tls_test.ts": 4,
-  "doc_examples_test.ts": 4,
-  "nginx_conf/compile_geo_test.ts": 3,
-  "response/field_bytes_nginx_test.ts": 3,
-  "nginx_conf/corpus_test.ts": 3,
+  "nginx_conf/compile_geo_test.ts": 5,
 };
 
 /**

@@ -1,11 +1,12 @@
 /**
  * Every access log file a configuration names rotates by size on its own,
- * as the one access log always has: a gateway process with two locations,
+ * as the one access log always has: a gateway (in this process) with two locations,
  * each with its own file, and `--log-max-size`.
  */
 import { ok } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import { rawRequest, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { exists, nginxPrefix } from "../_prefix.ts";
 
 function size(path: string): number | null {
@@ -35,7 +36,7 @@ http {
 `,
     { name: "access-rotate-" },
   );
-  await using gw = await spawnGateway([
+  await using gw = await startMain([
     "--nginx-conf",
     p.conf,
     "--log-max-size",

@@ -7,7 +7,7 @@
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { freePort, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
-import { runStartup } from "../_in_process.ts";
+import { runStartup, startMain } from "../_in_process.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -22,6 +22,7 @@ const prefixWith = (text: string) =>
 
 Deno.test("each server and location writes its error lines to its own error_log, and nothing to the others", async () => {
   await using p = await prefixWith(errorLogsConf(freePort()));
+  // A process: main() writes the "started" line.
   await using gw = await spawnGateway(["--nginx-conf", p.conf]);
   await sendErrorLogRequests(gw.port);
   await waitFor(() => requestLines(p.prefix)["a.log"].length >= 4);
@@ -46,7 +47,7 @@ http {
   }
 }
 `);
-  await using gw = await spawnGateway([
+  await using gw = await startMain([
     "--nginx-conf",
     p.conf,
     "--log-max-size",

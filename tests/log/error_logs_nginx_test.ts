@@ -5,7 +5,8 @@
  * no file holds a line the other side's does not.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort, rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import { freePort, rawRequest, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
@@ -21,7 +22,7 @@ Deno.test("nginx and the gateway write each server's and location's error lines 
   );
   await using ours = await prefixWith(PROCESS + errorLogsConf(ourPort, TEMP));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   await sendErrorLogRequests(theirPort);
   await sendErrorLogRequests(ourPort);
   for (const side of [theirs, ours]) {
@@ -38,7 +39,7 @@ Deno.test("known difference head-lines-server: a line about a field after Host g
   );
   await using ours = await prefixWith(PROCESS + errorLogsConf(ourPort, TEMP));
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   // nginx refuses TRACE after every field is read
   // (ngx_http_process_request_header): the Host field's server by then.
   const trace = "TRACE / HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n";

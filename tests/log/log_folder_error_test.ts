@@ -5,7 +5,7 @@
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { runCli } from "../_utils.ts";
+import { runStartup } from "../_in_process.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 
@@ -19,7 +19,9 @@ Deno.test("main() names the log's open() error, as nginx does, when a file sits 
     ];
     for (const [name, extra, log] of cases) {
       await t.step(name, async () => {
-        const { code, stderr } = await runCli([
+        // main()'s start in process (main_test.ts has the exit code's way
+        // out of a process).
+        const { code, stderr } = await runStartup([
           ...extra,
           "--listen",
           "127.0.0.1:0",

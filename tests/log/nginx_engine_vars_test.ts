@@ -8,13 +8,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import {
-  freePort,
-  rawRequest,
-  spawnGateway,
-  startUpstream,
-  waitFor,
-} from "../_utils.ts";
+import { freePort, rawRequest, startUpstream, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
 
 const FORMAT = [
@@ -77,8 +72,10 @@ const REQUESTS: [string, string][] = [
   ["rewrite", "GET /old/b.txt?a= HTTP/1.1\r\nHost: app.test\r\n\r\n"],
   [
     "proxied",
+    // With a body rawRequest cannot count responses (a smuggled request
+    // could hide): the close ends the read, not its 10 s bound.
     "POST /api/login?a=%41 HTTP/1.1\r\nHost: app.test\r\nContent-Type: text/plain\r\n" +
-    "Content-Length: 2\r\nX-Forwarded-For: 10.0.0.9\r\n\r\nhi",
+    "Content-Length: 2\r\nX-Forwarded-For: 10.0.0.9\r\nConnection: close\r\n\r\nhi",
   ],
   ["404", "GET /new/none.txt HTTP/1.1\r\nHost: app.test\r\n\r\n"],
   ["error_page", "GET /ep/none?x=1 HTTP/1.1\r\nHost: app.test\r\n\r\n"],
@@ -115,7 +112,7 @@ Deno.test("log_format reads the engine's variables with the values nginx 1.22 wr
     await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
   }
   await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+  await using _gw = await startMain(["--nginx-conf", ours.conf]);
   for (const [, request] of REQUESTS) {
     await rawRequest(theirPort, request);
     await rawRequest(ourPort, request);

@@ -16,10 +16,10 @@ import {
   maskErrorLine,
   rawRequest,
   readHead,
-  spawnGateway,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import {
   logLines,
   prefixWith,
@@ -130,7 +130,7 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
     await using theirs = await prefixWith(conf(theirPort, up.port, root));
     await using ours = await prefixWith(conf(ourPort, up.port, root));
     await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-    await using _gw = await spawnGateway(["--nginx-conf", ours.conf]);
+    await using _gw = await startMain(["--nginx-conf", ours.conf]);
     const requests: [string, string][] = [
       ["to a return, fields kept", "GET /a/to-return"],
       ["to a named location", "GET /a/to-named"],

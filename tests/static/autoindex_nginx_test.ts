@@ -6,7 +6,8 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { startNginxSite } from "../_nginx.ts";
-import { freePort, rawRequest, spawnGateway } from "../_utils.ts";
+import { freePort, rawRequest } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -106,7 +107,7 @@ Deno.test(
           SERVER.replaceAll("$HTML", nginx.root)
         }\n }\n}\n`,
       );
-      await using gw = await spawnGateway(["--nginx-conf", conf]);
+      await using gw = await startMain(["--nginx-conf", conf]);
       const want: string[] = [];
       const got: string[] = [];
       for (const request of REQUESTS) {

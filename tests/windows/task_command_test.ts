@@ -10,6 +10,8 @@ import {
   taskExecutable,
   type TaskIo,
 } from "../../src/windows/task_command.ts";
+import { taskMain } from "../../src/windows/mod.ts";
+import { VERSION } from "../../src/main.ts";
 import { runCli } from "../_utils.ts";
 
 function captureIo() {
@@ -231,7 +233,18 @@ Deno.test("main() task: an error is one line and the hint on stderr; 2 for misus
   for (const [args, code, message] of cases) {
     if (code === -1) continue;
     await t.step(args.join(" "), async () => {
-      const run = await runCli(args);
+      // main()'s task command in process: the real CLI's way out is the
+      // test above.
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await taskMain(args.slice(1), {
+        execPath: Deno.execPath(),
+        os: Deno.build.os,
+        version: VERSION,
+        out: (text) => void out.push(text),
+        err: (text) => void err.push(text),
+      });
+      const run = { code, stdout: out.join(""), stderr: err.join("") };
       strictEqual(run.code, code, run.stderr);
       match(run.stderr, message);
       strictEqual(run.stdout, "", "errors go to stderr");
