@@ -246,11 +246,12 @@ export class ListenerSet {
     }
   }
 
-  /** The pause before the next bind: doubling per failure, capped. */
+  /** The pause before the next bind (see {@linkcode retryPause}). */
   #pause(slot: Slot): number {
-    const base = this.#options.retryMs ?? 500;
-    const cap = this.#options.maxRetryMs ?? 10_000;
-    return Math.min(cap, base * 2 ** Math.min(slot.failures - 1, 20));
+    return retryPause(slot.failures, {
+      baseMs: this.#options.retryMs ?? 500,
+      capMs: this.#options.maxRetryMs ?? 10_000,
+    });
   }
 
   /**
@@ -287,4 +288,34 @@ async function stopServer(server: Deno.HttpServer<Deno.NetAddr>) {
   } catch {
     // Its accept loop failed already: there is nothing left to stop.
   }
+}
+
+/**
+ * The pause before a listener that failed `failures` times in a row binds
+ * again: `baseMs` after the first failure (nginx retries accept after its
+ * `accept_mutex_delay`, 500 ms by default), doubling per failure, capped.
+ *
+ * @param failures Failures in a row, at least 1.
+ * @param bounds The first pause and the longest.
+ * @returns Milliseconds.
+ *
+ * @example Usage
+ * ```ts
+ * import { retryPause } from "./listener_set.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(
+ *   [1, 2, 3, 6, 99].map((n) => retryPause(n, { baseMs: 500, capMs: 10_000 })),
+ *   [500, 1000, 2000, 10_000, 10_000],
+ * );
+ * ```
+ */
+export function retryPause(
+  failures: number,
+  bounds: { baseMs: number; capMs: number },
+): number {
+  return Math.min(
+    bounds.capMs,
+    bounds.baseMs * 2 ** Math.min(Math.max(failures, 1) - 1, 20),
+  );
 }
