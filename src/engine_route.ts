@@ -156,6 +156,12 @@ export interface EngineRequest {
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
+   * The request's clock in ms, read once when it arrived (the shared
+   * `stat` of a file, `expires`); `undefined` once the request has waited,
+   * and then read per use.
+   */
+  readonly now?: number | undefined;
+  /**
    * Settles when the response has been sent (or the client went away):
    * `limit_conn` counts the request until then. Read only then, and before
    * anything waits: reading `Deno.ServeHandlerInfo.completed` makes a
@@ -532,6 +538,7 @@ export class EngineRoute {
       vars,
       gzipVary: content.conf.gzipVary,
       cache: this.cache,
+      now: (request as RouteFlow).request.now ?? Date.now(),
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
     // The gzip filter makes a response of its own from the file's answer.
@@ -564,6 +571,9 @@ export class EngineRoute {
       await result.response.body?.cancel();
       await new Promise((resolve) => setTimeout(resolve, ms));
       waited += ms;
+      // Later than the request's arrival: the clock of the new attempt,
+      // so the `stat` it shares is no older than itself.
+      options.now = Date.now();
       result = serveFile(req, options);
     }
     return await this.#staticAnswer(req, content, request, result);

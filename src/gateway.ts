@@ -27,6 +27,7 @@ import {
   decodeTarget,
   type LineVerdict,
   looksLikeHttp2,
+  readFields,
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
@@ -219,7 +220,11 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx, socket);
+      const answer = handle(req, ctx, socket);
+      // The request's clock served what ran without a wait; what runs
+      // after one reads the clock itself.
+      ctx.now = undefined;
+      response = await answer;
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -280,9 +285,14 @@ export function createGatewayHandler(
     // new object.
     const peer = info.remoteAddr;
     const client = peer.hostname;
-    const connection = deps.counter.forPeer(client, peer.port);
-    let host = req.headers.get("host");
-    const referrer = req.headers.get("referer");
+    // The request's clock, read once for every use: the connection's
+    // last request, the shared `stat` of a file, `expires`.
+    const now = Date.now();
+    const connection = deps.counter.forPeer(client, peer.port, now);
+    // One walk over the fields picks those read here and by the checks.
+    const fields = readFields(req.headers);
+    let host = fields.host;
+    const referrer = fields.referrer;
     const scheme = socket?.tls === true ? "https" : "http";
     // Deno.serve offers HTTP/2 by ALPN on every TLS socket: such a request
     // is served, its `:authority` (in the URL) being its Host, as nginx's.
@@ -318,6 +328,8 @@ export function createGatewayHandler(
     return new RequestContext({
       req,
       info,
+      now,
+      fields,
       authority,
       client,
       clientPort: peer.port,
@@ -383,6 +395,7 @@ export function createGatewayHandler(
       notes,
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
+      read: ctx.fields,
     });
     for (let i = 0; i < verdict.notes.length; i++) ctx.log(verdict.notes[i]!);
     if (verdict.kind === "reject") {

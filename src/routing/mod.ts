@@ -25,6 +25,7 @@ export {
   checkRequestLine,
   expectsContinue,
   hasUnforwardableBody,
+  readFields,
   READING_HEADERS,
   READING_REQUEST_LINE,
 } from "./request_checks.ts";
@@ -38,6 +39,7 @@ export {
 } from "./request_line.ts";
 export type {
   CheckEvent,
+  FieldsRead,
   LineVerdict,
   RejectStatus,
 } from "./request_checks.ts";

@@ -148,7 +148,8 @@ export function checkRequestLine(
  * @param host The `Host` field, or `null`.
  * @param options `notes`: look for `_` in field names (the lines are
  * `info`); `limits`: `large_client_header_buffers`; `line`: the request
- * line, which shares the first buffers with the fields.
+ * line, which shares the first buffers with the fields; `read`: the
+ * fields as {@linkcode readFields} read them already (else read here).
  * @returns The verdict.
  *
  * @example Usage
@@ -163,11 +164,17 @@ export function checkRequestLine(
 export function checkRequestHead(
   req: Request,
   host: string | null,
-  options: { notes: boolean; limits?: HeaderBuffers; line?: string } = {
+  options: {
+    notes: boolean;
+    limits?: HeaderBuffers;
+    line?: string;
+    read?: FieldsRead;
+  } = {
     notes: true,
   },
 ): HeadVerdict {
-  const walk = walkFields(req.headers, {
+  const read = options.read ?? readFields(req.headers);
+  const walk = replayFields(read.fields, {
     notes: options.notes,
     limits: options.limits ?? DEFAULT_HEADER_BUFFERS,
     line: options.line ?? "",
@@ -188,7 +195,7 @@ export function checkRequestHead(
     return reject(400, "client sent invalid host header");
   }
   if (walk.tooLong !== null) return reject(494, walk.tooLong);
-  const contentLength = parseContentLength(req.headers.get("content-length"));
+  const contentLength = parseContentLength(read.contentLength);
   if (
     contentLength.kind === "invalid" &&
     contentLength.message.includes("duplicate")
@@ -201,7 +208,7 @@ export function checkRequestHead(
   if (contentLength.kind === "invalid") {
     return reject(400, contentLength.message, true);
   }
-  const te = req.headers.get("transfer-encoding");
+  const te = read.transferEncoding;
   if (te !== null) {
     // Deno.serve decodes any list ending in "chunked" and passes the rest
     // of the codings on as if the body were plain; nginx knows chunked only.
@@ -279,38 +286,97 @@ export function expectsContinue(req: Request, length: number | null): boolean {
 }
 
 /**
- * One walk over the fields: nginx's line for each name with `_` (which it
- * drops), and the first line that does not fit nginx's header buffers.
- * `Deno.serve` hands the fields over sorted by name, with repeated fields
- * joined, so the buffers are filled in that order. The fields are kept,
- * flat, for the proxy.
+ * A request's fields as one walk over them read them: the flat list, and
+ * the fields the handler reads of every request.
  */
-function walkFields(
-  headers: Headers,
+export interface FieldsRead {
+  /**
+   * Every field in `Headers.forEach`'s order (sorted by name, repeated ones
+   * joined with `, `), flat: name, value, name, value…
+   */
+  readonly fields: string[];
+  /** `Host`, or `null`. */
+  host: string | null;
+  /** `Referer`, or `null`. */
+  referrer: string | null;
+  /** `Content-Length`, or `null`. */
+  contentLength: string | null;
+  /** `Transfer-Encoding`, or `null`. */
+  transferEncoding: string | null;
+}
+
+/**
+ * Reads a request's fields in one walk: the flat list the head's checks
+ * and the proxy read, and the fields every request needs, picked on the
+ * way. Each `get` of a field before the walk was a call into Deno, and one
+ * after it a scan of the list; the walk itself is needed anyway (nginx's
+ * header buffers are filled field by field).
+ *
+ * @param headers The request's fields.
+ * @returns What the walk read.
+ *
+ * @example Usage
+ * ```ts
+ * import { readFields } from "./request_checks.ts";
+ * import { deepStrictEqual, strictEqual } from "node:assert/strict";
+ *
+ * const read = readFields(new Headers([["Host", "a"], ["X-B", "1"], ["x-b", "2"]]));
+ * strictEqual(read.host, "a");
+ * deepStrictEqual(read.fields, ["host", "a", "x-b", "1, 2"]);
+ * ```
+ */
+export function readFields(headers: Headers): FieldsRead {
+  const read: FieldsRead = {
+    fields: [],
+    host: null,
+    referrer: null,
+    contentLength: null,
+    transferEncoding: null,
+  };
+  const fields = read.fields;
+  // Each name comes once (repeated fields are joined), in lower case.
+  headers.forEach((value, name) => {
+    fields.push(name, value);
+    if (name === "host") read.host = value;
+    else if (name === "referer") read.referrer = value;
+    else if (name === "content-length") read.contentLength = value;
+    else if (name === "transfer-encoding") read.transferEncoding = value;
+  });
+  return read;
+}
+
+/**
+ * Nginx's line for each name with `_` (which it drops), and the first line
+ * that does not fit nginx's header buffers. `Deno.serve` hands the fields
+ * over sorted by name, with repeated fields joined, so the buffers are
+ * filled in that order.
+ */
+function replayFields(
+  fields: readonly string[],
   options: { notes: boolean; limits: HeaderBuffers; line: string },
 ): { notes: readonly CheckEvent[]; tooLong: string | null; fields: string[] } {
   let notes: CheckEvent[] | null = null;
   let tooLong: string | null = null;
-  const fields: string[] = [];
   const replay = new HeaderBufferReplay(options.limits);
   replay.place(options.line.length + 2);
-  headers.forEach((value, name) => {
-    fields.push(name, value);
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const name = fields[i]!;
+    const value = fields[i + 1]!;
     if (tooLong === null) {
       const held = replay.place(name.length + value.length + 4);
       if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
     }
-    if (!options.notes || !name.includes("_")) return;
+    if (!options.notes || !name.includes("_")) continue;
     (notes ??= []).push({
       level: "info",
       message: `client sent invalid header line: "${name}: ${value}"`,
       action: READING_HEADERS,
     });
-  });
+  }
   if (tooLong === null && replay.place(2) >= 0) {
     tooLong = "client sent too large request";
   }
-  return { notes: notes ?? NO_NOTES, tooLong, fields };
+  return { notes: notes ?? NO_NOTES, tooLong, fields: fields as string[] };
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);

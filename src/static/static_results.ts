@@ -114,10 +114,15 @@ export function fsFailure(
   return { response: errorResponse(500), failure: failure("crit") };
 }
 
-/** A file's `stat` for a request: shared through the cache when there is one. */
+/**
+ * A file's `stat` for a request: shared through the cache when there is
+ * one, within the millisecond of `now` (the request's clock, else read).
+ */
 export function statFile(
   path: string,
   cache?: StaticCache,
+  now?: number,
 ): Deno.FileInfo | null {
-  return cache ? cache.stat(path) : statOrNull(path);
+  if (cache === undefined) return statOrNull(path);
+  return now === undefined ? cache.stat(path) : cache.stat(path, now);
 }
