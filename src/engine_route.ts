@@ -55,6 +55,7 @@ import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import {
   expectsContinue,
+  type FieldsRead,
   isValidHost,
   READING_HEADERS,
 } from "./routing/mod.ts";
@@ -128,6 +129,8 @@ export interface EngineRequest {
   host: string | null;
   /** The raw target. */
   target: string;
+  /** The client's fields as the handler's one walk read them. */
+  readonly fields: FieldsRead;
   /** `$uri` and `$args`. */
   uri: string;
   /** `$args`. */
@@ -207,10 +210,13 @@ function hostName(host: string | null): string {
 /**
  * An HTTP/2 request's fields with its `:authority` as `Host`, as nginx
  * makes it (`ngx_http_v2_parse_authority`), so `$http_host` and a folder's
- * redirect see it; other requests' fields as they are (no copy).
+ * redirect see it; other requests' fields as they are (no copy). Whether
+ * `Host` was sent is known from the handler's walk of the fields (a `has`
+ * was a scan of them per request).
  */
-function withAuthority(headers: Headers, host: string | null): Headers {
-  if (host === null || headers.has("host")) return headers;
+function withAuthority(headers: Headers, request: EngineRequest): Headers {
+  const host = request.host;
+  if (host === null || request.fields.host !== null) return headers;
   const copy = new Headers(headers);
   copy.set("host", host);
   return copy;
@@ -393,9 +399,7 @@ export class EngineRoute {
       requestUri: request.target,
       uri: request.uri,
       args: request.args,
-      headers: listen.ssl
-        ? withAuthority(req.headers, request.host)
-        : req.headers,
+      headers: listen.ssl ? withAuthority(req.headers, request) : req.headers,
       // The walked fields are the request's own (over TLS, `:authority`
       // may be added as Host).
       fields: listen.ssl ? null : request.clientFields ?? null,
@@ -539,6 +543,11 @@ export class EngineRoute {
       gzipVary: content.conf.gzipVary,
       cache: this.cache,
       now: (request as RouteFlow).request.now ?? Date.now(),
+      // Read in the handler's walk of the client's fields (an error page's
+      // copy of the request has its own).
+      asked: req === (request as RouteFlow).req
+        ? (request as RouteFlow).request.fields
+        : null,
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
     // The gzip filter makes a response of its own from the file's answer.

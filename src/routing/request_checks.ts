@@ -113,7 +113,9 @@ export function checkRequestLine(
   line: string,
   limits: HeaderBuffers = DEFAULT_HEADER_BUFFERS,
 ): LineVerdict {
-  if (!METHOD_TOKEN.test(method)) {
+  // The common methods are tokens: no regex run for them.
+  const common = method === "GET" || method === "HEAD" || method === "POST";
+  if (!common && !METHOD_TOKEN.test(method)) {
     return {
       kind: "reject",
       status: 400,
@@ -287,7 +289,8 @@ export function expectsContinue(req: Request, length: number | null): boolean {
 
 /**
  * A request's fields as one walk over them read them: the flat list, and
- * the fields the handler reads of every request.
+ * the fields the handler reads of every request (and a file's answer, of
+ * most).
  */
 export interface FieldsRead {
   /**
@@ -303,6 +306,14 @@ export interface FieldsRead {
   contentLength: string | null;
   /** `Transfer-Encoding`, or `null`. */
   transferEncoding: string | null;
+  /** `If-None-Match`, or `null` (a file's answer). */
+  ifNoneMatch: string | null;
+  /** `If-Modified-Since`, or `null`. */
+  ifModifiedSince: string | null;
+  /** `Range`, or `null`. */
+  range: string | null;
+  /** `If-Range`, or `null`. */
+  ifRange: string | null;
 }
 
 /**
@@ -332,15 +343,40 @@ export function readFields(headers: Headers): FieldsRead {
     referrer: null,
     contentLength: null,
     transferEncoding: null,
+    ifNoneMatch: null,
+    ifModifiedSince: null,
+    range: null,
+    ifRange: null,
   };
   const fields = read.fields;
   // Each name comes once (repeated fields are joined), in lower case.
   headers.forEach((value, name) => {
     fields.push(name, value);
-    if (name === "host") read.host = value;
-    else if (name === "referer") read.referrer = value;
-    else if (name === "content-length") read.contentLength = value;
-    else if (name === "transfer-encoding") read.transferEncoding = value;
+    switch (name) {
+      case "host":
+        read.host = value;
+        break;
+      case "referer":
+        read.referrer = value;
+        break;
+      case "content-length":
+        read.contentLength = value;
+        break;
+      case "transfer-encoding":
+        read.transferEncoding = value;
+        break;
+      case "if-none-match":
+        read.ifNoneMatch = value;
+        break;
+      case "if-modified-since":
+        read.ifModifiedSince = value;
+        break;
+      case "range":
+        read.range = value;
+        break;
+      case "if-range":
+        read.ifRange = value;
+    }
   });
   return read;
 }

@@ -17,7 +17,12 @@ import {
   rememberBody,
 } from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
-import { fsFailure, notModified, type StaticResult } from "./static_results.ts";
+import {
+  type AskedFields,
+  fsFailure,
+  notModified,
+  type StaticResult,
+} from "./static_results.ts";
 import { validatorsOf } from "./validators.ts";
 
 /** What a plan decided. */
@@ -75,6 +80,8 @@ export interface FileRequest {
    * the response is made from.
    */
   oneWrite?: boolean;
+  /** The request's fields, when already read from `req`; else read from it. */
+  asked: AskedFields | null;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -149,7 +156,8 @@ export function planFile(
   const lastModified = validators.lastModified;
   if (etag !== null) headers.push(["etag", etag]);
   headers.push(["last-modified", lastModified]);
-  if (notModified(req, etag, lastModified)) {
+  const { asked } = ctx;
+  if (notModified(req, etag, lastModified, asked)) {
     file?.close();
     ctx.fields?.apply(headers, 304);
     return done({ response: new Response(null, { status: 304, headers }) });
@@ -160,10 +168,18 @@ export function planFile(
   const gzipped = ctx.gzipFrom !== null && size >= ctx.gzipFrom;
   const ranges = ctx.ranges && !gzipped;
   // If-Range matters only beside a Range (RFC 9110 §13.1.5).
-  const asked = ranges ? req.headers.get("range") : null;
-  const range = asked !== null &&
-      ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
-    ? parseRange(asked, size)
+  const wanted = !ranges
+    ? null
+    : asked === null
+    ? req.headers.get("range")
+    : asked.range;
+  const range = wanted !== null &&
+      ifRangeMatches(
+        asked === null ? req.headers.get("if-range") : asked.ifRange,
+        etag,
+        lastModified,
+      )
+    ? parseRange(wanted, size)
     : null;
   if (range === "unsatisfiable") {
     file?.close();

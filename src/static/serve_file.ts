@@ -45,6 +45,7 @@ import { folderRedirect } from "./folder_redirect.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeOf } from "./nginx_types.ts";
 import {
+  type AskedFields,
   fsFailure,
   statFile,
   type StaticFailure,
@@ -115,6 +116,13 @@ export interface ServeFileOptions {
    * @default {false}
    */
   oneWrite?: boolean;
+  /**
+   * `If-None-Match`, `If-Modified-Since`, `Range` and `If-Range` of `req`,
+   * when the handler has read them already; else read from `req`.
+   *
+   * @default {null}
+   */
+  asked?: AskedFields | null;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -328,6 +336,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     ranges,
     contentType,
     oneWrite: o.oneWrite === true,
+    asked: o.asked ?? null,
     fields: hasHeadersFilter(o.conf) || o.gzipVary === true
       ? new PlannedFields(ctx)
       : null,
