@@ -8,7 +8,7 @@
 
 import type { OsFamily } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
-import { templatedFileResponse } from "./answer_template.ts";
+import { templatedByShape, templatedFileResponse } from "./answer_template.ts";
 import { openInsideRoot } from "./containment.ts";
 import {
   errorResponse,
@@ -131,6 +131,8 @@ export function planFile(
   headers: [string, string][],
 ): StaticPlan {
   const { req, family, head, cache } = ctx;
+  // Fields a caller started with (gzip_static's Content-Encoding).
+  const given = headers.length;
   const servedPath = served.path;
   let servedInfo = served.info;
   let cached = cache?.lookup(servedPath, servedInfo) ?? null;
@@ -154,15 +156,14 @@ export function planFile(
   const validators = cached?.validators ?? validatorsOf(servedInfo);
   const etag = ctx.etag ? validators.etag : null;
   const lastModified = validators.lastModified;
-  if (etag !== null) headers.push(["etag", etag]);
-  headers.push(["last-modified", lastModified]);
   const { asked } = ctx;
   if (notModified(req, etag, lastModified, asked)) {
     file?.close();
+    if (etag !== null) headers.push(["etag", etag]);
+    headers.push(["last-modified", lastModified]);
     ctx.fields?.apply(headers, 304);
     return done({ response: new Response(null, { status: 304, headers }) });
   }
-  headers.push(["content-type", ctx.contentType]);
 
   const size = servedInfo.size;
   const gzipped = ctx.gzipFrom !== null && size >= ctx.gzipFrom;
@@ -181,6 +182,29 @@ export function planFile(
       )
     ? parseRange(wanted, size)
     : null;
+  // The whole cached file, with fields no filter adds to: the answer made
+  // for the last request of the same shape, before any field is built.
+  const shape = range === null && cached !== null &&
+      cached.bytes.length === size && !gzipped && ctx.fields === null &&
+      given === 0 && !head && size > 0
+    ? {
+      contentType: ctx.contentType,
+      etag: etag !== null,
+      ranges,
+      framed: ctx.oneWrite === true,
+    }
+    : null;
+  if (shape !== null) {
+    const response = templatedByShape(cached!, shape);
+    if (response !== null) {
+      if (shape.framed) framedInOnePiece(response);
+      file?.close();
+      return done({ response });
+    }
+  }
+  if (etag !== null) headers.push(["etag", etag]);
+  headers.push(["last-modified", lastModified]);
+  headers.push(["content-type", ctx.contentType]);
   if (range === "unsatisfiable") {
     file?.close();
     return done({
@@ -226,7 +250,7 @@ export function planFile(
     // A whole file goes out without a per-response copy, cloned from the
     // answer made for the last request (answer_template.ts).
     const response = range === null
-      ? templatedFileResponse(cached, status, headers)
+      ? templatedFileResponse(cached, status, headers, shape)
       : new Response(cached.bytes.subarray(start, start + length), {
         status,
         headers,
