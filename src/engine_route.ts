@@ -195,9 +195,21 @@ export interface EngineRequest {
   vars: RequestVars | null;
 }
 
+/** The last `Host` asked for and its name: most requests name the same. */
+let lastHost: string | null = null;
+let lastName = "";
+
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
 function hostName(host: string | null): string {
   if (host === null || host === "") return "";
+  if (host === lastHost) return lastName;
+  lastName = nameOf(host);
+  lastHost = host;
+  return lastName;
+}
+
+/** The name of a `Host` that is not empty. */
+function nameOf(host: string): string {
   const end = host.startsWith("[")
     ? host.indexOf("]") + 1
     : host.lastIndexOf(":") < 0

@@ -182,57 +182,84 @@ export function checkRequestHead(
     line: options.line ?? "",
   });
   const notes = walk.notes;
-  const reject = (
-    status: RejectStatus,
-    message: string,
-    wholeHead = false,
-  ): HeadVerdict => ({
-    kind: "reject",
-    status,
-    event: { level: "info", message, action: READING_HEADERS },
-    notes,
-    wholeHead,
-  });
   if (host !== null && !isValidHost(host)) {
-    return reject(400, "client sent invalid host header");
+    return refusal(notes, {
+      status: 400,
+      message: "client sent invalid host header",
+    });
   }
-  if (walk.tooLong !== null) return reject(494, walk.tooLong);
+  if (walk.tooLong !== null) {
+    return refusal(notes, { status: 494, message: walk.tooLong });
+  }
   const contentLength = parseContentLength(read.contentLength);
   if (
     contentLength.kind === "invalid" &&
     contentLength.message.includes("duplicate")
   ) {
-    return reject(400, contentLength.message);
+    return refusal(notes, { status: 400, message: contentLength.message });
   }
   if (host === null) {
-    return reject(400, 'client sent HTTP/1.1 request without "Host" header');
+    return refusal(notes, {
+      status: 400,
+      message: 'client sent HTTP/1.1 request without "Host" header',
+    });
   }
   if (contentLength.kind === "invalid") {
-    return reject(400, contentLength.message, true);
+    return refusal(notes, {
+      status: 400,
+      message: contentLength.message,
+      wholeHead: true,
+    });
   }
   const te = read.transferEncoding;
   if (te !== null) {
     // Deno.serve decodes any list ending in "chunked" and passes the rest
     // of the codings on as if the body were plain; nginx knows chunked only.
     if (te.toLowerCase() !== "chunked") {
-      return reject(
-        501,
-        `client sent unknown "Transfer-Encoding": "${te}"`,
-        true,
-      );
+      return refusal(notes, {
+        status: 501,
+        message: `client sent unknown "Transfer-Encoding": "${te}"`,
+        wholeHead: true,
+      });
     }
     if (contentLength.kind === "length") {
-      return reject(
-        400,
-        'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
-        true,
-      );
+      return refusal(notes, {
+        status: 400,
+        message:
+          'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+        wholeHead: true,
+      });
     }
   }
   if (req.method === "TRACE") {
-    return reject(405, "client sent TRACE method", true);
+    return refusal(notes, {
+      status: 405,
+      message: "client sent TRACE method",
+      wholeHead: true,
+    });
   }
   return { kind: "ok", contentLength, notes, fields: walk.fields };
+}
+
+/**
+ * A refusal of the head, made only when refused (a closure made per request
+ * to build it was garbage per request).
+ */
+function refusal(
+  notes: readonly CheckEvent[],
+  { status, message, wholeHead = false }: {
+    status: RejectStatus;
+    message: string;
+    wholeHead?: boolean;
+  },
+): HeadVerdict {
+  return {
+    kind: "reject",
+    status,
+    event: { level: "info", message, action: READING_HEADERS },
+    notes,
+    wholeHead,
+  };
 }
 
 /**
