@@ -27,6 +27,7 @@ import {
   decodeTarget,
   type LineVerdict,
   looksLikeHttp2,
+  originTarget,
   readFields,
   READING_REQUEST_LINE,
   type RejectStatus,
@@ -306,9 +307,16 @@ export function createGatewayHandler(
     let http2 = served2 ||
       (!http1 && looksLikeHttp2(req.url, host, socket?.port ?? runtime.port));
     if (served2) host = urlAuthority(req.url);
-    const target = requestTarget(req.url, urlHost(host));
+    const shown = urlHost(host);
+    // The common URL, scheme and Host and target, is read in one pass.
+    const origin = host !== null && shown === host
+      ? originTarget(req.url, host, scheme)
+      : null;
+    const target = origin ?? requestTarget(req.url, shown);
     // Read once: the line and the engine's authority both need it.
-    const authority = absoluteAuthority(req.url, host, target, scheme);
+    const authority = origin !== null
+      ? null
+      : absoluteAuthority(req.url, host, target, scheme);
     const sent = requestLine(req, { host, target, http2, scheme, authority });
     if (served2) http2 = false;
     const line = http2

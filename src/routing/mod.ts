@@ -32,6 +32,7 @@ export {
 export {
   absoluteAuthority,
   looksLikeHttp2,
+  originTarget,
   requestLine,
   spokeHttp1,
   urlAuthority,

@@ -6,8 +6,10 @@ import {
 import {
   absoluteAuthority,
   looksLikeHttp2,
+  originTarget,
   requestLine,
 } from "../../src/routing/request_line.ts";
+import { requestTarget } from "../../src/routing/request_target.ts";
 
 function verdict(
   method: string,
@@ -207,6 +209,36 @@ Deno.test("checkRequestHead() reads the same verdict from fields read already as
         }),
         checkRequestHead(req, host, options),
       );
+    });
+  }
+});
+
+Deno.test("originTarget() answers only an origin-form URL, and then as requestTarget() and absoluteAuthority() do", async (t) => {
+  // [url, Host, scheme, the target it answers or null]
+  const cases: [string, string, "http" | "https", string | null][] = [
+    ["http://h:1/a?b", "h:1", "http", "/a?b"],
+    ["https://h:1/", "h:1", "https", "/"],
+    ["https://[::1]:8443/x", "[::1]:8443", "https", "/x"],
+    ["https://h/a/b//c", "h", "https", "/a/b//c"],
+    // Absolute-form, another authority or scheme: the two decide.
+    ["http://other:9/a", "h:1", "http", null],
+    ["http://h:10/a", "h:1", "http", null],
+    ["http://h:1?q", "h:1", "http", null],
+    ["http://h:1", "h:1", "http", null],
+    ["https://h:1/a", "h:1", "http", null],
+    ["http://h:1/a", "h:1", "https", null],
+    ["http://h/a", "", "http", null],
+    // A Host the checks refuse later reads the same either way.
+    ["http://a/b/x", "a/b", "http", "/x"],
+    ["http://a://b/x", "a://b", "http", "/x"],
+  ];
+  for (const [url, host, scheme, want] of cases) {
+    await t.step(`${url} (Host ${host}, ${scheme})`, () => {
+      const got = originTarget(url, host, scheme);
+      strictEqual(got, want);
+      if (got === null) return;
+      strictEqual(requestTarget(url, host), got);
+      strictEqual(absoluteAuthority(url, host, got, scheme), null);
     });
   }
 });
