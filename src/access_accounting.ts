@@ -44,6 +44,8 @@ export interface AccessRequest {
    * the line is written: `$uri` is then the last internal redirect's).
    */
   vars?: RequestVars | null;
+  /** The request's clock in ms when it arrived, read once; else read here. */
+  now?: number | undefined;
 }
 
 /**
@@ -107,7 +109,7 @@ export class PendingAccessLine {
         this.#requestHeaders = req.headers;
         this.#headers = new Headers(this.#requestHeaders);
       }
-      this.#startMs = Date.now();
+      this.#startMs = fields.now ?? Date.now();
       this.upstream = new UpstreamTries();
     }
     this.#release = inFlight?.add(this.write);

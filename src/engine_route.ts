@@ -55,6 +55,7 @@ import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
 import {
   expectsContinue,
+  type FieldsRead,
   isValidHost,
   READING_HEADERS,
 } from "./routing/mod.ts";
@@ -129,6 +130,8 @@ export interface EngineRequest {
   host: string | null;
   /** The raw target. */
   target: string;
+  /** The client's fields as the handler's one walk read them. */
+  readonly fields: FieldsRead;
   /** `$uri` and `$args`. */
   uri: string;
   /** `$args`. */
@@ -156,6 +159,12 @@ export interface EngineRequest {
   readonly served2: boolean;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
+  /**
+   * The request's clock in ms, read once when it arrived (the shared
+   * `stat` of a file, `expires`); `undefined` once the request has waited,
+   * and then read per use.
+   */
+  readonly now?: number | undefined;
   /**
    * Settles when the response has been sent (or the client went away):
    * `limit_conn` counts the request until then. Read only then, and before
@@ -187,9 +196,21 @@ export interface EngineRequest {
   vars: RequestVars | null;
 }
 
+/** The last `Host` asked for and its name: most requests name the same. */
+let lastHost: string | null = null;
+let lastName = "";
+
 /** `$host`: the `Host` name without port, lower case (ngx_http_validate_host). */
 function hostName(host: string | null): string {
   if (host === null || host === "") return "";
+  if (host === lastHost) return lastName;
+  lastName = nameOf(host);
+  lastHost = host;
+  return lastName;
+}
+
+/** The name of a `Host` that is not empty. */
+function nameOf(host: string): string {
   const end = host.startsWith("[")
     ? host.indexOf("]") + 1
     : host.lastIndexOf(":") < 0
@@ -202,10 +223,13 @@ function hostName(host: string | null): string {
 /**
  * An HTTP/2 request's fields with its `:authority` as `Host`, as nginx
  * makes it (`ngx_http_v2_parse_authority`), so `$http_host` and a folder's
- * redirect see it; other requests' fields as they are (no copy).
+ * redirect see it; other requests' fields as they are (no copy). Whether
+ * `Host` was sent is known from the handler's walk of the fields (a `has`
+ * was a scan of them per request).
  */
-function withAuthority(headers: Headers, host: string | null): Headers {
-  if (host === null || headers.has("host")) return headers;
+function withAuthority(headers: Headers, request: EngineRequest): Headers {
+  const host = request.host;
+  if (host === null || request.fields.host !== null) return headers;
   const copy = new Headers(headers);
   copy.set("host", host);
   return copy;
@@ -436,9 +460,7 @@ export class EngineRoute {
       server,
       port: socket.port,
       host: name,
-      headers: listen.ssl
-        ? withAuthority(req.headers, request.host)
-        : req.headers,
+      headers: listen.ssl ? withAuthority(req.headers, request) : req.headers,
       // The walked fields are the request's own (over TLS, `:authority`
       // may be added as Host).
       fields: listen.ssl ? null : request.clientFields ?? null,
@@ -559,6 +581,12 @@ export class EngineRoute {
       vars,
       gzipVary: content.conf.gzipVary,
       cache: this.cache,
+      now: (request as RouteFlow).request.now ?? Date.now(),
+      // Read in the handler's walk of the client's fields (an error page's
+      // copy of the request has its own).
+      asked: req === (request as RouteFlow).req
+        ? (request as RouteFlow).request.fields
+        : null,
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
     // The gzip filter makes a response of its own from the file's answer.
@@ -591,6 +619,9 @@ export class EngineRoute {
       await result.response.body?.cancel();
       await new Promise((resolve) => setTimeout(resolve, ms));
       waited += ms;
+      // Later than the request's arrival: the clock of the new attempt,
+      // so the `stat` it shares is no older than itself.
+      options.now = Date.now();
       result = serveFile(req, options);
     }
     return await this.#staticAnswer(req, content, request, result);

@@ -27,6 +27,8 @@ import {
   decodeTarget,
   type LineVerdict,
   looksLikeHttp2,
+  originTarget,
+  readFields,
   READING_REQUEST_LINE,
   type RejectStatus,
   requestLine,
@@ -219,7 +221,11 @@ export function createGatewayHandler(
     stats.requests++;
     stats.inFlight++;
     try {
-      response = await handle(req, ctx, socket);
+      const answer = handle(req, ctx, socket);
+      // The request's clock served what ran without a wait; what runs
+      // after one reads the clock itself.
+      ctx.now = undefined;
+      response = await answer;
     } catch (error) {
       ctx.log(unexpectedError(error));
       response = errorResponse(500);
@@ -280,9 +286,14 @@ export function createGatewayHandler(
     // new object.
     const peer = info.remoteAddr;
     const client = peer.hostname;
-    const connection = deps.counter.forPeer(client, peer.port);
-    let host = req.headers.get("host");
-    const referrer = req.headers.get("referer");
+    // The request's clock, read once for every use: the connection's
+    // last request, the shared `stat` of a file, `expires`.
+    const now = Date.now();
+    const connection = deps.counter.forPeer(client, peer.port, now);
+    // One walk over the fields picks those read here and by the checks.
+    const fields = readFields(req.headers);
+    let host = fields.host;
+    const referrer = fields.referrer;
     const scheme = socket?.tls === true ? "https" : "http";
     // Deno.serve offers HTTP/2 by ALPN on every TLS socket: such a request
     // is served, its `:authority` (in the URL) being its Host, as nginx's.
@@ -296,9 +307,16 @@ export function createGatewayHandler(
     let http2 = served2 ||
       (!http1 && looksLikeHttp2(req.url, host, socket?.port ?? runtime.port));
     if (served2) host = urlAuthority(req.url);
-    const target = requestTarget(req.url, urlHost(host));
+    const shown = urlHost(host);
+    // The common URL, scheme and Host and target, is read in one pass.
+    const origin = host !== null && shown === host
+      ? originTarget(req.url, host, scheme)
+      : null;
+    const target = origin ?? requestTarget(req.url, shown);
     // Read once: the line and the engine's authority both need it.
-    const authority = absoluteAuthority(req.url, host, target, scheme);
+    const authority = origin !== null
+      ? null
+      : absoluteAuthority(req.url, host, target, scheme);
     const sent = requestLine(req, { host, target, http2, scheme, authority });
     if (served2) http2 = false;
     const line = http2
@@ -318,6 +336,8 @@ export function createGatewayHandler(
     return new RequestContext({
       req,
       info,
+      now,
+      fields,
       authority,
       client,
       clientPort: peer.port,
@@ -384,6 +404,7 @@ export function createGatewayHandler(
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
       fieldNames: engine.fieldNames(at.index, ctx.authority ?? host),
+      read: ctx.fields,
     });
     if (verdict.notes.length > 0) {
       // Written with the server current when nginx read those fields.

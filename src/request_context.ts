@@ -17,8 +17,10 @@ import type { RequestEvent } from "./proxy/mod.ts";
 import {
   type CheckEvent,
   type ContentLength,
+  type FieldsRead,
   hasUnforwardableBody,
   type LineVerdict,
+  readFields,
 } from "./routing/mod.ts";
 
 /**
@@ -104,6 +106,10 @@ export interface RequestFields {
   req: Request;
   /** `Deno.serve`'s info on the request. */
   info: Deno.ServeHandlerInfo<Deno.NetAddr>;
+  /** The request's clock in ms, read once. @default {Date.now()} */
+  now?: number;
+  /** Its fields as one walk read them; walked when first asked for if absent. */
+  fields?: FieldsRead;
   /** The client's address. */
   client: string;
   /** The client's port. */
@@ -156,6 +162,14 @@ export interface RequestFields {
  * ```
  */
 export class RequestContext implements EngineRequest {
+  /**
+   * The request's clock in ms, read once when it arrived, for every use
+   * that needs no finer time (the connection's last request, the shared
+   * `stat` of a file, `expires`) while the handler has not waited; the
+   * handler clears it once its first part is done, so a use after a wait
+   * (an access phase, an upstream, a folder settling) reads the clock.
+   */
+  now: number | undefined;
   /** The client's address. */
   readonly client: string;
   /** The client's port. */
@@ -208,6 +222,7 @@ export class RequestContext implements EngineRequest {
   readonly lines: ErrorLines;
   readonly #info: Deno.ServeHandlerInfo<Deno.NetAddr>;
   readonly #req: Request;
+  #fields: FieldsRead | null;
   #log: ((event: RequestEvent) => void) | null = null;
   #length: Exclude<ContentLength, { kind: "invalid" }> | null = null;
 
@@ -218,6 +233,8 @@ export class RequestContext implements EngineRequest {
   constructor(fields: RequestFields, lines: ErrorLines) {
     this.#info = fields.info;
     this.#req = fields.req;
+    this.now = fields.now ?? Date.now();
+    this.#fields = fields.fields ?? null;
     this.client = fields.client;
     this.clientPort = fields.clientPort;
     this.hostField = fields.host;
@@ -229,6 +246,11 @@ export class RequestContext implements EngineRequest {
     this.request = fields.request;
     this.line = fields.line;
     this.lines = lines;
+  }
+
+  /** The request's fields as one walk read them (`readFields`). */
+  get fields(): FieldsRead {
+    return this.#fields ??= readFields(this.#req.headers);
   }
 
   /**

@@ -8,12 +8,21 @@
  * `Deno.serve` does not expose connections, but while a connection is open
  * its remote address and port are unique, so they identify it. Entries are
  * forgotten after `idleMs` without a request (nginx's `keepalive_timeout`
- * 75 s) and the map is capped, so it cannot grow without bound.
+ * 75 s) and their number is capped, so they cannot grow without bound.
  *
  * @module
  */
 
 const REPLACE_MS = 1000;
+
+/** One remembered client connection. */
+interface Peer {
+  readonly host: string;
+  readonly port: number;
+  readonly serial: number;
+  seen: number;
+  placed: number;
+}
 
 /** Options for {@linkcode ConnectionCounter}. */
 export interface ConnectionCounterOptions {
@@ -29,10 +38,18 @@ export interface ConnectionCounterOptions {
 export class ConnectionCounter {
   #next = 1;
   #clients = 0;
-  #byPeer = new Map<
-    string,
-    { serial: number; seen: number; placed: number }
-  >();
+  /**
+   * The connections by address, then by port: a number key and the one
+   * address of most clients (loopback on a station) cost no string built
+   * and hashed per request, which `${address}|${port}` did (0.86 against
+   * 0.10 µs a look-up in a loop of 50 connections).
+   */
+  #byHost = new Map<string, Map<number, Peer>>();
+  /** The last address asked for and its ports: most requests ask it again. */
+  #lastHost: string | null = null;
+  #lastPorts: Map<number, Peer> | null = null;
+  /** Every remembered connection in (roughly) least-recently-seen order. */
+  #order = new Set<Peer>();
   #idleMs: number;
   #maxEntries: number;
   #now: () => number;
@@ -53,6 +70,8 @@ export class ConnectionCounter {
    *
    * @param hostname The peer address.
    * @param port The peer port.
+   * @param now The request's clock in ms, read once for all its uses;
+   * the counter's own clock when absent.
    * @returns The connection's number.
    *
    * @example Usage
@@ -66,26 +85,40 @@ export class ConnectionCounter {
    * strictEqual(c.forPeer("127.0.0.1", 50001), 2);
    * ```
    */
-  forPeer(hostname: string, port: number): number {
-    const key = `${hostname}|${port}`;
-    const now = this.#now();
-    const known = this.#byPeer.get(key);
+  forPeer(hostname: string, port: number, now: number = this.#now()): number {
+    let ports = this.#lastPorts;
+    if (hostname !== this.#lastHost) {
+      ports = this.#byHost.get(hostname) ?? null;
+      if (ports !== null) {
+        this.#lastHost = hostname;
+        this.#lastPorts = ports;
+      }
+    }
+    const known = ports?.get(port);
     if (known !== undefined && now - known.seen < this.#idleMs) {
       known.seen = now;
-      // Re-inserted so the map stays in (roughly) least-recently-seen order
-      // for #evict, but at most once a second: a delete and a set on every
-      // request churned the map's table.
+      // Re-inserted so the order stays (roughly) least-recently-seen for
+      // #evict, but at most once a second: a delete and an add on every
+      // request churned the table.
       if (now - known.placed >= REPLACE_MS) {
-        this.#byPeer.delete(key);
+        this.#order.delete(known);
         known.placed = now;
-        this.#byPeer.set(key, known);
+        this.#order.add(known);
       }
       return known.serial;
     }
-    if (known !== undefined) this.#byPeer.delete(key);
+    if (known !== undefined) this.#forget(known);
     this.#clients++;
-    const entry = { serial: this.#take(), seen: now, placed: now };
-    this.#byPeer.set(key, entry);
+    const entry: Peer = {
+      host: hostname,
+      port,
+      serial: this.#take(),
+      seen: now,
+      placed: now,
+    };
+    // Looked up again: #forget may have dropped the address's ports.
+    this.#portsOf(hostname).set(port, entry);
+    this.#order.add(entry);
     this.#evict(now);
     return entry.serial;
   }
@@ -106,7 +139,7 @@ export class ConnectionCounter {
 
   /** How many client connections are remembered (for tests and status). */
   get size(): number {
-    return this.#byPeer.size;
+    return this.#order.size;
   }
 
   #take(): number {
@@ -115,15 +148,41 @@ export class ConnectionCounter {
     return n;
   }
 
+  /** The ports of an address, made when it has none. */
+  #portsOf(hostname: string): Map<number, Peer> {
+    let ports = this.#byHost.get(hostname);
+    if (ports === undefined) {
+      ports = new Map();
+      this.#byHost.set(hostname, ports);
+    }
+    this.#lastHost = hostname;
+    this.#lastPorts = ports;
+    return ports;
+  }
+
+  /** Drops a connection, and its address once it has no other. */
+  #forget(peer: Peer): void {
+    this.#order.delete(peer);
+    const ports = this.#byHost.get(peer.host);
+    if (ports === undefined) return;
+    ports.delete(peer.port);
+    if (ports.size > 0) return;
+    this.#byHost.delete(peer.host);
+    if (this.#lastPorts === ports) {
+      this.#lastHost = null;
+      this.#lastPorts = null;
+    }
+  }
+
   #evict(now: number): void {
     // In insertion order, which is last-seen order to within REPLACE_MS: an
     // entry seen since it was placed can stop the walk early, leaving an
     // expired one behind it until a later call; the cap still holds.
-    for (const [key, entry] of this.#byPeer) {
+    for (const entry of this.#order) {
       if (
-        this.#byPeer.size <= this.#maxEntries && now - entry.seen < this.#idleMs
+        this.#order.size <= this.#maxEntries && now - entry.seen < this.#idleMs
       ) break;
-      this.#byPeer.delete(key);
+      this.#forget(entry);
     }
   }
 }

@@ -42,8 +42,16 @@ export const ONE_WRITE_FIELD: readonly [string, string] = Object.freeze(
   ] as const,
 );
 
-/** Responses made with {@linkcode ONE_WRITE_FIELD} among their fields. */
-const framed = new WeakSet<Response>();
+/**
+ * The mark of a response made with {@linkcode ONE_WRITE_FIELD} among its
+ * fields: a property of its own, as a `WeakSet` of them cost about 0.8 µs
+ * per response (an ephemeron table's insert and its sweep) against 0.1
+ * (a loop of cloned 2 KB answers).
+ */
+const FRAMED: unique symbol = Symbol("framed in one piece");
+
+/** A response that may carry the mark. */
+type Markable = Response & { [FRAMED]?: true };
 
 /**
  * Marks a response made with {@linkcode ONE_WRITE_FIELD} among its fields,
@@ -65,7 +73,7 @@ const framed = new WeakSet<Response>();
  * ```
  */
 export function framedInOnePiece(response: Response): void {
-  framed.add(response);
+  (response as Markable)[FRAMED] = true;
 }
 
 /**
@@ -96,7 +104,7 @@ export function framedInOnePiece(response: Response): void {
  * ```
  */
 export function writeInOnePiece(method: string, response: Response): void {
-  if (framed.has(response)) return;
+  if ((response as Markable)[FRAMED] === true) return;
   const status = response.status;
   if (
     method === "HEAD" || status < 200 || status === 204 || status === 304

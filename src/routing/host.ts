@@ -31,6 +31,22 @@ export function isValidHost(
   host: string,
   windows = Deno.build.os === "windows",
 ): boolean {
+  // Most requests carry the last request's Host: a comparison, not the
+  // walk (0.04 against 0.20 µs for `localhost:8081` in a loop).
+  if (host === lastValid && windows === lastValidOnWindows) return true;
+  const valid = validHost(host, windows);
+  if (valid) {
+    lastValid = host;
+    lastValidOnWindows = windows;
+  }
+  return valid;
+}
+
+/** The last `Host` found valid, and for which platform's separators. */
+let lastValid: string | null = null;
+let lastValidOnWindows = false;
+
+function validHost(host: string, windows: boolean): boolean {
   let dot = -2;
   let nameEnd = host.length;
   // 0: the name, 1: inside `[...]`, 2: after the name (the port).

@@ -25,12 +25,14 @@ export {
   checkRequestLine,
   expectsContinue,
   hasUnforwardableBody,
+  readFields,
   READING_HEADERS,
   READING_REQUEST_LINE,
 } from "./request_checks.ts";
 export {
   absoluteAuthority,
   looksLikeHttp2,
+  originTarget,
   requestLine,
   spokeHttp1,
   urlAuthority,
@@ -38,6 +40,7 @@ export {
 } from "./request_line.ts";
 export type {
   CheckEvent,
+  FieldsRead,
   LineVerdict,
   RejectStatus,
 } from "./request_checks.ts";

@@ -118,7 +118,9 @@ export function checkRequestLine(
   line: string,
   limits: HeaderBuffers = DEFAULT_HEADER_BUFFERS,
 ): LineVerdict {
-  if (!METHOD_TOKEN.test(method)) {
+  // The common methods are tokens: no regex run for them.
+  const common = method === "GET" || method === "HEAD" || method === "POST";
+  if (!common && !METHOD_TOKEN.test(method)) {
     return {
       kind: "reject",
       status: 400,
@@ -153,8 +155,9 @@ export function checkRequestLine(
  * @param host The `Host` field, or `null`.
  * @param options `notes`: write the info lines for dropped fields;
  * `limits`: `large_client_header_buffers`; `line`: the request line, which
- * shares the first buffers with the fields; `fieldNames`: the socket's
- * default server's settings for field names (nginx's defaults when absent).
+ * shares the first buffers with the fields; `fieldNames`: the settings for
+ * field names (nginx's defaults when absent); `read`: the fields as
+ * {@linkcode readFields} read them already (else read here).
  * @returns The verdict.
  *
  * @example Usage
@@ -174,66 +177,95 @@ export function checkRequestHead(
     limits?: HeaderBuffers;
     line?: string;
     fieldNames?: FieldNames | undefined;
+    read?: FieldsRead;
   } = { notes: true },
 ): HeadVerdict {
-  const walk = walkFields(req.headers, {
+  const read = options.read ?? readFields(req.headers);
+  const walk = replayFields(read.fields, {
     notes: options.notes,
     limits: options.limits ?? DEFAULT_HEADER_BUFFERS,
     line: options.line ?? "",
     fieldNames: options.fieldNames ?? NGINX_FIELD_NAMES,
   });
   const notes = walk.notes;
-  const reject = (
-    status: RejectStatus,
-    message: string,
-    wholeHead = false,
-  ): HeadVerdict => ({
+  if (host !== null && !isValidHost(host)) {
+    return refusal(notes, {
+      status: 400,
+      message: "client sent invalid host header",
+    });
+  }
+  if (walk.tooLong !== null) {
+    return refusal(notes, { status: 494, message: walk.tooLong });
+  }
+  const contentLength = parseContentLength(read.contentLength);
+  if (
+    contentLength.kind === "invalid" &&
+    contentLength.message.includes("duplicate")
+  ) {
+    return refusal(notes, { status: 400, message: contentLength.message });
+  }
+  if (host === null) {
+    return refusal(notes, {
+      status: 400,
+      message: 'client sent HTTP/1.1 request without "Host" header',
+    });
+  }
+  if (contentLength.kind === "invalid") {
+    return refusal(notes, {
+      status: 400,
+      message: contentLength.message,
+      wholeHead: true,
+    });
+  }
+  const te = read.transferEncoding;
+  if (te !== null) {
+    // Deno.serve decodes any list ending in "chunked" and passes the rest
+    // of the codings on as if the body were plain; nginx knows chunked only.
+    if (te.toLowerCase() !== "chunked") {
+      return refusal(notes, {
+        status: 501,
+        message: `client sent unknown "Transfer-Encoding": "${te}"`,
+        wholeHead: true,
+      });
+    }
+    if (contentLength.kind === "length") {
+      return refusal(notes, {
+        status: 400,
+        message:
+          'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
+        wholeHead: true,
+      });
+    }
+  }
+  if (req.method === "TRACE") {
+    return refusal(notes, {
+      status: 405,
+      message: "client sent TRACE method",
+      wholeHead: true,
+    });
+  }
+  return { kind: "ok", contentLength, notes, fields: walk.fields };
+}
+
+/**
+ * A refusal of the head, made only when refused (a closure made per request
+ * to build it was garbage per request).
+ */
+function refusal(
+  notes: readonly CheckEvent[],
+  { status, message, wholeHead = false }: {
+    status: RejectStatus;
+    message: string;
+    wholeHead?: boolean;
+  },
+): HeadVerdict {
+  return {
     kind: "reject",
     status,
     event: { level: "info", message, action: READING_HEADERS },
     notes,
     wholeHead,
-  });
-  if (host !== null && !isValidHost(host)) {
-    return reject(400, "client sent invalid host header");
-  }
-  if (walk.tooLong !== null) return reject(494, walk.tooLong);
-  const contentLength = parseContentLength(req.headers.get("content-length"));
-  if (
-    contentLength.kind === "invalid" &&
-    contentLength.message.includes("duplicate")
-  ) {
-    return reject(400, contentLength.message);
-  }
-  if (host === null) {
-    return reject(400, 'client sent HTTP/1.1 request without "Host" header');
-  }
-  if (contentLength.kind === "invalid") {
-    return reject(400, contentLength.message, true);
-  }
-  const te = req.headers.get("transfer-encoding");
-  if (te !== null) {
-    // Deno.serve decodes any list ending in "chunked" and passes the rest
-    // of the codings on as if the body were plain; nginx knows chunked only.
-    if (te.toLowerCase() !== "chunked") {
-      return reject(
-        501,
-        `client sent unknown "Transfer-Encoding": "${te}"`,
-        true,
-      );
-    }
-    if (contentLength.kind === "length") {
-      return reject(
-        400,
-        'client sent "Content-Length" and "Transfer-Encoding" headers at the same time',
-        true,
-      );
-    }
-  }
-  if (req.method === "TRACE") {
-    return reject(405, "client sent TRACE method", true);
-  }
-  return { kind: "ok", contentLength, notes, fields: walk.fields };
+  };
 }
 
 /**
@@ -289,14 +321,109 @@ export function expectsContinue(req: Request, length: number | null): boolean {
 }
 
 /**
- * One walk over the fields: nginx's line for each field it drops by its
- * name, and the first line that does not fit nginx's header buffers.
- * `Deno.serve` hands the fields over sorted by name, with repeated fields
- * joined, so the buffers are filled in that order. The fields nginx keeps
- * are kept, flat, for the proxy and `$http_NAME`.
+ * A request's fields as one walk over them read them: the flat list, and
+ * the fields the handler reads of every request (and a file's answer, of
+ * most).
  */
-function walkFields(
-  headers: Headers,
+export interface FieldsRead {
+  /**
+   * Every field in `Headers.forEach`'s order (sorted by name, repeated ones
+   * joined with `, `), flat: name, value, name, value…
+   */
+  readonly fields: string[];
+  /** `Host`, or `null`. */
+  host: string | null;
+  /** `Referer`, or `null`. */
+  referrer: string | null;
+  /** `Content-Length`, or `null`. */
+  contentLength: string | null;
+  /** `Transfer-Encoding`, or `null`. */
+  transferEncoding: string | null;
+  /** `If-None-Match`, or `null` (a file's answer). */
+  ifNoneMatch: string | null;
+  /** `If-Modified-Since`, or `null`. */
+  ifModifiedSince: string | null;
+  /** `Range`, or `null`. */
+  range: string | null;
+  /** `If-Range`, or `null`. */
+  ifRange: string | null;
+}
+
+/**
+ * Reads a request's fields in one walk: the flat list the head's checks
+ * and the proxy read, and the fields every request needs, picked on the
+ * way. Each `get` of a field before the walk was a call into Deno, and one
+ * after it a scan of the list; the walk itself is needed anyway (nginx's
+ * header buffers are filled field by field).
+ *
+ * @param headers The request's fields.
+ * @returns What the walk read.
+ *
+ * @example Usage
+ * ```ts
+ * import { readFields } from "./request_checks.ts";
+ * import { deepStrictEqual, strictEqual } from "node:assert/strict";
+ *
+ * const read = readFields(new Headers([["Host", "a"], ["X-B", "1"], ["x-b", "2"]]));
+ * strictEqual(read.host, "a");
+ * deepStrictEqual(read.fields, ["host", "a", "x-b", "1, 2"]);
+ * ```
+ */
+export function readFields(headers: Headers): FieldsRead {
+  const read: FieldsRead = {
+    fields: [],
+    host: null,
+    referrer: null,
+    contentLength: null,
+    transferEncoding: null,
+    ifNoneMatch: null,
+    ifModifiedSince: null,
+    range: null,
+    ifRange: null,
+  };
+  const fields = read.fields;
+  // Each name comes once (repeated fields are joined), in lower case.
+  headers.forEach((value, name) => {
+    fields.push(name, value);
+    switch (name) {
+      case "host":
+        read.host = value;
+        break;
+      case "referer":
+        read.referrer = value;
+        break;
+      case "content-length":
+        read.contentLength = value;
+        break;
+      case "transfer-encoding":
+        read.transferEncoding = value;
+        break;
+      case "if-none-match":
+        read.ifNoneMatch = value;
+        break;
+      case "if-modified-since":
+        read.ifModifiedSince = value;
+        break;
+      case "range":
+        read.range = value;
+        break;
+      case "if-range":
+        read.ifRange = value;
+    }
+  });
+  return read;
+}
+
+/**
+ * nginx's line for each field it drops by its name, and the first line
+ * that does not fit nginx's header buffers. `Deno.serve` hands the fields
+ * over sorted by name, with repeated fields joined, so the buffers are
+ * filled in that order. The fields nginx keeps are kept, flat, for the
+ * proxy and `$http_NAME`: the list itself, or a copy without those it
+ * drops.
+ */
+function replayFields(
+  fields: readonly string[],
   options: {
     notes: boolean;
     limits: HeaderBuffers;
@@ -306,29 +433,37 @@ function walkFields(
 ): { notes: readonly CheckEvent[]; tooLong: string | null; fields: string[] } {
   let notes: CheckEvent[] | null = null;
   let tooLong: string | null = null;
-  const fields: string[] = [];
+  let kept: string[] | null = null;
   const replay = new HeaderBufferReplay(options.limits);
   replay.place(options.line.length + 2);
-  headers.forEach((value, name) => {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const name = fields[i]!;
+    const value = fields[i + 1]!;
     if (tooLong === null) {
       const held = replay.place(name.length + value.length + 4);
       if (held >= 0) tooLong = tooLongHeaderMessage(`${name}: ${value}`, held);
     }
     if (!ignoredField(name, options.fieldNames)) {
-      fields.push(name, value);
-      return;
+      kept?.push(name, value);
+      continue;
     }
-    if (!options.notes) return;
+    // The first field dropped: the ones before it are kept in a copy.
+    kept ??= fields.slice(0, i);
+    if (!options.notes) continue;
     (notes ??= []).push({
       level: "info",
       message: `client sent invalid header line: "${name}: ${value}"`,
       action: READING_HEADERS,
     });
-  });
+  }
   if (tooLong === null && replay.place(2) >= 0) {
     tooLong = "client sent too large request";
   }
-  return { notes: notes ?? NO_NOTES, tooLong, fields };
+  return {
+    notes: notes ?? NO_NOTES,
+    tooLong,
+    fields: kept ?? fields as string[],
+  };
 }
 
 const NO_NOTES: readonly CheckEvent[] = Object.freeze([]);

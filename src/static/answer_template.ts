@@ -32,6 +32,52 @@ export interface AnswerTemplate {
   fields: readonly (readonly [string, string])[];
   /** The answer itself, never sent: only its clones are. */
   response: Response;
+  /** What its fields were made from, when a plan said (`FieldsShape`). */
+  shape: FieldsShape | null;
+}
+
+/**
+ * What the fields of a whole file's 200 are made from when nothing else
+ * adds to them (no header filter, no `gzip_static`, no range): with the
+ * cached file's validators and length, these decide every field. A plan
+ * that knows its answer's shape asks for the template by it, before it
+ * builds the fields ({@linkcode templatedByShape}).
+ */
+export interface FieldsShape {
+  /** `Content-Type`. */
+  readonly contentType: string;
+  /** `etag on`. */
+  readonly etag: boolean;
+  /** `Accept-Ranges: bytes` is sent. */
+  readonly ranges: boolean;
+  /** Framed to be written in one piece (`response/tls_one_write.ts`). */
+  readonly framed: boolean;
+}
+
+/**
+ * A clone of the file's template when it was made for a 200 of this
+ * shape, else `null` (then the plan builds the fields and asks
+ * {@linkcode templatedFileResponse}): a request for the same file as the
+ * last one builds no field list and compares none.
+ *
+ * @param body The cached file.
+ * @param shape What the answer's fields are made from.
+ * @returns The answer, or `null`.
+ */
+export function templatedByShape(
+  body: CachedBody,
+  shape: FieldsShape,
+): Response | null {
+  const kept = body.template;
+  const made = kept?.shape;
+  if (
+    made === undefined || made === null || kept!.status !== 200 ||
+    made.contentType !== shape.contentType || made.etag !== shape.etag ||
+    made.ranges !== shape.ranges || made.framed !== shape.framed
+  ) {
+    return null;
+  }
+  return kept!.response.clone();
 }
 
 /**
@@ -46,6 +92,7 @@ export interface AnswerTemplate {
  * @param body The cached file.
  * @param status The answer's status.
  * @param fields Its fields; not to be changed afterwards.
+ * @param shape What they were made from, when that decides them all.
  * @returns A response of its own (its fields can change without touching
  * the template's).
  *
@@ -72,11 +119,14 @@ export function templatedFileResponse(
   body: CachedBody,
   status: number,
   fields: [string, string][],
+  shape: FieldsShape | null = null,
 ): Response {
   const kept = body.template;
   if (
     kept !== null && kept.status === status && sameFields(kept.fields, fields)
   ) {
+    // The same fields: the shape they were made from too, when known.
+    if (shape !== null && kept.shape === null) kept.shape = shape;
     return kept.response.clone();
   }
   const template = wholeFileResponse(body, { status, headers: fields });
@@ -89,7 +139,7 @@ export function templatedFileResponse(
   // A file read while it changed is served once, not kept.
   body.template = body.validators === null
     ? null
-    : { status, fields, response: template };
+    : { status, fields, response: template, shape };
   return response;
 }
 

@@ -8,7 +8,7 @@
 
 import type { OsFamily } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
-import { templatedFileResponse } from "./answer_template.ts";
+import { templatedByShape, templatedFileResponse } from "./answer_template.ts";
 import { openInsideRoot } from "./containment.ts";
 import {
   errorResponse,
@@ -17,7 +17,12 @@ import {
   rememberBody,
 } from "../response/mod.ts";
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
-import { fsFailure, notModified, type StaticResult } from "./static_results.ts";
+import {
+  type AskedFields,
+  fsFailure,
+  notModified,
+  type StaticResult,
+} from "./static_results.ts";
 import { validatorsOf } from "./validators.ts";
 
 /** What a plan decided. */
@@ -75,6 +80,8 @@ export interface FileRequest {
    * the response is made from.
    */
   oneWrite?: boolean;
+  /** The request's fields, when already read from `req`; else read from it. */
+  asked: AskedFields | null;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -124,6 +131,8 @@ export function planFile(
   headers: [string, string][],
 ): StaticPlan {
   const { req, family, head, cache } = ctx;
+  // Fields a caller started with (gzip_static's Content-Encoding).
+  const given = headers.length;
   const servedPath = served.path;
   let servedInfo = served.info;
   let cached = cache?.lookup(servedPath, servedInfo) ?? null;
@@ -147,24 +156,55 @@ export function planFile(
   const validators = cached?.validators ?? validatorsOf(servedInfo);
   const etag = ctx.etag ? validators.etag : null;
   const lastModified = validators.lastModified;
-  if (etag !== null) headers.push(["etag", etag]);
-  headers.push(["last-modified", lastModified]);
-  if (notModified(req, etag, lastModified)) {
+  const { asked } = ctx;
+  if (notModified(req, etag, lastModified, asked)) {
     file?.close();
+    if (etag !== null) headers.push(["etag", etag]);
+    headers.push(["last-modified", lastModified]);
     ctx.fields?.apply(headers, 304);
     return done({ response: new Response(null, { status: 304, headers }) });
   }
-  headers.push(["content-type", ctx.contentType]);
 
   const size = servedInfo.size;
   const gzipped = ctx.gzipFrom !== null && size >= ctx.gzipFrom;
   const ranges = ctx.ranges && !gzipped;
   // If-Range matters only beside a Range (RFC 9110 §13.1.5).
-  const asked = ranges ? req.headers.get("range") : null;
-  const range = asked !== null &&
-      ifRangeMatches(req.headers.get("if-range"), etag, lastModified)
-    ? parseRange(asked, size)
+  const wanted = !ranges
+    ? null
+    : asked === null
+    ? req.headers.get("range")
+    : asked.range;
+  const range = wanted !== null &&
+      ifRangeMatches(
+        asked === null ? req.headers.get("if-range") : asked.ifRange,
+        etag,
+        lastModified,
+      )
+    ? parseRange(wanted, size)
     : null;
+  // The whole cached file, with fields no filter adds to: the answer made
+  // for the last request of the same shape, before any field is built.
+  const shape = range === null && cached !== null &&
+      cached.bytes.length === size && !gzipped && ctx.fields === null &&
+      given === 0 && !head && size > 0
+    ? {
+      contentType: ctx.contentType,
+      etag: etag !== null,
+      ranges,
+      framed: ctx.oneWrite === true,
+    }
+    : null;
+  if (shape !== null) {
+    const response = templatedByShape(cached!, shape);
+    if (response !== null) {
+      if (shape.framed) framedInOnePiece(response);
+      file?.close();
+      return done({ response });
+    }
+  }
+  if (etag !== null) headers.push(["etag", etag]);
+  headers.push(["last-modified", lastModified]);
+  headers.push(["content-type", ctx.contentType]);
   if (range === "unsatisfiable") {
     file?.close();
     return done({
@@ -210,7 +250,7 @@ export function planFile(
     // A whole file goes out without a per-response copy, cloned from the
     // answer made for the last request (answer_template.ts).
     const response = range === null
-      ? templatedFileResponse(cached, status, headers)
+      ? templatedFileResponse(cached, status, headers, shape)
       : new Response(cached.bytes.subarray(start, start + length), {
         status,
         headers,

@@ -23,7 +23,11 @@ export {
   fileKind,
   indexFailure,
 } from "./file_kind.ts";
-export type { StaticFailure, StaticResult } from "./static_results.ts";
+export type {
+  AskedFields,
+  StaticFailure,
+  StaticResult,
+} from "./static_results.ts";
 export {
   type ContentTypeConf,
   contentTypeOf,

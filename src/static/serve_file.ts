@@ -45,6 +45,7 @@ import { folderRedirect } from "./folder_redirect.ts";
 import { fileSlice } from "./file_slice.ts";
 import { contentTypeOf } from "./nginx_types.ts";
 import {
+  type AskedFields,
   fsFailure,
   statFile,
   type StaticFailure,
@@ -95,7 +96,11 @@ export interface ServeFileOptions {
   cache?: StaticCache;
   /** @default {currentOsFamily()} */
   family?: OsFamily;
-  /** The clock in ms, for `expires`. @default {Date.now()} */
+  /**
+   * The request's clock in ms, read once: for `expires`, and the
+   * millisecond whose `stat` of the file the cache shares (requests that
+   * arrived in the same millisecond share one). @default {Date.now()}
+   */
   now?: number;
   /**
    * The status an error page goes out with (nginx's `r->err_status`): the
@@ -111,6 +116,13 @@ export interface ServeFileOptions {
    * @default {false}
    */
   oneWrite?: boolean;
+  /**
+   * `If-None-Match`, `If-Modified-Since`, `Range` and `If-Range` of `req`,
+   * when the handler has read them already; else read from `req`.
+   *
+   * @default {null}
+   */
+  asked?: AskedFields | null;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -272,7 +284,7 @@ function planServe(ctx: FileServe): StaticPlan {
     const gz = gzipStatic(ctx);
     if (gz !== null) return gz;
   }
-  let info = statFile(path, o.cache);
+  let info = statFile(path, o.cache, o.now);
   if (info === null) {
     // The stat lost the reason: the open tells it (and a file that appeared
     // meanwhile is served).
@@ -324,6 +336,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     ranges,
     contentType,
     oneWrite: o.oneWrite === true,
+    asked: o.asked ?? null,
     fields: hasHeadersFilter(o.conf) || o.gzipVary === true
       ? new PlannedFields(ctx)
       : null,
@@ -341,7 +354,9 @@ function gzipStatic(ctx: FileServe): StaticPlan | null {
   const ok = !on || gzipAccepted(o.vars, o.conf.gzipOk);
   if (on && !ok && o.gzipVary !== true) return null;
   const path = `${o.path}.gz`;
-  const info = o.cache ? o.cache.statOptional(path) : statOrNull(path);
+  const info = o.cache
+    ? o.cache.statOptional(path, o.now ?? Date.now())
+    : statOrNull(path);
   if (info === null) return null;
   if (on) ctx.vary = true;
   if (!ok || !info.isFile) return null;

@@ -37,20 +37,40 @@ export interface StaticResult {
 }
 
 /**
+ * The request fields a file's answer depends on, when the handler has read
+ * them already (the client's own request, in its one walk over the
+ * fields): each `get` is a scan of the fields otherwise.
+ */
+export interface AskedFields {
+  /** `If-None-Match`, or `null`. */
+  readonly ifNoneMatch: string | null;
+  /** `If-Modified-Since`, or `null`. */
+  readonly ifModifiedSince: string | null;
+  /** `Range`, or `null`. */
+  readonly range: string | null;
+  /** `If-Range`, or `null`. */
+  readonly ifRange: string | null;
+}
+
+/**
  * Whether a conditional GET is answered 304: `If-None-Match` naming the
  * ETag (or `*`), else `If-Modified-Since` equal to `Last-Modified`.
  *
  * @param req The request.
  * @param etag The file's ETag, or `null` under `etag off` (only `*` matches).
  * @param lastModified The `Last-Modified` value.
+ * @param asked The request's fields, when already read from `req`.
  * @returns Whether to answer 304.
  */
 export function notModified(
   req: Request,
   etag: string | null,
   lastModified: string,
+  asked: AskedFields | null = null,
 ): boolean {
-  const inm = req.headers.get("if-none-match");
+  const inm = asked === null
+    ? req.headers.get("if-none-match")
+    : asked.ifNoneMatch;
   if (inm !== null) {
     return inm.split(",").some((t) => {
       const tag = t.trim();
@@ -59,7 +79,9 @@ export function notModified(
     });
   }
   // nginx `if_modified_since exact`.
-  return req.headers.get("if-modified-since") === lastModified;
+  return (asked === null
+    ? req.headers.get("if-modified-since")
+    : asked.ifModifiedSince) === lastModified;
 }
 
 /**
@@ -114,10 +136,15 @@ export function fsFailure(
   return { response: errorResponse(500), failure: failure("crit") };
 }
 
-/** A file's `stat` for a request: shared through the cache when there is one. */
+/**
+ * A file's `stat` for a request: shared through the cache when there is
+ * one, within the millisecond of `now` (the request's clock, else read).
+ */
 export function statFile(
   path: string,
   cache?: StaticCache,
+  now?: number,
 ): Deno.FileInfo | null {
-  return cache ? cache.stat(path) : statOrNull(path);
+  if (cache === undefined) return statOrNull(path);
+  return now === undefined ? cache.stat(path) : cache.stat(path, now);
 }

@@ -81,3 +81,64 @@ Deno.test("ConnectionCounter.clients counts client connections, not requests or 
   c.forPeer("127.0.0.1", 50000);
   strictEqual(c.clients, 3);
 });
+
+Deno.test("ConnectionCounter tells connections apart by address and port, and keeps the order and cap across addresses", async (t) => {
+  /** At `at` ms, a request from `host`:`port`, expecting `number`. */
+  type From = [at: number, host: string, port: number, expected: number];
+  const cases: [string, From[], { maxEntries?: number; size: number }][] = [
+    ["one port on two addresses is two connections", [
+      [0, "10.0.0.1", 5000, 1],
+      [1, "10.0.0.2", 5000, 2],
+      [2, "10.0.0.1", 5000, 1],
+      [3, "10.0.0.2", 5000, 2],
+    ], { size: 2 }],
+    ["addresses that alternate keep their numbers", [
+      [0, "127.0.0.1", 1, 1],
+      [0, "::1", 1, 2],
+      [0, "127.0.0.1", 2, 3],
+      [0, "::1", 1, 2],
+      [0, "127.0.0.1", 1, 1],
+    ], { size: 3 }],
+    ["the cap forgets the longest idle whatever its address", [
+      [0, "a", 1, 1],
+      [0, "b", 1, 2],
+      [2000, "a", 1, 1],
+      [2000, "c", 1, 3], // evicts b:1
+      [2000, "b", 1, 4], // evicts a:1
+      [2000, "c", 1, 3],
+      [2000, "a", 1, 5],
+    ], { maxEntries: 2, size: 2 }],
+    ["an address whose last connection was forgotten comes back", [
+      [0, "a", 1, 1],
+      [100_000, "b", 1, 2], // a:1 expired: forgotten with its address
+      [100_001, "a", 1, 3],
+      [100_002, "a", 1, 3],
+      [100_003, "b", 1, 2],
+    ], { size: 2 }],
+  ];
+  for (const [name, steps, { maxEntries, size }] of cases) {
+    await t.step(name, () => {
+      let now = 0;
+      const c = new ConnectionCounter({
+        now: () => now,
+        ...(maxEntries === undefined ? {} : { maxEntries }),
+      });
+      for (const [at, host, port, expected] of steps) {
+        now = at;
+        strictEqual(
+          c.forPeer(host, port),
+          expected,
+          `${host}:${port} at ${at}`,
+        );
+      }
+      strictEqual(c.size, size);
+    });
+  }
+});
+
+Deno.test("ConnectionCounter.forPeer() takes the request's clock when given one", () => {
+  const c = new ConnectionCounter({ now: () => 0, idleMs: 1000 });
+  strictEqual(c.forPeer("127.0.0.1", 1, 0), 1);
+  strictEqual(c.forPeer("127.0.0.1", 1, 999), 1);
+  strictEqual(c.forPeer("127.0.0.1", 1, 2500), 2); // idle past 1 s by its clock
+});

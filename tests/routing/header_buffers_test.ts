@@ -110,3 +110,21 @@ Deno.test("isValidHost() refuses what ngx_http_validate_host refuses", () => {
     strictEqual(isValidHost(host, true), windows, JSON.stringify(host));
   }
 });
+
+Deno.test("isValidHost() answers a Host asked again as the first time, on either platform", () => {
+  const asked: [string, boolean, boolean][] = [
+    // host, windows, valid
+    ["a\\b", false, true],
+    ["a\\b", false, true],
+    ["a\\b", true, false],
+    ["a\\b", false, true],
+    ["localhost:8081", true, true],
+    ["localhost:8081", true, true],
+    ["a/b", true, false],
+    ["a/b", true, false],
+    ["localhost:8081", false, true],
+  ];
+  for (const [host, windows, valid] of asked) {
+    strictEqual(isValidHost(host, windows), valid, `${host} ${windows}`);
+  }
+});

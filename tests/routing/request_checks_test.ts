@@ -1,10 +1,15 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { checkRequestHead } from "../../src/routing/request_checks.ts";
+import {
+  checkRequestHead,
+  readFields,
+} from "../../src/routing/request_checks.ts";
 import {
   absoluteAuthority,
   looksLikeHttp2,
+  originTarget,
   requestLine,
 } from "../../src/routing/request_line.ts";
+import { requestTarget } from "../../src/routing/request_target.ts";
 
 function verdict(
   method: string,
@@ -137,6 +142,103 @@ Deno.test("absoluteAuthority() is null exactly when the URL is scheme, Host and 
   for (const [url, host, target, scheme, want] of cases) {
     await t.step(`${url} (Host ${host}, ${scheme})`, () => {
       strictEqual(absoluteAuthority(url, host, target, scheme), want);
+    });
+  }
+});
+
+Deno.test("readFields() picks each field the handler reads as Headers.get reads it, and keeps every field flat", async (t) => {
+  const picked = [
+    ["host", "host"],
+    ["referrer", "referer"],
+    ["contentLength", "content-length"],
+    ["transferEncoding", "transfer-encoding"],
+    ["ifNoneMatch", "if-none-match"],
+    ["ifModifiedSince", "if-modified-since"],
+    ["range", "range"],
+    ["ifRange", "if-range"],
+  ] as const;
+  const cases: [string, [string, string][]][] = [
+    ["none of them", [["accept", "*/*"]]],
+    ["every one", picked.map(([, name], i) => [name, `v${i}`])],
+    ["names in any case", [["HOST", "h"], ["Referer", "r"], ["RANGE", "x"]]],
+    ["repeated ones joined", [["if-none-match", '"a"'], [
+      "if-none-match",
+      '"b"',
+    ], [
+      "x-y",
+      "1",
+    ]]],
+    ["no fields", []],
+  ];
+  for (const [name, fields] of cases) {
+    await t.step(name, () => {
+      const headers = new Headers(fields);
+      const read = readFields(headers);
+      for (const [key, field] of picked) {
+        strictEqual(read[key], headers.get(field), field);
+      }
+      const flat: string[] = [];
+      headers.forEach((value, name) => flat.push(name, value));
+      deepStrictEqual(read.fields, flat);
+    });
+  }
+});
+
+Deno.test("checkRequestHead() reads the same verdict from fields read already as from the request", async (t) => {
+  const heads: [string, Record<string, string>][] = [
+    ["GET", { host: "h" }],
+    ["GET", {}],
+    ["POST", { host: "h", "content-length": "5, 5" }],
+    ["POST", { host: "h", "transfer-encoding": "gzip, chunked" }],
+    ["POST", {
+      host: "h",
+      "transfer-encoding": "chunked",
+      "content-length": "3",
+    }],
+    ["GET", { host: "h", x_a: "1", "x-b": "x".repeat(9000) }],
+  ];
+  for (const [method, headers] of heads) {
+    await t.step(`${method} ${JSON.stringify(headers).slice(0, 60)}`, () => {
+      const req = { method, headers: new Headers(headers) } as Request;
+      const host = req.headers.get("host");
+      const options = { notes: true, line: `${method} / HTTP/1.1` };
+      deepStrictEqual(
+        checkRequestHead(req, host, {
+          ...options,
+          read: readFields(req.headers),
+        }),
+        checkRequestHead(req, host, options),
+      );
+    });
+  }
+});
+
+Deno.test("originTarget() answers only an origin-form URL, and then as requestTarget() and absoluteAuthority() do", async (t) => {
+  // [url, Host, scheme, the target it answers or null]
+  const cases: [string, string, "http" | "https", string | null][] = [
+    ["http://h:1/a?b", "h:1", "http", "/a?b"],
+    ["https://h:1/", "h:1", "https", "/"],
+    ["https://[::1]:8443/x", "[::1]:8443", "https", "/x"],
+    ["https://h/a/b//c", "h", "https", "/a/b//c"],
+    // Absolute-form, another authority or scheme: the two decide.
+    ["http://other:9/a", "h:1", "http", null],
+    ["http://h:10/a", "h:1", "http", null],
+    ["http://h:1?q", "h:1", "http", null],
+    ["http://h:1", "h:1", "http", null],
+    ["https://h:1/a", "h:1", "http", null],
+    ["http://h:1/a", "h:1", "https", null],
+    ["http://h/a", "", "http", null],
+    // A Host the checks refuse later reads the same either way.
+    ["http://a/b/x", "a/b", "http", "/x"],
+    ["http://a://b/x", "a://b", "http", "/x"],
+  ];
+  for (const [url, host, scheme, want] of cases) {
+    await t.step(`${url} (Host ${host}, ${scheme})`, () => {
+      const got = originTarget(url, host, scheme);
+      strictEqual(got, want);
+      if (got === null) return;
+      strictEqual(requestTarget(url, host), got);
+      strictEqual(absoluteAuthority(url, host, got, scheme), null);
     });
   }
 });

@@ -5,7 +5,11 @@ import {
   strictEqual,
 } from "node:assert/strict";
 import { StaticCache } from "../../src/static/cache.ts";
-import { templatedFileResponse } from "../../src/static/answer_template.ts";
+import {
+  type FieldsShape,
+  templatedByShape,
+  templatedFileResponse,
+} from "../../src/static/answer_template.ts";
 
 const FIELDS: [string, string][] = [
   ["etag", '"1-2"'],
@@ -166,5 +170,108 @@ Deno.test("templatedFileResponse() through Deno.serve: many requests at once get
       });
     }
     strictEqual(body.stream?.locked, false);
+  });
+});
+
+Deno.test("templatedByShape() clones the template only for a 200 made from the same shape", async (t) => {
+  const shape: FieldsShape = {
+    contentType: "text/html",
+    etag: true,
+    ranges: true,
+    framed: false,
+  };
+  const cases: {
+    name: string;
+    made: { status: number; shape: FieldsShape | null } | null;
+    asked: FieldsShape;
+    reused: boolean;
+  }[] = [
+    {
+      name: "same shape",
+      made: { status: 200, shape },
+      asked: shape,
+      reused: true,
+    },
+    {
+      name: "equal shape in a new object",
+      made: { status: 200, shape },
+      asked: { ...shape },
+      reused: true,
+    },
+    { name: "no template yet", made: null, asked: shape, reused: false },
+    {
+      name: "a template made without a shape",
+      made: { status: 200, shape: null },
+      asked: shape,
+      reused: false,
+    },
+    {
+      name: "a template of another status",
+      made: { status: 206, shape },
+      asked: shape,
+      reused: false,
+    },
+    {
+      name: "another type",
+      made: { status: 200, shape },
+      asked: { ...shape, contentType: "text/plain" },
+      reused: false,
+    },
+    {
+      name: "etag off",
+      made: { status: 200, shape },
+      asked: { ...shape, etag: false },
+      reused: false,
+    },
+    {
+      name: "no Accept-Ranges",
+      made: { status: 200, shape },
+      asked: { ...shape, ranges: false },
+      reused: false,
+    },
+    {
+      name: "framed in one piece",
+      made: { status: 200, shape },
+      asked: { ...shape, framed: true },
+      reused: false,
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, () =>
+      withEntry("hello", async (cache, path) => {
+        const body = load(cache, path);
+        if (c.made !== null) {
+          await templatedFileResponse(
+            body,
+            c.made.status,
+            [...FIELDS],
+            c.made.shape,
+          ).body?.cancel();
+        }
+        const got = templatedByShape(body, c.asked);
+        strictEqual(got !== null, c.reused);
+        if (got === null) return;
+        strictEqual(got.status, 200);
+        deepStrictEqual([...got.headers], [...new Headers(FIELDS)]);
+        strictEqual(await got.text(), "hello");
+        strictEqual(body.template?.response.bodyUsed, false);
+      }));
+  }
+});
+
+Deno.test("templatedFileResponse() learns the shape of a template made without one when the same fields come with it", async () => {
+  await withEntry("hello", async (cache, path) => {
+    const body = load(cache, path);
+    const shape: FieldsShape = {
+      contentType: "text/html",
+      etag: true,
+      ranges: false,
+      framed: false,
+    };
+    await templatedFileResponse(body, 200, [...FIELDS]).body?.cancel();
+    strictEqual(templatedByShape(body, shape), null);
+    await templatedFileResponse(body, 200, [...FIELDS], shape).body?.cancel();
+    const got = templatedByShape(body, shape);
+    strictEqual(await got?.text(), "hello");
   });
 });
