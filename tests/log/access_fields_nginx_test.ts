@@ -6,9 +6,8 @@
  * answers from the gateway and from an upstream alike.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort, rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
+import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log;
@@ -44,14 +43,11 @@ Deno.test("a format and if= reading no kept field write nginx 1.22's lines", asy
   await using upstream = startUpstream((req) =>
     new Response("", { status: req.target === "/x" ? 500 : 200 })
   );
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port));
+  const { nginx: theirs, gateway: ours } = both;
   for (const request of REQUESTS) {
-    await rawRequest(theirPort, request);
-    await rawRequest(ourPort, request);
+    await rawRequest(theirs.port, request);
+    await rawRequest(ours.port, request);
   }
   for (const side of [theirs, ours]) {
     await waitFor(() => logLines(side.prefix, "kept.log").length === 3);

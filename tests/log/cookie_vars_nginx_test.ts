@@ -8,9 +8,8 @@
  * finds no method, URI or arguments, as nginx.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort, rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
+import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log;
@@ -70,11 +69,8 @@ Deno.test("$cookie_NAME, $upstream_cookie_NAME and a refused line's variables ar
     headers.append("set-cookie", "sid=2");
     return new Response(null, { headers });
   });
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port));
+  const { nginx: theirs, gateway: ours } = both;
   const requests = [
     ...COOKIES.map(([, lines]) =>
       `GET /c HTTP/1.1\r\nHost: t\r\n${lines}\r\n\r\n`
@@ -83,8 +79,8 @@ Deno.test("$cookie_NAME, $upstream_cookie_NAME and a refused line's variables ar
     ...REFUSED,
   ];
   for (const request of requests) {
-    await rawRequest(theirPort, request);
-    await rawRequest(ourPort, request);
+    await rawRequest(theirs.port, request);
+    await rawRequest(ours.port, request);
   }
   const files = ["c.log", "u.log", "method.log", "target.log", "args.log"];
   for (const side of [theirs, ours]) {

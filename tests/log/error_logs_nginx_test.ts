@@ -5,26 +5,25 @@
  * no file holds a line the other side's does not.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort, rawRequest, waitFor } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
+import { rawRequest, waitFor } from "../_utils.ts";
 import {
   errorLogsConf,
   EXPECTED_LINES,
   requestLines,
   sendErrorLogRequests,
 } from "./_error_logs.ts";
-import { prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
+import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
+
+/** The shared error_log configuration, as a process in its prefix. */
+function conf(port: number): string {
+  return PROCESS + errorLogsConf(port, TEMP);
+}
 
 Deno.test("nginx and the gateway write each server's and location's error lines to the same files", async () => {
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(
-    PROCESS + errorLogsConf(theirPort, TEMP),
-  );
-  await using ours = await prefixWith(PROCESS + errorLogsConf(ourPort, TEMP));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
-  await sendErrorLogRequests(theirPort);
-  await sendErrorLogRequests(ourPort);
+  await using both = await bothSides(conf);
+  const { nginx: theirs, gateway: ours } = both;
+  await sendErrorLogRequests(theirs.port);
+  await sendErrorLogRequests(ours.port);
   for (const side of [theirs, ours]) {
     await waitFor(() => requestLines(side.prefix)["a.log"].length >= 4);
   }
@@ -33,13 +32,8 @@ Deno.test("nginx and the gateway write each server's and location's error lines 
 });
 
 Deno.test("known difference head-lines-server: a line about a field after Host goes to the default server's error_log (nginx: the Host field's server once read); one found once the whole head is read goes to the Host field's server on both", async () => {
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(
-    PROCESS + errorLogsConf(theirPort, TEMP),
-  );
-  await using ours = await prefixWith(PROCESS + errorLogsConf(ourPort, TEMP));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides(conf);
+  const { nginx: theirs, gateway: ours } = both;
   // nginx refuses TRACE after every field is read
   // (ngx_http_process_request_header): the Host field's server by then.
   const trace = "TRACE / HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n";
@@ -48,7 +42,7 @@ Deno.test("known difference head-lines-server: a line about a field after Host g
   const big = `GET /x HTTP/1.1\r\nHost: b.test\r\nX-Big: ${
     "a".repeat(9000)
   }\r\nConnection: close\r\n\r\n`;
-  for (const port of [theirPort, ourPort]) {
+  for (const port of [theirs.port, ours.port]) {
     await rawRequest(port, trace);
     await rawRequest(port, big);
   }

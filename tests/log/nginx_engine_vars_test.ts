@@ -8,9 +8,8 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
+import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 const FORMAT = [
   "$request|$status|uri=$uri|args=$args|qs=$query_string|is=$is_args",
@@ -99,28 +98,23 @@ function masked(line: string, prefix: string, port: number): string {
 
 Deno.test("log_format reads the engine's variables with the values nginx 1.22 writes", async () => {
   await using upstream = startUpstream();
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  for (const side of [theirs, ours]) {
-    // The root is a link: `$realpath_root` is the folder it names.
-    const site = join(side.prefix, "site");
-    await Deno.mkdir(join(site, "new"), { recursive: true });
-    await Deno.symlink(site, join(side.prefix, "html"));
-    await Deno.writeTextFile(join(site, "index.html"), "app");
-    await Deno.writeTextFile(join(site, "a.txt"), "a");
-    await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
-  }
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port), {
+    async prepare(prefix) {
+      // The root is a link: `$realpath_root` is the folder it names.
+      const site = join(prefix, "site");
+      await Deno.mkdir(join(site, "new"), { recursive: true });
+      await Deno.symlink(site, join(prefix, "html"));
+      await Deno.writeTextFile(join(site, "index.html"), "app");
+      await Deno.writeTextFile(join(site, "a.txt"), "a");
+      await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
+    },
+  });
+  const { nginx: theirs, gateway: ours } = both;
   for (const [, request] of REQUESTS) {
-    await rawRequest(theirPort, request);
-    await rawRequest(ourPort, request);
+    await rawRequest(theirs.port, request);
+    await rawRequest(ours.port, request);
   }
-  const sides = [
-    { prefix: theirs.prefix, port: theirPort },
-    { prefix: ours.prefix, port: ourPort },
-  ];
+  const sides = [theirs, ours];
   for (const { prefix } of sides) {
     await waitFor(() => logLines(prefix, "all.log").length === REQUESTS.length);
   }

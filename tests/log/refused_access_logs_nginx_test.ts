@@ -7,9 +7,8 @@
  * error log.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort, maskErrorLine, rawRequest, waitFor } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { logLines, prefixWith, PROCESS, runNginx, TEMP } from "./_same_conf.ts";
+import { maskErrorLine, rawRequest, waitFor } from "../_utils.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number): string {
   return `${PROCESS}error_log logs/main.log notice;
@@ -93,14 +92,11 @@ function linesOf(prefix: string): Record<string, string[]> {
 }
 
 Deno.test("a request refused before routing is written to the access logs nginx 1.22 writes it to, each in its format and with its if=", async () => {
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort));
-  await using ours = await prefixWith(conf(ourPort));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides(conf);
+  const { nginx: theirs, gateway: ours } = both;
   for (const [, request] of REQUESTS) {
-    await rawRequest(theirPort, request);
-    await rawRequest(ourPort, request);
+    await rawRequest(theirs.port, request);
+    await rawRequest(ours.port, request);
   }
   for (const side of [theirs, ours]) {
     // The last request's line is written last.

@@ -5,9 +5,7 @@
  * system's resolver (`inet_aton`) would read it.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
+import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number): string {
   return `${PROCESS}error_log logs/error.log info;
@@ -46,11 +44,8 @@ async function statusAt(port: number): Promise<string> {
 }
 
 Deno.test("listen 127.0.0.010 binds 127.0.0.10, as nginx 1.22 does", async () => {
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort));
-  await using ours = await prefixWith(conf(ourPort));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
-  deepStrictEqual(await statusAt(theirPort), "HTTP/1.1 200 OK");
-  deepStrictEqual(await statusAt(ourPort), "HTTP/1.1 200 OK");
+  await using both = await bothSides(conf);
+  const { nginx: theirs, gateway: ours } = both;
+  deepStrictEqual(await statusAt(theirs.port), "HTTP/1.1 200 OK");
+  deepStrictEqual(await statusAt(ours.port), "HTTP/1.1 200 OK");
 });

@@ -12,21 +12,13 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
-  freePort,
   maskErrorLine,
   rawRequest,
   readHead,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import {
-  logLines,
-  prefixWith,
-  PROCESS,
-  runNginx,
-  TEMP,
-} from "../log/_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 /** What the upstream answers for each path it is asked for. */
 const ANSWERS: Record<string, string> = {
@@ -126,11 +118,8 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
   try {
     await Deno.mkdir(join(root, "files"));
     await Deno.writeTextFile(join(root, "files", "f.txt"), "the file\n");
-    const [theirPort, ourPort] = [freePort(), freePort()];
-    await using theirs = await prefixWith(conf(theirPort, up.port, root));
-    await using ours = await prefixWith(conf(ourPort, up.port, root));
-    await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-    await using _gw = await startMain(["--nginx-conf", ours.conf]);
+    await using both = await bothSides((port) => conf(port, up.port, root));
+    const { nginx: theirs, gateway: ours } = both;
     const requests: [string, string][] = [
       ["to a return, fields kept", "GET /a/to-return"],
       ["to a named location", "GET /a/to-named"],
@@ -158,8 +147,8 @@ Deno.test("an upstream's X-Accel-Redirect is followed as nginx 1.22 follows it",
         const request = `${line} HTTP/1.1\r\nHost: station\r\n` +
           "Content-Length: 0\r\nConnection: close\r\n\r\n";
         deepStrictEqual(
-          shape(await rawRequest(ourPort, request, 5000)),
-          shape(await rawRequest(theirPort, request, 5000)),
+          shape(await rawRequest(ours.port, request, 5000)),
+          shape(await rawRequest(theirs.port, request, 5000)),
         );
       });
     }

@@ -9,9 +9,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { readResponse } from "../_keep_alive.ts";
-import { freePort } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
+import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log info;
@@ -122,16 +120,13 @@ async function post(port: number, location: string, body: string) {
 
 Deno.test("known difference chunked-bare-lf: nginx 1.22 forwards a chunked body with bare LF lines; the gateway answers 408 at client_body_timeout (or 400) and never forwards any of it", async () => {
   await using upstream = recordingUpstream();
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port));
+  const { nginx: theirs, gateway: ours } = both;
   for (const [form, body, nginxStatus] of FORMS) {
     for (const location of LOCATIONS) {
       const before = upstream.received.length;
       deepStrictEqual(
-        await post(theirPort, location, body),
+        await post(theirs.port, location, body),
         nginxStatus,
         `nginx, ${form}, /${location}/`,
       );
@@ -148,7 +143,7 @@ Deno.test("known difference chunked-bare-lf: nginx 1.22 forwards a chunked body 
   // Each waits for client_body_timeout: all at once.
   const ourStatuses = await Promise.all(
     FORMS.flatMap(([, body]) =>
-      LOCATIONS.map((location) => post(ourPort, location, body))
+      LOCATIONS.map((location) => post(ours.port, location, body))
     ),
   );
   deepStrictEqual(

@@ -6,21 +6,13 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  freePort,
   maskErrorLine,
   rawRequest,
   readHead,
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import {
-  logLines,
-  prefixWith,
-  PROCESS,
-  runNginx,
-  TEMP,
-} from "../log/_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log info;
@@ -80,11 +72,8 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nup",
     );
   });
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, up.port));
-  await using ours = await prefixWith(conf(ourPort, up.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, up.port));
+  const { nginx: theirs, gateway: ours } = both;
   for (const form of HOSTS) {
     const host = form.replace("PORT", String(up.port));
     await t.step(form, async () => {
@@ -92,8 +81,8 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
         "Connection: close\r\n\r\n";
       const status = (raw: string) => raw.slice(9, 12);
       deepStrictEqual(
-        status(await rawRequest(ourPort, request, 5000)),
-        status(await rawRequest(theirPort, request, 5000)),
+        status(await rawRequest(ours.port, request, 5000)),
+        status(await rawRequest(theirs.port, request, 5000)),
       );
     });
   }
@@ -111,7 +100,7 @@ Deno.test("a proxy_pass host from a variable is an address where nginx 1.22 take
 Deno.test("a proxy_pass or upstream{} address is read as nginx 1.22 reads it, not as the system's resolver would", async () => {
   // 127.0.0.010 is 127.0.0.10 to ngx_inet_addr, 127.0.0.8 to inet_aton.
   const listener = Deno.listen({ hostname: "127.0.0.10", port: 0 });
-  const port = listener.addr.port;
+  const upstream = listener.addr.port;
   const served = (async () => {
     for await (const conn of listener) {
       (async () => {
@@ -128,21 +117,18 @@ Deno.test("a proxy_pass or upstream{} address is read as nginx 1.22 reads it, no
     }
   })();
   try {
-    const [theirPort, ourPort] = [freePort(), freePort()];
-    await using theirs = await prefixWith(conf(theirPort, port));
-    await using ours = await prefixWith(conf(ourPort, port));
-    await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-    await using _gw = await startMain(["--nginx-conf", ours.conf]);
+    await using both = await bothSides((port) => conf(port, upstream));
+    const { nginx: theirs, gateway: ours } = both;
     for (const path of ["/p/x", "/u/x"]) {
       const request = `GET ${path} HTTP/1.1\r\nHost: station\r\n` +
         "Connection: close\r\n\r\n";
       const status = async (p: number) =>
         (await rawRequest(p, request, 5000)).slice(9, 12);
       deepStrictEqual(
-        [path, await status(ourPort)],
-        [path, await status(theirPort)],
+        [path, await status(ours.port)],
+        [path, await status(theirs.port)],
       );
-      deepStrictEqual(await status(theirPort), "200");
+      deepStrictEqual(await status(theirs.port), "200");
     }
   } finally {
     listener.close();

@@ -7,7 +7,6 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  freePort,
   maskErrorLine,
   rawRequest,
   readHead,
@@ -15,14 +14,7 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import {
-  logLines,
-  prefixWith,
-  PROCESS,
-  runNginx,
-  TEMP,
-} from "../log/_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log error;
@@ -67,17 +59,14 @@ Deno.test("known difference status-range: an upstream's 600 is relayed by nginx 
       "HTTP/1.1 600 X\r\nContent-Length: 2\r\nConnection: close\r\n\r\nup",
     );
   });
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, up.port));
-  await using ours = await prefixWith(conf(ourPort, up.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
-  deepStrictEqual(await exchange(theirPort, theirs.prefix), {
+  await using both = await bothSides((port) => conf(port, up.port));
+  const { nginx: theirs, gateway: ours } = both;
+  deepStrictEqual(await exchange(theirs.port, theirs.prefix), {
     status: "HTTP/1.1 600 X",
     access: ["600 600"],
     errors: [],
   });
-  deepStrictEqual(await exchange(ourPort, ours.prefix), {
+  deepStrictEqual(await exchange(ours.port, ours.prefix), {
     status: "HTTP/1.1 502 Bad Gateway",
     access: ["502 502"],
     errors: [

@@ -8,9 +8,7 @@
  * socket, the upstream's by a real upstream that records the bytes.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { freePort } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import { prefixWith, PROCESS, runNginx, TEMP } from "../log/_same_conf.ts";
+import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log info;
@@ -152,26 +150,25 @@ function sentFields(head: string): string[] {
 
 Deno.test("a variable's value goes into every kind of header field as the bytes nginx 1.22 sends, for each class of value", async (t) => {
   await using upstream = recordingUpstream();
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port));
+  const { nginx: theirs, gateway: ours } = both;
   for (const [name, path, field] of CLASSES) {
     await t.step(name, async () => {
       for (const location of ["h", "e", "w", "p"]) {
         const head = `GET /${location}/${path}?v=${path} HTTP/1.1\r\n` +
           `Host: station\r\nX-In: ${field}\r\nConnection: close\r\n\r\n`;
         const theirHeads = upstream.heads.length;
-        const theirFields = fieldsOf(await exchange(theirPort, head));
+        const theirFields = fieldsOf(await exchange(theirs.port, head));
         const theirSent = upstream.heads.slice(theirHeads).map(sentFields);
         const ourHeads = upstream.heads.length;
-        const ourFields = fieldsOf(await exchange(ourPort, head));
+        const ourFields = fieldsOf(await exchange(ours.port, head));
         const ourSent = upstream.heads.slice(ourHeads).map(sentFields);
         // The origin a redirect is made absolute with names each side's port.
         deepStrictEqual(
-          ourFields.map((f) => f.replace(`:${ourPort}/`, ":PORT/")),
-          theirFields.map((f) => known(f.replace(`:${theirPort}/`, ":PORT/"))),
+          ourFields.map((f) => f.replace(`:${ours.port}/`, ":PORT/")),
+          theirFields.map((f) =>
+            known(f.replace(`:${theirs.port}/`, ":PORT/"))
+          ),
           `/${location}/ fields`,
         );
         deepStrictEqual(ourSent, theirSent, `/${location}/ upstream`);
@@ -190,8 +187,8 @@ Deno.test("a variable's value goes into every kind of header field as the bytes 
         `X-In: ${field}\r\nConnection: close\r\n\r\n`;
       const body = (raw: string) => raw.slice(raw.indexOf("\r\n\r\n") + 4);
       deepStrictEqual(
-        body(await exchange(ourPort, head)),
-        body(await exchange(theirPort, head)),
+        body(await exchange(ours.port, head)),
+        body(await exchange(theirs.port, head)),
         "/t/ body",
       );
     });
@@ -203,17 +200,14 @@ Deno.test("an upstream's field with a control byte reaches the client escaped, a
     "HTTP/1.1 200 OK\r\nX-Bad: a\x01b\x7f\r\nContent-Length: 0\r\n" +
       "Connection: close\r\n\r\n",
   );
-  const [theirPort, ourPort] = [freePort(), freePort()];
-  await using theirs = await prefixWith(conf(theirPort, upstream.port));
-  await using ours = await prefixWith(conf(ourPort, upstream.port));
-  await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-  await using _gw = await startMain(["--nginx-conf", ours.conf]);
+  await using both = await bothSides((port) => conf(port, upstream.port));
+  const { nginx: theirs, gateway: ours } = both;
   const head =
     "GET /p/x HTTP/1.1\r\nHost: station\r\nConnection: close\r\n\r\n";
-  const theirFields = fieldsOf(await exchange(theirPort, head));
+  const theirFields = fieldsOf(await exchange(theirs.port, head));
   deepStrictEqual(theirFields, ["200", "x-bad: a\x01b\x7f"]);
   for (let i = 0; i < 2; i++) {
-    deepStrictEqual(fieldsOf(await exchange(ourPort, head)), [
+    deepStrictEqual(fieldsOf(await exchange(ours.port, head)), [
       "200",
       "x-bad: a%01b%7F",
     ]);

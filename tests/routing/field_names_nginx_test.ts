@@ -7,20 +7,12 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  freePort,
   maskErrorLine,
   rawRequest,
   recordingUpstream,
   waitFor,
 } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import {
-  logLines,
-  prefixWith,
-  PROCESS,
-  runNginx,
-  TEMP,
-} from "../log/_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const ON_LINUX = suiteNeeds("routing/field_names_nginx_test.ts", ["nginx"]);
@@ -40,7 +32,7 @@ const SERVERS = [
   "underscores_in_headers on; ignore_invalid_headers off;",
 ];
 
-function conf(ports: number[], upstream: number): string {
+function conf(ports: readonly number[], upstream: number): string {
   const servers = SERVERS.map((settings, i) =>
     `  server {
     listen 127.0.0.1:${ports[i]};
@@ -105,15 +97,15 @@ Deno.test(
   async () => {
     await using theirUp = recordingUpstream(ANSWER);
     await using ourUp = recordingUpstream(ANSWER);
-    const theirPorts = [0, 1, 2, 3, 4].map(() => freePort());
-    const ourPorts = [0, 1, 2, 3, 4].map(() => freePort());
-    await using theirs = await prefixWith(conf(theirPorts, theirUp.port));
-    await using ours = await prefixWith(conf(ourPorts, ourUp.port));
-    await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-    await using _gw = await startMain(["--nginx-conf", ours.conf]);
+    await using both = await bothSides(
+      (_, side, ports) =>
+        conf(ports, (side === "nginx" ? theirUp : ourUp).port),
+      { ports: 5 },
+    );
+    const { nginx: theirs, gateway: ours } = both;
     for (const [socket, host] of TARGETS) {
-      await rawRequest(theirPorts[socket]!, request(host));
-      await rawRequest(ourPorts[socket]!, request(host));
+      await rawRequest(theirs.ports[socket]!, request(host));
+      await rawRequest(ours.ports[socket]!, request(host));
     }
     const sides = [theirs.prefix, ours.prefix];
     for (const prefix of sides) {

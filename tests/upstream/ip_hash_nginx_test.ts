@@ -7,20 +7,12 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import {
-  freePort,
   maskErrorLine,
   refusedPort,
   startUpstream,
   type TestUpstream,
 } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
-import {
-  logLines,
-  prefixWith,
-  PROCESS,
-  runNginx,
-  TEMP,
-} from "../log/_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const ON_LINUX = suiteNeeds("upstream/ip_hash_nginx_test.ts", ["nginx"]);
@@ -78,15 +70,14 @@ Deno.test(
     const ourUps = upstreams();
     try {
       const refused = refusedPort();
-      const [theirPort, ourPort] = [freePort(), freePort()];
-      await using theirs = await prefixWith(
-        conf(theirPort, theirUps.map((u) => u.port), refused),
+      await using both = await bothSides((port, side) =>
+        conf(
+          port,
+          (side === "nginx" ? theirUps : ourUps).map((u) => u.port),
+          refused,
+        )
       );
-      await using ours = await prefixWith(
-        conf(ourPort, ourUps.map((u) => u.port), refused),
-      );
-      await using _nginx = await runNginx(theirs.prefix, theirs.conf);
-      await using _gw = await startMain(["--nginx-conf", ours.conf]);
+      const { nginx: theirs, gateway: ours } = both;
       const answers = async (port: number) => {
         const got: string[] = [];
         for (const path of ["/w", "/f", "/w", "/f"]) {
@@ -101,8 +92,8 @@ Deno.test(
         }
         return got;
       };
-      const nginxAnswers = await answers(theirPort);
-      deepStrictEqual(await answers(ourPort), nginxAnswers);
+      const nginxAnswers = await answers(theirs.port);
+      deepStrictEqual(await answers(ours.port), nginxAnswers);
       // The weighted group spreads the sixteen networks over all three.
       deepStrictEqual(
         new Set(
@@ -116,8 +107,8 @@ Deno.test(
         logLines(prefix, "error.log").map(maskErrorLine).map((l) =>
           l.replaceAll(`:${port}`, ":P")
         );
-      const nginxErrors = errors(theirs.prefix, theirPort);
-      deepStrictEqual(errors(ours.prefix, ourPort), nginxErrors);
+      const nginxErrors = errors(theirs.prefix, theirs.port);
+      deepStrictEqual(errors(ours.prefix, ours.port), nginxErrors);
       // One refusal: the server is failed for the rest of the run.
       deepStrictEqual(nginxErrors.length, 1);
     } finally {

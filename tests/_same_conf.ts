@@ -1,0 +1,162 @@
+/**
+ * nginx 1.22 and the gateway each run from its own prefix on the same
+ * nginx.conf text (relative log paths land in each prefix's `logs/`), for
+ * the side-by-side tests: `bothSides()` starts the pair, `logLines()`
+ * reads what each wrote.
+ */
+import { join } from "node:path";
+import { startMain } from "./_in_process.ts";
+import { nginxArgs, nginxBinary } from "./_nginx.ts";
+import { freePort, spawnGateway, waitFor } from "./_utils.ts";
+import { type NginxPrefix, nginxPrefix } from "./_prefix.ts";
+
+/** nginx as a foreground process, its temp folders in its prefix. */
+export const PROCESS = "daemon off;\nmaster_process off;\n";
+/** nginx's temp folders in its prefix (the gateway ignores them). */
+export const TEMP = [
+  "client_body_temp_path temp/body;",
+  "proxy_temp_path temp/proxy;",
+  "fastcgi_temp_path temp/fastcgi;",
+  "uwsgi_temp_path temp/uwsgi;",
+  "scgi_temp_path temp/scgi;",
+].map((l) => `  ${l}`).join("\n");
+
+/** A prefix with `conf/nginx.conf`, `logs/` and `temp/`, removed at the end. */
+export function prefixWith(text: string): Promise<NginxPrefix> {
+  return nginxPrefix(text, {
+    name: "same-conf-nginx-",
+    dirs: ["conf", "logs", "temp"],
+  });
+}
+
+/** Runs nginx on a prefix's configuration until disposed. */
+export async function runNginx(
+  prefix: string,
+  conf: string,
+): Promise<AsyncDisposable> {
+  const pid = join(prefix, "nginx.pid");
+  const child = new Deno.Command(await nginxBinary(), {
+    args: nginxArgs({
+      prefix,
+      conf,
+      errorLog: join(prefix, "logs", "early.log"),
+      pid,
+    }),
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const stop = async () => {
+    child.kill("SIGTERM");
+    await child.status;
+    return await stderr;
+  };
+  try {
+    await waitFor(() => {
+      try {
+        Deno.statSync(pid);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 5000);
+  } catch (error) {
+    throw new Error(`nginx did not start: ${await stop()}`, { cause: error });
+  }
+  return { [Symbol.asyncDispose]: async () => void await stop() };
+}
+
+/** The lines of a file in a prefix's `logs/`; none when it does not exist. */
+export function logLines(prefix: string, name: string): string[] {
+  try {
+    return Deno.readTextFileSync(join(prefix, "logs", name)).split("\n")
+      .filter((l) => l !== "");
+  } catch {
+    return [];
+  }
+}
+
+/** Which of the two runs a configuration is written for. */
+export type SideName = "nginx" | "gateway";
+
+/** One side of {@linkcode bothSides}: where it listens, its prefix. */
+export interface Side {
+  /** Its first port on 127.0.0.1 (`ports[0]`). */
+  port: number;
+  /** All its ports, as many as `ports` asked for. */
+  ports: readonly number[];
+  /** Its prefix folder (`logs/` in it). */
+  prefix: string;
+  /** Its `conf/nginx.conf`. */
+  conf: string;
+}
+
+/** nginx and the gateway running, each on its own ports and prefix. */
+export interface BothSides extends AsyncDisposable {
+  /** nginx 1.22. */
+  nginx: Side;
+  /** The gateway. */
+  gateway: Side;
+}
+
+/** Options of {@linkcode bothSides}. */
+export interface BothSidesOptions {
+  /** Free ports per side, handed to the configuration. Default 1. */
+  ports?: number;
+  /** Writes files into a side's prefix before either side starts. */
+  prepare?(prefix: string): Promise<void> | void;
+  /**
+   * The gateway as its own process (`spawnGateway`), where the process is
+   * what is proven; default in this process (`startMain`).
+   */
+  process?: boolean;
+}
+
+/**
+ * Starts nginx 1.22 and the gateway on the same nginx.conf, each from its
+ * own prefix and on its own free ports: nginx first, then the gateway.
+ * Disposing stops the gateway, then nginx, then removes both prefixes.
+ *
+ * @param conf The nginx.conf for a side's port (and all its ports); the
+ * side's name, for what each side needs of its own (an upstream each).
+ * @param options How many ports, files written first, a gateway process.
+ * @returns Both sides' ports and prefixes.
+ * @throws When a side does not start (both are stopped first).
+ *
+ * @example Usage
+ * ```ts ignore
+ * await using sides = await bothSides((port) => `${PROCESS}events {}
+ * http {
+ * ${TEMP}
+ *   server { listen 127.0.0.1:${port}; return 204; }
+ * }
+ * `);
+ * for (const { port } of [sides.nginx, sides.gateway]) {
+ *   await rawRequest(port, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+ * }
+ * logLines(sides.nginx.prefix, "access.log");
+ * ```
+ */
+export async function bothSides(
+  conf: (port: number, side: SideName, ports: readonly number[]) => string,
+  options: BothSidesOptions = {},
+): Promise<BothSides> {
+  await using stack = new AsyncDisposableStack();
+  const side = async (name: SideName): Promise<Side> => {
+    const ports = Array.from({ length: options.ports ?? 1 }, () => freePort());
+    const made = stack.use(await prefixWith(conf(ports[0]!, name, ports)));
+    await options.prepare?.(made.prefix);
+    return { port: ports[0]!, ports, prefix: made.prefix, conf: made.conf };
+  };
+  const nginx = await side("nginx");
+  const gateway = await side("gateway");
+  stack.use(await runNginx(nginx.prefix, nginx.conf));
+  const args = ["--nginx-conf", gateway.conf];
+  stack.use(await (options.process ? spawnGateway(args) : startMain(args)));
+  const running = stack.move();
+  return {
+    nginx,
+    gateway,
+    [Symbol.asyncDispose]: () => running.disposeAsync(),
+  };
+}
