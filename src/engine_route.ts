@@ -691,7 +691,8 @@ export class EngineRoute {
         : null,
       tries: request.tries,
       buffering: this.#buffering,
-      origin: flow.origin,
+      // Read when a rewritten Location needs it, not made per request.
+      originOf: flow,
     }, this.#proxyContext);
     // nginx's charset and headers filters run on proxied answers too (CORS
     // headers in an /api/ location are the common case); the upstream's own

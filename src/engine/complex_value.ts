@@ -137,6 +137,17 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
     parts.push(reader);
   }
   if (literal !== "") parts.push(literal);
+  const only = parts.length === 1 ? parts[0]! : null;
+  if (typeof only === "function") {
+    // One variable alone (`$host`, `$station_upgrade`): its reader's value,
+    // without a loop or a string built per request.
+    return {
+      text,
+      constant: null,
+      usesCaptures,
+      evaluate: (r) => only(r) ?? "",
+    };
+  }
   return {
     text,
     constant: null,

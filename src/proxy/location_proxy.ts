@@ -18,6 +18,7 @@ import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
+  type AttemptFailure,
   upstreamField,
   type UpstreamGroup,
   type UpstreamPeer,
@@ -32,10 +33,20 @@ import {
   type RequestEvent,
 } from "./outcome_log.ts";
 import { proxyRequest } from "./proxy.ts";
-import type { ProxyResult, RequestBuffering } from "./proxy_options.ts";
+import type {
+  AttemptWarning,
+  LocationCall,
+  ProxyOptions,
+  ProxyResult,
+  RequestBuffering,
+} from "./proxy_options.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
-import { fieldPlan, upstreamFields } from "./set_headers.ts";
+import {
+  fieldPlan,
+  type UpstreamFields,
+  upstreamFields,
+} from "./set_headers.ts";
 import { groupOf, parseProxyUrl } from "./proxy_url.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { rawUpstreamUri, upstreamUri } from "./upstream_uri.ts";
@@ -80,6 +91,11 @@ export interface LocationRequest {
    * `$server_port` unless 80, as nginx's header filter builds it.
    */
   origin?: string;
+  /**
+   * Where `origin` is read when `origin` is not given, once an answer
+   * needs it (a rewritten `Location`): most answers do not.
+   */
+  originOf?: { readonly origin: string };
   /** How the body is read whole first (`proxy_request_buffering on`). */
   buffering?: RequestBuffering | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
@@ -157,39 +173,38 @@ function forwardFor(
       `Cannot proxy in location "${conf.name}": no proxy_pass`,
     );
   }
-  const target = pass.url === null
-    ? {
-      group: context.registry.get(pass.group),
-      proxyHost: pass.proxyHost,
-      // `proxy_pass` with variables in its URI part: the value evaluated
-      // is the URI sent, as it is (ngx_http_proxy_eval); when it is empty,
-      // the client's URI goes as with no URI part.
-      uri: pass.dynamic?.evaluate(vars) ?? "",
+  let group: UpstreamGroup | undefined;
+  let evaluated: string;
+  if (pass.url === null) {
+    group = context.registry.get(pass.group);
+    // `proxy_pass` with variables in its URI part: the value evaluated
+    // is the URI sent, as it is (ngx_http_proxy_eval); when it is empty,
+    // the client's URI goes as with no URI part.
+    evaluated = pass.dynamic?.evaluate(vars) ?? "";
+    vars.proxyHost = pass.proxyHost;
+  } else {
+    const target = evaluatedTarget(pass.url.evaluate(vars), context);
+    if ("status" in target) {
+      log({ level: "error", message: target.message });
+      return Promise.resolve(
+        errorResponse(target.status, { head: req.method === "HEAD" }),
+      );
     }
-    : evaluatedTarget(pass.url.evaluate(vars), context);
-  if ("status" in target) {
-    log({ level: "error", message: target.message });
-    return Promise.resolve(
-      errorResponse(target.status, { head: req.method === "HEAD" }),
-    );
+    group = target.group;
+    vars.proxyHost = target.proxyHost;
+    evaluated = target.uri;
   }
-  const { group } = target;
   if (group === undefined) {
     throw new TypeError(
       `Cannot proxy in location "${conf.name}": no upstream group "${pass.group}"`,
     );
   }
-  // A declared length over client_max_body_size was refused before the
-  // content handler (engine_route.ts, for every location); a body without
-  // one is counted against it as it is read (proxy.ts).
-  const limit = conf.clientMaxBodySize;
-  vars.proxyHost = target.proxyHost;
-  const evaluated = target.uri;
   // `station_proxy_raw_uri` while the client's URI stands, else nginx's
   // rule. Every part as its UTF-8 bytes: the engine's $uri, $args and
   // $request_uri are text (Deno.serve hands the target over as text), and
   // nginx's URI rule works on the bytes received.
-  const raw = conf.proxyRawUri && !request.rewritten && pass.uri !== null
+  const raw = evaluated === "" && conf.proxyRawUri && !request.rewritten &&
+      pass.uri !== null
     ? rawUpstreamUri({
       proxyUri: pass.uri,
       locationName: conf.name,
@@ -218,7 +233,8 @@ function forwardFor(
     vars,
     request.clientFields ?? req.headers,
   );
-  for (const name of fields.unsafe) {
+  for (let i = 0; i < fields.unsafe.length; i++) {
+    const name = fields.unsafe[i];
     log({
       level: "error",
       message:
@@ -230,65 +246,157 @@ function forwardFor(
     // ($proxy_internal_body_length); the body plan sends none.
     fields.set.push(["Content-Length", "0"]);
   }
-  const onFailure = (failure: Parameters<typeof logAttempt>[0]) =>
-    logAttempt(failure, log, context.stats);
-  const onWarning = (warning: Parameters<typeof logWarning>[0]) =>
-    logWarning(warning, log);
-  const origin = request.origin ?? originOf(req, vars);
-  const toResponse = (reply: UpstreamReply, peer: UpstreamPeer) => {
-    const response = relay(reply, { conf, vars, origin });
-    const unsafe = unsafeAccelMessage(response);
-    if (unsafe !== null) {
-      log({
-        level: "error",
-        message: unsafe,
-        action: "reading response header from upstream",
-        upstream: upstreamField(peer, path),
-      });
-    }
-    return response;
-  };
   request.tries?.startGroup();
-  const common = {
-    group,
-    upstreamPath: path,
-    tries: request.tries ?? null,
-    clientMaxBodySize: limit,
-    client: vars.remoteAddr,
-    contentLength: request.contentLength,
-    onFailure,
-    onWarning,
-    headers: fields.passed,
-    call: {
-      version: conf.proxyHttpVersion,
-      leading: fields.set,
-      timeouts: conf.proxyTimeouts,
-      headBufferSize: conf.proxyBufferSize,
-      keepalive: fields.keepalive,
-    },
-    toResponse,
-    buffering: request.buffering ?? null,
-    log,
-  };
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
   // proxy_http_version says).
   const tunnel = fields.upgrade && isWebSocketRequest(req)
     ? Promise.withResolvers<number>()
     : null;
+  const forwarding = new LocationForward(req, request, {
+    context,
+    group,
+    path,
+    fields,
+    tunnel,
+  });
   const forwarded = tunnel
     ? proxyWebSocket(req, {
-      ...common,
+      group,
+      upstreamPath: path,
+      tries: forwarding.tries,
+      headers: fields.passed,
+      call: {
+        version: conf.proxyHttpVersion,
+        leading: fields.set,
+        timeouts: conf.proxyTimeouts,
+        headBufferSize: conf.proxyBufferSize,
+        keepalive: fields.keepalive,
+      },
+      client: forwarding.client,
+      onFailure: (failure) => forwarding.onFailure(failure),
+      onWarning: (warning) => forwarding.onWarning(warning),
+      toResponse: (reply, peer) => forwarding.toResponse(reply, peer),
       timeouts: conf.proxyTimeouts,
       onClosed: tunnel.resolve,
     })
-    : proxyRequest(req, common);
-  const head = req.method === "HEAD";
-  // The reaction names the location and the log, not the request's own
-  // object, which then need not outlive the forwarding.
-  return forwarded.then((result) =>
-    settle(result, { conf, log, context, group, path, tunnel, head })
-  );
+    : proxyRequest(req, forwarding);
+  // The reaction holds the forwarding, not the request's own object, which
+  // then need not outlive it.
+  return forwarded.then((result) => forwarding.settle(result));
+}
+
+/**
+ * One request's forwarding: the proxy's options, the location's call
+ * settings, its failure and reply hooks and how it settles, in one object
+ * (they were a closure or an object each, made per request, held while
+ * the upstream answers).
+ */
+class LocationForward implements ProxyOptions, LocationCall {
+  readonly group: UpstreamGroup;
+  readonly upstreamPath: string;
+  readonly clientMaxBodySize: number;
+  readonly client: string;
+  readonly contentLength: number | null;
+  readonly headers: [string, string][];
+  readonly buffering: RequestBuffering | null;
+  readonly tries: UpstreamTries | null;
+  readonly log: (event: RequestEvent) => void;
+  readonly version: "1.0" | "1.1";
+  readonly leading: [string, string][];
+  readonly timeouts: LocationConf["proxyTimeouts"];
+  readonly headBufferSize: number;
+  readonly keepalive: boolean;
+  readonly conf: LocationConf;
+  readonly vars: RequestVars;
+  /** The upstream groups and counters. */
+  readonly context: LocationProxyContext;
+  /** The end of the tunnel, when the request asks for one. */
+  readonly tunnel: PromiseWithResolvers<number> | null;
+  /** A HEAD request: error pages go without a body. */
+  readonly head: boolean;
+  readonly #request: LocationRequest;
+  readonly #req: Request;
+
+  constructor(
+    req: Request,
+    request: LocationRequest,
+    { context, group, path, fields, tunnel }: {
+      context: LocationProxyContext;
+      group: UpstreamGroup;
+      path: string;
+      fields: UpstreamFields;
+      tunnel: PromiseWithResolvers<number> | null;
+    },
+  ) {
+    const { conf } = request;
+    this.group = group;
+    this.upstreamPath = path;
+    // A declared length over client_max_body_size was refused before the
+    // content handler (engine_route.ts, for every location); a body
+    // without one is counted against it as it is read (proxy.ts).
+    this.clientMaxBodySize = conf.clientMaxBodySize;
+    this.client = request.vars.remoteAddr;
+    this.contentLength = request.contentLength;
+    this.headers = fields.passed;
+    this.buffering = request.buffering ?? null;
+    this.tries = request.tries ?? null;
+    this.log = request.log;
+    this.version = conf.proxyHttpVersion;
+    this.leading = fields.set;
+    this.timeouts = conf.proxyTimeouts;
+    this.headBufferSize = conf.proxyBufferSize;
+    this.keepalive = fields.keepalive;
+    this.conf = conf;
+    this.vars = request.vars;
+    this.context = context;
+    this.tunnel = tunnel;
+    this.head = req.method === "HEAD";
+    this.#request = request;
+    this.#req = req;
+  }
+
+  /** The location's call settings: this object's own. */
+  get call(): LocationCall {
+    return this;
+  }
+
+  /** `http://host[:port]` for a rewritten `Location`, made when read. */
+  get origin(): string {
+    const request = this.#request;
+    return request.origin ?? request.originOf?.origin ??
+      originOf(this.#req, this.vars);
+  }
+
+  /** A failed attempt's lines, as it fails. */
+  onFailure(failure: AttemptFailure): void {
+    logAttempt(failure, this.log, this.context.stats);
+  }
+
+  /** Bytes beyond an answer's framing: nginx's warning line. */
+  onWarning(warning: AttemptWarning): void {
+    logWarning(warning, this.log);
+  }
+
+  /** The client's response for the upstream's reply. */
+  toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    const response = relay(reply, this);
+    const unsafe = unsafeAccelMessage(response);
+    if (unsafe !== null) {
+      this.log({
+        level: "error",
+        message: unsafe,
+        action: "reading response header from upstream",
+        upstream: upstreamField(peer, this.upstreamPath),
+      });
+    }
+    return response;
+  }
+
+  /** How forwarding ended, as the client's response, with its line. */
+  settle(result: ProxyResult): Response {
+    return settle(result, this);
+  }
 }
 
 /**
@@ -319,15 +427,7 @@ function evaluatedTarget(
 /** How forwarding ended, as the client's response, with its line. */
 function settle(
   result: ProxyResult,
-  { conf, log, context, group, path, tunnel, head }: {
-    conf: LocationConf;
-    log: (event: RequestEvent) => void;
-    context: LocationProxyContext;
-    group: UpstreamGroup;
-    path: string;
-    tunnel: PromiseWithResolvers<number> | null;
-    head: boolean;
-  },
+  { conf, log, context, group, upstreamPath, tunnel, head }: LocationForward,
 ): Response {
   if (result.kind === "response") {
     // Only `proxy_intercept_errors` makes a stand-in.
@@ -359,7 +459,7 @@ function settle(
     log,
     stats: context.stats,
     group: group.name,
-    upstreamPath: path,
+    upstreamPath,
   });
   switch (result.kind) {
     case "too-large":

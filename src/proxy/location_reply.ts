@@ -55,12 +55,13 @@ export function interceptedBy(
  */
 export function relay(
   reply: UpstreamReply,
-  { conf, vars, origin }: {
-    conf: LocationConf;
-    vars: RequestVars;
-    origin: string;
+  context: {
+    readonly conf: LocationConf;
+    readonly vars: RequestVars;
+    readonly origin: string;
   },
 ): Response {
+  const { conf, vars } = context;
   const status = reply.head.status;
   if (status < 200) {
     discard(reply);
@@ -90,6 +91,8 @@ export function relay(
   }
   try {
     // After interception, as ngx_http_upstream_process_header orders them.
+    // The origin is made only when a field can be rewritten with it.
+    const origin = readsOrigin(conf, reply.head.fields) ? context.origin : "";
     const accel = accelRedirect(reply, { conf, vars, origin });
     if (accel !== null) {
       discard(reply);
@@ -133,6 +136,28 @@ export function relay(
         : "upstream sent invalid header",
     );
   }
+}
+
+/**
+ * Whether relaying the fields reads the origin: only `proxy_redirect`
+ * rewriting a `Location` or `Refresh` field does (`response_fields.ts`),
+ * for the answer's own fields and an X-Accel-Redirect's kept ones alike.
+ */
+function readsOrigin(
+  conf: LocationConf,
+  fields: readonly (readonly [string, string])[],
+): boolean {
+  if (conf.proxyRedirect.length === 0) return false;
+  for (let i = 0; i < fields.length; i++) {
+    const name = fields[i]![0];
+    if (
+      (name.length === 8 && name.toLowerCase() === "location") ||
+      (name.length === 7 && name.toLowerCase() === "refresh")
+    ) {
+      return true;
+    }
+  }
+  return false;
 }
 
 function invalid(message: string): UpstreamError {

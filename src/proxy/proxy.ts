@@ -17,13 +17,20 @@ import {
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import type { UpstreamTries } from "../log/mod.ts";
-import type { UpstreamCall } from "../upstream/mod.ts";
+import type {
+  AttemptFailure,
+  PeerWalk,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamReply,
+  UpstreamTimeouts,
+} from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import {
   type PeerOutcome,
-  tryPeers,
   upstreamField,
   upstreamStatus,
+  walkPeers,
 } from "../upstream/mod.ts";
 
 /**
@@ -177,50 +184,99 @@ function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  const { headers, tries } = options;
-  const { onFailure, toResponse } = recorded(options, tries ?? null);
-  const walked = tryPeers(options.group, {
-    method: req.method,
-    upstreamPath: options.upstreamPath,
-    streamedBody: body?.kind === "stream",
-    client: options.client,
-    onFailure,
-  }, (peer) => {
-    tries?.begin(peer.spec.address.peer);
-    const { call } = options;
-    // Written out, not spread: an object spread per request is a slow copy.
-    return peer.client.send({
-      method: req.method,
-      path: options.upstreamPath,
-      host: peer.spec.address.origin.slice("http://".length),
-      headers,
-      body,
-      version: call.version,
-      leading: call.leading,
-      timeouts: call.timeouts,
-      headBufferSize: call.headBufferSize,
-      keepalive: call.keepalive,
-      // Read only if the exchange outlasts a watchdog period (see UpstreamCall).
-      signal: () => req.signal,
-      onConnected: tries?.connected,
-      onBodyError: (error) =>
-        onFailure({
-          error,
-          upstream: upstreamField(peer, options.upstreamPath),
-          disabled: false,
-        }),
-      onBodyWarning: (message) =>
-        options.onWarning({
-          message,
-          upstream: upstreamField(peer, options.upstreamPath),
-        }),
-    });
-  }, toResponse);
+  const walked = walkPeers(options.group, new PeerExchange(req, options, body));
+  const tries = options.tries;
   if (!tries) return walked.then(proxyResult);
   return walked.then((outcome) => {
     if (outcome.kind === "no-live") tries.noLive(options.group.name);
     return proxyResult(outcome);
   });
+}
+
+/**
+ * One request's walk over the group's servers, and the call each server is
+ * sent: the same object for every try (the tries are one after another),
+ * its `host` that of the server tried. The hooks record each try for the
+ * access line's `$upstream_*` when there is a record (as
+ * {@linkcode recorded}). One object per request where the walk's options,
+ * its two callbacks and per try a call and two closures were made.
+ */
+class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
+  readonly method: string;
+  readonly path: string;
+  readonly upstreamPath: string;
+  host = "";
+  readonly headers: readonly (readonly [string, string])[];
+  readonly body: UpstreamCall["body"];
+  readonly streamedBody: boolean;
+  readonly client: string | undefined;
+  /** Read only if the exchange outlasts a watchdog period (see UpstreamCall). */
+  readonly signal: Request;
+  readonly version: "1.0" | "1.1";
+  readonly leading: readonly (readonly [string, string])[];
+  readonly timeouts: UpstreamTimeouts;
+  readonly headBufferSize: number;
+  readonly keepalive: boolean;
+  readonly onConnected: (() => void) | undefined;
+  readonly #options: ProxyOptions;
+  /** The server being tried (the one that answered, once one has). */
+  #peer: UpstreamPeer | null = null;
+
+  constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
+    const { call } = options;
+    this.method = req.method;
+    this.path = options.upstreamPath;
+    this.upstreamPath = options.upstreamPath;
+    this.headers = options.headers;
+    this.body = body;
+    this.streamedBody = body?.kind === "stream";
+    this.client = options.client;
+    this.signal = req;
+    this.version = call.version;
+    this.leading = call.leading;
+    this.timeouts = call.timeouts;
+    this.headBufferSize = call.headBufferSize;
+    this.keepalive = call.keepalive;
+    this.onConnected = options.tries?.connected;
+    this.#options = options;
+  }
+
+  attempt(peer: UpstreamPeer): Promise<UpstreamReply> {
+    this.#options.tries?.begin(peer.spec.address.peer);
+    this.#peer = peer;
+    this.host = peer.spec.address.origin.slice("http://".length);
+    return peer.client.send(this);
+  }
+
+  accept(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    // Turned first: a head that cannot be relayed is the try's failure
+    // (nginx's `upstream sent invalid header`, 502), not its status.
+    const response = this.#options.toResponse(reply, peer);
+    this.#options.tries?.answered(reply.head.status);
+    return response;
+  }
+
+  onFailure(failure: AttemptFailure): void {
+    this.#options.tries?.failed(upstreamStatus(failure.error));
+    this.#options.onFailure(failure);
+  }
+
+  /** The body failed after the answer went out: a failure of that server. */
+  onBodyError(error: UpstreamError): void {
+    this.onFailure({
+      error,
+      upstream: upstreamField(this.#peer!, this.upstreamPath),
+      disabled: false,
+    });
+  }
+
+  /** Bytes beyond the answer's framing: nginx's warning, no failure. */
+  onBodyWarning(message: string): void {
+    this.#options.onWarning({
+      message,
+      upstream: upstreamField(this.#peer!, this.upstreamPath),
+    });
+  }
 }
 
 /** The walk's outcome as the proxy's result. */
@@ -246,7 +302,14 @@ export function recorded(
   options: WalkHooks,
   tries: UpstreamTries | null,
 ): WalkHooks {
-  if (tries === null) return options;
+  if (tries === null) {
+    // The caller's hooks, callable apart from their object (they may be
+    // its methods).
+    return {
+      onFailure: (failure) => options.onFailure(failure),
+      toResponse: (reply, peer) => options.toResponse(reply, peer),
+    };
+  }
   return {
     onFailure: (failure) => {
       tries.failed(upstreamStatus(failure.error));

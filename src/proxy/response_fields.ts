@@ -55,6 +55,8 @@ const hiddenSets = new WeakMap<LocationConf, ReadonlySet<string>>();
 
 /** The names a location does not relay, made on first use. */
 function hiddenFor(conf: LocationConf): ReadonlySet<string> {
+  // The last location's set first (see set_headers.ts fieldPlan).
+  if (conf === lastConf) return lastHidden!;
   let hidden = hiddenSets.get(conf);
   if (hidden === undefined) {
     const set = new Set(DEFAULT_HIDDEN);
@@ -64,8 +66,13 @@ function hiddenFor(conf: LocationConf): ReadonlySet<string> {
     hidden = set;
     hiddenSets.set(conf, hidden);
   }
+  lastConf = conf;
+  lastHidden = hidden;
   return hidden;
 }
+
+let lastConf: LocationConf | null = null;
+let lastHidden: ReadonlySet<string> | null = null;
 
 /**
  * Applies a `proxy_redirect` list to a value from `prefix` on, as

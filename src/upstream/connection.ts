@@ -74,7 +74,7 @@ export class TimerExpired extends Error {}
  * it. A lazy signal is read by the watchdog (see `UpstreamCall.signal`).
  */
 export class ClientWatch {
-  #source: (() => AbortSignal) | null;
+  #source: (() => AbortSignal) | { readonly signal: AbortSignal } | null;
   #signal: AbortSignal | null = null;
   /** When the call started (epoch ms). */
   since: number;
@@ -85,16 +85,22 @@ export class ClientWatch {
   #listener: (() => void) | null = null;
 
   /**
-   * @param source The client's signal, or a function that reads it later.
+   * @param source The client's signal, or what reads it later: a function,
+   * or an object whose `signal` it is (the client's `Request`).
    * @param now The call's start (epoch ms).
    */
-  constructor(source: AbortSignal | (() => AbortSignal), now: number) {
+  constructor(
+    source: AbortSignal | (() => AbortSignal) | {
+      readonly signal: AbortSignal;
+    },
+    now: number,
+  ) {
     this.since = now;
-    if (typeof source === "function") {
-      this.#source = source;
-    } else {
+    if (source instanceof AbortSignal) {
       this.#source = null;
       this.#attach(source);
+    } else {
+      this.#source = source;
     }
   }
 
@@ -113,7 +119,7 @@ export class ClientWatch {
     const source = this.#source;
     if (source === null) return;
     this.#source = null;
-    this.#attach(source());
+    this.#attach(typeof source === "function" ? source() : source.signal);
   }
 
   #attach(signal: AbortSignal): void {

@@ -115,13 +115,14 @@ export function parseResponseHead(
   const text = byteStringFromBytes(bytes.subarray(0, end));
   // NUL or a stray CR is looked for per line only when the head has one (one
   // scan of the text instead of a test per line).
-  const suspect = BAD_IN_LINE.test(text);
+  const odd = oddBytes(bytes, end);
+  const suspect = odd && BAD_IN_LINE.test(text);
   // A control byte in a value (nginx relays it) ends the process in Deno's
   // response writer (a panic, "invalid response header value"): such a
   // value is escaped as the gateway's own fields are, here where every
   // path to the client starts. One scan per head. The framing fields are
   // read, never relayed as they are: kept for nginx's messages about them.
-  const controls = CONTROL_IN_HEAD.test(text);
+  const controls = odd && CONTROL_IN_HEAD.test(text);
   let next = text.indexOf("\n") + 1;
   const statusEnd = lineEnd(text, next);
   if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
@@ -153,6 +154,24 @@ export function parseResponseHead(
     ]);
   }
   return { ...status, fields, headLength: end };
+}
+
+/**
+ * Whether a head holds what either scan below looks for: NUL, a CR not
+ * before LF, or another control byte than tab, CR and LF. One loop over the
+ * bytes of every head (cheaper than a regular expression over its text,
+ * profiled); the two scans run only when it finds one.
+ */
+function oddBytes(bytes: Uint8Array, end: number): boolean {
+  for (let i = 0; i < end; i++) {
+    const b = bytes[i]!;
+    if (b >= 0x20) {
+      if (b === 0x7f) return true;
+    } else if (b !== 0x09 && b !== 0x0a) {
+      if (b !== 0x0d || i + 1 >= end || bytes[i + 1] !== 0x0a) return true;
+    }
+  }
+  return false;
 }
 
 /** Where the line that ends before `next` ends, without its CR. */
@@ -248,10 +267,14 @@ export function transferEncodingOf(
   fields: readonly (readonly [string, string])[],
 ): string | undefined {
   let te: string | undefined;
+  // By index, not destructured: `[name, value] =` runs the iterator
+  // protocol per field (an iterator and its results: 0.6 KB per proxied
+  // answer in an allocation profile).
   for (let i = 0; i < fields.length; i++) {
-    const [name, value] = fields[i]!;
+    const field = fields[i]!;
+    const name = field[0];
     if (name.length === 17 && name.toLowerCase() === "transfer-encoding") {
-      te = te === undefined ? value : `${te}, ${value}`;
+      te = te === undefined ? field[1] : `${te}, ${field[1]}`;
     }
   }
   return te;

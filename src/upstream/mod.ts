@@ -15,8 +15,13 @@ export type { Balance, UpstreamGroup, UpstreamPeer } from "./group.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
 export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
-export { NO_FAILURES, tryPeers, upstreamField } from "./next_upstream.ts";
-export type { AttemptFailure, PeerOutcome } from "./next_upstream.ts";
+export {
+  NO_FAILURES,
+  tryPeers,
+  upstreamField,
+  walkPeers,
+} from "./next_upstream.ts";
+export type { AttemptFailure, PeerOutcome, PeerWalk } from "./next_upstream.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
 export type { TransportFactory, UpstreamTransport } from "./transport.ts";
 export type {
@@ -24,5 +29,6 @@ export type {
   UpstreamCall,
   UpstreamReply,
   UpstreamServerSpec,
+  UpstreamTimeouts,
 } from "./types.ts";
 export { PEER_HOST_VALUE } from "./request_head.ts";

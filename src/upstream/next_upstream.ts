@@ -62,6 +62,36 @@ export type PeerOutcome<T> =
   );
 
 /**
+ * One request's walk over a group's servers, as {@linkcode walkPeers}
+ * takes it: one object, whose methods the walk calls (no closure per
+ * request).
+ */
+export interface PeerWalk<R, T> {
+  /** The request's method, for {@linkcode shouldTryNext}. */
+  readonly method: string;
+  /** The path sent, for the `upstream:` field of each failure. */
+  readonly upstreamPath: string;
+  /** The body is a stream, which cannot be sent again once reading began. */
+  readonly streamedBody: boolean;
+  /** The client's address, which an `ip_hash` group chooses by. */
+  readonly client?: string | undefined;
+  /**
+   * Told about each failed attempt as it fails, so its line is written
+   * then, with its own time, as nginx writes it, and is not lost if the
+   * process stops while a later server is tried.
+   */
+  onFailure(failure: AttemptFailure): void;
+  /** One exchange with one server. */
+  attempt(peer: UpstreamPeer): Promise<R>;
+  /**
+   * Turns the exchange's result into the outcome's value; an
+   * {@linkcode UpstreamError} it throws is that server's failure.
+   * Synchronous, so a request costs no async layer of its own here.
+   */
+  accept(result: R, peer: UpstreamPeer): T;
+}
+
+/**
  * Tries the group's servers for one request as nginx does: the next server
  * after a failure only when {@linkcode shouldTryNext} allows it, each failure
  * kept with the `upstream:` field of the server tried.
@@ -77,33 +107,49 @@ export type PeerOutcome<T> =
  * tried, "no live upstreams" when servers are left but none is available,
  * or the defect that ended the walk; each with the failed attempts.
  */
-export async function tryPeers<R, T>(
+export function tryPeers<R, T>(
   group: UpstreamGroup,
   options: {
     method: string;
     upstreamPath: string;
     streamedBody: boolean;
-    /** The client's address, which an `ip_hash` group chooses by. */
+    /** See {@linkcode PeerWalk.client}. */
     client?: string | undefined;
-    /**
-     * Told about each failed attempt as it fails, so its line is written
-     * then, with its own time, as nginx writes it, and is not lost if the
-     * process stops while a later server is tried.
-     */
+    /** See {@linkcode PeerWalk.onFailure}. */
     onFailure: (failure: AttemptFailure) => void;
   },
   attempt: (peer: UpstreamPeer) => Promise<R>,
   accept: (result: R, peer: UpstreamPeer) => T,
 ): Promise<PeerOutcome<T>> {
+  return walkPeers(group, {
+    method: options.method,
+    upstreamPath: options.upstreamPath,
+    streamedBody: options.streamedBody,
+    client: options.client,
+    onFailure: options.onFailure,
+    attempt,
+    accept,
+  });
+}
+
+/**
+ * {@linkcode tryPeers} with the request's part as one object.
+ *
+ * @param group The servers.
+ * @param walk The request: its method, path, body, hooks and exchange.
+ * @returns As {@linkcode tryPeers}.
+ */
+export async function walkPeers<R, T>(
+  group: UpstreamGroup,
+  walk: PeerWalk<R, T>,
+): Promise<PeerOutcome<T>> {
   // Made on the first failure: nearly every request succeeds at once.
   let tried: Set<UpstreamPeer> | null = null;
   let failures: AttemptFailure[] | null = null;
   let last: UpstreamError | null = null;
-  const walk = options.client === undefined
-    ? null
-    : group.walkFor(options.client);
+  const hashed = walk.client === undefined ? null : group.walkFor(walk.client);
   while (true) {
-    const choice = group.choose(tried ?? NONE_TRIED, walk);
+    const choice = group.choose(tried ?? NONE_TRIED, hashed);
     // nginx logs "no live upstreams" (502) whenever its tries are not spent
     // but no server is left to try, even after a failed attempt
     // (`ngx_http_upstream_connect` on NGX_BUSY).
@@ -115,7 +161,7 @@ export async function tryPeers<R, T>(
     }
     const peer = choice.peer;
     try {
-      const value = accept(await attempt(peer), peer);
+      const value = walk.accept(await walk.attempt(peer), peer);
       group.succeeded(peer);
       return { kind: "ok", value, peer, failures: failures ?? NO_FAILURES };
     } catch (error) {
@@ -132,15 +178,15 @@ export async function tryPeers<R, T>(
       else disabled = group.failed(peer);
       const failure = {
         error,
-        upstream: upstreamField(peer, options.upstreamPath),
+        upstream: upstreamField(peer, walk.upstreamPath),
         disabled,
       };
       (failures ??= []).push(failure);
-      options.onFailure(failure);
+      walk.onFailure(failure);
       // A streamed body cannot be sent again once reading it has begun.
-      const bodyGone = options.streamedBody &&
+      const bodyGone = walk.streamedBody &&
         error.action !== "connecting to upstream";
-      if (!shouldTryNext(error, options.method) || bodyGone) {
+      if (!shouldTryNext(error, walk.method) || bodyGone) {
         return { kind: "failed", error, failures };
       }
     }

@@ -86,9 +86,10 @@ export interface UpstreamCall {
    * exchange has been waiting for one watchdog period: `req.signal` of
    * `Deno.serve` starts a per-request cancel watch in Deno when first read,
    * a cost every request would pay, while nearly every exchange ends well
-   * before the client could matter.
+   * before the client could matter. An object (the client's `Request`)
+   * is read the same way, its `signal` then: no closure per request.
    */
-  signal: AbortSignal | (() => AbortSignal);
+  signal: AbortSignal | (() => AbortSignal) | { readonly signal: AbortSignal };
   /** Told about a failure after the head was returned (`while reading upstream`). */
   onBodyError: (error: UpstreamError) => void;
   /**
