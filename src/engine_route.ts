@@ -358,8 +358,19 @@ export class EngineRoute {
     if (!(this.#fieldNamesSet[index] ?? this.#fieldNamesSet[0]!)) {
       return undefined;
     }
+    return this.#namedServer(index, host).conf.fieldNames;
+  }
+
+  /**
+   * The server a request's name chooses for the lines about its fields: an
+   * invalid name chooses none (ngx_http_validate_host refuses it before
+   * the server changes), so the default server's.
+   */
+  #namedServer(index: number, host: string | null): ServerConf {
     const listen = this.#listens[index] ?? this.#listens[0]!;
-    return findServer(listen, hostName(host)).server.conf.fieldNames;
+    return host !== null && isValidHost(host)
+      ? findServer(listen, hostName(host)).server
+      : listen.defaultServer;
   }
 
   /**
@@ -372,8 +383,7 @@ export class EngineRoute {
    * @returns That server's level and name.
    */
   hostScope(index: number, host: string | null): LogScope {
-    const listen = this.#listens[index] ?? this.#listens[0]!;
-    return this.#scopeOf(index, findServer(listen, hostName(host)).server);
+    return this.#scopeOf(index, this.#namedServer(index, host));
   }
 
   #scopeOf(index: number, server: ServerConf): LogScope {

@@ -399,11 +399,12 @@ export function createGatewayHandler(
       ctx.logRequestLine(INVALID_REQUEST_LINE);
       return badRequest(req);
     }
+    const fieldNames = engine.fieldNames(at.index, ctx.authority ?? host);
     const verdict = checkRequestHead(req, host, {
       notes,
       limits: config.largeClientHeaderBuffers,
       line: ctx.request,
-      fieldNames: engine.fieldNames(at.index, ctx.authority ?? host),
+      fieldNames,
       read: ctx.fields,
     });
     if (verdict.notes.length > 0) {
@@ -419,6 +420,9 @@ export function createGatewayHandler(
         socket: at,
         stage: verdict.wholeHead ? "head" : "field",
       });
+      // The access line reads the fields the checks kept, whichever server
+      // it is written for.
+      if (ctx.vars !== null) ctx.vars.fieldNames = fieldNames;
       ctx.log(verdict.event);
       return badRequest(req, verdict.status);
     }

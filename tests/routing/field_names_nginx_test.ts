@@ -62,13 +62,16 @@ ${servers.join("\n")}
 `.replaceAll("UPSTREAM", String(upstream));
 }
 
-function request(host: string): string {
+function request(host: string, big: boolean): string {
+  // A field past large_client_header_buffers' 8k: refused (494) after its
+  // fields were read, the access line still reading them.
+  const extra = big ? `X-Big: ${"b".repeat(9000)}\r\n` : "";
   return `GET /f HTTP/1.1\r\nHost: ${host}\r\nX_Tok: one\r\nX.Dot: two\r\n` +
-    "A-b_C: three\r\nX-Plain: four\r\nConnection: close\r\n\r\n";
+    `A-b_C: three\r\nX-Plain: four\r\n${extra}Connection: close\r\n\r\n`;
 }
 
-/** The sockets and Host fields the request goes to, in order. */
-const TARGETS: [number, string][] = [
+/** The sockets and Host fields the request goes to, in order (and too big). */
+const TARGETS: [number, string, boolean?][] = [
   [0, "a.test"],
   [1, "a.test"],
   [2, "a.test"],
@@ -76,6 +79,7 @@ const TARGETS: [number, string][] = [
   [4, "named.test"],
   [4, "first.test"],
   [4, "other.test"],
+  [4, "named.test", true],
 ];
 
 /**
@@ -103,9 +107,9 @@ Deno.test(
       { ports: 5 },
     );
     const { nginx: theirs, gateway: ours } = both;
-    for (const [socket, host] of TARGETS) {
-      await rawRequest(theirs.ports[socket]!, request(host));
-      await rawRequest(ours.ports[socket]!, request(host));
+    for (const [socket, host, big = false] of TARGETS) {
+      await rawRequest(theirs.ports[socket]!, request(host, big));
+      await rawRequest(ours.ports[socket]!, request(host, big));
     }
     const sides = [theirs.prefix, ours.prefix];
     for (const prefix of sides) {
@@ -118,7 +122,11 @@ Deno.test(
       theirUp.heads.map(fieldSet),
     );
     const [nginxLines, ourLines] = sides.map((prefix) => ({
-      access: logLines(prefix, "access.log"),
+      // NAMED DIFFERENCE "head-lines-server": the refused request's line is
+      // the default server's (its name masked); its fields are as read.
+      access: logLines(prefix, "access.log").map((l, i) =>
+        TARGETS[i]?.[2] ? l.replace(/^\S*/, "SERVER") : l
+      ),
       info: logLines(prefix, "error.log")
         .filter((l) => l.includes("invalid header line"))
         .map(maskErrorLine)
@@ -139,6 +147,7 @@ Deno.test(
       "named.test [one] [three] [-]",
       "first.test [-] [-] [-]",
       "first.test [-] [-] [-]",
+      "SERVER [one] [three] [-]",
     ]);
     deepStrictEqual(
       theirUp.heads.map((h) => h.includes("X.Dot: two")),
