@@ -142,8 +142,18 @@ export async function bothSides(
   options: BothSidesOptions = {},
 ): Promise<BothSides> {
   await using stack = new AsyncDisposableStack();
+  // Every port of both sides distinct: freePort() draws at random, and two
+  // equal draws would merge two servers or refuse the second side's start.
+  const taken = new Set<number>();
+  const draw = (): number => {
+    for (let i = 0; i < 100; i++) {
+      const port = freePort();
+      if (!taken.has(port)) return taken.add(port), port;
+    }
+    throw new Error("Cannot draw distinct free ports: 100 draws repeated");
+  };
   const side = async (name: SideName): Promise<Side> => {
-    const ports = Array.from({ length: options.ports ?? 1 }, () => freePort());
+    const ports = Array.from({ length: options.ports ?? 1 }, draw);
     const made = stack.use(await prefixWith(conf(ports[0]!, name, ports)));
     await options.prepare?.(made.prefix);
     return { port: ports[0]!, ports, prefix: made.prefix, conf: made.conf };

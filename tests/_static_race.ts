@@ -9,7 +9,7 @@
  * @module
  */
 import { join } from "node:path";
-import { ok } from "node:assert/strict";
+import { ok, strictEqual } from "node:assert/strict";
 import {
   type GatewayProcess,
   rawRequest,
@@ -57,6 +57,7 @@ export function serveRoot(root: string, dir: string): Promise<GatewayProcess> {
   ]);
 }
 
+/** One containment race: what is swapped under the root, and what is asked for meanwhile. */
 export interface RaceCase {
   /** What is swapped, relative to the root. */
   swapped: string;
@@ -163,6 +164,7 @@ export async function race(c: RaceCase, requests: number): Promise<{
   let leaked = 0;
   let served = 0;
   let refused = 0;
+  let unanswered = 0;
   let met = 0;
   let wrong = 0;
   try {
@@ -208,6 +210,12 @@ export async function race(c: RaceCase, requests: number): Promise<{
         next++;
         grant();
         const res = await conn.ask(ask);
+        if (res === "") {
+          // No answer is no race met: a gateway that stops answering must
+          // fail the race, not end it sooner.
+          unanswered++;
+          continue;
+        }
         const body = res.slice(res.indexOf("\r\n\r\n") + 4);
         if (body.includes(MARK_OUT)) leaked++;
         if (res.startsWith("HTTP/1.1 200 ")) {
@@ -221,6 +229,7 @@ export async function race(c: RaceCase, requests: number): Promise<{
       }
     };
     await Promise.all(Array.from({ length: 8 }, client));
+    strictEqual(unanswered, 0, `${unanswered} requests got no answer`);
   } finally {
     Atomics.store(grants, 1, 1);
     Atomics.notify(grants, 0);

@@ -35,16 +35,6 @@ ${TEMP}
 `;
 }
 
-/** Whether something accepts a connection on the port. */
-async function listening(port: number): Promise<boolean> {
-  try {
-    (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const GET = "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
 
 for (const process of [false, true]) {
@@ -72,12 +62,9 @@ for (const process of [false, true]) {
       }
       // Disposed here to look at what is left; `using` then does nothing.
       await both[Symbol.asyncDispose]();
-      for (const side of sides) {
-        deepStrictEqual(exists(side.prefix), false);
-        for (const port of side.ports) {
-          deepStrictEqual(await listening(port), false);
-        }
-      }
+      // The prefixes only: a port freed here may be drawn at once by a
+      // suite running beside this one, so whether it listens proves nothing.
+      for (const side of sides) deepStrictEqual(exists(side.prefix), false);
     },
   );
 }
@@ -98,6 +85,5 @@ Deno.test(
     );
     deepStrictEqual([prepared.length, ports.length], [2, 4]);
     for (const prefix of prepared) deepStrictEqual(exists(prefix), false);
-    for (const port of ports) deepStrictEqual(await listening(port), false);
   },
 );

@@ -34,8 +34,9 @@ export interface FieldPlan {
   /** See `upgradeAt`. */
   readonly connectionAt: number;
   /**
-   * The bytes of each `set` value without variables, made at load (`null`
-   * for a value evaluated per request); absent: every value is evaluated.
+   * The bytes of each `set` value without variables, made once with the
+   * plan on the location's first request (`null` for a value evaluated per
+   * request); absent: every value is evaluated.
    */
   readonly fixed?: readonly (string | null)[];
 }

@@ -8,8 +8,8 @@
  * alone were never refused: each was evicted before its turn came again,
  * so 10,000 of them proved no refusal's line.) The zone's bound itself
  * is a table test in limit_req_test.ts. The gateway runs as a process:
- * in this one, `--trace-leaks` would trace every operation of its 10,000
- * requests (twice the CPU time of the storm, for a start saved).
+ * in this one, `--trace-leaks` would trace every operation of its storm
+ * (twice the CPU time of the storm, for a start saved).
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
