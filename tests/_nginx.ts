@@ -98,6 +98,30 @@ export function nginxArgs(paths: NginxPaths, test = false): string[] {
   ];
 }
 
+/**
+ * What `nginx -t` says of a configuration file in a prefix (its standard
+ * error), with the test's own early error log and pid path.
+ *
+ * @param paths The prefix, the file, and optionally the early log and the
+ * pid file (`logs/error.log`, `nginx.pid` in the prefix by default).
+ * @returns nginx's standard error.
+ */
+export async function nginxTestOutput(
+  paths: Pick<NginxPaths, "prefix" | "conf"> & Partial<NginxPaths>,
+): Promise<string> {
+  const out = await new Deno.Command(await nginxBinary(), {
+    args: nginxArgs({
+      errorLog: `${paths.prefix}/logs/error.log`,
+      pid: `${paths.prefix}/nginx.pid`,
+      ...paths,
+    }, true),
+    stdout: "null",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  return new TextDecoder().decode(out.stderr);
+}
+
 function lines(path: string): string[] {
   try {
     return Deno.readTextFileSync(path).split("\n").filter((l) => l !== "");

@@ -9,7 +9,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { freePort, maskErrorLine, waitFor } from "./_utils.ts";
 import { runStartup } from "./_in_process.ts";
-import { nginxArgs, nginxBinary } from "./_nginx.ts";
+import { nginxTestOutput } from "./_nginx.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 import { commonPair, follow, makeCertificate, prefixWith } from "./_tls.ts";
 import { hasPrlimit } from "./_prerequisites.ts";
@@ -48,18 +48,14 @@ Deno.test("a certificate or key that cannot be used is one [emerg] in nginx's wo
   for (const [name, cert, key] of cases) {
     await using p = await prefixWith(tlsServer(cert, key));
     await makeCertificate(join(p.dir, "conf"), "other");
-    const nginx = await new Deno.Command(await nginxBinary(), {
-      args: nginxArgs({
+    const expected = emergOf(
+      await nginxTestOutput({
         prefix: p.dir,
         conf: p.conf,
         errorLog: join(p.dir, "logs", "nginx-error.log"),
         pid: join(p.dir, "logs", "nginx.pid"),
-      }, true),
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(30_000),
-    }).output();
-    const expected = emergOf(new TextDecoder().decode(nginx.stderr));
+      }),
+    );
     strictEqual(expected.length, 1, name);
     // main()'s start in process: the refusal comes before any serving.
     const check = await runStartup(["--check", "--nginx-conf", p.conf]);

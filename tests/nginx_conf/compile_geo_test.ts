@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { nginxArgs, nginxBinary, startNginxServer } from "../_nginx.ts";
+import { nginxTestOutput, startNginxServer } from "../_nginx.ts";
 import { freePort, rawRequest } from "../_utils.ts";
 import { runStartup, startMain } from "../_in_process.ts";
 
@@ -141,27 +141,21 @@ Deno.test(
   async () => {
     const dir = await Deno.makeTempDir({ prefix: "geo-check-" });
     try {
-      const binary = await nginxBinary();
       for (const [i, block] of FAULTS.entries()) {
         const conf = join(dir, `geo${i}.conf`);
         await Deno.writeTextFile(
           conf,
           `events {}\nhttp {\n  ${block}\n  server { listen 127.0.0.1:${freePort()}; }\n}\n`,
         );
-        const nginx = await new Deno.Command(binary, {
-          args: nginxArgs({
-            prefix: dir,
-            conf,
-            errorLog: join(dir, "error.log"),
-            pid: join(dir, "nginx.pid"),
-          }, true),
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
+        const nginx = await nginxTestOutput({
+          prefix: dir,
+          conf,
+          errorLog: join(dir, "error.log"),
+        });
         const gw = await runStartup(["--check", "--nginx-conf", conf]);
         deepStrictEqual(
           geoLines(gw.stderr + gw.stdout),
-          geoLines(new TextDecoder().decode(nginx.stderr)),
+          geoLines(nginx),
           block,
         );
       }

@@ -9,7 +9,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { refusals } from "../engine/_conf.ts";
-import { nginxArgs, nginxBinary } from "../_nginx.ts";
+import { nginxTestOutput } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
 /** [name as written, what nginx 1.22 says, what the gateway says when it differs] */
@@ -73,7 +73,6 @@ Deno.test("set refuses the names nginx 1.22 keeps read-only with its message, an
 });
 
 Deno.test("the names set may assign are nginx 1.22's", async () => {
-  const nginx = await nginxBinary();
   await using p = await nginxPrefix("", { name: "set-names-", dirs: ["logs"] });
   for (const [name, expected] of NAMES) {
     const file = join(p.prefix, "nginx.conf");
@@ -81,17 +80,7 @@ Deno.test("the names set may assign are nginx 1.22's", async () => {
       file,
       `events {}\n${conf(name, "127.0.0.1:1")}`,
     );
-    const out = await new Deno.Command(nginx, {
-      args: nginxArgs({
-        prefix: p.prefix,
-        conf: file,
-        errorLog: join(p.prefix, "logs", "error.log"),
-        pid: join(p.prefix, "nginx.pid"),
-      }, true),
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stderr);
+    const text = await nginxTestOutput({ prefix: p.prefix, conf: file });
     deepStrictEqual(
       /\[emerg\] (?:\d+#\d+: )?(.*) in \//.exec(text)?.[1] ?? "",
       expected,

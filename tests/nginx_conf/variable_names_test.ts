@@ -8,7 +8,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { refusals } from "../engine/_conf.ts";
-import { nginxArgs, nginxBinary } from "../_nginx.ts";
+import { nginxTestOutput } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
 /** Every name nginx 1.22 (Debian's build) accepts; `_x` stands for any suffix. */
@@ -102,7 +102,6 @@ Deno.test("log_format and if= accept every variable nginx 1.22 knows and refuse 
 });
 
 Deno.test("the names known and unknown are nginx 1.22's", async () => {
-  const nginx = await nginxBinary();
   await using p = await nginxPrefix("", { name: "var-names-", dirs: ["logs"] });
   const test = async (name: string): Promise<string> => {
     const file = join(p.prefix, "nginx.conf");
@@ -112,17 +111,7 @@ Deno.test("the names known and unknown are nginx 1.22's", async () => {
         conf(name, name.includes("|") ? "both" : "format", "127.0.0.1:1")
       }`,
     );
-    const out = await new Deno.Command(nginx, {
-      args: nginxArgs({
-        prefix: p.prefix,
-        conf: file,
-        errorLog: join(p.prefix, "logs", "error.log"),
-        pid: join(p.prefix, "nginx.pid"),
-      }, true),
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stderr);
+    const text = await nginxTestOutput({ prefix: p.prefix, conf: file });
     return /unknown "[^"]*" variable/.exec(text)?.[0] ?? "";
   };
   // Every known name at once: one load.
