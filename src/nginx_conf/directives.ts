@@ -248,7 +248,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["station_proxy_raw_uri L flag map"],
   ["charset_types HSL 1-n map"],
   ["source_charset HSLI 1-1 emerg", "the gateway does not recode responses"],
-  ["override_charset HSLI flag emerg", "the gateway does not recode responses"],
+  ["override_charset HSLI flag default", "off"],
   ["etag HSL flag map"],
   ["if_modified_since HSL 1-1 default", "exact"],
   ["gzip_static HSL 1-1 map"],
@@ -307,7 +307,7 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["set_real_ip_from HSL 1-1 emerg", NOT_DONE],
   ["real_ip_header HSL 1-1 emerg", NOT_DONE],
   ["sub_filter HSL 2-2 emerg", NOT_DONE],
-  ["ssi HSLI flag emerg", NOT_DONE],
+  ["ssi HSLI flag default", "off"],
   ["autoindex_exact_size HSL flag map"],
   ["autoindex_localtime HSL flag map"],
 ];

@@ -107,3 +107,22 @@ Deno.test("--check accepts chunked_transfer_encoding on and off with one warning
     }
   }
 });
+
+Deno.test("--check accepts a refused module's switch at nginx's off, the default, and refuses on, at every level", () => {
+  // `ssi off;` and `override_charset off;` change nothing in nginx: a file
+  // that says so runs; `on` would need what the gateway does not do.
+  for (const name of ["ssi", "override_charset"]) {
+    for (const level of ["http", "server", "location"] as const) {
+      deepStrictEqual(
+        [
+          messages(fileWith(`${name} off;`, level)),
+          messages(fileWith(`${name} on;`, level)),
+        ],
+        [[], [
+          `"${name} on" is not supported: the gateway behaves as "${name} off"`,
+        ]],
+        `${name} in ${level}`,
+      );
+    }
+  }
+});
