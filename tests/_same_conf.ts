@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { startMain } from "./_in_process.ts";
-import { nginxArgs, nginxBinary } from "./_nginx.ts";
+import { nginxArgs, nginxBinary, stopNginx } from "./_nginx.ts";
 import { freePort, spawnGateway, waitFor } from "./_utils.ts";
 import { type NginxPrefix, nginxPrefix } from "./_prefix.ts";
 
@@ -47,8 +47,7 @@ export async function runNginx(
   }).spawn();
   const stderr = new Response(child.stderr).text();
   const stop = async () => {
-    child.kill("SIGTERM");
-    await child.status;
+    await stopNginx(child);
     return await stderr;
   };
   try {

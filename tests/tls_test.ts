@@ -9,7 +9,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { freePort, rawRequest, spawnGateway, waitFor } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
-import { nginxBinary } from "./_nginx.ts";
+import { nginxBinary, stopNginx } from "./_nginx.ts";
 import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
 
 /** Runs nginx on a prefix until disposed. */
@@ -38,8 +38,7 @@ async function runNginx(p: Prefix): Promise<AsyncDisposable> {
   }, 10_000);
   return {
     async [Symbol.asyncDispose]() {
-      child.kill("SIGTERM");
-      await child.status;
+      await stopNginx(child);
     },
   };
 }
