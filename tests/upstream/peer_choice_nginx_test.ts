@@ -294,49 +294,52 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "nginx parity: backup servers only when no primary is left, within fail_timeout",
-  ON_LINUX,
-  async () => {
-    // Within a window far longer than the burst (see above).
-    const a = refusedPort();
-    const b = refusedPort();
-    const { nginx, gateway } = await peerSequence(
-      ([up]) => [
-        `127.0.0.1:${a} fail_timeout=60s`,
-        `127.0.0.1:${b} max_fails=2 fail_timeout=60s`,
-        `127.0.0.1:${up} backup`,
-      ],
-      1,
-      requests(1, 4),
-    );
-    deepStrictEqual(gateway.errors, nginx.errors);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
-    deepStrictEqual(gateway.access, nginx.access);
+/**
+ * Backup servers, within one fail_timeout (a window far longer than the
+ * burst, see above) and across it (one request before the pause and one
+ * after, so none falls inside a 1 s window: the primaries are tried again
+ * after it; both are then named for the request after the pause).
+ */
+const BACKUP_CASES: {
+  when: string;
+  window: string;
+  steps: Step[];
+  afterPause?: number;
+}[] = [
+  { when: "within", window: "60s", steps: requests(1, 4) },
+  {
+    when: "across",
+    window: "1s",
+    steps: [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
+    afterPause: 4,
   },
-);
+];
 
-Deno.test(
-  "nginx parity: backup servers only when no primary is left, across fail_timeout",
-  ON_LINUX,
-  async () => {
-    // One request before the pause and one after, so none falls inside a
-    // 1 s window: the primaries are tried again after it.
-    const a = refusedPort();
-    const b = refusedPort();
-    const { nginx, gateway } = await peerSequence(
-      ([up]) => [
-        `127.0.0.1:${a} fail_timeout=1s`,
-        `127.0.0.1:${b} max_fails=2 fail_timeout=1s`,
-        `127.0.0.1:${up} backup`,
-      ],
-      1,
-      [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
-    );
-    // Both primaries are named for the request after the pause.
-    strictEqual(nginx.errors.filter((e) => e.endsWith("/r2")).length, 4);
-    deepStrictEqual(gateway.errors, nginx.errors);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
-    deepStrictEqual(gateway.access, nginx.access);
-  },
-);
+for (const { when, window, steps, afterPause } of BACKUP_CASES) {
+  Deno.test(
+    `nginx parity: backup servers only when no primary is left, ${when} fail_timeout`,
+    ON_LINUX,
+    async () => {
+      const a = refusedPort();
+      const b = refusedPort();
+      const { nginx, gateway } = await peerSequence(
+        ([up]) => [
+          `127.0.0.1:${a} fail_timeout=${window}`,
+          `127.0.0.1:${b} max_fails=2 fail_timeout=${window}`,
+          `127.0.0.1:${up} backup`,
+        ],
+        1,
+        steps,
+      );
+      if (afterPause !== undefined) {
+        strictEqual(
+          nginx.errors.filter((e) => e.endsWith("/r2")).length,
+          afterPause,
+        );
+      }
+      deepStrictEqual(gateway.errors, nginx.errors);
+      deepStrictEqual(gateway.statuses, nginx.statuses);
+      deepStrictEqual(gateway.access, nginx.access);
+    },
+  );
+}
