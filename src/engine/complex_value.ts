@@ -95,48 +95,21 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
   if (!text.includes("$")) return constantValue(text);
   const parts: (string | VariableReader)[] = [];
   let usesCaptures = false;
-  let literal = "";
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (c !== "$") {
-      literal += c;
-      i++;
-      continue;
-    }
-    i++;
-    if (i < text.length && text[i]! >= "1" && text[i]! <= "9") {
-      const n = Number(text[i]);
-      if (literal !== "") parts.push(literal);
-      literal = "";
+  for (const part of valueParts(text)) {
+    if (typeof part === "string") {
+      parts.push(part);
+    } else if (part.capture !== undefined) {
+      const n = part.capture;
       parts.push((r) => r.captures[n] ?? "");
       usesCaptures = true;
-      i++;
-      continue;
-    }
-    let name = "";
-    if (text[i] === "{") {
-      const end = text.indexOf("}", i);
-      if (end < 0) {
-        throw new ValueError(
-          `the closing bracket in "${text}" variable is missing`,
-        );
-      }
-      name = text.slice(i + 1, end);
-      i = end + 1;
     } else {
-      while (i < text.length && NAME_CHAR.test(text[i]!)) name += text[i++];
+      const reader = scope.reader(part.name.toLowerCase());
+      if (reader === null) {
+        throw new ValueError(`unknown "${part.name}" variable`);
+      }
+      parts.push(reader);
     }
-    if (name === "" || !/^[A-Za-z0-9_]+$/.test(name)) {
-      throw new ValueError(`invalid variable name in "${text}"`);
-    }
-    const reader = scope.reader(name.toLowerCase());
-    if (reader === null) throw new ValueError(`unknown "${name}" variable`);
-    if (literal !== "") parts.push(literal);
-    literal = "";
-    parts.push(reader);
   }
-  if (literal !== "") parts.push(literal);
   const only = parts.length === 1 ? parts[0]! : null;
   if (typeof only === "function") {
     // One variable alone (`$host`, `$station_upgrade`): its reader's value,
@@ -180,10 +153,62 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
  */
 export function variableNames(text: string): string[] {
   const names: string[] = [];
-  for (const m of text.matchAll(/\$(?:\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g)) {
-    const name = (m[1] ?? m[2])!;
-    if (m[1] === undefined && /^[1-9]/.test(name)) continue;
-    names.push(name.toLowerCase());
+  for (const part of valueParts(text)) {
+    if (typeof part !== "string" && part.capture === undefined) {
+      names.push(part.name.toLowerCase());
+    }
   }
   return names;
+}
+
+/** A part of a value: a literal, a capture `$1`…`$9`, or a variable. */
+type ValuePart = string | { capture: number; name?: undefined } | {
+  capture?: undefined;
+  name: string;
+};
+
+/**
+ * Splits a value as `ngx_http_script_compile` reads it: `$name`, `${name}`
+ * and `$1`…`$9`; any other `$` is an error. The one scanner of `$` in a
+ * value, for compiling it and for listing what it reads.
+ */
+function valueParts(text: string): ValuePart[] {
+  const parts: ValuePart[] = [];
+  let literal = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c !== "$") {
+      literal += c;
+      i++;
+      continue;
+    }
+    i++;
+    if (literal !== "") parts.push(literal);
+    literal = "";
+    if (i < text.length && text[i]! >= "1" && text[i]! <= "9") {
+      parts.push({ capture: Number(text[i]) });
+      i++;
+      continue;
+    }
+    let name = "";
+    if (text[i] === "{") {
+      const end = text.indexOf("}", i);
+      if (end < 0) {
+        throw new ValueError(
+          `the closing bracket in "${text}" variable is missing`,
+        );
+      }
+      name = text.slice(i + 1, end);
+      i = end + 1;
+    } else {
+      while (i < text.length && NAME_CHAR.test(text[i]!)) name += text[i++];
+    }
+    if (name === "" || !/^[A-Za-z0-9_]+$/.test(name)) {
+      throw new ValueError(`invalid variable name in "${text}"`);
+    }
+    parts.push({ name });
+  }
+  if (literal !== "") parts.push(literal);
+  return parts;
 }

@@ -84,6 +84,7 @@ export function fitsInMemory(
 class WholeRead implements TimedRead {
   readonly lastRead = Date.now();
   readonly timeoutMs: number;
+  deadlineSlot = -1;
   #done: ((result: BodyReadResult) => void) | null;
 
   constructor(timeoutMs: number, done: (result: BodyReadResult) => void) {

@@ -20,6 +20,7 @@ import { escapeControls } from "../response/mod.ts";
 import { fieldBytes, fieldText } from "../runtime/mod.ts";
 import { transferEncodingOf } from "../upstream/mod.ts";
 import { rewriteSetCookie } from "./cookie_rewrite.ts";
+import { perObject } from "./location_memo.ts";
 
 /** Hidden unless `proxy_pass_header` names them. */
 const DEFAULT_HIDDEN = [
@@ -51,28 +52,14 @@ const NEVER = [
   "proxy-connection",
 ];
 
-const hiddenSets = new WeakMap<LocationConf, ReadonlySet<string>>();
-
 /** The names a location does not relay, made on first use. */
-function hiddenFor(conf: LocationConf): ReadonlySet<string> {
-  // The last location's set first (see set_headers.ts fieldPlan).
-  if (conf === lastConf) return lastHidden!;
-  let hidden = hiddenSets.get(conf);
-  if (hidden === undefined) {
-    const set = new Set(DEFAULT_HIDDEN);
-    for (const name of conf.proxyHideHeaders) set.add(name);
-    for (const name of conf.proxyPassHeaders) set.delete(name);
-    for (const name of NEVER) set.add(name);
-    hidden = set;
-    hiddenSets.set(conf, hidden);
-  }
-  lastConf = conf;
-  lastHidden = hidden;
+const hiddenFor = perObject((conf: LocationConf): ReadonlySet<string> => {
+  const hidden = new Set(DEFAULT_HIDDEN);
+  for (const name of conf.proxyHideHeaders) hidden.add(name);
+  for (const name of conf.proxyPassHeaders) hidden.delete(name);
+  for (const name of NEVER) hidden.add(name);
   return hidden;
-}
-
-let lastConf: LocationConf | null = null;
-let lastHidden: ReadonlySet<string> | null = null;
+});
 
 /**
  * Applies a `proxy_redirect` list to a value from `prefix` on, as

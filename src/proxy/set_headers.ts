@@ -15,6 +15,7 @@
 
 import type { ComplexValue, LocationConf, RequestVars } from "../engine/mod.ts";
 import { fieldBytes, ignoredField } from "../runtime/mod.ts";
+import { perObject } from "./location_memo.ts";
 
 /**
  * nginx's defaults after the two the configuration model carries
@@ -41,30 +42,15 @@ export interface FieldPlan {
   readonly fixed?: readonly (string | null)[];
 }
 
-const plans = new WeakMap<LocationConf, FieldPlan>();
-
 /**
  * The field plan of a location, made on first use and kept with it.
  *
  * @param conf The location's merged settings.
  * @returns The plan.
  */
-export function fieldPlan(conf: LocationConf): FieldPlan {
-  // The last location's plan first: most requests go to the one proxied
-  // location, and a WeakMap lookup per request showed in profiles.
-  if (conf === lastConf) return lastPlan!;
-  let plan = plans.get(conf);
-  if (plan === undefined) {
-    plan = compilePlan(conf);
-    plans.set(conf, plan);
-  }
-  lastConf = conf;
-  lastPlan = plan;
-  return plan;
-}
-
-let lastConf: LocationConf | null = null;
-let lastPlan: FieldPlan | null = null;
+export const fieldPlan: (conf: LocationConf) => FieldPlan = perObject(
+  compilePlan,
+);
 
 function compilePlan(conf: LocationConf): FieldPlan {
   const dropped = new Set(ALWAYS_SET);

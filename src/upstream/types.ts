@@ -58,7 +58,14 @@ export interface UpstreamClientOptions {
   now?: () => number;
 }
 
-/** One request for the upstream. */
+/**
+ * One request for the upstream.
+ *
+ * The proxy passes one object for every try of a request and changes its
+ * `host` to the next server's between tries (`proxy/proxy.ts`,
+ * `PeerExchange`): a transport reads the fields it needs before the promise
+ * of its send settles, and keeps no reference to the call after.
+ */
 export interface UpstreamCall {
   /** The method. */
   method: string;
