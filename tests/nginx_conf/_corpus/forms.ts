@@ -8,6 +8,7 @@
  */
 
 import type { Directive } from "./conf_tree.ts";
+import { locationParts } from "./probes.ts";
 
 /** A `proxy_pass` URL's shape: upstream name or address, and its URI part. */
 function proxyPassForm(url: string, names: Set<string>): string {
@@ -31,11 +32,15 @@ function proxyPassForm(url: string, names: Set<string>): string {
   return `proxy_pass ${m[1]}://${target}${uri}`;
 }
 
+/**
+ * A location's kind, read by the probes' splitter: nginx takes a modifier
+ * glued to its name (`location ~^/api/`, `location ^~/cross/`) as one given
+ * apart (`ngx_http_core_location`).
+ */
 function locationKind(d: Directive): string {
-  const a = d.args[0] ?? "";
-  if (a.startsWith("@")) return "@name";
-  if (["=", "^~", "~", "~*"].includes(a)) return a;
-  return "prefix";
+  const [modifier, name] = locationParts(d);
+  if (name.startsWith("@")) return "@name";
+  return modifier === "" ? "prefix" : modifier;
 }
 
 function serverNameForm(name: string): string {
@@ -113,7 +118,7 @@ export function formOf(
   switch (d.name) {
     case "location": {
       const kind = locationKind(d);
-      const what = kind === "=" && args[1] === "/50x.html"
+      const what = kind === "=" && locationParts(d)[1] === "/50x.html"
         ? "= /50x.html"
         : kind;
       return `location ${what}${inLocation ? " (nested)" : ""}`;
@@ -121,7 +126,7 @@ export function formOf(
     case "proxy_pass": {
       const loc = [...parents].reverse().find((p) => p.name === "location");
       const kind = loc ? locationKind(loc) : "";
-      const prefix = loc?.args.at(-1) ?? "";
+      const prefix = loc ? locationParts(loc)[1] : "";
       const shape = kind === "~" || kind === "~*"
         ? "a regex location"
         : kind === "@name"

@@ -21,6 +21,7 @@ export const CASE_SETS = [
   "unseen3",
   "unseen4",
   "unseen5",
+  "unseen6",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
