@@ -8,6 +8,7 @@ import { parseUpstreamServer } from "../src/config/addresses.ts";
 import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { startServing } from "../src/server/mod.ts";
+import { GatewayStats } from "../src/status.ts";
 import type { UpstreamTimeouts } from "../src/upstream/types.ts";
 
 /** What a test upstream saw of one request. */
@@ -146,6 +147,11 @@ export interface TestGateway extends AsyncDisposable {
   url: string;
   errorLines: string[];
   accessLines: string[];
+  /**
+   * Its counters: `requests` grows when the handler gets a request, the
+   * event a test waits on before sending the rest of one.
+   */
+  stats: GatewayStats;
 }
 
 /** The root tests serve from when they give none: no such folder. */
@@ -213,9 +219,11 @@ export async function startGateway(
       ...options.timeouts,
     },
   });
+  const stats = new GatewayStats();
   const started = await startServing(config, {
     version: "test",
     logger,
+    stats,
     ...(caseless === undefined ? {} : { caseless }),
     ...(now === undefined ? {} : { now }),
   });
@@ -230,6 +238,7 @@ export async function startGateway(
     url: `http://127.0.0.1:${serving.port}`,
     errorLines,
     accessLines,
+    stats,
     async [Symbol.asyncDispose]() {
       await serving.shutdown();
       serving.close();

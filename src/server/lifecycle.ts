@@ -10,6 +10,7 @@ import { createGatewayHandler } from "../gateway.ts";
 import { listenPorts } from "../engine_route.ts";
 import { ConnectionCut } from "../closing_connections.ts";
 import type { ListenGroup } from "../engine/mod.ts";
+import type { GatewayStats } from "../status.ts";
 import { ConnectionCounter, describeError, type Logger } from "../log/mod.ts";
 import { HeapPacer, osErrorOf, type OsErrorText } from "../runtime/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
@@ -77,6 +78,11 @@ export interface ServeOptions {
   caseless?: boolean;
   /** The upstream group's clock in milliseconds (tests). */
   now?: () => number;
+  /**
+   * The request counters (a new set when absent): tests wait on
+   * `requests` to know the handler has a request before they send more.
+   */
+  stats?: GatewayStats;
 }
 
 /** A gateway serving: its listeners, upstream groups and requests. */
@@ -164,6 +170,7 @@ export async function startServing(
     inFlight,
     onConnect: () => counter.take(),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.stats ? { stats: options.stats } : {}),
   });
   return {
     serving: {
