@@ -45,6 +45,9 @@ import {
   type SettingsContext,
 } from "./compile_location.ts";
 import type { Directive } from "./parser.ts";
+
+/** An `upstream{}` block's balancing method. */
+type UpstreamBalance = NonNullable<UpstreamConf["balance"]>;
 import { prefixed } from "./paths.ts";
 import {
   checkSslPorts,
@@ -447,25 +450,43 @@ class Compiler {
       this.fail(d, `no servers are inside upstream`);
       return;
     }
-    // least_conn and hash change nothing with one server; with several they
-    // would choose differently from the gateway.
-    const method = (d.block ?? []).find((x) =>
-      x.name === "least_conn" || x.name === "hash"
-    );
-    if (method !== undefined && servers.filter((x) => !x.down).length > 1) {
-      this.fail(
-        method,
-        `"${method.name}" is not supported with several servers: the gateway balances them round-robin or by ip_hash (remove it, or keep one server)`,
-      );
-    }
-    const ipHash = (d.block ?? []).some((x) => x.name === "ip_hash");
+    const { balance, hashKey } = this.balanceMethod(d.block ?? []);
     this.upstreams.set(name, {
       name,
       servers,
       keepalive,
       explicit: true,
-      balance: ipHash ? "ip-hash" : "round-robin",
+      balance,
+      ...(hashKey ? { hashKey } : {}),
     });
+  }
+
+  /**
+   * The block's balancing method: the last of `ip_hash`, `least_conn` and
+   * `hash KEY [consistent]` (each replaces the one before, as
+   * `uscf->peer.init_upstream` is), round-robin when none.
+   */
+  balanceMethod(
+    block: readonly Directive[],
+  ): { balance: UpstreamBalance; hashKey: ComplexValue | null } {
+    let balance: UpstreamBalance = "round-robin";
+    let hashKey: ComplexValue | null = null;
+    for (const x of block) {
+      if (x.name === "ip_hash") balance = "ip-hash";
+      else if (x.name === "least_conn") balance = "least-conn";
+      else if (x.name === "hash") {
+        const [key = "", param] = x.args;
+        if (param !== undefined && param !== "consistent") {
+          // ngx_http_upstream_hash's words.
+          this.fail(x, `invalid parameter "${param}"`);
+          continue;
+        }
+        balance = param === undefined ? "hash" : "consistent-hash";
+        hashKey = this.value(x, key);
+      }
+    }
+    const hashed = balance === "hash" || balance === "consistent-hash";
+    return { balance, hashKey: hashed ? hashKey : null };
   }
 
   upstreamServer(d: Directive): UpstreamServerConf | null {
@@ -479,6 +500,7 @@ class Compiler {
       address: hostPort.port === 80 && !/:\d+$/.test(address)
         ? `${address}:80`
         : address,
+      server: address,
       ...hostPort,
       weight: 1,
       maxFails: 1,

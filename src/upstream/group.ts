@@ -27,6 +27,17 @@ import {
   type RoundRobinState,
   roundRobinState,
 } from "./peer_choice.ts";
+import {
+  type ConsistentPoints,
+  consistentPoints,
+  type ConsistentWalk,
+  consistentWalk,
+  type HashWalk,
+  hashWalk,
+  pickConsistentPeer,
+  pickHashPeer,
+  pickLeastConnPeer,
+} from "./balance_methods.ts";
 
 /**
  * Whether nginx's default `proxy_next_upstream error timeout` sends a failed
@@ -66,6 +77,8 @@ export interface UpstreamPeer {
   client: UpstreamTransport;
   /** nginx's round-robin state: weights, failures and their times. */
   rr: RoundRobinState;
+  /** The address as the `server` directive wrote it (`hash … consistent` hashes it). */
+  server: string;
 }
 
 /** What the group answers when asked for a server. */
@@ -75,10 +88,38 @@ export type PeerChoice =
   | { kind: "no-live" };
 
 /**
- * How a group picks among its primaries: nginx's weighted round-robin, or
- * `ip_hash` (by the client's address, round-robin after 20 tries).
+ * How a group picks among its primaries: nginx's weighted round-robin,
+ * `ip_hash` (by the client's address, round-robin after 20 tries),
+ * `least_conn` (fewest open exchanges per weight), `hash KEY` (by the
+ * key's CRC-32, round-robin after 20 tries) or `hash KEY consistent`
+ * (ketama points).
  */
-export type Balance = "round-robin" | "ip-hash";
+export type Balance =
+  | "round-robin"
+  | "ip-hash"
+  | "least-conn"
+  | "hash"
+  | "consistent-hash";
+
+/**
+ * A `hash` group's key: its `evaluate` is called with the request's
+ * variables (the engine's complex value; the upstream does not read them).
+ */
+export interface HashKey {
+  /** The key for one request. */
+  evaluate(vars: object): string;
+}
+
+/** What a request hands {@linkcode UpstreamGroup.walkFor}. */
+export interface BalanceInput {
+  /** The client's address (`ip_hash`). */
+  readonly client?: string | undefined;
+  /** The evaluated `hash` key. */
+  readonly key?: string | undefined;
+}
+
+/** A request's state for a hashing method, carried from try to try. */
+export type BalanceWalk = IpHashWalk | HashWalk | ConsistentWalk;
 
 const NO_LIVE: PeerChoice = { kind: "no-live" };
 const NONE_LEFT: PeerChoice = { kind: "none-left" };
@@ -96,7 +137,15 @@ export class UpstreamGroup {
   #backups: UpstreamPeer[];
   #now: () => number;
   #single: boolean;
-  #byAddress: boolean;
+  #method: Balance;
+  #points: ConsistentPoints | null = null;
+  /**
+   * The `hash` key; `null` for the other methods (and for a group of one
+   * primary, which nginx serves round-robin).
+   */
+  readonly hashKey: HashKey | null;
+  /** The group keeps a walk per request ({@linkcode walkFor}). */
+  readonly walks: boolean;
 
   /**
    * Creates the group.
@@ -110,10 +159,14 @@ export class UpstreamGroup {
     name: string,
     peers: { spec: UpstreamServerSpec; client: UpstreamTransport }[],
     now: () => number = Date.now,
-    balance: Balance = "round-robin",
+    balance: Balance | { method: Balance; key?: HashKey } = "round-robin",
   ) {
     this.name = name;
-    const all = peers.map((p) => ({ ...p, rr: roundRobinState(p.spec) }));
+    const all = peers.map((p) => ({
+      ...p,
+      rr: roundRobinState(p.spec),
+      server: p.spec.server ?? p.spec.address.peer,
+    }));
     this.#primaries = all.filter((p) => !p.spec.backup);
     this.#backups = all.filter((p) => p.spec.backup);
     this.peers = [...this.#primaries, ...this.#backups];
@@ -121,20 +174,45 @@ export class UpstreamGroup {
     // nginx's `peers->single`: one primary and no backup is never marked
     // down and its failures are not counted.
     this.#single = this.#primaries.length === 1 && this.#backups.length === 0;
-    this.#byAddress = balance === "ip-hash" && !this.#single;
+    const method = typeof balance === "string" ? balance : balance.method;
+    // least_conn and hash of one primary are round-robin's
+    // (`peers->single`); consistent hash is too in effect: one server.
+    this.#method = this.#single ? "round-robin" : method;
+    this.walks = this.#method === "ip-hash" || this.#method === "hash" ||
+      this.#method === "consistent-hash";
+    this.hashKey = this.walks && typeof balance !== "string"
+      ? balance.key ?? null
+      : null;
+    if (this.#method === "consistent-hash") {
+      this.#points = consistentPoints(
+        this.#primaries.map((p) => ({ server: p.server, weight: p.rr.weight })),
+      );
+    }
   }
 
   /**
    * A request's walk for a group balanced by `ip_hash`
-   * (`ngx_http_upstream_init_ip_hash_peer`), to hand to every
-   * {@linkcode choose} of that request.
+   * (`ngx_http_upstream_init_ip_hash_peer`) or `hash`
+   * (`ngx_http_upstream_init_hash_peer`, `…_init_chash_peer`), to hand to
+   * every {@linkcode choose} of that request.
    *
-   * @param client The client's address as `Deno.serve` reports it.
-   * @returns The walk; `null` for a group balanced round-robin (or of one
-   * primary, which nginx serves round-robin).
+   * @param input The client's address, and the evaluated `hash` key.
+   * @returns The walk; `null` for the other methods.
    */
-  walkFor(client: string): IpHashWalk | null {
-    if (!this.#byAddress) return null;
+  walkFor(input: BalanceInput): BalanceWalk | null {
+    switch (this.#method) {
+      case "ip-hash":
+        return input.client === undefined ? null : this.#ipWalk(input.client);
+      case "hash":
+        return hashWalk(input.key ?? "");
+      case "consistent-hash":
+        return consistentWalk(this.#points!, input.key ?? "");
+      default:
+        return null;
+    }
+  }
+
+  #ipWalk(client: string): IpHashWalk {
     const address = parseClientAddress(client);
     return ipHashWalk(
       address === null
@@ -157,37 +235,93 @@ export class UpstreamGroup {
    * reached the backups stays there).
    *
    * @param tried Servers this request already tried.
-   * @param walk The request's `ip_hash` walk ({@linkcode walkFor}), `null`
-   * for round-robin.
+   * @param walk The request's walk ({@linkcode walkFor}), `null` for the
+   * methods that keep none.
    * @returns A server; `none-left` when every server was tried (nginx's
    * tries are spent); `no-live` when some were not tried but none of those
    * is available (nginx's "no live upstreams").
    */
   choose(
     tried: ReadonlySet<UpstreamPeer>,
-    walk: IpHashWalk | null = null,
+    walk: BalanceWalk | null = null,
   ): PeerChoice {
-    if (tried.size === this.peers.length) return NONE_LEFT;
+    const peer = this.#pick(tried, walk);
+    if (peer === null) {
+      return tried.size === this.peers.length ? NONE_LEFT : NO_LIVE;
+    }
+    // Held until the exchange ends ({@linkcode release}), as nginx's
+    // `peer->conns`.
+    peer.rr.conns++;
+    return { kind: "peer", peer };
+  }
+
+  #pick(
+    tried: ReadonlySet<UpstreamPeer>,
+    walk: BalanceWalk | null,
+  ): UpstreamPeer | null {
+    if (tried.size === this.peers.length) return null;
     if (this.#single) {
       // ngx_http_upstream_get_round_robin_peer: a single `down` server is
       // "no live upstreams" too.
       const only = this.#primaries[0]!;
-      return only.rr.down ? NO_LIVE : { kind: "peer", peer: only };
+      return only.rr.down ? null : only;
     }
     const now = ngxTime(this.#now());
     let onBackups = false;
     if (tried.size > 0) {
       for (const p of tried) if (p.spec.backup) onBackups = true;
     }
+    switch (this.#method) {
+      case "least-conn":
+        return this.#leastConn(tried, now, onBackups);
+      case "hash":
+        return pickHashPeer(this.#primaries, tried, now, walk as HashWalk);
+      case "consistent-hash":
+        return pickConsistentPeer(this.#primaries, this.#points!, {
+          tried,
+          now,
+          walk: walk as ConsistentWalk,
+        });
+    }
     // ip_hash hands over to round-robin after 20 tries
     // (ngx_http_upstream_get_ip_hash_peer), which reaches the backups.
     const hashed = onBackups || walk === null
       ? null
-      : pickIpHashPeer(this.#primaries, tried, now, walk);
-    const peer = hashed ??
+      : pickIpHashPeer(this.#primaries, tried, now, walk as IpHashWalk);
+    return hashed ??
       (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
       pickPeer(this.#backups, tried, now);
-    return peer === null ? NO_LIVE : { kind: "peer", peer };
+  }
+
+  /**
+   * `ngx_http_upstream_get_least_conn_peer`: the primaries, then the
+   * backups; when neither tier has a server left, the failures of each
+   * tier looked at are forgotten ("mark them as live for quick recovery").
+   */
+  #leastConn(
+    tried: ReadonlySet<UpstreamPeer>,
+    now: number,
+    onBackups: boolean,
+  ): UpstreamPeer | null {
+    const peer =
+      (onBackups ? null : pickLeastConnPeer(this.#primaries, tried, now)) ??
+        pickLeastConnPeer(this.#backups, tried, now);
+    if (peer !== null) return peer;
+    for (const p of this.#backups) p.rr.fails = 0;
+    if (!onBackups) { for (const p of this.#primaries) p.rr.fails = 0; }
+    return null;
+  }
+
+  /**
+   * Frees a server chosen by {@linkcode choose} once its exchange is over
+   * (`peer->conns--` in `ngx_http_upstream_free_round_robin_peer`): called
+   * once per choice, by the walk on a failed attempt and by the exchange's
+   * end otherwise.
+   *
+   * @param peer The server.
+   */
+  release(peer: UpstreamPeer): void {
+    peer.rr.conns--;
   }
 
   /**
@@ -237,8 +371,8 @@ export interface GroupClientOptions {
   transport?: TransportFactory;
   /** The clock failures and idle connections are timed by, in milliseconds (tests). */
   now?: () => number;
-  /** How the primaries are chosen (round-robin by default). */
-  balance?: Balance;
+  /** How the primaries are chosen (round-robin by default), and a `hash` key. */
+  balance?: Balance | { method: Balance; key?: HashKey };
 }
 
 /**

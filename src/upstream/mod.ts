@@ -11,12 +11,13 @@
 export { UpstreamError, upstreamStatus, upstreamTimeout } from "./error.ts";
 export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
-export type { Balance, UpstreamGroup, UpstreamPeer } from "./group.ts";
+export type { Balance, HashKey, UpstreamGroup, UpstreamPeer } from "./group.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
 export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
 export {
   NO_FAILURES,
+  PeerHold,
   tryPeers,
   upstreamField,
   walkPeers,
