@@ -169,7 +169,7 @@ export function hashWalk(key: string): HashWalk {
  * `ngx_http_upstream_get_hash_peer`: `(crc32([REHASH] KEY) >> 16) & 0x7fff`
  * added to the hash so far picks a server by weight among all of them
  * (`down` ones too); one tried, `down` or failed makes it hash again, and
- * past 20 tries the choice falls to round-robin.
+ * past 20 tries, or for an empty key, the choice is round-robin's.
  *
  * @param peers The servers, in configuration order (`hash` keeps no backup).
  * @param tried Servers this request already tried.
@@ -197,7 +197,7 @@ export function pickHashPeer<P extends BalancedPeer>(
   now: number,
   walk: HashWalk,
 ): P | null {
-  if (walk.tries <= 20) {
+  if (walk.tries <= 20 && walk.key.length > 0) {
     let total = 0;
     for (const peer of peers) total += peer.rr.weight;
     while (true) {
@@ -296,8 +296,10 @@ export function consistentPoints(
 export interface ConsistentWalk {
   /** The index of the point to try next (taken modulo the point count). */
   hash: number;
-  /** Points stepped past. */
+  /** Points stepped past; past 20 the choice is round-robin's. */
   tries: number;
+  /** The key was empty: round-robin chooses. */
+  readonly empty: boolean;
 }
 
 /**
@@ -321,21 +323,21 @@ export function consistentWalk(
     const k = (i + j) >>> 1;
     if (hash > hashes[k]!) i = k + 1;
     else if (hash < hashes[k]!) j = k;
-    else return { hash: k, tries: 0 };
+    else return { hash: k, tries: 0, empty: key === "" };
   }
-  return { hash: i, tries: 0 };
+  return { hash: i, tries: 0, empty: key === "" };
 }
 
 /**
  * Chooses a server as `ngx_http_upstream_get_chash_peer`: the servers of
  * the current point's address that are untried, not `down` and not failed,
- * by smooth weighted round-robin; none, and the next point is tried, until
- * every point was.
+ * by smooth weighted round-robin; none, and the next point is tried; past
+ * 20 points, or for an empty key, the choice is round-robin's (nginx 1.22).
  *
  * @param peers The servers with their addresses as written, in order.
  * @param points The group's points.
  * @param options The request's tried servers, `ngx_time()` and walk.
- * @returns The server, or `null` ("no live upstreams").
+ * @returns The server, or `null` when none is left.
  */
 export function pickConsistentPeer<
   P extends BalancedPeer & { readonly server: string },
@@ -346,6 +348,7 @@ export function pickConsistentPeer<
 ): P | null {
   const { tried, now, walk } = options;
   const count = points.hashes.length;
+  if (walk.tries > 20 || walk.empty) return pickPeer(peers, tried, now);
   while (true) {
     const server = points.servers[walk.hash % count]!;
     let best: P | null = null;
@@ -367,6 +370,6 @@ export function pickConsistentPeer<
       return best;
     }
     walk.hash++;
-    if (++walk.tries >= count) return null;
+    if (++walk.tries > 20) return pickPeer(peers, tried, now);
   }
 }
