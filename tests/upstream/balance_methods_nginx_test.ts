@@ -17,6 +17,8 @@ import {
   writeText,
 } from "../_utils.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
+import { compareFile, TESTDATA } from "../nginx_conf/_corpus/mod.ts";
+import { join } from "node:path";
 
 const ON_LINUX = suiteNeeds("upstream/balance_methods_nginx_test.ts", [
   "nginx",
@@ -219,5 +221,27 @@ Deno.test(
     const tried = failedTries(sides.nginx.prefix, "nginx");
     deepStrictEqual(tried.length, 1, tried.join("\n"));
     deepStrictEqual(failedTries(sides.gateway.prefix, "gateway"), tried);
+  },
+);
+
+Deno.test(
+  "corpus least_conn_keepalive: a least_conn trio runs beside nginx from the same file",
+  ON_LINUX,
+  async () => {
+    // A station file nginx accepts (unseen5, README there): every probe
+    // reaches the same one of the three servers on both sides.
+    const row = await compareFile(
+      join(TESTDATA, "unseen5", "least_conn_keepalive"),
+    );
+    deepStrictEqual(
+      { agree: row.verdictsAgree, runs: row.runs, differences: row.all },
+      { agree: true, runs: true, differences: [] },
+      row.first,
+    );
+    // The trio was used: more than one server answered a probe.
+    const reached = new Set(
+      row.nginxAnswers.flatMap((a) => a.match(/→ upstream \d/g) ?? []),
+    );
+    strictEqual(reached.size > 1, true, [...reached].join(", "));
   },
 );
