@@ -4,8 +4,11 @@
  * smooth weighted round-robin among primaries, `backup` servers only when
  * no primary is left, a server that failed `max_fails` times is skipped until
  * `fail_timeout` has passed since its last failure, and a single-server group
- * is never marked down. Which failures move a request to the next server is decided in
- * {@linkcode shouldTryNext}. The `server` syntax is parsed by
+ * is never marked down; or, instead of round-robin, nginx's `ip_hash`,
+ * `least_conn`, `hash KEY` and `hash KEY consistent` (`balance.ts`). Each
+ * server chosen is held (`conns`) until its exchange ends
+ * ({@linkcode UpstreamGroup.release}). Which failures move a request to the
+ * next server is decided in `try_next.ts`. The `server` syntax is parsed by
  * `parseUpstreamServer` in `addresses.ts`.
  *
  * @module
@@ -13,13 +16,10 @@
 
 import { GcPacer } from "../runtime/mod.ts";
 import { UpstreamClient } from "./client.ts";
-import type { UpstreamError } from "./error.ts";
 import type { TransportFactory, UpstreamTransport } from "./transport.ts";
 import type { UpstreamServerSpec } from "./types.ts";
-import { parseClientAddress } from "../access/mod.ts";
 import {
   type IpHashWalk,
-  ipHashWalk,
   ngxTime,
   pickIpHashPeer,
   pickPeer,
@@ -31,43 +31,18 @@ import {
   type ConsistentPoints,
   consistentPoints,
   type ConsistentWalk,
-  consistentWalk,
   type HashWalk,
-  hashWalk,
   pickConsistentPeer,
   pickHashPeer,
-  pickLeastConnPeer,
-} from "./balance_methods.ts";
-
-/**
- * Whether nginx's default `proxy_next_upstream error timeout` sends a failed
- * request to the next server: only for errors and timeouts, only if the
- * request was never sent or is idempotent (nginx ≥ 1.9.13 does not resend a
- * POST, LOCK or PATCH), and never once the client has been answered (the
- * caller only asks before that).
- *
- * @param error The failure.
- * @param method The request method.
- * @returns Whether to try the next server.
- *
- * @example Usage
- * ```ts
- * import { shouldTryNext } from "./group.ts";
- * import { upstreamErrorFromOs, upstreamTimeout } from "./error.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const refused = upstreamErrorFromOs(new Error("(os error 111)"), "connecting to upstream", "linux");
- * strictEqual(shouldTryNext(refused, "POST"), true);
- * strictEqual(shouldTryNext(upstreamTimeout("reading response header from upstream", "linux"), "POST"), false);
- * ```
- */
-export function shouldTryNext(error: UpstreamError, method: string): boolean {
-  if (error.kind === "client-closed" || error.kind === "invalid-response") {
-    return false;
-  }
-  if (error.action === "connecting to upstream") return true;
-  return !["POST", "LOCK", "PATCH"].includes(method);
-}
+} from "./hash_choice.ts";
+import { pickLeastConnTier } from "./least_conn.ts";
+import {
+  type Balance,
+  type BalanceInput,
+  type BalanceWalk,
+  balanceWalk,
+  type HashKey,
+} from "./balance.ts";
 
 /** A server of the group, with its client and balancing state. */
 export interface UpstreamPeer {
@@ -86,40 +61,6 @@ export type PeerChoice =
   | { kind: "peer"; peer: UpstreamPeer }
   | { kind: "none-left" }
   | { kind: "no-live" };
-
-/**
- * How a group picks among its primaries: nginx's weighted round-robin,
- * `ip_hash` (by the client's address, round-robin after 20 tries),
- * `least_conn` (fewest open exchanges per weight), `hash KEY` (by the
- * key's CRC-32, round-robin after 20 tries) or `hash KEY consistent`
- * (ketama points).
- */
-export type Balance =
-  | "round-robin"
-  | "ip-hash"
-  | "least-conn"
-  | "hash"
-  | "consistent-hash";
-
-/**
- * A `hash` group's key: its `evaluate` is called with the request's
- * variables (the engine's complex value; the upstream does not read them).
- */
-export interface HashKey {
-  /** The key for one request. */
-  evaluate(vars: object): string;
-}
-
-/** What a request hands {@linkcode UpstreamGroup.walkFor}. */
-export interface BalanceInput {
-  /** The client's address (`ip_hash`). */
-  readonly client?: string | undefined;
-  /** The evaluated `hash` key. */
-  readonly key?: string | undefined;
-}
-
-/** A request's state for a hashing method, carried from try to try. */
-export type BalanceWalk = IpHashWalk | HashWalk | ConsistentWalk;
 
 const NO_LIVE: PeerChoice = { kind: "no-live" };
 const NONE_LEFT: PeerChoice = { kind: "none-left" };
@@ -200,32 +141,7 @@ export class UpstreamGroup {
    * @returns The walk; `null` for the other methods.
    */
   walkFor(input: BalanceInput): BalanceWalk | null {
-    switch (this.#method) {
-      case "ip-hash":
-        return input.client === undefined ? null : this.#ipWalk(input.client);
-      case "hash":
-        return hashWalk(input.key ?? "");
-      case "consistent-hash":
-        return consistentWalk(this.#points!, input.key ?? "");
-      default:
-        return null;
-    }
-  }
-
-  #ipWalk(client: string): IpHashWalk {
-    const address = parseClientAddress(client);
-    return ipHashWalk(
-      address === null
-        ? null
-        : address.family === 6
-        ? address.bytes
-        : Uint8Array.of(
-          address.addr >>> 24,
-          (address.addr >>> 16) & 0xff,
-          (address.addr >>> 8) & 0xff,
-          address.addr & 0xff,
-        ),
-    );
+    return balanceWalk(this.#method, input, this.#points);
   }
 
   /**
@@ -273,7 +189,12 @@ export class UpstreamGroup {
     }
     switch (this.#method) {
       case "least-conn":
-        return this.#leastConn(tried, now, onBackups);
+        return pickLeastConnTier(
+          { primaries: this.#primaries, backups: this.#backups },
+          tried,
+          now,
+          onBackups,
+        );
       case "hash":
         return pickHashPeer(this.#primaries, tried, now, walk as HashWalk);
       case "consistent-hash":
@@ -291,25 +212,6 @@ export class UpstreamGroup {
     return hashed ??
       (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
       pickPeer(this.#backups, tried, now);
-  }
-
-  /**
-   * `ngx_http_upstream_get_least_conn_peer`: the primaries, then the
-   * backups; when neither tier has a server left, the failures of each
-   * tier looked at are forgotten ("mark them as live for quick recovery").
-   */
-  #leastConn(
-    tried: ReadonlySet<UpstreamPeer>,
-    now: number,
-    onBackups: boolean,
-  ): UpstreamPeer | null {
-    const peer =
-      (onBackups ? null : pickLeastConnPeer(this.#primaries, tried, now)) ??
-        pickLeastConnPeer(this.#backups, tried, now);
-    if (peer !== null) return peer;
-    for (const p of this.#backups) p.rr.fails = 0;
-    if (!onBackups) { for (const p of this.#primaries) p.rr.fails = 0; }
-    return null;
   }
 
   /**

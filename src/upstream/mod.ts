@@ -11,7 +11,8 @@
 export { UpstreamError, upstreamStatus, upstreamTimeout } from "./error.ts";
 export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
-export type { Balance, HashKey, UpstreamGroup, UpstreamPeer } from "./group.ts";
+export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
+export type { Balance, HashKey } from "./balance.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
 export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";

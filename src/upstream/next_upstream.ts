@@ -9,11 +9,8 @@
  */
 
 import { UpstreamError } from "./error.ts";
-import {
-  shouldTryNext,
-  type UpstreamGroup,
-  type UpstreamPeer,
-} from "./group.ts";
+import type { UpstreamGroup, UpstreamPeer } from "./group.ts";
+import { shouldTryNext } from "./try_next.ts";
 
 /** One failed attempt, for the request's error log. */
 export interface AttemptFailure {

@@ -1,141 +1,17 @@
 /**
- * nginx's `least_conn`, `hash KEY` and `hash KEY consistent` peer choices
- * (`ngx_http_upstream_least_conn_module.c`, `ngx_http_upstream_hash_module.c`,
- * nginx 1.22) as pure state and arithmetic over the round-robin state of
- * `peer_choice.ts`, so the same key or the same sequence of open requests
- * reaches the same server as under nginx.
+ * nginx's `hash KEY` and `hash KEY consistent` peer choices
+ * (`ngx_http_upstream_hash_module.c`, nginx 1.22) as pure state and
+ * arithmetic over the round-robin state of `peer_choice.ts`, so the same
+ * key reaches the same server as under nginx.
  *
  * @module
  */
 
-import { isAvailable, pickPeer, type RoundRobinState } from "./peer_choice.ts";
+import { crc32, CRC32_INIT, crc32Update } from "./crc32.ts";
+import type { BalancedPeer } from "./least_conn.ts";
+import { isAvailable, pickPeer } from "./peer_choice.ts";
 
 const ENCODER = new TextEncoder();
-
-/** CRC-32 (IEEE 802.3, reflected), the table `ngx_crc32_update` uses. */
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    table[n] = c >>> 0;
-  }
-  return table;
-})();
-
-/** `ngx_crc32_init`: the running value before any byte. */
-export const CRC32_INIT = 0xffffffff;
-
-/**
- * `ngx_crc32_update`: the running CRC-32 after `bytes`.
- *
- * @param crc The running value ({@linkcode CRC32_INIT} at first).
- * @param bytes The bytes.
- * @returns The running value; `(crc ^ 0xffffffff) >>> 0` is the CRC.
- */
-export function crc32Update(crc: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) {
-    crc = CRC_TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
-  }
-  return crc >>> 0;
-}
-
-/**
- * The CRC-32 of bytes (`ngx_crc32_long`).
- *
- * @param bytes The bytes.
- * @returns The CRC, unsigned.
- *
- * @example Usage
- * ```ts
- * import { crc32 } from "./balance_methods.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(crc32(new TextEncoder().encode("123456789")), 0xcbf43926);
- * ```
- */
-export function crc32(bytes: Uint8Array): number {
-  return (crc32Update(CRC32_INIT, bytes) ^ 0xffffffff) >>> 0;
-}
-
-/** A server as `least_conn` and the hash methods see it. */
-export interface BalancedPeer {
-  /** Its round-robin state, with its open exchanges (`conns`). */
-  readonly rr: RoundRobinState;
-}
-
-/**
- * Chooses among one tier (primaries or backups) as
- * `ngx_http_upstream_get_least_conn_peer`: the available, untried server
- * with the fewest open exchanges per weight (`conns * w < w * conns`, no
- * division); among several tied, smooth weighted round-robin from the first
- * of them.
- *
- * @param peers The tier's servers, in configuration order.
- * @param tried Servers this request already tried.
- * @param now `ngx_time()`.
- * @returns The server, or `null` when none is left.
- *
- * @example Usage
- * ```ts
- * import { pickLeastConnPeer } from "./balance_methods.ts";
- * import { roundRobinState } from "./peer_choice.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const peers = ["a", "b"].map((name) => ({
- *   name,
- *   rr: roundRobinState({ maxFails: 1, failTimeoutMs: 10_000 }),
- * }));
- * peers[0]!.rr.conns = 1;
- * strictEqual(pickLeastConnPeer(peers, new Set(), 0)!.name, "b");
- * ```
- */
-export function pickLeastConnPeer<P extends BalancedPeer>(
-  peers: readonly P[],
-  tried: ReadonlySet<P>,
-  now: number,
-): P | null {
-  let best: P | null = null;
-  let first = 0;
-  let many = false;
-  for (let i = 0; i < peers.length; i++) {
-    const peer = peers[i]!;
-    if (tried.has(peer) || !isAvailable(peer.rr, now)) continue;
-    if (best === null) {
-      best = peer;
-      first = i;
-      many = false;
-      continue;
-    }
-    const mine = peer.rr.conns * best.rr.weight;
-    const theirs = best.rr.conns * peer.rr.weight;
-    if (mine < theirs) {
-      best = peer;
-      first = i;
-      many = false;
-    } else if (mine === theirs) many = true;
-  }
-  if (best === null) return null;
-  if (many) {
-    let total = 0;
-    for (let i = first; i < peers.length; i++) {
-      const peer = peers[i]!;
-      const rr = peer.rr;
-      if (tried.has(peer) || rr.down) continue;
-      // Compared with the best so far, as nginx does: the tied share one
-      // ratio, so any of them answers alike.
-      if (rr.conns * best.rr.weight !== best.rr.conns * rr.weight) continue;
-      if (!isAvailable(rr, now)) continue;
-      rr.currentWeight += rr.effectiveWeight;
-      total += rr.effectiveWeight;
-      if (rr.effectiveWeight < rr.weight) rr.effectiveWeight++;
-      if (rr.currentWeight > best.rr.currentWeight) best = peer;
-    }
-    best.rr.currentWeight -= total;
-  }
-  if (now - best.rr.checked > best.rr.failTimeout) best.rr.checked = now;
-  return best;
-}
 
 /**
  * One request's walk for `hash KEY` (`ngx_http_upstream_hash_peer_data_t`):
@@ -179,7 +55,7 @@ export function hashWalk(key: string): HashWalk {
  *
  * @example Usage
  * ```ts
- * import { hashWalk, pickHashPeer } from "./balance_methods.ts";
+ * import { hashWalk, pickHashPeer } from "./hash_choice.ts";
  * import { roundRobinState } from "./peer_choice.ts";
  * import { strictEqual } from "node:assert/strict";
  *
