@@ -55,21 +55,48 @@ async function script(conn: Deno.Conn, gone: Promise<void>): Promise<void> {
   await writeText(conn, answers[kind!] ?? answers.whole!);
 }
 
-const CONF = (a: number, b: number, dead: number) =>
+/** A WebSocket upstream that echoes. */
+function echoServer() {
+  const sockets = new Set<WebSocket>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      const { socket, response } = Deno.upgradeWebSocket(req);
+      sockets.add(socket);
+      socket.onmessage = (e) => socket.send(`echo:${e.data}`);
+      socket.onclose = () => sockets.delete(socket);
+      return response;
+    },
+  );
+  return {
+    port: server.addr.port,
+    async [Symbol.asyncDispose]() {
+      for (const s of sockets) s.close();
+      await server.shutdown();
+    },
+  };
+}
+
+const CONF = (a: number, b: number, dead: number, ws: number) =>
   `http {
+  upstream tunnels { least_conn; server 127.0.0.1:${ws};
+    server 127.0.0.1:${dead} max_fails=0; }
   upstream lc { least_conn; server 127.0.0.1:${a}; server 127.0.0.1:${b};
     server 127.0.0.1:${dead} max_fails=0; }
   server { listen 8081;
     location /l/ { proxy_pass http://lc; proxy_read_timeout 1s;
       proxy_intercept_errors on; error_page 500 = /inner; }
+    location /live/ { proxy_pass http://tunnels; proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection "upgrade"; }
     location /ws/ { proxy_pass http://lc; proxy_http_version 1.1;
       proxy_set_header Upgrade $http_upgrade;
       proxy_set_header Connection "upgrade"; }
   }
 }`;
 
-function counts(gw: LocationGateway): number[] {
-  return gw.registry.get("lc")!.peers.map((p) => p.rr.conns);
+function counts(gw: LocationGateway, group = "lc"): number[] {
+  return gw.registry.get(group)!.peers.map((p) => p.rr.conns);
 }
 
 const GET = (path: string) =>
@@ -79,8 +106,9 @@ Deno.test("least_conn: every server's count is back to 0 however its exchanges e
   const gone = Promise.withResolvers<void>();
   await using a = startRawUpstream((conn) => script(conn, gone.promise));
   await using b = startRawUpstream((conn) => script(conn, gone.promise));
+  await using ws = echoServer();
   await using gw = serveCompiled(
-    compileText(CONF(a.port, b.port, refusedPort())),
+    compileText(CONF(a.port, b.port, refusedPort(), ws.port)),
   );
   const settled = () => counts(gw).every((n) => n === 0);
   // A body failing after its head (the upstream closing, a timeout) ends
@@ -114,6 +142,22 @@ Deno.test("least_conn: every server's count is back to 0 however its exchanges e
     );
     await waitFor(settled, 5000);
     deepStrictEqual(counts(gw), [0, 0, 0]);
+  });
+  await t.step("a WebSocket tunnel: held while open", async () => {
+    const socket = new WebSocket(`ws://127.0.0.1:${gw.port}/live/`);
+    const echoed = Promise.withResolvers<string>();
+    socket.onmessage = (e) => echoed.resolve(String(e.data));
+    await new Promise((resolve) => (socket.onopen = resolve));
+    socket.send("hi");
+    strictEqual(await echoed.promise, "echo:hi");
+    // The refused server was tried first or not at all, and freed: the
+    // live one is held by the open tunnel.
+    deepStrictEqual(counts(gw, "tunnels"), [1, 0]);
+    const closed = new Promise((resolve) => (socket.onclose = resolve));
+    socket.close();
+    await closed;
+    await waitFor(() => counts(gw, "tunnels")[0] === 0, 5000);
+    deepStrictEqual(counts(gw, "tunnels"), [0, 0]);
   });
   gone.resolve();
 });
