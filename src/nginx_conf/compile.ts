@@ -34,7 +34,11 @@ import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
-import { MAX_UPSTREAM_KEEPALIVE, pathProblem } from "../config/mod.ts";
+import {
+  MAX_CONSISTENT_HASH_WEIGHT,
+  MAX_UPSTREAM_KEEPALIVE,
+  pathProblem,
+} from "../config/mod.ts";
 import { hostAddress } from "../access/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
@@ -451,6 +455,17 @@ class Compiler {
       return;
     }
     const { balance, hashKey } = this.balanceMethod(d.block ?? []);
+    let weight = 0;
+    for (const server of servers) weight += server.weight;
+    if (
+      balance === "consistent-hash" && weight > MAX_CONSISTENT_HASH_WEIGHT
+    ) {
+      this.fail(
+        d,
+        `"hash ... consistent" with a total weight of ${weight} is not supported: the gateway makes 160 points per weight unit, up to a total weight of ${MAX_CONSISTENT_HASH_WEIGHT} (lower the weights)`,
+      );
+      return;
+    }
     this.upstreams.set(name, {
       name,
       servers,

@@ -241,7 +241,17 @@ Deno.test("compileHttp() takes ip_hash, least_conn and hash as nginx 1.22 does",
     // least_conn keeps backups (NGX_HTTP_UPSTREAM_BACKUP among its flags).
     ["least_conn; server 127.0.0.1:1; server 127.0.0.1:2 backup;", []],
     ["hash $remote_addr; server 127.0.0.1:1; server 127.0.0.1:2;", []],
-    ["hash $request_uri consistent; server 127.0.0.1:1; server 127.0.0.1:2;", []],
+    [
+      "hash $request_uri consistent; server 127.0.0.1:1; server 127.0.0.1:2;",
+      [],
+    ],
+    // 160 points per weight unit, for the process's life: bounded.
+    [
+      "hash $request_uri consistent; server 127.0.0.1:1 weight=1000; server 127.0.0.1:2;",
+      [
+        '"hash ... consistent" with a total weight of 1001 is not supported: the gateway makes 160 points per weight unit, up to a total weight of 1000 (lower the weights)',
+      ],
+    ],
     ["hash $request_uri ketama; server 127.0.0.1:1; server 127.0.0.1:2;", [
       'invalid parameter "ketama"',
     ]],
