@@ -78,6 +78,7 @@ export class UpstreamGroup {
   #backups: UpstreamPeer[];
   #now: () => number;
   #single: boolean;
+  #tries: number;
   #method: Balance;
   #points: ConsistentPoints | null = null;
   /**
@@ -115,6 +116,9 @@ export class UpstreamGroup {
     // nginx's `peers->single`: one primary and no backup is never marked
     // down and its failures are not counted.
     this.#single = this.#primaries.length === 1 && this.#backups.length === 0;
+    // nginx's tries: the servers that are not `down`
+    // (`ngx_http_upstream_tries`).
+    this.#tries = all.filter((p) => !p.rr.down).length;
     const method = typeof balance === "string" ? balance : balance.method;
     // least_conn and hash of one primary are round-robin's
     // (`peers->single`); consistent hash is too in effect: one server.
@@ -163,7 +167,9 @@ export class UpstreamGroup {
   ): PeerChoice {
     const peer = this.#pick(tried, walk);
     if (peer === null) {
-      return tried.size === this.peers.length ? NONE_LEFT : NO_LIVE;
+      // Every try spent: the request ends with its last failure
+      // (ngx_http_upstream_next on `u->peer.tries == 0`).
+      return tried.size > 0 && tried.size >= this.#tries ? NONE_LEFT : NO_LIVE;
     }
     // Held until the exchange ends ({@linkcode release}), as nginx's
     // `peer->conns`.

@@ -90,9 +90,9 @@ export function pickLeastConnPeer<P extends BalancedPeer>(
 
 /**
  * The whole choice of `ngx_http_upstream_get_least_conn_peer`: the
- * primaries, then the backups (a request on the backups stays there); when
- * no tier has a server left, the failures of each tier looked at are
- * forgotten ("mark them as live for quick recovery").
+ * primaries, then the backups (a request on the backups stays there).
+ * nginx 1.22 forgets no failure when none is left (later versions mark
+ * them all live again).
  *
  * @param tiers The primaries and the backups, in configuration order.
  * @param tried Servers this request already tried.
@@ -107,10 +107,6 @@ export function pickLeastConnTier<P extends BalancedPeer>(
   onBackups: boolean,
 ): P | null {
   const { primaries, backups } = tiers;
-  const peer = (onBackups ? null : pickLeastConnPeer(primaries, tried, now)) ??
+  return (onBackups ? null : pickLeastConnPeer(primaries, tried, now)) ??
     pickLeastConnPeer(backups, tried, now);
-  if (peer !== null) return peer;
-  for (const p of backups) p.rr.fails = 0;
-  if (!onBackups) { for (const p of primaries) p.rr.fails = 0; }
-  return null;
 }

@@ -81,7 +81,8 @@ const CONF = (a: number, b: number, dead: number, ws: number) =>
   `http {
   upstream tunnels { least_conn; server 127.0.0.1:${ws};
     server 127.0.0.1:${dead} max_fails=0; }
-  upstream lc { least_conn; server 127.0.0.1:${a}; server 127.0.0.1:${b};
+  upstream lc { least_conn; server 127.0.0.1:${a} max_fails=0;
+    server 127.0.0.1:${b} max_fails=0;
     server 127.0.0.1:${dead} max_fails=0; }
   server { listen 8081;
     location /l/ { proxy_pass http://lc; proxy_read_timeout 1s;

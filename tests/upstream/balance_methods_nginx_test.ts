@@ -98,7 +98,7 @@ function answeredBy(raw: string): string {
   return raw.slice(raw.indexOf("\r\n\r\n") + 4);
 }
 
-function conf(servers: Servers, dead: number) {
+function conf(servers: Servers, dead: number, dead2 = refusedPort()) {
   const [a, b, c, d, e] = servers.ups.map((u) => `127.0.0.1:${u.port}`);
   const members = `server ${a}; server ${b} weight=2; server ${c};
     server ${d} down; server 127.0.0.1:${dead} fail_timeout=60s;`;
@@ -112,11 +112,17 @@ ${TEMP}
   upstream fewest { least_conn; server ${a}; server ${b} weight=2;
     server ${c}; server 127.0.0.1:${dead} fail_timeout=60s;
     server ${e} backup; }
+  upstream allgone { least_conn; server 127.0.0.1:${dead};
+    server 127.0.0.1:${dead2}; server ${d} down; }
+  upstream rrgone { server 127.0.0.1:${dead}; server 127.0.0.1:${dead2};
+    server ${d} down; }
   server {
     listen 127.0.0.1:${port};
     location /h/ { proxy_pass http://hashed; }
     location /c/ { proxy_pass http://ketama; }
     location /l/ { proxy_pass http://fewest; }
+    location /g/ { proxy_pass http://allgone; }
+    location /rg/ { proxy_pass http://rrgone; }
   }
 }
 `;
@@ -243,5 +249,35 @@ Deno.test(
       row.nginxAnswers.flatMap((a) => a.match(/→ upstream \d/g) ?? []),
     );
     strictEqual(reached.size > 1, true, [...reached].join(", "));
+  },
+);
+
+Deno.test(
+  "nginx parity: least_conn and round-robin with every live server failing, a down one beside them",
+  ON_LINUX,
+  async () => {
+    // nginx's tries count the servers that are not `down`: once both
+    // refused, the request ends with the last failure, and the next one
+    // finds none available, says "no live upstreams" and forgets the
+    // failures (ngx_http_upstream_get_least_conn_peer).
+    await using servers = new Servers(["a", "b", "c", "d", "e"]);
+    await using sides = await bothSides(conf(servers, refusedPort()));
+    for (const side of ["nginx", "gateway"] as const) {
+      for (const group of ["g", "rg"]) {
+        for (const n of [1, 2, 3]) {
+          await rawRequest(sides[side].port, GET(`/${group}/${side}/r${n}`));
+        }
+      }
+    }
+    const lines = (side: "nginx" | "gateway") =>
+      logLines(sides[side].prefix, "error.log")
+        .filter((l) => l.includes("[error]"))
+        .map((l) =>
+          `${l.includes("no live upstreams") ? "no live" : "failed"} ${
+            l.match(/upstream: "([^"]+)"/)?.[1]?.replace(side, "SIDE")
+          }`
+        );
+    deepStrictEqual(lines("nginx").filter((l) => l.includes("/r1")).length, 4);
+    deepStrictEqual(lines("gateway"), lines("nginx"));
   },
 );
