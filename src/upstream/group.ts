@@ -67,7 +67,8 @@ const NONE_LEFT: PeerChoice = { kind: "none-left" };
 
 /**
  * A group of upstream servers, balanced as nginx's round-robin module does
- * (see `peer_choice.ts`).
+ * (`peer_choice.ts`), or by `ip_hash`, `least_conn` (`least_conn.ts`) or
+ * `hash` (`hash_choice.ts`).
  */
 export class UpstreamGroup {
   /** The name printed as `http://<name>/…` when no server is available. */
