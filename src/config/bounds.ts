@@ -15,6 +15,12 @@
 export const MAX_UPSTREAM_KEEPALIVE = 1024;
 
 /**
+ * The largest total weight of a `hash … consistent` group: it makes 160
+ * points per weight unit, held for the process's life (nginx has no bound).
+ */
+export const MAX_CONSISTENT_HASH_WEIGHT = 1000;
+
+/**
  * The largest `proxy_buffer_size` (`--proxy-buffer-size`): the head an
  * upstream may make the gateway hold per request grows up to it.
  */

@@ -9,6 +9,7 @@
 export { listenHosts, parseUpstreamServer } from "./addresses.ts";
 export {
   MAX_CLIENT_BODY_BUFFER_SIZE,
+  MAX_CONSISTENT_HASH_WEIGHT,
   MAX_HEADER_BUFFER_SIZE,
   MAX_HEADER_BUFFERS,
   MAX_PROXY_BUFFER_SIZE,

@@ -408,6 +408,8 @@ export interface UpstreamServerConf {
   backup: boolean;
   /** `down`. */
   down: boolean;
+  /** The address as written (`hash … consistent` hashes it); `address` when absent. */
+  server?: string;
 }
 
 /** An `upstream{}` block, or an implicit one. */
@@ -420,8 +422,19 @@ export interface UpstreamConf {
   keepalive: number;
   /** Declared by `upstream{}` rather than made for a `proxy_pass`. */
   explicit: boolean;
-  /** `ip_hash`, or nginx's default weighted round-robin; round-robin when absent. */
-  balance?: "round-robin" | "ip-hash";
+  /**
+   * `ip_hash`, `least_conn`, `hash KEY` (`hash`), `hash KEY consistent`
+   * (`consistent-hash`), or nginx's default weighted round-robin;
+   * round-robin when absent.
+   */
+  balance?:
+    | "round-robin"
+    | "ip-hash"
+    | "least-conn"
+    | "hash"
+    | "consistent-hash";
+  /** The key of `hash`. */
+  hashKey?: ComplexValue;
 }
 
 /** A `map` block, compiled. */

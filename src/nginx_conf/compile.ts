@@ -34,7 +34,11 @@ import { Level } from "./compile_level.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
-import { MAX_UPSTREAM_KEEPALIVE, pathProblem } from "../config/mod.ts";
+import {
+  MAX_CONSISTENT_HASH_WEIGHT,
+  MAX_UPSTREAM_KEEPALIVE,
+  pathProblem,
+} from "../config/mod.ts";
 import { hostAddress } from "../access/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
 import { typesFromDirectives } from "../static/mod.ts";
@@ -45,6 +49,9 @@ import {
   type SettingsContext,
 } from "./compile_location.ts";
 import type { Directive } from "./parser.ts";
+
+/** An `upstream{}` block's balancing method. */
+type UpstreamBalance = NonNullable<UpstreamConf["balance"]>;
 import { prefixed } from "./paths.ts";
 import {
   checkSslPorts,
@@ -447,25 +454,54 @@ class Compiler {
       this.fail(d, `no servers are inside upstream`);
       return;
     }
-    // least_conn and hash change nothing with one server; with several they
-    // would choose differently from the gateway.
-    const method = (d.block ?? []).find((x) =>
-      x.name === "least_conn" || x.name === "hash"
-    );
-    if (method !== undefined && servers.filter((x) => !x.down).length > 1) {
+    const { balance, hashKey } = this.balanceMethod(d.block ?? []);
+    let weight = 0;
+    for (const server of servers) weight += server.weight;
+    if (
+      balance === "consistent-hash" && weight > MAX_CONSISTENT_HASH_WEIGHT
+    ) {
       this.fail(
-        method,
-        `"${method.name}" is not supported with several servers: the gateway balances them round-robin or by ip_hash (remove it, or keep one server)`,
+        d,
+        `"hash ... consistent" with a total weight of ${weight} is not supported: the gateway makes 160 points per weight unit, up to a total weight of ${MAX_CONSISTENT_HASH_WEIGHT} (lower the weights)`,
       );
+      return;
     }
-    const ipHash = (d.block ?? []).some((x) => x.name === "ip_hash");
     this.upstreams.set(name, {
       name,
       servers,
       keepalive,
       explicit: true,
-      balance: ipHash ? "ip-hash" : "round-robin",
+      balance,
+      ...(hashKey ? { hashKey } : {}),
     });
+  }
+
+  /**
+   * The block's balancing method: the last of `ip_hash`, `least_conn` and
+   * `hash KEY [consistent]` (each replaces the one before, as
+   * `uscf->peer.init_upstream` is), round-robin when none.
+   */
+  balanceMethod(
+    block: readonly Directive[],
+  ): { balance: UpstreamBalance; hashKey: ComplexValue | null } {
+    let balance: UpstreamBalance = "round-robin";
+    let hashKey: ComplexValue | null = null;
+    for (const x of block) {
+      if (x.name === "ip_hash") balance = "ip-hash";
+      else if (x.name === "least_conn") balance = "least-conn";
+      else if (x.name === "hash") {
+        const [key = "", param] = x.args;
+        if (param !== undefined && param !== "consistent") {
+          // ngx_http_upstream_hash's words.
+          this.fail(x, `invalid parameter "${param}"`);
+          continue;
+        }
+        balance = param === undefined ? "hash" : "consistent-hash";
+        hashKey = this.value(x, key);
+      }
+    }
+    const hashed = balance === "hash" || balance === "consistent-hash";
+    return { balance, hashKey: hashed ? hashKey : null };
   }
 
   upstreamServer(d: Directive): UpstreamServerConf | null {
@@ -479,6 +515,7 @@ class Compiler {
       address: hostPort.port === 80 && !/:\d+$/.test(address)
         ? `${address}:80`
         : address,
+      server: address,
       ...hostPort,
       weight: 1,
       maxFails: 1,

@@ -104,9 +104,13 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["keepalive U 1-1 map"],
   ["keepalive_timeout U 1-1 warn", TUNING],
   ["keepalive_requests U 1-1 warn", TUNING],
-  // With one server a balancing method chooses nothing: accepted then;
-  // with several, refused (compile.ts).
+  // The balancing methods nginx 1.22 builds in; `random` chooses at
+  // random, which no side by side can match.
   ["least_conn U 0-0 map"],
+  [
+    "random U 0-2 emerg",
+    "the gateway balances by round-robin, ip_hash, least_conn or hash (use one of them)",
+  ],
   ["ip_hash U 0-0 map"],
   ["hash U 1-2 map"],
   ["listen S 1-n map"],

@@ -274,6 +274,7 @@ function forwardFor(
         keepalive: fields.keepalive,
       },
       client: forwarding.client,
+      key: forwarding.key,
       onFailure: (failure) => forwarding.onFailure(failure),
       onWarning: (warning) => forwarding.onWarning(warning),
       toResponse: (reply, peer) => forwarding.toResponse(reply, peer),
@@ -297,6 +298,7 @@ class LocationForward implements ProxyOptions, LocationCall {
   readonly upstreamPath: string;
   readonly clientMaxBodySize: number;
   readonly client: string;
+  readonly key: string | undefined;
   readonly contentLength: number | null;
   readonly headers: [string, string][];
   readonly buffering: RequestBuffering | null;
@@ -337,6 +339,8 @@ class LocationForward implements ProxyOptions, LocationCall {
     // without one is counted against it as it is read (proxy.ts).
     this.clientMaxBodySize = conf.clientMaxBodySize;
     this.client = request.vars.remoteAddr;
+    // A `hash` group's key (ngx_http_upstream_init_hash_peer).
+    this.key = group.hashKey?.evaluate(request.vars);
     this.contentLength = request.contentLength;
     this.headers = fields.passed;
     this.buffering = request.buffering ?? null;

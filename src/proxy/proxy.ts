@@ -210,6 +210,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly body: UpstreamCall["body"];
   readonly streamedBody: boolean;
   readonly client: string | undefined;
+  readonly key: string | undefined;
   /** Read only if the exchange outlasts a watchdog period (see UpstreamCall). */
   readonly signal: Request;
   readonly version: "1.0" | "1.1";
@@ -221,6 +222,8 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly #options: ProxyOptions;
   /** The server being tried (the one that answered, once one has). */
   #peer: UpstreamPeer | null = null;
+  /** The server held until the exchange ends (see {@linkcode onEnd}). */
+  #held: UpstreamPeer | null = null;
 
   constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
     const { call } = options;
@@ -231,6 +234,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.body = body;
     this.streamedBody = body?.kind === "stream";
     this.client = options.client;
+    this.key = options.key;
     this.signal = req;
     this.version = call.version;
     this.leading = call.leading;
@@ -244,6 +248,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   attempt(peer: UpstreamPeer): Promise<UpstreamReply> {
     this.#options.tries?.begin(peer.spec.address.peer);
     this.#peer = peer;
+    this.#held = peer;
     this.host = peer.spec.address.origin.slice("http://".length);
     return peer.client.send(this);
   }
@@ -254,6 +259,17 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     const response = this.#options.toResponse(reply, peer);
     this.#options.tries?.answered(reply.head.status);
     return response;
+  }
+
+  /**
+   * The exchange with the server tried is over: the walk's failure, or the
+   * transport's end of the answer. Frees it once (nginx's `u->peer.free`).
+   */
+  onEnd(): void {
+    const held = this.#held;
+    if (held === null) return;
+    this.#held = null;
+    this.#options.group.release(held);
   }
 
   onFailure(failure: AttemptFailure): void {

@@ -36,6 +36,8 @@ export interface ProxyOptions {
   clientMaxBodySize: number;
   /** The client's address (`$remote_addr`), which an `ip_hash` group chooses by. */
   client?: string;
+  /** The evaluated key of a `hash` group (`undefined` for the others). */
+  key?: string | undefined;
   /**
    * The declared `Content-Length`, from the gateway's one parse of it
    * (`parseContentLength`); `null` when there is none.

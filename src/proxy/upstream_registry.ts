@@ -13,6 +13,7 @@ import type { UpstreamConf, UpstreamServerConf } from "../engine/mod.ts";
 import {
   type Balance,
   createUpstreamGroup,
+  type HashKey,
   type UpstreamGroup,
   type UpstreamServerSpec,
   type UpstreamTransport,
@@ -81,6 +82,7 @@ export function serverSpec(server: UpstreamServerConf): UpstreamServerSpec {
     failTimeoutMs: server.failTimeoutMs,
     weight: server.weight,
     down: server.down,
+    server: server.server ?? server.address,
   };
 }
 
@@ -109,7 +111,9 @@ export class UpstreamRegistry {
         name,
         conf.servers,
         conf.keepalive,
-        conf.balance,
+        conf.hashKey
+          ? { method: conf.balance ?? "round-robin", key: conf.hashKey }
+          : conf.balance,
       );
       this.#groups.set(name, group);
       this.#folded.set(name.toLowerCase(), group);
@@ -120,7 +124,7 @@ export class UpstreamRegistry {
     name: string,
     servers: readonly UpstreamServerConf[],
     keepalive: number,
-    balance: Balance = "round-robin",
+    balance: Balance | { method: Balance; key: HashKey } = "round-robin",
   ): UpstreamGroup {
     const options = this.#options;
     return createUpstreamGroup(name, servers.map(serverSpec), {

@@ -17,7 +17,7 @@
 
 import { recorded } from "./proxy.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
-import { tryPeers, upstreamField } from "../upstream/mod.ts";
+import { PeerHold, tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
@@ -81,6 +81,7 @@ export interface WebSocketOptions extends
     | "toResponse"
     | "tries"
     | "client"
+    | "key"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -131,12 +132,17 @@ export async function proxyWebSocket(
   // failure, like any other (every failure reaches the log).
   const tries = options.tries ?? null;
   const { onFailure, toResponse } = recorded(options, tries);
+  // The server is held through the tunnel, freed when it closes (nginx
+  // finalizes the upstream then).
+  const hold = new PeerHold(options.group);
   const outcome = await tryPeers(options.group, {
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
     client: options.client,
+    key: options.key,
     onFailure,
+    hold,
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);
     return peer.client.send({
@@ -148,6 +154,7 @@ export async function proxyWebSocket(
       signal: req.signal,
       ...options.call,
       upgrade: true,
+      onEnd: hold.free,
       onConnected: tries?.connected,
       onBodyError: (error) =>
         onFailure({
@@ -200,12 +207,16 @@ export async function proxyWebSocket(
     // isWebSocketRequest() checks what Deno does; should they ever differ,
     // the upstream's side must not be left open.
     reply.upgraded!.conn.close();
+    hold.free();
     throw error;
   }
   const { socket, response } = upgraded;
   bridge(socket, reply, field, {
     timeouts: options.timeouts,
-    onClosed: options.onClosed,
+    onClosed: (bytesToClient) => {
+      hold.free();
+      options.onClosed(bytesToClient);
+    },
     onLateFailure: (error, upstream) =>
       onFailure({ error, upstream, disabled: false }),
   });

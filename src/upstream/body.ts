@@ -84,6 +84,7 @@ export function endOfAnswer(
   },
   release: (c: Connection) => void,
 ): void {
+  call.onEnd?.();
   if (extra.length === 0) {
     if (reusable) release(c);
     else c.close();
@@ -123,6 +124,7 @@ export function streamBody(
     e: UpstreamError,
   ) => {
     c.close();
+    call.onEnd?.();
     call.onBodyError(e);
     controller.error(e);
   };
@@ -138,6 +140,7 @@ export function streamBody(
         } catch (error) {
           if (cancelled || watch.aborted) {
             c.close();
+            call.onEnd?.();
             return controller.error(UpstreamError.clientClosed(error));
           }
           return fail(
@@ -151,6 +154,7 @@ export function streamBody(
       if (chunk === null) {
         if (framing.kind === "close") {
           c.close();
+          call.onEnd?.();
           return controller.close();
         }
         return fail(
@@ -210,6 +214,7 @@ export function streamBody(
       // The client went away mid-body: this connection is unusable.
       cancelled = true;
       c.close();
+      call.onEnd?.();
     },
   }, { highWaterMark: 0 });
 }

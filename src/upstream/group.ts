@@ -4,8 +4,11 @@
  * smooth weighted round-robin among primaries, `backup` servers only when
  * no primary is left, a server that failed `max_fails` times is skipped until
  * `fail_timeout` has passed since its last failure, and a single-server group
- * is never marked down. Which failures move a request to the next server is decided in
- * {@linkcode shouldTryNext}. The `server` syntax is parsed by
+ * is never marked down; or, instead of round-robin, nginx's `ip_hash`,
+ * `least_conn`, `hash KEY` and `hash KEY consistent` (`balance.ts`). Each
+ * server chosen is held (`conns`) until its exchange ends
+ * ({@linkcode UpstreamGroup.release}). Which failures move a request to the
+ * next server is decided in `try_next.ts`. The `server` syntax is parsed by
  * `parseUpstreamServer` in `addresses.ts`.
  *
  * @module
@@ -13,13 +16,10 @@
 
 import { GcPacer } from "../runtime/mod.ts";
 import { UpstreamClient } from "./client.ts";
-import type { UpstreamError } from "./error.ts";
 import type { TransportFactory, UpstreamTransport } from "./transport.ts";
 import type { UpstreamServerSpec } from "./types.ts";
-import { parseClientAddress } from "../access/mod.ts";
 import {
   type IpHashWalk,
-  ipHashWalk,
   ngxTime,
   pickIpHashPeer,
   pickPeer,
@@ -27,36 +27,22 @@ import {
   type RoundRobinState,
   roundRobinState,
 } from "./peer_choice.ts";
-
-/**
- * Whether nginx's default `proxy_next_upstream error timeout` sends a failed
- * request to the next server: only for errors and timeouts, only if the
- * request was never sent or is idempotent (nginx ≥ 1.9.13 does not resend a
- * POST, LOCK or PATCH), and never once the client has been answered (the
- * caller only asks before that).
- *
- * @param error The failure.
- * @param method The request method.
- * @returns Whether to try the next server.
- *
- * @example Usage
- * ```ts
- * import { shouldTryNext } from "./group.ts";
- * import { upstreamErrorFromOs, upstreamTimeout } from "./error.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const refused = upstreamErrorFromOs(new Error("(os error 111)"), "connecting to upstream", "linux");
- * strictEqual(shouldTryNext(refused, "POST"), true);
- * strictEqual(shouldTryNext(upstreamTimeout("reading response header from upstream", "linux"), "POST"), false);
- * ```
- */
-export function shouldTryNext(error: UpstreamError, method: string): boolean {
-  if (error.kind === "client-closed" || error.kind === "invalid-response") {
-    return false;
-  }
-  if (error.action === "connecting to upstream") return true;
-  return !["POST", "LOCK", "PATCH"].includes(method);
-}
+import {
+  type ConsistentPoints,
+  consistentPoints,
+  type ConsistentWalk,
+  type HashWalk,
+  pickConsistentPeer,
+  pickHashPeer,
+} from "./hash_choice.ts";
+import { pickLeastConnTier } from "./least_conn.ts";
+import {
+  type Balance,
+  type BalanceInput,
+  type BalanceWalk,
+  balanceWalk,
+  type HashKey,
+} from "./balance.ts";
 
 /** A server of the group, with its client and balancing state. */
 export interface UpstreamPeer {
@@ -66,6 +52,8 @@ export interface UpstreamPeer {
   client: UpstreamTransport;
   /** nginx's round-robin state: weights, failures and their times. */
   rr: RoundRobinState;
+  /** The address as the `server` directive wrote it (`hash … consistent` hashes it). */
+  server: string;
 }
 
 /** What the group answers when asked for a server. */
@@ -74,18 +62,13 @@ export type PeerChoice =
   | { kind: "none-left" }
   | { kind: "no-live" };
 
-/**
- * How a group picks among its primaries: nginx's weighted round-robin, or
- * `ip_hash` (by the client's address, round-robin after 20 tries).
- */
-export type Balance = "round-robin" | "ip-hash";
-
 const NO_LIVE: PeerChoice = { kind: "no-live" };
 const NONE_LEFT: PeerChoice = { kind: "none-left" };
 
 /**
  * A group of upstream servers, balanced as nginx's round-robin module does
- * (see `peer_choice.ts`).
+ * (`peer_choice.ts`), or by `ip_hash`, `least_conn` (`least_conn.ts`) or
+ * `hash` (`hash_choice.ts`).
  */
 export class UpstreamGroup {
   /** The name printed as `http://<name>/…` when no server is available. */
@@ -96,7 +79,16 @@ export class UpstreamGroup {
   #backups: UpstreamPeer[];
   #now: () => number;
   #single: boolean;
-  #byAddress: boolean;
+  #tries: number;
+  #method: Balance;
+  #points: ConsistentPoints | null = null;
+  /**
+   * The `hash` key; `null` for the other methods (and for a group of one
+   * primary, which nginx serves round-robin).
+   */
+  readonly hashKey: HashKey | null;
+  /** The group keeps a walk per request ({@linkcode walkFor}). */
+  readonly walks: boolean;
 
   /**
    * Creates the group.
@@ -110,10 +102,14 @@ export class UpstreamGroup {
     name: string,
     peers: { spec: UpstreamServerSpec; client: UpstreamTransport }[],
     now: () => number = Date.now,
-    balance: Balance = "round-robin",
+    balance: Balance | { method: Balance; key?: HashKey } = "round-robin",
   ) {
     this.name = name;
-    const all = peers.map((p) => ({ ...p, rr: roundRobinState(p.spec) }));
+    const all = peers.map((p) => ({
+      ...p,
+      rr: roundRobinState(p.spec),
+      server: p.spec.server ?? p.spec.address.peer,
+    }));
     this.#primaries = all.filter((p) => !p.spec.backup);
     this.#backups = all.filter((p) => p.spec.backup);
     this.peers = [...this.#primaries, ...this.#backups];
@@ -121,33 +117,36 @@ export class UpstreamGroup {
     // nginx's `peers->single`: one primary and no backup is never marked
     // down and its failures are not counted.
     this.#single = this.#primaries.length === 1 && this.#backups.length === 0;
-    this.#byAddress = balance === "ip-hash" && !this.#single;
+    // nginx's tries: the servers that are not `down`
+    // (`ngx_http_upstream_tries`).
+    this.#tries = all.filter((p) => !p.rr.down).length;
+    const method = typeof balance === "string" ? balance : balance.method;
+    // least_conn and hash of one primary are round-robin's
+    // (`peers->single`); consistent hash is too in effect: one server.
+    this.#method = this.#single ? "round-robin" : method;
+    this.walks = this.#method === "ip-hash" || this.#method === "hash" ||
+      this.#method === "consistent-hash";
+    this.hashKey = this.walks && typeof balance !== "string"
+      ? balance.key ?? null
+      : null;
+    if (this.#method === "consistent-hash") {
+      this.#points = consistentPoints(
+        this.#primaries.map((p) => ({ server: p.server, weight: p.rr.weight })),
+      );
+    }
   }
 
   /**
    * A request's walk for a group balanced by `ip_hash`
-   * (`ngx_http_upstream_init_ip_hash_peer`), to hand to every
-   * {@linkcode choose} of that request.
+   * (`ngx_http_upstream_init_ip_hash_peer`) or `hash`
+   * (`ngx_http_upstream_init_hash_peer`, `…_init_chash_peer`), to hand to
+   * every {@linkcode choose} of that request.
    *
-   * @param client The client's address as `Deno.serve` reports it.
-   * @returns The walk; `null` for a group balanced round-robin (or of one
-   * primary, which nginx serves round-robin).
+   * @param input The client's address, and the evaluated `hash` key.
+   * @returns The walk; `null` for the other methods.
    */
-  walkFor(client: string): IpHashWalk | null {
-    if (!this.#byAddress) return null;
-    const address = parseClientAddress(client);
-    return ipHashWalk(
-      address === null
-        ? null
-        : address.family === 6
-        ? address.bytes
-        : Uint8Array.of(
-          address.addr >>> 24,
-          (address.addr >>> 16) & 0xff,
-          (address.addr >>> 8) & 0xff,
-          address.addr & 0xff,
-        ),
-    );
+  walkFor(input: BalanceInput): BalanceWalk | null {
+    return balanceWalk(this.#method, input, this.#points);
   }
 
   /**
@@ -157,37 +156,81 @@ export class UpstreamGroup {
    * reached the backups stays there).
    *
    * @param tried Servers this request already tried.
-   * @param walk The request's `ip_hash` walk ({@linkcode walkFor}), `null`
-   * for round-robin.
+   * @param walk The request's walk ({@linkcode walkFor}), `null` for the
+   * methods that keep none.
    * @returns A server; `none-left` when every server was tried (nginx's
    * tries are spent); `no-live` when some were not tried but none of those
    * is available (nginx's "no live upstreams").
    */
   choose(
     tried: ReadonlySet<UpstreamPeer>,
-    walk: IpHashWalk | null = null,
+    walk: BalanceWalk | null = null,
   ): PeerChoice {
-    if (tried.size === this.peers.length) return NONE_LEFT;
+    const peer = this.#pick(tried, walk);
+    if (peer === null) {
+      // Every try spent: the request ends with its last failure
+      // (ngx_http_upstream_next on `u->peer.tries == 0`).
+      return tried.size > 0 && tried.size >= this.#tries ? NONE_LEFT : NO_LIVE;
+    }
+    // Held until the exchange ends ({@linkcode release}), as nginx's
+    // `peer->conns`.
+    peer.rr.conns++;
+    return { kind: "peer", peer };
+  }
+
+  #pick(
+    tried: ReadonlySet<UpstreamPeer>,
+    walk: BalanceWalk | null,
+  ): UpstreamPeer | null {
+    if (tried.size === this.peers.length) return null;
     if (this.#single) {
       // ngx_http_upstream_get_round_robin_peer: a single `down` server is
       // "no live upstreams" too.
       const only = this.#primaries[0]!;
-      return only.rr.down ? NO_LIVE : { kind: "peer", peer: only };
+      return only.rr.down ? null : only;
     }
     const now = ngxTime(this.#now());
     let onBackups = false;
     if (tried.size > 0) {
       for (const p of tried) if (p.spec.backup) onBackups = true;
     }
+    switch (this.#method) {
+      case "least-conn":
+        return pickLeastConnTier(
+          { primaries: this.#primaries, backups: this.#backups },
+          tried,
+          now,
+          onBackups,
+        );
+      case "hash":
+        return pickHashPeer(this.#primaries, tried, now, walk as HashWalk);
+      case "consistent-hash":
+        return pickConsistentPeer(this.#primaries, this.#points!, {
+          tried,
+          now,
+          walk: walk as ConsistentWalk,
+        });
+    }
     // ip_hash hands over to round-robin after 20 tries
     // (ngx_http_upstream_get_ip_hash_peer), which reaches the backups.
     const hashed = onBackups || walk === null
       ? null
-      : pickIpHashPeer(this.#primaries, tried, now, walk);
-    const peer = hashed ??
+      : pickIpHashPeer(this.#primaries, tried, now, walk as IpHashWalk);
+    return hashed ??
       (onBackups ? null : pickPeer(this.#primaries, tried, now)) ??
       pickPeer(this.#backups, tried, now);
-    return peer === null ? NO_LIVE : { kind: "peer", peer };
+  }
+
+  /**
+   * Frees a server chosen by {@linkcode choose} once its exchange is over
+   * (`peer->conns--` in `ngx_http_upstream_free_round_robin_peer`): called
+   * once per choice, by the walk on a failed attempt and by the exchange's
+   * end otherwise.
+   *
+   * @param peer The server.
+   */
+  release(peer: UpstreamPeer): void {
+    peer.rr.conns--;
   }
 
   /**
@@ -237,8 +280,8 @@ export interface GroupClientOptions {
   transport?: TransportFactory;
   /** The clock failures and idle connections are timed by, in milliseconds (tests). */
   now?: () => number;
-  /** How the primaries are chosen (round-robin by default). */
-  balance?: Balance;
+  /** How the primaries are chosen (round-robin by default), and a `hash` key. */
+  balance?: Balance | { method: Balance; key?: HashKey };
 }
 
 /**

@@ -1,6 +1,9 @@
 /**
- * The upstream: the group of servers with nginx's peer choice and the walk
- * from one server to the next, the transport the proxy sends a call
+ * The upstream: the group of servers with nginx's peer choice
+ * (round-robin, `ip_hash`, `least_conn`, `hash KEY [consistent]`), each
+ * server held from its choice until its exchange ends (`PeerHold`,
+ * `UpstreamCall.onEnd`), and the walk from one server to the next, the
+ * transport the proxy sends a call
  * through (an HTTP/1.1 client with pooled connections; a test's fake), the
  * typed failure with nginx's texts and its status, and the probe the
  * built-in page and `--check` use.
@@ -11,12 +14,14 @@
 export { UpstreamError, upstreamStatus, upstreamTimeout } from "./error.ts";
 export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
-export type { Balance, UpstreamGroup, UpstreamPeer } from "./group.ts";
+export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
+export type { Balance, HashKey } from "./balance.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
 export { transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
 export {
   NO_FAILURES,
+  PeerHold,
   tryPeers,
   upstreamField,
   walkPeers,

@@ -9,11 +9,8 @@
  */
 
 import { UpstreamError } from "./error.ts";
-import {
-  shouldTryNext,
-  type UpstreamGroup,
-  type UpstreamPeer,
-} from "./group.ts";
+import type { UpstreamGroup, UpstreamPeer } from "./group.ts";
+import { shouldTryNext } from "./try_next.ts";
 
 /** One failed attempt, for the request's error log. */
 export interface AttemptFailure {
@@ -75,14 +72,23 @@ export interface PeerWalk<R, T> {
   readonly streamedBody: boolean;
   /** The client's address, which an `ip_hash` group chooses by. */
   readonly client?: string | undefined;
+  /** The evaluated key a `hash` group chooses by. */
+  readonly key?: string | undefined;
   /**
    * Told about each failed attempt as it fails, so its line is written
    * then, with its own time, as nginx writes it, and is not lost if the
    * process stops while a later server is tried.
    */
   onFailure(failure: AttemptFailure): void;
-  /** One exchange with one server. */
+  /** One exchange with one server; the walk holds that server from now on. */
   attempt(peer: UpstreamPeer): Promise<R>;
+  /**
+   * Frees the server of the current attempt ({@linkcode
+   * UpstreamGroup.release}) once, however often called: the walk calls it
+   * when an attempt fails, the exchange's end (`UpstreamCall.onEnd`, a
+   * tunnel's close) when it succeeded.
+   */
+  onEnd(): void;
   /**
    * Turns the exchange's result into the outcome's value; an
    * {@linkcode UpstreamError} it throws is that server's failure.
@@ -115,21 +121,66 @@ export function tryPeers<R, T>(
     streamedBody: boolean;
     /** See {@linkcode PeerWalk.client}. */
     client?: string | undefined;
+    /** See {@linkcode PeerWalk.key}. */
+    key?: string | undefined;
     /** See {@linkcode PeerWalk.onFailure}. */
     onFailure: (failure: AttemptFailure) => void;
+    /**
+     * What holds the server tried; the caller frees a success's (made
+     * here when absent: the transport's end frees it then).
+     */
+    hold?: PeerHold;
   },
   attempt: (peer: UpstreamPeer) => Promise<R>,
   accept: (result: R, peer: UpstreamPeer) => T,
 ): Promise<PeerOutcome<T>> {
+  const hold = options.hold ?? new PeerHold(group);
   return walkPeers(group, {
     method: options.method,
     upstreamPath: options.upstreamPath,
     streamedBody: options.streamedBody,
     client: options.client,
+    key: options.key,
     onFailure: options.onFailure,
-    attempt,
+    attempt: (peer) => {
+      hold.hold(peer);
+      return attempt(peer);
+    },
+    onEnd: hold.free,
     accept,
   });
+}
+
+/**
+ * The server one exchange holds, freed once (nginx's `u->peer.free`): for
+ * walks that are not one object of their own (a WebSocket handshake and
+ * its tunnel).
+ */
+export class PeerHold {
+  #group: UpstreamGroup;
+  #peer: UpstreamPeer | null = null;
+
+  /** @param group The group the servers are chosen from. */
+  constructor(group: UpstreamGroup) {
+    this.#group = group;
+  }
+
+  /**
+   * Holds the server of a new attempt.
+   *
+   * @param peer The server.
+   */
+  hold(peer: UpstreamPeer): void {
+    this.#peer = peer;
+  }
+
+  /** Frees the server held, once; a callback, bound. */
+  readonly free = (): void => {
+    const peer = this.#peer;
+    if (peer === null) return;
+    this.#peer = null;
+    this.#group.release(peer);
+  };
 }
 
 /**
@@ -147,7 +198,7 @@ export async function walkPeers<R, T>(
   let tried: Set<UpstreamPeer> | null = null;
   let failures: AttemptFailure[] | null = null;
   let last: UpstreamError | null = null;
-  const hashed = walk.client === undefined ? null : group.walkFor(walk.client);
+  const hashed = group.walks ? group.walkFor(walk) : null;
   while (true) {
     const choice = group.choose(tried ?? NONE_TRIED, hashed);
     // nginx logs "no live upstreams" (502) whenever its tries are not spent
@@ -165,6 +216,7 @@ export async function walkPeers<R, T>(
       group.succeeded(peer);
       return { kind: "ok", value, peer, failures: failures ?? NO_FAILURES };
     } catch (error) {
+      walk.onEnd();
       if (!(error instanceof UpstreamError)) {
         return { kind: "defect", error, failures: failures ?? NO_FAILURES };
       }

@@ -27,6 +27,11 @@ export interface RoundRobinState {
   fails: number;
   /** When the last failure happened (seconds). */
   accessed: number;
+  /**
+   * Exchanges open with the server (`conns`): counted from its choice
+   * until nginx frees the peer (`least_conn` chooses by it).
+   */
+  conns: number;
   /** When the server was last failed or chosen as a check (seconds). */
   checked: number;
 }
@@ -55,6 +60,7 @@ export function roundRobinState(
     effectiveWeight: weight,
     fails: 0,
     accessed: 0,
+    conns: 0,
     checked: 0,
   };
 }

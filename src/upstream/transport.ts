@@ -18,7 +18,9 @@ import type {
  * One server's transport. `send` resolves with the upstream's reply, or
  * rejects with an `UpstreamError` that names the failure and its phase in
  * nginx's words (`connect() failed … while connecting to upstream`); any
- * other rejection is a bug and is logged as one.
+ * other rejection is a bug and is logged as one. An exchange that ends after
+ * its head is told to `call.onEnd` (the server is freed then); a fake that
+ * never tells it leaves its servers counted, which only `least_conn` reads.
  */
 export interface UpstreamTransport {
   /** Sends one request and returns the reply's head and body. */

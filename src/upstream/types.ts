@@ -106,6 +106,14 @@ export interface UpstreamCall {
    */
   onBodyWarning: (message: string) => void;
   /**
+   * Told when the exchange is over after its head came (the answer read
+   * whole, a failure, the client leaving mid-body): the server is freed
+   * then (nginx's `u->peer.free`, `least_conn`'s count). A failure before
+   * the head rejects `send` instead; an upgraded connection is the
+   * caller's. May be told more than once.
+   */
+  onEnd?: () => void;
+  /**
    * A protocol upgrade (WebSocket): a new connection is used, and on
    * `101 Switching Protocols` it is handed over in `upgraded`.
    */
@@ -172,4 +180,9 @@ export interface UpstreamServerSpec {
   weight?: number;
   /** `down`: never chosen. */
   down?: boolean;
+  /**
+   * The address as the `server` directive wrote it, which `hash …
+   * consistent` hashes (`peer.server` otherwise).
+   */
+  server?: string;
 }

@@ -226,7 +226,7 @@ Deno.test("compileHttp() leaves port 80 out of $proxy_host, as ngx_http_proxy_se
   );
 });
 
-Deno.test("compileHttp() takes ip_hash as nginx 1.22 does, and least_conn and hash only where one server makes them choose nothing", () => {
+Deno.test("compileHttp() takes ip_hash, least_conn and hash as nginx 1.22 does", () => {
   /** [the upstream block's body, what --check says (nginx -t's words for backup)] */
   const cases: [string, string[]][] = [
     ["ip_hash; server 127.0.0.1:1;", []],
@@ -237,11 +237,26 @@ Deno.test("compileHttp() takes ip_hash as nginx 1.22 does, and least_conn and ha
       'balancing method does not support parameter "backup"',
     ]],
     ["least_conn; server 127.0.0.1:1;", []],
-    ["least_conn; server 127.0.0.1:1; server 127.0.0.1:2;", [
-      '"least_conn" is not supported with several servers: the gateway balances them round-robin or by ip_hash (remove it, or keep one server)',
+    ["least_conn; server 127.0.0.1:1; server 127.0.0.1:2;", []],
+    // least_conn keeps backups (NGX_HTTP_UPSTREAM_BACKUP among its flags).
+    ["least_conn; server 127.0.0.1:1; server 127.0.0.1:2 backup;", []],
+    ["hash $remote_addr; server 127.0.0.1:1; server 127.0.0.1:2;", []],
+    [
+      "hash $request_uri consistent; server 127.0.0.1:1; server 127.0.0.1:2;",
+      [],
+    ],
+    // 160 points per weight unit, for the process's life: bounded.
+    [
+      "hash $request_uri consistent; server 127.0.0.1:1 weight=1000; server 127.0.0.1:2;",
+      [
+        '"hash ... consistent" with a total weight of 1001 is not supported: the gateway makes 160 points per weight unit, up to a total weight of 1000 (lower the weights)',
+      ],
+    ],
+    ["hash $request_uri ketama; server 127.0.0.1:1; server 127.0.0.1:2;", [
+      'invalid parameter "ketama"',
     ]],
-    ["hash $remote_addr; server 127.0.0.1:1; server 127.0.0.1:2;", [
-      '"hash" is not supported with several servers: the gateway balances them round-robin or by ip_hash (remove it, or keep one server)',
+    ["hash $remote_addr; server 127.0.0.1:1; server 127.0.0.1:2 backup;", [
+      'balancing method does not support parameter "backup"',
     ]],
   ];
   deepStrictEqual(

@@ -171,6 +171,8 @@ export interface LocationGateway extends AsyncDisposable {
   port: number;
   /** The error lines' messages, as `level: message [upstream]`. */
   errors: string[];
+  /** Its upstream groups (their servers' balancing state). */
+  registry: UpstreamRegistry;
 }
 
 /**
@@ -225,6 +227,7 @@ function serveIndex(
   return {
     port,
     errors,
+    registry,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
       registry.close();

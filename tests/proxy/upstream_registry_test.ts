@@ -35,6 +35,8 @@ Deno.test("serverSpec() maps an upstream server's settings, IPv6 in brackets", (
     failTimeoutMs: 5000,
     weight: 3,
     down: false,
+    // As written: what `hash … consistent` hashes.
+    server: "10.0.0.5:8080",
   });
   const v6 = serverSpec({
     ...base,
