@@ -63,8 +63,10 @@ export interface UpstreamClientOptions {
  *
  * The proxy passes one object for every try of a request and changes its
  * `host` to the next server's between tries (`proxy/proxy.ts`,
- * `PeerExchange`): a transport reads the fields it needs before the promise
- * of its send settles, and keeps no reference to the call after.
+ * `PeerExchange`): a transport reads the request's fields (`host`, `path`,
+ * `headers`, …) before the promise of its send settles and not after; it
+ * calls the hooks (`onBodyError`, `onBodyWarning`, `onEnd`) later, as the
+ * answer's body runs, which the call's owner routes to the server tried.
  */
 export interface UpstreamCall {
   /** The method. */
