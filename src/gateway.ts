@@ -267,7 +267,7 @@ export function createGatewayHandler(
       handled.ctx.log(unexpectedError(error));
       response = errorResponse(500);
     }
-    return await finish(handled, response);
+    return finish(handled, response);
   }
 
   /**
