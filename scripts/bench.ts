@@ -12,7 +12,9 @@
  * scenarios measure nginx and the gateway alone, each serving one nginx.conf
  * with `listen … ssl` (a self-signed certificate made by `openssl` at the
  * start), upstream connections kept alive, and the runtime's TLS floor
- * (`deno-min-tls`: bench_min_proxy.ts with the same certificate).
+ * (`deno-min-tls`: bench_min_proxy.ts with the same certificate); in the
+ * static ones also the floor that does nginx's file work per request
+ * (`deno-min-tls-file`: open, `fstat`, read, close).
  *
  * Pinning: each proxy on CPU 0; wrk and the upstream on CPU 1 (taskset), so
  * every proxy gets exactly one core. Rounds are interleaved (every scenario,
@@ -89,6 +91,7 @@ const SCENARIOS: Scenario[] = [
     lua: "small",
     tls: true,
   },
+  { name: "tls-static-2k-c1", conns: 1, path: "/2k.html", tls: true },
   { name: "tls-static-2k-c50", conns: 50, path: "/2k.html", tls: true },
   // Compressed: a 200 KB script (text, not one repeated byte) from the root
   // and a 5 KB JSON answer from the upstream, at gzip levels 1 and 6.
@@ -138,9 +141,16 @@ const CONF_50 = "gw-conf-50";
  * the TLS floor: `bench_min_proxy.ts` with the same certificate.
  */
 const TLS_PROXIES = ["nginx-tls", "gateway-tls", "deno-min-tls"] as const;
+/**
+ * The TLS static scenarios' floor with nginx's file work per request
+ * (nginx has no `open_file_cache` by default): `bench_min_proxy.ts
+ * tls-file`.
+ */
+const FLOOR_TLS_FILE = "deno-min-tls-file";
 type ProxyName =
   | typeof PROXIES[number]
   | typeof TLS_PROXIES[number]
+  | typeof FLOOR_TLS_FILE
   | typeof FLOOR
   | typeof FLOOR_CS
   | typeof BASE
@@ -163,6 +173,7 @@ function proxiesFor(s: Scenario, extras: Extras): ProxyName[] {
   if (s.tls) {
     return [
       ...TLS_PROXIES,
+      ...(s.path.startsWith("/api/") ? [] : [FLOOR_TLS_FILE] as const),
       ...(extras.baseRoot === null ? [] : [BASE_TLS] as const),
     ];
   }
@@ -685,13 +696,18 @@ ${
       Deno.execPath(),
       ...gatewayArgs(lab, port, "base-error.log", lab.baseRoot!),
     ];
-  } else if (name === FLOOR || name === "deno-min-tls") {
+  } else if (
+    name === FLOOR || name === "deno-min-tls" || name === FLOOR_TLS_FILE
+  ) {
+    const { certPath, keyPath } = lab.cert;
     cmd = minProxy(
       port,
       upstreamPort,
       name === FLOOR
         ? []
-        : ["tls", lab.cert.certPath, lab.cert.keyPath, `${www}/2k.html`],
+        : name === FLOOR_TLS_FILE
+        ? ["tls-file", certPath, keyPath, www]
+        : ["tls", certPath, keyPath, `${www}/2k.html`],
     );
   } else if (name === "caddy") {
     await Deno.writeTextFile(
@@ -780,7 +796,8 @@ http {
       port,
       "/api/loginms",
       "POST",
-      (TLS_PROXIES as readonly string[]).includes(name) || name === BASE_TLS
+      (TLS_PROXIES as readonly string[]).includes(name) ||
+        name === BASE_TLS || name === FLOOR_TLS_FILE
         ? lab.cert.cert
         : undefined,
     );
@@ -1082,6 +1099,22 @@ async function compare(
           per(s, (m) => m.cpuUsPerReq, ["gateway-tls", "deno-min-tls"])
         } |`;
       }).join("\n") + "\n";
+    const files = tls.filter((s) =>
+      proxiesFor(s, extras).includes(FLOOR_TLS_FILE)
+    );
+    if (files.length > 0) {
+      const file: [ProxyName, ProxyName] = [FLOOR_TLS_FILE, "nginx-tls"];
+      const gateway: [ProxyName, ProxyName] = ["gateway-tls", FLOOR_TLS_FILE];
+      md +=
+        `\nTLS static, the floor with nginx's file work per request (${FLOOR_TLS_FILE}: open, fstat, read, close), per round:\n\n| scenario | file floor CPU ÷ nginx-tls | file floor p99 ÷ nginx-tls | gateway-tls CPU ÷ file floor | gateway-tls p99 ÷ file floor |\n|---|---|---|---|---|\n` +
+        files.map((s) =>
+          `| ${s.name} | ${per(s, (m) => m.cpuUsPerReq, file)} | ${
+            per(s, (m) => m.p99, file)
+          } | ${per(s, (m) => m.cpuUsPerReq, gateway)} | ${
+            per(s, (m) => m.p99, gateway)
+          } |`
+        ).join("\n") + "\n";
+    }
   }
   const gzipped = scenarios.filter((s) => s.gzip !== undefined);
   if (gzipped.length > 0) {
