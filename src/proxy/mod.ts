@@ -36,3 +36,16 @@ export {
 export { TempFiles } from "./temp_files.ts";
 export type { RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";
+export { proxyRequest } from "./proxy.ts";
+export type {
+  AttemptWarning,
+  LocationCall,
+  ProxyOptions,
+  ProxyResult,
+} from "./proxy_options.ts";
+export {
+  type FailureCounter,
+  logAttempt,
+  logOutcome,
+  logWarning,
+} from "./outcome_log.ts";
