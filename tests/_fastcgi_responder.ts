@@ -50,6 +50,8 @@ function stdout(text: string | Uint8Array): Uint8Array[] {
 }
 
 const STDOUT_END = record(6, new Uint8Array(0));
+/** Marks the records after which the responder waits for the close. */
+const STALL = new Uint8Array(0);
 const END = record(3, new Uint8Array(8));
 
 function echo(seen: FastcgiSeen): Uint8Array[] {
@@ -136,6 +138,11 @@ export const MODES: Record<string, (seen: FastcgiSeen) => Uint8Array[] | null> =
       END,
     ],
     "silent.php": () => null,
+    // The head and part of the body, then nothing (STALL: wait for the close).
+    "stall-body.php": () => [
+      ...stdout("Content-Type: text/plain\r\n\r\npart"),
+      STALL,
+    ],
   };
 
 async function readExactly(
@@ -211,19 +218,37 @@ async function readRequest(conn: Deno.Conn): Promise<FastcgiSeen | null> {
   return null;
 }
 
+/** Options of {@linkcode startFastcgiResponder}. */
+export interface ResponderOptions {
+  /** Told about each request as it is received. */
+  onSeen?: (seen: FastcgiSeen) => void;
+  /** Answer every request with this plain text instead of by mode. */
+  plain?: string;
+}
+
 async function serve(
   conn: Deno.Conn,
   seenList: FastcgiSeen[],
+  options: ResponderOptions,
 ): Promise<void> {
   try {
     const seen = await readRequest(conn);
     if (seen === null) return;
     seenList.push(seen);
+    options.onSeen?.(seen);
     const param = (name: string) =>
       seen.params.find(([n]) => n === name)?.[1] ?? "";
     const uri = param("DOCUMENT_URI") || param("SCRIPT_NAME");
     const mode = MODES[uri.slice(uri.lastIndexOf("/") + 1)];
-    const records = mode === undefined ? echo(seen) : mode(seen);
+    const records = options.plain !== undefined
+      ? [
+        ...stdout(`Content-Type: text/plain\r\n\r\n${options.plain}`),
+        STDOUT_END,
+        END,
+      ]
+      : mode === undefined
+      ? echo(seen)
+      : mode(seen);
     if (records === null) {
       // Silent: wait until the gateway gives up and closes.
       await conn.read(new Uint8Array(1)).catch(() => null);
@@ -231,6 +256,7 @@ async function serve(
     }
     // One write: the reader's reads then split the records as they fall in
     // its buffer, the same way on both sides.
+    const stall = records.includes(STALL);
     let size = 0;
     for (const r of records) size += r.length;
     const all = new Uint8Array(size);
@@ -241,6 +267,7 @@ async function serve(
       if (n === null) break;
       done += n;
     }
+    if (stall) await conn.read(new Uint8Array(1)).catch(() => null);
   } finally {
     try {
       conn.close();
@@ -253,16 +280,19 @@ async function serve(
 /**
  * Starts a responder on 127.0.0.1 at a free port.
  *
+ * @param options A hook for each request; one plain answer for all.
  * @returns Its port, what it received, and its disposal (waits for its
  * connections to end).
  */
-export function startFastcgiResponder(): FastcgiResponder {
+export function startFastcgiResponder(
+  options: ResponderOptions = {},
+): FastcgiResponder {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const seen: FastcgiSeen[] = [];
   const open = new Set<Promise<void>>();
   const accepting = (async () => {
     for await (const conn of listener) {
-      const done = serve(conn, seen).finally(() => open.delete(done));
+      const done = serve(conn, seen, options).finally(() => open.delete(done));
       open.add(done);
     }
   })().catch(() => {});
