@@ -132,8 +132,7 @@ export class FastcgiTransport implements UpstreamTransport {
       await conn.write(records);
       await writeBody(conn, request.sendBody ? call.body : null);
       return await readReply(conn, call, {
-        onStderr: (bytes, action, peer) =>
-          request.onStderr(bytes, action, peer),
+        onStderr: request.onStderr,
         peer: this.#spec.address.peer,
         bufferSize: call.headBufferSize ?? 4096,
       });

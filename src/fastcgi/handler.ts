@@ -97,11 +97,9 @@ function passFor(
     records: (body) => {
       if (records !== null) return records;
       if (request.contentLength === null && body !== null) {
-        const length = body.kind === "bytes"
-          ? body.bytes.length
-          : body.kind === "file"
-          ? body.length
-          : body.length;
+        // A chunked body read whole: its length is $content_length now
+        // (nginx sets headers_in.content_length_n once it is read).
+        const length = body.kind === "bytes" ? body.bytes.length : body.length;
         if (length !== null) vars.bodyLength = length;
       }
       return records = encodeRequestHead(
