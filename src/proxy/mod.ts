@@ -3,7 +3,9 @@
  * URI rule (`upstream_uri.ts`), `proxy_set_header` (`set_headers.ts`), the
  * request body (`proxy.ts`), the walk over the group's servers, the reply
  * through `proxy_redirect` and `proxy_hide_header` (`location_reply.ts`),
- * or a WebSocket tunnel, and nginx's error lines (`outcome_log.ts`).
+ * or a WebSocket tunnel, and nginx's error lines (`outcome_log.ts`). The
+ * FastCGI handler (`fastcgi/`) forwards through the same `proxyRequest`
+ * and writes the same lines, with its own transport and relay.
  *
  * @module
  */
