@@ -26,6 +26,8 @@ export interface FastcgiResponder extends AsyncDisposable {
   port: number;
   /** What it received, in order. */
   seen: FastcgiSeen[];
+  /** How many connections have ended (the gateway's side closed, or ours). */
+  readonly ended: number;
 }
 
 const latin1 = new TextDecoder("latin1");
@@ -290,15 +292,22 @@ export function startFastcgiResponder(
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const seen: FastcgiSeen[] = [];
   const open = new Set<Promise<void>>();
+  let ended = 0;
   const accepting = (async () => {
     for await (const conn of listener) {
-      const done = serve(conn, seen, options).finally(() => open.delete(done));
+      const done = serve(conn, seen, options).finally(() => {
+        ended++;
+        open.delete(done);
+      });
       open.add(done);
     }
   })().catch(() => {});
   return {
     port: (listener.addr as Deno.NetAddr).port,
     seen,
+    get ended() {
+      return ended;
+    },
     async [Symbol.asyncDispose]() {
       listener.close();
       await accepting;

@@ -313,3 +313,52 @@ Deno.test("fastcgi_pass: what the client, the application and the error log see 
     );
   }
 });
+
+Deno.test("fastcgi_pass: a client that leaves frees the application's connection, with nginx 1.22's line", async () => {
+  await using responder = startFastcgiResponder();
+  await using both = await bothSides(
+    (port) =>
+      `${PROCESS}error_log logs/error.log info;
+events {}
+http {
+${TEMP}
+  server {
+    listen 127.0.0.1:${port};
+    server_name t;
+    location / { fastcgi_pass 127.0.0.1:${responder.port}; fastcgi_param DOCUMENT_URI $uri; }
+  }
+}
+`,
+  );
+  const lines: string[][] = [];
+  for (const side of [both.nginx, both.gateway]) {
+    const seen = responder.seen.length;
+    const ended = responder.ended;
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: side.port });
+    await conn.write(
+      new TextEncoder().encode("GET /silent.php HTTP/1.1\r\nHost: t\r\n\r\n"),
+    );
+    await waitFor(() => responder.seen.length > seen);
+    conn.close();
+    // The application's connection is closed by the side, not by a timer
+    // (fastcgi_read_timeout is nginx's 60 s).
+    await waitFor(() => responder.ended > ended);
+    const leaving = /prematurely closed/;
+    await waitFor(() =>
+      logLines(side.prefix, "error.log").some((l) => leaving.test(l))
+    );
+    lines.push(
+      logLines(side.prefix, "error.log").filter((l) => leaving.test(l)).map((
+        l,
+      ) => maskErrorLine(l).replace(/127\.0\.0\.1:\d+/g, "ADDR")),
+    );
+  }
+  // README abort-syscall: nginx's line starts with the event call that
+  // noticed the close, which the gateway cannot see.
+  deepStrictEqual(
+    lines[1],
+    lines[0]!.map((l) =>
+      l.replace("epoll_wait() reported that client", "client")
+    ),
+  );
+});
