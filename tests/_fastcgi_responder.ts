@@ -107,6 +107,7 @@ export const MODES: Record<string, (seen: FastcgiSeen) => Uint8Array[] | null> =
       () => [...stdout("Status: abc\r\n\r\n"), STDOUT_END, END],
     "invalid-line.php": () => [...stdout("X A: 1\r\n\r\n"), STDOUT_END, END],
     "no-head.php": () => [STDOUT_END, END],
+    "end-first.php": () => [END],
     "no-end.php": () => stdout("Content-Type: text/plain\r\n\r\npartial"),
     "closed.php": () => [],
     "short.php": () => [

@@ -206,6 +206,10 @@ const REQUESTS: [string, string][] = [
     "GET /no-head.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
   [
+    "END_REQUEST before any STDOUT",
+    "GET /end-first.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+  ],
+  [
     "no END_REQUEST, the connection closed",
     "GET /no-end.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
