@@ -108,6 +108,13 @@ export const MODES: Record<string, (seen: FastcgiSeen) => Uint8Array[] | null> =
     "invalid-line.php": () => [...stdout("X A: 1\r\n\r\n"), STDOUT_END, END],
     "no-head.php": () => [STDOUT_END, END],
     "end-first.php": () => [END],
+    "x-accel.php": () => [
+      ...stdout(
+        "X-Accel-Redirect: /caught\r\nContent-Type: text/x-app\r\nSet-Cookie: a=1\r\nX-Other: 1\r\n\r\nnot sent",
+      ),
+      STDOUT_END,
+      END,
+    ],
     "no-end.php": () => stdout("Content-Type: text/plain\r\n\r\npartial"),
     "closed.php": () => [],
     "short.php": () => [

@@ -45,6 +45,8 @@ export interface FastcgiConf {
   bufferSize: number;
   /** The reply's fields not relayed: nginx's defaults and `fastcgi_hide_header`, less `fastcgi_pass_header` (lower case). */
   hideHeaders: ReadonlySet<string>;
+  /** `fastcgi_ignore_headers` (lower case): `x-accel-redirect` is then not followed. */
+  ignoreHeaders: ReadonlySet<string>;
   /** `fastcgi_keep_conn` (the connection is closed after each request either way). */
   keepConn: boolean;
 }

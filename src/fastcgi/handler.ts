@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { FastcgiConf, LocationConf } from "../engine/mod.ts";
+import type { FastcgiConf, LocationConf, RequestVars } from "../engine/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
@@ -154,6 +154,7 @@ class FastcgiForward implements ProxyOptions {
   readonly tries: UpstreamTries | null;
   readonly log: (event: RequestEvent) => void;
   readonly conf: LocationConf;
+  readonly vars: RequestVars;
   readonly fastcgi: FastcgiConf;
   readonly context: FastcgiContext;
   readonly head: boolean;
@@ -172,6 +173,7 @@ class FastcgiForward implements ProxyOptions {
   ) {
     this.group = group;
     this.conf = request.conf;
+    this.vars = request.vars;
     this.fastcgi = fastcgi;
     this.clientMaxBodySize = request.conf.clientMaxBodySize;
     this.client = request.vars.remoteAddr;
@@ -201,7 +203,8 @@ class FastcgiForward implements ProxyOptions {
   toResponse(reply: UpstreamReply, _peer: UpstreamPeer): Response {
     const relayed = relayReply(reply, {
       fastcgi: this.fastcgi,
-      errorPages: this.conf.errorPages,
+      conf: this.conf,
+      vars: this.vars,
     });
     if ("response" in relayed) return relayed.response;
     this.intercepted = relayed.intercepted;

@@ -5,14 +5,22 @@
  * framing ones, `fastcgi_pass_header` letting one through, the length the
  * head declared; no `Location` is rewritten (nginx has no
  * `fastcgi_redirect`). Under `fastcgi_intercept_errors` a status of 300 or
- * more with an `error_page` is handed over instead.
+ * more with an `error_page` is handed over instead; an `X-Accel-Redirect`
+ * is followed as the proxy follows one (`proxy/accel_redirect.ts`) unless
+ * `fastcgi_ignore_headers` names it.
  *
  * @module
  */
 
 import { escapeErrorLogText } from "../log/mod.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
-import { type FastcgiConf, SENDABLE_STATUSES } from "../engine/mod.ts";
+import {
+  type FastcgiConf,
+  type LocationConf,
+  type RequestVars,
+  SENDABLE_STATUSES,
+} from "../engine/mod.ts";
+import { accelRedirect } from "../proxy/mod.ts";
 import { streamedResponse } from "../response/mod.ts";
 import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
 
@@ -35,8 +43,9 @@ export interface Intercepted {
 export function relayReply(
   reply: UpstreamReply,
   options: {
-    fastcgi: Pick<FastcgiConf, "hideHeaders" | "interceptErrors">;
-    errorPages: ReadonlyMap<number, unknown>;
+    fastcgi: FastcgiConf;
+    conf: LocationConf;
+    vars: RequestVars;
   },
 ): { response: Response } | { intercepted: Intercepted } {
   const status = reply.head.status;
@@ -53,7 +62,7 @@ export function relayReply(
   }
   if (
     status >= 300 && options.fastcgi.interceptErrors &&
-    options.errorPages.has(status)
+    options.conf.errorPages.has(status)
   ) {
     discard(body);
     // An intercepted 401 keeps its `WWW-Authenticate`
@@ -67,6 +76,18 @@ export function relayReply(
         headers: auth ? [["www-authenticate", auth[1]]] : [],
       },
     };
+  }
+  // After interception, as ngx_http_upstream_process_header orders them.
+  if (hasAccelRedirect(reply.head.fields)) {
+    const accel = accelRedirect(reply, {
+      conf: accelView(options.conf, options.fastcgi),
+      vars: options.vars,
+      origin: "",
+    });
+    if (accel !== null) {
+      discard(body);
+      return { response: accel };
+    }
   }
   const hidden = options.fastcgi.hideHeaders;
   const fields: [string, string][] = [];
@@ -82,6 +103,39 @@ export function relayReply(
     return { response: new Response(null, { status, headers: fields }) };
   }
   return { response: streamedResponse(body, { status, headers: fields }) };
+}
+
+function hasAccelRedirect(
+  fields: readonly (readonly [string, string])[],
+): boolean {
+  for (let i = 0; i < fields.length; i++) {
+    const name = fields[i]![0];
+    if (name.length === 16 && name.toLowerCase() === "x-accel-redirect") {
+      return true;
+    }
+  }
+  return false;
+}
+
+const accelViews = new WeakMap<LocationConf, LocationConf>();
+
+/**
+ * The location as the proxy's `X-Accel-Redirect` reads it, with the
+ * FastCGI module's settings in the proxy's places: `fastcgi_ignore_headers`,
+ * and no cookie rewriting (FastCGI has none). Made once per location.
+ */
+function accelView(conf: LocationConf, fastcgi: FastcgiConf): LocationConf {
+  let view = accelViews.get(conf);
+  if (view === undefined) {
+    view = {
+      ...conf,
+      proxyIgnoreHeaders: fastcgi.ignoreHeaders,
+      proxyCookieDomain: [],
+      proxyCookiePath: [],
+    };
+    accelViews.set(conf, view);
+  }
+  return view;
 }
 
 /** Cancels a body not relayed, which closes its connection. */

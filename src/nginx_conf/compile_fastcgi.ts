@@ -14,6 +14,7 @@ import { MAX_PROXY_BUFFER_SIZE } from "../config/mod.ts";
 import type { Level } from "./compile_level.ts";
 import {
   flag,
+  ignoredHeaders,
   lowerSet,
   type SettingsContext,
   size,
@@ -138,6 +139,7 @@ export function fastcgiSettings(
       max: MAX_PROXY_BUFFER_SIZE,
     }),
     hideHeaders,
+    ignoreHeaders: ignoredHeaders(ctx, level, "fastcgi_ignore_headers"),
     keepConn: flag(level, "fastcgi_keep_conn", false),
   };
 }

@@ -324,14 +324,18 @@ const IGNORABLE = new Set([
 ]);
 
 /**
- * `proxy_ignore_headers`, the nearest level's (a bitmask in nginx:
- * `ngx_conf_merge_bitmask_value`). Only `X-Accel-Redirect` changes what
- * the gateway does: it has no cache, and the other `X-Accel-*` fields are
- * hidden from the client and not acted on.
+ * `proxy_ignore_headers` (or `fastcgi_ignore_headers`), the nearest
+ * level's (a bitmask in nginx: `ngx_conf_merge_bitmask_value`). Only
+ * `X-Accel-Redirect` changes what the gateway does: it has no cache, and
+ * the other `X-Accel-*` fields are hidden from the client and not acted on.
  */
-function ignoredHeaders(ctx: SettingsContext, level: Level): Set<string> {
+export function ignoredHeaders(
+  ctx: SettingsContext,
+  level: Level,
+  directive = "proxy_ignore_headers",
+): Set<string> {
   const names = new Set<string>();
-  for (const d of level.get("proxy_ignore_headers")) {
+  for (const d of level.get(directive)) {
     for (const arg of d.args) {
       const name = arg.toLowerCase();
       if (IGNORABLE.has(name)) names.add(name);

@@ -50,10 +50,7 @@ export const FASTCGI_TABLE: readonly (readonly [string, string?])[] = [
   ["fastcgi_store HSL 1-1 default", "off"],
   ["fastcgi_store_access HSL 1-3 warn", "it matters only with fastcgi_store"],
   ["fastcgi_catch_stderr HSL 1-1 emerg", "the gateway does not reproduce it"],
-  [
-    "fastcgi_ignore_headers HSL 1-n warn",
-    "the gateway does not act on X-Accel-* fields from FastCGI",
-  ],
+  ["fastcgi_ignore_headers HSL 1-n map"],
   ["fastcgi_cache HSL 1-1 default", "off"],
   ["fastcgi_cache_path H 2-n emerg", NO_CACHE],
   ["fastcgi_cache_valid HSL 1-n emerg", NO_CACHE],

@@ -13,6 +13,7 @@
 export type { RequestEvent } from "./outcome_log.ts";
 export {
   type AccelRedirect,
+  accelRedirect,
   accelRedirectOf,
   type AccelTarget,
   accelTarget,

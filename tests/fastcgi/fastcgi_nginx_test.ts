@@ -70,6 +70,11 @@ ${TEMP}
       include fastcgi_params;
       fastcgi_pass_request_headers off;
     }
+    location /noaccel/ {
+      fastcgi_pass 127.0.0.1:${fcgi};
+      include fastcgi_params;
+      fastcgi_ignore_headers X-Accel-Redirect;
+    }
     location /nobody/ {
       fastcgi_pass 127.0.0.1:${fcgi};
       include fastcgi_params;
@@ -90,7 +95,7 @@ interface Answer {
 }
 
 const FIELDS =
-  /^(content-type|content-length|location|x-echo|x-powered-by|x-hidden|x-accel-buffering|x-b|transfer-encoding|status):/i;
+  /^(content-type|content-length|location|x-echo|x-powered-by|x-hidden|x-accel-buffering|x-accel-redirect|x-other|set-cookie|x-b|transfer-encoding|status):/i;
 
 async function ask(
   port: number,
@@ -204,6 +209,14 @@ const REQUESTS: [string, string][] = [
   [
     "STDOUT ended before a head",
     "GET /no-head.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+  ],
+  [
+    "X-Accel-Redirect followed, its Content-Type and Set-Cookie kept",
+    "GET /x-accel.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+  ],
+  [
+    "X-Accel-Redirect under fastcgi_ignore_headers: relayed, the field hidden",
+    "GET /noaccel/x-accel.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
   [
     "END_REQUEST before any STDOUT",
