@@ -21,6 +21,7 @@ import {
 import type { ErrorTarget, Logger, UpstreamTries } from "./log/mod.ts";
 import {
   type LocationProxyContext,
+  type LocationRequest,
   proxyLocation,
   type RequestBuffering,
   type RequestEvent,
@@ -50,6 +51,11 @@ import {
   publicOrigin,
 } from "./response/mod.ts";
 import { type GatewayStats, stubStatusResponse } from "./status.ts";
+import {
+  type FastcgiContext,
+  fastcgiLocation,
+  fastcgiRegistry,
+} from "./fastcgi/mod.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
 import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
@@ -264,6 +270,8 @@ export class EngineRoute {
   readonly #mayGzip: boolean;
   /** What proxying needs from the gateway, made once. */
   readonly #proxyContext: LocationProxyContext;
+  /** What FastCGI needs, made once; `null` when nothing passes to it. */
+  readonly #fastcgiContext: FastcgiContext | null;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache = new StaticCache();
   /** The preaccess and access phases, with one password checker for all. */
@@ -313,6 +321,14 @@ export class EngineRoute {
     this.#mayLimitConn = conf.servers.some((server) =>
       anyLocation(server, (l) => l.limitConn !== null)
     );
+    this.#fastcgiContext = conf.fastcgiUpstreams === undefined ? null : {
+      registry: fastcgiRegistry(conf.fastcgiUpstreams, {
+        ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+        ...(deps.now ? { now: deps.now } : {}),
+      }),
+      stats: deps.stats,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    };
     this.#proxyContext = {
       registry: this.#registry,
       stats: deps.stats,
@@ -440,6 +456,7 @@ export class EngineRoute {
   /** Closes every upstream connection. */
   close(): void {
     this.#registry.close();
+    this.#fastcgiContext?.registry.close();
     this.#bodyDeadlines.stop();
   }
 
@@ -687,7 +704,7 @@ export class EngineRoute {
     const { vars } = flow;
     const changed = content.rewritten || vars.uri !== request.uri ||
       vars.args !== request.args;
-    const proxied = proxyLocation(req, {
+    const location: LocationRequest = {
       conf: content.conf,
       vars,
       rewritten: changed,
@@ -703,7 +720,10 @@ export class EngineRoute {
       buffering: this.#buffering,
       // Read when a rewritten Location needs it, not made per request.
       originOf: flow,
-    }, this.#proxyContext);
+    };
+    const proxied = content.conf.fastcgi === undefined
+      ? proxyLocation(req, location, this.#proxyContext)
+      : fastcgiLocation(req, location, this.#fastcgiContext!);
     // nginx's charset and headers filters run on proxied answers too (CORS
     // headers in an /api/ location are the common case); the upstream's own
     // Content-Type passes as it is unless it has no charset.

@@ -170,7 +170,11 @@ export const VARIABLES: Readonly<Record<string, VariableReader>> = {
   "request_filename": (r) =>
     r.location === undefined ? r.requestFilename : mapUri(r.location, r).path,
   "content_type": (r) => field(r, "content-type"),
-  "content_length": (r) => field(r, "content-length"),
+  // A body read whole without a declared length has its length then
+  // (ngx_http_variable_content_length, headers_in.content_length_n).
+  "content_length": (r) =>
+    field(r, "content-length") ??
+      (r.bodyLength === undefined ? undefined : String(r.bodyLength)),
   "request": (r) => `${r.method} ${r.requestUri} ${r.protocol}`,
   "nginx_version": () => "1.22.1",
   "pid": () => String(Deno.pid),

@@ -70,7 +70,8 @@ export function indexLocations(
 
 /** Whether a location answers its name without the slash with a 301. */
 function autoRedirects(loc: LocationConf): boolean {
-  return loc.proxyPass !== null && loc.name.endsWith("/");
+  return (loc.proxyPass !== null || loc.fastcgi !== undefined) &&
+    loc.name.endsWith("/");
 }
 
 const NONE: LocationFound = Object.freeze({ kind: "none" });

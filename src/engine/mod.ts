@@ -53,3 +53,9 @@ export {
   uriChangesLeft,
 } from "./phases.ts";
 export { unescapeUri } from "./uri_escape.ts";
+export {
+  type FastcgiConf,
+  type FastcgiParam,
+  type FastcgiSplit,
+  fastcgiSplit,
+} from "./fastcgi_conf.ts";

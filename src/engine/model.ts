@@ -14,6 +14,7 @@
 
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite.ts";
+import type { FastcgiConf } from "./fastcgi_conf.ts";
 import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
 import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
@@ -316,6 +317,8 @@ export interface LocationConf {
   proxyBuffering: boolean;
   /** `proxy_intercept_errors`. */
   proxyInterceptErrors: boolean;
+  /** `fastcgi_pass` and its settings; absent where the location has none. */
+  fastcgi?: FastcgiConf;
   /** `client_max_body_size` in bytes; 0 is unlimited. */
   clientMaxBodySize: number;
   /**
@@ -464,6 +467,11 @@ export interface HttpConf {
   servers: readonly ServerConf[];
   /** Upstream groups by name (explicit and implicit). */
   upstreams: ReadonlyMap<string, UpstreamConf>;
+  /**
+   * The groups `fastcgi_pass` names (an `upstream{}`'s, or one made for a
+   * `host:port`), by name; absent when nothing passes to FastCGI.
+   */
+  fastcgiUpstreams?: ReadonlyMap<string, UpstreamConf>;
   /** `map` variables by name (without `$`). */
   maps: ReadonlyMap<string, MapConf>;
   /** `log_format`s by name (`combined` always). */

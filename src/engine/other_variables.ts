@@ -12,6 +12,7 @@ import type { RequestVars } from "./variables.ts";
 import { formatSeconds } from "../log/mod.ts";
 import { fieldText, MONTH_NAMES } from "../runtime/mod.ts";
 import { setCookieValue } from "./cookie_field.ts";
+import { fastcgiSplit } from "./fastcgi_conf.ts";
 
 /**
  * The modules' variables by name: `undefined` where nginx finds no value
@@ -78,11 +79,12 @@ export const OTHER_VARIABLES: Readonly<Record<string, VariableReader>> = {
   "ssl_session_reused": (r) => r.scheme === "https" ? "." : undefined,
   "ssl_early_data": (r) => r.scheme === "https" ? "" : undefined,
   // Modules whose features the gateway has none of: their values without
-  // them (no `limit_rate`, `fastcgi_split_path_info`, `valid_referers`,
-  // `userid`, `set_real_ip_from`).
+  // them (no `limit_rate`, `valid_referers`, `userid`, `set_real_ip_from`).
   "limit_rate": () => "0",
-  "fastcgi_script_name": (r) => r.uri,
-  "fastcgi_path_info": () => "",
+  // ngx_http_fastcgi_split under the location chosen so far.
+  "fastcgi_script_name": (r) =>
+    fastcgiSplit(r.uri, r.location?.fastcgi).scriptName,
+  "fastcgi_path_info": (r) => fastcgiSplit(r.uri, r.location?.fastcgi).pathInfo,
   "invalid_referer": () => "",
   "uid_reset": () => "",
   "realip_remote_addr": (r) => r.remoteAddr,

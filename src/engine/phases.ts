@@ -305,7 +305,9 @@ function content(
     }
   }
   if (conf.stubStatus) return { kind: "stub-status", conf };
-  if (conf.proxyPass !== null) {
+  // A FastCGI location's content is its pass, as a proxied one's
+  // (the engine route hands it to `fastcgi/`).
+  if (conf.proxyPass !== null || conf.fastcgi !== undefined) {
     return { kind: "proxy", conf, rewritten: options.rewritten };
   }
   const { root, path } = mapUri(conf, vars);

@@ -71,6 +71,11 @@ export interface RequestVars {
    * which of `headers` nginx keeps. Absent at nginx's defaults.
    */
   fieldNames?: FieldNames | undefined;
+  /**
+   * The length of a body read whole that came without `Content-Length`
+   * (chunked), once read: `$content_length` then.
+   */
+  bodyLength?: number | undefined;
   /** `$remote_addr`. */
   remoteAddr: string;
   /** `$remote_port`. */

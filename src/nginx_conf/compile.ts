@@ -14,6 +14,7 @@ import {
   compileValue,
   type ComplexValue,
   constantValue,
+  type FastcgiConf,
   type HttpConf,
   indexLocations,
   type Listen,
@@ -31,6 +32,7 @@ import {
 import { compileGeo } from "./compile_geo.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import { Level } from "./compile_level.ts";
+import { fastcgiSettings, fastcgiTargetRefusal } from "./compile_fastcgi.ts";
 import { LogsSeen } from "./compile_logs.ts";
 import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
@@ -104,6 +106,7 @@ class Compiler {
   readonly errors: string[] = [];
   readonly #said = new Set<string>();
   readonly upstreams = new Map<string, UpstreamConf>();
+  readonly fastcgiUpstreams = new Map<string, UpstreamConf>();
   readonly formats = new Map<string, LogFormat>([["combined", COMBINED]]);
   scope!: Variables;
   settings!: SettingsContext;
@@ -237,6 +240,7 @@ class Compiler {
         return table.types;
       },
       proxyPass: (d) => this.proxyPass(d),
+      fastcgiPass: (d) => this.fastcgiPass(d),
       access: (level) => access.settings(level),
       accessLogs: (level) => this.logs.accessLogs(level),
       errorLogs: (level) => this.errorLogs.errorLogs(level),
@@ -273,6 +277,9 @@ class Compiler {
     return {
       servers,
       upstreams: this.upstreams,
+      ...(this.fastcgiUpstreams.size > 0
+        ? { fastcgiUpstreams: this.fastcgiUpstreams }
+        : {}),
       maps,
       logFormats: this.formats,
       accessLog: this.accessLog(servers),
@@ -628,6 +635,45 @@ class Compiler {
     };
   }
 
+  /** The group a `fastcgi_pass` names, registered; `null` when refused. */
+  fastcgiPass(d: Directive): string | null {
+    const target = d.args[0]!;
+    const refused = fastcgiTargetRefusal(target);
+    if (refused !== null) {
+      this.fail(d, refused);
+      return null;
+    }
+    const named = this.upstreams.get(target);
+    if (named?.explicit) {
+      this.fastcgiUpstreams.set(target, named);
+      return target;
+    }
+    const hostPort = splitHostPort(target);
+    if (hostPort === null || !/:\d+$/.test(target)) {
+      // nginx resolves a name without an upstream{} at start and needs a
+      // port for FastCGI (ngx_http_upstream_add, `no port in upstream`).
+      this.fail(d, `no port in upstream "${target}"`);
+      return null;
+    }
+    if (!this.fastcgiUpstreams.has(target)) {
+      this.fastcgiUpstreams.set(target, {
+        name: target,
+        servers: [{
+          address: target,
+          ...hostPort,
+          weight: 1,
+          maxFails: 1,
+          failTimeoutMs: 10_000,
+          backup: false,
+          down: false,
+        }],
+        keepalive: 0,
+        explicit: false,
+      });
+    }
+    return target;
+  }
+
   // --- server and locations ---------------------------------------------
 
   server(d: Directive, http: Level): ServerConf {
@@ -757,6 +803,10 @@ class Compiler {
   /** A level's settings, its `if` blocks, its program and its nested locations. */
   location(level: Level, identity: LocationIdentity): LocationConf {
     const conf = locationSettings(level, identity, this.settings);
+    const fastcgi = fastcgiSettings(this.settings, level);
+    if (fastcgi !== undefined) {
+      (conf as { fastcgi?: FastcgiConf }).fastcgi = fastcgi;
+    }
     const nested: LocationConf[] = [];
     for (const d of level.block) {
       if (d.name !== "location") continue;
@@ -809,6 +859,16 @@ class Compiler {
     ) {
       (conf as { proxyPass: ProxyPass | null }).proxyPass =
         parentConf.proxyPass;
+    }
+    if (conf.fastcgi === undefined && parentConf.fastcgi !== undefined) {
+      const inherited = fastcgiSettings(
+        this.settings,
+        level,
+        parentConf.fastcgi.group,
+      );
+      if (inherited !== undefined) {
+        (conf as { fastcgi?: FastcgiConf }).fastcgi = inherited;
+      }
     }
     return conf;
   }

@@ -14,6 +14,7 @@ import type { Directive } from "./parser.ts";
 const NOT_INHERITED = new Set([
   "try_files",
   "proxy_pass",
+  "fastcgi_pass",
   "internal",
   "rewrite",
   "return",

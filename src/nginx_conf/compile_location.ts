@@ -46,6 +46,8 @@ export interface SettingsContext {
   types(block: Directive): ReadonlyMap<string, string>;
   /** The model of a `proxy_pass` (its group registered). */
   proxyPass(d: Directive): ProxyPass | null;
+  /** The group a `fastcgi_pass` names (registered), or `null` when refused. */
+  fastcgiPass(d: Directive): string | null;
   /** The access and preaccess settings of a level. */
   access(level: Level): AccessSettings;
   /** The access logs of a level. */
@@ -59,7 +61,8 @@ const DEFAULT_CHARSET_TYPES = [...NGINX_CHARSET_TYPES];
 
 const MINUTE = 60_000;
 
-function flag(level: Level, name: string, fallback: boolean): boolean {
+/** An `on`/`off` directive's value at a level, `fallback` when no level sets it. */
+export function flag(level: Level, name: string, fallback: boolean): boolean {
   const d = level.last(name);
   return d === undefined ? fallback : d.args[0]!.toLowerCase() === "on";
 }
@@ -73,7 +76,8 @@ function fieldNames(level: Level): { fieldNames?: FieldNames } {
     : {};
 }
 
-function value(
+/** A directive's argument compiled as a value; a refusal is collected. */
+export function value(
   ctx: SettingsContext,
   d: Directive,
   text: string,
@@ -87,7 +91,8 @@ function value(
   }
 }
 
-function time(ctx: SettingsContext, level: Level, name: string): number {
+/** A time directive in milliseconds (nginx's default of 60 s when unset). */
+export function time(ctx: SettingsContext, level: Level, name: string): number {
   const d = level.last(name);
   if (d === undefined) return MINUTE;
   const ms = nginxTimeMs(d.args[0]!);
@@ -98,7 +103,8 @@ function time(ctx: SettingsContext, level: Level, name: string): number {
   return ms;
 }
 
-function size(
+/** A size directive in bytes, `fallback` when unset; past `max` refused. */
+export function size(
   ctx: SettingsContext,
   level: Level,
   name: string,
@@ -299,7 +305,8 @@ function proxyRedirect(
   return out;
 }
 
-function lowerSet(level: Level, name: string): Set<string> {
+/** An array directive's first arguments in lower case (the nearest level's list). */
+export function lowerSet(level: Level, name: string): Set<string> {
   return new Set(level.get(name).map((d) => d.args[0]!.toLowerCase()));
 }
 
@@ -317,14 +324,18 @@ const IGNORABLE = new Set([
 ]);
 
 /**
- * `proxy_ignore_headers`, the nearest level's (a bitmask in nginx:
- * `ngx_conf_merge_bitmask_value`). Only `X-Accel-Redirect` changes what
- * the gateway does: it has no cache, and the other `X-Accel-*` fields are
- * hidden from the client and not acted on.
+ * `proxy_ignore_headers` (or `fastcgi_ignore_headers`), the nearest
+ * level's (a bitmask in nginx: `ngx_conf_merge_bitmask_value`). Only
+ * `X-Accel-Redirect` changes what the gateway does: it has no cache, and
+ * the other `X-Accel-*` fields are hidden from the client and not acted on.
  */
-function ignoredHeaders(ctx: SettingsContext, level: Level): Set<string> {
+export function ignoredHeaders(
+  ctx: SettingsContext,
+  level: Level,
+  directive = "proxy_ignore_headers",
+): Set<string> {
   const names = new Set<string>();
-  for (const d of level.get("proxy_ignore_headers")) {
+  for (const d of level.get(directive)) {
     for (const arg of d.args) {
       const name = arg.toLowerCase();
       if (IGNORABLE.has(name)) names.add(name);

@@ -9,6 +9,7 @@
  */
 
 import { INERT_TABLE } from "./directives_inert.ts";
+import { FASTCGI_TABLE } from "./directives_fastcgi.ts";
 
 /** A block kind, or `main` for the top of the file. */
 export type Context =
@@ -340,7 +341,9 @@ function parse(line: string, extra?: string): [string, DirectiveSpec] {
 export const DIRECTIVES: ReadonlyMap<string, readonly DirectiveSpec[]> =
   (() => {
     const map = new Map<string, DirectiveSpec[]>();
-    for (const [line, extra] of [...TABLE, ...INERT_TABLE]) {
+    for (
+      const [line, extra] of [...TABLE, ...INERT_TABLE, ...FASTCGI_TABLE]
+    ) {
       const [name, spec] = parse(line, extra);
       map.set(name, [...(map.get(name) ?? []), spec]);
     }

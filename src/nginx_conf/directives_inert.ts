@@ -1,18 +1,17 @@
 /**
- * Directives that matter only beside one the gateway refuses: the FastCGI,
- * uwsgi and SCGI modules' settings (nothing reads them without their
+ * Directives that matter only beside one the gateway refuses: the uwsgi
+ * and SCGI modules' settings (nothing reads them without their
  * `*_pass`, which the gateway refuses) and `proxy_ssl_*` (nothing reads them
  * without an `https://` `proxy_pass`, which the gateway refuses). nginx
  * accepts them anywhere its module tables allow, and so does the gateway,
  * with one warning each: a configuration that sets them and never uses them
  * behaves as one without them. Places and counts are nginx 1.22's
- * (`ngx_http_fastcgi_commands`, `ngx_http_uwsgi_commands`,
- * `ngx_http_scgi_commands`, `ngx_http_proxy_commands`).
+ * (`ngx_http_uwsgi_commands`, `ngx_http_scgi_commands`, `ngx_http_proxy_commands`).
  *
  * @module
  */
 
-/** Settings all three gateway-refused protocols share, `suffix args`. */
+/** Settings both gateway-refused protocols share, `suffix args`. */
 const SHARED = [
   "store 1-1",
   "store_access 1-3",
@@ -58,15 +57,7 @@ const SHARED = [
 ] as const;
 
 /** Each protocol's own settings besides {@linkcode SHARED}. */
-const OWN: Record<"fastcgi" | "uwsgi" | "scgi", readonly string[]> = {
-  fastcgi: [
-    "index 1-1",
-    "split_path_info 1-1",
-    "send_lowat 1-1",
-    "catch_stderr 1-1",
-    "keep_conn flag",
-    "cache_background_update flag",
-  ],
+const OWN: Record<"uwsgi" | "scgi", readonly string[]> = {
   uwsgi: [
     "modifier1 1-1",
     "modifier2 1-1",
@@ -102,10 +93,13 @@ function sslSettings(): string[] {
  * (`name contexts args disposition`, then the reason).
  */
 export const INERT_TABLE: readonly (readonly [string, string])[] = [
-  ...(["fastcgi", "uwsgi", "scgi"] as const).flatMap((p) => {
+  ...(["uwsgi", "scgi"] as const).flatMap((p) => {
     const only = `it matters only with ${p}_pass`;
     return [
-      [`${p}_pass LI 1-1 emerg`, "the gateway forwards over HTTP only"],
+      [
+        `${p}_pass LI 1-1 emerg`,
+        "the gateway forwards over HTTP and FastCGI only",
+      ],
       [`${p}_cache_path H 2-n warn`, only],
       ...[...SHARED, ...OWN[p]].map((s) => {
         const [suffix, args] = s.split(" ");

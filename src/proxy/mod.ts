@@ -3,7 +3,9 @@
  * URI rule (`upstream_uri.ts`), `proxy_set_header` (`set_headers.ts`), the
  * request body (`proxy.ts`), the walk over the group's servers, the reply
  * through `proxy_redirect` and `proxy_hide_header` (`location_reply.ts`),
- * or a WebSocket tunnel, and nginx's error lines (`outcome_log.ts`).
+ * or a WebSocket tunnel, and nginx's error lines (`outcome_log.ts`). The
+ * FastCGI handler (`fastcgi/`) forwards through the same `proxyRequest`
+ * and writes the same lines, with its own transport and relay.
  *
  * @module
  */
@@ -11,6 +13,7 @@
 export type { RequestEvent } from "./outcome_log.ts";
 export {
   type AccelRedirect,
+  accelRedirect,
   accelRedirectOf,
   type AccelTarget,
   accelTarget,
@@ -36,3 +39,16 @@ export {
 export { TempFiles } from "./temp_files.ts";
 export type { RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";
+export { proxyRequest } from "./proxy.ts";
+export type {
+  AttemptWarning,
+  LocationCall,
+  ProxyOptions,
+  ProxyResult,
+} from "./proxy_options.ts";
+export {
+  type FailureCounter,
+  logAttempt,
+  logOutcome,
+  logWarning,
+} from "./outcome_log.ts";

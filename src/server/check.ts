@@ -182,7 +182,12 @@ async function checkEngineUpstreams(
   conf: HttpConf,
   options: CheckOptions,
 ): Promise<CheckFinding[]> {
-  const servers = [...conf.upstreams.values()].flatMap((group) =>
+  // An upstream{} that fastcgi_pass names speaks FastCGI: an HTTP probe
+  // would call a working application silent.
+  const fastcgi = conf.fastcgiUpstreams;
+  const servers = [...conf.upstreams.values()].filter((group) =>
+    !fastcgi?.has(group.name)
+  ).flatMap((group) =>
     group.servers.filter((s) => !s.down).map((server) => ({ group, server }))
   );
   const timeoutMs = options.probeTimeoutMs ?? 3000;

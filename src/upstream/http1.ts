@@ -46,7 +46,7 @@ export class InvalidResponseError extends Error {
  * The search starts two bytes before `from`, where an end split across
  * reads may begin.
  */
-function indexOfHeadEnd(bytes: Uint8Array, from: number): number {
+export function indexOfHeadEnd(bytes: Uint8Array, from: number): number {
   let i = bytes.indexOf(10, from > 2 ? from - 2 : 0);
   while (i >= 0 && i + 1 < bytes.length) {
     const next = bytes[i + 1];
@@ -113,9 +113,39 @@ export function parseResponseHead(
   }
   // One char per byte, so each value leaves for the client as sent.
   const text = byteStringFromBytes(bytes.subarray(0, end));
+  // NUL or a stray CR is looked for only when the head has one (one scan
+  // of the text instead of a test per line).
+  const odd = oddBytes(bytes, end);
+  const suspect = odd && BAD_IN_LINE.test(text);
+  const next = text.indexOf("\n") + 1;
+  const statusEnd = lineEnd(text, next);
+  if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
+    throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
+  }
+  const status = statusLine(text, statusEnd);
+  const fields = parseFieldLines(text, next, odd);
+  return { ...status, fields, headLength: end };
+}
+
+/**
+ * The field lines of a head (`ngx_http_parse_header_line`), from `next`
+ * up to its empty line: one parser for every upstream head, an HTTP
+ * response's after its status line and a FastCGI application's CGI head.
+ *
+ * @param text The head as a byte string (one char per byte), its empty
+ * line included.
+ * @param next Where the first field line starts.
+ * @param odd {@linkcode oddBytes} of the head.
+ * @returns The fields, names as sent, values trimmed.
+ * @throws {InvalidResponseError} On a line nginx refuses, with its message.
+ */
+export function parseFieldLines(
+  text: string,
+  next: number,
+  odd: boolean,
+): [string, string][] {
   // NUL or a stray CR is looked for per line only when the head has one (one
   // scan of the text instead of a test per line).
-  const odd = oddBytes(bytes, end);
   const suspect = odd && BAD_IN_LINE.test(text);
   // A control byte in a value (nginx relays it) ends the process in Deno's
   // response writer (a panic, "invalid response header value"): such a
@@ -123,12 +153,6 @@ export function parseResponseHead(
   // path to the client starts. One scan per head. The framing fields are
   // read, never relayed as they are: kept for nginx's messages about them.
   const controls = odd && CONTROL_IN_HEAD.test(text);
-  let next = text.indexOf("\n") + 1;
-  const statusEnd = lineEnd(text, next);
-  if (suspect && /[\0\r]/.test(text.slice(0, statusEnd))) {
-    throw new InvalidResponseError("upstream sent no valid HTTP/1.0 header");
-  }
-  const status = statusLine(text, statusEnd);
   // Fields are cut straight out of the text (no array of lines): this runs
   // for every proxied response.
   const fields: [string, string][] = [];
@@ -153,7 +177,7 @@ export function parseResponseHead(
       controls && !FRAMING_FIELD.test(name) ? escapeControls(value) : value,
     ]);
   }
-  return { ...status, fields, headLength: end };
+  return fields;
 }
 
 /**
@@ -162,7 +186,7 @@ export function parseResponseHead(
  * bytes of every head (cheaper than a regular expression over its text,
  * profiled); the two scans run only when it finds one.
  */
-function oddBytes(bytes: Uint8Array, end: number): boolean {
+export function oddBytes(bytes: Uint8Array, end: number): boolean {
   for (let i = 0; i < end; i++) {
     const b = bytes[i]!;
     if (b >= 0x20) {

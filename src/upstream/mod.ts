@@ -11,7 +11,13 @@
  * @module
  */
 
-export { UpstreamError, upstreamStatus, upstreamTimeout } from "./error.ts";
+export {
+  UpstreamError,
+  upstreamErrorFromOs,
+  upstreamStatus,
+  upstreamTimeout,
+} from "./error.ts";
+export type { UpstreamAction } from "./error.ts";
 export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
@@ -37,3 +43,11 @@ export type {
   UpstreamTimeouts,
 } from "./types.ts";
 export { PEER_HOST_VALUE } from "./request_head.ts";
+export {
+  DEFAULT_HEAD_BUFFER,
+  indexOfHeadEnd,
+  InvalidResponseError,
+  oddBytes,
+  parseFieldLines,
+} from "./http1.ts";
+export type { ResponseHead } from "./http1.ts";

@@ -117,6 +117,24 @@ Deno.test("--check --nginx-conf binds every listen port and probes the file's ow
     );
     strictEqual(stderr.includes("/api/ goes to"), false, stderr);
   });
+  await t.step(
+    "an upstream{} fastcgi_pass names is not probed over HTTP",
+    async () => {
+      const down = refusedPort();
+      await using s = station(
+        "upstream_backup",
+        (text) =>
+          text.replace("127.0.0.1:8080", `127.0.0.1:${down}`)
+            .replace(
+              /proxy_pass http:\/\/backend\/?;/,
+              "fastcgi_pass backend;",
+            ),
+      );
+      const { code, stderr } = await checkConf(s.conf);
+      strictEqual(code, 0, stderr);
+      strictEqual(stderr.includes(`127.0.0.1:${down}`), false, stderr);
+    },
+  );
 });
 
 Deno.test(

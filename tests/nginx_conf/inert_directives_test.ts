@@ -1,9 +1,10 @@
 /**
- * Directives that matter only beside one the gateway refuses (the FastCGI,
- * uwsgi and SCGI modules' settings, `proxy_ssl_*`): accepted with one
- * warning each, as nginx accepts them, wherever nginx's tables allow; their
- * `*_pass` stays refused. `chunked_transfer_encoding` too: the runtime
- * decides the framing.
+ * Directives that matter only beside one the gateway refuses (the uwsgi
+ * and SCGI modules' settings, `proxy_ssl_*`): accepted with one warning
+ * each, as nginx accepts them, wherever nginx's tables allow; their `*_pass`
+ * stays refused. The FastCGI module's: mapped where the FastCGI handler
+ * reads them, the rest warned about or taken at their default as the table
+ * says. `chunked_transfer_encoding` too: the runtime decides the framing.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { DIRECTIVES } from "../../src/nginx_conf/directives.ts";
@@ -15,13 +16,13 @@ const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
 /** The names of the class, by their prefixes. */
 const NAMES = [...DIRECTIVES.keys()].filter((n) =>
-  /^(fastcgi|uwsgi|scgi)_/.test(n) || n.startsWith("proxy_ssl_")
+  /^(uwsgi|scgi)_/.test(n) || n.startsWith("proxy_ssl_")
 );
 
-Deno.test("--check warns once about each FastCGI, uwsgi, SCGI and proxy_ssl_ setting, at every level nginx allows", () => {
-  // Every directive of the three modules (153 in nginx 1.22's tables, their
+Deno.test("--check warns once about each uwsgi, SCGI and proxy_ssl_ setting, at every level nginx allows", () => {
+  // Every directive of the two modules (104 in nginx 1.22's tables, their
   // *_pass among them) and the 13 proxy_ssl_ ones.
-  strictEqual(NAMES.length, 153 + 13);
+  strictEqual(NAMES.length, 104 + 13);
   for (const name of NAMES.filter((n) => !n.endsWith("_pass"))) {
     const spec = DIRECTIVES.get(name)![0]!;
     const args = spec.flag ? "on" : Array(spec.min).fill("1").join(" ");
@@ -39,12 +40,80 @@ Deno.test("--check warns once about each FastCGI, uwsgi, SCGI and proxy_ssl_ set
   }
 });
 
-Deno.test("--check refuses fastcgi_pass, uwsgi_pass and scgi_pass", () => {
-  for (const name of ["fastcgi_pass", "uwsgi_pass", "scgi_pass"]) {
+Deno.test("--check refuses uwsgi_pass and scgi_pass, and takes fastcgi_pass", () => {
+  for (const name of ["uwsgi_pass", "scgi_pass"]) {
     deepStrictEqual(
       messages(fileWith(`${name} 127.0.0.1:9000;`, "location")),
-      [`"${name}" is not supported: the gateway forwards over HTTP only`],
+      [
+        `"${name}" is not supported: the gateway forwards over HTTP and FastCGI only`,
+      ],
     );
+  }
+  deepStrictEqual(
+    messages(fileWith("fastcgi_pass 127.0.0.1:9000;", "location")),
+    [],
+  );
+});
+
+/** Each FastCGI directive the handler does not read, and what --check says. */
+const FASTCGI_NOT_READ: [string, string][] = [
+  [
+    "fastcgi_buffers 4 64k;",
+    '"fastcgi_buffers" is ignored: it only tunes how nginx does its work',
+  ],
+  [
+    "fastcgi_buffering off;",
+    '"fastcgi_buffering" is ignored: it only tunes how nginx does its work',
+  ],
+  [
+    "fastcgi_temp_file_write_size 256k;",
+    '"fastcgi_temp_file_write_size" is ignored: it only tunes how nginx does its work',
+  ],
+  [
+    "fastcgi_cache_key $uri;",
+    '"fastcgi_cache_key" is ignored: it matters only with fastcgi_cache',
+  ],
+  [
+    "fastcgi_keep_conn on;",
+    '"fastcgi_keep_conn on" is not supported: the gateway behaves as "fastcgi_keep_conn off"',
+  ],
+  [
+    "fastcgi_cache zone;",
+    '"fastcgi_cache zone" is not supported: the gateway behaves as "fastcgi_cache off"',
+  ],
+  [
+    "fastcgi_catch_stderr x;",
+    '"fastcgi_catch_stderr" is not supported: the gateway does not reproduce it',
+  ],
+  [
+    "fastcgi_cache_valid 200 1m;",
+    '"fastcgi_cache_valid" is not supported: the gateway keeps no response cache',
+  ],
+];
+
+Deno.test("--check reads the FastCGI module's 49 directives as the table says", () => {
+  strictEqual(
+    [...DIRECTIVES.keys()].filter((n) => n.startsWith("fastcgi_")).length,
+    49,
+  );
+  for (const [line, said] of FASTCGI_NOT_READ) {
+    deepStrictEqual(messages(fileWith(line, "location")), [said], line);
+  }
+  for (
+    const line of [
+      "fastcgi_param A $uri if_not_empty;",
+      "fastcgi_index index.php;",
+      "fastcgi_split_path_info ^(.+\\.php)(/.+)$;",
+      "fastcgi_read_timeout 300;",
+      "fastcgi_buffer_size 64k;",
+      "fastcgi_intercept_errors on;",
+      "fastcgi_hide_header X-Powered-By;",
+      "fastcgi_pass_header Server;",
+      "fastcgi_pass_request_body off;",
+      "fastcgi_keep_conn off;",
+    ]
+  ) {
+    deepStrictEqual(messages(fileWith(line, "location")), [], line);
   }
 });
 

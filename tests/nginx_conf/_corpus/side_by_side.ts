@@ -21,6 +21,10 @@ import {
 import { probeSide, type Side } from "./run_side.ts";
 import { buildStation, caseText, placeholderCount } from "./station.ts";
 import { type Received, startRecordingUpstream } from "./upstream.ts";
+import {
+  fastcgiPlaceholders,
+  startRecordingFastcgi,
+} from "./fastcgi_upstream.ts";
 
 /** One file's row of the report. */
 export interface FileResult {
@@ -116,6 +120,8 @@ async function compareFileOnce(
     placeholderCount(text, "PORT"),
   );
   const upstreamCount = placeholderCount(text, "UPSTREAM");
+  // A placeholder `fastcgi_pass` names gets a FastCGI responder.
+  const fastcgi = fastcgiPlaceholders(text);
   const sides: Side[] = [];
   const stack = new AsyncDisposableStack();
   try {
@@ -123,7 +129,12 @@ async function compareFileOnce(
       const seen: Received[] = [];
       const upstreams = Array.from(
         { length: upstreamCount },
-        (_, k) => stack.use(startRecordingUpstream(k + 1, seen)),
+        (_, k) =>
+          stack.use(
+            fastcgi.has(k + 1)
+              ? startRecordingFastcgi(k + 1, seen)
+              : startRecordingUpstream(k + 1, seen),
+          ),
       );
       const listen = Array.from({ length: listenCount }, freePort);
       const values = { listen, upstream: upstreams.map((u) => u.port) };

@@ -1,0 +1,187 @@
+/**
+ * The FastCGI transport of one server (`UpstreamTransport`): a new
+ * connection per request (`fastcgi_keep_conn off`), the request's records
+ * written (`records.ts`), the body as `STDIN` records, then the reply's
+ * head read (`reply_head.ts`) and its body streamed (`reply_body.ts`).
+ *
+ * The request's own part (its encoded parameters, its log) is found by the
+ * call's `signal` object, the client's `Request` the proxy's walk hands
+ * every server (`proxy/proxy.ts`): the walk, its body handling and its
+ * failure lines are the proxy's, unchanged.
+ *
+ * @module
+ */
+
+import {
+  type UpstreamCall,
+  UpstreamError,
+  type UpstreamReply,
+  type UpstreamServerSpec,
+  type UpstreamTimeouts,
+  type UpstreamTransport,
+} from "../upstream/mod.ts";
+import { STDIN_CHUNK, stdinRecords } from "./records.ts";
+import { readReply, type StderrLog } from "./reply_head.ts";
+import { TimedConn } from "./timed_conn.ts";
+
+/** One request's part in the exchange, besides the call. */
+export interface FastcgiRequest {
+  /**
+   * `BEGIN_REQUEST` and the `PARAMS` records, encoded once the body is
+   * read (its length is `$content_length` then, as in nginx), or the
+   * length nginx refuses.
+   */
+  records(body: UpstreamCall["body"]): Uint8Array | { tooBig: number };
+  /** `fastcgi_pass_request_body`: the body goes as `STDIN`. */
+  readonly sendBody: boolean;
+  /**
+   * Logs one piece of `STDERR` (`FastCGI sent in stderr: "…"`) with its
+   * phase and the server's `host:port`.
+   */
+  onStderr: StderrLog;
+}
+
+const requests = new WeakMap<object, FastcgiRequest>();
+
+/**
+ * Gives a request's part to the transports that will be handed `key` as
+ * their call's `signal` (the client's `Request`).
+ *
+ * @param key The client's `Request`.
+ * @param request Its records and log.
+ */
+export function attachRequest(key: object, request: FastcgiRequest): void {
+  requests.set(key, request);
+}
+
+function signalOf(signal: UpstreamCall["signal"]): AbortSignal | null {
+  if (typeof signal === "function") return signal();
+  return signal instanceof AbortSignal ? signal : signal.signal;
+}
+
+/**
+ * The parameters do not fit one `PARAMS` record: not the server's failure
+ * but the request's (nginx's 500 and `[alert]`), so no `UpstreamError`.
+ */
+export class RecordTooBig extends Error {
+  /** The parameters' length. */
+  readonly length: number;
+
+  /** @param length The parameters' length. */
+  constructor(length: number) {
+    super(`fastcgi request record is too big: ${length}`);
+    this.name = "RecordTooBig";
+    this.length = length;
+  }
+}
+
+/** The transport of one FastCGI server. */
+export class FastcgiTransport implements UpstreamTransport {
+  readonly #spec: UpstreamServerSpec;
+  readonly #timeouts: UpstreamTimeouts;
+  readonly #onConnect: (() => void) | undefined;
+
+  /**
+   * @param spec The server.
+   * @param timeouts The timers when a call brings none.
+   * @param onConnect Counts each new connection.
+   */
+  constructor(
+    spec: UpstreamServerSpec,
+    timeouts: UpstreamTimeouts,
+    onConnect?: () => void,
+  ) {
+    this.#spec = spec;
+    this.#timeouts = timeouts;
+    this.#onConnect = onConnect;
+  }
+
+  /** No connection is kept between requests. */
+  get idleCount(): number {
+    return 0;
+  }
+
+  /** Nothing kept to close. */
+  close(): void {}
+
+  /**
+   * Sends one request and reads the reply's head.
+   *
+   * @param call The call (its `signal` is the client's `Request`).
+   * @returns The head and the body's stream.
+   * @throws {UpstreamError} The failure with nginx's words and phase.
+   */
+  async send(call: UpstreamCall): Promise<UpstreamReply> {
+    const key = call.signal as object;
+    const request = requests.get(key);
+    if (request === undefined) {
+      throw new TypeError("Cannot send a FastCGI request: no records for it");
+    }
+    const records = request.records(call.body);
+    if (!(records instanceof Uint8Array)) {
+      throw new RecordTooBig(records.tooBig);
+    }
+    this.#onConnect?.();
+    const conn = await TimedConn.open(
+      this.#spec.address,
+      call.timeouts ?? this.#timeouts,
+      signalOf(call.signal),
+    );
+    call.onConnected?.();
+    try {
+      await conn.write(records);
+      await writeBody(conn, request.sendBody ? call.body : null);
+      return await readReply(conn, call, {
+        onStderr: request.onStderr,
+        peer: this.#spec.address.peer,
+        bufferSize: call.headBufferSize ?? 4096,
+      });
+    } catch (error) {
+      conn.close();
+      throw error;
+    }
+  }
+}
+
+/** The body as `STDIN` records, then the empty one that ends it. */
+async function writeBody(
+  conn: TimedConn,
+  body: UpstreamCall["body"],
+): Promise<void> {
+  if (body?.kind === "bytes") {
+    if (body.bytes.length > 0) await conn.write(stdinRecords(body.bytes));
+  } else if (body?.kind === "file") {
+    await body.file.seek(0, Deno.SeekMode.Start);
+    const chunk = new Uint8Array(STDIN_CHUNK);
+    for (let left = body.length; left > 0;) {
+      const n = await body.file.read(
+        chunk.subarray(0, Math.min(left, chunk.length)),
+      );
+      if (n === null) break;
+      left -= n;
+      await conn.write(stdinRecords(chunk.subarray(0, n)));
+    }
+  } else if (body?.kind === "stream") {
+    // Each piece as it comes: nothing of the body is held past its write.
+    const reader = body.stream.getReader();
+    try {
+      while (true) {
+        let read: ReadableStreamReadResult<Uint8Array>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          // The client's body broke off: the client left, or sent bad
+          // framing (the proxy's walk tells the two apart by the cause).
+          throw error instanceof UpstreamError
+            ? error
+            : UpstreamError.clientClosed(error);
+        }
+        if (read.done) break;
+        if (read.value.length > 0) await conn.write(stdinRecords(read.value));
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  await conn.write(stdinRecords(new Uint8Array(0)));
+}

@@ -1,0 +1,265 @@
+/**
+ * The FastCGI content handler of a location (`ngx_http_fastcgi_handler`):
+ * the request's parameters evaluated and encoded once (`params.ts`,
+ * `records.ts`), then the proxy's own forwarding (`proxyRequest`: the body
+ * read as `client_max_body_size` and request buffering say, the walk over
+ * the group's servers with nginx's failover and lines) with the FastCGI
+ * transport (`client.ts`) as each server's; the reply relayed through the
+ * fields nginx hides for FastCGI and `fastcgi_hide_header` /
+ * `fastcgi_pass_header`, or handed to `error_page` under
+ * `fastcgi_intercept_errors`. Every line names the server as nginx does,
+ * `upstream: "fastcgi://127.0.0.1:9000"`.
+ *
+ * @module
+ */
+
+import type { FastcgiConf, LocationConf, RequestVars } from "../engine/mod.ts";
+import { errorResponse } from "../response/mod.ts";
+import {
+  type AttemptFailure,
+  type UpstreamGroup,
+  type UpstreamPeer,
+  type UpstreamReply,
+  upstreamStatus,
+} from "../upstream/mod.ts";
+import {
+  type AttemptWarning,
+  type FailureCounter,
+  type LocationCall,
+  type LocationRequest,
+  logAttempt,
+  logOutcome,
+  logWarning,
+  type ProxyOptions,
+  proxyRequest,
+  type ProxyResult,
+  type RequestBuffering,
+  type RequestEvent,
+  type UpstreamRegistry,
+} from "../proxy/mod.ts";
+import type { UpstreamTries } from "../log/mod.ts";
+import { attachRequest, RecordTooBig } from "./client.ts";
+import { requestParams } from "./params.ts";
+import { encodeRequestHead } from "./records.ts";
+import { type Intercepted, relayReply, stderrText } from "./reply.ts";
+
+/** What the FastCGI handler needs from the gateway, made once. */
+export interface FastcgiContext {
+  /** The groups `fastcgi_pass` names, with FastCGI transports. */
+  registry: UpstreamRegistry;
+  /** Counters for the status endpoint. */
+  stats: FailureCounter;
+  /** Shutdown has begun: a body cut off then is not the client leaving. */
+  stopping?: () => boolean;
+}
+
+const CLOSE: [string, string][] = [["connection", "close"]];
+
+/**
+ * Passes one request to a location's FastCGI group.
+ *
+ * @param req The client's request.
+ * @param request The location, the request's variables and state, its log.
+ * @param context The groups and counters.
+ * @returns The application's answer, or nginx's page for the status the
+ * request ends with (500, 502, 504, 499, 400, 413, or an intercepted one).
+ * @throws The defect (not an upstream failure) that ended the attempts.
+ */
+export function fastcgiLocation(
+  req: Request,
+  request: LocationRequest,
+  context: FastcgiContext,
+): Promise<Response> {
+  try {
+    return passFor(req, request, context);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function passFor(
+  req: Request,
+  request: LocationRequest,
+  context: FastcgiContext,
+): Promise<Response> {
+  const fastcgi = request.conf.fastcgi;
+  const group = fastcgi && context.registry.get(fastcgi.group);
+  if (fastcgi === undefined || group === undefined) {
+    throw new TypeError(
+      `Cannot pass to FastCGI in location "${request.conf.name}": no fastcgi_pass group`,
+    );
+  }
+  const log = fastcgiLog(request.log);
+  const { vars } = request;
+  let records: Uint8Array | { tooBig: number } | null = null;
+  attachRequest(req, {
+    // Made on the first try, once the body is read, and kept for the next.
+    records: (body) => {
+      if (records !== null) return records;
+      if (request.contentLength === null && body !== null) {
+        // A chunked body read whole: its length is $content_length now
+        // (nginx sets headers_in.content_length_n once it is read).
+        const length = body.kind === "bytes" ? body.bytes.length : body.length;
+        if (length !== null) vars.bodyLength = length;
+      }
+      return records = encodeRequestHead(
+        requestParams(fastcgi, vars, req.headers),
+        fastcgi.keepConn,
+      );
+    },
+    sendBody: fastcgi.passRequestBody,
+    onStderr: (bytes, action, peer) =>
+      log({
+        level: "error",
+        message: `FastCGI sent in stderr: "${stderrText(bytes)}"`,
+        action,
+        upstream: `fastcgi://${peer}`,
+      }),
+  });
+  request.tries?.startGroup();
+  const forward = new FastcgiForward(req, request, {
+    context,
+    group,
+    fastcgi,
+    log,
+  });
+  return proxyRequest(req, forward).then((result) => forward.settle(result));
+}
+
+/**
+ * The request's log with the server named as nginx names a FastCGI one:
+ * the proxy's lines say `http://`.
+ */
+function fastcgiLog(
+  log: (event: RequestEvent) => void,
+): (event: RequestEvent) => void {
+  return (event) =>
+    log(
+      event.upstream?.startsWith("http://")
+        ? { ...event, upstream: `fastcgi://${event.upstream.slice(7)}` }
+        : event,
+    );
+}
+
+/** One request's pass: the proxy's options, its hooks and how it settles. */
+class FastcgiForward implements ProxyOptions {
+  readonly group: UpstreamGroup;
+  readonly upstreamPath = "";
+  readonly clientMaxBodySize: number;
+  readonly client: string;
+  readonly contentLength: number | null;
+  readonly headers: [string, string][] = [];
+  readonly call: LocationCall;
+  readonly buffering: RequestBuffering | null;
+  readonly tries: UpstreamTries | null;
+  readonly log: (event: RequestEvent) => void;
+  readonly conf: LocationConf;
+  readonly vars: RequestVars;
+  readonly fastcgi: FastcgiConf;
+  readonly context: FastcgiContext;
+  readonly head: boolean;
+  /** The status `fastcgi_intercept_errors` handed to `error_page`. */
+  intercepted: Intercepted | null = null;
+
+  constructor(
+    req: Request,
+    request: LocationRequest,
+    { context, group, fastcgi, log }: {
+      context: FastcgiContext;
+      group: UpstreamGroup;
+      fastcgi: FastcgiConf;
+      log: (event: RequestEvent) => void;
+    },
+  ) {
+    this.group = group;
+    this.conf = request.conf;
+    this.vars = request.vars;
+    this.fastcgi = fastcgi;
+    this.clientMaxBodySize = request.conf.clientMaxBodySize;
+    this.client = request.vars.remoteAddr;
+    this.contentLength = request.contentLength;
+    this.call = {
+      version: "1.1",
+      leading: [],
+      timeouts: fastcgi.timeouts,
+      headBufferSize: fastcgi.bufferSize,
+      keepalive: false,
+    };
+    this.buffering = request.buffering ?? null;
+    this.tries = request.tries ?? null;
+    this.log = log;
+    this.context = context;
+    this.head = req.method === "HEAD";
+  }
+
+  onFailure(failure: AttemptFailure): void {
+    logAttempt(failure, this.log, this.context.stats);
+  }
+
+  onWarning(warning: AttemptWarning): void {
+    logWarning(warning, this.log);
+  }
+
+  toResponse(reply: UpstreamReply, _peer: UpstreamPeer): Response {
+    const relayed = relayReply(reply, {
+      fastcgi: this.fastcgi,
+      conf: this.conf,
+      vars: this.vars,
+    });
+    if ("response" in relayed) return relayed.response;
+    this.intercepted = relayed.intercepted;
+    // A stand-in, never sent: settle() answers with the error page.
+    return new Response(null, { status: 204 });
+  }
+
+  /** How the pass ended, as the client's response, with its line. */
+  settle(result: ProxyResult): Response {
+    if (result.kind === "response") {
+      const stood = this.intercepted;
+      if (stood !== null) {
+        return errorResponse(stood.status, {
+          head: this.head,
+          headers: stood.headers,
+        });
+      }
+      return result.response;
+    }
+    const page = (status: number, close = false) =>
+      errorResponse(status, {
+        head: this.head,
+        ...(close ? { headers: CLOSE } : {}),
+      });
+    if (result.kind === "client-left" && this.context.stopping?.()) {
+      return page(503, true);
+    }
+    logOutcome(result, {
+      log: this.log,
+      stats: this.context.stats,
+      group: this.group.name,
+      upstreamPath: "",
+    });
+    switch (result.kind) {
+      case "too-large":
+        this.log({ level: "error", message: result.message });
+        return page(413, true);
+      case "no-live":
+        return page(502);
+      case "bad-body":
+        return page(400, true);
+      case "body-timeout":
+        return page(408, true);
+      case "temp-failed":
+        return page(500, true);
+      case "client-left":
+      case "failed":
+        return page(upstreamStatus(result.error));
+      case "defect":
+        if (result.error instanceof RecordTooBig) {
+          // ngx_http_fastcgi_create_request: NGX_ERROR, finalized with 500.
+          this.log({ level: "alert", message: result.error.message });
+          return page(500);
+        }
+        throw result.error;
+    }
+  }
+}
