@@ -127,6 +127,7 @@ export class FastcgiTransport implements UpstreamTransport {
       call.timeouts ?? this.#timeouts,
       signalOf(call.signal),
     );
+    conn.onClose = () => call.onEnd?.();
     call.onConnected?.();
     try {
       await conn.write(records);

@@ -25,6 +25,12 @@ export class TimedConn {
   #clientLeft = false;
   #closed = false;
   #unwatch: (() => void) | null = null;
+  /**
+   * Told once, at the first close: the exchange with the server is over
+   * (`UpstreamCall.onEnd`, which frees it for `least_conn`). Every way a
+   * FastCGI exchange ends closes its connection (no `fastcgi_keep_conn`).
+   */
+  onClose: (() => void) | undefined;
 
   private constructor(conn: Deno.TcpConn, timeouts: UpstreamTimeouts) {
     this.#conn = conn;
@@ -130,6 +136,7 @@ export class TimedConn {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.onClose?.();
     this.#disarm();
     this.#unwatch?.();
     try {

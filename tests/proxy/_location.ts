@@ -21,6 +21,7 @@ import {
   Variables,
 } from "../../src/engine/mod.ts";
 import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
+import { fastcgiLocation, fastcgiRegistry } from "../../src/fastcgi/mod.ts";
 import { errorResponse } from "../../src/response/mod.ts";
 import type { RequestEvent } from "../../src/proxy/mod.ts";
 import { decodeTarget } from "../../src/routing/mod.ts";
@@ -173,6 +174,8 @@ export interface LocationGateway extends AsyncDisposable {
   errors: string[];
   /** Its upstream groups (their servers' balancing state). */
   registry: UpstreamRegistry;
+  /** The groups `fastcgi_pass` names, with FastCGI transports. */
+  fastcgiRegistry: UpstreamRegistry;
 }
 
 /**
@@ -197,8 +200,10 @@ export function serveLocations(
 function serveIndex(
   where: LocationIndex | ServerConf,
   upstreams: ReadonlyMap<string, UpstreamConf>,
+  fastcgiUpstreams: ReadonlyMap<string, UpstreamConf> = new Map(),
 ): LocationGateway {
   const registry = new UpstreamRegistry(upstreams);
+  const fastcgi = fastcgiRegistry(fastcgiUpstreams);
   const errors: string[] = [];
   const stats = { failed: () => {} };
   let port = 0;
@@ -213,14 +218,17 @@ function serveIndex(
         errors.push(
           `${e.level}: ${e.message}${e.upstream ? ` ${e.upstream}` : ""}`,
         );
-      return await proxyLocation(req, {
+      const request = {
         ...chosen,
         vars,
         log,
         contentLength: req.headers.has("content-length")
           ? Number(req.headers.get("content-length"))
           : null,
-      }, { registry, stats });
+      };
+      return await (chosen.conf.fastcgi === undefined
+        ? proxyLocation(req, request, { registry, stats })
+        : fastcgiLocation(req, request, { registry: fastcgi, stats }));
     },
   );
   port = server.addr.port;
@@ -228,9 +236,11 @@ function serveIndex(
     port,
     errors,
     registry,
+    fastcgiRegistry: fastcgi,
     async [Symbol.asyncDispose]() {
       await server.shutdown();
       registry.close();
+      fastcgi.close();
     },
   };
 }
@@ -240,7 +250,11 @@ function serveIndex(
  * upstream groups through the same small flow.
  */
 export function serveCompiled(conf: HttpConf): LocationGateway {
-  return serveIndex(conf.servers[0]!, conf.upstreams);
+  return serveIndex(
+    conf.servers[0]!,
+    conf.upstreams,
+    conf.fastcgiUpstreams ?? new Map(),
+  );
 }
 
 /** What the flow hands the proxy: the location and the URI's state. */

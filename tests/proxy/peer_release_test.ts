@@ -17,6 +17,7 @@ import {
   writeText,
 } from "../_utils.ts";
 import { compileText } from "../engine/_conf.ts";
+import { startFastcgiResponder } from "../_fastcgi_responder.ts";
 import { type LocationGateway, serveCompiled } from "./_location.ts";
 
 /** What the upstream does with a request, by the path's first segment. */
@@ -96,8 +97,12 @@ const CONF = (a: number, b: number, dead: number, ws: number) =>
   }
 }`;
 
-function counts(gw: LocationGateway, group = "lc"): number[] {
-  return gw.registry.get(group)!.peers.map((p) => p.rr.conns);
+function counts(
+  gw: LocationGateway,
+  group = "lc",
+  registry = gw.registry,
+): number[] {
+  return registry.get(group)!.peers.map((p) => p.rr.conns);
 }
 
 const GET = (path: string) =>
@@ -161,4 +166,44 @@ Deno.test("least_conn: every server's count is back to 0 however its exchanges e
     deepStrictEqual(counts(gw, "tunnels"), [0, 0]);
   });
   gone.resolve();
+});
+
+Deno.test("least_conn over fastcgi_pass: every server's count is back to 0 however its exchanges ended", async (t) => {
+  await using a = startFastcgiResponder();
+  await using b = startFastcgiResponder();
+  await using gw = serveCompiled(compileText(`http {
+  upstream php { least_conn; server 127.0.0.1:${a.port} max_fails=0;
+    server 127.0.0.1:${b.port} max_fails=0;
+    server 127.0.0.1:${refusedPort()} max_fails=0; }
+  server { listen 8081;
+    location / { fastcgi_pass php; fastcgi_read_timeout 300ms;
+      fastcgi_param SCRIPT_NAME $fastcgi_script_name; }
+  }
+}`));
+  const php = () => counts(gw, "php", gw.fastcgiRegistry);
+  const settled = () => php().every((n) => n === 0);
+  // Whole answers, a STDERR line, a status, a broken head, one the
+  // application never ends, a silent one (once: it waits for the timeout).
+  // A body failing after its head ends as the proxy's does (Deno.serve
+  // would print its error here).
+  for (
+    const page of [
+      "echo.php",
+      "stderr.php",
+      "status.php",
+      "bad-type.php",
+      "no-end.php",
+      "silent.php",
+    ]
+  ) {
+    await t.step(page, async () => {
+      const times = page === "silent.php" ? 1 : 3;
+      for (let i = 0; i < times; i++) {
+        await rawRequest(gw.port, GET(`/${page}`));
+      }
+      await waitFor(settled, 5000);
+      deepStrictEqual(php(), [0, 0, 0]);
+      strictEqual(gw.errors.some((e) => e.includes("TypeError")), false);
+    });
+  }
 });
