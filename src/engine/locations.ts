@@ -118,9 +118,18 @@ export function findLocation(
   if (exact !== undefined) return foundPlain(exact);
   let found: LocationFound = NONE;
   let noRegex = false;
+  // A longer proxied location named the URI and a slash: its 301, unless
+  // a location names the URI whole. nginx's tree answers such a URI at
+  // that location's node, before it reaches the longer names below it
+  // (ngx_http_core_find_static_location: `len == node->len` returns); a
+  // shorter match met on the way loses to the redirect.
+  let redirect: LocationConf | null = null;
   for (const loc of index.prefixes) {
     const name = caseless ? loc.name.toLowerCase() : loc.name;
     if (key.startsWith(name)) {
+      if (redirect !== null && name.length !== key.length) {
+        return { kind: "redirect", conf: redirect };
+      }
       found = foundPlain(loc);
       noRegex = loc.match === "prefix-no-regex";
       if (
@@ -143,11 +152,14 @@ export function findLocation(
     }
     // `key + "/" === name`, without the copy per request.
     if (
-      autoRedirects(loc) && name.length === key.length + 1 &&
-      name.startsWith(key)
+      redirect === null && autoRedirects(loc) &&
+      name.length === key.length + 1 && name.startsWith(key)
     ) {
-      return { kind: "redirect", conf: loc };
+      redirect = loc;
     }
+  }
+  if (redirect !== null && found === NONE) {
+    return { kind: "redirect", conf: redirect };
   }
   if (!noRegex) {
     for (const loc of index.regexes) {

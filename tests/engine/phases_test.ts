@@ -45,6 +45,39 @@ Deno.test("runPhases() finds locations as nginx does", async (t) => {
   }
 });
 
+Deno.test("runPhases() gives a URI a location names whole before a longer proxied name's slash redirect, as nginx", async (t) => {
+  const conf = compileText(`http { server {
+  location / { return 200 A; }
+  location // { proxy_pass http://127.0.0.1:8080; }
+  location /x { return 200 X; }
+  location /x/ { proxy_pass http://127.0.0.1:8080/; }
+  location /y/ { proxy_pass http://127.0.0.1:8080/; }
+  location /n/ {
+    return 200 N;
+    location /n/a { return 200 NA; }
+    location /n/a/ { proxy_pass http://127.0.0.1:8080/; }
+    location /n/b/ { proxy_pass http://127.0.0.1:8080/; }
+  }
+  location ~ ^/y$ { return 200 R; }
+} }`);
+  // [URI, what nginx 1.22 answers these with] (`//` itself never gets
+  // here: merge_slashes makes it `/`).
+  const table: [string, string][] = [
+    ["/", "return 200 A"],
+    ["/x", "return 200 X"],
+    ["/x/", "proxy /x/"],
+    ["/y", "301 /y/"],
+    ["/n/a", "return 200 NA"],
+    ["/n/b", "301 /n/b/"],
+    ["/n/c", "return 200 N"],
+  ];
+  for (const [uri, expected] of table) {
+    await t.step(uri, () => {
+      strictEqual(describe(phases(conf, uri).content), expected);
+    });
+  }
+});
+
 Deno.test("runPhases() matches prefixes without case only when asked (nginx for Windows)", () => {
   const conf = compileText(
     `http { server { location /api/ { proxy_pass http://127.0.0.1:8080/; } location / { return 200 B; } } }`,
