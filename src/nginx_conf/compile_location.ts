@@ -141,8 +141,14 @@ function pathValue(
   ctx: SettingsContext,
   d: Directive | undefined,
   fallback: string,
+  root = false,
 ): ComplexValue {
-  const text = d?.args[0] ?? fallback;
+  let text = d?.args[0] ?? fallback;
+  // ngx_http_core_root drops one trailing slash of a `root` (not of an
+  // `alias`) before its variables are read, so the paths it makes (and
+  // the `open()` lines naming them) have no `//`. `root /` keeps its
+  // slash here: the folder must stay a path the containment can resolve.
+  if (root && text.length > 1 && text.endsWith("/")) text = text.slice(0, -1);
   const compiled = d === undefined ? constantValue(text) : value(ctx, d, text);
   if (compiled.constant !== null) {
     return constantValue(prefixed(ctx.prefix, compiled.constant));
@@ -387,6 +393,7 @@ export function locationSettings(
       ctx,
       rootOrAlias?.name === "root" ? rootOrAlias : undefined,
       "html",
+      true,
     ),
     alias: alias === undefined ? null : pathValue(ctx, alias, ""),
     index: level.get("index").flatMap((d) =>

@@ -73,6 +73,41 @@ Deno.test("compileHttp() inherits scalars from the nearest level and keeps nginx
   );
 });
 
+Deno.test("compileHttp() drops one trailing slash of a root, not of an alias, as ngx_http_core_root", async (t) => {
+  // [as written, the root the paths are made from]
+  const table: [string, string][] = [
+    ["/srv/www/", "/srv/www"],
+    ["/srv/www//", "/srv/www/"],
+    ["/srv/www", "/srv/www"],
+    ['"/srv/my app/"', "/srv/my app"],
+    ["html/", "/n/html"],
+    ["/", "/"],
+  ];
+  for (const [written, root] of table) {
+    await t.step(written, () => {
+      const conf = compileText(
+        `http { server { location / { root ${written}; } } }`,
+      );
+      const location = conf.servers[0]!.conf.locations.prefixes[0]!;
+      strictEqual(location.root.evaluate(requestVars("/")), root);
+    });
+  }
+  await t.step("with a variable", () => {
+    const conf = compileText(
+      `http { server { location / { root /srv/$arg_d/; } } }`,
+    );
+    const location = conf.servers[0]!.conf.locations.prefixes[0]!;
+    strictEqual(location.root.evaluate(requestVars("/?d=v")), "/srv/v");
+  });
+  await t.step("an alias keeps its slash", () => {
+    const conf = compileText(
+      `http { server { location /a/ { alias /srv/a/; } } }`,
+    );
+    const location = conf.servers[0]!.conf.locations.prefixes[0]!;
+    strictEqual(location.alias!.evaluate(requestVars("/a/x")), "/srv/a/");
+  });
+});
+
 Deno.test("compileHttp() resolves proxy_redirect default from proxy_pass and the location", () => {
   const conf = compileText(`http {
     upstream backend { server 127.0.0.1:8080; }
