@@ -22,6 +22,7 @@ import type { ErrorTarget, Logger, UpstreamTries } from "./log/mod.ts";
 import {
   type LocationProxyContext,
   proxyLocation,
+  relayedUpstream,
   type RequestBuffering,
   type RequestEvent,
   tunnelClosed,
@@ -49,6 +50,7 @@ import {
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
+import { ssiFilter } from "./ssi/mod.ts";
 import { type GatewayStats, stubStatusResponse } from "./status.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
@@ -270,6 +272,8 @@ export class EngineRoute {
   readonly #gate: AccessGate;
   /** A location has `limit_conn`: its count is given back after the answer. */
   readonly #mayLimitConn: boolean;
+  /** A location has `ssi on`: answers go through the SSI filter. */
+  readonly #maySsi: boolean;
   /** Each listening port's default server, whose error logs take lines before a server is chosen. */
   readonly #logScopes: readonly LogScope[];
   /** Per socket: whether a server sets `underscores_in_headers` or `ignore_invalid_headers`. */
@@ -312,6 +316,9 @@ export class EngineRoute {
     );
     this.#mayLimitConn = conf.servers.some((server) =>
       anyLocation(server, (l) => l.limitConn !== null)
+    );
+    this.#maySsi = conf.servers.some((server) =>
+      anyLocation(server, (l) => l.ssi !== undefined)
     );
     this.#proxyContext = {
       registry: this.#registry,
@@ -490,11 +497,12 @@ export class EngineRoute {
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.
     if (
-      !this.#deps.logger.accessEnabled && !this.#mayGzip && !this.#mayLimitConn
+      !this.#deps.logger.accessEnabled && !this.#mayGzip &&
+      !this.#mayLimitConn && !this.#maySsi
     ) {
       return answered;
     }
-    return Promise.resolve(answered).then((response) => {
+    return Promise.resolve(answered).then((answer) => {
       const conf = flow.answered;
       if (conf !== undefined && this.#deps.logger.accessEnabled) {
         request.accessLogs = conf.accessLogs;
@@ -502,10 +510,17 @@ export class EngineRoute {
       const release = flow.access?.release ?? null;
       if (release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
-        const end = tunnelClosed(response) ?? completed;
+        const end = tunnelClosed(answer) ?? completed;
         if (end === undefined) release();
         else end.then(release, release);
       }
+      // nginx's SSI filter, then gzip, under the location that answered.
+      const response = conf?.ssi === undefined ? answer : ssiFilter(answer, {
+        conf: conf.ssi,
+        vars,
+        head: req.method === "HEAD",
+        log: ssiLog(request, answer),
+      });
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
       return gzipFilter(response, {
@@ -801,8 +816,33 @@ function anyLocation(
       ...conf.locations.exact.values(),
       ...conf.locations.prefixes,
       ...conf.locations.regexes,
+      ...ifLevels(conf),
     ].some(visit);
   return visit(server.conf) || [...server.named.values()].some(visit);
+}
+
+/** The levels of a location's `if` blocks. */
+function ifLevels(conf: LocationConf): LocationConf[] {
+  return (conf.rewrite?.ops ?? []).flatMap((op) =>
+    op.op === "if" ? [op.location] : []
+  );
+}
+
+/**
+ * The SSI filter's error lines: as nginx's while it sends a file, or with
+ * the `upstream:` field while it relays an answer.
+ */
+function ssiLog(
+  request: EngineRequest,
+  response: Response,
+): (message: string) => void {
+  const upstream = relayedUpstream(response);
+  return (message) =>
+    request.log(
+      upstream === undefined
+        ? { level: "error", message, action: "sending response to client" }
+        : { level: "error", message, action: "sending to client", upstream },
+    );
 }
 
 /** What a path is, without following a failure into an exception. */

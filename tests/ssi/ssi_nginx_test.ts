@@ -1,0 +1,160 @@
+/**
+ * Server-side includes beside nginx 1.22: one nginx.conf run by nginx and
+ * by the gateway, a table of SSI documents served from files and through a
+ * proxied location (a real upstream answering the same documents). Per
+ * request: the status line, every field the client sees (`Date`, `Server`
+ * and `Connection` aside; `ETag` and `Last-Modified` by presence and
+ * weakness, as their values name each side's own files), the body with
+ * chunked framing undone, and the `[error]` lines written (the text of a
+ * regex that does not compile aside).
+ */
+import { deepStrictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import {
+  maskErrorLine,
+  rawRequest,
+  startUpstream,
+  waitFor,
+} from "../_utils.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import { suiteNeeds } from "../_prerequisites.ts";
+import { PAGES, readAnswer } from "./_ssi_pages.ts";
+
+const NEEDS = suiteNeeds("ssi/ssi_nginx_test.ts", ["nginx"]);
+
+/** Folders of the root each served page is in (as their locations ask). */
+const FOLDERS = ["", "silent/", "lm/", "txt/", "off/", "val/"];
+
+function conf(port: number, upstream: number): string {
+  return `${PROCESS}error_log logs/error.log info;
+events {}
+http {
+${TEMP}
+  access_log logs/access.log;
+  types { text/html html; text/plain txt; }
+  server {
+    listen 127.0.0.1:${port};
+    server_name localhost;
+    root html;
+    ssi on;
+    location /p/ { proxy_pass http://127.0.0.1:${upstream}/; }
+    location /pl/ { proxy_pass http://127.0.0.1:${upstream}/; ssi_last_modified on; }
+    location /silent/ { ssi_silent_errors on; }
+    location /lm/ { ssi_last_modified on; }
+    location /txt/ { ssi_types text/plain; }
+    location /off/ { ssi off; }
+    location /val/ { ssi_value_length 8; }
+  }
+}
+`;
+}
+
+/** The upstream's answer: the page, with validators to be cleared. */
+function upstreamAnswer(target: string): Response {
+  const name = target.replace(/^\//, "").replace(/\?.*$/, "");
+  const page = PAGES[name];
+  if (page === undefined) return new Response("missing", { status: 404 });
+  return new Response(page, {
+    headers: {
+      "content-type": name.endsWith(".txt") ? "text/plain" : "text/html",
+      etag: '"up-1"',
+      "last-modified": "Thu, 01 Jan 2026 00:00:00 GMT",
+      "accept-ranges": "bytes",
+    },
+  });
+}
+
+/** The requests, in order: the pages everywhere, then heads and ranges. */
+function requests(): string[] {
+  const get = (path: string, extra = "") =>
+    `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-T: <t&"v">\r\n${extra}Connection: close\r\n\r\n`;
+  const out: string[] = [];
+  for (const name of Object.keys(PAGES)) {
+    out.push(get(`/${name}?q=one`), get(`/p/${name}`));
+  }
+  out.push(
+    get("/if.html?q=two"),
+    get("/if.html?q=three"),
+    get("/silent/errors.html"),
+    get("/lm/plain.html"),
+    get("/pl/plain.html"),
+    get("/txt/page.txt"),
+    get("/p/page.txt"),
+    get("/off/echo.html"),
+    get("/val/set.html"),
+    get("/empty.html"),
+    get("/missing.html"),
+    get("/plain.html", "Range: bytes=0-3\r\n"),
+    `HEAD /echo.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    `HEAD /p/echo.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+  );
+  return out;
+}
+
+/** What is compared of an answer. */
+function seen(raw: string): unknown {
+  const { status, fields, body } = readAnswer(raw);
+  return {
+    status,
+    fields: fields.filter((f) => !/^(date|server|connection):/.test(f))
+      .map((f) =>
+        f.replace(/^(etag: (?:W\/)?)".*"$/, '$1"TAG"').replace(
+          /^last-modified: .*/,
+          "last-modified: TIME",
+        )
+      ),
+    // The built-in pages name their product (README, error-page).
+    body: body.replace(/<hr><center>[^<]*<\/center>/, "<hr><center>"),
+  };
+}
+
+/**
+ * The `[error]` lines, masked: each side's prefix, and the words of a regex
+ * that does not compile (JavaScript's, not PCRE2's: README, ssi).
+ */
+function errors(prefix: string): string[] {
+  return logLines(prefix, "error.log").filter((l) => l.includes("[error]"))
+    .map((l) =>
+      maskErrorLine(l).replaceAll(prefix, "PREFIX").replace(
+        /pcre2?_compile\(\) failed: .* in "/,
+        'REGEX failed in "',
+      )
+    );
+}
+
+Deno.test(
+  "SSI documents from files and from an upstream: answers and error lines as nginx 1.22",
+  NEEDS,
+  async () => {
+    await using up = startUpstream((req) => upstreamAnswer(req.target));
+    await using both = await bothSides((port) => conf(port, up.port), {
+      prepare: async (prefix) => {
+        for (const folder of FOLDERS) {
+          const dir = join(prefix, "html", folder);
+          await Deno.mkdir(dir, { recursive: true });
+          for (const [name, text] of Object.entries(PAGES)) {
+            await Deno.writeTextFile(join(dir, name), text);
+          }
+          await Deno.writeTextFile(
+            join(dir, "page.txt"),
+            'text <!--# echo var="uri" --> end',
+          );
+          await Deno.writeTextFile(join(dir, "empty.html"), "");
+        }
+      },
+    });
+    const { nginx: theirs, gateway: ours } = both;
+    const asked = requests();
+    for (const request of asked) {
+      const nginxSaw = seen(await rawRequest(theirs.port, request));
+      const gatewaySaw = seen(await rawRequest(ours.port, request));
+      deepStrictEqual(gatewaySaw, nginxSaw, request.split("\r\n")[0]);
+    }
+    for (const side of [theirs, ours]) {
+      await waitFor(() =>
+        logLines(side.prefix, "access.log").length === asked.length
+      );
+    }
+    deepStrictEqual(errors(ours.prefix), errors(theirs.prefix));
+  },
+);
