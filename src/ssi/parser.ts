@@ -16,6 +16,8 @@
  * @module
  */
 
+import { byteStringFromBytes } from "../runtime/mod.ts";
+
 /** `NGX_HTTP_SSI_COMMAND_LEN`. */
 export const COMMAND_LEN = 32;
 /** `NGX_HTTP_SSI_PARAM_LEN`. */
@@ -132,7 +134,9 @@ export class SsiParser {
   /** @param valueLength `ssi_value_length`. */
   constructor(valueLength: number) {
     this.#maxValue = valueLength;
-    this.#value = new Uint8Array(valueLength);
+    // Grown as values need it: a large `ssi_value_length` costs nothing
+    // until a body sends such a value.
+    this.#value = new Uint8Array(Math.min(valueLength, 256));
   }
 
   /** Whether the body so far ended outside any command. */
@@ -365,11 +369,18 @@ export class SsiParser {
       this.#state = S.Error;
       return;
     }
+    if (this.#valueLength === this.#value.length) {
+      const grown = new Uint8Array(
+        Math.min(this.#maxValue, this.#value.length * 2),
+      );
+      grown.set(this.#value);
+      this.#value = grown;
+    }
     this.#value[this.#valueLength++] = ch;
   }
 
   #valueText(): string {
-    return String.fromCharCode(...this.#value.subarray(0, this.#valueLength));
+    return byteStringFromBytes(this.#value.subarray(0, this.#valueLength));
   }
 
   #unexpected(ch: number, sink: ParserSink): void {

@@ -236,3 +236,10 @@ Deno.test("SsiParser: hostile bodies keep its state bounded", () => {
   feed('<!--# echo var="uri" -->', 10_000);
   strictEqual(commands, 10_001);
 });
+
+Deno.test("SsiParser: a large ssi_value_length is grown into, not taken at once", () => {
+  const value = "v".repeat(300_000);
+  deepStrictEqual(parse(`<!--# set value="${value}" -->`, 65536, 1 << 30), [
+    cmd("set", [["value", value]]),
+  ]);
+});
