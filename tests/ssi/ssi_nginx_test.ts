@@ -24,7 +24,17 @@ import { PAGES, readAnswer } from "./_ssi_pages.ts";
 const NEEDS = suiteNeeds("ssi/ssi_nginx_test.ts", ["nginx"]);
 
 /** Folders of the root each served page is in (as their locations ask). */
-const FOLDERS = ["", "silent/", "lm/", "txt/", "off/", "val/", "iff/", "gz/"];
+const FOLDERS = [
+  "",
+  "silent/",
+  "lm/",
+  "txt/",
+  "off/",
+  "val/",
+  "iff/",
+  "gz/",
+  "any/",
+];
 
 function conf(port: number, upstream: number): string {
   return `${PROCESS}error_log logs/error.log info;
@@ -47,6 +57,10 @@ ${TEMP}
     location /val/ { ssi_value_length 8; }
     location /iff/ { ssi off; if ($arg_s) { ssi on; } }
     location /gz/ { gzip on; gzip_min_length 1; }
+    location /ret/ { default_type text/html; return 200 'r <!--# echo var="uri" --> <!--# echo var="request_method" -->'; }
+    location /any/ { ssi_types *; default_type application/x-thing; }
+    location /ep/ { error_page 404 /echo.html; }
+    location /int/ { error_page 404 = /p/echo.html; }
   }
 }
 `;
@@ -101,6 +115,12 @@ function requests(): string[] {
     get("/iff/echo.html?s=1"),
     get("/gz/echo.html", "Accept-Encoding: gzip\r\n"),
     get("/p/missing.html"),
+    get("/ret/x"),
+    `HEAD /ret/x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    get("/any/page.noext"),
+    get("/ep/missing"),
+    get("/int/missing"),
+    `GET /echo.html HTTP/1.0\r\nHost: localhost\r\n\r\n`,
     `HEAD /echo.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
     `HEAD /p/echo.html HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
   );
@@ -111,7 +131,8 @@ function requests(): string[] {
 function seen(raw: string, deflated: boolean): unknown {
   const { status, fields, body } = readAnswer(raw);
   return {
-    status,
+    // HTTP/1.0 is answered as 1.1 (README, http10-no-host).
+    status: status.replace(/^HTTP\/1\.[01] /, "HTTP/1.x "),
     fields: fields.filter((f) => !/^(date|server|connection):/.test(f))
       .map((f) =>
         f.replace(/^(etag: (?:W\/)?)".*"$/, '$1"TAG"').replace(
@@ -159,6 +180,10 @@ Deno.test(
             'text <!--# echo var="uri" --> end',
           );
           await Deno.writeTextFile(join(dir, "empty.html"), "");
+          await Deno.writeTextFile(
+            join(dir, "page.noext"),
+            '<!--# echo var="uri" -->',
+          );
         }
       },
     });
