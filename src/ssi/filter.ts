@@ -90,9 +90,13 @@ export function ssiFilter(response: Response, input: SsiFilterInput): Response {
     return new Response(null, init);
   }
   if (input.head || response.body === null) {
-    response.body?.cancel().catch(() => {});
-    // An empty stream: Deno.serve would send `Content-Length: 0` for none.
-    return new Response(new ReadableStream({ start: (c) => c.close() }), init);
+    // The body as it was (a proxied HEAD's empty upstream body is still
+    // read to its end, as the gzip filter leaves it), or an empty stream:
+    // Deno.serve would send `Content-Length: 0` for none.
+    return new Response(
+      response.body ?? new ReadableStream({ start: (c) => c.close() }),
+      init,
+    );
   }
   return new Response(ssiStream(response.body, input), init);
 }
