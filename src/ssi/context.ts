@@ -21,7 +21,14 @@ import { fieldBytes, fieldText } from "../runtime/mod.ts";
 import type { SsiConf } from "./conf.ts";
 import { escapeEntity, escapeUrl } from "./encode.ts";
 import { evaluateIf, evaluateString, type SsiLookup } from "./evaluate.ts";
-import { MAX_PARAMS, type ParserSink, type SsiCommand } from "./parser.ts";
+import type { ParserSink, SsiCommand } from "./parser.ts";
+import {
+  asciiLower,
+  checkCommand,
+  COND_ELSE,
+  COND_IF,
+  includeTarget,
+} from "./commands.ts";
 import { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";
 
 /** The most bytes of `set` variables, and of one evaluated value. */
@@ -29,44 +36,6 @@ export const MAX_STATE = 65536;
 
 /** nginx's default `errmsg`. */
 const ERRMSG = "[an error occurred while processing the directive]";
-
-/** `NGX_HTTP_SSI_COND_IF`, `NGX_HTTP_SSI_COND_ELSE`. */
-const IF = 1;
-const ELSE = 2;
-
-/** A command's table entry (`ngx_http_ssi_command_t`). */
-interface CommandSpec {
-  /** Its parameters; the mandatory ones are marked. */
-  params: Readonly<Record<string, boolean>>;
-  /** The `if` level it must be in (`elif`, `else`: IF; `endif`: ELSE). */
-  conditional: number;
-  /** `endblock`: runs while a block hides the output. */
-  block: boolean;
-}
-
-const COMMANDS: ReadonlyMap<string, CommandSpec> = new Map([
-  [
-    "include",
-    spec({ virtual: false, file: false, wait: false, set: false, stub: false }),
-  ],
-  ["echo", spec({ var: true, default: false, encoding: false })],
-  ["config", spec({ errmsg: false, timefmt: false })],
-  ["set", spec({ var: true, value: true })],
-  ["if", spec({ expr: true })],
-  ["elif", spec({ expr: true }, IF)],
-  ["else", spec({}, IF)],
-  ["endif", spec({}, ELSE)],
-  ["block", spec({ name: true })],
-  ["endblock", spec({}, 0, true)],
-]);
-
-function spec(
-  params: Record<string, boolean>,
-  conditional = 0,
-  block = false,
-): CommandSpec {
-  return { params, conditional, block };
-}
 
 /** What the context needs of the request. */
 export interface SsiRequest {
@@ -127,48 +96,13 @@ export class SsiContext implements ParserSink {
 
   /** A command, checked and run as `ngx_http_ssi_body_filter` does. */
   command(command: SsiCommand): void {
-    const { name } = command;
-    const cmd = COMMANDS.get(name);
-    if (cmd === undefined) {
-      if (this.#output) this.#fail(`invalid SSI command: "${name}"`);
-      return;
-    }
-    // Hidden output runs only what changes it (a block's commands are
-    // kept by nginx for `stub`, which needs `include`).
-    if (!this.#output && !cmd.block) {
-      if (this.#inBlock || cmd.conditional === 0) return;
-    }
-    if (
-      cmd.conditional !== 0 &&
-      (this.#conditional === 0 || this.#conditional > cmd.conditional)
-    ) {
-      return this.#fail(`invalid context of SSI command: "${name}"`);
-    }
-    if (command.count > MAX_PARAMS) {
-      return this.#fail(`too many SSI command parameters: "${name}"`);
-    }
-    const params = new Map<string, string>();
-    for (const { key, value } of command.params) {
-      if (!Object.hasOwn(cmd.params, key)) {
-        return this.#fail(
-          `invalid parameter name: "${key}" in "${name}" SSI command`,
-        );
-      }
-      if (params.has(key)) {
-        return this.#fail(
-          `duplicate "${key}" parameter in "${name}" SSI command`,
-        );
-      }
-      params.set(key, value);
-    }
-    for (const [key, mandatory] of Object.entries(cmd.params)) {
-      if (mandatory && !params.has(key)) {
-        return this.#fail(
-          `mandatory "${key}" parameter is absent in "${name}" SSI command`,
-        );
-      }
-    }
-    this.#run(name, params);
+    const checked = checkCommand(command, {
+      output: this.#output,
+      inBlock: this.#inBlock,
+      conditional: this.#conditional,
+    });
+    if (checked.kind === "error") return this.#fail(checked.message);
+    if (checked.kind === "run") this.#run(command.name, checked.params);
   }
 
   #run(name: string, params: Map<string, string>): void {
@@ -189,7 +123,7 @@ export class SsiContext implements ParserSink {
         return this.#if(name, params.get("expr")!);
       case "else":
         this.#output = !this.#chosen;
-        this.#conditional = ELSE;
+        this.#conditional = COND_ELSE;
         return;
       case "endif":
         this.#output = true;
@@ -211,7 +145,7 @@ export class SsiContext implements ParserSink {
 
   /** `ngx_http_ssi_echo`. */
   #echo(params: Map<string, string>): void {
-    const name = params.get("var")!.toLowerCase();
+    const name = asciiLower(params.get("var")!);
     let value = this.#variable(name);
     if (value === undefined) value = params.get("default") ?? "(none)";
     if (value === "") return;
@@ -234,7 +168,7 @@ export class SsiContext implements ParserSink {
   #set(params: Map<string, string>): void {
     const value = this.#evaluate(params.get("value")!);
     if (value === null) return;
-    const name = params.get("var")!.toLowerCase();
+    const name = asciiLower(params.get("var")!);
     if (!this.#assign(name, value)) {
       this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
     }
@@ -261,7 +195,7 @@ export class SsiContext implements ParserSink {
     }
     this.#output = verdict.value;
     if (verdict.value) this.#chosen = true;
-    this.#conditional = IF;
+    this.#conditional = COND_IF;
   }
 
   /**
@@ -269,34 +203,9 @@ export class SsiContext implements ParserSink {
    * subrequests): its error line and text.
    */
   #include(params: Map<string, string>): void {
-    const virtual = params.get("virtual");
-    const file = params.get("file");
-    const wait = params.get("wait");
-    if (virtual !== undefined && file !== undefined) {
-      return this.#fail(
-        `inclusion may be either virtual="${virtual}" or file="${file}"`,
-      );
-    }
-    if (virtual === undefined && file === undefined) {
-      return this.#fail('no parameter in "include" SSI command');
-    }
-    if (params.has("set") && params.has("stub")) {
-      return this.#fail(
-        '"set" and "stub" cannot be used together in "include" SSI command',
-      );
-    }
-    if (wait !== undefined) {
-      if (virtual === undefined) {
-        return this.#fail(`"wait" cannot be used with file="${file}"`);
-      }
-      const answer = wait.toLowerCase();
-      if (answer !== "no" && answer !== "yes") {
-        return this.#fail(
-          `invalid value "${wait}" in the "wait" parameter`,
-        );
-      }
-    }
-    const uri = this.#evaluate(virtual ?? file!);
+    const target = includeTarget(params);
+    if (!target.ok) return this.#fail(target.message);
+    const uri = this.#evaluate(target.uri);
     if (uri === null) return;
     this.#fail(`the "include" SSI command is not run by the gateway: "${uri}"`);
   }

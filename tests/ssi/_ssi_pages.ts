@@ -1,7 +1,6 @@
 /**
  * The SSI documents the side-by-side tests serve (statically and through a
- * proxied location), and a reader of raw answers that undoes chunked
- * framing, so bodies compare whatever pieces each side sent.
+ * proxied location).
  */
 
 /** Name → document (ASCII: the raw answers are read as text). */
@@ -74,44 +73,3 @@ export const PAGES: Record<string, string> = {
   "chars.html": "<!--#\techo\r\nvar=\"uri\"\n-->|<!--# echo var='uri' -->|" +
     '<!--# echo var="u\\ri" -->|',
 };
-
-/** A raw HTTP/1.1 answer: status line, fields, body with framing undone. */
-export interface Answer {
-  /** The status line. */
-  status: string;
-  /** `name: value` lines, names lower case, sorted. */
-  fields: string[];
-  /** The body, chunked framing removed. */
-  body: string;
-}
-
-/**
- * Reads one raw answer.
- *
- * @param raw What the server sent.
- * @returns Its parts.
- */
-export function readAnswer(raw: string): Answer {
-  const split = raw.indexOf("\r\n\r\n");
-  const head = split < 0 ? raw : raw.slice(0, split);
-  let body = split < 0 ? "" : raw.slice(split + 4);
-  const [status = "", ...lines] = head.split("\r\n");
-  const fields = lines.map((l) => {
-    const colon = l.indexOf(":");
-    return `${l.slice(0, colon).toLowerCase()}:${l.slice(colon + 1)}`;
-  }).sort();
-  if (fields.includes("transfer-encoding: chunked")) {
-    let out = "";
-    // Bounded by the body: each turn consumes a chunk.
-    for (let at = 0; at < body.length;) {
-      const eol = body.indexOf("\r\n", at);
-      if (eol < 0) break;
-      const size = parseInt(body.slice(at, eol), 16);
-      if (!(size > 0)) break;
-      out += body.slice(eol + 2, eol + 2 + size);
-      at = eol + 2 + size + 2;
-    }
-    body = out;
-  }
-  return { status, fields, body };
-}
