@@ -34,6 +34,7 @@ import {
   type FlowDeps,
   type FlowRequest,
   serveRequest,
+  serveSubrequest,
   withCharset,
 } from "./request_flow.ts";
 import {
@@ -51,6 +52,12 @@ import {
   publicOrigin,
 } from "./response/mod.ts";
 import { ssiFilter } from "./ssi/mod.ts";
+import {
+  type IncludeBudget,
+  MAX_INCLUDE_DEPTH,
+  MAX_INCLUDES,
+  Subrequest,
+} from "./subrequest.ts";
 import { type GatewayStats, stubStatusResponse } from "./status.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
@@ -520,6 +527,7 @@ export class EngineRoute {
         vars,
         head: req.method === "HEAD",
         log: ssiLog(request, answer),
+        include: this.#includer(flow, server, { made: 0 }, 1),
       });
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
@@ -533,6 +541,63 @@ export class EngineRoute {
       flow.access?.release?.();
       throw error;
     });
+  }
+
+  /**
+   * SSI's `include` for the answer of a request (or of an include): a
+   * subrequest through the engine (`serveSubrequest`) for the main
+   * request's server, its answer through the SSI filter of the location
+   * that answered it; nested at most `MAX_INCLUDE_DEPTH` deep (nginx's
+   * `subrequests cycle` line past it), `MAX_INCLUDES` in all.
+   */
+  #includer(
+    parent: RouteFlow,
+    server: ServerConf,
+    budget: IncludeBudget,
+    depth: number,
+  ): (uri: string, args: string) => Promise<Response> | string {
+    return (uri, args) => {
+      if (depth > MAX_INCLUDE_DEPTH) {
+        return `subrequests cycle while processing "${uri}"`;
+      }
+      if (budget.made >= MAX_INCLUDES) {
+        return `more than ${MAX_INCLUDES} SSI includes in one request: "${uri}"`;
+      }
+      budget.made++;
+      const vars: RequestVars = {
+        ...parent.vars,
+        method: "GET",
+        uri,
+        args,
+        argsSet: undefined,
+        captures: [],
+        named: {},
+        mapValues: undefined,
+        log: undefined,
+      };
+      // The phases start again from the server's level.
+      delete vars.location;
+      const sub = new Subrequest(parent.request, uri, args);
+      sub.vars = vars;
+      const url = new URL("http://localhost/");
+      url.pathname = uri;
+      url.search = args;
+      const req = new Request(url, { headers: parent.req.headers });
+      const flow = new RouteFlow(vars, sub, req, parent.port);
+      return Promise.resolve(
+        serveSubrequest(req, server, flow, this.#flowDeps),
+      ).then((response) => {
+        const conf = flow.answered;
+        if (conf?.ssi === undefined) return response;
+        return ssiFilter(response, {
+          conf: conf.ssi,
+          vars,
+          head: false,
+          log: ssiLog(sub, response),
+          include: this.#includer(flow, server, budget, depth + 1),
+        });
+      });
+    };
   }
 
   /**
@@ -700,8 +765,9 @@ export class EngineRoute {
     request: EngineRequest,
   ): Promise<Response> {
     const { vars } = flow;
+    // A subrequest (SSI's include) sends its own URI, never the client's.
     const changed = content.rewritten || vars.uri !== request.uri ||
-      vars.args !== request.args;
+      vars.args !== request.args || request instanceof Subrequest;
     const proxied = proxyLocation(req, {
       conf: content.conf,
       vars,
@@ -758,7 +824,7 @@ class RouteFlow implements FlowRequest {
    */
   oneWrite = false;
   /** The port the request came in on, for the origin. */
-  readonly #port: number;
+  readonly port: number;
   #origin: string | null = null;
 
   constructor(
@@ -770,7 +836,7 @@ class RouteFlow implements FlowRequest {
     this.vars = vars;
     this.request = request;
     this.req = req;
-    this.#port = port;
+    this.port = port;
   }
 
   /** The request's error-line writer. */
@@ -782,7 +848,7 @@ class RouteFlow implements FlowRequest {
   get origin(): string {
     return this.#origin ??= publicOrigin(
       this.request.host,
-      this.#port,
+      this.port,
       this.vars.scheme,
     );
   }

@@ -6,8 +6,9 @@
  * mandatory ones), each failure an `[error]` line and the `errmsg` text in
  * the body unless `ssi_silent_errors` is on.
  *
- * `include` is checked as nginx checks it and then answered with the error
- * text: the gateway runs no subrequests (README, ssi).
+ * `include virtual=` and `file=` run as subrequests through the engine
+ * (`SsiRequest.include`); with `set` or `stub` they are answered with the
+ * error text (README, ssi).
  *
  * What a body can make it hold is bounded: `set` variables (and named
  * captures) together up to {@linkcode MAX_STATE} bytes, and an evaluated
@@ -30,6 +31,7 @@ import {
   includeTarget,
 } from "./commands.ts";
 import { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";
+import { includeUri } from "./include_uri.ts";
 
 /** The most bytes of `set` variables, and of one evaluated value. */
 export const MAX_STATE = 65536;
@@ -47,6 +49,11 @@ export interface SsiRequest {
   log(message: string): void;
   /** The clock, for `$date_local` and `$date_gmt`. */
   now(): number;
+  /**
+   * Runs an `include` as a subrequest: its response (whose body goes in
+   * the command's place), or the error line when no more may be made.
+   */
+  include?: (uri: string, args: string) => Promise<Response> | string;
 }
 
 /**
@@ -58,6 +65,8 @@ export class SsiContext implements ParserSink {
   out: Uint8Array[] = [];
   /** Their length. */
   outBytes = 0;
+  /** An include's answer, whose body goes out after {@linkcode out}. */
+  pending: Promise<Response> | null = null;
   readonly #r: SsiRequest;
   #output = true;
   #chosen = false;
@@ -199,15 +208,29 @@ export class SsiContext implements ParserSink {
   }
 
   /**
-   * `ngx_http_ssi_include`'s checks; a valid include is not run (no
-   * subrequests): its error line and text.
+   * `ngx_http_ssi_include`: the checks, the URI, then the subrequest,
+   * whose body the filter sends in the command's place. `set` and `stub`
+   * are not run: the error line and text.
    */
   #include(params: Map<string, string>): void {
     const target = includeTarget(params);
     if (!target.ok) return this.#fail(target.message);
-    const uri = this.#evaluate(target.uri);
-    if (uri === null) return;
-    this.#fail(`the "include" SSI command is not run by the gateway: "${uri}"`);
+    const value = this.#evaluate(target.uri);
+    if (value === null) return;
+    const include = this.#r.include;
+    if (params.has("set") || params.has("stub")) {
+      return this.#fail(
+        `the "include" SSI command is not run by the gateway with "set" or "stub": "${value}"`,
+      );
+    }
+    if (include === undefined) {
+      return this.#fail(`no subrequests to include "${value}"`);
+    }
+    const uri = includeUri(value, this.#r.vars.uri);
+    if (!uri.ok) return this.#fail(uri.message);
+    const made = include(uri.uri, uri.args);
+    if (typeof made === "string") return this.#fail(made);
+    this.pending = made;
   }
 
   /** A variable as SSI reads it: captures, `set` ones, then the request's. */

@@ -11,7 +11,8 @@
  * The body is parsed as it streams (`ngx_http_ssi_body_filter`): what one
  * read makes is sent before the next is read once it reaches
  * {@linkcode FLUSH_BYTES}, and one command's output at most is made ahead
- * of the client.
+ * of the client; an include's answer is sent a piece at a time, as the
+ * client reads, before the page goes on.
  *
  * @module
  */
@@ -37,6 +38,11 @@ export interface SsiFilterInput {
   log(message: string): void;
   /** The clock, for `$date_local` and `$date_gmt`. */
   now?: () => number;
+  /**
+   * Runs an `include` as a subrequest (the engine's), or names why it
+   * cannot; without it an include is an error.
+   */
+  include?: (uri: string, args: string) => Promise<Response> | string;
 }
 
 /**
@@ -121,7 +127,10 @@ function ssiStream(
     vars: input.vars,
     log: input.log,
     now: input.now ?? Date.now,
+    ...(input.include === undefined ? {} : { include: input.include }),
   });
+  /** The body of the include being sent, read a piece a pull. */
+  let included: ReadableStreamDefaultReader<Uint8Array> | null = null;
   let chunk: Uint8Array | null = null;
   let at = 0;
   const flush = (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -145,6 +154,25 @@ function ssiStream(
     async pull(controller) {
       // Bounded by the body: each turn reads or parses.
       for (;;) {
+        if (included !== null) {
+          // An included answer goes out as it comes; one that fails ends
+          // there, and the page goes on.
+          const read = await included.read().catch(() => null);
+          if (read !== null && !read.done) {
+            controller.enqueue(read.value);
+            return;
+          }
+          included = null;
+          continue;
+        }
+        if (ctx.pending !== null) {
+          // What came before the include goes first.
+          flush(controller);
+          const answer = await ctx.pending.catch(() => null);
+          ctx.pending = null;
+          included = answer?.body?.getReader() ?? null;
+          continue;
+        }
         if (chunk === null) {
           const read = await reader.read();
           if (read.done) {
@@ -170,7 +198,11 @@ function ssiStream(
         }
       }
     },
-    cancel(reason) {
+    async cancel(reason) {
+      await included?.cancel(reason).catch(() => {});
+      const pending = ctx.pending;
+      ctx.pending = null;
+      await pending?.then((r) => r.body?.cancel(reason)).catch(() => {});
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });

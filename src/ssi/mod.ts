@@ -2,11 +2,11 @@
  * Server-side includes (`ngx_http_ssi_filter_module`): a response of a
  * type in `ssi_types` from a location with `ssi on` is parsed for
  * `<!--#command param="value" -->` as it streams, and `echo`, `set`,
- * `if`/`elif`/`else`/`endif`, `config` and `block`/`endblock` run as in
- * nginx 1.22; `include` is checked and answered with the error text (no
- * subrequests). The engine runs {@linkcode ssiFilter} before gzip, as
- * nginx orders its filters; a location with `ssi off` has no `SsiConf` and
- * costs nothing.
+ * `if`/`elif`/`else`/`endif`, `config`, `block`/`endblock` and `include`
+ * run as in nginx 1.22, an include through the subrequest the engine hands
+ * the filter (`SsiFilterInput.include`; `set=` and `stub=` are not run).
+ * The engine runs {@linkcode ssiFilter} before gzip, as nginx orders its
+ * filters; a location with `ssi off` has no `SsiConf` and costs nothing.
  *
  * @example Usage
  * ```ts
@@ -51,4 +51,5 @@ export {
   type Verdict,
 } from "./evaluate.ts";
 export { escapeEntity, escapeUrl } from "./encode.ts";
+export { type IncludeUri, includeUri } from "./include_uri.ts";
 export { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";

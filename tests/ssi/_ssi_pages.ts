@@ -70,6 +70,16 @@ export const PAGES: Record<string, string> = {
   "partial.html": 'a<!-b<!x<<!--#echo var="uri"--><!--x<!--<!--#  ' +
     'echo  var = "uri"  -->|<!- -<!--# echo var="uri" -->< <!--',
   "open.html": 'text<!--# echo var="uri" ',
+  "inc.html": '[<!--# include virtual="plain.html" -->]' +
+    '[<!--# include file="/echo.html?q=two" -->]' +
+    '[<!--# include virtual="/p/plain.html" -->]' +
+    '[<!--# include virtual="/missing.html" -->]' +
+    '[<!--# include virtual="../x" -->][<!--# include virtual="/dir" -->]' +
+    '[<!--# include virtual="/self.html" -->]' +
+    '[<!--# include virtual="/p/set.html" wait="yes" -->]' +
+    '[<!--# include virtual="/%70lain.html?a=%41" -->]' +
+    '[<!--# include virtual="/np/echo.html?q=np" -->]',
+  "self.html": 'self<!--# include virtual="/self.html" -->',
   "chars.html": "<!--#\techo\r\nvar=\"uri\"\n-->|<!--# echo var='uri' -->|" +
     '<!--# echo var="u\\ri" -->|',
 };

@@ -4,8 +4,8 @@
  * reaches the client before the next read), hostile bodies from an
  * upstream stay bounded (an opening that never ends, values past their
  * bound, ten thousand commands, twenty thousand parameters), a client
- * that leaves closes the upstream, and `include` answers with its error
- * text and line without running.
+ * that leaves closes the upstream, and `include` runs 200 subrequests at
+ * most per request, `set` and `stub` none.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -186,33 +186,76 @@ Deno.test("a client leaving an SSI answer closes the upstream", async () => {
   ok((await upstreamDone.promise) < 100_000, "the upstream was closed");
 });
 
-Deno.test("include is checked as nginx checks it, then answered with its error text and line", async () => {
+Deno.test("include: set and stub are not run, and a request makes at most 200 includes, each one past them an error", async () => {
+  const page = 'a<!--# include virtual="/f$uri" stub="y" -->b' +
+    '<!--# include virtual="/inc/one" -->'.repeat(250) + "c";
   await using up = startRawUpstream(async (conn) => {
-    if (await readHead(conn) === null) return;
-    await writeText(
-      conn,
-      HEAD +
-        chunk(
-          'a<!--# include virtual="/f$uri" -->b<!--# include file="x" stub="y" -->c' +
-            '<!--# config errmsg="" --><!--# include file="x" -->d',
-        ) + "0\r\n\r\n",
-    );
+    const head = await readHead(conn);
+    if (head === null) return;
+    const body = head.startsWith("GET /inc/") ? "1" : page;
+    await writeText(conn, HEAD + chunk(body) + "0\r\n\r\n");
   });
   await using gw = await gatewayFor(up.port);
   const res = await fetch(`http://127.0.0.1:${gw.port}/i`);
+  const error = "[an error occurred while processing the directive]";
   strictEqual(
     await res.text(),
-    "a[an error occurred while processing the directive]b" +
-      "[an error occurred while processing the directive]cd",
+    `a${error}b${"1".repeat(200)}${error.repeat(50)}c`,
   );
-  await waitFor(() => gw.errors().length >= 3);
+  strictEqual(up.connections, 201);
+  await waitFor(() => gw.errors().length >= 51);
   const lines = gw.errors().map((l) => l.replace(/^.*\*\d+ /, ""));
   ok(
     lines[0]!.startsWith(
-      'the "include" SSI command is not run by the gateway: "/f/i" while sending to client',
+      'the "include" SSI command is not run by the gateway with "set" or "stub": "/f/i" while sending to client',
     ),
     lines[0],
   );
-  ok(lines[1]!.startsWith('the "include" SSI command is not run'), lines[1]);
-  ok(lines[2]!.startsWith('the "include" SSI command is not run'), lines[2]);
+  ok(
+    lines[1]!.startsWith(
+      'more than 200 SSI includes in one request: "/inc/one" while sending to client',
+    ),
+    lines[1],
+  );
+  strictEqual(lines.length, 51);
+});
+
+Deno.test("a client leaving in the middle of an include closes the include's upstream", async () => {
+  const includeDone = Promise.withResolvers<number>();
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    if (!head.startsWith("GET /inc/")) {
+      await writeText(
+        conn,
+        HEAD + chunk('a<!--# include virtual="/inc/long" -->b') + "0\r\n\r\n",
+      );
+      return;
+    }
+    await writeText(conn, HEAD);
+    const piece = chunk("x".repeat(16 * 1024));
+    let sent = 0;
+    try {
+      // Bounded: the gateway stops reading once its client is gone.
+      for (; sent < 100_000; sent++) await writeText(conn, piece);
+    } catch {
+      // The gateway closed the connection.
+    }
+    includeDone.resolve(sent);
+  });
+  await using gw = await gatewayFor(up.port);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  await writeText(conn, "GET /page HTTP/1.1\r\nHost: x\r\n\r\n");
+  const buf = new Uint8Array(64 * 1024);
+  let got = 0;
+  for (let i = 0; i < 1000 && got < 256 * 1024; i++) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    got += n;
+  }
+  conn.close();
+  ok(
+    (await includeDone.promise) < 100_000,
+    "the include's upstream was closed",
+  );
 });
