@@ -7,8 +7,8 @@
  * the body unless `ssi_silent_errors` is on.
  *
  * `include virtual=` and `file=` run as subrequests through the engine
- * (`SsiRequest.include`); with `set` or `stub` they are answered with the
- * error text (README, ssi).
+ * (`SsiRequest.include`); with `stub` it is answered with the error text
+ * (README, ssi).
  *
  * What a body can make it hold is bounded: `set` variables (and named
  * captures) together up to {@linkcode MAX_STATE} bytes, and an evaluated
@@ -65,8 +65,11 @@ export class SsiContext implements ParserSink {
   out: Uint8Array[] = [];
   /** Their length. */
   outBytes = 0;
-  /** An include's answer, whose body goes out after {@linkcode out}. */
-  pending: Promise<Response> | null = null;
+  /**
+   * An include's answer, whose body goes out after {@linkcode out}, or
+   * into the variable `set` names.
+   */
+  pending: { answer: Promise<Response>; set: string | null } | null = null;
   readonly #r: SsiRequest;
   #output = true;
   #chosen = false;
@@ -209,8 +212,9 @@ export class SsiContext implements ParserSink {
 
   /**
    * `ngx_http_ssi_include`: the checks, the URI, then the subrequest,
-   * whose body the filter sends in the command's place. `set` and `stub`
-   * are not run: the error line and text.
+   * whose body the filter sends in the command's place, or keeps in the
+   * `set` variable (made empty first, as nginx makes it). `stub` is not
+   * run: the error line and text.
    */
   #include(params: Map<string, string>): void {
     const target = includeTarget(params);
@@ -218,9 +222,9 @@ export class SsiContext implements ParserSink {
     const value = this.#evaluate(target.uri);
     if (value === null) return;
     const include = this.#r.include;
-    if (params.has("set") || params.has("stub")) {
+    if (params.has("stub")) {
       return this.#fail(
-        `the "include" SSI command is not run by the gateway with "set" or "stub": "${value}"`,
+        `the "include" SSI command is not run by the gateway with "stub": "${value}"`,
       );
     }
     if (include === undefined) {
@@ -228,9 +232,29 @@ export class SsiContext implements ParserSink {
     }
     const uri = includeUri(value, this.#r.vars.uri);
     if (!uri.ok) return this.#fail(uri.message);
+    const set = params.get("set");
+    const name = set === undefined ? null : asciiLower(set);
+    if (name !== null && !this.#variables.has(name)) {
+      if (!this.#assign(name, "")) {
+        return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
+      }
+    }
     const made = include(uri.uri, uri.args);
     if (typeof made === "string") return this.#fail(made);
-    this.pending = made;
+    this.pending = { answer: made, set: name };
+  }
+
+  /**
+   * Keeps an include's answer in its `set` variable
+   * (`ngx_http_ssi_set_variable`).
+   *
+   * @param name The variable.
+   * @param value The answer's body, a byte string.
+   */
+  keep(name: string, value: string): void {
+    if (!this.#assign(name, value)) {
+      this.log(`the SSI variables exceed ${MAX_STATE} bytes`);
+    }
   }
 
   /** A variable as SSI reads it: captures, `set` ones, then the request's. */

@@ -20,7 +20,8 @@
 import type { RequestVars } from "../engine/mod.ts";
 import { gzipTypeMatches } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
-import { SsiContext } from "./context.ts";
+import { MAX_STATE, SsiContext } from "./context.ts";
+import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
 
 /** Output held before it is handed to the client. */
@@ -168,9 +169,11 @@ function ssiStream(
         if (ctx.pending !== null) {
           // What came before the include goes first.
           flush(controller);
-          const answer = await ctx.pending.catch(() => null);
+          const { set } = ctx.pending;
+          const answer = await ctx.pending.answer.catch(() => null);
           ctx.pending = null;
-          included = answer?.body?.getReader() ?? null;
+          if (set === null) included = answer?.body?.getReader() ?? null;
+          else if (answer !== null) await keepAnswer(answer, set, ctx);
           continue;
         }
         if (chunk === null) {
@@ -202,8 +205,46 @@ function ssiStream(
       await included?.cancel(reason).catch(() => {});
       const pending = ctx.pending;
       ctx.pending = null;
-      await pending?.then((r) => r.body?.cancel(reason)).catch(() => {});
+      await pending?.answer.then((r) => r.body?.cancel(reason)).catch(
+        () => {},
+      );
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
+}
+
+/**
+ * `include … set=`: a successful answer's body (below 300, as
+ * `ngx_http_ssi_set_variable` takes it) kept in the variable, read up to
+ * the bound of SSI variables; an error's body is dropped.
+ */
+async function keepAnswer(
+  answer: Response,
+  name: string,
+  ctx: SsiContext,
+): Promise<void> {
+  const body = answer.body;
+  if (body === null) return;
+  if (answer.status >= 300) return void await body.cancel().catch(() => {});
+  const reader = body.getReader();
+  const pieces: Uint8Array[] = [];
+  let size = 0;
+  // Bounded by MAX_STATE: past it the rest is not read.
+  for (;;) {
+    const read = await reader.read().catch(() => null);
+    if (read === null || read.done) break;
+    pieces.push(read.value);
+    size += read.value.length;
+    if (size > MAX_STATE) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const piece of pieces) {
+    bytes.set(piece, at);
+    at += piece.length;
+  }
+  ctx.keep(name, byteStringFromBytes(bytes));
 }

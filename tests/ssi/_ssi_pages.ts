@@ -79,6 +79,11 @@ export const PAGES: Record<string, string> = {
     '[<!--# include virtual="/p/set.html" wait="yes" -->]' +
     '[<!--# include virtual="/%70lain.html?a=%41" -->]' +
     '[<!--# include virtual="/np/echo.html?q=np" -->]',
+  "set_inc.html": '[<!--# include virtual="/plain.html" set="v" -->' +
+    '<!--# echo var="v" -->][<!--# include virtual="/p/plain.html" set="W" -->' +
+    '<!--# echo var="w" -->][<!--# include virtual="/missing.html" set="m" -->' +
+    '<!--# echo var="m" -->][<!--# include virtual="/echo.html" set="e" ' +
+    'wait="yes" --><!--# echo var="e" encoding="none" -->]',
   "self.html": 'self<!--# include virtual="/self.html" -->',
   "chars.html": "<!--#\techo\r\nvar=\"uri\"\n-->|<!--# echo var='uri' -->|" +
     '<!--# echo var="u\\ri" -->|',

@@ -5,7 +5,7 @@
  * upstream stay bounded (an opening that never ends, values past their
  * bound, ten thousand commands, twenty thousand parameters), a client
  * that leaves closes the upstream, and `include` runs 200 subrequests at
- * most per request, `set` and `stub` none.
+ * most per request, `stub` none.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -186,7 +186,7 @@ Deno.test("a client leaving an SSI answer closes the upstream", async () => {
   ok((await upstreamDone.promise) < 100_000, "the upstream was closed");
 });
 
-Deno.test("include: set and stub are not run, and a request makes at most 200 includes, each one past them an error", async () => {
+Deno.test("include: stub is not run, and a request makes at most 200 includes, each one past them an error", async () => {
   const page = 'a<!--# include virtual="/f$uri" stub="y" -->b' +
     '<!--# include virtual="/inc/one" -->'.repeat(250) + "c";
   await using up = startRawUpstream(async (conn) => {
@@ -207,7 +207,7 @@ Deno.test("include: set and stub are not run, and a request makes at most 200 in
   const lines = gw.errors().map((l) => l.replace(/^.*\*\d+ /, ""));
   ok(
     lines[0]!.startsWith(
-      'the "include" SSI command is not run by the gateway with "set" or "stub": "/f/i" while sending to client',
+      'the "include" SSI command is not run by the gateway with "stub": "/f/i" while sending to client',
     ),
     lines[0],
   );
@@ -258,4 +258,40 @@ Deno.test("a client leaving in the middle of an include closes the include's ups
     (await includeDone.promise) < 100_000,
     "the include's upstream was closed",
   );
+});
+
+Deno.test("include set= keeps at most 64 KiB of an answer: past that, an error line and the variable as it was", async () => {
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    if (!head.startsWith("GET /inc/")) {
+      await writeText(
+        conn,
+        HEAD +
+          chunk(
+            'a<!--# include virtual="/inc/big" set="b" -->[<!--# echo var="b" -->]' +
+              '<!--# include virtual="/inc/small" set="s" -->[<!--# echo var="s" -->]',
+          ) + "0\r\n\r\n",
+      );
+      return;
+    }
+    await writeText(conn, HEAD);
+    const big = head.startsWith("GET /inc/big");
+    try {
+      // Bounded: 64 pieces of 16 KiB, or the gateway closes first.
+      for (let i = 0; i < (big ? 64 : 1); i++) {
+        await writeText(conn, chunk(big ? "x".repeat(16 * 1024) : "<s>"));
+      }
+      await writeText(conn, "0\r\n\r\n");
+    } catch {
+      // The gateway closed the connection.
+    }
+  });
+  await using gw = await gatewayFor(up.port);
+  const res = await fetch(`http://127.0.0.1:${gw.port}/page`);
+  strictEqual(await res.text(), "a[][&lt;s&gt;]");
+  await waitFor(() => gw.errors().length >= 1);
+  const lines = gw.errors();
+  strictEqual(lines.length, 1, lines.join("\n"));
+  ok(lines[0]!.includes("the SSI variables exceed 65536 bytes"), lines[0]);
 });
