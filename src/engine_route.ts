@@ -555,8 +555,12 @@ export class EngineRoute {
     server: ServerConf,
     budget: IncludeBudget,
     depth: number,
-  ): (uri: string, args: string) => Promise<Response> | string {
-    return (uri, args) => {
+  ): (
+    uri: string,
+    args: string,
+    signal: AbortSignal,
+  ) => Promise<Response> | string {
+    return (uri, args, signal) => {
       if (depth > MAX_INCLUDE_DEPTH) {
         return `subrequests cycle while processing "${uri}"`;
       }
@@ -582,7 +586,10 @@ export class EngineRoute {
       const url = new URL("http://localhost/");
       url.pathname = uri;
       url.search = args;
-      const req = new Request(url, { headers: parent.req.headers });
+      // The client's leaving (the page's body cancelled) ends the
+      // subrequest too: its upstream is closed, as nginx's finalized
+      // request closes its subrequests'.
+      const req = new Request(url, { headers: parent.req.headers, signal });
       const flow = new RouteFlow(vars, sub, req, parent.port);
       return Promise.resolve(
         serveSubrequest(req, server, flow, this.#flowDeps),

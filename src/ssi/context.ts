@@ -53,7 +53,13 @@ export interface SsiRequest {
    * Runs an `include` as a subrequest: its response (whose body goes in
    * the command's place), or the error line when no more may be made.
    */
-  include?: (uri: string, args: string) => Promise<Response> | string;
+  include?: (
+    uri: string,
+    args: string,
+    signal: AbortSignal,
+  ) => Promise<Response> | string;
+  /** Aborted when the client leaves: an include waiting is given up. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -239,7 +245,11 @@ export class SsiContext implements ParserSink {
         return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
       }
     }
-    const made = include(uri.uri, uri.args);
+    const made = include(
+      uri.uri,
+      uri.args,
+      this.#r.signal ?? new AbortController().signal,
+    );
     if (typeof made === "string") return this.#fail(made);
     this.pending = { answer: made, set: name };
   }

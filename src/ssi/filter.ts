@@ -43,7 +43,11 @@ export interface SsiFilterInput {
    * Runs an `include` as a subrequest (the engine's), or names why it
    * cannot; without it an include is an error.
    */
-  include?: (uri: string, args: string) => Promise<Response> | string;
+  include?: (
+    uri: string,
+    args: string,
+    signal: AbortSignal,
+  ) => Promise<Response> | string;
 }
 
 /**
@@ -123,15 +127,20 @@ function ssiStream(
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   const parser = new SsiParser(input.conf.valueLength);
+  // The client's leaving, for the includes' subrequests.
+  const left = new AbortController();
   const ctx = new SsiContext({
     conf: input.conf,
     vars: input.vars,
     log: input.log,
     now: input.now ?? Date.now,
-    ...(input.include === undefined ? {} : { include: input.include }),
+    ...(input.include === undefined
+      ? {}
+      : { include: input.include, signal: left.signal }),
   });
   /** The body of the include being sent, read a piece a pull. */
   let included: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let cancelled = false;
   let chunk: Uint8Array | null = null;
   let at = 0;
   const flush = (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -159,6 +168,7 @@ function ssiStream(
           // An included answer goes out as it comes; one that fails ends
           // there, and the page goes on.
           const read = await included.read().catch(() => null);
+          if (cancelled) return;
           if (read !== null && !read.done) {
             controller.enqueue(read.value);
             return;
@@ -172,12 +182,18 @@ function ssiStream(
           const { set } = ctx.pending;
           const answer = await ctx.pending.answer.catch(() => null);
           ctx.pending = null;
+          if (cancelled) {
+            // The client left while the include was answered.
+            await answer?.body?.cancel().catch(() => {});
+            return;
+          }
           if (set === null) included = answer?.body?.getReader() ?? null;
           else if (answer !== null) await keepAnswer(answer, set, ctx);
           continue;
         }
         if (chunk === null) {
           const read = await reader.read();
+          if (cancelled) return;
           if (read.done) {
             parser.end();
             flush(controller);
@@ -202,12 +218,12 @@ function ssiStream(
       }
     },
     async cancel(reason) {
-      await included?.cancel(reason).catch(() => {});
-      const pending = ctx.pending;
-      ctx.pending = null;
-      await pending?.answer.then((r) => r.body?.cancel(reason)).catch(
-        () => {},
-      );
+      // A pull waiting on an include's answer sees this and drops it.
+      cancelled = true;
+      left.abort(reason);
+      const sub = included;
+      included = null;
+      await sub?.cancel(reason).catch(() => {});
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });

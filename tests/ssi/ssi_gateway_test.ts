@@ -295,3 +295,35 @@ Deno.test("include set= keeps at most 64 KiB of an answer: past that, an error l
   strictEqual(lines.length, 1, lines.join("\n"));
   ok(lines[0]!.includes("the SSI variables exceed 65536 bytes"), lines[0]);
 });
+
+Deno.test("a client leaving while an include waits for its upstream closes that upstream", async () => {
+  const includeClosed = Promise.withResolvers<void>();
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    if (head.startsWith("GET /inc/")) {
+      // No answer: the connection stays until the gateway closes it.
+      await conn.read(new Uint8Array(1)).catch(() => null);
+      includeClosed.resolve();
+      return;
+    }
+    await writeText(
+      conn,
+      HEAD + chunk('a<!--# include virtual="/inc/slow" -->b') + "0\r\n\r\n",
+    );
+  });
+  await using gw = await gatewayFor(up.port);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
+  await writeText(conn, "GET /page HTTP/1.1\r\nHost: x\r\n\r\n");
+  const buf = new Uint8Array(4096);
+  let got = "";
+  // Bounded: the head and the text before the include.
+  for (let i = 0; i < 100 && !/\r\n1\r\na\r\n$/.test(got); i++) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    got += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  ok(got.endsWith("\r\n1\r\na\r\n"), got);
+  conn.close();
+  await includeClosed.promise;
+});
