@@ -23,6 +23,7 @@ import {
   type LocationProxyContext,
   type LocationRequest,
   proxyLocation,
+  relayedUpstream,
   type RequestBuffering,
   type RequestEvent,
   tunnelClosed,
@@ -34,6 +35,7 @@ import {
   type FlowDeps,
   type FlowRequest,
   serveRequest,
+  serveSubrequest,
   withCharset,
 } from "./request_flow.ts";
 import {
@@ -50,6 +52,13 @@ import {
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
+import { ssiFilter } from "./ssi/mod.ts";
+import {
+  type IncludeBudget,
+  MAX_INCLUDE_DEPTH,
+  MAX_INCLUDES,
+  Subrequest,
+} from "./subrequest.ts";
 import { type GatewayStats, stubStatusResponse } from "./status.ts";
 import {
   type FastcgiContext,
@@ -278,6 +287,8 @@ export class EngineRoute {
   readonly #gate: AccessGate;
   /** A location has `limit_conn`: its count is given back after the answer. */
   readonly #mayLimitConn: boolean;
+  /** A location has `ssi on`: answers go through the SSI filter. */
+  readonly #maySsi: boolean;
   /** Each listening port's default server, whose error logs take lines before a server is chosen. */
   readonly #logScopes: readonly LogScope[];
   /** Per socket: whether a server sets `underscores_in_headers` or `ignore_invalid_headers`. */
@@ -329,6 +340,9 @@ export class EngineRoute {
       stats: deps.stats,
       ...(deps.stopping ? { stopping: deps.stopping } : {}),
     };
+    this.#maySsi = conf.servers.some((server) =>
+      anyLocation(server, (l) => l.ssi !== undefined)
+    );
     this.#proxyContext = {
       registry: this.#registry,
       stats: deps.stats,
@@ -507,11 +521,12 @@ export class EngineRoute {
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.
     if (
-      !this.#deps.logger.accessEnabled && !this.#mayGzip && !this.#mayLimitConn
+      !this.#deps.logger.accessEnabled && !this.#mayGzip &&
+      !this.#mayLimitConn && !this.#maySsi
     ) {
       return answered;
     }
-    return Promise.resolve(answered).then((response) => {
+    return Promise.resolve(answered).then((answer) => {
       const conf = flow.answered;
       if (conf !== undefined && this.#deps.logger.accessEnabled) {
         request.accessLogs = conf.accessLogs;
@@ -519,10 +534,18 @@ export class EngineRoute {
       const release = flow.access?.release ?? null;
       if (release !== null) {
         // ngx_http_limit_conn_cleanup: the count goes when the request ends.
-        const end = tunnelClosed(response) ?? completed;
+        const end = tunnelClosed(answer) ?? completed;
         if (end === undefined) release();
         else end.then(release, release);
       }
+      // nginx's SSI filter, then gzip, under the location that answered.
+      const response = conf?.ssi === undefined ? answer : ssiFilter(answer, {
+        conf: conf.ssi,
+        vars,
+        head: req.method === "HEAD",
+        log: ssiLog(request, answer),
+        include: this.#includer(flow, server, { made: 0 }, 1),
+      });
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
       return gzipFilter(response, {
@@ -535,6 +558,70 @@ export class EngineRoute {
       flow.access?.release?.();
       throw error;
     });
+  }
+
+  /**
+   * SSI's `include` for the answer of a request (or of an include): a
+   * subrequest through the engine (`serveSubrequest`) for the main
+   * request's server, its answer through the SSI filter of the location
+   * that answered it; nested at most `MAX_INCLUDE_DEPTH` deep (nginx's
+   * `subrequests cycle` line past it), `MAX_INCLUDES` in all.
+   */
+  #includer(
+    parent: RouteFlow,
+    server: ServerConf,
+    budget: IncludeBudget,
+    depth: number,
+  ): (
+    uri: string,
+    args: string,
+    signal: AbortSignal,
+  ) => Promise<Response> | string {
+    return (uri, args, signal) => {
+      if (depth > MAX_INCLUDE_DEPTH) {
+        return `subrequests cycle while processing "${uri}"`;
+      }
+      if (budget.made >= MAX_INCLUDES) {
+        return `more than ${MAX_INCLUDES} SSI includes in one request: "${uri}"`;
+      }
+      budget.made++;
+      const vars: RequestVars = {
+        ...parent.vars,
+        method: "GET",
+        uri,
+        args,
+        argsSet: undefined,
+        captures: [],
+        named: {},
+        mapValues: undefined,
+        log: undefined,
+      };
+      // The phases start again from the server's level.
+      delete vars.location;
+      const sub = new Subrequest(parent.request, uri, args);
+      sub.vars = vars;
+      const url = new URL("http://localhost/");
+      url.pathname = uri;
+      url.search = args;
+      // The client's leaving (the page's body cancelled) ends the
+      // subrequest too: its upstream is closed, as nginx's finalized
+      // request closes its subrequests'.
+      const req = new Request(url, { headers: parent.req.headers, signal });
+      const flow = new RouteFlow(vars, sub, req, parent.port);
+      return Promise.resolve(
+        serveSubrequest(req, server, flow, this.#flowDeps),
+      ).then((response) => {
+        const conf = flow.answered;
+        if (conf?.ssi === undefined) return response;
+        return ssiFilter(response, {
+          conf: conf.ssi,
+          vars,
+          head: false,
+          log: ssiLog(sub, response),
+          include: this.#includer(flow, server, budget, depth + 1),
+        });
+      });
+    };
   }
 
   /**
@@ -702,8 +789,9 @@ export class EngineRoute {
     request: EngineRequest,
   ): Promise<Response> {
     const { vars } = flow;
+    // A subrequest (SSI's include) sends its own URI, never the client's.
     const changed = content.rewritten || vars.uri !== request.uri ||
-      vars.args !== request.args;
+      vars.args !== request.args || request instanceof Subrequest;
     const location: LocationRequest = {
       conf: content.conf,
       vars,
@@ -763,7 +851,7 @@ class RouteFlow implements FlowRequest {
    */
   oneWrite = false;
   /** The port the request came in on, for the origin. */
-  readonly #port: number;
+  readonly port: number;
   #origin: string | null = null;
 
   constructor(
@@ -775,7 +863,7 @@ class RouteFlow implements FlowRequest {
     this.vars = vars;
     this.request = request;
     this.req = req;
-    this.#port = port;
+    this.port = port;
   }
 
   /** The request's error-line writer. */
@@ -787,7 +875,7 @@ class RouteFlow implements FlowRequest {
   get origin(): string {
     return this.#origin ??= publicOrigin(
       this.request.host,
-      this.#port,
+      this.port,
       this.vars.scheme,
     );
   }
@@ -821,8 +909,33 @@ function anyLocation(
       ...conf.locations.exact.values(),
       ...conf.locations.prefixes,
       ...conf.locations.regexes,
+      ...ifLevels(conf),
     ].some(visit);
   return visit(server.conf) || [...server.named.values()].some(visit);
+}
+
+/** The levels of a location's `if` blocks. */
+function ifLevels(conf: LocationConf): LocationConf[] {
+  return (conf.rewrite?.ops ?? []).flatMap((op) =>
+    op.op === "if" ? [op.location] : []
+  );
+}
+
+/**
+ * The SSI filter's error lines: as nginx's while it sends a file, or with
+ * the `upstream:` field while it relays an answer.
+ */
+function ssiLog(
+  request: EngineRequest,
+  response: Response,
+): (message: string) => void {
+  const upstream = relayedUpstream(response);
+  return (message) =>
+    request.log(
+      upstream === undefined
+        ? { level: "error", message, action: "sending response to client" }
+        : { level: "error", message, action: "sending to client", upstream },
+    );
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -322,6 +322,35 @@ export function serveRequest(
   return answerFirst(req, phases, { server, state, request, deps });
 }
 
+/**
+ * Runs a subrequest (SSI's `include`) through the engine: an internal
+ * request, so `internal` locations answer it, and without the preaccess
+ * and access phases, which nginx runs for the main request only
+ * (ngx_http_core_access_phase, the limit modules' `r->main` checks).
+ *
+ * @param req The subrequest (GET, the main request's fields).
+ * @param server The main request's server.
+ * @param request Its variables, log and origin.
+ * @param deps The content handlers and file access.
+ * @returns The response, whose body is what the subrequest sends.
+ */
+export function serveSubrequest(
+  req: Request,
+  server: ServerConf,
+  request: FlowRequest,
+  deps: FlowDeps,
+): Response | Promise<Response> {
+  const state: PhaseState = {
+    cycles: 0,
+    internal: true,
+    caseless: deps.caseless,
+  };
+  let phases = runPhases(server, request.vars, { state, io: deps.io });
+  // Bounded by the URI changes each resume counts (at most 10).
+  while (phases.kind === "access") phases = phases.resume();
+  return answerFirst(req, phases, { server, state, request, deps });
+}
+
 /** The content's answer, then `error_page` for an error the gateway made. */
 function answerFirst(
   req: Request,

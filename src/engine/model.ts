@@ -19,6 +19,7 @@ import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
 import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
+import type { SsiConf } from "../ssi/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -262,6 +263,8 @@ export interface LocationConf {
   gzip: GzipConf;
   /** `gzip_http_version`, `gzip_proxied`, `gzip_disable`. */
   gzipOk: GzipOkConf;
+  /** `ssi on` and its settings; absent under `ssi off`. */
+  ssi?: SsiConf;
   /** `error_page`: status → target. */
   errorPages: ReadonlyMap<number, ErrorPageTarget>;
   /** `recursive_error_pages`. */

@@ -188,23 +188,33 @@ export class Variables implements VariableScope, LogVariableScope {
       const field = fieldName(suffix);
       // Deno.serve joins repeated HTTP/1.1 Cookie fields with "; " and
       // others with ", ", as nginx's $http_cookie and $http_NAME do.
-      const read = (r: RequestVars) =>
-        fieldText(
-          r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
-        );
+      // A field the request does not have is not found
+      // (ngx_http_variable_unknown_header): a value reads it as empty, SSI's
+      // `echo` as `(none)`.
+      const read = (r: RequestVars) => {
+        const value = r.fields
+          ? fieldValue(r.fields, field)
+          : r.headers.get(field) ?? "";
+        if (value !== "") return fieldText(value);
+        return (r.fields ? hasField(r.fields, field) : r.headers.has(field))
+          ? ""
+          : undefined;
+      };
       if (field === suffix) return read;
       // `$http_x_token` reads a field `x_token` too where such fields are
       // kept; the name with `-` is looked up first, all there is to it at
       // nginx's defaults.
       return (r) => {
         const value = read(r);
-        if (value !== "" || !keepsUnderscores(r.fieldNames)) return value;
+        if (value !== undefined || !keepsUnderscores(r.fieldNames)) {
+          return value;
+        }
         const kept = underscoredField(
           r.fields ?? r.headers,
           suffix,
           r.fieldNames,
         );
-        return kept === null ? "" : fieldText(kept);
+        return kept === null ? undefined : fieldText(kept);
       };
     }
     if (name.startsWith("arg_")) {
@@ -347,4 +357,12 @@ export class Variables implements VariableScope, LogVariableScope {
       (recordValue(key) !== null && !/^(?:sent_)?http_/.test(key));
     return builtIn ? `the duplicate "${name}" variable` : null;
   }
+}
+
+/** Whether a flat field list (name, value, …) has a field of a name. */
+function hasField(fields: readonly string[], name: string): boolean {
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] === name) return true;
+  }
+  return false;
 }

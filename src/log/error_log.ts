@@ -60,6 +60,8 @@ export interface ErrorLogEntry {
   server?: string;
   /** The request line as received, e.g. `POST /api/loginms HTTP/1.1`. */
   request?: string;
+  /** A subrequest's `$uri` (SSI's `include`), after the main request's line. */
+  subrequest?: string;
   /** The upstream URL: scheme, peer and the URI sent upstream. */
   upstream?: string;
   /** The raw `Host` header, as `Headers` holds it (one char per byte). */
@@ -153,6 +155,9 @@ export function formatErrorLogLine(entry: ErrorLogEntry): string {
   }
   if (entry.request !== undefined) {
     line += `, request: "${escapeErrorLogText(entry.request, "utf-8")}"`;
+  }
+  if (entry.subrequest !== undefined) {
+    line += `, subrequest: "${escapeErrorLogText(entry.subrequest, "utf-8")}"`;
   }
   if (entry.upstream !== undefined) {
     line += `, upstream: "${escapeErrorLogText(entry.upstream, "utf-8")}"`;

@@ -27,6 +27,7 @@ import type { Directive } from "./parser.ts";
 import type { FieldNames } from "../runtime/mod.ts";
 import { cookieRewrites } from "./compile_cookie.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
+import { ssiSettings } from "./compile_ssi.ts";
 import type { AccessSettings } from "./compile_access.ts";
 import { prefixed } from "./paths.ts";
 import { nginxTimeMs, sizeSetting } from "./values.ts";
@@ -445,6 +446,7 @@ export function locationSettings(
     gzipVary: flag(level, "gzip_vary", false),
     gzip: gzipSettings(ctx, level),
     gzipOk: gzipOkSettings(ctx, level),
+    ...ssiSettings(ctx, level),
     errorPages: errorPages(ctx, level),
     recursiveErrorPages: flag(level, "recursive_error_pages", false),
     errorPageFallback: flag(level, "station_error_page_fallback", false),

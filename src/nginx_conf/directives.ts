@@ -2,7 +2,7 @@
  * The directives the gateway knows: where nginx allows each one, how many
  * arguments it takes, and what the gateway does with it. The places and
  * counts are nginx 1.22's (the `ngx_command_t` tables of the core, events,
- * http core, proxy, upstream, log, index, gzip and rewrite modules), so
+ * http core, proxy, upstream, log, index, gzip, ssi and rewrite modules), so
  * `ngx_conf_handler`'s checks give nginx's verdict.
  *
  * @module
@@ -312,7 +312,13 @@ const TABLE: readonly (readonly [string, string?])[] = [
   ["set_real_ip_from HSL 1-1 emerg", NOT_DONE],
   ["real_ip_header HSL 1-1 emerg", NOT_DONE],
   ["sub_filter HSL 2-2 emerg", NOT_DONE],
-  ["ssi HSLI flag default", "off"],
+  ["ssi HSLI flag map"],
+  ["ssi_types HSL 1-n map"],
+  ["ssi_silent_errors HSL flag map"],
+  ["ssi_last_modified HSL flag map"],
+  ["ssi_value_length HSL 1-1 map"],
+  ["ssi_min_file_chunk HSL 1-1 warn", TUNING],
+  ["ssi_ignore_recycled_buffers HSL flag warn", TUNING],
   ["autoindex_exact_size HSL flag map"],
   ["autoindex_localtime HSL flag map"],
 ];

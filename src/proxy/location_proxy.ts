@@ -118,6 +118,20 @@ export function tunnelClosed(
   return tunnels.get(response);
 }
 
+/** The `upstream:` field of a relayed answer a filter may log about (SSI). */
+const relayed = new WeakMap<Response, string>();
+
+/**
+ * The `upstream:` field of the error lines about a relayed answer's body,
+ * for a location whose filters write such lines (`ssi on`).
+ *
+ * @param response The client's response.
+ * @returns `http://peer/uri`, or `undefined` for another response.
+ */
+export function relayedUpstream(response: Response): string | undefined {
+  return relayed.get(response);
+}
+
 /** What proxying needs from the gateway, made once. */
 export interface LocationProxyContext {
   /** The configuration's upstream groups. */
@@ -385,6 +399,9 @@ class LocationForward implements ProxyOptions, LocationCall {
   /** The client's response for the upstream's reply. */
   toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
     const response = relay(reply, this);
+    if (this.conf.ssi !== undefined) {
+      relayed.set(response, upstreamField(peer, this.upstreamPath));
+    }
     const unsafe = unsafeAccelMessage(response);
     if (unsafe !== null) {
       this.log({

@@ -107,10 +107,11 @@ export function relay(
     const body = reply.body;
     if (
       !conf.gzip.enabled || !conf.proxyBuffering ||
-      !(body instanceof Uint8Array)
+      !(body instanceof Uint8Array) || conf.ssi !== undefined
     ) {
       // Under `proxy_buffering off` a body goes through the gzip filter's
-      // stream, which flushes each upstream read as nginx does.
+      // stream, which flushes each upstream read as nginx does; under
+      // `ssi on` through the SSI filter first.
       return streamedResponse(body, { status, headers });
     }
     // The body came whole with the head: it is deflated in one call, not

@@ -22,6 +22,7 @@ export {
   type LocationProxyContext,
   type LocationRequest,
   proxyLocation,
+  relayedUpstream,
   tunnelClosed,
 } from "./location_proxy.ts";
 export { type RegistryOptions, UpstreamRegistry } from "./upstream_registry.ts";

@@ -58,7 +58,8 @@ export interface FileRequest {
   /** Honour `Range` (nginx's `allow_ranges`, which `gzip_static` does not set). */
   ranges: boolean;
   /**
-   * The gzip filter will compress a whole file of at least this length:
+   * The gzip filter will compress (or the SSI filter parse) a whole file
+   * of at least this length:
    * such a file is sent whole (no range, no `Accept-Ranges`) and its bytes
    * are handed to the filter; `null` when it will not.
    */

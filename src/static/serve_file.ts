@@ -24,6 +24,7 @@ import {
   framedInOnePiece,
   gzipAccepted,
   gzipFromLength,
+  gzipTypeMatches,
   hasHeadersFilter,
   type HeadersFilterInput,
   isBuiltInError,
@@ -67,6 +68,7 @@ export type ServeFileConf = Pick<
   | "logNotFound"
   | "addHeaders"
   | "expires"
+  | "ssi"
 >;
 
 /** Options for {@linkcode serveFile}. */
@@ -324,9 +326,15 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
       contentType,
     )
     : null;
+  // The SSI filter takes a whole file of a byte or more, as gzip does (its
+  // header filter clears allow_ranges unless the length is 0).
+  const ssi = o.conf.ssi;
   // One shape, no spreads: made for every file answered.
   return {
-    gzipFrom,
+    gzipFrom: ssi !== undefined && ranges &&
+        gzipTypeMatches(contentType, ssi.types)
+      ? 1
+      : gzipFrom,
     req: ctx.req,
     root: o.root,
     cache: o.cache,

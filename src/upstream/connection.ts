@@ -124,6 +124,8 @@ export class ClientWatch {
 
   #attach(signal: AbortSignal): void {
     this.#signal = signal;
+    // A client gone before the lazy signal was read gets no abort event.
+    if (signal.aborted) return this.onAbort();
     this.#listener = () => this.onAbort();
     signal.addEventListener("abort", this.#listener, { once: true });
   }

@@ -67,6 +67,25 @@ Deno.test("$http_NAME reads the walked fields as Headers.get reads the fields th
   }
 });
 
+Deno.test("$http_NAME of a field the request lacks is not found, of an empty one empty", () => {
+  const scope = new Variables(new Map(), new Set());
+  // [fields as sent, variable, value]
+  const cases: [[string, string][], string, string | undefined][] = [
+    [[], "http_x_t", undefined],
+    [[["x-t", ""]], "http_x_t", ""],
+    [[["x-t", "v"]], "http_x_t", "v"],
+    [[["other", "x-t"]], "http_x_t", undefined],
+  ];
+  for (const [sent, name, value] of cases) {
+    const headers = new Headers(sent);
+    const fields: string[] = [];
+    headers.forEach((v, key) => fields.push(key, v));
+    const read = scope.reader(name)!;
+    strictEqual(read({ ...requestVars("/"), headers, fields: null }), value);
+    strictEqual(read({ ...requestVars("/"), headers, fields }), value);
+  }
+});
+
 Deno.test("Variables.variable() reads a value as a log line does: undefined where nginx finds none", async (t) => {
   const maps = compileText(`http {
     map $status $loggable { ~^[23] 0; default 1; }

@@ -178,9 +178,9 @@ Deno.test("--check accepts chunked_transfer_encoding on and off with one warning
 });
 
 Deno.test("--check accepts a refused module's switch at nginx's off, the default, and refuses on, at every level", () => {
-  // `ssi off;` and `override_charset off;` change nothing in nginx: a file
-  // that says so runs; `on` would need what the gateway does not do.
-  for (const name of ["ssi", "override_charset"]) {
+  // `override_charset off;` changes nothing in nginx: a file that says so
+  // runs; `on` would need what the gateway does not do.
+  for (const name of ["override_charset"]) {
     for (const level of ["http", "server", "location"] as const) {
       deepStrictEqual(
         [
@@ -193,5 +193,26 @@ Deno.test("--check accepts a refused module's switch at nginx's off, the default
         `${name} in ${level}`,
       );
     }
+  }
+});
+
+Deno.test("--check accepts ssi and its settings at every level nginx allows, ssi_min_file_chunk with one warning", () => {
+  for (const level of ["http", "server", "location"] as const) {
+    deepStrictEqual(
+      messages(fileWith(
+        "ssi on; ssi_types text/plain; ssi_silent_errors on; " +
+          "ssi_last_modified on; ssi_value_length 1k; ssi_min_file_chunk 2k;",
+        level,
+      )),
+      [
+        '"ssi_min_file_chunk" is ignored: it only tunes how nginx does its work',
+      ],
+      level,
+    );
+    deepStrictEqual(
+      messages(fileWith("ssi off; ssi_value_length many;", level)),
+      ['"ssi_value_length" directive invalid value'],
+      level,
+    );
   }
 });

@@ -37,6 +37,18 @@ Deno.test("ClientWatch stops the current phase when the client leaves, not after
   }
 });
 
+Deno.test("ClientWatch stops the current phase when the lazy signal it reads is already aborted", () => {
+  // A client gone in the first watchdog period: its abort event fired
+  // before attach() listened.
+  const controller = new AbortController();
+  const watch = new ClientWatch(() => controller.signal, 0);
+  let stops = 0;
+  watch.onAbort = () => stops++;
+  controller.abort();
+  watch.attach();
+  strictEqual(stops, 1);
+});
+
 Deno.test("Connection.close() closes its socket once", async () => {
   await using pair = await loopbackPair();
   const c = new Connection(pair.client);

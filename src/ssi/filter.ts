@@ -1,0 +1,266 @@
+/**
+ * `ngx_http_ssi_filter_module` on a response a location answered (static
+ * file, proxied answer, built-in page alike): a response of a type in
+ * `ssi_types` whose length is not known to be 0 is filtered, whatever its
+ * status or encoding. Its head as `ngx_http_ssi_header_filter` leaves it:
+ * no `Content-Length` (the body goes chunked, and a HEAD gets neither), no
+ * `Accept-Ranges`, and no `Last-Modified` or `ETag` unless
+ * `ssi_last_modified on`, which keeps them with the `ETag` made weak.
+ * nginx's not-modified filter runs before it, so a 304 is untouched.
+ *
+ * The body is parsed as it streams (`ngx_http_ssi_body_filter`): what one
+ * read makes is sent before the next is read once it reaches
+ * {@linkcode FLUSH_BYTES}, and one command's output at most is made ahead
+ * of the client; an include's answer is sent a piece at a time, as the
+ * client reads, before the page goes on.
+ *
+ * @module
+ */
+
+import type { RequestVars } from "../engine/mod.ts";
+import { gzipTypeMatches } from "../response/mod.ts";
+import type { SsiConf } from "./conf.ts";
+import { MAX_STATE, SsiContext } from "./context.ts";
+import { byteStringFromBytes } from "../runtime/mod.ts";
+import { SsiParser } from "./parser.ts";
+
+/** Output held before it is handed to the client. */
+export const FLUSH_BYTES = 16384;
+
+/** What {@linkcode ssiFilter} reads besides the response. */
+export interface SsiFilterInput {
+  /** The location's SSI settings. */
+  conf: SsiConf;
+  /** The request's variables. */
+  vars: RequestVars;
+  /** A HEAD request: the head changes, there is no body to parse. */
+  head: boolean;
+  /** Writes an `[error]` line with the request's context. */
+  log(message: string): void;
+  /** The clock, for `$date_local` and `$date_gmt`. */
+  now?: () => number;
+  /**
+   * Runs an `include` as a subrequest (the engine's), or names why it
+   * cannot; without it an include is an error.
+   */
+  include?: (
+    uri: string,
+    args: string,
+    signal: AbortSignal,
+  ) => Promise<Response> | string;
+}
+
+/**
+ * Applies the SSI filter to a response.
+ *
+ * @param response The response.
+ * @param input The location's settings and the request.
+ * @returns The response, or a new one with the filtered head and body.
+ *
+ * @example Usage
+ * ```ts
+ * import { ssiFilter } from "./filter.ts";
+ * import { Variables, type RequestVars } from "../engine/mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const conf = {
+ *   types: new Set(["text/html"]),
+ *   silentErrors: false,
+ *   lastModified: false,
+ *   valueLength: 255,
+ *   scope: new Variables(new Map(), new Set()),
+ * };
+ * const page = new Response('<!--# set var="a" value="b" -->[<!--# echo var="a" -->]', {
+ *   headers: { "content-type": "text/html", "content-length": "54", etag: '"1"' },
+ * });
+ * const filtered = ssiFilter(page, { conf, vars: {} as RequestVars, head: false, log: () => {} });
+ * strictEqual(filtered.headers.has("content-length"), false);
+ * strictEqual(filtered.headers.has("etag"), false);
+ * strictEqual(await filtered.text(), "[b]");
+ * ```
+ */
+export function ssiFilter(response: Response, input: SsiFilterInput): Response {
+  const { status } = response;
+  if (status === 304) return response;
+  const source = response.headers;
+  if (source.get("content-length") === "0") return response;
+  if (!gzipTypeMatches(source.get("content-type"), input.conf.types)) {
+    return response;
+  }
+  const headers = new Headers(source);
+  headers.delete("content-length");
+  headers.delete("accept-ranges");
+  // Deno frames a stream itself (chunked to HTTP/1.1).
+  headers.delete("transfer-encoding");
+  if (!input.conf.lastModified) {
+    headers.delete("last-modified");
+    headers.delete("etag");
+  } else weakEtag(headers);
+  const init = { status, headers };
+  if (status === 204 || status === 205) {
+    return new Response(null, init);
+  }
+  if (input.head || response.body === null) {
+    // The body as it was (a proxied HEAD's empty upstream body is still
+    // read to its end, as the gzip filter leaves it), or an empty stream:
+    // Deno.serve would send `Content-Length: 0` for none.
+    return new Response(
+      response.body ?? new ReadableStream({ start: (c) => c.close() }),
+      init,
+    );
+  }
+  return new Response(ssiStream(response.body, input), init);
+}
+
+/** `ngx_http_weak_etag`: `W/` before a quoted tag; an unquoted one is dropped. */
+function weakEtag(headers: Headers): void {
+  const etag = headers.get("etag");
+  if (etag === null || (etag.length > 2 && etag.startsWith("W/"))) return;
+  if (etag.startsWith('"')) headers.set("etag", `W/${etag}`);
+  else headers.delete("etag");
+}
+
+/** The body parsed and run, read as the client reads. */
+function ssiStream(
+  body: ReadableStream<Uint8Array>,
+  input: SsiFilterInput,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  const parser = new SsiParser(input.conf.valueLength);
+  // The client's leaving, for the includes' subrequests.
+  const left = new AbortController();
+  const ctx = new SsiContext({
+    conf: input.conf,
+    vars: input.vars,
+    log: input.log,
+    now: input.now ?? Date.now,
+    ...(input.include === undefined
+      ? {}
+      : { include: input.include, signal: left.signal }),
+  });
+  /** The body of the include being sent, read a piece a pull. */
+  let included: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  let cancelled = false;
+  let chunk: Uint8Array | null = null;
+  let at = 0;
+  const flush = (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (ctx.outBytes === 0) return;
+    const pieces = ctx.out;
+    let bytes: Uint8Array;
+    if (pieces.length === 1) bytes = pieces[0]!;
+    else {
+      bytes = new Uint8Array(ctx.outBytes);
+      let o = 0;
+      for (const piece of pieces) {
+        bytes.set(piece, o);
+        o += piece.length;
+      }
+    }
+    ctx.out = [];
+    ctx.outBytes = 0;
+    controller.enqueue(bytes);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      // Bounded by the body: each turn reads or parses.
+      for (;;) {
+        if (included !== null) {
+          // An included answer goes out as it comes; one that fails ends
+          // there, and the page goes on.
+          const read = await included.read().catch(() => null);
+          if (cancelled) return;
+          if (read !== null && !read.done) {
+            controller.enqueue(read.value);
+            return;
+          }
+          included = null;
+          continue;
+        }
+        if (ctx.pending !== null) {
+          // What came before the include goes first.
+          flush(controller);
+          const { set } = ctx.pending;
+          const answer = await ctx.pending.answer.catch(() => null);
+          ctx.pending = null;
+          if (cancelled) {
+            // The client left while the include was answered.
+            await answer?.body?.cancel().catch(() => {});
+            return;
+          }
+          if (set === null) included = answer?.body?.getReader() ?? null;
+          else if (answer !== null) await keepAnswer(answer, set, ctx);
+          continue;
+        }
+        if (chunk === null) {
+          const read = await reader.read();
+          if (cancelled) return;
+          if (read.done) {
+            parser.end();
+            flush(controller);
+            controller.close();
+            return;
+          }
+          chunk = read.value;
+          at = 0;
+        }
+        at = parser.run(chunk, at, ctx);
+        if (at >= chunk.length) {
+          chunk = null;
+          // What one read made goes out before the next read waits (a
+          // pull that enqueues nothing would not be called again).
+          if (ctx.outBytes > 0) return flush(controller);
+          continue;
+        }
+        if (ctx.outBytes >= FLUSH_BYTES) {
+          flush(controller);
+          if ((controller.desiredSize ?? 0) <= 0) return;
+        }
+      }
+    },
+    async cancel(reason) {
+      // A pull waiting on an include's answer sees this and drops it.
+      cancelled = true;
+      left.abort(reason);
+      const sub = included;
+      included = null;
+      await sub?.cancel(reason).catch(() => {});
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+/**
+ * `include … set=`: a successful answer's body (below 300, as
+ * `ngx_http_ssi_set_variable` takes it) kept in the variable, read up to
+ * the bound of SSI variables; an error's body is dropped.
+ */
+async function keepAnswer(
+  answer: Response,
+  name: string,
+  ctx: SsiContext,
+): Promise<void> {
+  const body = answer.body;
+  if (body === null) return;
+  if (answer.status >= 300) return void await body.cancel().catch(() => {});
+  const reader = body.getReader();
+  const pieces: Uint8Array[] = [];
+  let size = 0;
+  // Bounded by MAX_STATE: past it the rest is not read.
+  for (;;) {
+    const read = await reader.read().catch(() => null);
+    if (read === null || read.done) break;
+    pieces.push(read.value);
+    size += read.value.length;
+    if (size > MAX_STATE) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const piece of pieces) {
+    bytes.set(piece, at);
+    at += piece.length;
+  }
+  ctx.keep(name, byteStringFromBytes(bytes));
+}

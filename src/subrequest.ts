@@ -1,0 +1,73 @@
+/**
+ * An SSI include's request (nginx's subrequest, `ngx_http_subrequest`):
+ * the main request's client, fields and error-line context, its own URI
+ * and arguments, no body, and no access line or upstream tries of its own
+ * (the main request's line is the one written).
+ *
+ * @module
+ */
+
+import type { EngineRequest } from "./engine_route.ts";
+import type { RequestVars } from "./engine/mod.ts";
+
+/** The budget of one main request's includes. */
+export interface IncludeBudget {
+  /** Includes made so far, at every depth. */
+  made: number;
+}
+
+/** Includes one main request may make in all (nginx counts to 65535). */
+export const MAX_INCLUDES = 200;
+/**
+ * How deep includes nest: nginx gives a request `NGX_HTTP_MAX_SUBREQUESTS`
+ * + 1 (51) and each subrequest one less, so the 51st level is the last.
+ */
+export const MAX_INCLUDE_DEPTH = 51;
+
+/** A subrequest as the engine's handlers read a request. */
+export class Subrequest implements EngineRequest {
+  readonly client: string;
+  readonly clientPort: number;
+  readonly host: string | null;
+  readonly target: string;
+  readonly uri: string;
+  readonly args: string;
+  readonly contentLength = null;
+  readonly lengthDigits = null;
+  readonly bodyInGet = false;
+  readonly tries = null;
+  readonly served2: boolean;
+  readonly clientFields: readonly string[] | null;
+  readonly log: EngineRequest["log"];
+  at: EngineRequest["at"];
+  continued = false;
+  accessLogs = null;
+  vars: RequestVars | null = null;
+  readonly #main: EngineRequest;
+
+  /**
+   * @param main The request whose answer includes this one.
+   * @param uri The URI to include, decoded.
+   * @param args Its arguments, without `?`.
+   */
+  constructor(main: EngineRequest, uri: string, args: string) {
+    this.#main = main;
+    this.client = main.client;
+    this.clientPort = main.clientPort;
+    this.host = main.host;
+    this.uri = uri;
+    this.args = args;
+    this.target = args === "" ? uri : `${uri}?${args}`;
+    this.served2 = main.served2;
+    this.clientFields = main.clientFields ?? null;
+    // nginx's lines about a subrequest name its URI after the request's.
+    this.log = (event) =>
+      main.log({ ...event, subrequest: this.vars?.uri ?? uri });
+    this.at = main.at;
+  }
+
+  /** The main request's fields as its walk read them. */
+  get fields(): EngineRequest["fields"] {
+    return this.#main.fields;
+  }
+}
