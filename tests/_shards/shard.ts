@@ -8,78 +8,55 @@
  * they are, one per module of src/, and run alone as before
  * (`deno test tests/x_test.ts`).
  *
- * There are as many shards as `task test` runs at once (`DENO_JOBS=6`), so
- * all start together and none waits for a free slot: with twelve shards six
- * at a time, each of the second six started only as one of the first ended,
- * so the suite's end waited on whichever started last (in one run the last
- * started 81 s in and ended 22 s after it), and the six more workers cost
- * about 0.3 s of CPU each, loading the gateway's modules again.
- *
  * Every `*_test.ts` under tests/ is found when the shard starts, so a new
  * file runs without being listed. The files are packed longest first
  * ({@linkcode packShards}): each goes to the shard with the least time so
  * far, by the seconds in {@linkcode FILE_SECONDS} (a file not listed counts
  * one), so the shards take about as long as each other and the last one
- * running does not hold the suite up alone. A new file that takes more
- * than a couple of seconds alone belongs in {@linkcode FILE_SECONDS}.
+ * running does not hold the suite up alone.
  *
  * @module
  */
 
 /**
  * Seconds each of the longer test files took alone (wall time, each in its
- * own `deno test` process without `--trace-leaks`, as the gate runs them, on
- * the shared 2-core machine at loads of 8 to 12, rounded: waiting on nginx's
- * whole seconds, a browser or a settling folder counts as much as computing,
- * and a file that computes is stretched by the load as in the suite). Only
- * the order and rough size matter; refresh it with the loop in
- * tests/README.md (**Speed**) when a file grows or shrinks a lot, or a new
- * file takes more than two seconds alone.
+ * own `deno test` process with `--trace-leaks`, on the shared 2-core machine
+ * at loads of 6 to 19, rounded: waiting on nginx's whole seconds, a browser
+ * or a settling folder counts as much as computing). Only the order
+ * matters; refresh it with the loop in tests/README.md (**Speed**) when a
+ * file grows or shrinks a lot.
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
-  "browser_test.ts": 21,
-  "static_race_test.ts": 21,
-  "nginx_compat_test.ts": 13,
-  "nginx_conf/corpus_side_by_side_test.ts": 13,
-  "upstream/peer_choice_nginx_test.ts": 12,
-  "hostile_listener_test.ts": 11,
+  "browser_test.ts": 28,
+  "static_race_test.ts": 26,
+  "static_race_sidecar_test.ts": 23,
+  "nginx_conf/corpus_side_by_side_test.ts": 22,
+  "nginx_compat_test.ts": 14,
+  "compile_hints_test.ts": 10,
+  "nginx_conf/hostile_conf_test.ts": 12,
+  "main_test.ts": 12,
+  "nginx_conf/compat_test.ts": 12,
+  "upstream/peer_choice_nginx_test.ts": 11,
   "static/built_in_static_test.ts": 11,
-  "hardening_test.ts": 10,
-  "main_test.ts": 10,
-  "nginx_conf/compat_test.ts": 10,
-  "static_race_sidecar_test.ts": 10,
+  "proxy/websocket_tunnel_test.ts": 11,
+  "hostile_listener_test.ts": 10,
   "upstream_failures_test.ts": 10,
-  "compile_hints_test.ts": 7,
-  "proxy/websocket_tunnel_test.ts": 7,
-  "streaming_test.ts": 7,
-  "tls_test.ts": 7,
-  "nginx_conf/hostile_conf_test.ts": 6,
-  "static/containment_witness_test.ts": 6,
-  "static/serve_file_test.ts": 6,
-  "upstream/ip_hash_nginx_test.ts": 6,
-  "response/expires_after_wait_test.ts": 5,
+  "limits/limit_storm_test.ts": 10,
+  "nginx_conf/corpus_test.ts": 8,
+  "closing_connections_tls_test.ts": 7,
+  "access/auth_storm_test.ts": 7,
+  "proxy/location_nginx_test.ts": 7,
+  "static/containment_witness_test.ts": 7,
+  "static/serve_file_test.ts": 7,
+  "server/config_load_test.ts": 6,
+  "server/shutdown_upload_test.ts": 6,
+  "streaming_test.ts": 6,
+  "tls_test.ts": 6,
+  "hardening_test.ts": 5,
+  "closing_connections_test.ts": 5,
   "static/error_page_test.ts": 5,
-  "static/serve_file_nginx_test.ts": 5,
-  "log/error_logs_gateway_test.ts": 4,
-  "nginx_compat_request_test.ts": 4,
-  "static/settled_proof_test.ts": 4,
-  "tls_start_test.ts": 4,
-  "access/auth_storm_test.ts": 3,
-  "doc_examples_test.ts": 3,
-  "limits/limit_storm_test.ts": 3,
-  "server/config_load_test.ts": 3,
-  "server/shutdown_upload_test.ts": 3,
-  "windows_lane_test.ts": 3,
-  "limits/limits_gateway_test.ts": 2,
-  "log/nginx_engine_vars_test.ts": 2,
-  "nginx_conf/cli_test.ts": 2,
-  "nginx_conf/corpus_test.ts": 2,
-  "proxy/chunked_bare_lf_nginx_test.ts": 2,
-  "static/autoindex_nginx_test.ts": 2,
-  "static/containment_test.ts": 2,
-  "static/default_page_test.ts": 2,
-  "static/template_shapes_nginx_test.ts": 2,
-  "upstream/health_test.ts": 2,
+  "log/error_logs_gateway_test.ts": 5,
+  "nginx_conf/compile_geo_test.ts": 5,
 };
 
 /**
