@@ -8,11 +8,11 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { prefixWith } from "./_tls.ts";
+import { startMain } from "./_in_process.ts";
 import {
   freePort,
   type RawUpstream,
   readHead,
-  spawnGateway,
   startRawUpstream,
   writeText,
 } from "./_utils.ts";
@@ -57,7 +57,7 @@ http {
 }
 `
   );
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   const seen: [string, string[], boolean][] = [];
   for (const [name, malformed] of MALFORMED) {
     const conn = await Deno.connectTls({

@@ -1,4 +1,9 @@
-/** The program as a station runs it: `deno run <compile flags> src/main.ts`. */
+/**
+ * The program as a station runs it: `deno run <compile flags> src/main.ts`
+ * where the process is what is proven (the exit code reaching the shell,
+ * its stdout and stderr while serving, signals); the rest runs main()'s
+ * start in process (`_in_process.ts`).
+ */
 import { match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +19,7 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
-import { runStartup } from "./_in_process.ts";
+import { runStartup, startMain } from "./_in_process.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
@@ -188,7 +193,8 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
 
 Deno.test("main() writes a startup error to logs/error.log beside the program when no log is named", async () => {
   const marker = `--no-such-flag-${crypto.randomUUID().slice(0, 8)}`;
-  const { code } = await runCli([marker]);
+  // In process: TEST_BASE_DIR is the program's folder either way.
+  const { code } = await runStartup([marker]);
   strictEqual(code, 2);
   const log = `${TEST_BASE_DIR}/logs/error.log`;
   match(
@@ -214,7 +220,7 @@ Deno.test("main() takes settings from --config and lets flags override them", as
         upstream: `http://127.0.0.1:${refusedPort()}`,
       }),
     );
-    await using gw = await spawnGateway([
+    await using gw = await startMain([
       "--config",
       `${dir}/gw.json`,
       "--listen",
@@ -280,7 +286,7 @@ Deno.test(
     const dir = await Deno.makeTempDir();
     try {
       await Deno.writeTextFile(`${dir}/file`, "not a folder");
-      const { code, stderr } = await runCli([
+      const { code, stderr } = await runStartup([
         "--listen",
         "127.0.0.1:0",
         "--error-log",
@@ -381,7 +387,7 @@ Deno.test(
 Deno.test("main() --check passes a good configuration and says what it found", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const { code, stderr, stdout } = await runCli([
+    const { code, stderr, stdout } = await runStartup([
       "--check",
       "--listen",
       "127.0.0.1:0",
@@ -408,7 +414,7 @@ Deno.test("main() --check fails with the reason: port taken, log not writable", 
   const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   try {
     await Deno.writeTextFile(`${dir}/file`, "");
-    const { code, stderr } = await runCli([
+    const { code, stderr } = await runStartup([
       "--check",
       "--listen",
       `127.0.0.1:${taken.addr.port}`,

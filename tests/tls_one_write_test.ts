@@ -13,11 +13,11 @@ import {
   completeResponses,
   freePort,
   readHead,
-  spawnGateway,
   startRawUpstream,
   writeText,
 } from "./_utils.ts";
 import { prefixWith } from "./_tls.ts";
+import { startMain } from "./_in_process.ts";
 
 /** TLS record type of application data (RFC 8446 §5.1). */
 const APPLICATION_DATA = 23;
@@ -149,7 +149,7 @@ http {
   await Deno.mkdir(join(p.dir, "html", "quiet"));
   await Deno.writeTextFile(join(p.dir, "html", "quiet", "2k.html"), PAGE);
   await Deno.writeTextFile(join(p.dir, "html", "quiet", "empty.html"), "");
-  await using _gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
   await using relay = recordRelay(tls);
   const conn = await Deno.connectTls({
     hostname: "127.0.0.1",

@@ -260,7 +260,7 @@ Deno.test("over TLS an HTTP/1.1 request without Host is answered and logged as t
   const { ports, g, n } = await bothPairs();
   await using _g = g;
   await using _n = n;
-  await using _gw = await spawnGateway(["--nginx-conf", g.conf]);
+  await using _gw = await startMain(["--nginx-conf", g.conf]);
   await using _nginx = await runNginx(n);
   const statuses = { gateway: [] as string[], nginx: [] as string[] };
   for (const request of requests) {
