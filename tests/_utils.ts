@@ -66,10 +66,20 @@ export function startUpstream(
  * server anywhere on the machine that asks for port 0 (the suites run in
  * parallel, beside other suites), which then answered where a refusal was
  * expected. Ports for servers and ports left refused come from ranges of
- * their own ({@linkcode refusedPort}).
+ * their own ({@linkcode refusedPort}). In a sharded run each shard draws
+ * from its own share of the range.
  */
 export function freePort(): number {
-  return drawPort(20_000, 30_000);
+  const shard = (globalThis as {
+    stationGatewayShard?: { index: number; count: number };
+  }).stationGatewayShard;
+  if (shard === undefined) return drawPort(20_000, 30_000);
+  // One share of the range per shard of the suite (tests/_shards): shards
+  // run at once, and a port one checked and let go could be bound by
+  // another before its own server binds it.
+  const width = Math.floor(10_000 / shard.count);
+  const from = 20_000 + shard.index * width;
+  return drawPort(from, from + width);
 }
 
 /** A port in [from, to) that binds on 127.0.0.1 now. */

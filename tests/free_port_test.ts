@@ -2,8 +2,8 @@
  * The test helpers' ports: a start on a port drawn before the bind is done
  * again on another port when the port was taken meanwhile (onFreePort()).
  */
-import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { onFreePort, portTaken } from "./_utils.ts";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { freePort, onFreePort, portTaken } from "./_utils.ts";
 
 Deno.test("portTaken() reads EADDRINUSE in the error or its causes", () => {
   const cases: [unknown, boolean][] = [
@@ -65,4 +65,31 @@ Deno.test("onFreePort() gives up after five ports, and never retries another fai
     /unknown directive/,
   );
   deepStrictEqual(seen, ["start"]);
+});
+
+Deno.test("freePort() draws from its shard's own share of the range, so shards of one run never share a port", async (t) => {
+  const place = globalThis as {
+    stationGatewayShard?: { index: number; count: number };
+  };
+  const before = place.stationGatewayShard;
+  // [shard, shards, the share]
+  const table: [number, number, number, number][] = [
+    [0, 12, 20_000, 20_833],
+    [3, 12, 22_499, 23_332],
+    [11, 12, 29_163, 29_996],
+    [0, 1, 20_000, 30_000],
+  ];
+  try {
+    for (const [index, count, from, to] of table) {
+      await t.step(`${index} of ${count}`, () => {
+        place.stationGatewayShard = { index, count };
+        for (let i = 0; i < 20; i++) {
+          const port = freePort();
+          ok(port >= from && port < to, `${port} in [${from}, ${to})`);
+        }
+      });
+    }
+  } finally {
+    place.stationGatewayShard = before;
+  }
 });

@@ -114,6 +114,14 @@ async function testFiles(dir: URL, into: string[]): Promise<void> {
   }
 }
 
+/** Which shard of how many runs in this worker (read by `freePort()`). */
+export interface ShardPlace {
+  /** From 0. */
+  index: number;
+  /** Shards in the run. */
+  count: number;
+}
+
 /**
  * Imports this shard's test files, which registers their tests in this
  * module's worker.
@@ -128,6 +136,12 @@ export async function runShard(index: number): Promise<void> {
   const files: string[] = [];
   await testFiles(TESTS, files);
   const names = files.map((file) => file.slice(TESTS.href.length));
+  // freePort() draws from this shard's own share of its range, so two
+  // shards of one run never check the same port and then both bind it.
+  (globalThis as { stationGatewayShard?: ShardPlace }).stationGatewayShard = {
+    index,
+    count: shards,
+  };
   for (const name of packShards(names, shards)[index] ?? []) {
     // A specifier computed at run time: `deno test` type-checks the files
     // when run on their own, and `deno task check` checks them all.
