@@ -90,6 +90,7 @@ Deno.test("freePort() draws from its shard's own share of the range, so shards o
       });
     }
   } finally {
-    place.stationGatewayShard = before;
+    if (before === undefined) delete place.stationGatewayShard;
+    else place.stationGatewayShard = before;
   }
 });
