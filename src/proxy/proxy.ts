@@ -19,13 +19,15 @@ import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
+  DroppedAnswer,
+  NextUpstream,
   PeerWalk,
   UpstreamCall,
   UpstreamPeer,
   UpstreamReply,
   UpstreamTimeouts,
 } from "../upstream/mod.ts";
-import { UpstreamError } from "../upstream/mod.ts";
+import { DEFAULT_NEXT_UPSTREAM, UpstreamError } from "../upstream/mod.ts";
 import {
   type PeerOutcome,
   upstreamField,
@@ -203,6 +205,7 @@ function forward(
  */
 class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly method: string;
+  readonly next: NextUpstream;
   readonly path: string;
   readonly upstreamPath: string;
   host = "";
@@ -228,6 +231,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
     const { call } = options;
     this.method = req.method;
+    this.next = options.next ?? DEFAULT_NEXT_UPSTREAM;
     this.path = options.upstreamPath;
     this.upstreamPath = options.upstreamPath;
     this.headers = options.headers;
@@ -259,6 +263,26 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     const response = this.#options.toResponse(reply, peer);
     this.#options.tries?.answered(reply.head.status);
     return response;
+  }
+
+  statusOf(reply: UpstreamReply): number {
+    return reply.head.status;
+  }
+
+  drop(reply: UpstreamReply, dropped: DroppedAnswer): void {
+    // Cancelling closes the connection and frees the server at once, so the
+    // next try's server is not the one freed later.
+    const body = reply.body;
+    if (body instanceof ReadableStream) body.cancel().catch(() => {});
+    reply.upgraded?.conn.close();
+    this.#options.tries?.answered(dropped.status);
+    if (dropped.disabled) {
+      this.#options.onWarning({
+        message: "upstream server temporarily disabled",
+        upstream: dropped.upstream,
+        action: "reading response header from upstream",
+      });
+    }
   }
 
   /**

@@ -82,6 +82,7 @@ export interface WebSocketOptions extends
     | "tries"
     | "client"
     | "key"
+    | "next"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -143,6 +144,7 @@ export async function proxyWebSocket(
     key: options.key,
     onFailure,
     hold,
+    next: options.next,
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);
     return peer.client.send({
