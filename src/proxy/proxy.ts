@@ -270,19 +270,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   }
 
   drop(reply: UpstreamReply, dropped: DroppedAnswer): void {
-    // Cancelling closes the connection and frees the server at once, so the
-    // next try's server is not the one freed later.
-    const body = reply.body;
-    if (body instanceof ReadableStream) body.cancel().catch(() => {});
-    reply.upgraded?.conn.close();
-    this.#options.tries?.answered(dropped.status);
-    if (dropped.disabled) {
-      this.#options.onWarning({
-        message: "upstream server temporarily disabled",
-        upstream: dropped.upstream,
-        action: "reading response header from upstream",
-      });
-    }
+    dropReply(reply, dropped, this.#options);
   }
 
   /**
@@ -315,6 +303,34 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.#options.onWarning({
       message,
       upstream: upstreamField(this.#peer!, this.upstreamPath),
+    });
+  }
+}
+
+/**
+ * Drops an answer the walk moved past (`ngx_http_upstream_next` closes its
+ * connection): cancelling closes it and frees the server at once, so the
+ * next try's server is not the one freed later. Its status goes to
+ * `$upstream_status`; a server it took out gets nginx's warning.
+ *
+ * @param reply The answer.
+ * @param dropped Its status, server and whether it was taken out.
+ * @param options The request's record and warning hook.
+ */
+export function dropReply(
+  reply: UpstreamReply,
+  dropped: DroppedAnswer,
+  options: Pick<ProxyOptions, "tries" | "onWarning">,
+): void {
+  const body = reply.body;
+  if (body instanceof ReadableStream) body.cancel().catch(() => {});
+  reply.upgraded?.conn.close();
+  options.tries?.answered(dropped.status);
+  if (dropped.disabled) {
+    options.onWarning({
+      message: "upstream server temporarily disabled",
+      upstream: dropped.upstream,
+      action: "reading response header from upstream",
     });
   }
 }

@@ -158,11 +158,13 @@ export function tryPeers<R, T>(
     key?: string | undefined;
     /** See {@linkcode PeerWalk.onFailure}. */
     onFailure: (failure: AttemptFailure) => void;
-    /**
-     * See {@linkcode PeerWalk.next}; its failures only: a handshake's
-     * answer is relayed whatever its status.
-     */
+    /** See {@linkcode PeerWalk.next}. */
     next?: NextUpstream | undefined;
+    /**
+     * See {@linkcode PeerWalk.statusOf} and {@linkcode PeerWalk.drop}:
+     * without them every answer is accepted, whatever its status.
+     */
+    answers?: Pick<PeerWalk<R, T>, "statusOf" | "drop">;
     /**
      * What holds the server tried; the caller frees a success's (made
      * here when absent: the transport's end frees it then).
@@ -187,9 +189,10 @@ export function tryPeers<R, T>(
     },
     onEnd: hold.free,
     accept,
-    // No status is dropped (see `next` above).
-    statusOf: () => 0,
-    drop: () => {},
+    statusOf: options.answers
+      ? (result) => options.answers!.statusOf(result)
+      : () => 0,
+    drop: (result, dropped) => options.answers?.drop(result, dropped),
   });
 }
 

@@ -95,6 +95,12 @@ const CASES: [string, Server[], string, string][] = [
     " max_fails=0",
   ],
   [
+    "ws",
+    ["bad", "good"],
+    'proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection "upgrade"; proxy_next_upstream http_502;',
+    "",
+  ],
+  [
     "deadline",
     ["bad", "good"],
     "proxy_next_upstream_timeout 100ms;",
@@ -180,6 +186,12 @@ const REQUESTS: [string, string][] = [
   // No next server once proxy_next_upstream_timeout has passed (the
   // 300 ms read timeout outlasts it).
   [get("/deadline/stall"), "504"],
+  // A WebSocket handshake's answer is judged as any other.
+  [
+    "GET /ws/s502 HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+    "200 good",
+  ],
 ];
 
 Deno.test("proxy_next_upstream moves on, or not, as nginx 1.22 does", async () => {
