@@ -272,9 +272,11 @@ export async function walkPeers<R, T>(
         const status = walk.statusOf(result);
         const bit = dropsAnswer(status, walk.method, next.mask);
         // ngx_http_upstream_test_next: only while another try remains,
-        // so the last server's answer is relayed as it came.
+        // so the last server's answer is relayed as it came, and never
+        // with a streamed body, which was sent once and is gone.
         if (
-          bit !== 0 && (tried?.size ?? 0) + 1 < tries && !late(start, next)
+          bit !== 0 && (tried?.size ?? 0) + 1 < tries &&
+          !walk.streamedBody && !late(start, next)
         ) {
           (tried ??= new Set()).add(peer);
           let disabled = false;
