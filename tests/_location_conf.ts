@@ -13,6 +13,7 @@ import {
   type RequestVars,
   Variables,
 } from "../src/engine/mod.ts";
+import { DEFAULT_NEXT_UPSTREAM } from "../src/upstream/mod.ts";
 import { NGINX_GZIP_OK } from "../src/response/mod.ts";
 import { tokenize } from "../src/nginx_conf/lexer.ts";
 import {
@@ -112,6 +113,7 @@ export function locationConf(
     proxyBuffering: true,
     proxyIgnoreHeaders: new Set(),
     proxyInterceptErrors: false,
+    proxyNextUpstream: DEFAULT_NEXT_UPSTREAM,
     clientMaxBodySize: 1024 * 1024,
     defaultPage: false,
     accessRules: null,

@@ -7,6 +7,7 @@
  */
 
 import type { ComplexValue } from "./complex_value.ts";
+import type { NextUpstream } from "../upstream/mod.ts";
 
 /** One `fastcgi_param NAME VALUE [if_not_empty]`. */
 export interface FastcgiParam {
@@ -39,6 +40,8 @@ export interface FastcgiConf {
   split: RegExp | null;
   /** `fastcgi_intercept_errors`. */
   interceptErrors: boolean;
+  /** `fastcgi_next_upstream`, `fastcgi_next_upstream_tries`, `fastcgi_next_upstream_timeout`. */
+  nextUpstream: NextUpstream;
   /** `fastcgi_connect_timeout`, `fastcgi_send_timeout`, `fastcgi_read_timeout` in ms. */
   timeouts: { connectMs: number; sendMs: number; readMs: number };
   /** `fastcgi_buffer_size`: the most the response head may take. */

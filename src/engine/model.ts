@@ -20,6 +20,7 @@ import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
 import type { SsiConf } from "../ssi/mod.ts";
+import type { NextUpstream } from "../upstream/mod.ts";
 
 /** Where a directive came from, for messages: `/etc/nginx/nginx.conf:12`. */
 export interface Place {
@@ -320,6 +321,8 @@ export interface LocationConf {
   proxyBuffering: boolean;
   /** `proxy_intercept_errors`. */
   proxyInterceptErrors: boolean;
+  /** `proxy_next_upstream`, `proxy_next_upstream_tries`, `proxy_next_upstream_timeout`. */
+  proxyNextUpstream: NextUpstream;
   /** `fastcgi_pass` and its settings; absent where the location has none. */
   fastcgi?: FastcgiConf;
   /** `client_max_body_size` in bytes; 0 is unlimited. */

@@ -17,6 +17,7 @@ import type { FastcgiConf, LocationConf, RequestVars } from "../engine/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
+  type NextUpstream,
   type UpstreamGroup,
   type UpstreamPeer,
   type UpstreamReply,
@@ -190,6 +191,11 @@ class FastcgiForward implements ProxyOptions {
     this.log = log;
     this.context = context;
     this.head = req.method === "HEAD";
+  }
+
+  /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */
+  get next(): NextUpstream {
+    return this.fastcgi.nextUpstream;
   }
 
   onFailure(failure: AttemptFailure): void {

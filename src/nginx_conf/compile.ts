@@ -43,6 +43,7 @@ import {
 } from "../config/mod.ts";
 import { hostAddress } from "../access/mod.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
+import { nextUpstreamVerdict } from "./compile_next_upstream.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
 import {
@@ -181,6 +182,14 @@ class Compiler {
         d,
         `"stub_status": active connections are those with a request being answered; idle keep-alive connections are not seen (Waiting 0)`,
       );
+    }
+    const words = nextUpstreamVerdict(d);
+    if (words !== null) {
+      for (const warning of words.warnings) this.warn(d, warning);
+      if (words.error !== null) {
+        this.fail(d, words.error);
+        return false;
+      }
     }
     if (d.name === "proxy_bind") {
       const verdict = proxyBindVerdict(d.args);

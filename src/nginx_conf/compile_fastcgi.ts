@@ -8,6 +8,7 @@
  * @module
  */
 
+import { nextUpstreamSettings } from "./compile_next_upstream.ts";
 import type { FastcgiConf, FastcgiParam } from "../engine/mod.ts";
 import { compileRegex } from "../engine/mod.ts";
 import { MAX_PROXY_BUFFER_SIZE } from "../config/mod.ts";
@@ -129,6 +130,7 @@ export function fastcgiSettings(
     index: level.last("fastcgi_index")?.args[0] ?? "",
     split: splitPathInfo(ctx, level),
     interceptErrors: flag(level, "fastcgi_intercept_errors", false),
+    nextUpstream: nextUpstreamSettings(ctx, level, "fastcgi"),
     timeouts: {
       connectMs: time(ctx, level, "fastcgi_connect_timeout"),
       sendMs: time(ctx, level, "fastcgi_send_timeout"),

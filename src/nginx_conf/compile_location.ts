@@ -26,6 +26,7 @@ import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { Directive } from "./parser.ts";
 import type { FieldNames } from "../runtime/mod.ts";
 import { cookieRewrites } from "./compile_cookie.ts";
+import { nextUpstreamSettings } from "./compile_next_upstream.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
 import { ssiSettings } from "./compile_ssi.ts";
 import type { AccessSettings } from "./compile_access.ts";
@@ -477,6 +478,7 @@ export function locationSettings(
     }),
     proxyBuffering: flag(level, "proxy_buffering", true),
     proxyInterceptErrors: flag(level, "proxy_intercept_errors", false),
+    proxyNextUpstream: nextUpstreamSettings(ctx, level, "proxy"),
     // A limit, not a buffer: a body past client_body_buffer_size goes to a file.
     clientMaxBodySize: size(ctx, level, "client_max_body_size", {
       fallback: 1024 * 1024,

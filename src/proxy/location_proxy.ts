@@ -19,6 +19,7 @@ import type { UpstreamTries } from "../log/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
+  type NextUpstream,
   upstreamField,
   type UpstreamGroup,
   type UpstreamPeer,
@@ -294,6 +295,7 @@ function forwardFor(
       toResponse: (reply, peer) => forwarding.toResponse(reply, peer),
       timeouts: conf.proxyTimeouts,
       onClosed: tunnel.resolve,
+      next: conf.proxyNextUpstream,
     })
     : proxyRequest(req, forwarding);
   // The reaction holds the forwarding, not the request's own object, which
@@ -333,6 +335,11 @@ class LocationForward implements ProxyOptions, LocationCall {
   readonly head: boolean;
   readonly #request: LocationRequest;
   readonly #req: Request;
+
+  /** The location's `proxy_next_upstream` (a getter: no slot per request). */
+  get next(): NextUpstream {
+    return this.conf.proxyNextUpstream;
+  }
 
   constructor(
     req: Request,

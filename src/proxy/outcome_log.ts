@@ -86,10 +86,15 @@ export function logOutcome(
  * @param log The request's error log.
  */
 export function logWarning(
-  { message, upstream }: AttemptWarning,
+  { message, upstream, action }: AttemptWarning,
   log: (event: RequestEvent) => void,
 ): void {
-  log({ level: "warn", message, action: "reading upstream", upstream });
+  log({
+    level: "warn",
+    message,
+    action: action ?? "reading upstream",
+    upstream,
+  });
 }
 
 /**

@@ -19,13 +19,15 @@ import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
+  DroppedAnswer,
+  NextUpstream,
   PeerWalk,
   UpstreamCall,
   UpstreamPeer,
   UpstreamReply,
   UpstreamTimeouts,
 } from "../upstream/mod.ts";
-import { UpstreamError } from "../upstream/mod.ts";
+import { DEFAULT_NEXT_UPSTREAM, UpstreamError } from "../upstream/mod.ts";
 import {
   type PeerOutcome,
   upstreamField,
@@ -203,6 +205,7 @@ function forward(
  */
 class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly method: string;
+  readonly next: NextUpstream;
   readonly path: string;
   readonly upstreamPath: string;
   host = "";
@@ -228,6 +231,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
     const { call } = options;
     this.method = req.method;
+    this.next = options.next ?? DEFAULT_NEXT_UPSTREAM;
     this.path = options.upstreamPath;
     this.upstreamPath = options.upstreamPath;
     this.headers = options.headers;
@@ -261,6 +265,14 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     return response;
   }
 
+  statusOf(reply: UpstreamReply): number {
+    return reply.head.status;
+  }
+
+  drop(reply: UpstreamReply, dropped: DroppedAnswer): void {
+    dropReply(reply, dropped, this.#options);
+  }
+
   /**
    * The exchange with the server tried is over: the walk's failure, or the
    * transport's end of the answer. Frees it once (nginx's `u->peer.free`).
@@ -291,6 +303,34 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.#options.onWarning({
       message,
       upstream: upstreamField(this.#peer!, this.upstreamPath),
+    });
+  }
+}
+
+/**
+ * Drops an answer the walk moved past (`ngx_http_upstream_next` closes its
+ * connection): cancelling closes it and frees the server at once, so the
+ * next try's server is not the one freed later. Its status goes to
+ * `$upstream_status`; a server it took out gets nginx's warning.
+ *
+ * @param reply The answer.
+ * @param dropped Its status, server and whether it was taken out.
+ * @param options The request's record and warning hook.
+ */
+export function dropReply(
+  reply: UpstreamReply,
+  dropped: DroppedAnswer,
+  options: Pick<ProxyOptions, "tries" | "onWarning">,
+): void {
+  const body = reply.body;
+  if (body instanceof ReadableStream) body.cancel().catch(() => {});
+  reply.upgraded?.conn.close();
+  options.tries?.answered(dropped.status);
+  if (dropped.disabled) {
+    options.onWarning({
+      message: "upstream server temporarily disabled",
+      upstream: dropped.upstream,
+      action: "reading response header from upstream",
     });
   }
 }

@@ -11,6 +11,8 @@ import type { BodyDeadlines } from "./request_buffer.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
+  NextUpstream,
+  UpstreamAction,
   UpstreamCall,
   UpstreamError,
   UpstreamGroup,
@@ -24,6 +26,8 @@ export interface AttemptWarning {
   message: string;
   /** The `upstream:` field of its line. */
   upstream: string;
+  /** The phase after `while`; `reading upstream` when absent. */
+  action?: UpstreamAction;
 }
 
 /** Where and how to forward: the settings it reads, and the request's part. */
@@ -56,6 +60,11 @@ export interface ProxyOptions {
   onWarning: (warning: AttemptWarning) => void;
   /** The client's fields the location passes (`set_headers.ts`). */
   headers: readonly (readonly [string, string])[];
+  /**
+   * The location's `proxy_next_upstream` (or `fastcgi_next_upstream`)
+   * settings, made at config load; nginx's default when absent.
+   */
+  next?: NextUpstream;
   /** A location's call settings: version, leading fields, timers, limits. */
   call: LocationCall;
   /**

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { recorded } from "./proxy.ts";
+import { dropReply, recorded } from "./proxy.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import { PeerHold, tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
@@ -82,6 +82,7 @@ export interface WebSocketOptions extends
     | "tries"
     | "client"
     | "key"
+    | "next"
   >,
   Pick<TunnelOptions, "timeouts" | "onClosed"> {}
 
@@ -135,7 +136,7 @@ export async function proxyWebSocket(
   // The server is held through the tunnel, freed when it closes (nginx
   // finalizes the upstream then).
   const hold = new PeerHold(options.group);
-  const outcome = await tryPeers(options.group, {
+  const outcome = await tryPeers<UpstreamReply, Handshake>(options.group, {
     method: "GET",
     upstreamPath: options.upstreamPath,
     streamedBody: false,
@@ -143,6 +144,11 @@ export async function proxyWebSocket(
     key: options.key,
     onFailure,
     hold,
+    next: options.next,
+    answers: {
+      statusOf: (reply) => reply.head.status,
+      drop: (reply, dropped) => dropReply(reply, dropped, options),
+    },
   }, (peer) => {
     tries?.begin(peer.spec.address.peer);
     return peer.client.send({

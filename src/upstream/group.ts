@@ -150,6 +150,14 @@ export class UpstreamGroup {
   }
 
   /**
+   * nginx's tries for one request: the servers that are not `down`,
+   * backups included (`ngx_http_upstream_tries`).
+   */
+  get tries(): number {
+    return this.#tries;
+  }
+
+  /**
    * Chooses the next server for a request, as
    * `ngx_http_upstream_get_round_robin_peer` does: among the primaries, or,
    * once none is left for this request, among the backups (a request that

@@ -32,7 +32,18 @@ export {
   upstreamField,
   walkPeers,
 } from "./next_upstream.ts";
-export type { AttemptFailure, PeerOutcome, PeerWalk } from "./next_upstream.ts";
+export type {
+  AttemptFailure,
+  DroppedAnswer,
+  PeerOutcome,
+  PeerWalk,
+} from "./next_upstream.ts";
+export {
+  DEFAULT_NEXT_UPSTREAM,
+  nextUpstreamMask,
+  readNextUpstream,
+} from "./try_next.ts";
+export type { NextUpstream, NextUpstreamWords } from "./try_next.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
 export type { TransportFactory, UpstreamTransport } from "./transport.ts";
 export type {

@@ -1,16 +1,25 @@
 /**
  * Walking the group's servers for one request, as nginx's
- * `ngx_http_upstream_next` does under the default `proxy_next_upstream error
- * timeout`: each failed attempt returned as data with the server it tried,
- * the next server only when {@linkcode shouldTryNext} allows it. Shared by plain
- * requests (`proxy.ts`) and WebSocket handshakes (`websocket_proxy.ts`).
+ * `ngx_http_upstream_next` does under the location's `proxy_next_upstream`
+ * (or `fastcgi_next_upstream`): each failed attempt returned as data with
+ * the server it tried, the next server only when {@linkcode shouldTryNext}
+ * allows it, an answer whose status the location names dropped while
+ * tries remain (`ngx_http_upstream_test_next`). Shared by plain requests
+ * (`proxy.ts`) and WebSocket handshakes (`websocket_proxy.ts`).
  *
  * @module
  */
 
 import { UpstreamError } from "./error.ts";
 import type { UpstreamGroup, UpstreamPeer } from "./group.ts";
-import { shouldTryNext } from "./try_next.ts";
+import {
+  DEFAULT_NEXT_UPSTREAM,
+  droppedIsFailure,
+  dropsAnswer,
+  NEXT_ANY_STATUS,
+  type NextUpstream,
+  shouldTryNext,
+} from "./try_next.ts";
 
 /** One failed attempt, for the request's error log. */
 export interface AttemptFailure {
@@ -66,6 +75,8 @@ export type PeerOutcome<T> =
 export interface PeerWalk<R, T> {
   /** The request's method, for {@linkcode shouldTryNext}. */
   readonly method: string;
+  /** The location's `*_next_upstream` settings, made at config load. */
+  readonly next: NextUpstream;
   /** The path sent, for the `upstream:` field of each failure. */
   readonly upstreamPath: string;
   /** The body is a stream, which cannot be sent again once reading began. */
@@ -95,6 +106,28 @@ export interface PeerWalk<R, T> {
    * Synchronous, so a request costs no async layer of its own here.
    */
   accept(result: R, peer: UpstreamPeer): T;
+  /**
+   * The status of an answer, read only where the location names an
+   * `http_*` condition.
+   */
+  statusOf(result: R): number;
+  /**
+   * Drops an answer the walk moves past: its connection is closed (as
+   * `ngx_http_upstream_next` closes it) and the server freed, at once.
+   * Told the status, for `$upstream_status`, and whether the server was
+   * taken out (nginx's `upstream server temporarily disabled`).
+   */
+  drop(result: R, dropped: DroppedAnswer): void;
+}
+
+/** An answer the walk moved past (`ngx_http_upstream_test_next`). */
+export interface DroppedAnswer {
+  /** Its status. */
+  status: number;
+  /** The `upstream:` field: the server tried and the path. */
+  upstream: string;
+  /** That answer made the server unavailable (nginx's `max_fails`). */
+  disabled: boolean;
 }
 
 /**
@@ -125,6 +158,13 @@ export function tryPeers<R, T>(
     key?: string | undefined;
     /** See {@linkcode PeerWalk.onFailure}. */
     onFailure: (failure: AttemptFailure) => void;
+    /** See {@linkcode PeerWalk.next}. */
+    next?: NextUpstream | undefined;
+    /**
+     * See {@linkcode PeerWalk.statusOf} and {@linkcode PeerWalk.drop}:
+     * without them every answer is accepted, whatever its status.
+     */
+    answers?: Pick<PeerWalk<R, T>, "statusOf" | "drop">;
     /**
      * What holds the server tried; the caller frees a success's (made
      * here when absent: the transport's end frees it then).
@@ -137,6 +177,7 @@ export function tryPeers<R, T>(
   const hold = options.hold ?? new PeerHold(group);
   return walkPeers(group, {
     method: options.method,
+    next: options.next ?? DEFAULT_NEXT_UPSTREAM,
     upstreamPath: options.upstreamPath,
     streamedBody: options.streamedBody,
     client: options.client,
@@ -148,6 +189,10 @@ export function tryPeers<R, T>(
     },
     onEnd: hold.free,
     accept,
+    statusOf: options.answers
+      ? (result) => options.answers!.statusOf(result)
+      : () => 0,
+    drop: (result, dropped) => options.answers?.drop(result, dropped),
   });
 }
 
@@ -199,12 +244,22 @@ export async function walkPeers<R, T>(
   let failures: AttemptFailure[] | null = null;
   let last: UpstreamError | null = null;
   const hashed = group.walks ? group.walkFor(walk) : null;
+  const next = walk.next;
+  // nginx's `u->peer.tries`, bounded by `*_next_upstream_tries`, and
+  // `u->peer.start_time` for `*_next_upstream_timeout`.
+  const tries = next.tries === 0
+    ? group.tries
+    : Math.min(group.tries, next.tries);
+  const start = next.timeoutMs === 0 ? 0 : performance.now();
   while (true) {
     const choice = group.choose(tried ?? NONE_TRIED, hashed);
     // nginx logs "no live upstreams" (502) whenever its tries are not spent
     // but no server is left to try, even after a failed attempt
     // (`ngx_http_upstream_connect` on NGX_BUSY).
-    if (choice.kind === "no-live") {
+    if (
+      choice.kind === "no-live" ||
+      (choice.kind === "none-left" && last === null)
+    ) {
       return { kind: "no-live", failures: failures ?? NO_FAILURES };
     }
     if (choice.kind === "none-left") {
@@ -212,7 +267,31 @@ export async function walkPeers<R, T>(
     }
     const peer = choice.peer;
     try {
-      const value = walk.accept(await walk.attempt(peer), peer);
+      const result = await walk.attempt(peer);
+      if ((next.mask & NEXT_ANY_STATUS) !== 0) {
+        const status = walk.statusOf(result);
+        const bit = dropsAnswer(status, walk.method, next.mask);
+        // ngx_http_upstream_test_next: only while another try remains,
+        // so the last server's answer is relayed as it came, and never
+        // with a streamed body, which was sent once and is gone.
+        if (
+          bit !== 0 && (tried?.size ?? 0) + 1 < tries &&
+          !walk.streamedBody && !late(start, next)
+        ) {
+          (tried ??= new Set()).add(peer);
+          let disabled = false;
+          if (droppedIsFailure(bit)) disabled = group.failed(peer);
+          else group.succeeded(peer);
+          walk.drop(result, {
+            status,
+            upstream: upstreamField(peer, walk.upstreamPath),
+            disabled,
+          });
+          walk.onEnd();
+          continue;
+        }
+      }
+      const value = walk.accept(result, peer);
       group.succeeded(peer);
       return { kind: "ok", value, peer, failures: failures ?? NO_FAILURES };
     } catch (error) {
@@ -238,9 +317,17 @@ export async function walkPeers<R, T>(
       // A streamed body cannot be sent again once reading it has begun.
       const bodyGone = walk.streamedBody &&
         error.action !== "connecting to upstream";
-      if (!shouldTryNext(error, walk.method) || bodyGone) {
+      if (
+        !shouldTryNext(error, walk.method, next.mask) || bodyGone ||
+        tried.size >= tries || late(start, next)
+      ) {
         return { kind: "failed", error, failures };
       }
     }
   }
+}
+
+/** `*_next_upstream_timeout` has passed since the first try (0: no bound). */
+function late(start: number, next: NextUpstream): boolean {
+  return next.timeoutMs !== 0 && performance.now() - start >= next.timeoutMs;
 }

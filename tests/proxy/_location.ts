@@ -20,6 +20,7 @@ import {
   type UpstreamConf,
   Variables,
 } from "../../src/engine/mod.ts";
+import { DEFAULT_NEXT_UPSTREAM } from "../../src/upstream/mod.ts";
 import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
 import { fastcgiLocation, fastcgiRegistry } from "../../src/fastcgi/mod.ts";
 import { errorResponse } from "../../src/response/mod.ts";
@@ -118,6 +119,7 @@ export function locationConf(spec: LocationSpec): LocationConf {
     proxyBufferSize: spec.bufferSize ?? 4096,
     proxyIgnoreHeaders: new Set(),
     proxyInterceptErrors: spec.intercept !== undefined,
+    proxyNextUpstream: DEFAULT_NEXT_UPSTREAM,
   });
 }
 

@@ -12,6 +12,7 @@ import {
   upstreamTimeout,
 } from "../../src/upstream/error.ts";
 import { UpstreamGroup } from "../../src/upstream/group.ts";
+import { readNextUpstream } from "../../src/upstream/try_next.ts";
 
 const refused = () =>
   upstreamErrorFromOs(
@@ -160,6 +161,87 @@ Deno.test("tryPeers() moves to the next server only when nginx would", async (t)
       strictEqual(seen.startsWith(c.outcome), true, seen);
       deepStrictEqual(reports, c.reports);
       strictEqual(call, c.script.length, "attempts made");
+      for (const p of group.peers) p.client.close();
+    });
+  }
+});
+
+interface Answer {
+  status: number;
+  port: number;
+}
+
+Deno.test("tryPeers() drops an answer whose status the location names, while tries remain", async (t) => {
+  const http502 = readNextUpstream(["http_502"], { module: "proxy" }).mask;
+  /** [name, method, streamed body, tries bound, statuses answered, outcome, dropped] */
+  const cases: [string, string, boolean, number, number[], string, string[]][] =
+    [
+      ["502 then 200", "GET", false, 0, [502, 200], "200 from 9002", [
+        "502 9001 disabled",
+      ]],
+      [
+        "the last server's answer stands",
+        "GET",
+        false,
+        0,
+        [502, 502],
+        "502 from 9002",
+        [
+          "502 9001 disabled",
+        ],
+      ],
+      ["a POST's answer stands", "POST", false, 0, [502], "502 from 9001", []],
+      [
+        "a streamed body's answer stands",
+        "PUT",
+        true,
+        0,
+        [502],
+        "502 from 9001",
+        [],
+      ],
+      [
+        "proxy_next_upstream_tries 1",
+        "GET",
+        false,
+        1,
+        [502],
+        "502 from 9001",
+        [],
+      ],
+    ];
+  for (
+    const [name, method, streamedBody, tries, statuses, expected, drops]
+      of cases
+  ) {
+    await t.step(name, async () => {
+      const group = twoServers();
+      const dropped: string[] = [];
+      let call = 0;
+      const outcome = await tryPeers<Answer, string>(group, {
+        method,
+        upstreamPath: "/x",
+        streamedBody,
+        onFailure: () => {},
+        next: { mask: http502, tries, timeoutMs: 0 },
+        answers: {
+          statusOf: (answer) => answer.status,
+          drop: (answer, d) =>
+            dropped.push(
+              `${d.status} ${answer.port}${d.disabled ? " disabled" : ""}`,
+            ),
+        },
+      }, (peer) =>
+        Promise.resolve({
+          status: statuses[call++]!,
+          port: peer.spec.address.port,
+        }), (answer) => `${answer.status} from ${answer.port}`);
+      strictEqual(
+        outcome.kind === "ok" ? outcome.value : outcome.kind,
+        expected,
+      );
+      deepStrictEqual(dropped, drops);
+      strictEqual(call, statuses.length, "attempts made");
       for (const p of group.peers) p.client.close();
     });
   }
