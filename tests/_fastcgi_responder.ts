@@ -122,6 +122,11 @@ export const MODES: Record<string, (seen: FastcgiSeen) => Uint8Array[] | null> =
       STDOUT_END,
       END,
     ],
+    "two-lengths.php": () => [
+      ...stdout("Content-Length: 2\r\nContent-Length: 4\r\n\r\nbody"),
+      STDOUT_END,
+      END,
+    ],
     "padding.php": (seen) => [
       ...Array.from({ length: 2000 }, () => record(7, new Uint8Array(0), 255)),
       ...echo(seen),

@@ -159,6 +159,8 @@ class FastcgiForward implements ProxyOptions {
   readonly fastcgi: FastcgiConf;
   readonly context: FastcgiContext;
   readonly head: boolean;
+  /** The evaluated key of a `hash` group (`undefined` for the others). */
+  readonly key: string | undefined;
   /** The status `fastcgi_intercept_errors` handed to `error_page`. */
   intercepted: Intercepted | null = null;
 
@@ -191,6 +193,7 @@ class FastcgiForward implements ProxyOptions {
     this.log = log;
     this.context = context;
     this.head = req.method === "HEAD";
+    this.key = group.hashKey?.evaluate(request.vars);
   }
 
   /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */

@@ -104,7 +104,9 @@ export async function readReply(
         first.push({ kind: "stdout", bytes: stdout.subarray(head.headLength) });
       }
       first.push(...events.slice(i + 1));
-      const lengthField = head.fields.find(([name]) =>
+      // The last of several, as nginx 1.22's content-length handler keeps
+      // the last it was handed (ngx_http_upstream_process_content_length).
+      const lengthField = head.fields.findLast(([name]) =>
         name.toLowerCase() === "content-length"
       )?.[1];
       const length = lengthField !== undefined && /^\d{1,15}$/.test(lengthField)

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { textBytes } from "../runtime/mod.ts";
 import { crc32, CRC32_INIT, crc32Update } from "./crc32.ts";
 import type { BalancedPeer } from "./least_conn.ts";
 import { isAvailable, pickPeer } from "./peer_choice.ts";
@@ -37,7 +38,7 @@ export interface HashWalk {
  * @returns The walk.
  */
 export function hashWalk(key: string): HashWalk {
-  return { key: ENCODER.encode(key), hash: 0, rehash: 0, tries: 0 };
+  return { key: textBytes(key), hash: 0, rehash: 0, tries: 0 };
 }
 
 /**
@@ -191,7 +192,7 @@ export function consistentWalk(
   points: ConsistentPoints,
   key: string,
 ): ConsistentWalk {
-  const hash = crc32(ENCODER.encode(key));
+  const hash = crc32(textBytes(key));
   const hashes = points.hashes;
   let i = 0;
   let j = hashes.length;

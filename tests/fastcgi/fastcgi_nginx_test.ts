@@ -235,6 +235,10 @@ const REQUESTS: [string, string][] = [
     "GET /short.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
   [
+    "two Content-Length fields: the last counts",
+    "GET /two-lengths.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+  ],
+  [
     "endless padding records",
     "GET /padding.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],

@@ -146,3 +146,15 @@ Deno.test("pickLeastConnTier() goes to the backups, and with none left keeps the
   strictEqual(pickLeastConnTier(tiers, new Set([b!, c!]), 100, false), null);
   strictEqual(a!.rr.fails, 1);
 });
+
+Deno.test("hashWalk() hashes a key's bytes as nginx holds them: a byte that is not UTF-8 is itself", () => {
+  // [the key as a variable holds it, its bytes]
+  const table: [string, number[]][] = [
+    ["/a", [0x2f, 0x61]],
+    ["/é", [0x2f, 0xc3, 0xa9]],
+    ["/a\udcffb", [0x2f, 0x61, 0xff, 0x62]],
+  ];
+  for (const [key, bytes] of table) {
+    deepStrictEqual([...hashWalk(key).key], bytes, JSON.stringify(key));
+  }
+});
