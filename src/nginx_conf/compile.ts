@@ -428,9 +428,23 @@ class Compiler {
 
   // --- upstream ----------------------------------------------------------
 
+  /**
+   * The key of the `upstream{}` block a name means, in any case, as
+   * `ngx_http_upstream_add` compares names (`ngx_strncasecmp`); `null` when
+   * no block has it.
+   */
+  namedUpstream(name: string): string | null {
+    if (this.upstreams.get(name)?.explicit) return name;
+    const folded = name.toLowerCase();
+    for (const [key, conf] of this.upstreams) {
+      if (conf.explicit && key.toLowerCase() === folded) return key;
+    }
+    return null;
+  }
+
   upstream(d: Directive): void {
     const name = d.args[0]!;
-    if (this.upstreams.get(name)?.explicit) {
+    if (this.namedUpstream(name) !== null) {
       this.fail(d, `duplicate upstream "${name}"`);
       return;
     }
@@ -605,8 +619,8 @@ class Compiler {
       ? null
       : this.value(d, url.slice(`${m[1]}://${host}`.length));
     const uri = m[3] === "" || dynamic !== null ? null : m[3]!;
-    let group = host;
-    if (!this.upstreams.get(host)?.explicit) {
+    let group = this.namedUpstream(host) ?? host;
+    if (group === host && !this.upstreams.get(host)?.explicit) {
       const hostPort = splitHostPort(host);
       if (hostPort === null) {
         this.fail(d, `invalid host in "${url}"`);
@@ -652,10 +666,10 @@ class Compiler {
       this.fail(d, refused);
       return null;
     }
-    const named = this.upstreams.get(target);
-    if (named?.explicit) {
-      this.fastcgiUpstreams.set(target, named);
-      return target;
+    const key = this.namedUpstream(target);
+    if (key !== null) {
+      this.fastcgiUpstreams.set(key, this.upstreams.get(key)!);
+      return key;
     }
     const hostPort = splitHostPort(target);
     if (hostPort === null || !/:\d+$/.test(target)) {

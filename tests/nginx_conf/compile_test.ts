@@ -108,6 +108,33 @@ Deno.test("compileHttp() drops one trailing slash of a root, not of an alias, as
   });
 });
 
+Deno.test("compileHttp() finds an upstream{} by its name in any case, as ngx_http_upstream_add", async (t) => {
+  const two = "server 127.0.0.1:9; server 127.0.0.1:10;";
+  await t.step("proxy_pass", () => {
+    const conf = compileText(
+      `http { upstream backend { ${two} } server { location / { proxy_pass http://Backend; } } }`,
+    );
+    const location = conf.servers[0]!.conf.locations.prefixes[0]!;
+    strictEqual(location.proxyPass!.group, "backend");
+  });
+  await t.step("fastcgi_pass", () => {
+    deepStrictEqual(
+      refusals(
+        `http { upstream Php { ${two} } server { location / { fastcgi_pass php; } } }`,
+      ),
+      [],
+    );
+  });
+  await t.step("a second block of the name in another case", () => {
+    deepStrictEqual(
+      refusals(
+        `http { upstream a { ${two} } upstream A { ${two} } server { } }`,
+      ),
+      ['duplicate upstream "A" in /n/conf/nginx.conf:2'],
+    );
+  });
+});
+
 Deno.test("compileHttp() resolves proxy_redirect default from proxy_pass and the location", () => {
   const conf = compileText(`http {
     upstream backend { server 127.0.0.1:8080; }
