@@ -628,20 +628,7 @@ class Compiler {
       }
       group = `${host}${/:\d+$/.test(host) ? "" : ":80"}`;
       if (!this.upstreams.has(group)) {
-        this.upstreams.set(group, {
-          name: group,
-          servers: [{
-            address: group,
-            ...hostPort,
-            weight: 1,
-            maxFails: 1,
-            failTimeoutMs: 10_000,
-            backup: false,
-            down: false,
-          }],
-          keepalive: 0,
-          explicit: false,
-        });
+        this.upstreams.set(group, implicitGroup(group, hostPort));
       }
     }
     return {
@@ -679,20 +666,7 @@ class Compiler {
       return null;
     }
     if (!this.fastcgiUpstreams.has(target)) {
-      this.fastcgiUpstreams.set(target, {
-        name: target,
-        servers: [{
-          address: target,
-          ...hostPort,
-          weight: 1,
-          maxFails: 1,
-          failTimeoutMs: 10_000,
-          backup: false,
-          down: false,
-        }],
-        keepalive: 0,
-        explicit: false,
-      });
+      this.fastcgiUpstreams.set(target, implicitGroup(target, hostPort));
     }
     return target;
   }
@@ -1050,5 +1024,30 @@ export function compileHttp(
     conf: compiler.errors.length === 0 ? conf : null,
     warnings: compiler.warnings,
     errors: compiler.errors,
+  };
+}
+
+/**
+ * The group nginx makes for a `proxy_pass` or `fastcgi_pass` address that
+ * names no `upstream{}` (ngx_http_upstream_add without a block): one
+ * server, nginx's `server` defaults, no kept connections.
+ */
+function implicitGroup(
+  address: string,
+  hostPort: { hostname: string; port: number },
+): UpstreamConf {
+  return {
+    name: address,
+    servers: [{
+      address,
+      ...hostPort,
+      weight: 1,
+      maxFails: 1,
+      failTimeoutMs: 10_000,
+      backup: false,
+      down: false,
+    }],
+    keepalive: 0,
+    explicit: false,
   };
 }
