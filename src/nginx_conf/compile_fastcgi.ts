@@ -12,6 +12,7 @@ import { nextUpstreamSettings } from "./compile_next_upstream.ts";
 import type { FastcgiConf, FastcgiParam } from "../engine/mod.ts";
 import { compileRegex } from "../engine/mod.ts";
 import { MAX_PROXY_BUFFER_SIZE } from "../config/mod.ts";
+import { NEVER_RELAYED } from "../upstream/mod.ts";
 import type { Level } from "./compile_level.ts";
 import {
   flag,
@@ -34,18 +35,6 @@ const DEFAULT_HIDDEN = [
   "x-accel-limit-rate",
   "x-accel-buffering",
   "x-accel-charset",
-];
-
-/** Framing and hop-by-hop fields: never relayed, whatever the level says. */
-const NEVER = [
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "content-length",
-  "upgrade",
-  "te",
-  "trailer",
-  "proxy-connection",
 ];
 
 /**
@@ -120,7 +109,7 @@ export function fastcgiSettings(
   for (const name of lowerSet(level, "fastcgi_pass_header")) {
     hideHeaders.delete(name);
   }
-  for (const name of NEVER) hideHeaders.add(name);
+  for (const name of NEVER_RELAYED) hideHeaders.add(name);
   return {
     group,
     params,

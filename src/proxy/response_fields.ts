@@ -18,7 +18,7 @@ import type {
 } from "../engine/mod.ts";
 import { escapeControls } from "../response/mod.ts";
 import { fieldBytes, fieldText } from "../runtime/mod.ts";
-import { transferEncodingOf } from "../upstream/mod.ts";
+import { NEVER_RELAYED, transferEncodingOf } from "../upstream/mod.ts";
 import { rewriteSetCookie } from "./cookie_rewrite.ts";
 import { perObject } from "./location_memo.ts";
 
@@ -34,30 +34,12 @@ const DEFAULT_HIDDEN = [
   "x-accel-charset",
 ];
 
-/**
- * Never relayed: nginx ignores `Connection`, `Keep-Alive`,
- * `Transfer-Encoding` and `Content-Length` (it frames the body itself);
- * the gateway also keeps the other hop-by-hop fields (`Upgrade`, `TE`,
- * `Trailer`, `Proxy-Connection`) from the client, whose connection they do
- * not describe.
- */
-const NEVER = [
-  "connection",
-  "keep-alive",
-  "transfer-encoding",
-  "content-length",
-  "upgrade",
-  "te",
-  "trailer",
-  "proxy-connection",
-];
-
 /** The names a location does not relay, made on first use. */
 const hiddenFor = perObject((conf: LocationConf): ReadonlySet<string> => {
   const hidden = new Set(DEFAULT_HIDDEN);
   for (const name of conf.proxyHideHeaders) hidden.add(name);
   for (const name of conf.proxyPassHeaders) hidden.delete(name);
-  for (const name of NEVER) hidden.add(name);
+  for (const name of NEVER_RELAYED) hidden.add(name);
   return hidden;
 });
 

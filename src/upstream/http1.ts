@@ -391,3 +391,22 @@ export function keepsAlive(head: ResponseHead): boolean {
   }
   return true;
 }
+
+/**
+ * An answer's fields never relayed to the client: nginx ignores
+ * `Connection`, `Keep-Alive`, `Transfer-Encoding` and `Content-Length` (it
+ * frames the body itself); the gateway also keeps the other hop-by-hop
+ * fields (`Upgrade`, `TE`, `Trailer`, `Proxy-Connection`), which describe
+ * the upstream's connection, not the client's. For `proxy_pass` and
+ * `fastcgi_pass` alike.
+ */
+export const NEVER_RELAYED: readonly string[] = [
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "content-length",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-connection",
+];

@@ -23,7 +23,7 @@ export { createUpstreamGroup } from "./group.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
 export type { Balance, HashKey } from "./balance.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
-export { transferEncodingOf } from "./http1.ts";
+export { NEVER_RELAYED, transferEncodingOf } from "./http1.ts";
 export type { HealthReport } from "./health.ts";
 export {
   NO_FAILURES,
