@@ -182,7 +182,7 @@ export async function proxyWebSocket(
       reply.head.fields.map(([k, v]) => [k.toLowerCase(), v]),
     );
     if (fields.get("sec-websocket-accept") !== expected) {
-      reply.upgraded.conn.close();
+      closeQuietly(reply.upgraded.conn);
       throw new UpstreamError("upstream sent invalid header", {
         kind: "invalid-response",
         action: "reading response header from upstream",
@@ -206,13 +206,25 @@ export async function proxyWebSocket(
     };
   }
   const { reply, field, protocol } = settled;
+  if (req.signal.aborted) {
+    // The client left while the upstream answered. Deno's upgrade of such
+    // a request never settles: its socket fires neither `open` nor `close`
+    // and `Deno.serve`'s shutdown waits for it. So the upstream's side is
+    // closed here, as nginx closes it when the client goes first
+    // (`ngx_http_upstream_check_broken_connection`).
+    closeQuietly(reply.upgraded!.conn);
+    hold.free();
+    const error = UpstreamError.clientClosed();
+    onFailure({ error, upstream: field, disabled: false });
+    return { kind: "failed", error };
+  }
   let upgraded: ReturnType<typeof Deno.upgradeWebSocket>;
   try {
     upgraded = Deno.upgradeWebSocket(req, protocol ? { protocol } : {});
   } catch (error) {
     // isWebSocketRequest() checks what Deno does; should they ever differ,
     // the upstream's side must not be left open.
-    reply.upgraded!.conn.close();
+    closeQuietly(reply.upgraded!.conn);
     hold.free();
     throw error;
   }
@@ -227,4 +239,15 @@ export async function proxyWebSocket(
       onFailure({ error, upstream, disabled: false }),
   });
   return { kind: "response", response };
+}
+
+/**
+ * Closes the upstream's upgraded connection, which the client's going may
+ * have closed already: the watch on the client (`ClientWatch`) closes it
+ * when the abort comes after the 101 was read.
+ */
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch { /* already closed */ }
 }

@@ -3,7 +3,10 @@
  * frames over the upstream's connection on the other. Messages, ping/pong
  * and close codes cross in both directions; either side closing ends both.
  * A tunnel idle for `proxy_read_timeout` is closed with nginx's `upstream
- * timed out … while proxying upgraded connection` line.
+ * timed out … while proxying upgraded connection` line, and so is one whose
+ * client's side has not opened by then (its client left as the 101 was
+ * written), with `client timed out`: the upstream's pings keep a tunnel
+ * from going idle, so every tunnel ends when its client is gone.
  *
  * Memory per tunnel is bounded both ways. Towards the client, reading the
  * upstream pauses while the browser's socket holds more than
@@ -120,6 +123,8 @@ class Tunnel {
   /** Waiting for the client to drain: the upstream is not being read. */
   #paused = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  /** Ends a tunnel whose client's side never opens (see `listen`). */
+  #opening: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     client: WebSocket,
@@ -137,7 +142,22 @@ class Tunnel {
   /** Relays the client's side: open, messages, close. */
   listen(): void {
     const client = this.#client;
+    // A client gone before its 101 was written gets no `close` from Deno's
+    // server socket: a failed upgrade fires `error` alone, one that never
+    // settles nothing at all, while an upstream that pings keeps the idle
+    // timer from ending the tunnel. So the client's side has
+    // `proxy_read_timeout` to open, as nginx times the 101's write with
+    // `send_timeout` (`ngx_http_upstream_upgrade`), and a failure before
+    // it opened ends the tunnel.
+    this.#opening = setTimeout(
+      () => this.#fail(clientTimedOut(), 1001),
+      this.#options.timeouts.readMs,
+    );
+    client.onerror = () => {
+      if (!this.#clientOpen) this.#finish();
+    };
     client.onopen = () => {
+      clearTimeout(this.#opening);
       this.#clientOpen = true;
       for (const data of this.#pending.splice(0)) client.send(data);
       this.#pendingBytes = 0;
@@ -371,6 +391,7 @@ class Tunnel {
     if (this.#ended) return;
     this.#ended = true;
     clearTimeout(this.#idle);
+    clearTimeout(this.#opening);
     tunnelCounters.parserBytesCopied += this.#parser.bytesCopied;
     this.#pending = [];
     const client = this.#client;
