@@ -31,9 +31,12 @@ export interface Running extends AsyncDisposable {
 }
 
 function nginxArgs(s: Station): string[] {
-  const globals = `daemon off; master_process off;${
-    s.hasPid ? "" : ` pid ${s.prefix}/logs/nginx.pid;`
-  }`;
+  // nginx refuses a main-level directive given twice, from `-g` or the file
+  // ("is duplicate", ngx_conf_handler): a file's own `master_process` or
+  // `pid` stands.
+  const globals = `daemon off;${
+    s.hasMasterProcess ? "" : " master_process off;"
+  }${s.hasPid ? "" : ` pid ${s.prefix}/logs/nginx.pid;`}`;
   // -e: the error log before the file's own is read, and nginx for
   // Windows' default when the file names none (Debian's build says stderr).
   return [

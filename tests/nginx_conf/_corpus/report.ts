@@ -22,6 +22,7 @@ export const CASE_SETS = [
   "unseen4",
   "unseen5",
   "unseen6",
+  "unseen7",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */

@@ -33,6 +33,8 @@ export interface Station extends AsyncDisposable {
   tree: Directive[];
   /** `pid` is set by the file itself. */
   hasPid: boolean;
+  /** `master_process` is set by the file itself. */
+  hasMasterProcess: boolean;
 }
 
 /** The fixture files every served folder gets. */
@@ -233,6 +235,7 @@ export function buildStation(
       conf,
       tree,
       hasPid: has(tree, "pid"),
+      hasMasterProcess: has(tree, "master_process"),
       async [Symbol.asyncDispose]() {
         await Deno.remove(base, { recursive: true });
       },
