@@ -267,6 +267,18 @@ function proxyRedirect(
   options: { pass: ProxyPass | null; name: string; regex: boolean },
 ): ProxyRedirect[] {
   const list = level.get("proxy_redirect");
+  // ngx_http_proxy_redirect: after `off` any other line of the level is a
+  // duplicate, and so is `off` after a rewrite.
+  let off = false;
+  let some = false;
+  for (const d of list) {
+    const isOff = d.args.length === 1 && d.args[0] === "off";
+    if (off || (isOff && some)) {
+      ctx.fail(d, `"proxy_redirect" directive is duplicate`);
+    }
+    if (isOff) off = true;
+    else some = true;
+  }
   const out: ProxyRedirect[] = [];
   const useDefault = list.length === 0 ||
     list.some((d) => d.args[0] === "default");
