@@ -65,7 +65,58 @@ export function indexLocations(
   }
   // Stable: equal names keep file order (nginx refuses duplicates anyway).
   prefixes.sort((a, b) => b.name.length - a.name.length);
-  return { exact, prefixes, regexes };
+  const regexEndings = regexes.map((loc) => {
+    const endings = fileEndings(loc.name);
+    if (endings === null) return null;
+    return new Set(
+      loc.match === "regex-caseless"
+        ? endings.map((e) => e.toLowerCase())
+        : endings,
+    );
+  });
+  return regexEndings.some((e) => e !== null)
+    ? { exact, prefixes, regexes, regexEndings }
+    : { exact, prefixes, regexes };
+}
+
+/**
+ * The endings a regex of the shape station files write for file types
+ * (`\.(gif|jpg|png)$`, `.*\.js$`, `^.+\.(?:css|js)$`) requires of a URI:
+ * it matches only a URI ending in `.` and one of them, so a URI ending in
+ * none of them is no match without running it. `null` for any other shape.
+ *
+ * @param source The regex as written.
+ * @returns The endings, or `null`.
+ *
+ * @example Usage
+ * ```ts
+ * import { fileEndings } from "./locations.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * deepStrictEqual(fileEndings("\\.(gif|jpg)$"), ["gif", "jpg"]);
+ * deepStrictEqual(fileEndings("^/api/"), null);
+ * ```
+ */
+export function fileEndings(source: string): string[] | null {
+  const m = ENDINGS.exec(source);
+  if (m === null) return null;
+  return (m[1] ?? m[2]!).split("|");
+}
+
+/**
+ * An optional `.*`, `.+`, `^.*` or `^.+`, then `\.`, then one name or a
+ * group of names of letters, digits, `_` and `-`, then the end (`$`).
+ */
+const ENDINGS =
+  /^(?:\^?\.[*+])?\\\.(?:\((?:\?:)?([\w-]+(?:\|[\w-]+)*)\)|([\w-]+))\$$/;
+
+/**
+ * What follows a URI's last `.`, or `/` (an ending no regex of
+ * {@linkcode fileEndings}' shape takes) when it has none.
+ */
+function uriEnding(uri: string): string {
+  const dot = uri.lastIndexOf(".");
+  return dot < 0 ? "/" : uri.slice(dot + 1);
 }
 
 /** Whether a location answers its name without the slash with a 301. */
@@ -162,7 +213,19 @@ export function findLocation(
     return { kind: "redirect", conf: redirect };
   }
   if (!noRegex) {
-    for (const loc of index.regexes) {
+    const { regexes, regexEndings } = index;
+    let ending: string | undefined;
+    let lower: string | undefined;
+    for (let i = 0; i < regexes.length; i++) {
+      const loc = regexes[i]!;
+      const endings = regexEndings?.[i];
+      if (endings != null) {
+        ending ??= uriEnding(uri);
+        const key = loc.match === "regex-caseless"
+          ? (lower ??= ending.toLowerCase())
+          : ending;
+        if (!endings.has(key)) continue;
+      }
       const m = loc.regex!.exec(uri);
       if (m === null) continue;
       if (

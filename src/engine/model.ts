@@ -363,6 +363,13 @@ export interface LocationIndex {
   prefixes: readonly LocationConf[];
   /** Regex locations in file order. */
   regexes: readonly LocationConf[];
+  /**
+   * Per regex location, the file endings a `\.(js|css)$`-shaped one can
+   * match (lower case for `~*`), `null` for any other shape: the search
+   * skips such a location for a URI that ends in none of them without
+   * running it (`locations.ts`).
+   */
+  regexEndings?: readonly (ReadonlySet<string> | null)[];
 }
 
 /** One `server {}`. */
