@@ -219,7 +219,7 @@ export function findLocation(
     for (let i = 0; i < regexes.length; i++) {
       const loc = regexes[i]!;
       const endings = regexEndings?.[i];
-      if (endings != null) {
+      if (endings !== undefined && endings !== null) {
         ending ??= uriEnding(uri);
         const key = loc.match === "regex-caseless"
           ? (lower ??= ending.toLowerCase())
