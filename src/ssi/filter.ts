@@ -6,7 +6,8 @@
  * no `Content-Length` (the body goes chunked, and a HEAD gets neither), no
  * `Accept-Ranges`, and no `Last-Modified` or `ETag` unless
  * `ssi_last_modified on`, which keeps them with the `ETag` made weak.
- * nginx's not-modified filter runs before it, so a 304 is untouched.
+ * nginx's not-modified filter runs before it, so a 304 is untouched, and
+ * so is a 1xx (a WebSocket's 101 tunnel).
  *
  * The body is parsed as it streams (`ngx_http_ssi_body_filter`): what one
  * read makes is sent before the next is read once it reaches
@@ -81,7 +82,11 @@ export interface SsiFilterInput {
  */
 export function ssiFilter(response: Response, input: SsiFilterInput): Response {
   const { status } = response;
-  if (status === 304) return response;
+  // An interim answer or a tunnel (101: its body is the connection's, and
+  // a 101 cannot be rebuilt with one) and a 304 have no body to filter;
+  // nginx's SSI header filter never sees the first, the not-modified
+  // filter ran before it for the second.
+  if (status < 200 || status === 304) return response;
   const source = response.headers;
   if (source.get("content-length") === "0") return response;
   if (!gzipTypeMatches(source.get("content-type"), input.conf.types)) {
