@@ -67,7 +67,11 @@ import {
 } from "./fastcgi/mod.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
-import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
+import {
+  type TransportFactory,
+  UpstreamError,
+  type UpstreamGroup,
+} from "./upstream/mod.ts";
 import {
   expectsContinue,
   type FieldsRead,
@@ -545,6 +549,7 @@ export class EngineRoute {
         head: req.method === "HEAD",
         log: ssiLog(request, answer),
         include: this.#includer(flow, server, { made: 0 }, 1),
+        logged: loggedUpstream,
       });
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
@@ -619,6 +624,7 @@ export class EngineRoute {
           head: false,
           log: ssiLog(sub, response),
           include: this.#includer(flow, server, budget, depth + 1),
+          logged: loggedUpstream,
         });
       });
     };
@@ -936,6 +942,11 @@ function ssiLog(
         ? { level: "error", message, action: "sending response to client" }
         : { level: "error", message, action: "sending to client", upstream },
     );
+}
+
+/** A relayed body's failure, logged by the upstream client as it failed. */
+function loggedUpstream(error: unknown): boolean {
+  return error instanceof UpstreamError;
 }
 
 /** What a path is, without following a failure into an exception. */

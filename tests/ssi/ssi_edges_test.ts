@@ -6,10 +6,39 @@
  * released), and an include that fails is logged and, failing mid-body,
  * cuts the page as `ngx_http_terminate_request` does.
  */
-import { strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { freePort } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
+import { ssiFilter, type SsiFilterInput } from "../../src/ssi/mod.ts";
+import { type RequestVars, Variables } from "../../src/engine/mod.ts";
+
+const CONF = {
+  types: new Set(["text/html"]),
+  silentErrors: false,
+  lastModified: false,
+  valueLength: 255,
+  scope: new Variables(new Map(), new Set()),
+};
+
+/** A page filtered with its includes answered by `include`, its lines kept. */
+function page(
+  text: string,
+  include: NonNullable<SsiFilterInput["include"]>,
+): { response: Response; lines: string[] } {
+  const lines: string[] = [];
+  const response = ssiFilter(
+    new Response(text, { headers: { "content-type": "text/html" } }),
+    {
+      conf: CONF,
+      vars: { uri: "/p" } as RequestVars,
+      head: false,
+      log: (m) => lines.push(m),
+      include,
+    },
+  );
+  return { response, lines };
+}
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -80,5 +109,106 @@ http {
     for (const s of sockets) s.close();
     await upstream.shutdown();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a client leaving during include set= ends the page: no include after it runs", async () => {
+  const started: string[] = [];
+  const gate = Promise.withResolvers<void>();
+  const kept = Promise.withResolvers<void>();
+  const { response, lines } = page(
+    'a<!--# include virtual="/a" set="v" -->b<!--# include virtual="/b" -->c',
+    (uri) => {
+      started.push(uri);
+      if (uri !== "/a") return Promise.reject(new Error("never made"));
+      return Promise.resolve(
+        new Response(
+          new ReadableStream({
+            async pull(c) {
+              kept.resolve();
+              await gate.promise;
+              c.enqueue(bytes("A"));
+              c.close();
+            },
+            // Pulled only when read: `kept` says the answer is being kept.
+          }, { highWaterMark: 0 }),
+        ),
+      );
+    },
+  );
+  const reader = response.body!.getReader();
+  strictEqual(new TextDecoder().decode((await reader.read()).value), "a");
+  const next = reader.read();
+  // The answer is being kept when the client leaves.
+  await kept.promise;
+  await reader.cancel("client left");
+  gate.resolve();
+  deepStrictEqual(await next, { done: true, value: undefined });
+  // What the page goes on to do after the kept answer is all in
+  // microtasks (no I/O): a macrotask runs after every one of them.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  deepStrictEqual(started, ["/a"]);
+  deepStrictEqual(lines, []);
+});
+
+Deno.test("a client leaving while an include waits to be sent releases its body", async () => {
+  const released = Promise.withResolvers<void>();
+  const { response } = page(
+    "x".repeat(17000) + '<!--# include virtual="/inc" -->y',
+    () =>
+      Promise.resolve(
+        new Response(
+          // Stands for an open file: held until read to its end or cancelled.
+          new ReadableStream({
+            pull: (c) => c.enqueue(new Uint8Array(10)),
+            cancel: () => released.resolve(),
+          }),
+        ),
+      ),
+  );
+  const reader = response.body!.getReader();
+  strictEqual((await reader.read()).value?.length, 17000);
+  await reader.cancel("client left");
+  await released.promise;
+});
+
+Deno.test("an include that fails is logged, and one failing in its body cuts the page", async () => {
+  const rejected = page(
+    'a<!--# include virtual="/b" -->c',
+    () => Promise.reject(new TypeError("no subrequest")),
+  );
+  strictEqual(await rejected.response.text(), "ac");
+  strictEqual(rejected.lines.length, 1);
+  ok(
+    rejected.lines[0]!.startsWith("unexpected error: TypeError: no subrequest"),
+  );
+  for (const set of ["", ' set="v"']) {
+    const broken = page(
+      `a<!--# include virtual="/b"${set} -->c`,
+      () =>
+        Promise.resolve(
+          new Response(
+            new ReadableStream({
+              start(c) {
+                c.enqueue(bytes("PART"));
+                c.error(new TypeError("body failed"));
+              },
+            }),
+          ),
+        ),
+    );
+    const reader = broken.response.body!.getReader();
+    let got = "";
+    // Bounded by the page: each turn reads a piece of it or fails.
+    await rejects(async () => {
+      for (;;) {
+        const read = await reader.read();
+        if (read.done) break;
+        got += new TextDecoder().decode(read.value);
+      }
+    }, /body failed/);
+    strictEqual(got, "a");
+    strictEqual(broken.lines.length, 1, set);
+    ok(broken.lines[0]!.startsWith("unexpected error: TypeError: body failed"));
   }
 });
