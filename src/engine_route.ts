@@ -709,6 +709,9 @@ export class EngineRoute {
         : null,
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
+    if ((request as RouteFlow).request instanceof Subrequest) {
+      options.subrequest = true;
+    }
     // The gzip filter makes a response of its own from the file's answer.
     if ((request as RouteFlow).oneWrite && !content.conf.gzip.enabled) {
       options.oneWrite = true;
