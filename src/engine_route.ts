@@ -52,7 +52,7 @@ import {
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
-import { ssiFilter } from "./ssi/mod.ts";
+import { ssiFilter, SsiStore } from "./ssi/mod.ts";
 import {
   type IncludeBudget,
   MAX_INCLUDE_DEPTH,
@@ -543,14 +543,20 @@ export class EngineRoute {
         else end.then(release, release);
       }
       // nginx's SSI filter, then gzip, under the location that answered.
-      const response = conf?.ssi === undefined ? answer : ssiFilter(answer, {
-        conf: conf.ssi,
-        vars,
-        head: req.method === "HEAD",
-        log: ssiLog(request, answer),
-        include: this.#includer(flow, server, { made: 0 }, 1),
-        logged: loggedUpstream,
-      });
+      let response = answer;
+      if (conf?.ssi !== undefined) {
+        // The page's and its includes' variables are one (r->main's).
+        const budget = { made: 0, store: new SsiStore() };
+        response = ssiFilter(answer, {
+          conf: conf.ssi,
+          vars,
+          head: req.method === "HEAD",
+          log: ssiLog(request, answer),
+          include: this.#includer(flow, server, budget, 1),
+          logged: loggedUpstream,
+          store: budget.store,
+        });
+      }
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
       return gzipFilter(response, {
@@ -625,6 +631,7 @@ export class EngineRoute {
           log: ssiLog(sub, response),
           include: this.#includer(flow, server, budget, depth + 1),
           logged: loggedUpstream,
+          store: budget.store,
         });
       });
     };

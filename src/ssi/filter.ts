@@ -24,7 +24,7 @@
 import type { RequestVars } from "../engine/mod.ts";
 import { gzipTypeMatches } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
-import { MAX_STATE, SsiContext } from "./context.ts";
+import { MAX_STATE, SsiContext, type SsiStore } from "./context.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
 
@@ -57,6 +57,11 @@ export interface SsiFilterInput {
    * body's error line); others are logged by the filter.
    */
   logged?: (error: unknown) => boolean;
+  /**
+   * The main request's SSI variables and captures, shared with its
+   * includes' filters; a new one when not given.
+   */
+  store?: SsiStore;
 }
 
 /**
@@ -147,6 +152,7 @@ function ssiStream(
     vars: input.vars,
     log: input.log,
     now: input.now ?? Date.now,
+    ...(input.store === undefined ? {} : { store: input.store }),
     ...(input.include === undefined
       ? {}
       : { include: input.include, signal: left.signal }),

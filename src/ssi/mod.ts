@@ -42,7 +42,7 @@ export {
   type SsiParam,
   SsiParser,
 } from "./parser.ts";
-export { MAX_STATE, SsiContext, type SsiRequest } from "./context.ts";
+export { MAX_STATE, SsiContext, type SsiRequest, SsiStore } from "./context.ts";
 export {
   evaluateIf,
   evaluateString,
