@@ -52,7 +52,7 @@ import {
   hasHeadersFilter,
   publicOrigin,
 } from "./response/mod.ts";
-import { ssiFilter } from "./ssi/mod.ts";
+import { ssiFilter, SsiStore } from "./ssi/mod.ts";
 import {
   type IncludeBudget,
   MAX_INCLUDE_DEPTH,
@@ -67,7 +67,11 @@ import {
 } from "./fastcgi/mod.ts";
 import { AccessGate, type AccessState } from "./access_gate.ts";
 import { PasswordChecker } from "./access/mod.ts";
-import type { TransportFactory, UpstreamGroup } from "./upstream/mod.ts";
+import {
+  type TransportFactory,
+  UpstreamError,
+  type UpstreamGroup,
+} from "./upstream/mod.ts";
 import {
   expectsContinue,
   type FieldsRead,
@@ -539,13 +543,20 @@ export class EngineRoute {
         else end.then(release, release);
       }
       // nginx's SSI filter, then gzip, under the location that answered.
-      const response = conf?.ssi === undefined ? answer : ssiFilter(answer, {
-        conf: conf.ssi,
-        vars,
-        head: req.method === "HEAD",
-        log: ssiLog(request, answer),
-        include: this.#includer(flow, server, { made: 0 }, 1),
-      });
+      let response = answer;
+      if (conf?.ssi !== undefined) {
+        // The page's and its includes' variables are one (r->main's).
+        const budget = { made: 0, store: new SsiStore() };
+        response = ssiFilter(answer, {
+          conf: conf.ssi,
+          vars,
+          head: req.method === "HEAD",
+          log: ssiLog(request, answer),
+          include: this.#includer(flow, server, budget, 1),
+          logged: loggedUpstream,
+          store: budget.store,
+        });
+      }
       if (!conf?.gzip.enabled) return response;
       // nginx's gzip filter, under the location that answered.
       return gzipFilter(response, {
@@ -619,6 +630,8 @@ export class EngineRoute {
           head: false,
           log: ssiLog(sub, response),
           include: this.#includer(flow, server, budget, depth + 1),
+          logged: loggedUpstream,
+          store: budget.store,
         });
       });
     };
@@ -703,6 +716,9 @@ export class EngineRoute {
         : null,
     };
     if (request.errStatus !== undefined) options.errStatus = request.errStatus;
+    if ((request as RouteFlow).request instanceof Subrequest) {
+      options.subrequest = true;
+    }
     // The gzip filter makes a response of its own from the file's answer.
     if ((request as RouteFlow).oneWrite && !content.conf.gzip.enabled) {
       options.oneWrite = true;
@@ -936,6 +952,11 @@ function ssiLog(
         ? { level: "error", message, action: "sending response to client" }
         : { level: "error", message, action: "sending to client", upstream },
     );
+}
+
+/** A relayed body's failure, logged by the upstream client as it failed. */
+function loggedUpstream(error: unknown): boolean {
+  return error instanceof UpstreamError;
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -9,11 +9,14 @@
 
 import type { EngineRequest } from "./engine_route.ts";
 import type { RequestVars } from "./engine/mod.ts";
+import type { SsiStore } from "./ssi/mod.ts";
 
 /** The budget of one main request's includes. */
 export interface IncludeBudget {
   /** Includes made so far, at every depth. */
   made: number;
+  /** Its SSI variables and captures, the page's and every include's. */
+  store: SsiStore;
 }
 
 /** Includes one main request may make in all (nginx counts to 65535). */

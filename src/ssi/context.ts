@@ -39,6 +39,30 @@ export const MAX_STATE = 65536;
 /** nginx's default `errmsg`. */
 const ERRMSG = "[an error occurred while processing the directive]";
 
+/**
+ * The SSI variables, their bytes and the last regex's captures of one
+ * main request: nginx keeps them in the main request's context
+ * (`ngx_http_get_module_ctx(r->main, …)`), so a page and its includes
+ * see and set the same ones, within one {@linkcode MAX_STATE}.
+ *
+ * @example Usage
+ * ```ts
+ * import { SsiStore } from "./context.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const store = new SsiStore();
+ * strictEqual(store.variables.size, 0);
+ * ```
+ */
+export class SsiStore {
+  /** `set` variables (and named captures), by lower-case name. */
+  readonly variables: Map<string, string> = new Map();
+  /** Their names' and values' bytes. */
+  bytes = 0;
+  /** The numbered captures of the last `if` regex. */
+  captures: readonly string[] = [];
+}
+
 /** What the context needs of the request. */
 export interface SsiRequest {
   /** The location's settings. */
@@ -60,6 +84,8 @@ export interface SsiRequest {
   ) => Promise<Response> | string;
   /** Aborted when the client leaves: an include waiting is given up. */
   signal?: AbortSignal;
+  /** The main request's variables, shared with its includes. */
+  store?: SsiStore;
 }
 
 /**
@@ -84,14 +110,13 @@ export class SsiContext implements ParserSink {
   #encoding: "none" | "url" | "entity" = "entity";
   #timefmt = DEFAULT_TIMEFMT;
   #errmsg = ERRMSG;
-  readonly #variables = new Map<string, string>();
-  #stateBytes = 0;
-  #captures: readonly string[] = [];
+  readonly #store: SsiStore;
   readonly #lookup: SsiLookup = (name) => this.#variable(name);
 
   /** @param request The request and its location's settings. */
   constructor(request: SsiRequest) {
     this.#r = request;
+    this.#store = request.store ?? new SsiStore();
   }
 
   /** Text outside commands: sent where the output is on. */
@@ -204,7 +229,7 @@ export class SsiContext implements ParserSink {
     const verdict = evaluateIf(expr, this.#lookup, MAX_STATE);
     if (!verdict.ok) return this.#fail(verdict.message);
     if (verdict.captures !== undefined) {
-      this.#captures = verdict.captures.groups;
+      this.#store.captures = verdict.captures.groups;
       for (const [key, value] of Object.entries(verdict.captures.named)) {
         if (!this.#assign(key, value)) {
           return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
@@ -240,7 +265,7 @@ export class SsiContext implements ParserSink {
     if (!uri.ok) return this.#fail(uri.message);
     const set = params.get("set");
     const name = set === undefined ? null : asciiLower(set);
-    if (name !== null && !this.#variables.has(name)) {
+    if (name !== null && !this.#store.variables.has(name)) {
       if (!this.#assign(name, "")) {
         return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
       }
@@ -270,10 +295,10 @@ export class SsiContext implements ParserSink {
   /** A variable as SSI reads it: captures, `set` ones, then the request's. */
   #variable(name: string): string | undefined {
     if (name.length === 1 && name >= "0" && name <= "9") {
-      const capture = this.#captures[name.charCodeAt(0) - 0x30];
+      const capture = this.#store.captures[name.charCodeAt(0) - 0x30];
       if (capture !== undefined) return capture;
     }
-    const own = this.#variables.get(name);
+    const own = this.#store.variables.get(name);
     if (own !== undefined) return own;
     if (name === "date_local" || name === "date_gmt") {
       return formatDate(this.#timefmt, this.#r.now(), name === "date_gmt") ??
@@ -288,13 +313,14 @@ export class SsiContext implements ParserSink {
 
   /** Sets an SSI variable within the bound. */
   #assign(name: string, value: string): boolean {
-    const old = this.#variables.get(name);
-    const bytes = this.#stateBytes -
+    const store = this.#store;
+    const old = store.variables.get(name);
+    const bytes = store.bytes -
       (old === undefined ? 0 : name.length + old.length) +
       name.length + value.length;
     if (bytes > MAX_STATE) return false;
-    this.#stateBytes = bytes;
-    this.#variables.set(name, value);
+    store.bytes = bytes;
+    store.variables.set(name, value);
     return true;
   }
 

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { compileRegex, ValueError } from "../engine/mod.ts";
+import { ssiRegex } from "./ssi_regex.ts";
 
 /** A variable's value by its lower-case name; `undefined` when it has none. */
 export type SsiLookup = (name: string) => string | undefined;
@@ -234,15 +234,8 @@ function regexMatch(
   ok: false;
   message: string;
 } {
-  let regex: RegExp;
-  try {
-    regex = compileRegex(pattern, false);
-  } catch (error) {
-    if (error instanceof ValueError) {
-      return { ok: false, message: error.message };
-    }
-    throw error;
-  }
+  const regex = ssiRegex(pattern);
+  if (typeof regex === "string") return { ok: false, message: regex };
   const match = regex.exec(subject);
   if (match === null) return { ok: true, captures: null };
   // PCRE counts up to the last group that took part.

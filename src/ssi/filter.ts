@@ -6,13 +6,17 @@
  * no `Content-Length` (the body goes chunked, and a HEAD gets neither), no
  * `Accept-Ranges`, and no `Last-Modified` or `ETag` unless
  * `ssi_last_modified on`, which keeps them with the `ETag` made weak.
- * nginx's not-modified filter runs before it, so a 304 is untouched.
+ * nginx's not-modified filter runs before it, so a 304 is untouched, and
+ * so is a 1xx (a WebSocket's 101 tunnel).
  *
  * The body is parsed as it streams (`ngx_http_ssi_body_filter`): what one
  * read makes is sent before the next is read once it reaches
  * {@linkcode FLUSH_BYTES}, and one command's output at most is made ahead
  * of the client; an include's answer is sent a piece at a time, as the
- * client reads, before the page goes on.
+ * client reads, before the page goes on. An include that fails is logged
+ * (where it failed had not), and one whose body fails ends the page with
+ * an error, as `ngx_http_terminate_request` cuts the client's connection;
+ * a client that leaves ends the page and lets go of what an include holds.
  *
  * @module
  */
@@ -20,7 +24,7 @@
 import type { RequestVars } from "../engine/mod.ts";
 import { gzipTypeMatches } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
-import { MAX_STATE, SsiContext } from "./context.ts";
+import { MAX_STATE, SsiContext, type SsiStore } from "./context.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
 
@@ -48,6 +52,16 @@ export interface SsiFilterInput {
     args: string,
     signal: AbortSignal,
   ) => Promise<Response> | string;
+  /**
+   * Whether an include's failure was logged where it happened (a relayed
+   * body's error line); others are logged by the filter.
+   */
+  logged?: (error: unknown) => boolean;
+  /**
+   * The main request's SSI variables and captures, shared with its
+   * includes' filters; a new one when not given.
+   */
+  store?: SsiStore;
 }
 
 /**
@@ -81,7 +95,11 @@ export interface SsiFilterInput {
  */
 export function ssiFilter(response: Response, input: SsiFilterInput): Response {
   const { status } = response;
-  if (status === 304) return response;
+  // An interim answer or a tunnel (101: its body is the connection's, and
+  // a 101 cannot be rebuilt with one) and a 304 have no body to filter;
+  // nginx's SSI header filter never sees the first, the not-modified
+  // filter ran before it for the second.
+  if (status < 200 || status === 304) return response;
   const source = response.headers;
   if (source.get("content-length") === "0") return response;
   if (!gzipTypeMatches(source.get("content-type"), input.conf.types)) {
@@ -134,6 +152,7 @@ function ssiStream(
     vars: input.vars,
     log: input.log,
     now: input.now ?? Date.now,
+    ...(input.store === undefined ? {} : { store: input.store }),
     ...(input.include === undefined
       ? {}
       : { include: input.include, signal: left.signal }),
@@ -160,16 +179,55 @@ function ssiStream(
     ctx.outBytes = 0;
     controller.enqueue(bytes);
   };
+  /**
+   * An include that failed: logged unless where it failed logged it
+   * already (a relayed body's error line); one that failed in its body
+   * ends the page with an error, as `ngx_http_terminate_request` cuts the
+   * client's connection.
+   */
+  const failed = (error: unknown): void => {
+    if (input.logged?.(error) === true) return;
+    input.log(
+      `unexpected error: ${
+        error instanceof Error ? error.stack ?? error.message : error
+      }`.replaceAll("\n", " "),
+    );
+  };
+  /** Gives up the page and what it holds; `reason` is why. */
+  const leave = async (reason: unknown): Promise<void> => {
+    cancelled = true;
+    left.abort(reason);
+    const sub = included;
+    included = null;
+    await sub?.cancel(reason).catch(() => {});
+    // An include not yet waited for: its body (an open file, an
+    // upstream) is let go when it comes.
+    const pending = ctx.pending;
+    ctx.pending = null;
+    pending?.answer.then(
+      (answer) => answer.body?.cancel(reason).catch(() => {}),
+      failed,
+    );
+    await reader.cancel(reason).catch(() => {});
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       // Bounded by the body: each turn reads or parses.
       for (;;) {
+        if (cancelled) return;
         if (included !== null) {
-          // An included answer goes out as it comes; one that fails ends
-          // there, and the page goes on.
-          const read = await included.read().catch(() => null);
+          // An included answer goes out as it comes.
+          let read: ReadableStreamReadResult<Uint8Array>;
+          try {
+            read = await included.read();
+          } catch (error) {
+            if (cancelled) return;
+            failed(error);
+            controller.error(error);
+            return leave(error);
+          }
           if (cancelled) return;
-          if (read !== null && !read.done) {
+          if (!read.done) {
             controller.enqueue(read.value);
             return;
           }
@@ -179,16 +237,28 @@ function ssiStream(
         if (ctx.pending !== null) {
           // What came before the include goes first.
           flush(controller);
-          const { set } = ctx.pending;
-          const answer = await ctx.pending.answer.catch(() => null);
+          const { answer: made, set } = ctx.pending;
           ctx.pending = null;
+          // A subrequest that fails to be made leaves its place empty.
+          const answer = await made.catch((error) => {
+            failed(error);
+            return null;
+          });
           if (cancelled) {
             // The client left while the include was answered.
             await answer?.body?.cancel().catch(() => {});
             return;
           }
           if (set === null) included = answer?.body?.getReader() ?? null;
-          else if (answer !== null) await keepAnswer(answer, set, ctx);
+          else if (answer !== null) {
+            const error = await keepAnswer(answer, set, ctx);
+            if (cancelled) return;
+            if (error !== null) {
+              failed(error.cause);
+              controller.error(error.cause);
+              return leave(error.cause);
+            }
+          }
           continue;
         }
         if (chunk === null) {
@@ -217,14 +287,9 @@ function ssiStream(
         }
       }
     },
-    async cancel(reason) {
-      // A pull waiting on an include's answer sees this and drops it.
-      cancelled = true;
-      left.abort(reason);
-      const sub = included;
-      included = null;
-      await sub?.cancel(reason).catch(() => {});
-      return reader.cancel(reason);
+    cancel(reason) {
+      // A pull waiting on an include's answer sees `cancelled` and drops it.
+      return leave(reason);
     },
   }, { highWaterMark: 0 });
 }
@@ -233,22 +298,32 @@ function ssiStream(
  * `include … set=`: a successful answer's body (below 300, as
  * `ngx_http_ssi_set_variable` takes it) kept in the variable, read up to
  * the bound of SSI variables; an error's body is dropped.
+ *
+ * @returns `null`, or the failure of a body that errored.
  */
 async function keepAnswer(
   answer: Response,
   name: string,
   ctx: SsiContext,
-): Promise<void> {
+): Promise<{ cause: unknown } | null> {
   const body = answer.body;
-  if (body === null) return;
-  if (answer.status >= 300) return void await body.cancel().catch(() => {});
+  if (body === null) return null;
+  if (answer.status >= 300) {
+    await body.cancel().catch(() => {});
+    return null;
+  }
   const reader = body.getReader();
   const pieces: Uint8Array[] = [];
   let size = 0;
   // Bounded by MAX_STATE: past it the rest is not read.
   for (;;) {
-    const read = await reader.read().catch(() => null);
-    if (read === null || read.done) break;
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch (cause) {
+      return { cause };
+    }
+    if (read.done) break;
     pieces.push(read.value);
     size += read.value.length;
     if (size > MAX_STATE) {
@@ -263,4 +338,5 @@ async function keepAnswer(
     at += piece.length;
   }
   ctx.keep(name, byteStringFromBytes(bytes));
+  return null;
 }

@@ -42,7 +42,7 @@ export {
   type SsiParam,
   SsiParser,
 } from "./parser.ts";
-export { MAX_STATE, SsiContext, type SsiRequest } from "./context.ts";
+export { MAX_STATE, SsiContext, type SsiRequest, SsiStore } from "./context.ts";
 export {
   evaluateIf,
   evaluateString,
@@ -53,3 +53,4 @@ export {
 export { escapeEntity, escapeUrl } from "./encode.ts";
 export { type IncludeUri, includeUri } from "./include_uri.ts";
 export { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";
+export { cachedRegexes, REGEX_CACHE_SIZE } from "./ssi_regex.ts";

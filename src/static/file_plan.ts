@@ -83,6 +83,8 @@ export interface FileRequest {
   oneWrite?: boolean;
   /** The request's fields, when already read from `req`; else read from it. */
   asked: AskedFields | null;
+  /** An SSI include's: the client's validators are not its own. */
+  subrequest: boolean;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -158,7 +160,7 @@ export function planFile(
   const etag = ctx.etag ? validators.etag : null;
   const lastModified = validators.lastModified;
   const { asked } = ctx;
-  if (notModified(req, etag, lastModified, asked)) {
+  if (!ctx.subrequest && notModified(req, etag, lastModified, asked)) {
     file?.close();
     if (etag !== null) headers.push(["etag", etag]);
     headers.push(["last-modified", lastModified]);

@@ -125,6 +125,15 @@ export interface ServeFileOptions {
    * @default {null}
    */
   asked?: AskedFields | null;
+  /**
+   * An SSI include's subrequest: the client's validators, `Range` and
+   * `Accept-Encoding` are the main request's, so no 304, no ranges and
+   * `gzip_static on` declines (nginx's `r != r->main` in the not-modified
+   * and range filters and `ngx_http_gzip_ok`).
+   *
+   * @default {false}
+   */
+  subrequest?: boolean;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -282,7 +291,10 @@ function planServe(ctx: FileServe): StaticPlan {
     // ngx_win32_check_filename answers these as ENOENT.
     return done(openFailed(ctx, new Deno.errors.NotFound("(os error 2)")));
   }
-  if (conf.gzipStatic !== "off" && method !== "POST") {
+  if (
+    conf.gzipStatic !== "off" && method !== "POST" &&
+    (conf.gzipStatic === "always" || o.subrequest !== true)
+  ) {
     const gz = gzipStatic(ctx);
     if (gz !== null) return gz;
   }
@@ -312,7 +324,11 @@ function planServe(ctx: FileServe): StaticPlan {
     return done({ response: errorResponse(405, { head }) });
   }
   ctx.mtime = info.mtime?.getTime() ?? 0;
-  return planFile(fileRequest(ctx, true), { path, info }, []);
+  return planFile(
+    fileRequest(ctx, o.subrequest !== true),
+    { path, info },
+    [],
+  );
 }
 
 function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
@@ -345,6 +361,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     contentType,
     oneWrite: o.oneWrite === true,
     asked: o.asked ?? null,
+    subrequest: o.subrequest === true,
     fields: hasHeadersFilter(o.conf) || o.gzipVary === true
       ? new PlannedFields(ctx)
       : null,

@@ -85,6 +85,13 @@ export const PAGES: Record<string, string> = {
     '<!--# echo var="m" -->][<!--# include virtual="/echo.html" set="e" ' +
     'wait="yes" --><!--# echo var="e" encoding="none" -->]',
   "self.html": 'self<!--# include virtual="/self.html" -->',
+  // The main request's variables and captures are its includes' too.
+  "share.html": '<!--# set var="title" value="Home" -->' +
+    '<!--# if expr="$uri = /(sh)are/" --><!--# endif -->' +
+    '[<!--# include virtual="/share_inc.html" wait="yes" -->]' +
+    '[<!--# echo var="back" -->]',
+  "share_inc.html": '<!--# echo var="title" -->|<!--# echo var="1" -->' +
+    '<!--# set var="back" value="B" -->',
   "chars.html": "<!--#\techo\r\nvar=\"uri\"\n-->|<!--# echo var='uri' -->|" +
     '<!--# echo var="u\\ri" -->|',
 };

@@ -2,13 +2,15 @@
  * SSI values and `if` expressions as tables (`ngx_http_ssi_evaluate_string`,
  * `ngx_http_ssi_if`), the `echo` encodings and `$date_*` formats.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import {
+  cachedRegexes,
   escapeEntity,
   escapeUrl,
   evaluateIf,
   evaluateString,
   formatDate,
+  REGEX_CACHE_SIZE,
 } from "../../src/ssi/mod.ts";
 
 const VARS: Record<string, string> = {
@@ -88,6 +90,26 @@ const EXPRESSIONS: [string, string, boolean | { error: string }][] = [
   ["a regex ending in $ names no variable", "$uri = /html$/", {
     error: 'invalid variable name in "html$"',
   }],
+  // Only the backtracking engine runs these, out of the runtime's guard.
+  ...[
+    "x(?=y)",
+    "x(?!y)",
+    "(?<=x)y",
+    "(?<!x)y",
+    "(x)\\1",
+    "(?<n>x)\\k<n>",
+    "[a](?=b)",
+  ].map((re): [string, string, { error: string }] => [
+    `a regex with ${re} is refused`,
+    `$uri = /${re}/`,
+    {
+      error: `pcre_compile() failed: lookarounds and backreferences ` +
+        `are not run in SSI in "${re}"`,
+    },
+  ]),
+  ["(?= in a class is text", "$uri = /[(?=]/", false],
+  ["an escaped ( is text", "$uri = /\\(?=x/", false],
+  ["a named group is run", "$uri = /(?<n>x)/", true],
 ];
 
 for (const [name, expr, expected] of EXPRESSIONS) {
@@ -139,4 +161,14 @@ Deno.test("formatDate(): strftime's conversions in the C locale", () => {
   }
   strictEqual(formatDate("", t, true), null);
   strictEqual(formatDate("x".repeat(2048), t, true), null);
+});
+
+Deno.test("evaluateIf(): the compiled regexes a body brings are bounded", () => {
+  // Bounded: a body brings as many patterns as it has commands.
+  for (let i = 0; i < REGEX_CACHE_SIZE * 4; i++) {
+    const verdict = evaluateIf(`$uri = /^x${i}z/`, lookup);
+    strictEqual(verdict.ok && verdict.value, false);
+    ok(cachedRegexes() <= REGEX_CACHE_SIZE);
+  }
+  strictEqual(cachedRegexes(), REGEX_CACHE_SIZE);
 });

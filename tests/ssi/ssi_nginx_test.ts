@@ -30,6 +30,7 @@ const FOLDERS = [
   "iff/",
   "gz/",
   "any/",
+  "gzs/",
 ];
 
 function conf(port: number, upstream: number): string {
@@ -56,6 +57,8 @@ ${TEMP}
     location /gz/ { gzip on; gzip_min_length 1; }
     location /ret/ { default_type text/html; return 200 'r <!--# echo var="uri" --> <!--# echo var="request_method" -->'; }
     location /any/ { ssi_types *; default_type application/x-thing; }
+    location /gzs/ { gzip_static on; }
+    location /reti/ { default_type text/html; return 200 '[<!--# include virtual="/plain.html" -->][<!--# include virtual="/gzs/plain.html" -->]'; }
     location /ep/ { error_page 404 /echo.html; }
     location /int/ { error_page 404 = /p/echo.html; }
   }
@@ -112,6 +115,11 @@ function requests(): string[] {
     get("/iff/echo.html"),
     get("/iff/echo.html?s=1"),
     get("/gz/echo.html", "\r\nAccept-Encoding: gzip"),
+    // An include is a subrequest: the client's validators, range and
+    // encoding are the page's, not the included file's.
+    get("/reti/", "\r\nIf-Modified-Since: Thu, 01 Jan 2099 00:00:00 GMT"),
+    get("/reti/", "\r\nRange: bytes=0-3"),
+    get("/reti/", "\r\nAccept-Encoding: gzip"),
     get("/p/missing.html"),
     get("/ret/x"),
     head("/ret/x"),
@@ -193,6 +201,10 @@ Deno.test(
             'text <!--# echo var="uri" --> end',
           );
           await Deno.writeTextFile(join(dir, "empty.html"), "");
+          await Deno.writeFile(
+            join(dir, "plain.html.gz"),
+            new Uint8Array(gzipSync("gzipped plain")),
+          );
           await Deno.mkdir(join(dir, "dir"), { recursive: true });
           await Deno.writeTextFile(
             join(dir, "page.noext"),
