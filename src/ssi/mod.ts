@@ -3,10 +3,13 @@
  * type in `ssi_types` from a location with `ssi on` is parsed for
  * `<!--#command param="value" -->` as it streams, and `echo`, `set`,
  * `if`/`elif`/`else`/`endif`, `config`, `block`/`endblock` and `include`
- * run as in nginx 1.22, an include through the subrequest the engine hands
- * the filter (`SsiFilterInput.include`; `set=` and `stub=` are not run).
- * The engine runs {@linkcode ssiFilter} before gzip, as nginx orders its
- * filters; a location with `ssi off` has no `SsiConf` and costs nothing.
+ * run as in nginx 1.22, an include (`virtual=`, `file=`, `wait=`, `set=`;
+ * not `stub=`) through the subrequest the engine hands the filter
+ * (`SsiFilterInput.include`), nested 51 deep at most as in nginx. The head
+ * changes are nginx's: chunked, no `Content-Length` or `Accept-Ranges`, no
+ * `Last-Modified` or `ETag` unless `ssi_last_modified on`. The engine runs
+ * {@linkcode ssiFilter} before gzip, as nginx orders its filters; a
+ * location with `ssi off` has no `SsiConf` and costs nothing.
  *
  * @example Usage
  * ```ts
