@@ -21,15 +21,14 @@ import {
   type UpstreamGroup,
   type UpstreamPeer,
   type UpstreamReply,
-  upstreamStatus,
 } from "../upstream/mod.ts";
 import {
   type AttemptWarning,
   type FailureCounter,
+  failurePage,
   type LocationCall,
   type LocationRequest,
   logAttempt,
-  logOutcome,
   logWarning,
   type ProxyOptions,
   proxyRequest,
@@ -53,8 +52,6 @@ export interface FastcgiContext {
   /** Shutdown has begun: a body cut off then is not the client leaving. */
   stopping?: () => boolean;
 }
-
-const CLOSE: [string, string][] = [["connection", "close"]];
 
 /**
  * Passes one request to a location's FastCGI group.
@@ -233,42 +230,19 @@ class FastcgiForward implements ProxyOptions {
       }
       return result.response;
     }
-    const page = (status: number, close = false) =>
-      errorResponse(status, {
-        head: this.head,
-        ...(close ? { headers: CLOSE } : {}),
-      });
-    if (result.kind === "client-left" && this.context.stopping?.()) {
-      return page(503, true);
+    if (result.kind === "defect" && result.error instanceof RecordTooBig) {
+      // ngx_http_fastcgi_create_request: NGX_ERROR, finalized with 500.
+      this.log({ level: "alert", message: result.error.message });
+      return errorResponse(500, { head: this.head });
     }
-    logOutcome(result, {
+    const { stopping } = this.context;
+    return failurePage(result, {
       log: this.log,
       stats: this.context.stats,
       group: this.group.name,
       upstreamPath: "",
+      head: this.head,
+      ...(stopping ? { stopping } : {}),
     });
-    switch (result.kind) {
-      case "too-large":
-        this.log({ level: "error", message: result.message });
-        return page(413, true);
-      case "no-live":
-        return page(502);
-      case "bad-body":
-        return page(400, true);
-      case "body-timeout":
-        return page(408, true);
-      case "temp-failed":
-        return page(500, true);
-      case "client-left":
-      case "failed":
-        return page(upstreamStatus(result.error));
-      case "defect":
-        if (result.error instanceof RecordTooBig) {
-          // ngx_http_fastcgi_create_request: NGX_ERROR, finalized with 500.
-          this.log({ level: "alert", message: result.error.message });
-          return page(500);
-        }
-        throw result.error;
-    }
   }
 }

@@ -472,23 +472,49 @@ function settle(
     }
     return result.response;
   }
+  return failurePage(result, {
+    log,
+    stats: context.stats,
+    group: group.name,
+    upstreamPath,
+    head,
+    ...(context.stopping ? { stopping: context.stopping } : {}),
+  });
+}
+
+/**
+ * How forwarding that got no answer ended, as nginx's page for its status,
+ * after its line ({@linkcode logOutcome}); a defect is thrown. For
+ * `proxy_pass` and `fastcgi_pass` alike.
+ *
+ * @param result How forwarding ended, without an answer.
+ * @param context The request's log and counters, the group's name and the
+ * path sent, whether the request is a HEAD, and whether shutdown has begun.
+ * @returns The client's response.
+ * @throws The defect that ended the attempts.
+ */
+export function failurePage(
+  result: Exclude<ProxyResult, { kind: "response" }>,
+  { log, stats, group, upstreamPath, head, stopping }: {
+    log: (event: RequestEvent) => void;
+    stats: LocationProxyContext["stats"];
+    group: string;
+    upstreamPath: string;
+    head: boolean;
+    stopping?: () => boolean;
+  },
+): Response {
   // nginx's page for the status; `close` ends the connection after it
-  // (400, a 413 after part of the body was read). Made past the answer
-  // above: the usual request needs none.
+  // (400, a 413 after part of the body was read).
   const page = (status: number, close = false) =>
     errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
-  if (result.kind === "client-left" && context.stopping?.()) {
+  if (result.kind === "client-left" && stopping?.()) {
     // Deno.serve's shutdown ended the body being read: the client did not
     // leave and must not be told 499. nginx 1.22 closes without an answer;
     // Deno.serve must answer, so the client learns to retry.
     return page(503, true);
   }
-  logOutcome(result, {
-    log,
-    stats: context.stats,
-    group: group.name,
-    upstreamPath,
-  });
+  logOutcome(result, { log, stats, group, upstreamPath });
   switch (result.kind) {
     case "too-large":
       log({ level: "error", message: result.message });

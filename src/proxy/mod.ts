@@ -19,6 +19,7 @@ export {
   accelTarget,
 } from "./accel_redirect.ts";
 export {
+  failurePage,
   type LocationProxyContext,
   type LocationRequest,
   proxyLocation,
