@@ -69,6 +69,8 @@ const HEX = "0123456789ABCDEF";
  *
  * @param segment The bytes, one char each (chars past 0xff are not bytes
  * and are never given here).
+ * @param escaped Another of nginx's tables, one bit per byte (SSI's
+ * `encoding="url"` takes `NGX_ESCAPE_HTML`'s).
  * @returns The escaped text.
  *
  * @example Usage
@@ -79,12 +81,15 @@ const HEX = "0123456789ABCDEF";
  * strictEqual(escapeBytes("a b?#%\xff~|/"), "a%20b%3F%23%25%FF~%7C/");
  * ```
  */
-export function escapeBytes(segment: string): string {
+export function escapeBytes(
+  segment: string,
+  escaped: ArrayLike<number> = URI_ESCAPED,
+): string {
   let out = "";
   let from = 0;
   for (let i = 0; i < segment.length; i++) {
     const c = segment.charCodeAt(i) & 0xff;
-    if ((URI_ESCAPED[c >> 5]! & (1 << (c & 31))) === 0) continue;
+    if ((escaped[c >> 5]! & (1 << (c & 31))) === 0) continue;
     out += segment.slice(from, i) + "%" + HEX[c >> 4] + HEX[c & 15];
     from = i + 1;
   }

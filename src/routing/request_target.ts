@@ -185,7 +185,8 @@ export function normaliseTarget(
 export function escapedSegments(path: NormalisedTarget, from = 0): string {
   const rest = path.segments.slice(from);
   const trailing = path.directory && rest.length > 0 ? "/" : "";
-  return (path.decoded ? rest.map(escapeBytes) : rest).join("/") + trailing;
+  return (path.decoded ? rest.map(escapeSegment) : rest)
+    .join("/") + trailing;
 }
 
 /**
@@ -249,3 +250,6 @@ export function decodeTarget(target: string): DecodedTarget {
   const trailing = path.directory && segments.length > 0 ? "/" : "";
   return { kind: "uri", uri: `/${segments.join("/")}${trailing}`, args };
 }
+
+/** One path segment escaped as nginx sends it (a closure made once). */
+const escapeSegment = (segment: string): string => escapeBytes(segment);

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { escapeBytes } from "../routing/mod.ts";
+
 /**
  * `NGX_ESCAPE_HTML`'s table, one bit per byte: controls, space, `"`, `#`,
  * `%`, `'`, `<`, `>`, `\`, `^`, backquote, `{`, `|`, `}`, DEL and every
@@ -22,8 +24,6 @@ const HTML = [
   0xffffffff,
 ];
 
-const HEX = "0123456789ABCDEF";
-
 /**
  * `encoding="url"`.
  *
@@ -39,14 +39,7 @@ const HEX = "0123456789ABCDEF";
  * ```
  */
 export function escapeUrl(value: string): string {
-  let out = "";
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i) & 0xff;
-    if ((HTML[c >> 5]! >>> (c & 31)) & 1) {
-      out += `%${HEX[c >> 4]}${HEX[c & 15]}`;
-    } else out += value[i];
-  }
-  return out;
+  return escapeBytes(value, HTML);
 }
 
 const ENTITIES: Readonly<Record<string, string>> = {
