@@ -82,12 +82,22 @@ export function freePort(): number {
   return drawPort(from, from + width);
 }
 
-/** A port in [from, to) that binds on 127.0.0.1 now. */
+/**
+ * The ports this worker handed out last: a test draws several before it
+ * binds any (`[plain, tls] = [freePort(), freePort()]`), and the check by
+ * binding cannot tell a port just handed out from a free one.
+ */
+const handedOut: number[] = [];
+
+/** A port in [from, to) that binds on 127.0.0.1 now, not handed out lately. */
 function drawPort(from: number, to: number): number {
   for (let i = 0; i < 1000; i++) {
     const port = from + Math.floor(Math.random() * (to - from));
+    if (handedOut.includes(port)) continue;
     try {
       Deno.listen({ hostname: "127.0.0.1", port }).close();
+      handedOut.push(port);
+      if (handedOut.length > 64) handedOut.shift();
       return port;
     } catch {
       // taken: draw again

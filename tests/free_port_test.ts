@@ -94,3 +94,20 @@ Deno.test("freePort() draws from its shard's own share of the range, so shards o
     else place.stationGatewayShard = before;
   }
 });
+
+Deno.test("freePort() hands out no port twice among its last draws, even from a narrow share", () => {
+  const place = globalThis as {
+    stationGatewayShard?: { index: number; count: number };
+  };
+  const before = place.stationGatewayShard;
+  // A share of 100 ports: 50 draws without the memory would meet a repeat
+  // almost surely (a test drawing two ports then binds one twice).
+  place.stationGatewayShard = { index: 0, count: 100 };
+  try {
+    const ports = Array.from({ length: 50 }, () => freePort());
+    strictEqual(new Set(ports).size, ports.length);
+  } finally {
+    if (before === undefined) delete place.stationGatewayShard;
+    else place.stationGatewayShard = before;
+  }
+});
