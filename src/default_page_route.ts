@@ -1,7 +1,7 @@
 /**
  * The gateway's own page while no client app is installed (with the
  * upstream's health), for `station_default_page`. Files and `error_page`
- * are the engine's (`engine_route.ts`, `request_flow.ts`).
+ * are the engine's (`request/`).
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * The request handler: what nginx refuses before it reads a configuration
  * (the request line and head), then the configuration engine
- * (`engine_route.ts`: server → location → static | proxy | return), then
+ * (`request/`: server → location → static | proxy | return), then
  * the access line. The configuration is a station's nginx.conf, or the
  * built-in one the flags and config file write (`nginx_conf/built_in.ts`).
  * It never throws to `Deno.serve`: an unexpected exception becomes a 500 and
@@ -40,7 +40,7 @@ import {
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
 import { DefaultPageRoute } from "./default_page_route.ts";
-import { EngineRoute } from "./engine_route.ts";
+import { EngineRoute } from "./request/mod.ts";
 import { ErrorLines, RequestContext } from "./request_context.ts";
 import {
   ClosingConnections,

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { EngineRequest, LogScope } from "./engine_route.ts";
+import type { EngineRequest, LogScope } from "./request/mod.ts";
 import type {
   ErrorEvent,
   ErrorTarget,

@@ -167,7 +167,7 @@ export function proxyLocation(
   // Not async: the answer is settled in a reaction to the forwarding's
   // promise, one suspended frame fewer per request in flight. A throw
   // before it still ends as a rejection, which the caller's cleanup waits
-  // for (engine_route.ts gives a limit_conn count back on it).
+  // for (request/engine_route.ts gives a limit_conn count back on it).
   try {
     return forwardFor(req, request, context);
   } catch (error) {
@@ -356,7 +356,7 @@ class LocationForward implements ProxyOptions, LocationCall {
     this.group = group;
     this.upstreamPath = path;
     // A declared length over client_max_body_size was refused before the
-    // content handler (engine_route.ts, for every location); a body
+    // content handler (request/proxy_handler.ts, for every location); a body
     // without one is counted against it as it is read (proxy.ts).
     this.clientMaxBodySize = conf.clientMaxBodySize;
     this.client = request.vars.remoteAddr;

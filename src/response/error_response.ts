@@ -2,7 +2,7 @@
  * The gateway's own error responses, shaped like nginx's built-in pages
  * (`ngx_http_special_response.c`: CRLF line ends, `text/html`), for every
  * handler: the request checks, static files, the proxy and `return`; an
- * `error_page` may replace them (`request_flow.ts`). Two differences are
+ * `error_page` may replace them (`request/request_flow.ts`). Two differences are
  * kept on purpose (the README's **error-page**): the footer names the
  * gateway, and no `msie_padding` comment is appended (nginx pads its pages
  * so that old Internet Explorer shows them instead of its own).

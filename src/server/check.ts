@@ -11,7 +11,7 @@
 import { listenHosts } from "../config/mod.ts";
 import type { GatewayConfig } from "../config/mod.ts";
 import type { HttpConf } from "../engine/mod.ts";
-import { listenPorts } from "../engine_route.ts";
+import { listenPorts } from "../request/mod.ts";
 import { probeHttp } from "../upstream/mod.ts";
 import type { LogLevel } from "../log/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";

@@ -7,7 +7,7 @@
 
 import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
-import { listenPorts } from "../engine_route.ts";
+import { listenPorts } from "../request/mod.ts";
 import { ConnectionCut } from "../closing_connections.ts";
 import type { ListenGroup } from "../engine/mod.ts";
 import type { GatewayStats } from "../status.ts";

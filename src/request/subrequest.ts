@@ -7,9 +7,9 @@
  * @module
  */
 
-import type { EngineRequest } from "./engine_route.ts";
-import type { RequestVars } from "./engine/mod.ts";
-import type { SsiStore } from "./ssi/mod.ts";
+import type { EngineRequest } from "./engine_request.ts";
+import type { RequestVars } from "../engine/mod.ts";
+import type { SsiStore } from "../ssi/mod.ts";
 
 /** The budget of one main request's includes. */
 export interface IncludeBudget {

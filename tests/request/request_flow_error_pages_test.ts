@@ -4,7 +4,7 @@
  * changes with its 500 and cycle line; without it, after the first page.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { startSideBySide } from "./access/_side_by_side.ts";
+import { startSideBySide } from "../access/_side_by_side.ts";
 
 Deno.test("an error_page loop ends as nginx's does: the 500 and its cycle line, or the first page's status", async () => {
   await using s = await startSideBySide({

@@ -9,18 +9,18 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { startNginxSite } from "./_nginx.ts";
+import { startNginxSite } from "../_nginx.ts";
 import {
   freePort,
   maskErrorLine,
   rawRequest,
   startUpstream,
   waitFor,
-} from "./_utils.ts";
-import { startMain } from "./_in_process.ts";
-import { filterStatus } from "../src/request_flow.ts";
-import { errorResponse } from "../src/response/mod.ts";
-import type { RequestVars } from "../src/engine/mod.ts";
+} from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
+import { filterStatus } from "../../src/request/request_flow.ts";
+import { errorResponse } from "../../src/response/mod.ts";
+import type { RequestVars } from "../../src/engine/mod.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 

@@ -7,8 +7,8 @@
  * @module
  */
 
-import type { ListenGroup, RequestVars, ServerConf } from "./engine/mod.ts";
-import type { EngineRequest } from "./engine_route.ts";
+import type { ListenGroup, RequestVars, ServerConf } from "../engine/mod.ts";
+import type { EngineRequest } from "./engine_request.ts";
 
 /**
  * How far nginx had read a request it refused before routing: its logs

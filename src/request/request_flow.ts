@@ -19,13 +19,13 @@ import {
   runPhases,
   type ServerConf,
   uriChangesLeft,
-} from "./engine/mod.ts";
+} from "../engine/mod.ts";
 import {
   type AccelRedirect,
   accelRedirectOf,
   type RequestEvent,
-} from "./proxy/mod.ts";
-import { autoindexResponse, contentTypeOf } from "./static/mod.ts";
+} from "../proxy/mod.ts";
+import { autoindexResponse, contentTypeOf } from "../static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
@@ -34,8 +34,8 @@ import {
   hasHeadersFilter,
   isBuiltInError,
   redirectLocation,
-} from "./response/mod.ts";
-import { osErrorOf, textBytes } from "./runtime/mod.ts";
+} from "../response/mod.ts";
+import { osErrorOf, textBytes } from "../runtime/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {

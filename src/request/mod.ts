@@ -1,0 +1,23 @@
+/**
+ * One request's path through the configuration engine, each stage in a
+ * file of its own and read in this order: the server its name chooses
+ * (`server_choice.ts`), its variables (`request_vars.ts`), the phases that
+ * choose its location and content (`request_flow.ts`), the content handler
+ * that answers — static (`static_handler.ts`), proxy (`proxy_handler.ts`)
+ * or the flow's own `return` — the filters on the answer
+ * (`ssi_includes.ts`, then gzip), and the access logs of the location that
+ * answered. `EngineRoute` (`engine_route.ts`) ties them together; the
+ * gateway's handler (`request_context.ts`) reads a request into an
+ * `EngineRequest` and hands it over.
+ *
+ * @module
+ */
+
+export type {
+  EngineRequest,
+  EngineRouteDeps,
+  LogScope,
+} from "./engine_request.ts";
+export { EngineRoute } from "./engine_route.ts";
+export { listenPorts } from "./server_choice.ts";
+export type { RefusalStage } from "./request_vars.ts";

@@ -1,0 +1,195 @@
+/**
+ * The proxy content handler of the request path: a location that forwards
+ * (`proxy_pass`, or `fastcgi_pass`) gets the request's URI state, body and
+ * walked fields handed to `proxy/location_proxy.ts` (or `fastcgi/`), and
+ * its answer through nginx's charset and headers filters. It owns what
+ * forwarding keeps for the gateway's life: the upstream groups, the body
+ * buffering and its deadlines, made once and closed at shutdown.
+ *
+ * @module
+ */
+
+import type { Content, HttpConf } from "../engine/mod.ts";
+import {
+  BodyDeadlines,
+  type LocationProxyContext,
+  type LocationRequest,
+  proxyLocation,
+  type RequestBuffering,
+  TempFiles,
+  UpstreamRegistry,
+} from "../proxy/mod.ts";
+import {
+  type FastcgiContext,
+  fastcgiLocation,
+  fastcgiRegistry,
+} from "../fastcgi/mod.ts";
+import {
+  errorResponse,
+  filterHeaders,
+  hasHeadersFilter,
+} from "../response/mod.ts";
+import { expectsContinue, READING_HEADERS } from "../routing/mod.ts";
+import type { UpstreamGroup } from "../upstream/mod.ts";
+import type { EngineRequest, EngineRouteDeps } from "./engine_request.ts";
+import { filterStatus, type FlowRequest, withCharset } from "./request_flow.ts";
+import { type RouteFlow, tooBig } from "./route_flow.ts";
+import { Subrequest } from "./subrequest.ts";
+
+/** A proxied location's content, as the phases chose it. */
+type ProxyContent = Extract<Content, { kind: "proxy" }>;
+
+/** The proxy content handler, with every upstream group of the configuration. */
+export class ProxyHandler {
+  /** Every upstream group, made once (`upstream {}` and `proxy_pass host:port`). */
+  readonly #registry: UpstreamRegistry;
+  /**
+   * How bodies are read whole before forwarding, made once; `undefined`
+   * when they are streamed.
+   */
+  readonly #buffering: RequestBuffering | undefined;
+  /** `client_body_timeout` of every body being read: one interval. */
+  readonly #bodyDeadlines = new BodyDeadlines();
+  /** What proxying needs from the gateway, made once. */
+  readonly #proxyContext: LocationProxyContext;
+  /** What FastCGI needs, made once; `null` when nothing passes to it. */
+  readonly #fastcgiContext: FastcgiContext | null;
+
+  /**
+   * @param conf The compiled configuration.
+   * @param deps The counters, body settings and upstream hooks.
+   */
+  constructor(conf: HttpConf, deps: EngineRouteDeps) {
+    const body = deps.body;
+    this.#buffering = body?.proxyRequestBuffering
+      ? {
+        bufferSize: body.clientBodyBufferSize,
+        timeoutMs: body.clientBodyTimeoutMs,
+        temp: new TempFiles(body.clientBodyTempPath),
+        deadlines: this.#bodyDeadlines,
+      }
+      : undefined;
+    this.#registry = new UpstreamRegistry(conf.upstreams, {
+      ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+      ...(deps.transport ? { transport: deps.transport } : {}),
+      ...(deps.now ? { now: deps.now } : {}),
+    });
+    this.#fastcgiContext = conf.fastcgiUpstreams === undefined ? null : {
+      registry: fastcgiRegistry(conf.fastcgiUpstreams, {
+        ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
+        ...(deps.now ? { now: deps.now } : {}),
+      }),
+      stats: deps.stats,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    };
+    this.#proxyContext = {
+      registry: this.#registry,
+      stats: deps.stats,
+      caseless: conf.caseless,
+      ...(deps.stopping ? { stopping: deps.stopping } : {}),
+    };
+  }
+
+  /** The upstream groups, for shutdown and the status page. */
+  get groups(): UpstreamGroup[] {
+    return [...this.#registry.groups];
+  }
+
+  /** Closes every upstream connection and the body deadlines' interval. */
+  close(): void {
+    this.#registry.close();
+    this.#fastcgiContext?.registry.close();
+    this.#bodyDeadlines.stop();
+  }
+
+  /**
+   * A proxied location's answer: a body too large for it, or one sent
+   * with a GET or HEAD, is refused; else the request is forwarded.
+   *
+   * @param r The request (or an error page's copy of it).
+   * @param content The location the phases chose.
+   * @param f The request's part in the flow (a `RouteFlow`).
+   * @returns The answer; its lines are written.
+   */
+  serve(
+    r: Request,
+    content: ProxyContent,
+    f: FlowRequest,
+  ): Promise<Response> {
+    const { request, req } = f as RouteFlow;
+    const refused = tooBig(content.conf, request);
+    if (refused !== null) return Promise.resolve(refused);
+    if (request.bodyInGet) {
+      request.log({
+        level: "info",
+        message: `client sent body in ${r.method} request`,
+        action: READING_HEADERS,
+      });
+      return Promise.resolve(errorResponse(400, {
+        head: r.method === "HEAD",
+        headers: { connection: "close" },
+      }));
+    }
+    // Forwarding reads the body, and Deno.serve answers the client's
+    // `Expect: 100-continue` on the first read of a non-empty body.
+    // (The client's request: an error page's copy is not what was read.)
+    request.continued = expectsContinue(req, request.contentLength);
+    return this.#proxy(r, content, f, request);
+  }
+
+  /**
+   * A proxied location (`proxy/location_proxy.ts`). The URI's state is read
+   * back as nginx keeps it: changed by a rewrite or an internal redirect
+   * (`$uri` or `$args` differ from the client's), and `rewrite … break` in
+   * the final location (the phases' `rewritten`). Not async: without a
+   * filter to run, the proxy's promise is handed back (an async layer and
+   * its promises fewer per request).
+   */
+  #proxy(
+    req: Request,
+    content: ProxyContent,
+    flow: FlowRequest,
+    request: EngineRequest,
+  ): Promise<Response> {
+    const { vars } = flow;
+    // A subrequest (SSI's include) sends its own URI, never the client's.
+    const changed = content.rewritten || vars.uri !== request.uri ||
+      vars.args !== request.args || request instanceof Subrequest;
+    const location: LocationRequest = {
+      conf: content.conf,
+      vars,
+      rewritten: changed,
+      internal: changed,
+      breakInLocation: content.rewritten,
+      log: flow.log,
+      contentLength: request.contentLength,
+      // The walk was of the client's request, not an error page's copy.
+      clientFields: req === (flow as RouteFlow).req
+        ? request.clientFields ?? null
+        : null,
+      tries: request.tries,
+      buffering: this.#buffering,
+      // Read when a rewritten Location needs it, not made per request.
+      originOf: flow,
+    };
+    const proxied = content.conf.fastcgi === undefined
+      ? proxyLocation(req, location, this.#proxyContext)
+      : fastcgiLocation(req, location, this.#fastcgiContext!);
+    // nginx's charset and headers filters run on proxied answers too (CORS
+    // headers in an /api/ location are the common case); the upstream's own
+    // Content-Type passes as it is unless it has no charset.
+    const { conf } = content;
+    if (conf.charset === null && !hasHeadersFilter(conf)) return proxied;
+    return proxied.then((response) => {
+      if (conf.charset !== null) withCharset(response, conf);
+      if (hasHeadersFilter(conf)) {
+        filterHeaders(response.headers, {
+          status: filterStatus(response, flow),
+          conf,
+          vars,
+        });
+      }
+      return response;
+    });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * A request's part in the engine's flow (`RouteFlow`): what the handler
+ * read of it, its variables and chosen server, and what the flow learns on
+ * the way (the location that answered, the access phases' state). One
+ * object per request, handed to every content handler, so that none of
+ * them needs a closure of its own per request. Also the check every
+ * content handler makes first once the location is found
+ * (`client_max_body_size`).
+ *
+ * @module
+ */
+
+import type { LocationConf, RequestVars, ServerConf } from "../engine/mod.ts";
+import type { RequestEvent } from "../proxy/mod.ts";
+import { errorResponse, publicOrigin } from "../response/mod.ts";
+import type { AccessState } from "../access_gate.ts";
+import type { EngineRequest } from "./engine_request.ts";
+import type { FlowRequest } from "./request_flow.ts";
+
+/** A request's part in the flow, with what the handler read of it. */
+export class RouteFlow implements FlowRequest {
+  /** The request's variables. */
+  readonly vars: RequestVars;
+  /** What the handler read of the request. */
+  readonly request: EngineRequest;
+  /** The request itself, for the access phase's fields and signal. */
+  readonly req: Request;
+  /** The server the request's name chose. */
+  readonly server: ServerConf;
+  /** The limits' state once a location with access phases is reached. */
+  access: AccessState | null = null;
+  /** Set by the flow: the location that answered. */
+  answered?: LocationConf;
+  /** Set by the flow while an `error_page` is answered. */
+  errStatus?: number;
+  /**
+   * A TLS connection over HTTP/1.x: a file's answer asks to be written in
+   * one piece in the fields it is made from (`response/tls_one_write.ts`).
+   */
+  oneWrite = false;
+  /** The port the request came in on, for the origin. */
+  readonly port: number;
+  #origin: string | null = null;
+
+  /**
+   * @param vars The request's variables.
+   * @param request What the handler read of the request.
+   * @param req The request itself.
+   * @param port The port it came in on.
+   * @param server The server its name chose.
+   */
+  constructor(
+    vars: RequestVars,
+    request: EngineRequest,
+    req: Request,
+    port: number,
+    server: ServerConf,
+  ) {
+    this.vars = vars;
+    this.request = request;
+    this.req = req;
+    this.port = port;
+    this.server = server;
+  }
+
+  /** The request's error-line writer. */
+  get log(): (event: RequestEvent) => void {
+    return this.request.log;
+  }
+
+  /** Made when a redirect or the proxy names it: most answers need none. */
+  get origin(): string {
+    return this.#origin ??= publicOrigin(
+      this.request.host,
+      this.port,
+      this.vars.scheme,
+    );
+  }
+}
+
+/**
+ * nginx checks client_max_body_size once the location is found, for every
+ * location, before reading the body (no 100 Continue is sent).
+ *
+ * @param conf The location found.
+ * @param request What the handler read of the request.
+ * @returns The 413, its line written; `null` when the body may come.
+ */
+export function tooBig(
+  conf: LocationConf,
+  request: EngineRequest,
+): Response | null {
+  const max = conf.clientMaxBodySize;
+  const length = request.contentLength;
+  if (max === 0 || length === null || length <= max) return null;
+  // The body is left unread: Deno.serve adds `Connection: close` itself
+  // and closes once it has discarded it.
+  request.log({
+    level: "error",
+    message:
+      `client intended to send too large body: ${request.lengthDigits} bytes`,
+  });
+  return errorResponse(413);
+}
