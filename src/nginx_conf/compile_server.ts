@@ -1,0 +1,175 @@
+/**
+ * A `server` block compiled: its `listen` sockets with nginx's parameters,
+ * its `server_name`s (exact, wildcard, regex), its TLS settings, its own
+ * level and its named locations (`compile_location_tree.ts`).
+ *
+ * @module
+ */
+
+import {
+  type Listen,
+  type LocationConf,
+  parseServerName,
+  type ServerConf,
+  type ServerName,
+  ValueError,
+} from "../engine/mod.ts";
+import { hostAddress } from "../access/mod.ts";
+import type { CompileContext } from "./compile_context.ts";
+import { Level } from "./compile_level.ts";
+import type { LocationTree } from "./compile_location_tree.ts";
+import {
+  checkSslTuning,
+  PLAIN_ON_TLS_PORT,
+  serverSsl,
+  type SslContext,
+  sslOn,
+} from "./compile_ssl.ts";
+import type { Directive } from "./parser.ts";
+import { listenParameter, listenSetting } from "./values.ts";
+
+/** What compiling a server needs from the compiler, made once. */
+export interface ServerContext
+  extends Pick<CompileContext, "fail" | "warn" | "accepted"> {
+  /** The `http` level servers inherit from. */
+  readonly http: Level;
+  /** TLS files' folder and where their refusals go. */
+  readonly ssl: SslContext;
+  /** Collects the servers whose `ssl_certificate` was refused. */
+  readonly sslRefused: Set<ServerConf>;
+  /** Compiles the server's levels. */
+  readonly locations: LocationTree;
+}
+
+/**
+ * A `server` block: its sockets, names, TLS settings, its own level and
+ * its named locations.
+ *
+ * @param d The `server` directive.
+ * @param ctx The `http` level, where refusals go, and the location tree.
+ * @returns The server's model.
+ */
+export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
+  const block = ctx.accepted(d.block!);
+  const level = new Level(ctx.http, block);
+  const listens = block.filter((x) => x.name === "listen").flatMap((x) =>
+    listen(x, ctx)
+  );
+  if (listens.length === 0) {
+    listens.push({
+      hostname: "0.0.0.0",
+      port: 80,
+      defaultServer: false,
+      ssl: false,
+      http2: false,
+      text: "*:80",
+    });
+  }
+  checkSslTuning(block, ctx.ssl);
+  // The deprecated `ssl on;` makes every socket of the server TLS.
+  if (sslOn(level)) { for (const l of listens) l.ssl = true; }
+  const ssl = serverSsl(level, ctx.ssl);
+  const names: ServerName[] = [];
+  for (const x of block.filter((x) => x.name === "server_name")) {
+    for (const arg of x.args) {
+      if (arg === "" || arg === "_") continue;
+      // The name goes into error lines as it is: nginx warns about
+      // such names ("suspicious symbols"); the gateway refuses them.
+      // deno-lint-ignore no-control-regex
+      if (/[\x00-\x20"\x7f]/.test(arg)) {
+        ctx.fail(x, `server name "${arg}" has suspicious symbols`);
+        continue;
+      }
+      try {
+        names.push(parseServerName(arg));
+      } catch (error) {
+        if (!(error instanceof ValueError)) throw error;
+        ctx.fail(x, error.message);
+      }
+    }
+  }
+  const firstName = block.find((x) => x.name === "server_name")?.args[0] ??
+    "";
+  const conf = ctx.locations.location(level, {
+    match: "prefix",
+    name: "",
+    regex: null,
+    place: null,
+  });
+  const named = new Map<string, LocationConf>();
+  for (const loc of block.filter((x) => x.name === "location")) {
+    const name = loc.args.length === 1 ? loc.args[0]! : "";
+    if (name.startsWith("@")) {
+      named.set(name, ctx.locations.nested(loc, level, conf));
+    }
+  }
+  const server: ServerConf = {
+    listens,
+    names,
+    serverName: firstName.startsWith("~") ? "" : firstName,
+    conf,
+    named,
+    place: { file: d.file, line: d.line },
+    ...(ssl === undefined ? {} : { ssl }),
+  };
+  if (ssl === undefined && level.get("ssl_certificate").length > 0) {
+    ctx.sslRefused.add(server);
+  }
+  return server;
+}
+
+/** A `listen` directive's socket, with nginx's parameters read or refused. */
+function listen(d: Directive, ctx: ServerContext): Listen[] {
+  const [address = "", ...params] = d.args;
+  const parsed = listenSetting(address);
+  if (!parsed.ok) {
+    ctx.fail(d, parsed.error);
+    return [];
+  }
+  const text = parsed.value;
+  const colon = text.lastIndexOf(":");
+  let hostname = text.slice(0, colon);
+  const port = Number(text.slice(colon + 1));
+  // Port 0 (any free port) is the gateway's own, for tests and probes.
+  if (!(port >= 0 && port <= 65535)) {
+    ctx.fail(d, `invalid port in "${address}" of the "listen" directive`);
+    return [];
+  }
+  if (hostname === "*") hostname = "0.0.0.0";
+  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), bound as
+  // nginx prints it: the system's resolver would read it as octal.
+  hostname = hostAddress(hostname) ?? hostname;
+  if (hostname.startsWith("[")) hostname = hostname.slice(1, -1);
+  if (hostname === "localhost") hostname = "127.0.0.1";
+  const listen: Listen = {
+    hostname,
+    port,
+    defaultServer: false,
+    ssl: false,
+    http2: false,
+    text: address,
+  };
+  for (const param of params) {
+    if (param === "default_server" || param === "default") {
+      listen.defaultServer = true;
+    } else if (param === "ssl") {
+      listen.ssl = true;
+      ctx.warn(d, `"listen … ssl": ${PLAIN_ON_TLS_PORT}`);
+    } else if (param === "http2") {
+      listen.http2 = true;
+    } else if (listenParameter(param) === "invalid") {
+      ctx.fail(d, `invalid parameter "${param}"`);
+    } else if (listenParameter(param) === "emerg") {
+      ctx.fail(
+        d,
+        `"listen … ${param}" is not supported: the gateway serves HTTP/1.1 and HTTP/2 over TCP`,
+      );
+    } else {
+      ctx.warn(
+        d,
+        `"listen … ${param}" is ignored: it only tunes how nginx does its work`,
+      );
+    }
+  }
+  return [listen];
+}

@@ -1,0 +1,243 @@
+/**
+ * `upstream {}` blocks compiled into the engine's groups: each block's
+ * servers and their parameters, kept connections and balancing method,
+ * and the groups nginx makes for a `proxy_pass` or `fastcgi_pass` address
+ * that names no block. Names are compared as nginx compares them.
+ *
+ * @module
+ */
+
+import type {
+  ComplexValue,
+  UpstreamConf,
+  UpstreamServerConf,
+} from "../engine/mod.ts";
+import {
+  MAX_CONSISTENT_HASH_WEIGHT,
+  MAX_UPSTREAM_KEEPALIVE,
+} from "../config/mod.ts";
+import { hostAddress } from "../access/mod.ts";
+import type { CompileContext } from "./compile_context.ts";
+import type { Directive } from "./parser.ts";
+import { nginxTimeMs } from "./values.ts";
+
+/** An `upstream{}` block's balancing method. */
+type UpstreamBalance = NonNullable<UpstreamConf["balance"]>;
+
+/** The upstream groups of a configuration, as they are compiled. */
+export class Upstreams {
+  /** Every group a `proxy_pass` may name, by its key. */
+  readonly groups = new Map<string, UpstreamConf>();
+  /** The groups a `fastcgi_pass` names, by their key. */
+  readonly fastcgiGroups = new Map<string, UpstreamConf>();
+  readonly #ctx: CompileContext;
+
+  /** @param ctx Where refusals go, the directive check and the value compiler. */
+  constructor(ctx: CompileContext) {
+    this.#ctx = ctx;
+  }
+
+  /**
+   * The key of the `upstream{}` block a name means, in any case, as
+   * `ngx_http_upstream_add` compares names (`ngx_strncasecmp`); `null` when
+   * no block has it.
+   *
+   * @param name The name as written.
+   * @returns The block's key, or `null`.
+   */
+  named(name: string): string | null {
+    if (this.groups.get(name)?.explicit) return name;
+    const folded = name.toLowerCase();
+    for (const [key, conf] of this.groups) {
+      if (conf.explicit && key.toLowerCase() === folded) return key;
+    }
+    return null;
+  }
+
+  /**
+   * An `upstream {}` block: its servers, kept connections and balancing
+   * method, registered under its name.
+   *
+   * @param d The `upstream` directive.
+   */
+  add(d: Directive): void {
+    const name = d.args[0]!;
+    if (this.named(name) !== null) {
+      this.#ctx.fail(d, `duplicate upstream "${name}"`);
+      return;
+    }
+    const servers: UpstreamServerConf[] = [];
+    let keepalive = 0;
+    let hashed = false;
+    for (const entry of this.#ctx.accepted(d.block ?? [])) {
+      if (entry.name === "ip_hash" || entry.name === "hash") hashed = true;
+      if (entry.name === "keepalive") {
+        keepalive = Number(entry.args[0]);
+        if (!Number.isSafeInteger(keepalive) || keepalive < 1) {
+          this.#ctx.fail(
+            entry,
+            `invalid value "${entry.args[0]}" in "keepalive" directive`,
+          );
+        } else if (keepalive > MAX_UPSTREAM_KEEPALIVE) {
+          this.#ctx.fail(
+            entry,
+            `"keepalive ${
+              entry.args[0]
+            }" is not supported: the gateway keeps up to ${MAX_UPSTREAM_KEEPALIVE} idle connections (memory is bounded)`,
+          );
+        }
+      } else if (entry.name === "server") {
+        const server = this.#upstreamServer(entry);
+        // ip_hash and hash keep no backups (their flags lack
+        // NGX_HTTP_UPSTREAM_BACKUP); one written before them is kept.
+        if (server?.backup && hashed) {
+          this.#ctx.fail(
+            entry,
+            'balancing method does not support parameter "backup"',
+          );
+        } else if (server) servers.push(server);
+      }
+    }
+    if (servers.length === 0) {
+      this.#ctx.fail(d, `no servers are inside upstream`);
+      return;
+    }
+    const { balance, hashKey } = this.#balanceMethod(d.block ?? []);
+    let weight = 0;
+    for (const server of servers) weight += server.weight;
+    if (
+      balance === "consistent-hash" && weight > MAX_CONSISTENT_HASH_WEIGHT
+    ) {
+      this.#ctx.fail(
+        d,
+        `"hash ... consistent" with a total weight of ${weight} is not supported: the gateway makes 160 points per weight unit, up to a total weight of ${MAX_CONSISTENT_HASH_WEIGHT} (lower the weights)`,
+      );
+      return;
+    }
+    this.groups.set(name, {
+      name,
+      servers,
+      keepalive,
+      explicit: true,
+      balance,
+      ...(hashKey ? { hashKey } : {}),
+    });
+  }
+
+  /**
+   * The block's balancing method: the last of `ip_hash`, `least_conn` and
+   * `hash KEY [consistent]` (each replaces the one before, as
+   * `uscf->peer.init_upstream` is), round-robin when none.
+   */
+  #balanceMethod(
+    block: readonly Directive[],
+  ): { balance: UpstreamBalance; hashKey: ComplexValue | null } {
+    let balance: UpstreamBalance = "round-robin";
+    let hashKey: ComplexValue | null = null;
+    for (const x of block) {
+      if (x.name === "ip_hash") balance = "ip-hash";
+      else if (x.name === "least_conn") balance = "least-conn";
+      else if (x.name === "hash") {
+        const [key = "", param] = x.args;
+        if (param !== undefined && param !== "consistent") {
+          // ngx_http_upstream_hash's words.
+          this.#ctx.fail(x, `invalid parameter "${param}"`);
+          continue;
+        }
+        balance = param === undefined ? "hash" : "consistent-hash";
+        hashKey = this.#ctx.value(x, key);
+      }
+    }
+    const hashed = balance === "hash" || balance === "consistent-hash";
+    return { balance, hashKey: hashed ? hashKey : null };
+  }
+
+  /** A `server` of an `upstream {}` block with its parameters; `null` when refused. */
+  #upstreamServer(d: Directive): UpstreamServerConf | null {
+    const [address = "", ...params] = d.args;
+    const hostPort = splitHostPort(address);
+    if (hostPort === null) {
+      this.#ctx.fail(d, `invalid host in upstream "${address}"`);
+      return null;
+    }
+    const server: UpstreamServerConf = {
+      address: hostPort.port === 80 && !/:\d+$/.test(address)
+        ? `${address}:80`
+        : address,
+      server: address,
+      ...hostPort,
+      weight: 1,
+      maxFails: 1,
+      failTimeoutMs: 10_000,
+      backup: false,
+      down: false,
+    };
+    for (const param of params) {
+      const [key, val = ""] = param.split("=", 2) as [string, string?];
+      if (key === "weight" && /^[1-9]\d{0,6}$/.test(val)) {
+        server.weight = Number(val);
+      } else if (key === "max_fails" && /^\d{1,9}$/.test(val)) {
+        server.maxFails = Number(val);
+      } else if (key === "fail_timeout" && nginxTimeMs(val) !== null) {
+        server.failTimeoutMs = nginxTimeMs(val)!;
+      } else if (param === "backup") server.backup = true;
+      else if (param === "down") server.down = true;
+      else if (key === "max_conns") {
+        this.#ctx.fail(
+          d,
+          `"server … ${param}" is not supported: the gateway does not limit connections per server`,
+        );
+      } else this.#ctx.fail(d, `invalid parameter "${param}"`);
+    }
+    return server;
+  }
+}
+
+/**
+ * An upstream address's host and port (80 when none), as nginx reads it;
+ * `null` when it is not one.
+ *
+ * @param text The address as written.
+ * @returns The host (an address as nginx prints it) and port.
+ */
+export function splitHostPort(
+  text: string,
+): { hostname: string; port: number } | null {
+  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(text);
+  if (m === null) return null;
+  const port = m[2] === undefined ? 80 : Number(m[2]);
+  if (port < 1 || port > 65535) return null;
+  // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), kept as
+  // nginx prints it: the system's resolver would read it as octal.
+  const host = (hostAddress(m[1]!) ?? m[1]!).replace(/^\[(.*)\]$/, "$1");
+  return { hostname: host === "localhost" ? "127.0.0.1" : host, port };
+}
+
+/**
+ * The group nginx makes for a `proxy_pass` or `fastcgi_pass` address that
+ * names no `upstream{}` (ngx_http_upstream_add without a block): one
+ * server, nginx's `server` defaults, no kept connections.
+ *
+ * @param address The address as written, the group's name.
+ * @param hostPort Its host and port.
+ * @returns The group.
+ */
+export function implicitGroup(
+  address: string,
+  hostPort: { hostname: string; port: number },
+): UpstreamConf {
+  return {
+    name: address,
+    servers: [{
+      address,
+      ...hostPort,
+      weight: 1,
+      maxFails: 1,
+      failTimeoutMs: 10_000,
+      backup: false,
+      down: false,
+    }],
+    keepalive: 0,
+    explicit: false,
+  };
+}
