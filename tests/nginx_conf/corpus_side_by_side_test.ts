@@ -128,34 +128,46 @@ Deno.test(
 );
 
 /**
- * A file that sets `master_process` or `pid` itself (nginx for Windows'
- * `master_process off;` in a station file): nginx refuses a main-level
- * directive given twice, so the harness adds neither through `-g` then,
- * and nginx runs the file as written.
+ * A file that sets a main-level directive the harness gives nginx through
+ * `-g` (`daemon off;` in a station file, nginx for Windows'
+ * `master_process off;`, its own `pid`): nginx refuses a main-level
+ * directive given twice ("is duplicate", ngx_conf_handler), so the harness
+ * leaves that one out of `-g`, and nginx runs the file as written.
  */
-Deno.test(
-  "corpus harness: a file's own master_process and pid stand beside nginx",
-  ON_LINUX,
-  async () => {
-    const dir = await Deno.makeTempDir({ prefix: "corpus-case-" });
-    try {
-      const stock = await Deno.readTextFile(
-        join(TESTDATA, "stock/nginx.conf"),
-      );
-      await Deno.writeTextFile(
-        join(dir, "nginx.conf"),
-        `master_process  off;\npid  logs/own.pid;\n${stock}`
-          .replace("listen       80;", "listen       {{LISTEN}};")
-          .replace("127.0.0.1:8080", "{{UPSTREAM}}"),
-      );
-      const row = await compareFile(dir, { against: "nginx" });
-      deepStrictEqual(
-        { agree: row.verdictsAgree, runs: row.runs, differences: row.all },
-        { agree: true, runs: true, differences: [] },
-        row.first,
-      );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-);
+for (
+  const own of [
+    "daemon  off;",
+    "master_process  off;",
+    "pid  logs/own.pid;",
+    "daemon off;\nmaster_process  off;\npid  logs/own.pid;",
+  ]
+) {
+  Deno.test(
+    `corpus harness: a file's own ${
+      JSON.stringify(own)
+    } stands beside nginx's -g`,
+    ON_LINUX,
+    async () => {
+      const dir = await Deno.makeTempDir({ prefix: "corpus-case-" });
+      try {
+        const stock = await Deno.readTextFile(
+          join(TESTDATA, "stock/nginx.conf"),
+        );
+        await Deno.writeTextFile(
+          join(dir, "nginx.conf"),
+          `${own}\n${stock}`
+            .replace("listen       80;", "listen       {{LISTEN}};")
+            .replace("127.0.0.1:8080", "{{UPSTREAM}}"),
+        );
+        const row = await compareFile(dir, { against: "nginx" });
+        deepStrictEqual(
+          { agree: row.verdictsAgree, runs: row.runs, differences: row.all },
+          { agree: true, runs: true, differences: [] },
+          row.first,
+        );
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  );
+}

@@ -32,11 +32,13 @@ export interface Running extends AsyncDisposable {
 
 function nginxArgs(s: Station): string[] {
   // nginx refuses a main-level directive given twice, from `-g` or the file
-  // ("is duplicate", ngx_conf_handler): a file's own `master_process` or
-  // `pid` stands.
-  const globals = `daemon off;${
-    s.hasMasterProcess ? "" : " master_process off;"
-  }${s.hasPid ? "" : ` pid ${s.prefix}/logs/nginx.pid;`}`;
+  // ("is duplicate", ngx_conf_handler): a file's own `daemon`,
+  // `master_process` or `pid` stands.
+  const globals = [
+    s.hasDaemon ? "" : "daemon off;",
+    s.hasMasterProcess ? "" : "master_process off;",
+    s.hasPid ? "" : `pid ${s.prefix}/logs/nginx.pid;`,
+  ].filter((g) => g !== "").join(" ");
   // -e: the error log before the file's own is read, and nginx for
   // Windows' default when the file names none (Debian's build says stderr).
   return [

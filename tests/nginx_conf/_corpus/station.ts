@@ -35,6 +35,8 @@ export interface Station extends AsyncDisposable {
   hasPid: boolean;
   /** `master_process` is set by the file itself. */
   hasMasterProcess: boolean;
+  /** `daemon` is set by the file itself. */
+  hasDaemon: boolean;
 }
 
 /** The fixture files every served folder gets. */
@@ -236,6 +238,7 @@ export function buildStation(
       tree,
       hasPid: has(tree, "pid"),
       hasMasterProcess: has(tree, "master_process"),
+      hasDaemon: has(tree, "daemon"),
       async [Symbol.asyncDispose]() {
         await Deno.remove(base, { recursive: true });
       },
