@@ -23,6 +23,7 @@ export const CASE_SETS = [
   "unseen5",
   "unseen6",
   "unseen7",
+  "unseen8",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
