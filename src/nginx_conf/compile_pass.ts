@@ -8,6 +8,7 @@
  */
 
 import type { ProxyPass } from "../engine/mod.ts";
+import { parseUpstreamAddress } from "../upstream/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import { fastcgiTargetRefusal } from "./compile_fastcgi.ts";
 import {
@@ -61,8 +62,20 @@ export function proxyPass(d: Directive, ctx: PassContext): ProxyPass | null {
       text: url,
     };
   }
-  if (m === null) {
-    ctx.fail(d, `invalid URL prefix in "${url}"`);
+  // ngx_http_proxy_pass: a scheme but http:// or https:// is `invalid URL
+  // prefix`; what follows is read as any upstream's address (ngx_parse_url
+  // with a URI part), its refusal quoting it.
+  const scheme = /^https?:\/\//i.exec(url)?.[0];
+  const rest = scheme === undefined ? "" : url.slice(scheme.length);
+  const read = scheme !== undefined && dollar < 0 && !/^unix:/i.test(rest)
+    ? parseUpstreamAddress(rest, true)
+    : null;
+  if (read !== null && !read.ok) {
+    ctx.fail(d, `${read.error} in upstream "${rest}"`);
+    return null;
+  }
+  if (m === null || scheme === undefined) {
+    ctx.fail(d, "invalid URL prefix");
     return null;
   }
   if (m[1]!.toLowerCase() !== "http") {
@@ -79,14 +92,14 @@ export function proxyPass(d: Directive, ctx: PassContext): ProxyPass | null {
   const uri = m[3] === "" || dynamic !== null ? null : m[3]!;
   let group = ctx.upstreams.named(host) ?? host;
   if (group === host && !ctx.upstreams.groups.get(host)?.explicit) {
-    const hostPort = splitHostPort(host);
-    if (hostPort === null) {
-      ctx.fail(d, `invalid host in "${url}"`);
+    const hostPort = splitHostPort(host, dollar < 0 ? rest : host);
+    if (!hostPort.ok) {
+      ctx.fail(d, hostPort.error);
       return null;
     }
     group = `${host}${/:\d+$/.test(host) ? "" : ":80"}`;
     if (!ctx.upstreams.groups.has(group)) {
-      ctx.upstreams.groups.set(group, implicitGroup(group, hostPort));
+      ctx.upstreams.groups.set(group, implicitGroup(group, hostPort.value));
     }
   }
   return {
@@ -123,14 +136,21 @@ export function fastcgiPass(d: Directive, ctx: PassContext): string | null {
     return key;
   }
   const hostPort = splitHostPort(target);
-  if (hostPort === null || !/:\d+$/.test(target)) {
+  if (!hostPort.ok) {
+    ctx.fail(d, hostPort.error);
+    return null;
+  }
+  if (!/:\d+$/.test(target)) {
     // nginx resolves a name without an upstream{} at start and needs a
     // port for FastCGI (ngx_http_upstream_add, `no port in upstream`).
     ctx.fail(d, `no port in upstream "${target}"`);
     return null;
   }
   if (!ctx.upstreams.fastcgiGroups.has(target)) {
-    ctx.upstreams.fastcgiGroups.set(target, implicitGroup(target, hostPort));
+    ctx.upstreams.fastcgiGroups.set(
+      target,
+      implicitGroup(target, hostPort.value),
+    );
   }
   return target;
 }

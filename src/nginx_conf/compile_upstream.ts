@@ -17,9 +17,10 @@ import {
   MAX_UPSTREAM_KEEPALIVE,
 } from "../config/mod.ts";
 import { hostAddress } from "../access/mod.ts";
+import { parseUpstreamAddress } from "../upstream/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import type { Directive } from "./parser.ts";
-import { nginxTimeMs } from "./values.ts";
+import { nginxTimeMs, type Parsed } from "./values.ts";
 
 /** An `upstream{}` block's balancing method. */
 type UpstreamBalance = NonNullable<UpstreamConf["balance"]>;
@@ -155,11 +156,12 @@ export class Upstreams {
   /** A `server` of an `upstream {}` block with its parameters; `null` when refused. */
   #upstreamServer(d: Directive): UpstreamServerConf | null {
     const [address = "", ...params] = d.args;
-    const hostPort = splitHostPort(address);
-    if (hostPort === null) {
-      this.#ctx.fail(d, `invalid host in upstream "${address}"`);
+    const read = splitHostPort(address);
+    if (!read.ok) {
+      this.#ctx.fail(d, read.error);
       return null;
     }
+    const hostPort = read.value;
     const server: UpstreamServerConf = {
       address: hostPort.port === 80 && !/:\d+$/.test(address)
         ? `${address}:80`
@@ -194,23 +196,47 @@ export class Upstreams {
 }
 
 /**
- * An upstream address's host and port (80 when none), as nginx reads it;
- * `null` when it is not one.
+ * An upstream address's host and port (80 when none), as nginx reads it
+ * (ngx_parse_url); else nginx's refusal, `… in upstream "TEXT"`.
  *
  * @param text The address as written.
+ * @param shown The text nginx quotes (a `proxy_pass` URL after `http://`).
  * @returns The host (an address as nginx prints it) and port.
  */
 export function splitHostPort(
   text: string,
-): { hostname: string; port: number } | null {
-  const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(text);
-  if (m === null) return null;
-  const port = m[2] === undefined ? 80 : Number(m[2]);
-  if (port < 1 || port > 65535) return null;
+  shown: string = text,
+): Parsed<{ hostname: string; port: number }> {
+  // nginx takes `unix:` as a socket's path (ngx_parse_unix_domain_url).
+  if (/^unix:/i.test(text)) {
+    return {
+      ok: false,
+      error:
+        `"${shown}" is not supported: the gateway reaches back ends over TCP only`,
+    };
+  }
+  const fail = (why: string) => ({
+    ok: false as const,
+    error: `${why} in upstream "${shown}"`,
+  });
+  const read = parseUpstreamAddress(text, false);
+  if (!read.ok) return fail(read.error);
+  const written = read.host;
   // An address as nginx reads it (`127.0.0.010` is 127.0.0.10), kept as
   // nginx prints it: the system's resolver would read it as octal.
-  const host = (hostAddress(m[1]!) ?? m[1]!).replace(/^\[(.*)\]$/, "$1");
-  return { hostname: host === "localhost" ? "127.0.0.1" : host, port };
+  const address = hostAddress(written);
+  // Any other name nginx asks the resolver for, which finds none.
+  if (address === null && !/^[A-Za-z0-9._-]+$/.test(written)) {
+    return fail("host not found");
+  }
+  const host = (address ?? written).replace(/^\[(.*)\]$/, "$1");
+  return {
+    ok: true,
+    value: {
+      hostname: host === "localhost" ? "127.0.0.1" : host,
+      port: read.port,
+    },
+  };
 }
 
 /**

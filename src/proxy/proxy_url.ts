@@ -10,7 +10,7 @@
  */
 
 import { hostAddress } from "../access/mod.ts";
-import type { UpstreamGroup } from "../upstream/mod.ts";
+import { parseUpstreamAddress, type UpstreamGroup } from "../upstream/mod.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 
 /** An evaluated URL's parts, or nginx's error line and status for it. */
@@ -55,27 +55,11 @@ export function parseProxyUrl(url: string): ProxyUrl {
     return { ok: false, message: `invalid URL prefix in "${url}"` };
   }
   const rest = url.slice(7);
-  const fail = (err: string) =>
-    ({ ok: false, message: `${err} in upstream "${rest}"` }) as const;
-  if (rest.startsWith("[")) return inet6Url(rest, fail);
-  const slash = rest.indexOf("/");
-  const query = rest.indexOf("?");
-  const uriAt = slash < 0 ? query : query < 0 ? slash : Math.min(slash, query);
-  const end = uriAt < 0 ? rest.length : uriAt;
-  // The first `:` starts the port (ngx_parse_inet_url's ngx_strlchr).
-  const colon = rest.indexOf(":");
-  const hostEnd = colon < 0 || colon > end ? end : colon;
-  const host = rest.slice(0, hostEnd);
-  let port = 80;
-  let noPort = true;
-  if (hostEnd < end) {
-    const n = atoiPort(rest.slice(hostEnd + 1, end));
-    if (n < 0) return fail("invalid port");
-    port = n;
-    noPort = false;
+  const read = parseUpstreamAddress(rest, true);
+  if (!read.ok) {
+    return { ok: false, message: `${read.error} in upstream "${rest}"` };
   }
-  if (host === "") return fail("no host");
-  const uri = rest.slice(end);
+  const { host, port, noPort, uri } = read;
   return {
     ok: true,
     host,
@@ -83,41 +67,6 @@ export function parseProxyUrl(url: string): ProxyUrl {
     noPort,
     uri: uri.startsWith("?") ? `/${uri}` : uri,
   };
-}
-
-/**
- * `ngx_parse_inet6_url`: the host is `[…]` up to the first `]`, the URI
- * starts at a `/` after it (a `?` is no end there), anything between them
- * is `:port`, and the host must be an IPv6 address.
- */
-function inet6Url(
-  rest: string,
-  fail: (err: string) => ProxyUrl,
-): ProxyUrl {
-  const close = rest.indexOf("]");
-  if (close < 0) return fail("invalid host");
-  const slash = rest.indexOf("/", close + 1);
-  const end = slash < 0 ? rest.length : slash;
-  let port = 80;
-  let noPort = true;
-  if (close + 1 < end) {
-    if (rest[close + 1] !== ":") return fail("invalid host");
-    const n = atoiPort(rest.slice(close + 2, end));
-    if (n < 0) return fail("invalid port");
-    port = n;
-    noPort = false;
-  }
-  if (close === 1) return fail("no host");
-  const host = rest.slice(0, close + 1);
-  if (hostAddress(host) === null) return fail("invalid IPv6 address");
-  return { ok: true, host, port, noPort, uri: rest.slice(end) };
-}
-
-/** `ngx_atoi` of a port, 1 to 65535, or -1. */
-function atoiPort(text: string): number {
-  if (!/^\d+$/.test(text)) return -1;
-  const n = Number(text);
-  return n >= 1 && n <= 65535 ? n : -1;
 }
 
 /**

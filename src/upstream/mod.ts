@@ -20,6 +20,7 @@ export {
 export type { UpstreamAction } from "./error.ts";
 export type { UpstreamFailureKind } from "./error.ts";
 export { createUpstreamGroup } from "./group.ts";
+export { type ParsedAddress, parseUpstreamAddress } from "./address.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
 export type { Balance, HashKey } from "./balance.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
