@@ -28,7 +28,7 @@ import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
-import type { SettingsContext } from "./compile_location.ts";
+import type { SettingsContext } from "./compile_level_values.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
 import {
