@@ -31,7 +31,8 @@ import type {
   EngineRouteDeps,
   LogScope,
 } from "./engine_request.ts";
-import { type FlowDeps, serveRequest } from "./request_flow.ts";
+import type { FlowDeps } from "./flow_types.ts";
+import { serveRequest } from "./request_flow.ts";
 import { type RefusalStage, refusedVars, requestVars } from "./request_vars.ts";
 import { RouteFlow } from "./route_flow.ts";
 import { hostName, ServerChoice, withAuthority } from "./server_choice.ts";

@@ -2,9 +2,10 @@
  * One request's path through the configuration engine, each stage in a
  * file of its own and read in this order: the server its name chooses
  * (`server_choice.ts`), its variables (`request_vars.ts`), the phases that
- * choose its location and content (`request_flow.ts`), the content handler
- * that answers — static (`static_handler.ts`), proxy (`proxy_handler.ts`)
- * or the flow's own `return` — the filters on the answer
+ * choose its location and content (`request_flow.ts`), the answer
+ * (`content_answer.ts`) — the flow's own (`return`, a redirect, an error),
+ * static (`static_handler.ts`) or proxy (`proxy_handler.ts`) — with
+ * `error_page` for an error (`error_page.ts`), the filters on the answer
  * (`ssi_includes.ts`, then gzip), and the access logs of the location that
  * answered. `EngineRoute` (`engine_route.ts`) ties them together; the
  * gateway's handler (`request_context.ts`) reads a request into an
