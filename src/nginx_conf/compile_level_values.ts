@@ -65,7 +65,7 @@ export function flag(level: Level, name: string, fallback: boolean): boolean {
 
 /** A directive's argument compiled as a value; a refusal is collected. */
 export function value(
-  ctx: SettingsContext,
+  ctx: Pick<SettingsContext, "scope" | "fail">,
   d: Directive,
   text: string,
 ): ComplexValue {
@@ -79,7 +79,11 @@ export function value(
 }
 
 /** A time directive in milliseconds (nginx's default of 60 s when unset). */
-export function time(ctx: SettingsContext, level: Level, name: string): number {
+export function time(
+  ctx: Pick<SettingsContext, "fail">,
+  level: Level,
+  name: string,
+): number {
   const d = level.last(name);
   if (d === undefined) return MINUTE;
   const ms = nginxTimeMs(d.args[0]!);
@@ -92,7 +96,7 @@ export function time(ctx: SettingsContext, level: Level, name: string): number {
 
 /** A size directive in bytes, `fallback` when unset; past `max` refused. */
 export function size(
-  ctx: SettingsContext,
+  ctx: Pick<SettingsContext, "fail">,
   level: Level,
   name: string,
   { fallback, max }: { fallback: number; max?: number },
