@@ -22,7 +22,7 @@ import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
 import { stubStatusResponse } from "../status.ts";
-import { AccessGate } from "../access_gate.ts";
+import { AccessGate } from "./access_gate.ts";
 import { PasswordChecker } from "../access/mod.ts";
 import { isValidHost } from "../routing/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";

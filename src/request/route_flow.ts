@@ -13,7 +13,7 @@
 import type { LocationConf, RequestVars, ServerConf } from "../engine/mod.ts";
 import type { RequestEvent } from "../proxy/mod.ts";
 import { errorResponse, publicOrigin } from "../response/mod.ts";
-import type { AccessState } from "../access_gate.ts";
+import type { AccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
 import type { FlowRequest } from "./flow_types.ts";
 
