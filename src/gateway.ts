@@ -10,10 +10,6 @@
  * @module
  */
 
-import {
-  type InFlightRegistry,
-  PendingAccessLine,
-} from "./access_accounting.ts";
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
@@ -40,7 +36,11 @@ import {
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
 import { DefaultPageRoute } from "./default_page_route.ts";
-import { EngineRoute } from "./request/mod.ts";
+import {
+  EngineRoute,
+  type InFlightRegistry,
+  PendingAccessLine,
+} from "./request/mod.ts";
 import { ErrorLines, RequestContext } from "./request_context.ts";
 import {
   ClosingConnections,

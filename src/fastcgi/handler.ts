@@ -13,31 +13,24 @@
  * @module
  */
 
-import type { FastcgiConf, LocationConf, RequestVars } from "../engine/mod.ts";
+import type { FastcgiConf } from "../engine/mod.ts";
 import { errorResponse } from "../response/mod.ts";
-import {
-  type AttemptFailure,
-  type NextUpstream,
-  type UpstreamGroup,
-  type UpstreamPeer,
-  type UpstreamReply,
+import type {
+  NextUpstream,
+  UpstreamGroup,
+  UpstreamPeer,
+  UpstreamReply,
 } from "../upstream/mod.ts";
 import {
-  type AttemptWarning,
   type FailureCounter,
-  failurePage,
   type LocationCall,
   type LocationRequest,
-  logAttempt,
-  logWarning,
-  type ProxyOptions,
+  PassForward,
   proxyRequest,
   type ProxyResult,
-  type RequestBuffering,
   type RequestEvent,
   type UpstreamRegistry,
 } from "../proxy/mod.ts";
-import type { UpstreamTries } from "../log/mod.ts";
 import { attachRequest, RecordTooBig } from "./client.ts";
 import { requestParams } from "./params.ts";
 import { encodeRequestHead } from "./records.ts";
@@ -139,45 +132,31 @@ function fastcgiLog(
     );
 }
 
-/** One request's pass: the proxy's options, its hooks and how it settles. */
-class FastcgiForward implements ProxyOptions {
-  readonly group: UpstreamGroup;
+/**
+ * One request's pass: what FastCGI sends and relays, and how it settles;
+ * what every pass fills alike is {@linkcode PassForward}'s.
+ */
+class FastcgiForward extends PassForward<FastcgiContext> {
   readonly upstreamPath = "";
-  readonly clientMaxBodySize: number;
-  readonly client: string;
-  readonly contentLength: number | null;
   readonly headers: [string, string][] = [];
   readonly call: LocationCall;
-  readonly buffering: RequestBuffering | null;
-  readonly tries: UpstreamTries | null;
-  readonly log: (event: RequestEvent) => void;
-  readonly conf: LocationConf;
-  readonly vars: RequestVars;
   readonly fastcgi: FastcgiConf;
-  readonly context: FastcgiContext;
-  readonly head: boolean;
-  /** The evaluated key of a `hash` group (`undefined` for the others). */
-  readonly key: string | undefined;
   /** The status `fastcgi_intercept_errors` handed to `error_page`. */
   intercepted: Intercepted | null = null;
 
   constructor(
     req: Request,
     request: LocationRequest,
-    { context, group, fastcgi, log }: {
+    at: {
       context: FastcgiContext;
       group: UpstreamGroup;
       fastcgi: FastcgiConf;
       log: (event: RequestEvent) => void;
     },
   ) {
-    this.group = group;
-    this.conf = request.conf;
-    this.vars = request.vars;
+    super(req, request, at);
+    const { fastcgi } = at;
     this.fastcgi = fastcgi;
-    this.clientMaxBodySize = request.conf.clientMaxBodySize;
-    this.client = request.vars.remoteAddr;
-    this.contentLength = request.contentLength;
     this.call = {
       version: "1.1",
       leading: [],
@@ -185,25 +164,11 @@ class FastcgiForward implements ProxyOptions {
       headBufferSize: fastcgi.bufferSize,
       keepalive: false,
     };
-    this.buffering = request.buffering ?? null;
-    this.tries = request.tries ?? null;
-    this.log = log;
-    this.context = context;
-    this.head = req.method === "HEAD";
-    this.key = group.hashKey?.evaluate(request.vars);
   }
 
   /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */
   get next(): NextUpstream {
     return this.fastcgi.nextUpstream;
-  }
-
-  onFailure(failure: AttemptFailure): void {
-    logAttempt(failure, this.log, this.context.stats);
-  }
-
-  onWarning(warning: AttemptWarning): void {
-    logWarning(warning, this.log);
   }
 
   toResponse(reply: UpstreamReply, _peer: UpstreamPeer): Response {
@@ -235,14 +200,6 @@ class FastcgiForward implements ProxyOptions {
       this.log({ level: "alert", message: result.error.message });
       return errorResponse(500, { head: this.head });
     }
-    const { stopping } = this.context;
-    return failurePage(result, {
-      log: this.log,
-      stats: this.context.stats,
-      group: this.group.name,
-      upstreamPath: "",
-      head: this.head,
-      ...(stopping ? { stopping } : {}),
-    });
+    return this.failed(result);
   }
 }

@@ -14,12 +14,9 @@
  */
 
 import {
-  compileValue,
   type ComplexValue,
-  constantValue,
   type HttpConf,
   type ServerConf,
-  ValueError,
   Variables,
 } from "../engine/mod.ts";
 import { Level } from "./compile_level.ts";
@@ -28,7 +25,7 @@ import { ErrorLogsSeen } from "./compile_error_logs.ts";
 import { AccessCompiler } from "./compile_access.ts";
 import { typesFromDirectives } from "../static/mod.ts";
 import { COMBINED, compileLogFormat, type LogFormat } from "../log/mod.ts";
-import type { SettingsContext } from "./compile_location.ts";
+import { type SettingsContext, value } from "./compile_level_values.ts";
 import type { Directive } from "./parser.ts";
 import { prefixed } from "./paths.ts";
 import {
@@ -273,13 +270,7 @@ class Compiler implements CompileContext {
   }
 
   value(d: Directive, text: string): ComplexValue {
-    try {
-      return compileValue(text, this.scope);
-    } catch (error) {
-      if (!(error instanceof ValueError)) throw error;
-      this.fail(d, error.message);
-      return constantValue(text);
-    }
+    return value(this, d, text);
   }
 }
 

@@ -8,14 +8,12 @@
 
 import {
   compileRegex,
-  compileValue,
-  type ComplexValue,
-  constantValue,
   type CookieRewrite,
   ValueError,
   type VariableScope,
 } from "../engine/mod.ts";
 import type { Level } from "./compile_level.ts";
+import { value } from "./compile_level_values.ts";
 import type { Directive } from "./parser.ts";
 
 /** What compiling the pairs needs of the compiler. */
@@ -78,14 +76,4 @@ export function cookieRewrites(
     }
   }
   return out;
-}
-
-function value(ctx: CookieContext, d: Directive, text: string): ComplexValue {
-  try {
-    return compileValue(text, ctx.scope);
-  } catch (error) {
-    if (!(error instanceof ValueError)) throw error;
-    ctx.fail(d, error.message);
-    return constantValue(text);
-  }
 }

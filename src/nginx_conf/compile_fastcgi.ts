@@ -16,13 +16,13 @@ import { NEVER_RELAYED } from "../upstream/mod.ts";
 import type { Level } from "./compile_level.ts";
 import {
   flag,
-  ignoredHeaders,
   lowerSet,
   type SettingsContext,
   size,
   time,
   value,
-} from "./compile_location.ts";
+} from "./compile_level_values.ts";
+import { ignoredHeaders } from "./compile_proxy_settings.ts";
 
 /**
  * Fields of the reply nginx never relays for FastCGI: its hidden ones

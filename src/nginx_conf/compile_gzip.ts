@@ -16,7 +16,7 @@ import {
 } from "../engine/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
-import { sizeSetting } from "./values.ts";
+import { size } from "./compile_level_values.ts";
 
 /** What the gzip settings need of the compiler. */
 export interface GzipContext {
@@ -51,7 +51,7 @@ export function gzipSettings(ctx: GzipContext, level: Level): GzipConf {
   return {
     enabled: on !== undefined && on.args[0]!.toLowerCase() === "on",
     level: compLevel(ctx, level.last("gzip_comp_level")),
-    minLength: minLength(ctx, level.last("gzip_min_length")),
+    minLength: size(ctx, level, "gzip_min_length", { fallback: 20 }),
     types: gzipTypes(level.get("gzip_types")),
   };
 }
@@ -119,21 +119,6 @@ function compLevel(ctx: GzipContext, d: Directive | undefined): number {
     return 1;
   }
   return n;
-}
-
-/** `gzip_min_length` (ngx_conf_set_size_slot). */
-function minLength(ctx: GzipContext, d: Directive | undefined): number {
-  if (d === undefined) return 20;
-  const parsed = sizeSetting("gzip_min_length", d.args[0]!);
-  if (!parsed.ok) {
-    ctx.fail(d, parsed.error);
-    return 20;
-  }
-  const text = parsed.value;
-  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
-    text.slice(-1) as "k" | "m" | "g"
-  ] ?? 1;
-  return Number(text.replace(/\D$/, "")) * unit;
 }
 
 /**

@@ -18,11 +18,11 @@ import {
 import type { CompileContext } from "./compile_context.ts";
 import { fastcgiSettings } from "./compile_fastcgi.ts";
 import { Level } from "./compile_level.ts";
-import {
-  type LocationIdentity,
-  locationSettings,
-  type SettingsContext,
-} from "./compile_location.ts";
+import type {
+  LocationIdentity,
+  SettingsContext,
+} from "./compile_level_values.ts";
+import { locationSettings } from "./compile_location.ts";
 import { compileProgram, isRewriteDirective } from "./compile_rewrite.ts";
 import type { Directive } from "./parser.ts";
 

@@ -15,7 +15,7 @@ import {
 } from "../upstream/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
-import { type SettingsContext, time } from "./compile_location.ts";
+import { type SettingsContext, time } from "./compile_level_values.ts";
 
 const MODULES: ReadonlyMap<string, "proxy" | "fastcgi"> = new Map([
   ["proxy_next_upstream", "proxy"],

@@ -11,7 +11,7 @@ import type { VariableScope } from "../engine/mod.ts";
 import type { SsiConf } from "../ssi/mod.ts";
 import type { Level } from "./compile_level.ts";
 import type { Directive } from "./parser.ts";
-import { sizeSetting } from "./values.ts";
+import { size } from "./compile_level_values.ts";
 
 /** What the SSI settings need of the compiler. */
 export interface SsiContext {
@@ -36,7 +36,9 @@ export function ssiSettings(
   level: Level,
 ): { ssi?: SsiConf } {
   // Checked wherever they are, on or off, as nginx parses them.
-  const length = valueLength(ctx, level.last("ssi_value_length"));
+  const length = size(ctx, level, "ssi_value_length", {
+    fallback: VALUE_LENGTH,
+  });
   const on = level.last("ssi")?.args[0]?.toLowerCase() === "on";
   if (!on) return {};
   return {
@@ -52,21 +54,6 @@ export function ssiSettings(
 
 function flag(level: Level, name: string): boolean {
   return level.last(name)?.args[0]?.toLowerCase() === "on";
-}
-
-/** `ssi_value_length` (ngx_conf_set_size_slot). */
-function valueLength(ctx: SsiContext, d: Directive | undefined): number {
-  if (d === undefined) return VALUE_LENGTH;
-  const parsed = sizeSetting("ssi_value_length", d.args[0]!);
-  if (!parsed.ok) {
-    ctx.fail(d, parsed.error);
-    return VALUE_LENGTH;
-  }
-  const text = parsed.value;
-  const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[
-    text.slice(-1) as "k" | "m" | "g"
-  ] ?? 1;
-  return Number(text.replace(/\D$/, "")) * unit;
 }
 
 /**

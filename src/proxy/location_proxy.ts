@@ -8,144 +8,26 @@
  * status (`errorResponse`, as `ngx_http_finalize_request(r, status)`), so
  * `error_page` can apply, as can an upstream error status under
  * `proxy_intercept_errors`. The result is the client's `Response` from here
- * to the access line; a tunnel's end is found by {@linkcode tunnelClosed}.
+ * to the access line; a tunnel's end is found by `tunnelClosed`
+ * (`location_forward.ts`).
  *
  * @module
  */
 
 import { fieldBytes } from "../runtime/mod.ts";
-import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import type { UpstreamTries } from "../log/mod.ts";
 import { errorResponse } from "../response/mod.ts";
-import {
-  type AttemptFailure,
-  type NextUpstream,
-  upstreamField,
-  type UpstreamGroup,
-  type UpstreamPeer,
-  type UpstreamReply,
-  upstreamStatus,
-} from "../upstream/mod.ts";
-import {
-  type FailureCounter,
-  logAttempt,
-  logOutcome,
-  logWarning,
-  type RequestEvent,
-} from "./outcome_log.ts";
+import type { UpstreamGroup } from "../upstream/mod.ts";
 import { proxyRequest } from "./proxy.ts";
-import type {
-  AttemptWarning,
-  LocationCall,
-  ProxyOptions,
-  ProxyResult,
-  RequestBuffering,
-} from "./proxy_options.ts";
-import { interceptedBy, relay } from "./location_reply.ts";
-import { unsafeAccelMessage } from "./accel_redirect.ts";
 import {
-  fieldPlan,
-  type UpstreamFields,
-  upstreamFields,
-} from "./set_headers.ts";
+  LocationForward,
+  type LocationProxyContext,
+} from "./location_forward.ts";
+import type { LocationRequest } from "./pass_forward.ts";
+import { fieldPlan, upstreamFields } from "./set_headers.ts";
 import { groupOf, parseProxyUrl } from "./proxy_url.ts";
-import type { UpstreamRegistry } from "./upstream_registry.ts";
 import { rawUpstreamUri, upstreamUri } from "./upstream_uri.ts";
 import { isWebSocketRequest, proxyWebSocket } from "./websocket_proxy.ts";
 import { requestTargetText } from "./target_text.ts";
-
-/** One request's part in proxying, from the request flow. */
-export interface LocationRequest {
-  /** The location's merged settings (`proxyPass` set). */
-  conf: LocationConf;
-  /** The request's variables, after the rewrite phases. */
-  vars: RequestVars;
-  /**
-   * `$uri` was changed by `rewrite` or an internal redirect to a URI: the
-   * client's target no longer goes upstream as it was sent.
-   */
-  rewritten: boolean;
-  /**
-   * The request was rewritten or redirected internally (named locations
-   * too): `$uri` is escaped again. `rewritten` when absent.
-   */
-  internal?: boolean;
-  /** A `rewrite … break` ran in this location: `proxy_pass`'s URI part is not applied. */
-  breakInLocation?: boolean;
-  /**
-   * The location name whose length the URI part replaces: the location's
-   * own (the default), or for an `if` block its location's.
-   */
-  matchedPrefix?: string;
-  /** Writes an error line with the request's context. */
-  log: (event: RequestEvent) => void;
-  /** The declared `Content-Length`, parsed once; `null` when none. */
-  contentLength: number | null;
-  /**
-   * The client's fields of `req` as already walked (flat: name, value…,
-   * in `Headers.forEach`'s order); walked here when absent.
-   */
-  clientFields?: readonly string[] | null;
-  /**
-   * `http://host[:port]` for a rewritten `Location` that starts with `/`;
-   * by default `$host` (or the server's address without `Host`) with
-   * `$server_port` unless 80, as nginx's header filter builds it.
-   */
-  origin?: string;
-  /**
-   * Where `origin` is read when `origin` is not given, once an answer
-   * needs it (a rewritten `Location`): most answers do not.
-   */
-  originOf?: { readonly origin: string };
-  /** How the body is read whole first (`proxy_request_buffering on`). */
-  buffering?: RequestBuffering | undefined;
-  /** Where the tries are recorded for the access line's `$upstream_*`. */
-  tries?: UpstreamTries | null;
-}
-
-/** The 101 answers of tunnels, each with the promise of its end. */
-const tunnels = new WeakMap<Response, Promise<number>>();
-
-/**
- * The end of the tunnel a response opened: its access line waits for it.
- *
- * @param response A response {@linkcode proxyLocation} returned.
- * @returns Settles with the bytes relayed when the tunnel closes;
- * `undefined` for any other response.
- */
-export function tunnelClosed(
-  response: Response,
-): Promise<number> | undefined {
-  return tunnels.get(response);
-}
-
-/** The `upstream:` field of a relayed answer a filter may log about (SSI). */
-const relayed = new WeakMap<Response, string>();
-
-/**
- * The `upstream:` field of the error lines about a relayed answer's body,
- * for a location whose filters write such lines (`ssi on`).
- *
- * @param response The client's response.
- * @returns `http://peer/uri`, or `undefined` for another response.
- */
-export function relayedUpstream(response: Response): string | undefined {
-  return relayed.get(response);
-}
-
-/** What proxying needs from the gateway, made once. */
-export interface LocationProxyContext {
-  /** The configuration's upstream groups. */
-  registry: UpstreamRegistry;
-  /** Counters for the status endpoint. */
-  stats: FailureCounter;
-  /** Shutdown has begun: a body cut off then is not the client leaving. */
-  stopping?: () => boolean;
-  /** Locations match without regard to case (nginx for Windows). */
-  caseless?: boolean;
-}
-
-const CLOSE: [string, string][] = [["connection", "close"]];
 
 /**
  * Proxies one request for a location.
@@ -304,130 +186,6 @@ function forwardFor(
 }
 
 /**
- * One request's forwarding: the proxy's options, the location's call
- * settings, its failure and reply hooks and how it settles, in one object
- * (they were a closure or an object each, made per request, held while
- * the upstream answers).
- */
-class LocationForward implements ProxyOptions, LocationCall {
-  readonly group: UpstreamGroup;
-  readonly upstreamPath: string;
-  readonly clientMaxBodySize: number;
-  readonly client: string;
-  readonly key: string | undefined;
-  readonly contentLength: number | null;
-  readonly headers: [string, string][];
-  readonly buffering: RequestBuffering | null;
-  readonly tries: UpstreamTries | null;
-  readonly log: (event: RequestEvent) => void;
-  readonly version: "1.0" | "1.1";
-  readonly leading: [string, string][];
-  readonly timeouts: LocationConf["proxyTimeouts"];
-  readonly headBufferSize: number;
-  readonly keepalive: boolean;
-  readonly conf: LocationConf;
-  readonly vars: RequestVars;
-  /** The upstream groups and counters. */
-  readonly context: LocationProxyContext;
-  /** The end of the tunnel, when the request asks for one. */
-  readonly tunnel: PromiseWithResolvers<number> | null;
-  /** A HEAD request: error pages go without a body. */
-  readonly head: boolean;
-  readonly #request: LocationRequest;
-  readonly #req: Request;
-
-  /** The location's `proxy_next_upstream` (a getter: no slot per request). */
-  get next(): NextUpstream {
-    return this.conf.proxyNextUpstream;
-  }
-
-  constructor(
-    req: Request,
-    request: LocationRequest,
-    { context, group, path, fields, tunnel }: {
-      context: LocationProxyContext;
-      group: UpstreamGroup;
-      path: string;
-      fields: UpstreamFields;
-      tunnel: PromiseWithResolvers<number> | null;
-    },
-  ) {
-    const { conf } = request;
-    this.group = group;
-    this.upstreamPath = path;
-    // A declared length over client_max_body_size was refused before the
-    // content handler (request/proxy_handler.ts, for every location); a body
-    // without one is counted against it as it is read (proxy.ts).
-    this.clientMaxBodySize = conf.clientMaxBodySize;
-    this.client = request.vars.remoteAddr;
-    // A `hash` group's key (ngx_http_upstream_init_hash_peer).
-    this.key = group.hashKey?.evaluate(request.vars);
-    this.contentLength = request.contentLength;
-    this.headers = fields.passed;
-    this.buffering = request.buffering ?? null;
-    this.tries = request.tries ?? null;
-    this.log = request.log;
-    this.version = conf.proxyHttpVersion;
-    this.leading = fields.set;
-    this.timeouts = conf.proxyTimeouts;
-    this.headBufferSize = conf.proxyBufferSize;
-    this.keepalive = fields.keepalive;
-    this.conf = conf;
-    this.vars = request.vars;
-    this.context = context;
-    this.tunnel = tunnel;
-    this.head = req.method === "HEAD";
-    this.#request = request;
-    this.#req = req;
-  }
-
-  /** The location's call settings: this object's own. */
-  get call(): LocationCall {
-    return this;
-  }
-
-  /** `http://host[:port]` for a rewritten `Location`, made when read. */
-  get origin(): string {
-    const request = this.#request;
-    return request.origin ?? request.originOf?.origin ??
-      originOf(this.#req, this.vars);
-  }
-
-  /** A failed attempt's lines, as it fails. */
-  onFailure(failure: AttemptFailure): void {
-    logAttempt(failure, this.log, this.context.stats);
-  }
-
-  /** Bytes beyond an answer's framing: nginx's warning line. */
-  onWarning(warning: AttemptWarning): void {
-    logWarning(warning, this.log);
-  }
-
-  /** The client's response for the upstream's reply. */
-  toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
-    const response = relay(reply, this);
-    if (this.conf.ssi !== undefined) {
-      relayed.set(response, upstreamField(peer, this.upstreamPath));
-    }
-    const unsafe = unsafeAccelMessage(response);
-    if (unsafe !== null) {
-      this.log({
-        level: "error",
-        message: unsafe,
-        action: "reading response header from upstream",
-        upstream: upstreamField(peer, this.upstreamPath),
-      });
-    }
-    return response;
-  }
-
-  /** How forwarding ended, as the client's response, with its line. */
-  settle(result: ProxyResult): Response {
-    return settle(result, this);
-  }
-}
-
-/**
  * Where a `proxy_pass` with variables in its host sends this request: the
  * group its value names, `$proxy_host` (the port left out when 80, as
  * ngx_http_proxy_set_vars), its URI part; or nginx's line and status when
@@ -450,103 +208,4 @@ function evaluatedTarget(
       : `${url.host}:${url.port}`,
     uri: url.uri,
   };
-}
-
-/** How forwarding ended, as the client's response, with its line. */
-function settle(
-  result: ProxyResult,
-  { conf, log, context, group, upstreamPath, tunnel, head }: LocationForward,
-): Response {
-  if (result.kind === "response") {
-    // Only `proxy_intercept_errors` makes a stand-in.
-    const stood = conf.proxyInterceptErrors
-      ? interceptedBy(result.response)
-      : undefined;
-    if (stood !== undefined) {
-      // An intercepted 401 keeps the upstream's `WWW-Authenticate`
-      // (`ngx_http_upstream_intercept_errors`).
-      return errorResponse(stood.status, { head, headers: stood.headers });
-    }
-    if (tunnel !== null && result.response.status === 101) {
-      tunnels.set(result.response, tunnel.promise);
-    }
-    return result.response;
-  }
-  return failurePage(result, {
-    log,
-    stats: context.stats,
-    group: group.name,
-    upstreamPath,
-    head,
-    ...(context.stopping ? { stopping: context.stopping } : {}),
-  });
-}
-
-/**
- * How forwarding that got no answer ended, as nginx's page for its status,
- * after its line ({@linkcode logOutcome}); a defect is thrown. For
- * `proxy_pass` and `fastcgi_pass` alike.
- *
- * @param result How forwarding ended, without an answer.
- * @param context The request's log and counters, the group's name and the
- * path sent, whether the request is a HEAD, and whether shutdown has begun.
- * @returns The client's response.
- * @throws The defect that ended the attempts.
- */
-export function failurePage(
-  result: Exclude<ProxyResult, { kind: "response" }>,
-  { log, stats, group, upstreamPath, head, stopping }: {
-    log: (event: RequestEvent) => void;
-    stats: LocationProxyContext["stats"];
-    group: string;
-    upstreamPath: string;
-    head: boolean;
-    stopping?: () => boolean;
-  },
-): Response {
-  // nginx's page for the status; `close` ends the connection after it
-  // (400, a 413 after part of the body was read).
-  const page = (status: number, close = false) =>
-    errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
-  if (result.kind === "client-left" && stopping?.()) {
-    // Deno.serve's shutdown ended the body being read: the client did not
-    // leave and must not be told 499. nginx 1.22 closes without an answer;
-    // Deno.serve must answer, so the client learns to retry.
-    return page(503, true);
-  }
-  logOutcome(result, { log, stats, group, upstreamPath });
-  switch (result.kind) {
-    case "too-large":
-      log({ level: "error", message: result.message });
-      return page(413, true);
-    case "no-live":
-      return page(502);
-    case "bad-body":
-      return page(400, true);
-    case "body-timeout":
-      // nginx closes without an answer; Deno.serve cannot, so the page.
-      return page(408, true);
-    case "temp-failed":
-      return page(500, true);
-    case "client-left":
-    case "failed":
-      return page(upstreamStatus(result.error));
-    case "defect":
-      throw result.error;
-  }
-}
-
-/**
- * `http://host[:port]` as nginx's header filter writes an absolute
- * `Location`: the request's host (the server's address without one) and
- * the port the request came in on, left out when 80.
- */
-function originOf(req: Request, vars: RequestVars): string {
-  const host = req.headers.has("host")
-    ? vars.host
-    : vars.serverAddr.includes(":")
-    ? `[${vars.serverAddr}]`
-    : vars.serverAddr;
-  const port = vars.serverPort === 80 ? "" : `:${vars.serverPort}`;
-  return `http://${host}${port}`;
 }

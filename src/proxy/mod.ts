@@ -18,14 +18,13 @@ export {
   type AccelTarget,
   accelTarget,
 } from "./accel_redirect.ts";
+export { proxyLocation } from "./location_proxy.ts";
 export {
-  failurePage,
   type LocationProxyContext,
-  type LocationRequest,
-  proxyLocation,
   relayedUpstream,
   tunnelClosed,
-} from "./location_proxy.ts";
+} from "./location_forward.ts";
+export { type LocationRequest, PassForward } from "./pass_forward.ts";
 export { type RegistryOptions, UpstreamRegistry } from "./upstream_registry.ts";
 export {
   rawUpstreamUri,

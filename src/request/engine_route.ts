@@ -22,7 +22,7 @@ import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
 import { stubStatusResponse } from "../status.ts";
-import { AccessGate } from "../access_gate.ts";
+import { AccessGate } from "./access_gate.ts";
 import { PasswordChecker } from "../access/mod.ts";
 import { isValidHost } from "../routing/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
@@ -31,7 +31,8 @@ import type {
   EngineRouteDeps,
   LogScope,
 } from "./engine_request.ts";
-import { type FlowDeps, serveRequest } from "./request_flow.ts";
+import type { FlowDeps } from "./flow_types.ts";
+import { serveRequest } from "./request_flow.ts";
 import { type RefusalStage, refusedVars, requestVars } from "./request_vars.ts";
 import { RouteFlow } from "./route_flow.ts";
 import { hostName, ServerChoice, withAuthority } from "./server_choice.ts";

@@ -32,7 +32,8 @@ import {
 import { expectsContinue, READING_HEADERS } from "../routing/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import type { EngineRequest, EngineRouteDeps } from "./engine_request.ts";
-import { filterStatus, type FlowRequest, withCharset } from "./request_flow.ts";
+import { filterStatus, withCharset } from "./content_answer.ts";
+import type { FlowRequest } from "./flow_types.ts";
 import { type RouteFlow, tooBig } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
 

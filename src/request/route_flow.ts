@@ -13,9 +13,9 @@
 import type { LocationConf, RequestVars, ServerConf } from "../engine/mod.ts";
 import type { RequestEvent } from "../proxy/mod.ts";
 import { errorResponse, publicOrigin } from "../response/mod.ts";
-import type { AccessState } from "../access_gate.ts";
+import type { AccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
-import type { FlowRequest } from "./request_flow.ts";
+import type { FlowRequest } from "./flow_types.ts";
 
 /** A request's part in the flow, with what the handler read of it. */
 export class RouteFlow implements FlowRequest {

@@ -13,7 +13,8 @@ import { relayedUpstream } from "../proxy/mod.ts";
 import { type SsiConf, ssiFilter, SsiStore } from "../ssi/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { EngineRequest } from "./engine_request.ts";
-import { type FlowDeps, serveSubrequest } from "./request_flow.ts";
+import type { FlowDeps } from "./flow_types.ts";
+import { serveSubrequest } from "./request_flow.ts";
 import { RouteFlow } from "./route_flow.ts";
 import {
   type IncludeBudget,

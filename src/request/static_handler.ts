@@ -16,7 +16,7 @@ import {
   type StaticResult,
 } from "../static/mod.ts";
 import type { EngineRouteDeps } from "./engine_request.ts";
-import type { FlowRequest } from "./request_flow.ts";
+import type { FlowRequest } from "./flow_types.ts";
 import { type RouteFlow, tooBig } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
 

@@ -11,8 +11,9 @@
  * (README, ssi).
  *
  * What a body can make it hold is bounded: `set` variables (and named
- * captures) together up to {@linkcode MAX_STATE} bytes, and an evaluated
- * value up to as much; past that the command fails with an error line.
+ * captures) together up to `MAX_STATE` bytes (`store.ts`), and an
+ * evaluated value up to as much; past that the command fails with an
+ * error line.
  *
  * @module
  */
@@ -32,36 +33,10 @@ import {
 } from "./commands.ts";
 import { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";
 import { includeUri } from "./include_uri.ts";
-
-/** The most bytes of `set` variables, and of one evaluated value. */
-export const MAX_STATE = 65536;
+import { MAX_STATE, SsiStore, STATE_EXCEEDED } from "./store.ts";
 
 /** nginx's default `errmsg`. */
 const ERRMSG = "[an error occurred while processing the directive]";
-
-/**
- * The SSI variables, their bytes and the last regex's captures of one
- * main request: nginx keeps them in the main request's context
- * (`ngx_http_get_module_ctx(r->main, …)`), so a page and its includes
- * see and set the same ones, within one {@linkcode MAX_STATE}.
- *
- * @example Usage
- * ```ts
- * import { SsiStore } from "./context.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const store = new SsiStore();
- * strictEqual(store.variables.size, 0);
- * ```
- */
-export class SsiStore {
-  /** `set` variables (and named captures), by lower-case name. */
-  readonly variables: Map<string, string> = new Map();
-  /** Their names' and values' bytes. */
-  bytes = 0;
-  /** The numbered captures of the last `if` regex. */
-  captures: readonly string[] = [];
-}
 
 /** What the context needs of the request. */
 export interface SsiRequest {
@@ -212,8 +187,8 @@ export class SsiContext implements ParserSink {
     const value = this.#evaluate(params.get("value")!);
     if (value === null) return;
     const name = asciiLower(params.get("var")!);
-    if (!this.#assign(name, value)) {
-      this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
+    if (!this.#store.assign(name, value)) {
+      this.#fail(STATE_EXCEEDED);
     }
   }
 
@@ -231,8 +206,8 @@ export class SsiContext implements ParserSink {
     if (verdict.captures !== undefined) {
       this.#store.captures = verdict.captures.groups;
       for (const [key, value] of Object.entries(verdict.captures.named)) {
-        if (!this.#assign(key, value)) {
-          return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
+        if (!this.#store.assign(key, value)) {
+          return this.#fail(STATE_EXCEEDED);
         }
       }
     }
@@ -266,8 +241,8 @@ export class SsiContext implements ParserSink {
     const set = params.get("set");
     const name = set === undefined ? null : asciiLower(set);
     if (name !== null && !this.#store.variables.has(name)) {
-      if (!this.#assign(name, "")) {
-        return this.#fail(`the SSI variables exceed ${MAX_STATE} bytes`);
+      if (!this.#store.assign(name, "")) {
+        return this.#fail(STATE_EXCEEDED);
       }
     }
     const made = include(
@@ -287,8 +262,8 @@ export class SsiContext implements ParserSink {
    * @param value The answer's body, a byte string.
    */
   keep(name: string, value: string): void {
-    if (!this.#assign(name, value)) {
-      this.log(`the SSI variables exceed ${MAX_STATE} bytes`);
+    if (!this.#store.assign(name, value)) {
+      this.log(STATE_EXCEEDED);
     }
   }
 
@@ -309,19 +284,6 @@ export class SsiContext implements ParserSink {
     const value = read(this.#r.vars);
     // The engine's text as the bytes nginx holds.
     return value === undefined ? undefined : fieldBytes(value);
-  }
-
-  /** Sets an SSI variable within the bound. */
-  #assign(name: string, value: string): boolean {
-    const store = this.#store;
-    const old = store.variables.get(name);
-    const bytes = store.bytes -
-      (old === undefined ? 0 : name.length + old.length) +
-      name.length + value.length;
-    if (bytes > MAX_STATE) return false;
-    store.bytes = bytes;
-    store.variables.set(name, value);
-    return true;
   }
 
   /** Evaluates a value; `null` after its error. */

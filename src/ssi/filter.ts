@@ -24,7 +24,8 @@
 import type { RequestVars } from "../engine/mod.ts";
 import { gzipTypeMatches } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
-import { MAX_STATE, SsiContext, type SsiStore } from "./context.ts";
+import { SsiContext } from "./context.ts";
+import { MAX_STATE, type SsiStore } from "./store.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
 

@@ -45,7 +45,8 @@ export {
   type SsiParam,
   SsiParser,
 } from "./parser.ts";
-export { MAX_STATE, SsiContext, type SsiRequest, SsiStore } from "./context.ts";
+export { SsiContext, type SsiRequest } from "./context.ts";
+export { MAX_STATE, SsiStore } from "./store.ts";
 export {
   evaluateIf,
   evaluateString,

@@ -10,7 +10,12 @@
 import { textBytes } from "../runtime/mod.ts";
 import { crc32, CRC32_INIT, crc32Update } from "./crc32.ts";
 import type { BalancedPeer } from "./least_conn.ts";
-import { isAvailable, pickPeer } from "./peer_choice.ts";
+import {
+  isAvailable,
+  markChecked,
+  pickPeer,
+  weightTurn,
+} from "./peer_choice.ts";
 
 const ENCODER = new TextEncoder();
 
@@ -91,10 +96,8 @@ export function pickHashPeer<P extends BalancedPeer>(
       while (w >= peers[i]!.rr.weight) w -= peers[i++]!.rr.weight;
       const peer = peers[i]!;
       const rr = peer.rr;
-      const failed = rr.maxFails !== 0 && rr.fails >= rr.maxFails &&
-        now - rr.checked <= rr.failTimeout;
-      if (!tried.has(peer) && !rr.down && !failed) {
-        if (now - rr.checked > rr.failTimeout) rr.checked = now;
+      if (!tried.has(peer) && isAvailable(rr, now)) {
+        markChecked(rr, now);
         return peer;
       }
       if (++walk.tries > 20) break;
@@ -234,16 +237,14 @@ export function pickConsistentPeer<
       const rr = peer.rr;
       if (tried.has(peer) || rr.down || peer.server !== server) continue;
       if (!isAvailable(rr, now)) continue;
-      rr.currentWeight += rr.effectiveWeight;
-      total += rr.effectiveWeight;
-      if (rr.effectiveWeight < rr.weight) rr.effectiveWeight++;
+      total += weightTurn(rr);
       if (best === null || rr.currentWeight > best.rr.currentWeight) {
         best = peer;
       }
     }
     if (best !== null) {
       best.rr.currentWeight -= total;
-      if (now - best.rr.checked > best.rr.failTimeout) best.rr.checked = now;
+      markChecked(best.rr, now);
       return best;
     }
     walk.hash++;

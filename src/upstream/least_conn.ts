@@ -7,7 +7,12 @@
  * @module
  */
 
-import { isAvailable, type RoundRobinState } from "./peer_choice.ts";
+import {
+  isAvailable,
+  markChecked,
+  type RoundRobinState,
+  weightTurn,
+} from "./peer_choice.ts";
 
 /** A server as `least_conn` and the hash methods see it. */
 export interface BalancedPeer {
@@ -77,14 +82,12 @@ export function pickLeastConnPeer<P extends BalancedPeer>(
       // ratio, so any of them answers alike.
       if (rr.conns * best.rr.weight !== best.rr.conns * rr.weight) continue;
       if (!isAvailable(rr, now)) continue;
-      rr.currentWeight += rr.effectiveWeight;
-      total += rr.effectiveWeight;
-      if (rr.effectiveWeight < rr.weight) rr.effectiveWeight++;
+      total += weightTurn(rr);
       if (rr.currentWeight > best.rr.currentWeight) best = peer;
     }
     best.rr.currentWeight -= total;
   }
-  if (now - best.rr.checked > best.rr.failTimeout) best.rr.checked = now;
+  markChecked(best.rr, now);
   return best;
 }
 

@@ -122,19 +122,56 @@ export function pickPeer<P extends { rr: RoundRobinState }>(
   for (const peer of peers) {
     const rr = peer.rr;
     if (tried.has(peer) || !isAvailable(rr, now)) continue;
-    rr.currentWeight += rr.effectiveWeight;
-    total += rr.effectiveWeight;
-    if (rr.effectiveWeight < rr.weight) rr.effectiveWeight++;
+    total += weightTurn(rr);
     if (best === null || rr.currentWeight > best.rr.currentWeight) {
       best = peer;
     }
   }
   if (best === null) return null;
   best.rr.currentWeight -= total;
-  // Chosen after fail_timeout: this request is the check whose success
-  // clears the failures (see releasePeer).
-  if (now - best.rr.checked > best.rr.failTimeout) best.rr.checked = now;
+  markChecked(best.rr, now);
   return best;
+}
+
+/**
+ * One server's turn in nginx's smooth weighted round-robin
+ * (`ngx_http_upstream_get_peer`): its running score raised by its
+ * effective weight, which then recovers by one toward its weight. The
+ * server with the highest score after every turn is chosen, and its score
+ * lowered by the sum of the turns. Every balancing method that breaks a
+ * tie by weight takes its turns here (round-robin, `least_conn`,
+ * `hash … consistent`).
+ *
+ * @param rr The server's state, changed.
+ * @returns The effective weight the turn added.
+ *
+ * @example Usage
+ * ```ts
+ * import { roundRobinState, weightTurn } from "./peer_choice.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const rr = roundRobinState({ weight: 3, maxFails: 1, failTimeoutMs: 10_000 });
+ * strictEqual(weightTurn(rr), 3);
+ * strictEqual(rr.currentWeight, 3);
+ * ```
+ */
+export function weightTurn(rr: RoundRobinState): number {
+  const added = rr.effectiveWeight;
+  rr.currentWeight += added;
+  if (added < rr.weight) rr.effectiveWeight++;
+  return added;
+}
+
+/**
+ * A server just chosen, by any method: chosen after `fail_timeout`, this
+ * request is the check whose success clears its failures (see
+ * {@linkcode releasePeer}).
+ *
+ * @param rr The server's state, changed.
+ * @param now `ngx_time()`.
+ */
+export function markChecked(rr: RoundRobinState, now: number): void {
+  if (now - rr.checked > rr.failTimeout) rr.checked = now;
 }
 
 /**
@@ -248,10 +285,8 @@ export function pickIpHashPeer<P extends { rr: RoundRobinState }>(
     while (w >= peers[i]!.rr.weight) w -= peers[i++]!.rr.weight;
     const peer = peers[i]!;
     const rr = peer.rr;
-    const failed = rr.maxFails !== 0 && rr.fails >= rr.maxFails &&
-      now - rr.checked <= rr.failTimeout;
-    if (!tried.has(peer) && !rr.down && !failed) {
-      if (now - rr.checked > rr.failTimeout) rr.checked = now;
+    if (!tried.has(peer) && isAvailable(rr, now)) {
+      markChecked(rr, now);
       walk.hash = hash;
       return peer;
     }

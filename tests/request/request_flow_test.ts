@@ -18,7 +18,7 @@ import {
   waitFor,
 } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
-import { filterStatus } from "../../src/request/request_flow.ts";
+import { filterStatus } from "../../src/request/content_answer.ts";
 import { errorResponse } from "../../src/response/mod.ts";
 import type { RequestVars } from "../../src/engine/mod.ts";
 

@@ -15,15 +15,15 @@ import {
   type AccessLogLine,
   type PasswordChecker,
   runAccessPhase,
-} from "./access/mod.ts";
-import type { Content, LocationConf, RequestVars } from "./engine/mod.ts";
+} from "../access/mod.ts";
+import type { Content, LocationConf, RequestVars } from "../engine/mod.ts";
 import {
   checkLimitConn,
   checkLimitReq,
   type LimitLogLine,
-} from "./limits/mod.ts";
-import type { Logger } from "./log/mod.ts";
-import type { RequestEvent } from "./proxy/mod.ts";
+} from "../limits/mod.ts";
+import type { Logger } from "../log/mod.ts";
+import type { RequestEvent } from "../proxy/mod.ts";
 
 /** One request's part in the phases, kept across internal redirects. */
 export interface AccessState {

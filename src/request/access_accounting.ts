@@ -6,19 +6,19 @@
  * @module
  */
 
-import { parseBasicCredentials } from "./access/mod.ts";
-import type { RequestVars } from "./engine/mod.ts";
+import { parseBasicCredentials } from "../access/mod.ts";
+import type { RequestVars } from "../engine/mod.ts";
 import {
   type AccessEvent,
   type AccessTarget,
   type Logger,
   UpstreamTries,
-} from "./log/mod.ts";
+} from "../log/mod.ts";
 import {
   isStreamedResponse,
   type MeteredBody,
   meteredBody,
-} from "./response/mod.ts";
+} from "../response/mod.ts";
 
 /** `HTTP/1.1 100 Continue` and the blank line. */
 const CONTINUE_BYTES = 25;

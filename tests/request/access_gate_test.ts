@@ -4,23 +4,23 @@
  * leaves), and the lines each step asks for.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { AccessGate, type AccessState } from "../src/access_gate.ts";
+import { AccessGate, type AccessState } from "../../src/request/access_gate.ts";
 import {
   AccessList,
   parseAccessRule,
   PasswordChecker,
-} from "../src/access/mod.ts";
-import { constantValue, type LocationConf } from "../src/engine/mod.ts";
+} from "../../src/access/mod.ts";
+import { constantValue, type LocationConf } from "../../src/engine/mod.ts";
 import {
   LimitConnZone,
   LimitReqZone,
   parseLimitConnZone,
   parseLimitReq,
   parseLimitReqZone,
-} from "../src/limits/mod.ts";
-import { createLogger } from "../src/log/mod.ts";
-import { locationConf } from "./_location_conf.ts";
-import { requestVars } from "./engine/_conf.ts";
+} from "../../src/limits/mod.ts";
+import { createLogger } from "../../src/log/mod.ts";
+import { locationConf } from "../_location_conf.ts";
+import { requestVars } from "../engine/_conf.ts";
 
 function reqZone(rate: string, now: () => number): LimitReqZone {
   const spec = parseLimitReqZone(constantValue("k"), ["zone=one:1m", rate]);

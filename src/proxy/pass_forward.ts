@@ -1,0 +1,238 @@
+/**
+ * What forwarding a location's request shares, whether it passes to an
+ * http upstream (`location_proxy.ts`) or to FastCGI (`fastcgi/`): the
+ * request's part in it (`LocationRequest`), the proxy's options every pass
+ * fills alike (`PassForward`: the group, the body's limits and buffering,
+ * the tries, the failure and warning lines, and nginx's page for
+ * forwarding that got no answer). One place, so the two handlers cannot
+ * drift apart.
+ *
+ * @module
+ */
+
+import type { LocationConf, RequestVars } from "../engine/mod.ts";
+import type { UpstreamTries } from "../log/mod.ts";
+import { errorResponse } from "../response/mod.ts";
+import {
+  type AttemptFailure,
+  type NextUpstream,
+  type UpstreamGroup,
+  type UpstreamPeer,
+  type UpstreamReply,
+  upstreamStatus,
+} from "../upstream/mod.ts";
+import {
+  type FailureCounter,
+  logAttempt,
+  logOutcome,
+  logWarning,
+  type RequestEvent,
+} from "./outcome_log.ts";
+import type {
+  AttemptWarning,
+  LocationCall,
+  ProxyOptions,
+  ProxyResult,
+  RequestBuffering,
+} from "./proxy_options.ts";
+
+/** One request's part in proxying, from the request flow. */
+export interface LocationRequest {
+  /** The location's merged settings (`proxyPass` set). */
+  conf: LocationConf;
+  /** The request's variables, after the rewrite phases. */
+  vars: RequestVars;
+  /**
+   * `$uri` was changed by `rewrite` or an internal redirect to a URI: the
+   * client's target no longer goes upstream as it was sent.
+   */
+  rewritten: boolean;
+  /**
+   * The request was rewritten or redirected internally (named locations
+   * too): `$uri` is escaped again. `rewritten` when absent.
+   */
+  internal?: boolean;
+  /** A `rewrite … break` ran in this location: `proxy_pass`'s URI part is not applied. */
+  breakInLocation?: boolean;
+  /**
+   * The location name whose length the URI part replaces: the location's
+   * own (the default), or for an `if` block its location's.
+   */
+  matchedPrefix?: string;
+  /** Writes an error line with the request's context. */
+  log: (event: RequestEvent) => void;
+  /** The declared `Content-Length`, parsed once; `null` when none. */
+  contentLength: number | null;
+  /**
+   * The client's fields of `req` as already walked (flat: name, value…,
+   * in `Headers.forEach`'s order); walked here when absent.
+   */
+  clientFields?: readonly string[] | null;
+  /**
+   * `http://host[:port]` for a rewritten `Location` that starts with `/`;
+   * by default `$host` (or the server's address without `Host`) with
+   * `$server_port` unless 80, as nginx's header filter builds it.
+   */
+  origin?: string;
+  /**
+   * Where `origin` is read when `origin` is not given, once an answer
+   * needs it (a rewritten `Location`): most answers do not.
+   */
+  originOf?: { readonly origin: string };
+  /** How the body is read whole first (`proxy_request_buffering on`). */
+  buffering?: RequestBuffering | undefined;
+  /** Where the tries are recorded for the access line's `$upstream_*`. */
+  tries?: UpstreamTries | null;
+}
+/** What every pass needs from the gateway, made once. */
+export interface ForwardContext {
+  /** Counters for the status endpoint. */
+  stats: FailureCounter;
+  /** Shutdown has begun: a body cut off then is not the client leaving. */
+  stopping?: () => boolean;
+}
+
+const CLOSE: [string, string][] = [["connection", "close"]];
+
+/**
+ * One request's forwarding for a location, as the proxy's options: the
+ * fields every pass fills alike, set once here, and the lines of its
+ * failed attempts. Each handler adds what it sends and how it relays.
+ *
+ * @typeParam C The handler's context.
+ */
+export abstract class PassForward<C extends ForwardContext = ForwardContext>
+  implements ProxyOptions {
+  readonly group: UpstreamGroup;
+  readonly clientMaxBodySize: number;
+  readonly client: string;
+  /** The evaluated key of a `hash` group (`undefined` for the others). */
+  readonly key: string | undefined;
+  readonly contentLength: number | null;
+  readonly buffering: RequestBuffering | null;
+  readonly tries: UpstreamTries | null;
+  readonly log: (event: RequestEvent) => void;
+  readonly conf: LocationConf;
+  readonly vars: RequestVars;
+  /** The handler's groups and counters. */
+  readonly context: C;
+  /** A HEAD request: error pages go without a body. */
+  readonly head: boolean;
+  /** The path and query requested (empty for FastCGI). */
+  abstract readonly upstreamPath: string;
+  /** The client's fields the location passes. */
+  abstract readonly headers: [string, string][];
+  /** The location's call settings. */
+  abstract readonly call: LocationCall;
+  /** The location's `*_next_upstream`. */
+  abstract readonly next: NextUpstream;
+
+  /**
+   * @param req The client's request.
+   * @param request The location, the request's variables and state, its log.
+   * @param at The handler's context, the group chosen and, when its lines
+   * name the server otherwise, the log to write them with.
+   */
+  constructor(
+    req: Request,
+    request: LocationRequest,
+    at: {
+      context: C;
+      group: UpstreamGroup;
+      log?: (event: RequestEvent) => void;
+    },
+  ) {
+    const { conf, vars } = request;
+    this.group = at.group;
+    // A declared length over client_max_body_size was refused before the
+    // content handler (request/proxy_handler.ts, for every location); a body
+    // without one is counted against it as it is read (proxy.ts).
+    this.clientMaxBodySize = conf.clientMaxBodySize;
+    this.client = vars.remoteAddr;
+    // A `hash` group's key (ngx_http_upstream_init_hash_peer).
+    this.key = at.group.hashKey?.evaluate(vars);
+    this.contentLength = request.contentLength;
+    this.buffering = request.buffering ?? null;
+    this.tries = request.tries ?? null;
+    this.log = at.log ?? request.log;
+    this.conf = conf;
+    this.vars = vars;
+    this.context = at.context;
+    this.head = req.method === "HEAD";
+  }
+
+  /**
+   * A failed attempt's lines, as it fails.
+   *
+   * @param failure The attempt's failure.
+   */
+  onFailure(failure: AttemptFailure): void {
+    logAttempt(failure, this.log, this.context.stats);
+  }
+
+  /**
+   * Bytes beyond an answer's framing: nginx's warning line.
+   *
+   * @param warning The warning and its server.
+   */
+  onWarning(warning: AttemptWarning): void {
+    logWarning(warning, this.log);
+  }
+
+  /**
+   * The client's response for the upstream's reply.
+   *
+   * @param reply The reply.
+   * @param peer The server that sent it.
+   * @returns The response (a throw is that server's failure).
+   */
+  abstract toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response;
+
+  /**
+   * How forwarding that got no answer ended, as nginx's page for its
+   * status, after its line ({@linkcode logOutcome}); a defect is thrown.
+   *
+   * @param result How forwarding ended, without an answer.
+   * @returns The client's response.
+   * @throws The defect that ended the attempts.
+   */
+  failed(result: Exclude<ProxyResult, { kind: "response" }>): Response {
+    const { head, log } = this;
+    const { stats, stopping } = this.context;
+    // nginx's page for the status; `close` ends the connection after it
+    // (400, a 413 after part of the body was read).
+    const page = (status: number, close = false) =>
+      errorResponse(status, { head, ...(close ? { headers: CLOSE } : {}) });
+    if (result.kind === "client-left" && stopping?.()) {
+      // Deno.serve's shutdown ended the body being read: the client did not
+      // leave and must not be told 499. nginx 1.22 closes without an answer;
+      // Deno.serve must answer, so the client learns to retry.
+      return page(503, true);
+    }
+    logOutcome(result, {
+      log,
+      stats,
+      group: this.group.name,
+      upstreamPath: this.upstreamPath,
+    });
+    switch (result.kind) {
+      case "too-large":
+        log({ level: "error", message: result.message });
+        return page(413, true);
+      case "no-live":
+        return page(502);
+      case "bad-body":
+        return page(400, true);
+      case "body-timeout":
+        // nginx closes without an answer; Deno.serve cannot, so the page.
+        return page(408, true);
+      case "temp-failed":
+        return page(500, true);
+      case "client-left":
+      case "failed":
+        return page(upstreamStatus(result.error));
+      case "defect":
+        throw result.error;
+    }
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The parts of nginx's `error_page` (ngx_http_send_error_page) that make
+ * an answer without running the flow again: the redirect a URL page is,
+ * the copy of the request an internal page is asked with, and the status
+ * the page's answer goes out with. The internal redirect itself is the
+ * flow's (`request_flow.ts`).
+ *
+ * @module
+ */
+
+import { errorResponse, redirectLocation } from "../response/mod.ts";
+import { REDIRECTS } from "./content_answer.ts";
+
+/** What an error page's request does not carry (see `pageRequest`). */
+const PAGE_IGNORED = [
+  "if-none-match",
+  "if-modified-since",
+  "if-match",
+  "if-unmodified-since",
+  "range",
+  "if-range",
+];
+
+/**
+ * A page given as a URL: nginx answers 302 (or the `=code` given, when it
+ * is a redirect code) with `Location`; auth_basic's challenge stays.
+ *
+ * @param uri The page's URL.
+ * @param options The `=code`, whether the request is a HEAD, the origin
+ * and the challenge to keep.
+ * @returns The redirect.
+ */
+export function errorPageUrl(
+  uri: string,
+  options: {
+    overwrite: number | null;
+    head: boolean;
+    origin: string;
+    challenge: string | null;
+  },
+): Response {
+  const { overwrite, head, origin, challenge } = options;
+  const code = overwrite !== null && REDIRECTS.has(overwrite) ? overwrite : 302;
+  return errorResponse(code, {
+    head,
+    headers: challenge === null
+      ? { location: redirectLocation(uri, origin) }
+      : {
+        location: redirectLocation(uri, origin),
+        "www-authenticate": challenge,
+      },
+  });
+}
+
+/**
+ * The request an internal error page is asked with: nginx's filters see
+ * the error's status (r->err_status), so no 304 and no range for the
+ * page, and the page request carries neither asks.
+ *
+ * @param req The request that failed.
+ * @param method `GET`, or `HEAD` for a HEAD.
+ * @returns The page's request.
+ */
+export function pageRequest(req: Request, method: string): Request {
+  const headers = new Headers(req.headers);
+  for (const name of PAGE_IGNORED) headers.delete(name);
+  return new Request(req.url, { method, headers });
+}
+
+/**
+ * The page's answer with the status it goes out with: the error's, the
+ * `=code` given, or the page's own for `=` alone; the challenge kept.
+ *
+ * @param answered The page's answer (not one of nginx's own error pages).
+ * @param options The error's status, the `=code` (`0` for `=`) and the
+ * challenge to keep.
+ * @returns The answer to send.
+ */
+export function withPageStatus(
+  answered: Response,
+  options: {
+    status: number;
+    overwrite: number | null;
+    challenge: string | null;
+  },
+): Response {
+  const { status, overwrite, challenge } = options;
+  const code = overwrite === null
+    ? status
+    : overwrite === 0
+    ? answered.status
+    : overwrite;
+  if (code === answered.status && challenge === null) return answered;
+  const fields = new Headers(answered.headers);
+  if (challenge !== null) fields.set("www-authenticate", challenge);
+  if (code === answered.status) {
+    return new Response(answered.body, { status: code, headers: fields });
+  }
+  // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
+  // Accept-Ranges is the range filter's, for 200 only.
+  fields.delete("last-modified");
+  fields.delete("accept-ranges");
+  return new Response(answered.body, { status: code, headers: fields });
+}
