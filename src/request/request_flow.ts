@@ -29,10 +29,14 @@ import { autoindexResponse, contentTypeOf } from "../static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
+  type ConditionalFields,
   errorResponse,
   filterHeaders,
   hasHeadersFilter,
   isBuiltInError,
+  isConditional,
+  NO_VALIDATORS,
+  preconditionStatus,
   redirectLocation,
 } from "../response/mod.ts";
 import { osErrorOf, textBytes } from "../runtime/mod.ts";
@@ -74,6 +78,12 @@ export interface FlowRequest {
    * filter sees (ngx_http_send_header), not the page's own 200.
    */
   errStatus?: number;
+  /**
+   * The client's conditional fields, for nginx's not-modified filter on
+   * the 200s the phases make; `null` (or absent) for a subrequest, which
+   * the filter leaves alone (`r != r->main`).
+   */
+  readonly conditional?: ConditionalFields | null;
 }
 
 /** What the flow needs, fixed at start-up. */
@@ -158,17 +168,31 @@ function answer(
   if (content.kind === "static" || content.kind === "proxy") return response;
   // A folder's listing is read from disk; every other answer is at hand.
   if (response instanceof Promise) {
-    return response.then((done) => filtered(done, content, request));
+    return response.then((done) => filtered(done, content, req, request));
   }
-  return filtered(response, content, request);
+  return filtered(response, content, req, request);
 }
 
-/** The charset and headers filters on an answer the phases made. */
+/**
+ * The not-modified, charset and headers filters on an answer the phases
+ * made, in nginx's order (the not-modified filter's 304 or 412 is what
+ * the headers filter then sees).
+ */
 function filtered(
   done: Response,
   content: Content,
+  req: Request,
   request: FlowRequest,
 ): Response {
+  const asked = request.conditional;
+  if (
+    done.status === 200 && asked !== undefined && asked !== null &&
+    request.errStatus === undefined &&
+    isConditional(asked)
+  ) {
+    const status = preconditionStatus(asked, NO_VALIDATORS);
+    if (status !== 200) done = conditioned(done, status, req.method === "HEAD");
+  }
   if (content.conf.charset !== null) withCharset(done, content.conf);
   if (hasHeadersFilter(content.conf)) {
     filterHeaders(done.headers, {
@@ -178,6 +202,25 @@ function filtered(
     });
   }
   return done;
+}
+
+/**
+ * A 200 the gateway made up as the not-modified filter leaves it: a 304
+ * without its type, length and encoding, or nginx's 412 page.
+ */
+function conditioned(
+  done: Response,
+  status: 304 | 412,
+  head: boolean,
+): Response {
+  done.body?.cancel().catch(() => {});
+  if (status === 412) return errorResponse(412, { head });
+  const headers = new Headers(done.headers);
+  headers.delete("content-type");
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  headers.delete("accept-ranges");
+  return new Response(null, { status: 304, headers });
 }
 
 /**
