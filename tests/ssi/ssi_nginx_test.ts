@@ -55,6 +55,7 @@ ${TEMP}
     location /val/ { ssi_value_length 8; }
     location /iff/ { ssi off; if ($arg_s) { ssi on; } }
     location /gz/ { gzip on; gzip_min_length 1; }
+    location = /ret/stub { return 204; }
     location /ret/ { default_type text/html; return 200 'r <!--# echo var="uri" --> <!--# echo var="request_method" -->'; }
     location /any/ { ssi_types *; default_type application/x-thing; }
     location /gzs/ { gzip_static on; }
