@@ -160,6 +160,8 @@ class FastcgiForward implements ProxyOptions {
   readonly key: string | undefined;
   /** The status `fastcgi_intercept_errors` handed to `error_page`. */
   intercepted: Intercepted | null = null;
+  /** See `ProxyOptions.bodyOf`: the client's request, for an error page. */
+  readonly bodyOf: Request | undefined;
 
   constructor(
     req: Request,
@@ -178,6 +180,7 @@ class FastcgiForward implements ProxyOptions {
     this.clientMaxBodySize = request.conf.clientMaxBodySize;
     this.client = request.vars.remoteAddr;
     this.contentLength = request.contentLength;
+    this.bodyOf = request.bodyOf;
     this.call = {
       version: "1.1",
       leading: [],
@@ -191,6 +194,11 @@ class FastcgiForward implements ProxyOptions {
     this.context = context;
     this.head = req.method === "HEAD";
     this.key = group.hashKey?.evaluate(request.vars);
+  }
+
+  /** See `ProxyOptions.keepBody`: the location has error pages. */
+  get keepBody(): boolean {
+    return this.conf.errorPages.size > 0;
   }
 
   /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */

@@ -101,6 +101,8 @@ export interface LocationRequest {
   buffering?: RequestBuffering | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
   tries?: UpstreamTries | null;
+  /** See {@linkcode ProxyOptions.bodyOf}: the client's request, for a page. */
+  bodyOf?: Request | undefined;
 }
 
 /** The 101 answers of tunnels, each with the promise of its end. */
@@ -339,6 +341,16 @@ class LocationForward implements ProxyOptions, LocationCall {
   /** The location's `proxy_next_upstream` (a getter: no slot per request). */
   get next(): NextUpstream {
     return this.conf.proxyNextUpstream;
+  }
+
+  /** See {@linkcode ProxyOptions.bodyOf}. */
+  get bodyOf(): Request | undefined {
+    return this.#request.bodyOf;
+  }
+
+  /** See {@linkcode ProxyOptions.keepBody}: the location has error pages. */
+  get keepBody(): boolean {
+    return this.conf.errorPages.size > 0;
   }
 
   constructor(
