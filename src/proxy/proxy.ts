@@ -249,6 +249,8 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   #peer: UpstreamPeer | null = null;
   /** The server held until the exchange ends (see {@linkcode onEnd}). */
   #held: UpstreamPeer | null = null;
+  /** Which try is under way (UpstreamCall.tryIndex): the held server's. */
+  tryIndex = 0;
 
   constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
     const { call } = options;
@@ -275,6 +277,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.#options.tries?.begin(peer.spec.address.peer);
     this.#peer = peer;
     this.#held = peer;
+    this.tryIndex++;
     this.host = peer.spec.address.origin.slice("http://".length);
     return peer.client.send(this);
   }
@@ -297,11 +300,17 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
 
   /**
    * The exchange with the server tried is over: the walk's failure, or the
-   * transport's end of the answer. Frees it once (nginx's `u->peer.free`).
+   * transport's end of the answer. Frees it once (nginx's `u->peer.free`);
+   * a transport's end of an earlier try (its `tryIndex`), come late, frees
+   * nothing: that try's server was freed when the walk moved past it.
+   *
+   * @param tryIndex The try that ended (the transport's); the current one
+   * when absent (the walk's).
    */
-  onEnd(): void {
+  onEnd(tryIndex?: number): void {
     const held = this.#held;
     if (held === null) return;
+    if (tryIndex !== undefined && tryIndex !== this.tryIndex) return;
     this.#held = null;
     this.#options.group.release(held);
   }
