@@ -239,6 +239,11 @@ export interface ResponderOptions {
   onSeen?: (seen: FastcgiSeen) => void;
   /** Answer every request with this plain text instead of by mode. */
   plain?: string;
+  /**
+   * Holds a request's answer until the promise it returns settles (a
+   * request kept open, for `least_conn`'s counts); none when `undefined`.
+   */
+  hold?: (seen: FastcgiSeen) => Promise<void> | undefined;
 }
 
 async function serve(
@@ -251,6 +256,7 @@ async function serve(
     if (seen === null) return;
     seenList.push(seen);
     options.onSeen?.(seen);
+    await options.hold?.(seen);
     const param = (name: string) =>
       seen.params.find(([n]) => n === name)?.[1] ?? "";
     const uri = param("DOCUMENT_URI") || param("SCRIPT_NAME");

@@ -127,7 +127,10 @@ export class FastcgiTransport implements UpstreamTransport {
       call.timeouts ?? this.#timeouts,
       signalOf(call.signal),
     );
-    conn.onClose = () => call.onEnd?.();
+    // The try this send is: the connection may close after the call has
+    // moved on to another server (UpstreamCall.onEnd).
+    const tryIndex = call.tryIndex;
+    conn.onClose = () => call.onEnd?.(tryIndex);
     call.onConnected?.();
     try {
       await conn.write(records);

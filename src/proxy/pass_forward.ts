@@ -83,6 +83,8 @@ export interface LocationRequest {
   buffering?: RequestBuffering | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
   tries?: UpstreamTries | null;
+  /** See {@linkcode ProxyOptions.bodyOf}: the client's request, for a page. */
+  bodyOf?: Request | undefined;
 }
 /** What every pass needs from the gateway, made once. */
 export interface ForwardContext {
@@ -118,6 +120,8 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
   readonly context: C;
   /** A HEAD request: error pages go without a body. */
   readonly head: boolean;
+  /** See `ProxyOptions.bodyOf`: the client's request, for an error page. */
+  readonly bodyOf: Request | undefined;
   /** The path and query requested (empty for FastCGI). */
   abstract readonly upstreamPath: string;
   /** The client's fields the location passes. */
@@ -159,6 +163,12 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
     this.vars = vars;
     this.context = at.context;
     this.head = req.method === "HEAD";
+    this.bodyOf = request.bodyOf;
+  }
+
+  /** See `ProxyOptions.keepBody`: the location has error pages. */
+  get keepBody(): boolean {
+    return this.conf.errorPages.size > 0;
   }
 
   /**

@@ -36,6 +36,14 @@ import {
 } from "../upstream/mod.ts";
 
 /**
+ * Bodies read into memory by a location with error pages, by the client's
+ * request: an `error_page` forwarded after it sends the body again
+ * (nginx keeps `r->request_body` for the request's life). Weak: a body
+ * goes with its request.
+ */
+const keptBodies = new WeakMap<Request, Uint8Array>();
+
+/**
  * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad
  * chunked framing with `invalid HTTP/1 request: …` (a plain `Error`); a
  * client that went away surfaces as `BadResource`. nginx answers the first
@@ -76,8 +84,18 @@ export function proxyRequest(
   // no frame of this function stays suspended while the upstream answers.
   // A throw is still a rejection, as the callers expect.
   try {
+    const source = options.bodyOf ?? req;
+    if (options.bodyOf !== undefined && source.bodyUsed) {
+      // An error page after a location that read the body: what it kept.
+      const kept = keptBodies.get(source);
+      return forward(
+        req,
+        options,
+        kept === undefined ? null : { kind: "bytes", bytes: kept },
+      );
+    }
     const plan = planBody(
-      req,
+      source,
       options.contentLength,
       options.clientMaxBodySize,
     );
@@ -90,7 +108,7 @@ export function proxyRequest(
     if (
       buffering && fitsInMemory(options.contentLength, buffering.bufferSize)
     ) {
-      return readWholeBody(req, buffering).then((read) =>
+      return readWholeBody(source, buffering).then((read) =>
         forwardRead(req, options, read)
       );
     }
@@ -107,8 +125,9 @@ async function readAndForward(
   plan: BodyDecision,
 ): Promise<ProxyResult> {
   const buffering = options.buffering;
-  if (buffering && req.body !== null) {
-    const read = await readRequestBody(req.body, {
+  const source = options.bodyOf ?? req;
+  if (buffering && source.body !== null) {
+    const read = await readRequestBody(source.body, {
       length: options.contentLength,
       limit: options.clientMaxBodySize,
       ...buffering,
@@ -124,7 +143,7 @@ async function readAndForward(
   }
   if (plan.kind === "read") {
     try {
-      const bytes = new Uint8Array(await req.arrayBuffer());
+      const bytes = new Uint8Array(await source.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
       return bodyReadFailed(error);
@@ -186,6 +205,9 @@ function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
+  if (options.keepBody && body?.kind === "bytes") {
+    keptBodies.set(options.bodyOf ?? req, body.bytes);
+  }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;
   if (!tries) return walked.then(proxyResult);
@@ -227,6 +249,8 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   #peer: UpstreamPeer | null = null;
   /** The server held until the exchange ends (see {@linkcode onEnd}). */
   #held: UpstreamPeer | null = null;
+  /** Which try is under way (UpstreamCall.tryIndex): the held server's. */
+  tryIndex = 0;
 
   constructor(req: Request, options: ProxyOptions, body: UpstreamCall["body"]) {
     const { call } = options;
@@ -253,6 +277,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.#options.tries?.begin(peer.spec.address.peer);
     this.#peer = peer;
     this.#held = peer;
+    this.tryIndex++;
     this.host = peer.spec.address.origin.slice("http://".length);
     return peer.client.send(this);
   }
@@ -275,11 +300,17 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
 
   /**
    * The exchange with the server tried is over: the walk's failure, or the
-   * transport's end of the answer. Frees it once (nginx's `u->peer.free`).
+   * transport's end of the answer. Frees it once (nginx's `u->peer.free`);
+   * a transport's end of an earlier try (its `tryIndex`), come late, frees
+   * nothing: that try's server was freed when the walk moved past it.
+   *
+   * @param tryIndex The try that ended (the transport's); the current one
+   * when absent (the walk's).
    */
-  onEnd(): void {
+  onEnd(tryIndex?: number): void {
     const held = this.#held;
     if (held === null) return;
+    if (tryIndex !== undefined && tryIndex !== this.tryIndex) return;
     this.#held = null;
     this.#options.group.release(held);
   }

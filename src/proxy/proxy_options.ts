@@ -79,6 +79,19 @@ export interface ProxyOptions {
   buffering?: RequestBuffering | null;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
+  /**
+   * The request whose body is sent, when it is not the one forwarded: an
+   * `error_page`'s copy of the client's request (a GET without a body, as
+   * a `Request` must be) sends the client's body, as nginx's page request
+   * keeps `r->request_body`: still unread, or as an earlier location read
+   * it (kept when {@linkcode keepBody} said so).
+   */
+  bodyOf?: Request | undefined;
+  /**
+   * Keep the body read in memory for an `error_page` that may follow (the
+   * location has error pages): a later page's forwarding sends it again.
+   */
+  keepBody?: boolean;
   /** Writes an error line with the request's context (a body's temporary file). */
   log?: (event: RequestEvent) => void;
 }

@@ -160,6 +160,7 @@ export async function proxyWebSocket(
       signal: req.signal,
       ...options.call,
       upgrade: true,
+      tryIndex: hold.tryIndex,
       onEnd: hold.free,
       onConnected: tries?.connected,
       onBodyError: (error) =>

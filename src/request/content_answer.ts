@@ -17,6 +17,9 @@ import {
   filterHeaders,
   hasHeadersFilter,
   isBuiltInError,
+  isConditional,
+  NO_VALIDATORS,
+  preconditionStatus,
   redirectLocation,
 } from "../response/mod.ts";
 import { osErrorOf, textBytes } from "../runtime/mod.ts";
@@ -53,17 +56,31 @@ export function answer(
   if (content.kind === "static" || content.kind === "proxy") return response;
   // A folder's listing is read from disk; every other answer is at hand.
   if (response instanceof Promise) {
-    return response.then((done) => filtered(done, content, request));
+    return response.then((done) => filtered(done, content, req, request));
   }
-  return filtered(response, content, request);
+  return filtered(response, content, req, request);
 }
 
-/** The charset and headers filters on an answer the phases made. */
+/**
+ * The not-modified, charset and headers filters on an answer the phases
+ * made, in nginx's order (the not-modified filter's 304 or 412 is what
+ * the headers filter then sees).
+ */
 function filtered(
   done: Response,
   content: Content,
+  req: Request,
   request: FlowRequest,
 ): Response {
+  const asked = request.conditional;
+  if (
+    done.status === 200 && asked !== undefined && asked !== null &&
+    request.errStatus === undefined &&
+    isConditional(asked)
+  ) {
+    const status = preconditionStatus(asked, NO_VALIDATORS);
+    if (status !== 200) done = conditioned(done, status, req.method === "HEAD");
+  }
   if (content.conf.charset !== null) withCharset(done, content.conf);
   if (hasHeadersFilter(content.conf)) {
     filterHeaders(done.headers, {
@@ -73,6 +90,25 @@ function filtered(
     });
   }
   return done;
+}
+
+/**
+ * A 200 the gateway made up as the not-modified filter leaves it: a 304
+ * without its type, length and encoding, or nginx's 412 page.
+ */
+function conditioned(
+  done: Response,
+  status: 304 | 412,
+  head: boolean,
+): Response {
+  done.body?.cancel().catch(() => {});
+  if (status === 412) return errorResponse(412, { head });
+  const headers = new Headers(done.headers);
+  headers.delete("content-type");
+  headers.delete("content-length");
+  headers.delete("content-encoding");
+  headers.delete("accept-ranges");
+  return new Response(null, { status: 304, headers });
 }
 
 /**

@@ -13,6 +13,7 @@ import type {
   RequestVars,
 } from "../engine/mod.ts";
 import type { RequestEvent } from "../proxy/mod.ts";
+import type { ConditionalFields } from "../response/mod.ts";
 
 /** The content handlers the flow hands a decision to. */
 export interface ContentHandlers {
@@ -51,6 +52,12 @@ export interface FlowRequest {
    * filter sees (ngx_http_send_header), not the page's own 200.
    */
   errStatus?: number;
+  /**
+   * The client's conditional fields, for nginx's not-modified filter on
+   * the 200s the phases make; `null` (or absent) for a subrequest, which
+   * the filter leaves alone (`r != r->main`).
+   */
+  readonly conditional?: ConditionalFields | null;
 }
 
 /** What the flow needs, fixed at start-up. */

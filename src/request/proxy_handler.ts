@@ -172,6 +172,11 @@ export class ProxyHandler {
       buffering: this.#buffering,
       // Read when a rewritten Location needs it, not made per request.
       originOf: flow,
+      // An error page's copy sends the client's body (nginx's page request
+      // keeps it), read now or as an earlier location kept it.
+      bodyOf: req === (flow as RouteFlow).req
+        ? undefined
+        : (flow as RouteFlow).req,
     };
     const proxied = content.conf.fastcgi === undefined
       ? proxyLocation(req, location, this.#proxyContext)

@@ -260,7 +260,11 @@ async function errorPage(
       });
     }
     redirected = true;
-    const method = req.method === "HEAD" ? "HEAD" : "GET";
+    // ngx_http_send_error_page: a URI page is asked for with GET (HEAD
+    // stays), a named location with the request's own method.
+    const method = uri.startsWith("@") || req.method === "HEAD"
+      ? req.method
+      : "GET";
     request.vars.method = method;
     const redirect = internalRedirect(where.server, request.vars, uri, {
       from: conf,

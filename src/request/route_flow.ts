@@ -15,6 +15,8 @@ import type { RequestEvent } from "../proxy/mod.ts";
 import { errorResponse, publicOrigin } from "../response/mod.ts";
 import type { AccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
+import { Subrequest } from "./subrequest.ts";
+import type { FieldsRead } from "../routing/mod.ts";
 import type { FlowRequest } from "./flow_types.ts";
 
 /** A request's part in the flow, with what the handler read of it. */
@@ -61,6 +63,11 @@ export class RouteFlow implements FlowRequest {
     this.req = req;
     this.port = port;
     this.server = server;
+  }
+
+  /** The client's conditional fields; `null` for a subrequest. */
+  get conditional(): FieldsRead | null {
+    return this.request instanceof Subrequest ? null : this.request.fields;
   }
 
   /** The request's error-line writer. */

@@ -10,7 +10,7 @@
 
 import type { RequestVars } from "../engine/mod.ts";
 import { relayedUpstream } from "../proxy/mod.ts";
-import { type SsiConf, ssiFilter, SsiStore } from "../ssi/mod.ts";
+import { type SsiConf, ssiFilter, SsiStore, stubAnswer } from "../ssi/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import type { EngineRequest } from "./engine_request.ts";
 import type { FlowDeps } from "./flow_types.ts";
@@ -82,8 +82,9 @@ export class SsiIncludes {
     uri: string,
     args: string,
     signal: AbortSignal,
+    stub?: Uint8Array,
   ) => Promise<Response> | string {
-    return (uri, args, signal) => {
+    return (uri, args, signal, stub) => {
       if (depth > MAX_INCLUDE_DEPTH) {
         return `subrequests cycle while processing "${uri}"`;
       }
@@ -117,7 +118,8 @@ export class SsiIncludes {
       const flow = new RouteFlow(vars, sub, req, parent.port, server);
       return Promise.resolve(
         serveSubrequest(req, server, flow, this.#flowDeps),
-      ).then((response) => {
+      ).then((answer) => {
+        const response = stub === undefined ? answer : stubAnswer(answer, stub);
         const ssi = flow.answered?.ssi;
         if (ssi === undefined) return response;
         return this.#filter(response, flow, ssi, budget, depth + 1);

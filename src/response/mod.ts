@@ -55,6 +55,13 @@ export {
 } from "./gzip_filter.ts";
 export { httpTimeMs } from "./http_time.ts";
 export {
+  type AnswerValidators,
+  type ConditionalFields,
+  isConditional,
+  NO_VALIDATORS,
+  preconditionStatus,
+} from "./preconditions.ts";
+export {
   filterHeaders,
   hasHeadersFilter,
   HEADERS_FILTER_STATUSES,

@@ -343,6 +343,10 @@ export interface FieldsRead {
   ifNoneMatch: string | null;
   /** `If-Modified-Since`, or `null`. */
   ifModifiedSince: string | null;
+  /** `If-Match`, or `null`. */
+  ifMatch: string | null;
+  /** `If-Unmodified-Since`, or `null`. */
+  ifUnmodifiedSince: string | null;
   /** `Range`, or `null`. */
   range: string | null;
   /** `If-Range`, or `null`. */
@@ -378,6 +382,8 @@ export function readFields(headers: Headers): FieldsRead {
     transferEncoding: null,
     ifNoneMatch: null,
     ifModifiedSince: null,
+    ifMatch: null,
+    ifUnmodifiedSince: null,
     range: null,
     ifRange: null,
   };
@@ -403,6 +409,12 @@ export function readFields(headers: Headers): FieldsRead {
         break;
       case "if-modified-since":
         read.ifModifiedSince = value;
+        break;
+      case "if-match":
+        read.ifMatch = value;
+        break;
+      case "if-unmodified-since":
+        read.ifUnmodifiedSince = value;
         break;
       case "range":
         read.range = value;

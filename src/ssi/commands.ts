@@ -63,6 +63,8 @@ export interface CommandState {
 export type Checked =
   | { kind: "run"; params: Map<string, string> }
   | { kind: "skip" }
+  /** Inside `block`: kept as the block's text, not run. */
+  | { kind: "keep" }
   | { kind: "error"; message: string };
 
 /**
@@ -95,10 +97,11 @@ export function checkCommand(
       ? { kind: "error", message: `invalid SSI command: "${name}"` }
       : { kind: "skip" };
   }
-  // Hidden output runs only what changes it (a block's commands are kept
-  // by nginx for `stub`, which needs `include`).
+  // Hidden output runs only what changes it; a block's commands are kept
+  // as its text, for `stub`.
   if (!state.output && !cmd.block) {
-    if (state.inBlock || cmd.conditional === 0) return { kind: "skip" };
+    if (state.inBlock) return { kind: "keep" };
+    if (cmd.conditional === 0) return { kind: "skip" };
   }
   if (
     cmd.conditional !== 0 &&

@@ -7,8 +7,8 @@
  * the body unless `ssi_silent_errors` is on.
  *
  * `include virtual=` and `file=` run as subrequests through the engine
- * (`SsiRequest.include`); with `stub` it is answered with the error text
- * (README, ssi).
+ * (`SsiRequest.include`); a `block`'s text is kept for `include … stub=`
+ * (`blocks.ts`).
  *
  * What a body can make it hold is bounded: `set` variables (and named
  * captures) together up to `MAX_STATE` bytes (`store.ts`), and an
@@ -34,6 +34,7 @@ import {
 import { DEFAULT_TIMEFMT, formatDate } from "./timefmt.ts";
 import { includeUri } from "./include_uri.ts";
 import { MAX_STATE, SsiStore, STATE_EXCEEDED } from "./store.ts";
+import { MAX_BLOCK_BYTES } from "./blocks.ts";
 
 /** nginx's default `errmsg`. */
 const ERRMSG = "[an error occurred while processing the directive]";
@@ -51,11 +52,15 @@ export interface SsiRequest {
   /**
    * Runs an `include` as a subrequest: its response (whose body goes in
    * the command's place), or the error line when no more may be made.
+   * With a `stub`, a subrequest that ends in an error the gateway answers
+   * itself (nginx's page not made yet when `ngx_http_ssi_stub_output`
+   * runs) answers with the stub instead, through that location's filters.
    */
   include?: (
     uri: string,
     args: string,
     signal: AbortSignal,
+    stub?: Uint8Array,
   ) => Promise<Response> | string;
   /** Aborted when the client leaves: an include waiting is given up. */
   signal?: AbortSignal;
@@ -73,15 +78,23 @@ export class SsiContext implements ParserSink {
   /** Their length. */
   outBytes = 0;
   /**
-   * An include's answer, whose body goes out after {@linkcode out}, or
-   * into the variable `set` names.
+   * An include's answer, whose body goes out after {@linkcode out} (its
+   * `stub` when that body is empty), or into the variable `set` names.
    */
-  pending: { answer: Promise<Response>; set: string | null } | null = null;
+  pending:
+    | {
+      answer: Promise<Response>;
+      set: string | null;
+      stub: Uint8Array | null;
+    }
+    | null = null;
   readonly #r: SsiRequest;
   #output = true;
   #chosen = false;
   #conditional = 0;
   #inBlock = false;
+  /** The block opened last went past the bound (its line written). */
+  #blockFull = false;
   #encoding: "none" | "url" | "entity" = "entity";
   #timefmt = DEFAULT_TIMEFMT;
   #errmsg = ERRMSG;
@@ -96,7 +109,12 @@ export class SsiContext implements ParserSink {
 
   /** Text outside commands: sent where the output is on. */
   text(bytes: Uint8Array, start: number, end: number): void {
-    if (!this.#output) return;
+    if (!this.#output) {
+      if (this.#inBlock) {
+        this.#keep(this.#store.blocks.text(bytes.subarray(start, end)));
+      }
+      return;
+    }
     this.out.push(bytes.subarray(start, end));
     this.outBytes += end - start;
   }
@@ -121,6 +139,16 @@ export class SsiContext implements ParserSink {
     });
     if (checked.kind === "error") return this.#fail(checked.message);
     if (checked.kind === "run") this.#run(command.name, checked.params);
+    else if (checked.kind === "keep") {
+      this.#keep(this.#store.blocks.command(command));
+    }
+  }
+
+  /** A block's text went past the bound: one line per block. */
+  #keep(kept: boolean): void {
+    if (kept || this.#blockFull) return;
+    this.#blockFull = true;
+    this.log(`the SSI blocks exceed ${MAX_BLOCK_BYTES} bytes`);
   }
 
   #run(name: string, params: Map<string, string>): void {
@@ -149,6 +177,8 @@ export class SsiContext implements ParserSink {
         this.#conditional = 0;
         return;
       case "block":
+        this.#store.blocks.open(params.get("name")!);
+        this.#blockFull = false;
         this.#output = false;
         this.#inBlock = true;
         return;
@@ -219,8 +249,8 @@ export class SsiContext implements ParserSink {
   /**
    * `ngx_http_ssi_include`: the checks, the URI, then the subrequest,
    * whose body the filter sends in the command's place, or keeps in the
-   * `set` variable (made empty first, as nginx makes it). `stub` is not
-   * run: the error line and text.
+   * `set` variable (made empty first, as nginx makes it); `stub` names
+   * the block shown when that body is empty or the subrequest fails.
    */
   #include(params: Map<string, string>): void {
     const target = includeTarget(params);
@@ -228,30 +258,32 @@ export class SsiContext implements ParserSink {
     const value = this.#evaluate(target.uri);
     if (value === null) return;
     const include = this.#r.include;
-    if (params.has("stub")) {
-      return this.#fail(
-        `the "include" SSI command is not run by the gateway with "stub": "${value}"`,
-      );
-    }
     if (include === undefined) {
       return this.#fail(`no subrequests to include "${value}"`);
     }
     const uri = includeUri(value, this.#r.vars.uri);
     if (!uri.ok) return this.#fail(uri.message);
+    const name = params.get("stub");
+    let stub: Uint8Array | null = null;
+    if (name !== undefined) {
+      stub = this.#store.blocks.find(name);
+      if (stub === null) {
+        return this.#fail(`"stub"="${name}" for "include" not found`);
+      }
+    }
     const set = params.get("set");
-    const name = set === undefined ? null : asciiLower(set);
-    if (name !== null && !this.#store.variables.has(name)) {
-      if (!this.#store.assign(name, "")) {
+    const variable = set === undefined ? null : asciiLower(set);
+    if (variable !== null && !this.#store.variables.has(variable)) {
+      if (!this.#store.assign(variable, "")) {
         return this.#fail(STATE_EXCEEDED);
       }
     }
-    const made = include(
-      uri.uri,
-      uri.args,
-      this.#r.signal ?? new AbortController().signal,
-    );
+    const signal = this.#r.signal ?? new AbortController().signal;
+    const made = stub === null
+      ? include(uri.uri, uri.args, signal)
+      : include(uri.uri, uri.args, signal, stub);
     if (typeof made === "string") return this.#fail(made);
-    this.pending = { answer: made, set: name };
+    this.pending = { answer: made, set: variable, stub };
   }
 
   /**

@@ -24,7 +24,7 @@
 import type { RequestVars } from "../engine/mod.ts";
 import { gzipTypeMatches } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
-import { SsiContext } from "./context.ts";
+import { SsiContext, type SsiRequest } from "./context.ts";
 import { MAX_STATE, type SsiStore } from "./store.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
@@ -48,11 +48,7 @@ export interface SsiFilterInput {
    * Runs an `include` as a subrequest (the engine's), or names why it
    * cannot; without it an include is an error.
    */
-  include?: (
-    uri: string,
-    args: string,
-    signal: AbortSignal,
-  ) => Promise<Response> | string;
+  include?: SsiRequest["include"];
   /**
    * Whether an include's failure was logged where it happened (a relayed
    * body's error line); others are logged by the filter.
@@ -160,6 +156,11 @@ function ssiStream(
   });
   /** The body of the include being sent, read a piece a pull. */
   let included: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  /**
+   * The include's `stub`, sent if its body ends before a byte of it
+   * (`r->request_output` still 0 in `ngx_http_ssi_stub_output`).
+   */
+  let stubbed: Uint8Array | null = null;
   let cancelled = false;
   let chunk: Uint8Array | null = null;
   let at = 0;
@@ -229,16 +230,24 @@ function ssiStream(
           }
           if (cancelled) return;
           if (!read.done) {
+            if (read.value.length === 0) continue;
+            stubbed = null;
             controller.enqueue(read.value);
             return;
           }
           included = null;
+          const stub = stubbed;
+          stubbed = null;
+          if (stub !== null && stub.length > 0) {
+            controller.enqueue(stub.slice());
+            return;
+          }
           continue;
         }
         if (ctx.pending !== null) {
           // What came before the include goes first.
           flush(controller);
-          const { answer: made, set } = ctx.pending;
+          const { answer: made, set, stub } = ctx.pending;
           ctx.pending = null;
           // A subrequest that fails to be made leaves its place empty.
           const answer = await made.catch((error) => {
@@ -250,8 +259,15 @@ function ssiStream(
             await answer?.body?.cancel().catch(() => {});
             return;
           }
-          if (set === null) included = answer?.body?.getReader() ?? null;
-          else if (answer !== null) {
+          if (set === null) {
+            included = answer?.body?.getReader() ?? null;
+            // No answer or no body: the stub at once.
+            if (included === null && stub !== null && stub.length > 0) {
+              controller.enqueue(stub.slice());
+              return;
+            }
+            stubbed = stub;
+          } else if (answer !== null) {
             const error = await keepAnswer(answer, set, ctx);
             if (cancelled) return;
             if (error !== null) {

@@ -3,8 +3,8 @@
  * type in `ssi_types` from a location with `ssi on` is parsed for
  * `<!--#command param="value" -->` as it streams, and `echo`, `set`,
  * `if`/`elif`/`else`/`endif`, `config`, `block`/`endblock` and `include`
- * run as in nginx 1.22, an include (`virtual=`, `file=`, `wait=`, `set=`;
- * not `stub=`) through the subrequest the engine hands the filter
+ * run as in nginx 1.22, an include (`virtual=`, `file=`, `wait=`, `set=`,
+ * `stub=` with a block's text) through the subrequest the engine hands the filter
  * (`SsiFilterInput.include`), nested 51 deep at most as in nginx. The head
  * changes are nginx's: chunked, no `Content-Length` or `Accept-Ranges`, no
  * `Last-Modified` or `ETag` unless `ssi_last_modified on`. The engine runs
@@ -47,6 +47,7 @@ export {
 } from "./parser.ts";
 export { SsiContext, type SsiRequest } from "./context.ts";
 export { MAX_STATE, SsiStore } from "./store.ts";
+export { MAX_BLOCK_BYTES, SsiBlocks, stubAnswer } from "./blocks.ts";
 export {
   evaluateIf,
   evaluateString,

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { SsiBlocks } from "./blocks.ts";
+
 /** The most bytes of `set` variables, and of one evaluated value. */
 export const MAX_STATE = 65536;
 
@@ -34,6 +36,8 @@ export class SsiStore {
   bytes = 0;
   /** The numbered captures of the last `if` regex. */
   captures: readonly string[] = [];
+  /** The `block`s, for `include … stub=`. */
+  readonly blocks: SsiBlocks = new SsiBlocks();
 
   /**
    * Sets a variable within the bound: its name's and value's bytes with

@@ -19,8 +19,8 @@ import {
 import { ifRangeMatches, parseRange } from "./http_ranges.ts";
 import {
   type AskedFields,
+  fileCondition,
   fsFailure,
-  notModified,
   type StaticResult,
 } from "./static_results.ts";
 import { validatorsOf } from "./validators.ts";
@@ -160,7 +160,14 @@ export function planFile(
   const etag = ctx.etag ? validators.etag : null;
   const lastModified = validators.lastModified;
   const { asked } = ctx;
-  if (!ctx.subrequest && notModified(req, etag, lastModified, asked)) {
+  const condition = ctx.subrequest
+    ? 200
+    : fileCondition(req, etag, lastModified, asked);
+  if (condition === 412) {
+    file?.close();
+    return done({ response: errorResponse(412, { head }) });
+  }
+  if (condition === 304) {
     file?.close();
     if (etag !== null) headers.push(["etag", etag]);
     headers.push(["last-modified", lastModified]);

@@ -5,7 +5,13 @@
  * @module
  */
 
-import { errorResponse } from "../response/mod.ts";
+import {
+  type ConditionalFields,
+  errorResponse,
+  httpTimeMs,
+  isConditional,
+  preconditionStatus,
+} from "../response/mod.ts";
 import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
@@ -41,11 +47,7 @@ export interface StaticResult {
  * them already (the client's own request, in its one walk over the
  * fields): each `get` is a scan of the fields otherwise.
  */
-export interface AskedFields {
-  /** `If-None-Match`, or `null`. */
-  readonly ifNoneMatch: string | null;
-  /** `If-Modified-Since`, or `null`. */
-  readonly ifModifiedSince: string | null;
+export interface AskedFields extends ConditionalFields {
   /** `Range`, or `null`. */
   readonly range: string | null;
   /** `If-Range`, or `null`. */
@@ -53,35 +55,32 @@ export interface AskedFields {
 }
 
 /**
- * Whether a conditional GET is answered 304: `If-None-Match` naming the
- * ETag (or `*`), else `If-Modified-Since` equal to `Last-Modified`.
+ * nginx's not-modified filter on a file's 200 (`preconditionStatus`):
+ * 304, 412, or 200 to send it.
  *
  * @param req The request.
  * @param etag The file's ETag, or `null` under `etag off` (only `*` matches).
  * @param lastModified The `Last-Modified` value.
  * @param asked The request's fields, when already read from `req`.
- * @returns Whether to answer 304.
+ * @returns The status to answer with.
  */
-export function notModified(
+export function fileCondition(
   req: Request,
   etag: string | null,
   lastModified: string,
   asked: AskedFields | null = null,
-): boolean {
-  const inm = asked === null
-    ? req.headers.get("if-none-match")
-    : asked.ifNoneMatch;
-  if (inm !== null) {
-    return inm.split(",").some((t) => {
-      const tag = t.trim();
-      return tag === "*" ||
-        (etag !== null && (tag === etag || tag === `W/${etag}`));
-    });
-  }
-  // nginx `if_modified_since exact`.
-  return (asked === null
-    ? req.headers.get("if-modified-since")
-    : asked.ifModifiedSince) === lastModified;
+): 200 | 304 | 412 {
+  const fields: ConditionalFields = asked ?? {
+    ifNoneMatch: req.headers.get("if-none-match"),
+    ifModifiedSince: req.headers.get("if-modified-since"),
+    ifMatch: req.headers.get("if-match"),
+    ifUnmodifiedSince: req.headers.get("if-unmodified-since"),
+  };
+  if (!isConditional(fields)) return 200;
+  return preconditionStatus(fields, {
+    etag,
+    lastModifiedMs: httpTimeMs(lastModified),
+  });
 }
 
 /**

@@ -76,15 +76,17 @@ export const AFTER_FINAL_CHUNK = "upstream sent data after final chunk";
  */
 export function endOfAnswer(
   c: Connection,
-  { extra, reusable, call, warning }: {
+  { extra, reusable, call, warning, tryIndex }: {
     extra: Uint8Array;
     reusable: boolean;
     call: UpstreamCall;
     warning: string | null;
+    /** The try the send read (`UpstreamCall.tryIndex`), for `onEnd`. */
+    tryIndex: number | undefined;
   },
   release: (c: Connection) => void,
 ): void {
-  call.onEnd?.();
+  call.onEnd?.(tryIndex);
   if (extra.length === 0) {
     if (reusable) release(c);
     else c.close();
@@ -107,6 +109,9 @@ export function streamBody(
   { call, watch, framing, rest, reusable }: StreamedBody,
   source: BodySource,
 ): ReadableStream<Uint8Array> {
+  // Read now, while the send is this try's: the body's end comes later,
+  // when the call may be on another try (UpstreamCall.onEnd).
+  const tryIndex = call.tryIndex;
   const decoder = framing.kind === "chunked" ? new ChunkedDecoder() : null;
   let left = framing.kind === "length" ? framing.length : Infinity;
   // The client keeps each chunk until it is sent, and the scratch buffer
@@ -124,7 +129,7 @@ export function streamBody(
     e: UpstreamError,
   ) => {
     c.close();
-    call.onEnd?.();
+    call.onEnd?.(tryIndex);
     call.onBodyError(e);
     controller.error(e);
   };
@@ -140,7 +145,7 @@ export function streamBody(
         } catch (error) {
           if (cancelled || watch.aborted) {
             c.close();
-            call.onEnd?.();
+            call.onEnd?.(tryIndex);
             return controller.error(UpstreamError.clientClosed(error));
           }
           return fail(
@@ -154,7 +159,7 @@ export function streamBody(
       if (chunk === null) {
         if (framing.kind === "close") {
           c.close();
-          call.onEnd?.();
+          call.onEnd?.(tryIndex);
           return controller.close();
         }
         return fail(
@@ -192,6 +197,7 @@ export function streamBody(
             reusable,
             call,
             warning: AFTER_FINAL_CHUNK,
+            tryIndex,
           }, source.release);
           controller.close();
         }
@@ -206,6 +212,7 @@ export function streamBody(
           reusable,
           call,
           warning: MORE_THAN_LENGTH,
+          tryIndex,
         }, source.release);
         controller.close();
       }
@@ -214,7 +221,7 @@ export function streamBody(
       // The client went away mid-body: this connection is unusable.
       cancelled = true;
       c.close();
-      call.onEnd?.();
+      call.onEnd?.(tryIndex);
     },
   }, { highWaterMark: 0 });
 }

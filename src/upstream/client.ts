@@ -353,6 +353,7 @@ export class UpstreamClient {
         reusable,
         call,
         warning: call.method === "HEAD" ? null : MORE_THAN_LENGTH,
+        tryIndex: call.tryIndex,
       }, this.#bodySource.release);
       return { head, body: null, length: null };
     }
@@ -363,6 +364,7 @@ export class UpstreamClient {
         reusable,
         call,
         warning: MORE_THAN_LENGTH,
+        tryIndex: call.tryIndex,
       }, this.#bodySource.release);
       return {
         head,

@@ -204,6 +204,7 @@ export function tryPeers<R, T>(
 export class PeerHold {
   #group: UpstreamGroup;
   #peer: UpstreamPeer | null = null;
+  #tryIndex = 0;
 
   /** @param group The group the servers are chosen from. */
   constructor(group: UpstreamGroup) {
@@ -217,12 +218,24 @@ export class PeerHold {
    */
   hold(peer: UpstreamPeer): void {
     this.#peer = peer;
+    this.#tryIndex++;
   }
 
-  /** Frees the server held, once; a callback, bound. */
-  readonly free = (): void => {
+  /** The attempt under way, for its call's `tryIndex`. */
+  get tryIndex(): number {
+    return this.#tryIndex;
+  }
+
+  /**
+   * Frees the server held, once; a callback, bound. A transport's end of
+   * an earlier attempt (its `tryIndex`) frees nothing.
+   *
+   * @param tryIndex The attempt that ended; the current one when absent.
+   */
+  readonly free = (tryIndex?: number): void => {
     const peer = this.#peer;
     if (peer === null) return;
+    if (tryIndex !== undefined && tryIndex !== this.#tryIndex) return;
     this.#peer = null;
     this.#group.release(peer);
   };

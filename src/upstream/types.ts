@@ -62,11 +62,13 @@ export interface UpstreamClientOptions {
  * One request for the upstream.
  *
  * The proxy passes one object for every try of a request and changes its
- * `host` to the next server's between tries (`proxy/proxy.ts`,
- * `PeerExchange`): a transport reads the request's fields (`host`, `path`,
- * `headers`, …) before the promise of its send settles and not after; it
- * calls the hooks (`onBodyError`, `onBodyWarning`, `onEnd`) later, as the
- * answer's body runs, which the call's owner routes to the server tried.
+ * `host` and `tryIndex` to the next server's between tries
+ * (`proxy/proxy.ts`, `PeerExchange`): a transport reads the request's
+ * fields (`host`, `path`, `headers`, `tryIndex`, …) before the promise of
+ * its send settles and not after; it calls the hooks (`onBodyError`,
+ * `onBodyWarning`, `onEnd`) later, as the answer's body runs, which the
+ * call's owner routes to the server tried; `onEnd` with the `tryIndex` it
+ * read, so a late end of an earlier try frees nothing of a later one.
  */
 export interface UpstreamCall {
   /** The method. */
@@ -112,9 +114,15 @@ export interface UpstreamCall {
    * whole, a failure, the client leaving mid-body): the server is freed
    * then (nginx's `u->peer.free`, `least_conn`'s count). A failure before
    * the head rejects `send` instead; an upgraded connection is the
-   * caller's. May be told more than once.
+   * caller's. May be told more than once. Told the {@linkcode tryIndex}
+   * the send read: only that try's hold is freed.
    */
-  onEnd?: () => void;
+  onEnd?: (tryIndex?: number) => void;
+  /**
+   * Which try of the call this send is (its owner counts them; absent when
+   * it does not): handed back to {@linkcode onEnd}.
+   */
+  tryIndex?: number;
   /**
    * A protocol upgrade (WebSocket): a new connection is used, and on
    * `101 Switching Protocols` it is handed over in `upgraded`.

@@ -92,6 +92,21 @@ export const PAGES: Record<string, string> = {
     '[<!--# echo var="back" -->]',
   "share_inc.html": '<!--# echo var="title" -->|<!--# echo var="1" -->' +
     '<!--# set var="back" value="B" -->',
+  // A block shown in place of an include that fails or is empty.
+  "stub.html": '<!--# block name="one" -->[stub one <!--# echo var="uri" -->]' +
+    '<!--# endblock --><!--# block name="two" --><!--# endblock -->' +
+    '1<!--# include virtual="/missing.html" stub="one" -->|' +
+    '2<!--# include virtual="/empty.html" stub="one" -->|' +
+    '3<!--# include virtual="/plain.html" stub="one" -->|' +
+    '4<!--# include virtual="/p/missing.html" stub="one" -->|' +
+    '5<!--# include virtual="/missing.html" stub="two" -->|' +
+    '6<!--# include virtual="/missing.html" stub="none" -->|' +
+    '7<!--# include virtual="/dir" stub="one" -->|' +
+    '8<!--# include file="/empty.html" stub="one" wait="yes" -->|' +
+    '9<!--# include virtual="/ret/stub" stub="one" -->|' +
+    '<!--# block name="one" -->[one again]<!--# endblock -->' +
+    'A<!--# include virtual="/missing.html" stub="one" -->|' +
+    'B<!--# include virtual="/p/empty.html" stub="one" -->|',
   "chars.html": "<!--#\techo\r\nvar=\"uri\"\n-->|<!--# echo var='uri' -->|" +
     '<!--# echo var="u\\ri" -->|',
 };

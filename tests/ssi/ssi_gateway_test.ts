@@ -4,8 +4,8 @@
  * reaches the client before the next read), hostile bodies from an
  * upstream stay bounded (an opening that never ends, values past their
  * bound, ten thousand commands, twenty thousand parameters), a client
- * that leaves closes the upstream, and `include` runs 200 subrequests at
- * most per request, `stub` none.
+ * that leaves closes the upstream, `include` runs 200 subrequests at
+ * most per request, and blocks hold 64 KiB at most together.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -186,7 +186,7 @@ Deno.test("a client leaving an SSI answer closes the upstream", async () => {
   ok((await upstreamDone.promise) < 100_000, "the upstream was closed");
 });
 
-Deno.test("include: stub is not run, and a request makes at most 200 includes, each one past them an error", async () => {
+Deno.test("include: a stub no block names is an error, and a request makes at most 200 includes, each one past them an error", async () => {
   const page = 'a<!--# include virtual="/f$uri" stub="y" -->b' +
     '<!--# include virtual="/inc/one" -->'.repeat(250) + "c";
   await using up = startRawUpstream(async (conn) => {
@@ -207,7 +207,7 @@ Deno.test("include: stub is not run, and a request makes at most 200 includes, e
   const lines = gw.errors().map((l) => l.replace(/^.*\*\d+ /, ""));
   ok(
     lines[0]!.startsWith(
-      'the "include" SSI command is not run by the gateway with "stub": "/f/i" while sending to client',
+      '"stub"="y" for "include" not found while sending to client',
     ),
     lines[0],
   );
@@ -218,6 +218,42 @@ Deno.test("include: stub is not run, and a request makes at most 200 includes, e
     lines[1],
   );
   strictEqual(lines.length, 51);
+});
+
+Deno.test("blocks hold 64 KiB together: past that a block's text is dropped, with one line per block", async () => {
+  const big = "x".repeat(40_000);
+  const page = `<!--# block name="a" -->${big}<!--# endblock -->` +
+    `<!--# block name="b" -->${big}<!--# echo var="uri" -->${big}<!--# endblock -->` +
+    '[<!--# include virtual="/missing" stub="a" -->]' +
+    '[<!--# include virtual="/missing" stub="b" -->]';
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    if (head.startsWith("GET /missing")) {
+      await writeText(
+        conn,
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+      );
+      return;
+    }
+    await writeText(conn, HEAD + chunk(page) + "0\r\n\r\n");
+  });
+  await using gw = await gatewayFor(up.port);
+  const res = await fetch(`http://127.0.0.1:${gw.port}/i`);
+  const text = await res.text();
+  // The second block keeps what of its text fitted (as it came, a read at
+  // a time): the two together within the bound.
+  ok(text.startsWith(`[${big}][`) && text.endsWith("]"), text.slice(-80));
+  ok(text.length <= 65536 + 4, String(text.length));
+  await waitFor(() => gw.errors().length >= 1);
+  const lines = gw.errors().map((l) => l.replace(/^.*\*\d+ /, ""));
+  ok(
+    lines[0]!.startsWith(
+      "the SSI blocks exceed 65536 bytes while sending to client",
+    ),
+    lines[0],
+  );
+  strictEqual(lines.length, 1);
 });
 
 Deno.test("a client leaving in the middle of an include closes the include's upstream", async () => {
