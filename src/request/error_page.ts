@@ -1,8 +1,8 @@
 /**
  * The parts of nginx's `error_page` (ngx_http_send_error_page) that make
  * an answer without running the flow again: the redirect a URL page is,
- * the copy of the request an internal page is asked with, and the status
- * the page's answer goes out with. The internal redirect itself is the
+ * and the copy of the request an internal page is asked with. The
+ * internal redirect, and the status its answer goes out with, are the
  * flow's (`request_flow.ts`).
  *
  * @module
@@ -65,40 +65,4 @@ export function pageRequest(req: Request, method: string): Request {
   const headers = new Headers(req.headers);
   for (const name of PAGE_IGNORED) headers.delete(name);
   return new Request(req.url, { method, headers });
-}
-
-/**
- * The page's answer with the status it goes out with: the error's, the
- * `=code` given, or the page's own for `=` alone; the challenge kept.
- *
- * @param answered The page's answer (not one of nginx's own error pages).
- * @param options The error's status, the `=code` (`0` for `=`) and the
- * challenge to keep.
- * @returns The answer to send.
- */
-export function withPageStatus(
-  answered: Response,
-  options: {
-    status: number;
-    overwrite: number | null;
-    challenge: string | null;
-  },
-): Response {
-  const { status, overwrite, challenge } = options;
-  const code = overwrite === null
-    ? status
-    : overwrite === 0
-    ? answered.status
-    : overwrite;
-  if (code === answered.status && challenge === null) return answered;
-  const fields = new Headers(answered.headers);
-  if (challenge !== null) fields.set("www-authenticate", challenge);
-  if (code === answered.status) {
-    return new Response(answered.body, { status: code, headers: fields });
-  }
-  // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
-  // Accept-Ranges is the range filter's, for 200 only.
-  fields.delete("last-modified");
-  fields.delete("accept-ranges");
-  return new Response(answered.body, { status: code, headers: fields });
 }

@@ -24,7 +24,7 @@ import {
 import { type AccelRedirect, accelRedirectOf } from "../proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "../response/mod.ts";
 import { answer } from "./content_answer.ts";
-import { errorPageUrl, pageRequest, withPageStatus } from "./error_page.ts";
+import { errorPageUrl, pageRequest } from "./error_page.ts";
 import type { FlowDeps, FlowRequest } from "./flow_types.ts";
 
 /**
@@ -303,10 +303,21 @@ async function errorPage(
       current = answered;
       continue;
     }
-    return withPageStatus(answered, {
-      status,
-      overwrite: target.overwrite,
-      challenge,
-    });
+    const code = target.overwrite === null
+      ? status
+      : target.overwrite === 0
+      ? answered.status
+      : target.overwrite;
+    if (code === answered.status && challenge === null) return answered;
+    const fields = new Headers(answered.headers);
+    if (challenge !== null) fields.set("www-authenticate", challenge);
+    if (code === answered.status) {
+      return new Response(answered.body, { status: code, headers: fields });
+    }
+    // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
+    // Accept-Ranges is the range filter's, for 200 only.
+    fields.delete("last-modified");
+    fields.delete("accept-ranges");
+    return new Response(answered.body, { status: code, headers: fields });
   }
 }
