@@ -117,7 +117,7 @@ export class ProxyHandler {
     content: ProxyContent,
     f: FlowRequest,
   ): Promise<Response> {
-    const { request, req } = f as RouteFlow;
+    const { request } = f as RouteFlow;
     const refused = tooBig(content.conf, request);
     if (refused !== null) return Promise.resolve(refused);
     if (request.bodyInGet) {
@@ -133,8 +133,9 @@ export class ProxyHandler {
     }
     // Forwarding reads the body, and Deno.serve answers the client's
     // `Expect: 100-continue` on the first read of a non-empty body.
-    // (The client's request: an error page's copy is not what was read.)
-    request.continued = expectsContinue(req, request.contentLength);
+    // (The client's fields as walked: an error page's copy is not what was
+    // read.)
+    request.continued = expectsContinue(request.fields, request.contentLength);
     return this.#proxy(r, content, f, request);
   }
 

@@ -300,24 +300,28 @@ export function hasUnforwardableBody(
  * read: `Expect: 100-continue` and a body that is not empty (it sends none
  * for an empty one, where nginx's `ngx_http_test_expect` still does).
  *
- * @param req The request.
+ * @param fields The request's fields as the handler's walk read them (a
+ * `Headers.get` here was a second scan of the fields per proxied request).
  * @param length Its declared `Content-Length`, or `null`.
  * @returns Whether reading the body sends the interim answer.
  *
  * @example Usage
  * ```ts
- * import { expectsContinue } from "./request_checks.ts";
+ * import { expectsContinue, readFields } from "./request_checks.ts";
  * import { strictEqual } from "node:assert/strict";
  *
- * const req = new Request("http://h/x", { method: "POST", body: "hi", headers: { expect: "100-Continue" } });
- * strictEqual(expectsContinue(req, 2), true);
- * strictEqual(expectsContinue(req, 0), false);
+ * const fields = readFields(new Headers({ expect: "100-Continue" }));
+ * strictEqual(expectsContinue(fields, 2), true);
+ * strictEqual(expectsContinue(fields, 0), false);
  * ```
  */
-export function expectsContinue(req: Request, length: number | null): boolean {
-  const expect = req.headers.get("expect");
+export function expectsContinue(
+  fields: Pick<FieldsRead, "expect" | "transferEncoding">,
+  length: number | null,
+): boolean {
+  const expect = fields.expect;
   if (expect === null || expect.toLowerCase() !== "100-continue") return false;
-  return length === null ? req.headers.has("transfer-encoding") : length > 0;
+  return length === null ? fields.transferEncoding !== null : length > 0;
 }
 
 /**
@@ -339,6 +343,8 @@ export interface FieldsRead {
   contentLength: string | null;
   /** `Transfer-Encoding`, or `null`. */
   transferEncoding: string | null;
+  /** `Expect`, or `null` (a proxied body's `100 Continue`). */
+  expect: string | null;
   /** `If-None-Match`, or `null` (a file's answer). */
   ifNoneMatch: string | null;
   /** `If-Modified-Since`, or `null`. */
@@ -380,6 +386,7 @@ export function readFields(headers: Headers): FieldsRead {
     referrer: null,
     contentLength: null,
     transferEncoding: null,
+    expect: null,
     ifNoneMatch: null,
     ifModifiedSince: null,
     ifMatch: null,
@@ -403,6 +410,9 @@ export function readFields(headers: Headers): FieldsRead {
         break;
       case "transfer-encoding":
         read.transferEncoding = value;
+        break;
+      case "expect":
+        read.expect = value;
         break;
       case "if-none-match":
         read.ifNoneMatch = value;

@@ -152,6 +152,7 @@ Deno.test("readFields() picks each field the handler reads as Headers.get reads 
     ["referrer", "referer"],
     ["contentLength", "content-length"],
     ["transferEncoding", "transfer-encoding"],
+    ["expect", "expect"],
     ["ifNoneMatch", "if-none-match"],
     ["ifModifiedSince", "if-modified-since"],
     ["range", "range"],

@@ -56,6 +56,39 @@ Deno.test("IdlePool.put() closes what it must not keep", async (t) => {
   }
 });
 
+Deno.test("IdlePool.put() on a full pool closes the oldest idle connection, so stale ones never keep a POST off a fresh one", async (t) => {
+  // [pool size, idle connections put back before a lull]: each is then
+  // too old for a risky take, and a fresh one comes back to a full pool.
+  const cases: [number, number][] = [[1, 1], [2, 2], [3, 3], [3, 1]];
+  for (const [maxIdle, stale] of cases) {
+    await t.step(`keepalive ${maxIdle}, ${stale} stale`, async () => {
+      let clock = 1_000_000;
+      const pool = new IdlePool({ ...options, maxIdle, now: () => clock });
+      const pairs = await Promise.all(
+        Array.from({ length: stale + 1 }, () => loopbackPair()),
+      );
+      try {
+        const old = pairs.slice(0, stale).map((p) => new Connection(p.client));
+        for (const c of old) pool.put(c);
+        clock += NON_IDEMPOTENT_IDLE_MS;
+        strictEqual(pool.take(true), null, "a POST refuses the stale ones");
+        const fresh = new Connection(pairs[stale]!.client);
+        pool.put(fresh);
+        strictEqual(fresh.closed, false, "the connection coming back is kept");
+        const dropped = stale + 1 > maxIdle ? 1 : 0;
+        strictEqual(old.filter((c) => c.closed).length, dropped);
+        if (dropped === 1) strictEqual(old[0]!.closed, true, "the oldest goes");
+        strictEqual(pool.size, stale + 1 - dropped);
+        strictEqual(pool.take(true), fresh, "the next POST reuses it");
+        pool.close();
+        await closeAll(...old, fresh);
+      } finally {
+        for (const p of pairs) await p[Symbol.asyncDispose]();
+      }
+    });
+  }
+});
+
 Deno.test("IdlePool drops a connection the upstream closes while it waits", async () => {
   await using pair = await loopbackPair();
   const pool = new IdlePool(options);
