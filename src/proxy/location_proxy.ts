@@ -20,6 +20,7 @@ import { errorResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
   type NextUpstream,
+  UpstreamError,
   upstreamField,
   type UpstreamGroup,
   type UpstreamPeer,
@@ -101,6 +102,13 @@ export interface LocationRequest {
   buffering?: RequestBuffering | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
   tries?: UpstreamTries | null;
+  /**
+   * An SSI include's request (nginx's `r != r->main`): never tunnelled;
+   * an upstream's `101` to the client's upgrade fields it carries ends
+   * the page (ngx_http_upstream_upgrade's `connection upgrade in
+   * subrequest`).
+   */
+  subrequest?: boolean;
 }
 
 /** The 101 answers of tunnels, each with the promise of its end. */
@@ -265,7 +273,8 @@ function forwardFor(
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
   // proxy_http_version says).
-  const tunnel = fields.upgrade && isWebSocketRequest(req)
+  const upgrading = fields.upgrade && isWebSocketRequest(req);
+  const tunnel = upgrading && request.subrequest !== true
     ? Promise.withResolvers<number>()
     : null;
   const forwarding = new LocationForward(req, request, {
@@ -275,6 +284,8 @@ function forwardFor(
     fields,
     tunnel,
   });
+  // A subrequest's upgrade goes as a plain request that takes a 101.
+  if (upgrading && tunnel === null) forwarding.upgrade = true;
   const forwarded = tunnel
     ? proxyWebSocket(req, {
       group,
@@ -333,6 +344,8 @@ class LocationForward implements ProxyOptions, LocationCall {
   readonly tunnel: PromiseWithResolvers<number> | null;
   /** A HEAD request: error pages go without a body. */
   readonly head: boolean;
+  /** A subrequest's upgrade, not tunnelled (see `ProxyOptions.upgrade`). */
+  upgrade = false;
   readonly #request: LocationRequest;
   readonly #req: Request;
 
@@ -405,6 +418,12 @@ class LocationForward implements ProxyOptions, LocationCall {
 
   /** The client's response for the upstream's reply. */
   toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    if (reply.upgraded !== undefined) {
+      return upgradeInSubrequest(
+        this.log,
+        upstreamField(peer, this.upstreamPath),
+      );
+    }
     const response = relay(reply, this);
     if (this.conf.ssi !== undefined) {
       relayed.set(response, upstreamField(peer, this.upstreamPath));
@@ -425,6 +444,35 @@ class LocationForward implements ProxyOptions, LocationCall {
   settle(result: ProxyResult): Response {
     return settle(result, this);
   }
+}
+
+/**
+ * An upstream's `101` to a subrequest (ngx_http_upstream_upgrade): nginx's
+ * line, and a body that fails at once, so the page that includes it ends
+ * there (nginx terminates the main request). The connection was closed
+ * when the answer was taken (`proxy.ts`).
+ */
+function upgradeInSubrequest(
+  log: (event: RequestEvent) => void,
+  upstream: string,
+): Response {
+  const error = new UpstreamError("connection upgrade in subrequest", {
+    kind: "invalid-response",
+    action: "reading response header from upstream",
+  });
+  log({
+    level: "error",
+    message: error.message,
+    action: error.action,
+    upstream,
+  });
+  // The SSI filter logs no second line for an UpstreamError.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.error(error);
+    },
+  });
+  return new Response(body, { status: 502 });
 }
 
 /**

@@ -221,6 +221,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly timeouts: UpstreamTimeouts;
   readonly headBufferSize: number;
   readonly keepalive: boolean;
+  readonly upgrade: boolean;
   readonly onConnected: (() => void) | undefined;
   readonly #options: ProxyOptions;
   /** The server being tried (the one that answered, once one has). */
@@ -245,6 +246,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.timeouts = call.timeouts;
     this.headBufferSize = call.headBufferSize;
     this.keepalive = call.keepalive;
+    this.upgrade = options.upgrade === true;
     this.onConnected = options.tries?.connected;
     this.#options = options;
   }
@@ -258,6 +260,17 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   }
 
   accept(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    if (reply.upgraded !== undefined) {
+      // An upgrade nobody tunnels (ngx_http_upstream_upgrade refuses it in
+      // a subrequest): the upstream's connection is closed, its server
+      // freed (an upgraded connection is the caller's: no onEnd comes).
+      try {
+        reply.upgraded.conn.close();
+      } catch {
+        // Closed already.
+      }
+      this.onEnd();
+    }
     // Turned first: a head that cannot be relayed is the try's failure
     // (nginx's `upstream sent invalid header`, 502), not its status.
     const response = this.#options.toResponse(reply, peer);

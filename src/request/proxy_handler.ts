@@ -153,8 +153,9 @@ export class ProxyHandler {
   ): Promise<Response> {
     const { vars } = flow;
     // A subrequest (SSI's include) sends its own URI, never the client's.
+    const subrequest = request instanceof Subrequest;
     const changed = content.rewritten || vars.uri !== request.uri ||
-      vars.args !== request.args || request instanceof Subrequest;
+      vars.args !== request.args || subrequest;
     const location: LocationRequest = {
       conf: content.conf,
       vars,
@@ -171,6 +172,7 @@ export class ProxyHandler {
       buffering: this.#buffering,
       // Read when a rewritten Location needs it, not made per request.
       originOf: flow,
+      subrequest,
     };
     const proxied = content.conf.fastcgi === undefined
       ? proxyLocation(req, location, this.#proxyContext)
