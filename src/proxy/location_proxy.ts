@@ -43,7 +43,6 @@ import type {
   RequestBuffering,
 } from "./proxy_options.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
-import { unsafeAccelMessage } from "./accel_redirect.ts";
 import {
   fieldPlan,
   type UpstreamFields,
@@ -427,15 +426,6 @@ class LocationForward implements ProxyOptions, LocationCall {
     const response = relay(reply, this);
     if (this.conf.ssi !== undefined) {
       relayed.set(response, upstreamField(peer, this.upstreamPath));
-    }
-    const unsafe = unsafeAccelMessage(response);
-    if (unsafe !== null) {
-      this.log({
-        level: "error",
-        message: unsafe,
-        action: "reading response header from upstream",
-        upstream: upstreamField(peer, this.upstreamPath),
-      });
     }
     return response;
   }

@@ -16,6 +16,7 @@ import {
   readWholeBody,
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
+import { unsafeAccelMessage } from "./accel_redirect.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -275,6 +276,18 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     // (nginx's `upstream sent invalid header`, 502), not its status.
     const response = this.#options.toResponse(reply, peer);
     this.#options.tries?.answered(reply.head.status);
+    // One place for every relay (proxy_pass, fastcgi_pass): an
+    // X-Accel-Redirect nginx finds unsafe is logged as the head is read
+    // (ngx_http_parse_unsafe_uri under NGX_HTTP_LOG_UNSAFE).
+    const unsafe = unsafeAccelMessage(response);
+    if (unsafe !== null) {
+      this.#options.log?.({
+        level: "error",
+        message: unsafe,
+        action: "reading response header from upstream",
+        upstream: upstreamField(peer, this.upstreamPath),
+      });
+    }
     return response;
   }
 

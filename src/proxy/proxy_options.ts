@@ -85,7 +85,10 @@ export interface ProxyOptions {
   buffering?: RequestBuffering | null;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
-  /** Writes an error line with the request's context (a body's temporary file). */
+  /**
+   * Writes an error line with the request's context (a body's temporary
+   * file, an `X-Accel-Redirect` nginx finds unsafe).
+   */
   log?: (event: RequestEvent) => void;
 }
 
