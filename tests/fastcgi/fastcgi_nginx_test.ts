@@ -227,6 +227,10 @@ const REQUESTS: [string, string][] = [
     "GET /accel-empty.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
   [
+    "two Content-Type fields: the last counts",
+    "GET /two-types.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+  ],
+  [
     "X-Accel-Redirect under fastcgi_ignore_headers: relayed, the field hidden",
     "GET /noaccel/x-accel.php HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
   ],
