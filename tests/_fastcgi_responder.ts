@@ -115,6 +115,41 @@ export const MODES: Record<string, (seen: FastcgiSeen) => Uint8Array[] | null> =
       STDOUT_END,
       END,
     ],
+    // An X-Accel-Redirect to a location with limits or `deny all`, for an
+    // SSI include whose request follows it.
+    "accel-limited.php": () => [
+      ...stdout("X-Accel-Redirect: /limited/page.html\r\n\r\n"),
+      STDOUT_END,
+      END,
+    ],
+    "accel-denied.php": () => [
+      ...stdout("X-Accel-Redirect: /denied/page.html\r\n\r\n"),
+      STDOUT_END,
+      END,
+    ],
+    // X-Accel-Redirect values nginx refuses (ngx_http_parse_unsafe_uri).
+    "accel-dotdot.php": () => [
+      ...stdout("X-Accel-Redirect: /files/../../etc/passwd\r\n\r\n"),
+      STDOUT_END,
+      END,
+    ],
+    "accel-nul.php": () => [
+      ...stdout("X-Accel-Redirect: /files/a%00.php\r\n\r\n"),
+      STDOUT_END,
+      END,
+    ],
+    "accel-empty.php": () => [
+      ...stdout("X-Accel-Redirect: \r\n\r\n"),
+      STDOUT_END,
+      END,
+    ],
+    "two-types.php": () => [
+      ...stdout(
+        "Content-Type: text/html\r\nContent-Type: text/plain\r\n\r\nbody",
+      ),
+      STDOUT_END,
+      END,
+    ],
     "no-end.php": () => stdout("Content-Type: text/plain\r\n\r\npartial"),
     "closed.php": () => [],
     "short.php": () => [

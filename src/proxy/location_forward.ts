@@ -12,15 +12,15 @@ import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import { errorResponse } from "../response/mod.ts";
 import {
   type NextUpstream,
+  UpstreamError,
   upstreamField,
   type UpstreamGroup,
   type UpstreamPeer,
   type UpstreamReply,
 } from "../upstream/mod.ts";
-import type { FailureCounter } from "./outcome_log.ts";
+import type { FailureCounter, RequestEvent } from "./outcome_log.ts";
 import type { LocationCall, ProxyResult } from "./proxy_options.ts";
 import { interceptedBy, relay } from "./location_reply.ts";
-import { unsafeAccelMessage } from "./accel_redirect.ts";
 import { type LocationRequest, PassForward } from "./pass_forward.ts";
 import type { UpstreamFields } from "./set_headers.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
@@ -84,6 +84,8 @@ export class LocationForward extends PassForward<LocationProxyContext>
   readonly keepalive: boolean;
   /** The end of the tunnel, when the request asks for one. */
   readonly tunnel: PromiseWithResolvers<number> | null;
+  /** A subrequest's upgrade, not tunnelled (see `ProxyOptions.upgrade`). */
+  upgrade = false;
   readonly #request: LocationRequest;
   readonly #req: Request;
 
@@ -145,18 +147,15 @@ export class LocationForward extends PassForward<LocationProxyContext>
    * @returns The client's response.
    */
   toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    if (reply.upgraded !== undefined) {
+      return upgradeInSubrequest(
+        this.log,
+        upstreamField(peer, this.upstreamPath),
+      );
+    }
     const response = relay(reply, this);
     if (this.conf.ssi !== undefined) {
       relayed.set(response, upstreamField(peer, this.upstreamPath));
-    }
-    const unsafe = unsafeAccelMessage(response);
-    if (unsafe !== null) {
-      this.log({
-        level: "error",
-        message: unsafe,
-        action: "reading response header from upstream",
-        upstream: upstreamField(peer, this.upstreamPath),
-      });
     }
     return response;
   }
@@ -201,4 +200,33 @@ function originOf(req: Request, vars: RequestVars): string {
     : vars.serverAddr;
   const port = vars.serverPort === 80 ? "" : `:${vars.serverPort}`;
   return `http://${host}${port}`;
+}
+
+/**
+ * An upstream's `101` to a subrequest (ngx_http_upstream_upgrade): nginx's
+ * line, and a body that fails at once, so the page that includes it ends
+ * there (nginx terminates the main request). The connection was closed
+ * when the answer was taken (`proxy.ts`).
+ */
+function upgradeInSubrequest(
+  log: (event: RequestEvent) => void,
+  upstream: string,
+): Response {
+  const error = new UpstreamError("connection upgrade in subrequest", {
+    kind: "invalid-response",
+    action: "reading response header from upstream",
+  });
+  log({
+    level: "error",
+    message: error.message,
+    action: error.action,
+    upstream,
+  });
+  // The SSI filter logs no second line for an UpstreamError.
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.error(error);
+    },
+  });
+  return new Response(body, { status: 502 });
 }

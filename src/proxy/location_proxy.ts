@@ -147,7 +147,8 @@ function forwardFor(
   // A tunnel only where the location sends Upgrade and Connection: upgrade
   // (nginx switches when the upstream answers 101 to those, whatever
   // proxy_http_version says).
-  const tunnel = fields.upgrade && isWebSocketRequest(req)
+  const upgrading = fields.upgrade && isWebSocketRequest(req);
+  const tunnel = upgrading && request.subrequest !== true
     ? Promise.withResolvers<number>()
     : null;
   const forwarding = new LocationForward(req, request, {
@@ -157,6 +158,8 @@ function forwardFor(
     fields,
     tunnel,
   });
+  // A subrequest's upgrade goes as a plain request that takes a 101.
+  if (upgrading && tunnel === null) forwarding.upgrade = true;
   const forwarded = tunnel
     ? proxyWebSocket(req, {
       group,

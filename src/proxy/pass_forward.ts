@@ -85,6 +85,13 @@ export interface LocationRequest {
   tries?: UpstreamTries | null;
   /** See {@linkcode ProxyOptions.bodyOf}: the client's request, for a page. */
   bodyOf?: Request | undefined;
+  /**
+   * An SSI include's request (nginx's `r != r->main`): never tunnelled;
+   * an upstream's `101` to the client's upgrade fields it carries ends
+   * the page (ngx_http_upstream_upgrade's `connection upgrade in
+   * subrequest`).
+   */
+  subrequest?: boolean;
 }
 /** What every pass needs from the gateway, made once. */
 export interface ForwardContext {

@@ -16,6 +16,7 @@ import {
   readWholeBody,
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
+import { unsafeAccelMessage } from "./accel_redirect.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -243,6 +244,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   readonly timeouts: UpstreamTimeouts;
   readonly headBufferSize: number;
   readonly keepalive: boolean;
+  readonly upgrade: boolean;
   readonly onConnected: (() => void) | undefined;
   readonly #options: ProxyOptions;
   /** The server being tried (the one that answered, once one has). */
@@ -269,6 +271,7 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
     this.timeouts = call.timeouts;
     this.headBufferSize = call.headBufferSize;
     this.keepalive = call.keepalive;
+    this.upgrade = options.upgrade === true;
     this.onConnected = options.tries?.connected;
     this.#options = options;
   }
@@ -283,10 +286,33 @@ class PeerExchange implements PeerWalk<UpstreamReply, Response>, UpstreamCall {
   }
 
   accept(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    if (reply.upgraded !== undefined) {
+      // An upgrade nobody tunnels (ngx_http_upstream_upgrade refuses it in
+      // a subrequest): the upstream's connection is closed, its server
+      // freed (an upgraded connection is the caller's: no onEnd comes).
+      try {
+        reply.upgraded.conn.close();
+      } catch {
+        // Closed already.
+      }
+      this.onEnd();
+    }
     // Turned first: a head that cannot be relayed is the try's failure
     // (nginx's `upstream sent invalid header`, 502), not its status.
     const response = this.#options.toResponse(reply, peer);
     this.#options.tries?.answered(reply.head.status);
+    // One place for every relay (proxy_pass, fastcgi_pass): an
+    // X-Accel-Redirect nginx finds unsafe is logged as the head is read
+    // (ngx_http_parse_unsafe_uri under NGX_HTTP_LOG_UNSAFE).
+    const unsafe = unsafeAccelMessage(response);
+    if (unsafe !== null) {
+      this.#options.log?.({
+        level: "error",
+        message: unsafe,
+        action: "reading response header from upstream",
+        upstream: upstreamField(peer, this.upstreamPath),
+      });
+    }
     return response;
   }
 

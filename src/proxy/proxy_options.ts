@@ -68,6 +68,12 @@ export interface ProxyOptions {
   /** A location's call settings: version, leading fields, timers, limits. */
   call: LocationCall;
   /**
+   * The request asks for an upgrade that is not tunnelled (an SSI
+   * include's, nginx's `r != r->main`): a `101` hands its connection over,
+   * which is closed and its server freed before `toResponse` sees it.
+   */
+  upgrade?: boolean;
+  /**
    * Turns a reply into the client's response (`location_reply.ts`); a
    * throw is that server's failure.
    */
@@ -92,7 +98,10 @@ export interface ProxyOptions {
    * location has error pages): a later page's forwarding sends it again.
    */
   keepBody?: boolean;
-  /** Writes an error line with the request's context (a body's temporary file). */
+  /**
+   * Writes an error line with the request's context (a body's temporary
+   * file, an `X-Accel-Redirect` nginx finds unsafe).
+   */
   log?: (event: RequestEvent) => void;
 }
 

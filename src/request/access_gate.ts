@@ -5,8 +5,13 @@
  * reverse order of their modules' registration), each once per request
  * (nginx marks `r->main->limit_req_status`/`limit_conn_status` once a limit
  * applied), then `allow`/`deny` and `auth_basic` combined by `satisfy`, for
- * every location the request ends up in. A refusal is an answer the engine
- * finalizes with (nginx's page, `error_page`, `add_header … always`).
+ * every location the request ends up in. A subrequest (SSI's `include`)
+ * shares its main request's state: its limits count once for the main
+ * request and are given back when the main request ends (nginx keeps the
+ * status in `r->main` and the count's cleanup in the pool the two share),
+ * and it has no access phase (`ngx_http_core_access_phase` skips a request
+ * whose `r != r->main`). A refusal is an answer the engine finalizes with
+ * (nginx's page, `error_page`, `add_header … always`).
  *
  * @module
  */
@@ -31,8 +36,52 @@ export interface AccessState {
   limitReqDone: boolean;
   /** A `limit_conn` applied (nginx's `r->main->limit_conn_status`). */
   limitConnDone: boolean;
-  /** Gives back the request's `limit_conn` counts; called once when the request ends. */
+  /** Gives back the request's `limit_conn` counts (see {@linkcode endAccess}). */
   release: (() => void) | null;
+  /** The main request has ended: a count taken now goes back at once. */
+  ended: boolean;
+}
+
+/**
+ * A request's state before any phase ran.
+ *
+ * @returns The state, shared by the main request and its subrequests.
+ */
+export function newAccessState(): AccessState {
+  return {
+    limitReqDone: false,
+    limitConnDone: false,
+    release: null,
+    ended: false,
+  };
+}
+
+/**
+ * The main request has ended (ngx_http_limit_conn_cleanup): its counts,
+ * and those its subrequests took, go back; a subrequest still running
+ * gives back what it takes from now on at once.
+ *
+ * @param state The main request's state.
+ *
+ * @example Usage
+ * ```ts
+ * import { endAccess, newAccessState } from "./access_gate.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const state = newAccessState();
+ * let given = 0;
+ * state.release = () => given++;
+ * endAccess(state);
+ * endAccess(state);
+ * strictEqual(given, 1);
+ * strictEqual(state.ended, true);
+ * ```
+ */
+export function endAccess(state: AccessState): void {
+  state.ended = true;
+  const release = state.release;
+  state.release = null;
+  release?.();
 }
 
 /** The request facts the phases read. */
@@ -45,8 +94,10 @@ export interface AccessRequest {
   signal: AbortSignal;
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
-  /** The request's state. */
+  /** The request's state (a subrequest's is its main request's). */
   state: AccessState;
+  /** A subrequest: no access phase. */
+  subrequest: boolean;
 }
 
 /** Runs the preaccess and access phases. */
@@ -101,13 +152,18 @@ export class AccessGate {
       this.#limitLines(decision.lines, request);
       if (decision.limitStatus !== null) {
         state.limitConnDone = true;
-        state.release = decision.release;
+        // Taken once per main request (limitConnDone): nothing to chain.
+        if (state.ended) decision.release();
+        else state.release = decision.release;
       }
       if (decision.status !== 0) {
         return { kind: "status", conf, code: decision.status };
       }
     }
-    if (conf.accessRules === null && conf.authBasic === null) return null;
+    if (
+      request.subrequest ||
+      (conf.accessRules === null && conf.authBasic === null)
+    ) return null;
     const decision = await runAccessPhase({
       rules: conf.accessRules,
       authBasic: conf.authBasic,

@@ -22,7 +22,7 @@ import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
 import { stubStatusResponse } from "../status.ts";
-import { AccessGate } from "./access_gate.ts";
+import { AccessGate, endAccess, newAccessState } from "./access_gate.ts";
 import { PasswordChecker } from "../access/mod.ts";
 import { isValidHost } from "../routing/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
@@ -102,11 +102,9 @@ export class EngineRoute {
           signal: flow.req.signal,
           log: flow.log,
           // Made when a location has access phases: most requests need none.
-          state: flow.access ??= {
-            limitReqDone: false,
-            limitConnDone: false,
-            release: null,
-          },
+          // A subrequest's is its main request's (SsiIncludes).
+          state: flow.access ??= newAccessState(),
+          subrequest: flow.subrequest,
         });
       },
     };
@@ -262,10 +260,13 @@ export class EngineRoute {
       if (conf !== undefined && this.#deps.logger.accessEnabled) {
         request.accessLogs = conf.accessLogs;
       }
-      const release = flow.access?.release ?? null;
-      if (release !== null) {
-        // ngx_http_limit_conn_cleanup: the count goes when the request ends.
+      if (this.#mayLimitConn) {
+        // ngx_http_limit_conn_cleanup: the counts go when the request ends,
+        // those its includes take while its body is sent too: the state
+        // is made here if no phase made it, for them to share.
+        const state = flow.access ??= newAccessState();
         const end = tunnelClosed(answer) ?? completed;
+        const release = () => endAccess(state);
         if (end === undefined) release();
         else end.then(release, release);
       }
@@ -280,7 +281,7 @@ export class EngineRoute {
         flush: conf.proxyPass !== null && !conf.proxyBuffering,
       });
     }, (error) => {
-      flow.access?.release?.();
+      endAccess(flow.access ??= newAccessState());
       throw error;
     });
   }

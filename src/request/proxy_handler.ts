@@ -155,8 +155,9 @@ export class ProxyHandler {
   ): Promise<Response> {
     const { vars } = flow;
     // A subrequest (SSI's include) sends its own URI, never the client's.
+    const subrequest = request instanceof Subrequest;
     const changed = content.rewritten || vars.uri !== request.uri ||
-      vars.args !== request.args || request instanceof Subrequest;
+      vars.args !== request.args || subrequest;
     const location: LocationRequest = {
       conf: content.conf,
       vars,
@@ -178,6 +179,7 @@ export class ProxyHandler {
       bodyOf: req === (flow as RouteFlow).req
         ? undefined
         : (flow as RouteFlow).req,
+      subrequest,
     };
     const proxied = content.conf.fastcgi === undefined
       ? proxyLocation(req, location, this.#proxyContext)

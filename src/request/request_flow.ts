@@ -44,25 +44,16 @@ export function serveRequest(
   request: FlowRequest,
   deps: FlowDeps,
 ): Response | Promise<Response> {
-  const state: PhaseState = {
-    cycles: 0,
-    internal: false,
-    caseless: deps.caseless,
-  };
-  const phases = runPhases(server, request.vars, { state, io: deps.io });
-  if (phases.kind === "access") {
-    return throughAccess(phases, request, deps).then((first) =>
-      answerFirst(req, first, { server, state, request, deps })
-    );
-  }
-  return answerFirst(req, phases, { server, state, request, deps });
+  return serveFrom(req, { server, request, deps, internal: false });
 }
 
 /**
  * Runs a subrequest (SSI's `include`) through the engine: an internal
- * request, so `internal` locations answer it, and without the preaccess
- * and access phases, which nginx runs for the main request only
- * (ngx_http_core_access_phase, the limit modules' `r->main` checks).
+ * request, so `internal` locations answer it. Its preaccess and access
+ * phases run through `deps.access` as the main request's do, which knows
+ * it for a subrequest (its flow says so): the limits count once for the
+ * main request, and no access phase runs (ngx_http_core_access_phase),
+ * on every way it takes (its `error_page`, an `X-Accel-Redirect`).
  *
  * @param req The subrequest (GET, the main request's fields).
  * @param server The main request's server.
@@ -76,14 +67,31 @@ export function serveSubrequest(
   request: FlowRequest,
   deps: FlowDeps,
 ): Response | Promise<Response> {
+  return serveFrom(req, { server, request, deps, internal: true });
+}
+
+/** The phases from the server's level, then the content's answer. */
+function serveFrom(
+  req: Request,
+  ctx: {
+    server: ServerConf;
+    request: FlowRequest;
+    deps: FlowDeps;
+    internal: boolean;
+  },
+): Response | Promise<Response> {
+  const { server, request, deps } = ctx;
   const state: PhaseState = {
     cycles: 0,
-    internal: true,
+    internal: ctx.internal,
     caseless: deps.caseless,
   };
-  let phases = runPhases(server, request.vars, { state, io: deps.io });
-  // Bounded by the URI changes each resume counts (at most 10).
-  while (phases.kind === "access") phases = phases.resume();
+  const phases = runPhases(server, request.vars, { state, io: deps.io });
+  if (phases.kind === "access") {
+    return throughAccess(phases, request, deps).then((first) =>
+      answerFirst(req, first, { server, state, request, deps })
+    );
+  }
   return answerFirst(req, phases, { server, state, request, deps });
 }
 

@@ -29,8 +29,16 @@ export class RouteFlow implements FlowRequest {
   readonly req: Request;
   /** The server the request's name chose. */
   readonly server: ServerConf;
-  /** The limits' state once a location with access phases is reached. */
+  /**
+   * The limits' state once a location with access phases is reached; a
+   * subrequest's is its main request's.
+   */
   access: AccessState | null = null;
+  /**
+   * An SSI include's request: no access phase, whichever way it goes
+   * (its `error_page`, an upstream's `X-Accel-Redirect`).
+   */
+  subrequest = false;
   /** Set by the flow: the location that answered. */
   answered?: LocationConf;
   /** Set by the flow while an `error_page` is answered. */

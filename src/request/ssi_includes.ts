@@ -12,6 +12,7 @@ import type { RequestVars } from "../engine/mod.ts";
 import { relayedUpstream } from "../proxy/mod.ts";
 import { type SsiConf, ssiFilter, SsiStore, stubAnswer } from "../ssi/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
+import { newAccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
 import type { FlowDeps } from "./flow_types.ts";
 import { serveSubrequest } from "./request_flow.ts";
@@ -116,6 +117,9 @@ export class SsiIncludes {
       const req = new Request(url, { headers: parent.req.headers, signal });
       const { server } = parent;
       const flow = new RouteFlow(vars, sub, req, parent.port, server);
+      flow.subrequest = true;
+      // Its limits count for the main request and go back when it ends.
+      flow.access = parent.access ??= newAccessState();
       return Promise.resolve(
         serveSubrequest(req, server, flow, this.#flowDeps),
       ).then((answer) => {

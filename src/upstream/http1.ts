@@ -136,7 +136,8 @@ export function parseResponseHead(
  * line included.
  * @param next Where the first field line starts.
  * @param odd {@linkcode oddBytes} of the head.
- * @returns The fields, names as sent, values trimmed.
+ * @returns The fields, names as sent, values trimmed; one `Content-Type`,
+ * the last line's value where the first line was.
  * @throws {InvalidResponseError} On a line nginx refuses, with its message.
  */
 export function parseFieldLines(
@@ -156,6 +157,11 @@ export function parseFieldLines(
   // Fields are cut straight out of the text (no array of lines): this runs
   // for every proxied response.
   const fields: [string, string][] = [];
+  // Where the Content-Type is: a later line replaces its value, as each
+  // line replaces r->headers_out.content_type in nginx
+  // (ngx_http_upstream_copy_content_type), where a Headers object would
+  // join them into one value no client reads.
+  let typeAt = -1;
   while (true) {
     const start = next;
     next = text.indexOf("\n", start) + 1;
@@ -172,10 +178,18 @@ export function parseFieldLines(
     }
     // A line without a colon is a field without a value, as in nginx.
     const value = hasColon ? trimOws(text, colon + 1, stop) : "";
-    fields.push([
+    const field: [string, string] = [
       name,
       controls && !FRAMING_FIELD.test(name) ? escapeControls(value) : value,
-    ]);
+    ];
+    if (name.length === 12 && name.toLowerCase() === "content-type") {
+      if (typeAt >= 0) {
+        fields[typeAt] = field;
+        continue;
+      }
+      typeAt = fields.length;
+    }
+    fields.push(field);
   }
   return fields;
 }

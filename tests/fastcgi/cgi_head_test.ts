@@ -57,6 +57,18 @@ Deno.test("parseCgiHead() keeps the fields as sent, Status among them", () => {
   ]);
 });
 
+Deno.test("parseCgiHead() keeps one Content-Type, the last line's (the one field-line parser)", () => {
+  const head = parseCgiHead(
+    enc.encode(
+      "Content-Type: text/html\r\nStatus: 200\r\nContent-Type: text/plain\r\n\r\n",
+    ),
+  );
+  deepStrictEqual(head?.fields, [
+    ["Content-Type", "text/plain"],
+    ["Status", "200"],
+  ]);
+});
+
 const REFUSED: [string, string, string][] = [
   [
     "a status that is no number",

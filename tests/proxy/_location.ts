@@ -227,10 +227,18 @@ function serveIndex(
         contentLength: req.headers.has("content-length")
           ? Number(req.headers.get("content-length"))
           : null,
+        // Asked as an SSI include's request (LocationRequest.subrequest).
+        subrequest: req.headers.has("x-test-subrequest"),
       };
-      return await (chosen.conf.fastcgi === undefined
-        ? proxyLocation(req, request, { registry, stats })
-        : fastcgiLocation(req, request, { registry: fastcgi, stats }));
+      const answer =
+        await (chosen.conf.fastcgi === undefined
+          ? proxyLocation(req, request, { registry, stats })
+          : fastcgiLocation(req, request, { registry: fastcgi, stats }));
+      if (!request.subrequest) return answer;
+      // An include's answer is read by the SSI filter, not sent: read here,
+      // its body's failure told as text.
+      const text = await answer.text().catch((e) => `failed: ${e.message}`);
+      return new Response(text, { status: answer.status });
     },
   );
   port = server.addr.port;

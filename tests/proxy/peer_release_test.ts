@@ -149,6 +149,28 @@ Deno.test("least_conn: every server's count is back to 0 however its exchanges e
     await waitFor(settled, 5000);
     deepStrictEqual(counts(gw), [0, 0, 0]);
   });
+  await t.step(
+    "an upgrade in a subrequest: its 101 refused, its connection closed",
+    async () => {
+      const key = "dGhlIHNhbXBsZSBub25jZQ==";
+      const answer = await rawRequest(
+        gw.port,
+        `GET /ws/upgrade HTTP/1.1\r\nHost: localhost\r\nX-Test-Subrequest: 1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      // A body that fails at once: the page including it ends there.
+      strictEqual(answer.startsWith("HTTP/1.1 502"), true);
+      strictEqual(
+        answer.endsWith("\r\n\r\nfailed: connection upgrade in subrequest"),
+        true,
+      );
+      deepStrictEqual(
+        gw.errors.filter((l) => l.includes("upgrade in subrequest")).length,
+        1,
+      );
+      await waitFor(settled, 5000);
+      deepStrictEqual(counts(gw), [0, 0, 0]);
+    },
+  );
   await t.step("a WebSocket tunnel: held while open", async () => {
     const socket = new WebSocket(`ws://127.0.0.1:${gw.port}/live/`);
     const echoed = Promise.withResolvers<string>();

@@ -4,7 +4,12 @@
  * leaves), and the lines each step asks for.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { AccessGate, type AccessState } from "../../src/request/access_gate.ts";
+import {
+  AccessGate,
+  type AccessState,
+  endAccess,
+  newAccessState,
+} from "../../src/request/access_gate.ts";
 import {
   AccessList,
   parseAccessRule,
@@ -60,11 +65,7 @@ function gate() {
 
 function request(signal = new AbortController().signal) {
   const lines: string[] = [];
-  const state: AccessState = {
-    limitReqDone: false,
-    limitConnDone: false,
-    release: null,
-  };
+  const state: AccessState = newAccessState();
   return {
     lines,
     state,
@@ -75,6 +76,7 @@ function request(signal = new AbortController().signal) {
       log: (e: { level: string; message: string }) =>
         lines.push(`[${e.level}] ${e.message}`),
       state,
+      subrequest: false,
     },
   };
 }
@@ -147,4 +149,63 @@ Deno.test("AccessGate waits out a limit_req delay, logged one level lower, and s
     '[warn] delaying request, excess: 1.000, by zone "one"',
     "[info] client prematurely closed connection",
   ]);
+});
+
+Deno.test("AccessGate: a subrequest shares its main request's limits, has no access phase, and gives back what it takes after the main request ended", async () => {
+  const { gate: g } = gate();
+  const deny = parseAccessRule("deny", "all");
+  if (!deny.ok) throw new Error(deny.error);
+  const conn = connZone();
+  const conf = locationConf({
+    limitConn: {
+      limits: [{ conn: 1, zone: conn }],
+      logLevel: "error",
+      status: 503,
+      dryRun: false,
+    },
+    accessRules: new AccessList([deny.rule]),
+  });
+  // Each row: a subrequest of a main request in the given state; what the
+  // gate answers, and the count held after it and after the main ended.
+  const rows: {
+    what: string;
+    ended: boolean;
+    code: number | undefined;
+    held: number;
+    heldAfterEnd: number;
+  }[] = [
+    {
+      what: "while the main request runs: counted, held until it ends",
+      ended: false,
+      code: undefined,
+      held: 1,
+      heldAfterEnd: 0,
+    },
+    {
+      what: "after the main request ended: given back at once",
+      ended: true,
+      code: undefined,
+      held: 0,
+      heldAfterEnd: 0,
+    },
+  ];
+  for (const row of rows) {
+    const main = request();
+    if (row.ended) endAccess(main.state);
+    const sub = { ...main.facts, subrequest: true };
+    const answer = await g.run(conf, sub);
+    strictEqual(answer?.code, row.code, row.what);
+    strictEqual(conn.size, row.held, row.what);
+    // A second subrequest of the same page: not counted again.
+    strictEqual((await g.run(conf, sub))?.code, row.code, row.what);
+    strictEqual(conn.size, row.held, row.what);
+    endAccess(main.state);
+    strictEqual(conn.size, row.heldAfterEnd, row.what);
+    deepStrictEqual(main.lines, [], row.what);
+  }
+  // The main request itself is refused by the access phase.
+  const main = request();
+  strictEqual((await g.run(conf, main.facts))?.code, 403);
+  endAccess(main.state);
+  strictEqual(conn.size, 0);
 });

@@ -43,6 +43,20 @@ Deno.test("parseResponseHead() parses or rejects with nginx's messages", async (
       [["A", "a%01b%7F\tc"], ["B", "1"]],
     ],
     ["HTTP/1.1 200 OK\r\nA: \x1b[31m\r\n\r\n", 200, "OK", [["A", "%1B[31m"]]],
+    // Content-Type more than once: the last line's value, where the first
+    // was (ngx_http_upstream_copy_content_type replaces it per line).
+    [
+      "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX: 1\r\ncontent-type: text/plain\r\n\r\n",
+      200,
+      "OK",
+      [["content-type", "text/plain"], ["X", "1"]],
+    ],
+    [
+      "HTTP/1.1 200 OK\r\nContent-Type: a\r\nContent-Type:\r\nCONTENT-TYPE: c\r\n\r\n",
+      200,
+      "OK",
+      [["CONTENT-TYPE", "c"]],
+    ],
   ];
   for (const [text, status, reason, fields] of ok) {
     await t.step(JSON.stringify(text), () => {
