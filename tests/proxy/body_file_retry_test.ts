@@ -5,7 +5,11 @@
  * connection mid-body, or stopped reading until `proxy_send_timeout`. The
  * first try's write may still be running when the next try starts reading
  * the same file; the next server must get the body byte-exact, with its
- * `Content-Length`, and the file must be gone when the request ends.
+ * `Content-Length`, and the file must be gone when the request ends. The
+ * same file sent to `fastcgi_pass` as STDIN. The overlap of two sends
+ * itself is pinned in `upstream/body_file_test.ts`: here the first try's
+ * connection closes before the next try starts, so these pass with a
+ * shared position too; they hold the class of early endings.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -17,6 +21,7 @@ import {
 } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
 import { nginxPrefix } from "../_prefix.ts";
+import { startFastcgiResponder } from "../_fastcgi_responder.ts";
 
 /** 2 MiB, each 4 bytes its own offset: a shifted or short body shows. */
 const SIZE = 2 * 1024 * 1024;
@@ -201,3 +206,45 @@ async function tempFolder(): Promise<{ path: string } & AsyncDisposable> {
     [Symbol.asyncDispose]: () => Deno.remove(path, { recursive: true }),
   };
 }
+
+Deno.test("a body in a temporary file reaches fastcgi_pass as STDIN byte-exact", async () => {
+  await using responder = startFastcgiResponder({ plain: "ok" });
+  await using temp = await tempFolder();
+  await using p = await nginxPrefix((prefix) =>
+    `events {}
+http {
+  error_log ${join(prefix, "logs", "error.log")};
+  access_log off;
+  client_body_temp_path ${temp.path};
+  client_max_body_size 0;
+  server {
+    listen 127.0.0.1:PORT;
+    location / {
+      fastcgi_pass 127.0.0.1:${responder.port};
+      fastcgi_param CONTENT_LENGTH $content_length;
+    }
+  }
+}`
+  );
+  const text = await Deno.readTextFile(p.conf);
+  await using gw = await onFreePort(async (port) => {
+    await Deno.writeTextFile(p.conf, text.replace("PORT", String(port)));
+    return await startMain(["--nginx-conf", p.conf]);
+  });
+  const res = await fetch(`http://127.0.0.1:${gw.port}/up.php`, {
+    method: "POST",
+    body: BODY,
+  });
+  strictEqual(res.status, 200);
+  strictEqual(await res.text(), "ok");
+  strictEqual(responder.seen.length, 1);
+  const seen = responder.seen[0]!;
+  strictEqual(
+    seen.params.find(([name]) => name === "CONTENT_LENGTH")?.[1],
+    String(SIZE),
+  );
+  // The responder reads the body as latin1 text; so is it compared.
+  strictEqual(seen.body.length, SIZE);
+  strictEqual(seen.body === new TextDecoder("latin1").decode(BODY), true);
+  deepStrictEqual(await Array.fromAsync(Deno.readDir(temp.path)), []);
+});
