@@ -21,13 +21,21 @@ const BODY = (() => {
   return bytes;
 })();
 
-/** A file holding {@linkcode BODY}, removed as a temporary file is. */
+/**
+ * An open file holding {@linkcode BODY}, its position at the end (as the
+ * body's writer leaves it); closed, then removed, when disposed.
+ */
 async function bodyFile(): Promise<{ file: Deno.FsFile } & Disposable> {
   const path = await Deno.makeTempFile({ prefix: "gw-body-file-" });
   const file = await Deno.open(path, { read: true, write: true });
-  await Deno.remove(path);
   for (let at = 0; at < SIZE;) at += await file.write(BODY.subarray(at));
-  return { file, [Symbol.dispose]: () => file.close() };
+  return {
+    file,
+    [Symbol.dispose]: () => {
+      file.close();
+      Deno.removeSync(path);
+    },
+  };
 }
 
 function call(body: UpstreamCall["body"]): UpstreamCall {
