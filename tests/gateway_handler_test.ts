@@ -62,8 +62,13 @@ async function bodyText(body: UpstreamCall["body"]): Promise<string> {
   if (body === null) return "";
   if (body.kind === "bytes") return new TextDecoder().decode(body.bytes);
   if (body.kind === "file") {
-    await body.file.seek(0, Deno.SeekMode.Start);
-    return await new Response(body.file.readable).text();
+    const bytes = new Uint8Array(body.length);
+    for (let at = 0; at < bytes.length;) {
+      const n = await body.file.readAt(bytes.subarray(at), at);
+      if (n === null) break;
+      at += n;
+    }
+    return new TextDecoder().decode(bytes);
   }
   return await new Response(body.stream).text();
 }

@@ -155,11 +155,12 @@ async function writeBody(
   if (body?.kind === "bytes") {
     if (body.bytes.length > 0) await conn.write(stdinRecords(body.bytes));
   } else if (body?.kind === "file") {
-    await body.file.seek(0, Deno.SeekMode.Start);
+    // By position: another send of the body may be reading it too.
     const chunk = new Uint8Array(STDIN_CHUNK);
     for (let left = body.length; left > 0;) {
-      const n = await body.file.read(
+      const n = await body.file.readAt(
         chunk.subarray(0, Math.min(left, chunk.length)),
+        body.length - left,
       );
       if (n === null) break;
       left -= n;

@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { UpstreamCall } from "../upstream/mod.ts";
+import { BodyFile, type UpstreamCall } from "../upstream/mod.ts";
 import type { TempFile, TempFiles } from "./temp_files.ts";
 import { BodyDeadlines, ChunkSource, type TimedRead } from "./chunk_source.ts";
 
@@ -237,7 +237,7 @@ export async function readRequestBody(
       handed = true;
       return {
         kind: "ready",
-        body: { kind: "file", file: temp.file, length: total },
+        body: { kind: "file", file: new BodyFile(temp.file), length: total },
         temp,
       };
     }

@@ -13,6 +13,7 @@ import { sendBody } from "./request_body.ts";
 import { type Connection, SCRATCH_SIZE, TimerExpired } from "./connection.ts";
 import { UpstreamError } from "./error.ts";
 import type { UpstreamCall, UpstreamTimeouts } from "./types.ts";
+import type { BodyFile } from "./body_file.ts";
 import type { Watchdog } from "./watchdog.ts";
 
 /** What a streamed body chunk is read into: a fresh buffer per read. */
@@ -191,21 +192,23 @@ export function writeRequest(
 
 /**
  * Writes the head, then the file from its start: a buffered body is sent
- * again whole on a retry. One buffer per send, reused for every read.
+ * again whole on a retry. Read by position: the write of an earlier try
+ * may still be running (`early_answer.ts`). One buffer per send, reused
+ * for every read.
  */
 async function writeFile(
   io: ConnectionIo,
   c: Connection,
   head: Uint8Array,
-  body: { file: Deno.FsFile; length: number },
+  body: { file: BodyFile; length: number },
 ): Promise<void> {
   await writeAll(io, c, head);
-  await body.file.seek(0, Deno.SeekMode.Start);
   const buf = new Uint8Array(READ_SIZE);
   let sent = 0;
   while (sent < body.length) {
-    const n = await body.file.read(
+    const n = await body.file.readAt(
       buf.subarray(0, Math.min(buf.length, body.length - sent)),
+      sent,
     );
     if (n === null) throw new Error("request body file ended early");
     await writeAll(io, c, buf.subarray(0, n));

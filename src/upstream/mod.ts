@@ -55,6 +55,7 @@ export type {
   UpstreamTimeouts,
 } from "./types.ts";
 export { PEER_HOST_VALUE } from "./request_head.ts";
+export { BodyFile } from "./body_file.ts";
 export {
   DEFAULT_HEAD_BUFFER,
   indexOfHeadEnd,

@@ -9,6 +9,7 @@ import type { GcPacer } from "../runtime/mod.ts";
 import type { OsFamily } from "../runtime/mod.ts";
 import type { ResponseHead } from "./http1.ts";
 import type { UpstreamError } from "./error.ts";
+import type { BodyFile } from "./body_file.ts";
 
 /** nginx's upstream timers, in milliseconds. */
 export interface UpstreamTimeouts {
@@ -81,11 +82,12 @@ export interface UpstreamCall {
   headers: readonly (readonly [string, string])[];
   /**
    * The body: buffered bytes, a file it was buffered to (read from its
-   * start each time it is sent), a stream of known length, or `null`.
+   * start each time it is sent, each send at its own position: tries may
+   * overlap), a stream of known length, or `null`.
    */
   body:
     | { kind: "bytes"; bytes: Uint8Array }
-    | { kind: "file"; file: Deno.FsFile; length: number }
+    | { kind: "file"; file: BodyFile; length: number }
     | {
       kind: "stream";
       stream: ReadableStream<Uint8Array>;
