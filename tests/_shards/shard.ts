@@ -30,9 +30,9 @@
  * second of waiting (nginx's whole seconds, a browser, a settling folder)
  * one. `static_race_sidecar_test.ts` is set from the full runs: alone its
  * swaps meet requests early and it ends in 2 s, in the suite it ran 1,000
- * to 2,000 requests in 17 to 26 s; the file and folder races share what they took as one
- * file. Refresh it with the loop when a file grows or shrinks a lot; a file
- * not listed counts one.
+ * to 2,000 requests in 17 to 26 s; the file and folder races share what
+ * they took as one file. Refresh it with the loop when a file grows or
+ * shrinks a lot; a file not listed counts one.
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "browser_test.ts": 37,
