@@ -61,6 +61,7 @@ SUITES=(
   tests/hostile_input_test.ts
   tests/streaming_api_test.ts
   tests/static_race_test.ts
+  tests/static_race_folder_test.ts
   tests/config/addresses_test.ts
   tests/config/cli_test.ts
   tests/config/config_file_test.ts

@@ -1,10 +1,11 @@
 /**
- * The containment races of `static_race_test.ts` and
- * `static_race_sidecar_test.ts`: a second thread swaps a served file for a
- * symlink to an outside file and back while requests run, and not one
- * outside byte may reach a client. The sidecar's race has a file of its
- * own: it waits (its requests wait for a folder to settle) where the others
- * compute, so the suite runs it beside them.
+ * The containment races of `static_race_test.ts`,
+ * `static_race_folder_test.ts` and `static_race_sidecar_test.ts`: a second
+ * thread swaps a served file for a symlink to an outside file and back
+ * while requests run, and not one outside byte may reach a client. They are
+ * three files so that the suite's packing (`_shards/shard.ts`) can put them
+ * in different shards: each race takes a core for up to 20 s on a loaded
+ * machine, and all in one file held one shard up about a minute.
  *
  * @module
  */

@@ -45,14 +45,23 @@ function prove(root: string, path: string): string {
   return proveSettledInside(root, path, file.statSync()).kind;
 }
 
-/** Waits (bounded) until the folders of `path` have settled. */
+/**
+ * Waits (bounded) until the `settled` witness proves `path`, after the
+ * `retryInMs` it names. It asks that witness itself, not `openInsideRoot()`:
+ * a process that may read `/proc/self/fd` (`deno test -A`) proves with the
+ * kernel there, which needs no settling, and the checks after this wait
+ * would meet a folder still unsettled.
+ */
 async function settled(root: string, path: string): Promise<void> {
   const end = Date.now() + 5000;
   while (Date.now() < end) {
-    const opened = openInsideRoot(root, path);
-    if (opened.kind === "opened") return opened.file.close();
-    strictEqual(opened.kind, "unsettled");
-    await new Promise((r) => setTimeout(r, opened.retryInMs));
+    const proof = (() => {
+      using file = Deno.openSync(path);
+      return proveSettledInside(root, path, file.statSync());
+    })();
+    if (proof.kind === "inside") return;
+    strictEqual(proof.kind, "unsettled");
+    await new Promise((r) => setTimeout(r, proof.retryInMs));
   }
   throw new Error(`"${path}" did not settle within 5 s`);
 }
