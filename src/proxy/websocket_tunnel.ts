@@ -26,6 +26,7 @@ import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
 import {
   closePayload,
   encodeFrame,
+  type Frame,
   FrameError,
   FrameParser,
   MAX_MESSAGE_BYTES,
@@ -354,27 +355,30 @@ class Tunnel {
 
   /** Handles the upstream's frames: control frames, then whole messages. */
   #onFrames(bytes: Uint8Array): void {
-    for (const frame of this.#parser.push(bytes)) {
-      switch (frame.opcode) {
-        case OPCODE.ping:
-          this.#sendUpstream(OPCODE.pong, frame.payload);
-          break;
-        case OPCODE.pong:
-          break;
-        case OPCODE.close: {
-          const { code, reason } = parseClosePayload(frame.payload);
-          this.#sendUpstream(OPCODE.close, frame.payload);
-          this.#finish(code, reason);
-          return;
-        }
-        default: {
-          const message = this.#messages.add(frame);
-          if (message !== null) this.#toClient(message);
-        }
-      }
-      if (this.#ended) return;
-    }
+    this.#parser.parse(bytes, this.#onFrame);
   }
+
+  /** One upstream frame; `true` once the tunnel has ended (stop reading). */
+  #onFrame = (frame: Frame): boolean => {
+    switch (frame.opcode) {
+      case OPCODE.ping:
+        this.#sendUpstream(OPCODE.pong, frame.payload);
+        break;
+      case OPCODE.pong:
+        break;
+      case OPCODE.close: {
+        const { code, reason } = parseClosePayload(frame.payload);
+        this.#sendUpstream(OPCODE.close, frame.payload);
+        this.#finish(code, reason);
+        return true;
+      }
+      default: {
+        const message = this.#messages.add(frame);
+        if (message !== null) this.#toClient(message);
+      }
+    }
+    return this.#ended;
+  };
 
   /** Restarts the idle timer: nginx's `proxy_read_timeout` on a tunnel. */
   #armIdle(): void {
