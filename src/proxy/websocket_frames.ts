@@ -311,6 +311,7 @@ export class MessageAssembler {
   #buffer: Uint8Array = NO_PAYLOAD;
   #size = 0;
   #opcode: number | null = null;
+  #last = 0;
   #maxMessage: number;
 
   /**
@@ -323,6 +324,11 @@ export class MessageAssembler {
   /** Bytes held for a message not yet finished. */
   get heldBytes(): number {
     return this.#size;
+  }
+
+  /** The payload bytes of the last message returned (UTF-8 for text). */
+  get lastMessageBytes(): number {
+    return this.#last;
   }
 
   /**
@@ -387,6 +393,7 @@ export class MessageAssembler {
       whole = this.#buffer.subarray(0, this.#size);
       this.#reset();
     }
+    this.#last = whole.length;
     if (opcode !== OPCODE.text) return whole;
     try {
       return UTF8.decode(whole);

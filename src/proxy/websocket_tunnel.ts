@@ -9,9 +9,11 @@
  * from going idle, so every tunnel ends when its client is gone.
  *
  * Memory per tunnel is bounded both ways. Towards the client, reading the
- * upstream pauses while the browser's socket holds more than
- * {@linkcode CLIENT_HIGH_WATER} bytes, so TCP pushes back on the upstream as
- * nginx's full buffer does. Towards the upstream nothing can push back:
+ * upstream pauses while what was sent and not yet written costs more than
+ * {@linkcode CLIENT_HIGH_WATER}: its bytes, and per message the runtime's
+ * own cost (`MESSAGE_COST`, websocket_client_queue.ts), so that a flood of
+ * empty messages pauses it as bytes do; TCP then pushes back on the
+ * upstream as nginx's full buffer does. Towards the upstream nothing can push back:
  * Deno's server-side WebSocket delivers every message and cannot be paused,
  * so past {@linkcode UPSTREAM_QUEUE_LIMIT} queued bytes the tunnel is closed
  * (1008) and logged, where nginx would keep its fixed buffer full and simply
@@ -21,6 +23,7 @@
  */
 
 import type { GatewayConfig } from "../config/mod.ts";
+import { ClientQueue } from "./websocket_client_queue.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
 import {
@@ -57,15 +60,18 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
 export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
 
 /**
- * Reading the upstream pauses while the client's socket buffers more than
- * this, and resumes below {@linkcode CLIENT_LOW_WATER}: enough in flight for
- * a fast client's throughput, a quarter of it to avoid flapping.
+ * Reading the upstream pauses while what the client's socket holds costs
+ * more than this (bytes, and `MESSAGE_COST` per message), and resumes below
+ * {@linkcode CLIENT_LOW_WATER}: enough in flight for a fast client's
+ * throughput, a quarter of it to avoid flapping.
  */
 export const CLIENT_HIGH_WATER = 1024 * 1024;
 /** See {@linkcode CLIENT_HIGH_WATER}. */
 export const CLIENT_LOW_WATER = 256 * 1024;
 /** Queued frames are joined into writes of up to this many bytes. */
 const WRITE_JOIN_BYTES = 64 * 1024;
+/** Nothing read: the parser goes on with the bytes it holds. */
+const NO_BYTES = new Uint8Array(0);
 /** Deno's WebSocket has no drain event: `bufferedAmount` is polled. */
 const DRAIN_POLL_MS = 10;
 
@@ -73,7 +79,10 @@ const DRAIN_POLL_MS = 10;
 export const tunnelCounters = {
   /** Most bytes ever queued towards one upstream. */
   peakQueuedUpstream: 0,
-  /** Most bytes ever buffered towards one client, held or in its socket. */
+  /**
+   * The highest cost (bytes and `MESSAGE_COST` per message) seen buffered
+   * towards one client past the high-water mark, held or in its socket.
+   */
   peakBufferedToClient: 0,
   /** Bytes the upstream frame parsers copied, in all. */
   parserBytesCopied: 0,
@@ -117,9 +126,10 @@ class Tunnel {
   #queued = 0;
   #ended = false;
   #bytesToClient = 0;
-  /** Messages from upstream before the client's side has opened. */
-  #pending: Message[] = [];
-  #pendingBytes = 0;
+  /** Messages towards the client, held or queued in the runtime. */
+  #toBrowser: ClientQueue;
+  /** Reading frames stopped for the client's backlog; more are buffered. */
+  #stalled = false;
   #clientOpen = false;
   /** Waiting for the client to drain: the upstream is not being read. */
   #paused = false;
@@ -137,6 +147,7 @@ class Tunnel {
     this.#conn = conn;
     this.#field = field;
     this.#options = options;
+    this.#toBrowser = new ClientQueue(client);
     client.binaryType = "arraybuffer";
   }
 
@@ -160,8 +171,7 @@ class Tunnel {
     client.onopen = () => {
       clearTimeout(this.#opening);
       this.#clientOpen = true;
-      for (const data of this.#pending.splice(0)) client.send(data);
-      this.#pendingBytes = 0;
+      this.#toBrowser.open();
     };
     client.onmessage = (event) => {
       this.#armIdle();
@@ -209,17 +219,23 @@ class Tunnel {
   async pump(rest: Uint8Array): Promise<void> {
     this.#armIdle();
     try {
-      if (rest.length > 0) this.#onFrames(rest);
       const buf = new Uint8Array(64 * 1024);
+      let bytes: Uint8Array | null = rest;
       while (!this.#ended) {
-        if (this.#clientBacklog() > CLIENT_HIGH_WATER) {
+        if (bytes !== null) {
+          this.#stalled = false;
+          this.#onFrames(bytes);
+          bytes = null;
+        } else if (this.#behind()) {
           await this.#waitForClient();
-          continue;
+        } else if (this.#stalled) {
+          bytes = NO_BYTES; // the frames the parser still holds
+        } else {
+          const n = await this.#conn.read(buf);
+          if (n === null) break;
+          this.#armIdle();
+          bytes = buf.subarray(0, n);
         }
-        const n = await this.#conn.read(buf);
-        if (n === null) break;
-        this.#armIdle();
-        this.#onFrames(buf.subarray(0, n));
       }
       this.#finish();
     } catch (error) {
@@ -238,9 +254,24 @@ class Tunnel {
     }
   }
 
-  /** Bytes sent to the client and not yet on its wire. */
+  /**
+   * What the messages sent to the client and not yet on its wire hold:
+   * their bytes and a cost per message (websocket_client_queue.ts).
+   */
   #clientBacklog(): number {
-    return this.#pendingBytes + this.#client.bufferedAmount;
+    return this.#toBrowser.cost();
+  }
+
+  /** Whether the client's backlog is past the high-water mark. */
+  #behind(): boolean {
+    const queue = this.#toBrowser;
+    if (queue.costBound() <= CLIENT_HIGH_WATER) return false;
+    const cost = queue.cost();
+    tunnelCounters.peakBufferedToClient = Math.max(
+      tunnelCounters.peakBufferedToClient,
+      cost,
+    );
+    return cost > CLIENT_HIGH_WATER;
   }
 
   /**
@@ -338,19 +369,12 @@ class Tunnel {
 
   /** Sends a message to the client, or holds it until the client's side opens. */
   #toClient(data: Message): void {
-    const size = typeof data === "string"
-      ? new TextEncoder().encode(data).length
-      : data.length;
+    const size = this.#messages.lastMessageBytes;
     this.#bytesToClient += frameSize(size);
-    if (this.#clientOpen) this.#client.send(data);
-    else {
-      this.#pending.push(data);
-      this.#pendingBytes += size;
-    }
-    tunnelCounters.peakBufferedToClient = Math.max(
-      tunnelCounters.peakBufferedToClient,
-      this.#clientBacklog(),
-    );
+    this.#toBrowser.send(data, size);
+    // Past the high-water mark, the frames left in this read wait: one read
+    // of empty messages is 32,768 of them.
+    if (this.#behind()) this.#stalled = true;
   }
 
   /** Handles the upstream's frames: control frames, then whole messages. */
@@ -377,7 +401,7 @@ class Tunnel {
         if (message !== null) this.#toClient(message);
       }
     }
-    return this.#ended;
+    return this.#ended || this.#stalled;
   };
 
   /** Restarts the idle timer: nginx's `proxy_read_timeout` on a tunnel. */
@@ -397,7 +421,7 @@ class Tunnel {
     clearTimeout(this.#idle);
     clearTimeout(this.#opening);
     tunnelCounters.parserBytesCopied += this.#parser.bytesCopied;
-    this.#pending = [];
+    this.#toBrowser.clear();
     const client = this.#client;
     const bare = code === undefined || code === 1005 || code === 1006;
     const closeClient = () => {

@@ -1,5 +1,11 @@
 /** The tunnel's bounds against hostile peers, over real sockets. */
-import { doesNotMatch, match, ok, strictEqual } from "node:assert/strict";
+import {
+  deepStrictEqual,
+  doesNotMatch,
+  match,
+  ok,
+  strictEqual,
+} from "node:assert/strict";
 import {
   maskErrorLine,
   readHead,
@@ -15,6 +21,7 @@ import {
   tunnelCounters,
   UPSTREAM_QUEUE_LIMIT,
 } from "../../src/proxy/websocket_tunnel.ts";
+import { MESSAGE_COST } from "../../src/proxy/websocket_client_queue.ts";
 
 const MiB = 1024 * 1024;
 
@@ -477,3 +484,80 @@ Deno.test(
     }
   },
 );
+
+Deno.test("tunnel: empty messages to a client that does not read pause the upstream, counted at their runtime cost", async () => {
+  // 100,000 empty text messages: 200 KB on the wire, 100 MB queued in the
+  // runtime when only payload bytes were counted (none here).
+  const burst = new Uint8Array(2 * 1000);
+  for (let i = 0; i < burst.length; i += 2) burst[i] = 0x81;
+  let sent = 0;
+  let ended = false;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => sent++ < 100 ? burst : null, 60_000);
+    ended = await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: { readMs: 1500 },
+  });
+  tunnelCounters.peakBufferedToClient = 0;
+  const client = await rawWebSocket(gw.port, "/api/empty");
+  try {
+    // The client reads nothing: the tunnel must pause, then end for the
+    // client's stall, not sit on the messages (an idle upstream would end
+    // it with `upstream timed out` instead).
+    await waitFor(() => gw.errorLines.length >= 1, 60_000);
+    match(
+      maskErrorLine(gw.errorLines[0]!),
+      /^TIME \[info\] PID#TID: \*N client timed out \(110: Connection timed out\) while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/empty HTTP\/1\.1"/,
+    );
+    ok(
+      tunnelCounters.peakBufferedToClient <=
+        CLIENT_HIGH_WATER + MESSAGE_COST,
+      `${tunnelCounters.peakBufferedToClient} buffered to the client`,
+    );
+    await waitFor(() => ended, 60_000);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("tunnel: a reading client gets every message of a run of empty and short ones", async () => {
+  // 20,000 pairs of an empty message and "x", then "end": the empty ones
+  // are known written once the "x" after them is.
+  const pair = new Uint8Array([0x81, 0x00, 0x81, 0x01, 0x78]);
+  const burst = new Uint8Array(pair.length * 1000);
+  for (let i = 0; i < 1000; i++) burst.set(pair, i * pair.length);
+  let sent = 0;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => {
+      if (sent < 20) return (sent++, burst);
+      if (sent++ === 20) {
+        return encodeFrame(OPCODE.text, new TextEncoder().encode("end"), null);
+      }
+      return null;
+    }, 60_000);
+    await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pairs`);
+  const closed = closedOf(ws);
+  let empty = 0;
+  let x = 0;
+  const done = Promise.withResolvers<string>();
+  const timer = setTimeout(() => done.resolve("not all in 60 s"), 60_000);
+  ws.onmessage = (e) => {
+    if (e.data === "") empty++;
+    else if (e.data === "x") x++;
+    else done.resolve(String(e.data));
+  };
+  try {
+    strictEqual(await done.promise, "end");
+  } finally {
+    clearTimeout(timer);
+    ws.close();
+    await closed;
+  }
+  deepStrictEqual({ empty, x }, { empty: 20_000, x: 20_000 });
+  strictEqual(gw.errorLines.length, 0, gw.errorLines.join("\n"));
+});
