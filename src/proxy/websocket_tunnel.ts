@@ -23,7 +23,7 @@
  */
 
 import type { GatewayConfig } from "../config/mod.ts";
-import { ClientQueue } from "./websocket_client_queue.ts";
+import { ClientQueue, MESSAGE_COST } from "./websocket_client_queue.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
 import {
@@ -49,10 +49,12 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
 }
 
 /**
- * Bytes queued towards an upstream that is not reading, past which the
- * tunnel is closed. nginx holds one `proxy_buffer_size` (4k|8k) per
- * direction; 4 MiB is about 500 of those, well over a station app's bursts
- * of small messages, while the kernel's socket buffers already absorb
+ * What may be queued towards an upstream that is not reading, past which
+ * the tunnel is closed: bytes, and `MESSAGE_COST` per frame, so that a
+ * browser's flood of empty messages (6 bytes each) is refused before it
+ * holds an array each (about 500 bytes). nginx holds one `proxy_buffer_size` (4k|8k) per
+ * direction; 4 MiB is about 500 of those, or some 4,000 small messages,
+ * well over a station app's bursts, while the kernel's socket buffers already absorb
  * several MB more before anything queues here. One message larger than
  * this is still accepted when nothing else is queued: Deno's server socket
  * already refuses messages over 64 MiB, so a tunnel holds at most that.
@@ -77,7 +79,7 @@ const DRAIN_POLL_MS = 10;
 
 /** Peaks across all tunnels, read by tests to bound memory without RSS. */
 export const tunnelCounters = {
-  /** Most bytes ever queued towards one upstream. */
+  /** The highest cost (bytes and `MESSAGE_COST` per frame) ever queued towards one upstream. */
   peakQueuedUpstream: 0,
   /**
    * The highest cost (bytes and `MESSAGE_COST` per message) seen buffered
@@ -122,8 +124,13 @@ class Tunnel {
   /** Frames for the upstream, written in order by one writer. */
   #outbox: Uint8Array[] = [];
   #writer: Promise<void> | null = null;
-  /** Bytes in `#outbox` and in the write under way. */
+  /**
+   * What `#outbox` and the write under way hold: their bytes, and
+   * `MESSAGE_COST` per frame (an array each).
+   */
   #queued = 0;
+  /** Their bytes alone, for the log line. */
+  #queuedBytes = 0;
   #ended = false;
   #bytesToClient = 0;
   /** Messages towards the client, held or queued in the runtime. */
@@ -314,12 +321,11 @@ class Tunnel {
       payload,
       crypto.getRandomValues(new Uint8Array(4)),
     );
-    if (
-      this.#queued > 0 && this.#queued + frame.length > UPSTREAM_QUEUE_LIMIT
-    ) {
+    const cost = frame.length + MESSAGE_COST;
+    if (this.#queued > 0 && this.#queued + cost > UPSTREAM_QUEUE_LIMIT) {
       this.#fail(
         new UpstreamError(
-          `upstream is not reading: ${this.#queued} bytes queued, ` +
+          `upstream is not reading: ${this.#queuedBytes} bytes queued, ` +
             `${frame.length} more refused`,
           { kind: "unknown", action: "proxying upgraded connection" },
         ),
@@ -327,7 +333,8 @@ class Tunnel {
       );
       return;
     }
-    this.#queued += frame.length;
+    this.#queued += cost;
+    this.#queuedBytes += frame.length;
     tunnelCounters.peakQueuedUpstream = Math.max(
       tunnelCounters.peakQueuedUpstream,
       this.#queued,
@@ -357,7 +364,8 @@ class Tunnel {
         }
         let n = 0;
         while (n < chunk.length) n += await conn.write(chunk.subarray(n));
-        this.#queued -= size;
+        this.#queued -= size + take * MESSAGE_COST;
+        this.#queuedBytes -= size;
       }
     } catch {
       this.#outbox = [];

@@ -561,3 +561,46 @@ Deno.test("tunnel: a reading client gets every message of a run of empty and sho
   deepStrictEqual({ empty, x }, { empty: 20_000, x: 20_000 });
   strictEqual(gw.errorLines.length, 0, gw.errorLines.join("\n"));
 });
+
+Deno.test("tunnel: a client flooding small messages at an upstream that does not read is cut off at the queue's cost, not its bytes", async () => {
+  const release = Promise.withResolvers<void>();
+  await using up = startWsRawUpstream(async (conn) => {
+    await release.promise; // reads nothing until the client is cut off
+    await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
+  tunnelCounters.peakQueuedUpstream = 0;
+  const client = await rawWebSocket(gw.port, "/api/flood");
+  try {
+    // Masked 64-byte messages, 70 bytes each on the wire: 200,000 of them,
+    // more than the sockets' buffers take. By their bytes alone, 4 MiB of
+    // them (60,000 arrays) were queued before the limit; an empty message
+    // (6 bytes) queued an array of about 500 bytes.
+    const frame = encodeFrame(
+      OPCODE.binary,
+      new Uint8Array(64),
+      new Uint8Array(4),
+    );
+    const burst = new Uint8Array(frame.length * 1000);
+    for (let i = 0; i < 1000; i++) burst.set(frame, i * frame.length);
+    let sent = 0;
+    const flood = writeFor(client, () => sent++ < 200 ? burst : null, 60_000);
+    await waitFor(() => gw.errorLines.length >= 1, 60_000);
+    const queued =
+      / upstream is not reading: (\d+) bytes queued, 70 more refused while proxying upgraded connection, /
+        .exec(gw.errorLines[0]!);
+    ok(queued !== null, gw.errorLines[0]);
+    ok(Number(queued[1]) < 512 * 1024, `${queued[1]} bytes queued`);
+    ok(
+      tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT,
+      `${tunnelCounters.peakQueuedUpstream} queued`,
+    );
+    client.close();
+    await flood;
+  } finally {
+    release.resolve();
+    try {
+      client.close();
+    } catch { /* closed above */ }
+  }
+});
