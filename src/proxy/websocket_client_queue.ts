@@ -25,7 +25,7 @@ import type { Message } from "./websocket_frames.ts";
  */
 export const MESSAGE_COST = 1024;
 
-/** Past this many messages known written, the list of those left is compacted. */
+/** Past this many messages known written, the list left is compacted. */
 const COMPACT_AT = 1024;
 
 /**

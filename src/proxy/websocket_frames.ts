@@ -402,7 +402,7 @@ export class MessageAssembler {
     }
   }
 
-  /** Copies a fragment in, regrowing to at least double (capped at the limit). */
+  /** Copies a fragment in, regrowing to at least double, up to the limit. */
   #append(payload: Uint8Array): void {
     if (payload.length === 0) return;
     const needed = this.#size + payload.length;

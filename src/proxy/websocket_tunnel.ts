@@ -8,16 +8,16 @@
  * written), with `client timed out`: the upstream's pings keep a tunnel
  * from going idle, so every tunnel ends when its client is gone.
  *
- * Memory per tunnel is bounded both ways. Towards the client, reading the
- * upstream pauses while what was sent and not yet written costs more than
- * {@linkcode CLIENT_HIGH_WATER}: its bytes, and per message the runtime's
- * own cost (`MESSAGE_COST`, websocket_client_queue.ts), so that a flood of
- * empty messages pauses it as bytes do; TCP then pushes back on the
- * upstream as nginx's full buffer does. Towards the upstream nothing can push back:
- * Deno's server-side WebSocket delivers every message and cannot be paused,
- * so past {@linkcode UPSTREAM_QUEUE_LIMIT} queued bytes the tunnel is closed
- * (1008) and logged, where nginx would keep its fixed buffer full and simply
- * stop reading the client.
+ * Memory per tunnel is bounded both ways, counting per message what the
+ * runtime or an array costs beyond the bytes (`MESSAGE_COST`,
+ * websocket_client_queue.ts), so that a flood of empty messages counts as
+ * bytes would. Towards the client, reading the upstream pauses while what
+ * was sent and not yet written costs more than {@linkcode CLIENT_HIGH_WATER},
+ * so TCP pushes back on the upstream as nginx's full buffer does. Towards
+ * the upstream nothing can push back: Deno's server-side WebSocket delivers
+ * every message and cannot be paused, so past {@linkcode UPSTREAM_QUEUE_LIMIT}
+ * queued the tunnel is closed (1008) and logged, where nginx would keep its
+ * fixed buffer full and simply stop reading the client.
  *
  * @module
  */
@@ -52,10 +52,11 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
  * What may be queued towards an upstream that is not reading, past which
  * the tunnel is closed: bytes, and `MESSAGE_COST` per frame, so that a
  * browser's flood of empty messages (6 bytes each) is refused before it
- * holds an array each (about 500 bytes). nginx holds one `proxy_buffer_size` (4k|8k) per
- * direction; 4 MiB is about 500 of those, or some 4,000 small messages,
- * well over a station app's bursts, while the kernel's socket buffers already absorb
- * several MB more before anything queues here. One message larger than
+ * holds an array each (about 500 bytes). nginx holds one
+ * `proxy_buffer_size` (4k|8k) per direction; 4 MiB is about 500 of those,
+ * or some 4,000 small messages, well over a station app's bursts, while the
+ * kernel's socket buffers already absorb several MB more before anything
+ * queues here. One message larger than
  * this is still accepted when nothing else is queued: Deno's server socket
  * already refuses messages over 64 MiB, so a tunnel holds at most that.
  */
@@ -79,7 +80,10 @@ const DRAIN_POLL_MS = 10;
 
 /** Peaks across all tunnels, read by tests to bound memory without RSS. */
 export const tunnelCounters = {
-  /** The highest cost (bytes and `MESSAGE_COST` per frame) ever queued towards one upstream. */
+  /**
+   * The highest cost (bytes and `MESSAGE_COST` per frame) ever queued
+   * towards one upstream.
+   */
   peakQueuedUpstream: 0,
   /**
    * The highest cost (bytes and `MESSAGE_COST` per message) seen buffered
