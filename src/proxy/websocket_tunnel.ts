@@ -15,20 +15,21 @@
  * was sent and not yet written costs more than {@linkcode CLIENT_HIGH_WATER},
  * so TCP pushes back on the upstream as nginx's full buffer does. Towards
  * the upstream nothing can push back: Deno's server-side WebSocket delivers
- * every message and cannot be paused, so past {@linkcode UPSTREAM_QUEUE_LIMIT}
- * queued the tunnel is closed (1008) and logged, where nginx would keep its
- * fixed buffer full and simply stop reading the client.
+ * every message and cannot be paused, so past `UPSTREAM_QUEUE_LIMIT` queued
+ * (websocket_upstream_queue.ts) the tunnel is closed (1008) and logged,
+ * where nginx would keep its fixed buffer full and simply stop reading the
+ * client.
  *
  * @module
  */
 
 import type { GatewayConfig } from "../config/mod.ts";
-import { ClientQueue, MESSAGE_COST } from "./websocket_client_queue.ts";
+import { ClientQueue } from "./websocket_client_queue.ts";
+import { UpstreamQueue } from "./websocket_upstream_queue.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
 import {
   closePayload,
-  encodeFrame,
   type Frame,
   FrameError,
   FrameParser,
@@ -49,20 +50,6 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
 }
 
 /**
- * What may be queued towards an upstream that is not reading, past which
- * the tunnel is closed: bytes, and `MESSAGE_COST` per frame, so that a
- * browser's flood of empty messages (6 bytes each) is refused before it
- * holds an array each (about 500 bytes). nginx holds one
- * `proxy_buffer_size` (4k|8k) per direction; 4 MiB is about 500 of those,
- * or some 4,000 small messages, well over a station app's bursts, while the
- * kernel's socket buffers already absorb several MB more before anything
- * queues here. One message larger than
- * this is still accepted when nothing else is queued: Deno's server socket
- * already refuses messages over 64 MiB, so a tunnel holds at most that.
- */
-export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
-
-/**
  * Reading the upstream pauses while what the client's socket holds costs
  * more than this (bytes, and `MESSAGE_COST` per message), and resumes below
  * {@linkcode CLIENT_LOW_WATER}: enough in flight for a fast client's
@@ -71,8 +58,6 @@ export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
 export const CLIENT_HIGH_WATER = 1024 * 1024;
 /** See {@linkcode CLIENT_HIGH_WATER}. */
 export const CLIENT_LOW_WATER = 256 * 1024;
-/** Queued frames are joined into writes of up to this many bytes. */
-const WRITE_JOIN_BYTES = 64 * 1024;
 /** Nothing read: the parser goes on with the bytes it holds. */
 const NO_BYTES = new Uint8Array(0);
 /** Deno's WebSocket has no drain event: `bufferedAmount` is polled. */
@@ -80,11 +65,6 @@ const DRAIN_POLL_MS = 10;
 
 /** Peaks across all tunnels, read by tests to bound memory without RSS. */
 export const tunnelCounters = {
-  /**
-   * The highest cost (bytes and `MESSAGE_COST` per frame) ever queued
-   * towards one upstream.
-   */
-  peakQueuedUpstream: 0,
   /**
    * The highest cost (bytes and `MESSAGE_COST` per message) seen buffered
    * towards one client past the high-water mark, held or in its socket.
@@ -126,15 +106,7 @@ class Tunnel {
   #parser = new FrameParser();
   #messages = new MessageAssembler();
   /** Frames for the upstream, written in order by one writer. */
-  #outbox: Uint8Array[] = [];
-  #writer: Promise<void> | null = null;
-  /**
-   * What `#outbox` and the write under way hold: their bytes, and
-   * `MESSAGE_COST` per frame (an array each).
-   */
-  #queued = 0;
-  /** Their bytes alone, for the log line. */
-  #queuedBytes = 0;
+  #toUpstream: UpstreamQueue;
   #ended = false;
   #bytesToClient = 0;
   /** Messages towards the client, held or queued in the runtime. */
@@ -159,6 +131,7 @@ class Tunnel {
     this.#field = field;
     this.#options = options;
     this.#toBrowser = new ClientQueue(client);
+    this.#toUpstream = new UpstreamQueue(conn, () => this.#finish());
     client.binaryType = "arraybuffer";
   }
 
@@ -320,63 +293,16 @@ class Tunnel {
   /** Writes one masked frame upstream, after the ones before it. */
   #sendUpstream(opcode: number, payload: Uint8Array): void {
     if (this.#ended) return;
-    const frame = encodeFrame(
-      opcode,
-      payload,
-      crypto.getRandomValues(new Uint8Array(4)),
+    const refusal = this.#toUpstream.send(opcode, payload);
+    if (refusal === null) return;
+    this.#fail(
+      new UpstreamError(
+        `upstream is not reading: ${refusal.queuedBytes} bytes queued, ` +
+          `${refusal.refused} more refused`,
+        { kind: "unknown", action: "proxying upgraded connection" },
+      ),
+      1008,
     );
-    const cost = frame.length + MESSAGE_COST;
-    if (this.#queued > 0 && this.#queued + cost > UPSTREAM_QUEUE_LIMIT) {
-      this.#fail(
-        new UpstreamError(
-          `upstream is not reading: ${this.#queuedBytes} bytes queued, ` +
-            `${frame.length} more refused`,
-          { kind: "unknown", action: "proxying upgraded connection" },
-        ),
-        1008,
-      );
-      return;
-    }
-    this.#queued += cost;
-    this.#queuedBytes += frame.length;
-    tunnelCounters.peakQueuedUpstream = Math.max(
-      tunnelCounters.peakQueuedUpstream,
-      this.#queued,
-    );
-    this.#outbox.push(frame);
-    this.#writer ??= this.#writeOut();
-  }
-
-  /**
-   * Writes the outbox until it is empty, small frames (pongs, short
-   * messages) joined into one write so a burst costs a few syscalls.
-   */
-  async #writeOut(): Promise<void> {
-    const conn = this.#conn;
-    try {
-      while (this.#outbox.length > 0) {
-        let take = 1;
-        let size = this.#outbox[0]!.length;
-        while (
-          take < this.#outbox.length &&
-          size + this.#outbox[take]!.length <= WRITE_JOIN_BYTES
-        ) size += this.#outbox[take++]!.length;
-        const parts = this.#outbox.splice(0, take);
-        const chunk = take === 1 ? parts[0]! : new Uint8Array(size);
-        if (take > 1) {
-          parts.reduce((at, f) => (chunk.set(f, at), at + f.length), 0);
-        }
-        let n = 0;
-        while (n < chunk.length) n += await conn.write(chunk.subarray(n));
-        this.#queued -= size + take * MESSAGE_COST;
-        this.#queuedBytes -= size;
-      }
-    } catch {
-      this.#outbox = [];
-      this.#finish();
-    } finally {
-      this.#writer = null;
-    }
   }
 
   /** Sends a message to the client, or holds it until the client's side opens. */
@@ -453,28 +379,8 @@ class Tunnel {
         client.onopen = closeClient;
       } else closeClient();
     }
-    this.#closeConn();
+    this.#toUpstream.close();
     this.#options.onClosed(this.#bytesToClient);
-  }
-
-  /**
-   * Gives a close frame a moment to leave, then drops the connection; an
-   * upstream that is not reading gets a second at most, so its queued
-   * frames are let go with the connection.
-   */
-  #closeConn(): void {
-    const conn = this.#conn;
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(cap);
-      try {
-        conn.close();
-      } catch { /* already closed */ }
-    };
-    const cap = setTimeout(close, 1000);
-    (this.#writer ?? Promise.resolve()).finally(() => setTimeout(close, 50));
   }
 }
 

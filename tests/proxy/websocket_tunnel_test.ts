@@ -19,8 +19,11 @@ import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
 import {
   CLIENT_HIGH_WATER,
   tunnelCounters,
-  UPSTREAM_QUEUE_LIMIT,
 } from "../../src/proxy/websocket_tunnel.ts";
+import {
+  UPSTREAM_QUEUE_LIMIT,
+  upstreamQueuePeak,
+} from "../../src/proxy/websocket_upstream_queue.ts";
 import { MESSAGE_COST } from "../../src/proxy/websocket_client_queue.ts";
 
 const MiB = 1024 * 1024;
@@ -124,7 +127,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     ended = await readsToEnd(conn, 60_000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
-  tunnelCounters.peakQueuedUpstream = 0;
+  upstreamQueuePeak.cost = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/flood`);
   const closed = closedOf(ws);
   await new Promise((r) => ws.onopen = r);
@@ -141,8 +144,8 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
   // WebSocket reports as an error: a close event with code 0.
   ok(event.code === 1008 || event.code === 0, `closed with ${event.code}`);
   ok(
-    tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
-    `${tunnelCounters.peakQueuedUpstream} bytes queued`,
+    upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
+    `${upstreamQueuePeak.cost} bytes queued`,
   );
   // The gateway let go of the upstream's connection too.
   await waitFor(() => ended, 60_000);
@@ -282,13 +285,13 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
     await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
-  tunnelCounters.peakQueuedUpstream = 0;
+  upstreamQueuePeak.cost = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
   const closed = closedOf(ws);
   const event = await closeWithin(ws, closed, 60_000);
   strictEqual(event.code, 1008);
   ok(sent < 400, "the gateway answered every ping");
-  ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
+  ok(upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT);
   await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(gw.errorLines[0]!, / upstream is not reading: /);
 });
@@ -569,7 +572,7 @@ Deno.test("tunnel: a client flooding small messages at an upstream that does not
     await readsToEnd(conn, 60_000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
-  tunnelCounters.peakQueuedUpstream = 0;
+  upstreamQueuePeak.cost = 0;
   const client = await rawWebSocket(gw.port, "/api/flood");
   try {
     // Masked 64-byte messages, 70 bytes each on the wire: 200,000 of them,
@@ -592,8 +595,8 @@ Deno.test("tunnel: a client flooding small messages at an upstream that does not
     ok(queued !== null, gw.errorLines[0]);
     ok(Number(queued[1]) < 512 * 1024, `${queued[1]} bytes queued`);
     ok(
-      tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT,
-      `${tunnelCounters.peakQueuedUpstream} queued`,
+      upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT,
+      `${upstreamQueuePeak.cost} queued`,
     );
     client.close();
     await flood;
