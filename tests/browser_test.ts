@@ -7,7 +7,15 @@
  * /api/Home31/UpDateTitle, then opens a WebSocket under /api/.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { freePort, maskErrorLine, refusedPort, waitFor } from "./_utils.ts";
+import {
+  freePort,
+  maskErrorLine,
+  readHead,
+  refusedPort,
+  startRawUpstream,
+  waitFor,
+  writeText,
+} from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
@@ -55,13 +63,21 @@ interface PageReport {
   url?: string;
   protocol?: string;
   texts?: { text: string; charset: string }[];
+  picks?: string[];
 }
 
 /** The browser driver: one process and one Chromium for the whole suite. */
 interface Driver extends AsyncDisposable {
   /** Browses a scenario in a fresh browser context; `text` takes several pages. */
   browse(
-    scenario: "live" | "down" | "assets" | "default" | "tls" | "text",
+    scenario:
+      | "live"
+      | "down"
+      | "assets"
+      | "default"
+      | "tls"
+      | "text"
+      | "subprotocol",
     ...bases: string[]
   ): Promise<PageReport>;
 }
@@ -196,6 +212,49 @@ check(
     strictEqual(page.ws, "echo:ping-from-browser");
     strictEqual(page.lib, "loaded from the precompressed file");
     strictEqual(await Deno.readTextFile(`${dir}/error.log`), "");
+  },
+);
+
+check(
+  "browser: a protocol the page did not offer is relayed as nginx relays it, and Chromium fails the connection itself",
+  ON_LINUX,
+  async (driver) => {
+    await using tmp = await tempDir();
+    const dir = tmp.path;
+    // 101 with the protocol the path's last part names; anything else 404.
+    await using up = startRawUpstream(async (conn) => {
+      const head = await readHead(conn) ?? "";
+      const key = /sec-websocket-key: *(\S+)/i.exec(head)?.[1];
+      const pick = /^GET \/pick\/(\w+) /.exec(head)?.[1];
+      if (key === undefined || pick === undefined) {
+        await writeText(
+          conn,
+          "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+        return;
+      }
+      const digest = await crypto.subtle.digest(
+        "SHA-1",
+        new TextEncoder().encode(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
+      );
+      await writeText(
+        conn,
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n" +
+          "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
+          btoa(String.fromCharCode(...new Uint8Array(digest))) +
+          `\r\nSec-WebSocket-Protocol: ${pick}\r\n\r\n`,
+      );
+      await readHead(conn); // until the gateway closes
+    });
+    await using gw = await startMain(gatewayArgs(up.port, dir));
+    const page = await driver.browse(
+      "subprotocol",
+      `http://localhost:${gw.port}`,
+    );
+    // RFC 6455 §4.1: a client fails the connection when the server's
+    // protocol is not one it offered; the gateway relays the upstream's
+    // choice (nginx too) and leaves that to the browser.
+    deepStrictEqual(page.picks, ["open: chat", "failed"]);
   },
 );
 

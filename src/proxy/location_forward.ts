@@ -35,6 +35,11 @@ export interface LocationProxyContext {
   stopping?: () => boolean;
   /** Locations match without regard to case (nginx for Windows). */
   caseless?: boolean;
+  /**
+   * The runtime's upgrade of a client to WebSocket, `Deno.upgradeWebSocket`
+   * unless a test stands in for it (its refusals).
+   */
+  upgradeWebSocket?: (req: Request) => Deno.WebSocketUpgrade;
 }
 
 /** The 101 answers of tunnels, each with the promise of its end. */

@@ -181,6 +181,9 @@ function forwardFor(
       timeouts: conf.proxyTimeouts,
       onClosed: tunnel.resolve,
       next: conf.proxyNextUpstream,
+      ...(context.upgradeWebSocket
+        ? { upgrade: context.upgradeWebSocket }
+        : {}),
     })
     : proxyRequest(req, forwarding);
   // The reaction holds the forwarding, not the request's own object, which

@@ -16,6 +16,7 @@
 import type { ComplexValue, LocationConf, RequestVars } from "../engine/mod.ts";
 import { fieldBytes, ignoredField } from "../runtime/mod.ts";
 import { perObject } from "./location_memo.ts";
+import { listElements } from "../routing/mod.ts";
 
 /**
  * nginx's defaults after the two the configuration model carries
@@ -187,7 +188,7 @@ export function upstreamFields(
   // No Connection sent (the usual case): nothing to split per request.
   const tokens = connection === ""
     ? NO_TOKENS
-    : connection.toLowerCase().split(",").map((t) => t.trim());
+    : listElements(connection.toLowerCase());
   return {
     set,
     passed,

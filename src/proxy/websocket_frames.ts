@@ -127,6 +127,9 @@ export function parseClosePayload(
 /** The largest frame payload, and the largest whole message, accepted. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/** The payload of every empty frame (never written to). */
+const NO_PAYLOAD = new Uint8Array(0);
+
 /** Below this, a drained parser keeps its buffer instead of shrinking it. */
 const KEEP_BUFFER_BYTES = 256 * 1024;
 
@@ -142,6 +145,8 @@ export class FrameParser {
   #end = 0;
   #copied = 0;
   #maxPayload: number;
+  /** The frame handed to `parse`'s callback, reused. */
+  #frame: Frame = { fin: false, opcode: 0, payload: NO_PAYLOAD };
 
   /**
    * @param maxPayload Largest frame payload accepted.
@@ -174,9 +179,42 @@ export class FrameParser {
    * ```
    */
   push(bytes: Uint8Array): Frame[] {
+    const frames: Frame[] = [];
+    this.parse(bytes, (frame) => {
+      frames.push({ ...frame });
+    });
+    return frames;
+  }
+
+  /**
+   * Adds bytes and hands each complete frame they finish to `onFrame`, in
+   * order: one frame object, reused, and read only during the call, so a
+   * flood of small frames (2 bytes each on the wire) makes no object per
+   * frame, which the garbage collector would reclaim only after the
+   * process had grown by many times the bytes read.
+   *
+   * @param bytes Bytes read from the connection.
+   * @param onFrame Told each frame; returning `true` stops (a close frame:
+   * nothing after it is read).
+   * @throws {FrameError} As {@linkcode FrameParser.push}; and what
+   * `onFrame` throws.
+   *
+   * @example Usage
+   * ```ts
+   * import { FrameParser } from "./websocket_frames.ts";
+   * import { deepStrictEqual } from "node:assert/strict";
+   *
+   * const opcodes: number[] = [];
+   * new FrameParser().parse(new Uint8Array([0x81, 0, 0x89, 0]), (f) => {
+   *   opcodes.push(f.opcode);
+   * });
+   * deepStrictEqual(opcodes, [1, 9]);
+   * ```
+   */
+  parse(bytes: Uint8Array, onFrame: (frame: Frame) => boolean | void): void {
     this.#append(bytes);
     const data = this.#buffer;
-    const frames: Frame[] = [];
+    const frame = this.#frame;
     let at = this.#start;
     const end = this.#end;
     while (end - at >= 2) {
@@ -209,17 +247,20 @@ export class FrameParser {
         throw new FrameError("too big frame", 1009);
       }
       if (end - at < header + length) break;
-      frames.push({
-        fin,
-        opcode,
-        payload: data.slice(at + header, at + header + length),
-      });
+      frame.fin = fin;
+      frame.opcode = opcode;
+      // Empty frames share one payload; others get a copy the caller may
+      // keep (the buffer is reused).
+      frame.payload = length === 0
+        ? NO_PAYLOAD
+        : data.slice(at + header, at + header + length);
       this.#copied += length;
       at += header + length;
+      this.#start = at;
+      if (onFrame(frame) === true) break;
     }
     this.#start = at;
     if (at === end) this.#drained();
-    return frames;
   }
 
   /** Copies new bytes in, first moving or regrowing the buffer if full. */
@@ -260,12 +301,17 @@ export type Message = string | Uint8Array;
 /**
  * Joins data frames into messages (RFC 6455 §5.4), bounding the whole
  * message, not only each frame: endless non-final fragments would otherwise
- * grow without limit.
+ * grow without limit. Fragments are copied into one buffer that grows
+ * geometrically, never kept one by one: a fragment's bytes are all it
+ * costs, so empty fragments (2 bytes each on the wire) hold nothing, where
+ * a list of them held an object per fragment, about 100 times their size.
+ * The copying stays linear, and a message in one frame is not copied.
  */
 export class MessageAssembler {
-  #fragments: Uint8Array[] = [];
+  #buffer: Uint8Array = NO_PAYLOAD;
   #size = 0;
   #opcode: number | null = null;
+  #last = 0;
   #maxMessage: number;
 
   /**
@@ -280,6 +326,20 @@ export class MessageAssembler {
     return this.#size;
   }
 
+  /** The payload bytes of the last message returned (UTF-8 for text). */
+  get lastMessageBytes(): number {
+    return this.#last;
+  }
+
+  /**
+   * Bytes allocated for a message not yet finished: at most twice
+   * {@linkcode heldBytes} and never past the message limit, however many
+   * fragments brought them.
+   */
+  get heldCapacity(): number {
+    return this.#buffer.length;
+  }
+
   /**
    * Adds a data frame.
    *
@@ -288,6 +348,19 @@ export class MessageAssembler {
    * @throws {FrameError} 1002 on a continuation outside a message or a new
    * message inside one, 1009 past the size limit, 1007 on text that is not
    * UTF-8 (RFC 6455 §8.1).
+   *
+   * @example Empty fragments hold nothing
+   * ```ts
+   * import { MessageAssembler, OPCODE } from "./websocket_frames.ts";
+   * import { strictEqual } from "node:assert/strict";
+   *
+   * const m = new MessageAssembler();
+   * m.add({ fin: false, opcode: OPCODE.text, payload: new Uint8Array([104]) });
+   * const empty = { fin: false, opcode: OPCODE.continuation, payload: new Uint8Array(0) };
+   * for (let i = 0; i < 100_000; i++) m.add(empty);
+   * strictEqual(m.heldCapacity <= 64, true);
+   * strictEqual(m.add({ ...empty, fin: true, payload: new Uint8Array([105]) }), "hi");
+   * ```
    */
   add(frame: Frame): Message | null {
     const continuation = frame.opcode === OPCODE.continuation;
@@ -298,24 +371,29 @@ export class MessageAssembler {
           : "a new message inside a fragmented one",
       );
     }
-    if (this.#size + frame.payload.length > this.#maxMessage) {
-      this.#fragments = [];
-      this.#size = 0;
+    const payload = frame.payload;
+    if (this.#size + payload.length > this.#maxMessage) {
+      this.#reset();
       throw new FrameError("too big message", 1009);
     }
-    if (!continuation) this.#opcode = frame.opcode;
-    this.#fragments.push(frame.payload);
-    this.#size += frame.payload.length;
-    if (!frame.fin) return null;
-    const parts = this.#fragments;
-    const whole = parts.length === 1 ? parts[0]! : new Uint8Array(this.#size);
-    if (parts.length > 1) {
-      parts.reduce((at, f) => (whole.set(f, at), at + f.length), 0);
+    let whole: Uint8Array;
+    let opcode: number;
+    if (!continuation) {
+      opcode = frame.opcode;
+      if (!frame.fin) {
+        this.#opcode = opcode;
+        this.#append(payload);
+        return null;
+      }
+      whole = payload; // a message in one frame: no copy
+    } else {
+      this.#append(payload);
+      if (!frame.fin) return null;
+      opcode = this.#opcode!;
+      whole = this.#buffer.subarray(0, this.#size);
+      this.#reset();
     }
-    const opcode = this.#opcode;
-    this.#fragments = [];
-    this.#size = 0;
-    this.#opcode = null;
+    this.#last = whole.length;
     if (opcode !== OPCODE.text) return whole;
     try {
       return UTF8.decode(whole);
@@ -323,7 +401,35 @@ export class MessageAssembler {
       throw new FrameError("invalid UTF-8 in a text message", 1007);
     }
   }
+
+  /** Copies a fragment in, regrowing to at least double, up to the limit. */
+  #append(payload: Uint8Array): void {
+    if (payload.length === 0) return;
+    const needed = this.#size + payload.length;
+    if (needed > this.#buffer.length) {
+      const grown = new Uint8Array(
+        Math.min(
+          this.#maxMessage,
+          Math.max(needed, this.#buffer.length * 2, MIN_MESSAGE_BUFFER),
+        ),
+      );
+      grown.set(this.#buffer.subarray(0, this.#size));
+      this.#buffer = grown;
+    }
+    this.#buffer.set(payload, this.#size);
+    this.#size = needed;
+  }
+
+  /** Lets go of a finished or refused message's bytes. */
+  #reset(): void {
+    this.#buffer = NO_PAYLOAD;
+    this.#size = 0;
+    this.#opcode = null;
+  }
 }
+
+/** The first buffer of a fragmented message. */
+const MIN_MESSAGE_BUFFER = 64;
 
 /**
  * Text must be valid UTF-8 (RFC 6455 §8.1); a lenient decoder would hand

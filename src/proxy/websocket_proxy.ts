@@ -21,6 +21,7 @@ import { PeerHold, tryPeers, upstreamField } from "../upstream/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
+import { listHas } from "../routing/mod.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -48,16 +49,12 @@ const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
  * ```
  */
 export function isWebSocketRequest(req: Request): boolean {
+  // The list parser skips the whitespace Deno's check skips, no more: a
+  // request called an upgrade here is one Deno upgrades (routing/field_lists.ts).
   return req.method === "GET" &&
-    hasToken(req.headers.get("upgrade"), "websocket") &&
-    hasToken(req.headers.get("connection"), "upgrade") &&
+    listHas(req.headers.get("upgrade"), "websocket") &&
+    listHas(req.headers.get("connection"), "upgrade") &&
     req.headers.has("sec-websocket-key");
-}
-
-/** Whether a comma-separated header lists `token`, ignoring case. */
-function hasToken(value: string | null, token: string): boolean {
-  return value !== null &&
-    value.split(",").some((t) => t.trim().toLowerCase() === token);
 }
 
 async function acceptFor(key: string): Promise<string> {
@@ -84,7 +81,13 @@ export interface WebSocketOptions extends
     | "key"
     | "next"
   >,
-  Pick<TunnelOptions, "timeouts" | "onClosed"> {}
+  Pick<TunnelOptions, "timeouts" | "onClosed"> {
+  /**
+   * The runtime's upgrade of the client's side, `Deno.upgradeWebSocket`
+   * unless a test stands in for it (its refusals).
+   */
+  upgrade?: (req: Request) => Deno.WebSocketUpgrade;
+}
 
 /** What a server's answer to the handshake turned out to be. */
 type Handshake =
@@ -93,7 +96,8 @@ type Handshake =
     kind: "tunnel";
     reply: UpstreamReply;
     field: string;
-    protocol: string | undefined;
+    /** The upstream's `Sec-WebSocket-Protocol` fields, relayed as they are. */
+    protocols: string[];
   };
 
 /**
@@ -194,7 +198,9 @@ export async function proxyWebSocket(
       kind: "tunnel",
       reply,
       field: upstreamField(peer, options.upstreamPath),
-      protocol: fields.get("sec-websocket-protocol"),
+      protocols: reply.head.fields
+        .filter(([k]) => k.toLowerCase() === "sec-websocket-protocol")
+        .map(([, v]) => v),
     };
   });
   if (outcome.kind === "no-live") tries?.noLive(options.group.name);
@@ -206,7 +212,7 @@ export async function proxyWebSocket(
       response: settled.response,
     };
   }
-  const { reply, field, protocol } = settled;
+  const { reply, field, protocols } = settled;
   if (req.signal.aborted) {
     // The client left while the upstream answered. Deno's upgrade of such
     // a request never settles: its socket fires neither `open` nor `close`
@@ -219,15 +225,27 @@ export async function proxyWebSocket(
     onFailure({ error, upstream: field, disabled: false });
     return { kind: "failed", error };
   }
-  let upgraded: ReturnType<typeof Deno.upgradeWebSocket>;
+  let upgraded: Deno.WebSocketUpgrade;
   try {
-    upgraded = Deno.upgradeWebSocket(req, protocol ? { protocol } : {});
-  } catch (error) {
-    // isWebSocketRequest() checks what Deno does; should they ever differ,
-    // the upstream's side must not be left open.
+    // The upstream's subprotocol is relayed as nginx relays it: whatever it
+    // chose, offered or not (a browser fails a connection whose protocol it
+    // did not offer; another client may not care). Deno's `protocol`
+    // option is not used: it splits the client's list at ", " alone, so
+    // `chat,superchat` offered nothing, and refuses a protocol not offered,
+    // both after the upstream had answered.
+    upgraded = (options.upgrade ?? Deno.upgradeWebSocket)(req);
+    for (const protocol of protocols) {
+      upgraded.response.headers.append("sec-websocket-protocol", protocol);
+    }
+  } catch (thrown) {
+    // The runtime refused the client's side after the upstream accepted:
+    // its side is closed and freed, and the client gets nginx's page for
+    // an answer that cannot be relayed, with the runtime's words logged.
     closeQuietly(reply.upgraded!.conn);
     hold.free();
-    throw error;
+    const error = upgradeRefused(thrown);
+    onFailure({ error, upstream: field, disabled: false });
+    return { kind: "failed", error };
   }
   const { socket, response } = upgraded;
   bridge(socket, reply, field, {
@@ -240,6 +258,19 @@ export async function proxyWebSocket(
       onFailure({ error, upstream, disabled: false }),
   });
   return { kind: "response", response };
+}
+
+/** The runtime's refusal of the client's upgrade, as the request's failure. */
+function upgradeRefused(thrown: unknown): UpstreamError {
+  const detail = thrown instanceof Error ? thrown.message : String(thrown);
+  return new UpstreamError(
+    `client's WebSocket upgrade refused by the runtime: ${detail}`,
+    {
+      kind: "unknown",
+      action: "reading response header from upstream",
+      cause: thrown,
+    },
+  );
 }
 
 /**

@@ -8,24 +8,29 @@
  * written), with `client timed out`: the upstream's pings keep a tunnel
  * from going idle, so every tunnel ends when its client is gone.
  *
- * Memory per tunnel is bounded both ways. Towards the client, reading the
- * upstream pauses while the browser's socket holds more than
- * {@linkcode CLIENT_HIGH_WATER} bytes, so TCP pushes back on the upstream as
- * nginx's full buffer does. Towards the upstream nothing can push back:
- * Deno's server-side WebSocket delivers every message and cannot be paused,
- * so past {@linkcode UPSTREAM_QUEUE_LIMIT} queued bytes the tunnel is closed
- * (1008) and logged, where nginx would keep its fixed buffer full and simply
- * stop reading the client.
+ * Memory per tunnel is bounded both ways, counting per message what the
+ * runtime or an array costs beyond the bytes (`MESSAGE_COST`,
+ * websocket_client_queue.ts), so that a flood of empty messages counts as
+ * bytes would. Towards the client, reading the upstream pauses while what
+ * was sent and not yet written costs more than {@linkcode CLIENT_HIGH_WATER},
+ * so TCP pushes back on the upstream as nginx's full buffer does. Towards
+ * the upstream nothing can push back: Deno's server-side WebSocket delivers
+ * every message and cannot be paused, so past `UPSTREAM_QUEUE_LIMIT` queued
+ * (websocket_upstream_queue.ts) the tunnel is closed (1008) and logged,
+ * where nginx would keep its fixed buffer full and simply stop reading the
+ * client.
  *
  * @module
  */
 
 import type { GatewayConfig } from "../config/mod.ts";
+import { ClientQueue } from "./websocket_client_queue.ts";
+import { UpstreamQueue } from "./websocket_upstream_queue.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError, upstreamTimeout } from "../upstream/mod.ts";
 import {
   closePayload,
-  encodeFrame,
+  type Frame,
   FrameError,
   FrameParser,
   MAX_MESSAGE_BYTES,
@@ -45,34 +50,25 @@ export interface TunnelOptions extends Pick<GatewayConfig, "timeouts"> {
 }
 
 /**
- * Bytes queued towards an upstream that is not reading, past which the
- * tunnel is closed. nginx holds one `proxy_buffer_size` (4k|8k) per
- * direction; 4 MiB is about 500 of those, well over a station app's bursts
- * of small messages, while the kernel's socket buffers already absorb
- * several MB more before anything queues here. One message larger than
- * this is still accepted when nothing else is queued: Deno's server socket
- * already refuses messages over 64 MiB, so a tunnel holds at most that.
- */
-export const UPSTREAM_QUEUE_LIMIT = 4 * 1024 * 1024;
-
-/**
- * Reading the upstream pauses while the client's socket buffers more than
- * this, and resumes below {@linkcode CLIENT_LOW_WATER}: enough in flight for
- * a fast client's throughput, a quarter of it to avoid flapping.
+ * Reading the upstream pauses while what the client's socket holds costs
+ * more than this (bytes, and `MESSAGE_COST` per message), and resumes below
+ * {@linkcode CLIENT_LOW_WATER}: enough in flight for a fast client's
+ * throughput, a quarter of it to avoid flapping.
  */
 export const CLIENT_HIGH_WATER = 1024 * 1024;
 /** See {@linkcode CLIENT_HIGH_WATER}. */
 export const CLIENT_LOW_WATER = 256 * 1024;
-/** Queued frames are joined into writes of up to this many bytes. */
-const WRITE_JOIN_BYTES = 64 * 1024;
+/** Nothing read: the parser goes on with the bytes it holds. */
+const NO_BYTES = new Uint8Array(0);
 /** Deno's WebSocket has no drain event: `bufferedAmount` is polled. */
 const DRAIN_POLL_MS = 10;
 
 /** Peaks across all tunnels, read by tests to bound memory without RSS. */
 export const tunnelCounters = {
-  /** Most bytes ever queued towards one upstream. */
-  peakQueuedUpstream: 0,
-  /** Most bytes ever buffered towards one client, held or in its socket. */
+  /**
+   * The highest cost (bytes and `MESSAGE_COST` per message) seen buffered
+   * towards one client past the high-water mark, held or in its socket.
+   */
   peakBufferedToClient: 0,
   /** Bytes the upstream frame parsers copied, in all. */
   parserBytesCopied: 0,
@@ -110,15 +106,13 @@ class Tunnel {
   #parser = new FrameParser();
   #messages = new MessageAssembler();
   /** Frames for the upstream, written in order by one writer. */
-  #outbox: Uint8Array[] = [];
-  #writer: Promise<void> | null = null;
-  /** Bytes in `#outbox` and in the write under way. */
-  #queued = 0;
+  #toUpstream: UpstreamQueue;
   #ended = false;
   #bytesToClient = 0;
-  /** Messages from upstream before the client's side has opened. */
-  #pending: Message[] = [];
-  #pendingBytes = 0;
+  /** Messages towards the client, held or queued in the runtime. */
+  #toBrowser: ClientQueue;
+  /** Reading frames stopped for the client's backlog; more are buffered. */
+  #stalled = false;
   #clientOpen = false;
   /** Waiting for the client to drain: the upstream is not being read. */
   #paused = false;
@@ -136,6 +130,8 @@ class Tunnel {
     this.#conn = conn;
     this.#field = field;
     this.#options = options;
+    this.#toBrowser = new ClientQueue(client);
+    this.#toUpstream = new UpstreamQueue(conn, () => this.#finish());
     client.binaryType = "arraybuffer";
   }
 
@@ -159,8 +155,7 @@ class Tunnel {
     client.onopen = () => {
       clearTimeout(this.#opening);
       this.#clientOpen = true;
-      for (const data of this.#pending.splice(0)) client.send(data);
-      this.#pendingBytes = 0;
+      this.#toBrowser.open();
     };
     client.onmessage = (event) => {
       this.#armIdle();
@@ -208,17 +203,23 @@ class Tunnel {
   async pump(rest: Uint8Array): Promise<void> {
     this.#armIdle();
     try {
-      if (rest.length > 0) this.#onFrames(rest);
       const buf = new Uint8Array(64 * 1024);
+      let bytes: Uint8Array | null = rest;
       while (!this.#ended) {
-        if (this.#clientBacklog() > CLIENT_HIGH_WATER) {
+        if (bytes !== null) {
+          this.#stalled = false;
+          this.#onFrames(bytes);
+          bytes = null;
+        } else if (this.#behind()) {
           await this.#waitForClient();
-          continue;
+        } else if (this.#stalled) {
+          bytes = NO_BYTES; // the frames the parser still holds
+        } else {
+          const n = await this.#conn.read(buf);
+          if (n === null) break;
+          this.#armIdle();
+          bytes = buf.subarray(0, n);
         }
-        const n = await this.#conn.read(buf);
-        if (n === null) break;
-        this.#armIdle();
-        this.#onFrames(buf.subarray(0, n));
       }
       this.#finish();
     } catch (error) {
@@ -237,9 +238,24 @@ class Tunnel {
     }
   }
 
-  /** Bytes sent to the client and not yet on its wire. */
+  /**
+   * What the messages sent to the client and not yet on its wire hold:
+   * their bytes and a cost per message (websocket_client_queue.ts).
+   */
   #clientBacklog(): number {
-    return this.#pendingBytes + this.#client.bufferedAmount;
+    return this.#toBrowser.cost();
+  }
+
+  /** Whether the client's backlog is past the high-water mark. */
+  #behind(): boolean {
+    const queue = this.#toBrowser;
+    if (queue.costBound() <= CLIENT_HIGH_WATER) return false;
+    const cost = queue.cost();
+    tunnelCounters.peakBufferedToClient = Math.max(
+      tunnelCounters.peakBufferedToClient,
+      cost,
+    );
+    return cost > CLIENT_HIGH_WATER;
   }
 
   /**
@@ -277,104 +293,54 @@ class Tunnel {
   /** Writes one masked frame upstream, after the ones before it. */
   #sendUpstream(opcode: number, payload: Uint8Array): void {
     if (this.#ended) return;
-    const frame = encodeFrame(
-      opcode,
-      payload,
-      crypto.getRandomValues(new Uint8Array(4)),
+    const refusal = this.#toUpstream.send(opcode, payload);
+    if (refusal === null) return;
+    this.#fail(
+      new UpstreamError(
+        `upstream is not reading: ${refusal.queuedBytes} bytes queued, ` +
+          `${refusal.refused} more refused`,
+        { kind: "unknown", action: "proxying upgraded connection" },
+      ),
+      1008,
     );
-    if (
-      this.#queued > 0 && this.#queued + frame.length > UPSTREAM_QUEUE_LIMIT
-    ) {
-      this.#fail(
-        new UpstreamError(
-          `upstream is not reading: ${this.#queued} bytes queued, ` +
-            `${frame.length} more refused`,
-          { kind: "unknown", action: "proxying upgraded connection" },
-        ),
-        1008,
-      );
-      return;
-    }
-    this.#queued += frame.length;
-    tunnelCounters.peakQueuedUpstream = Math.max(
-      tunnelCounters.peakQueuedUpstream,
-      this.#queued,
-    );
-    this.#outbox.push(frame);
-    this.#writer ??= this.#writeOut();
-  }
-
-  /**
-   * Writes the outbox until it is empty, small frames (pongs, short
-   * messages) joined into one write so a burst costs a few syscalls.
-   */
-  async #writeOut(): Promise<void> {
-    const conn = this.#conn;
-    try {
-      while (this.#outbox.length > 0) {
-        let take = 1;
-        let size = this.#outbox[0]!.length;
-        while (
-          take < this.#outbox.length &&
-          size + this.#outbox[take]!.length <= WRITE_JOIN_BYTES
-        ) size += this.#outbox[take++]!.length;
-        const parts = this.#outbox.splice(0, take);
-        const chunk = take === 1 ? parts[0]! : new Uint8Array(size);
-        if (take > 1) {
-          parts.reduce((at, f) => (chunk.set(f, at), at + f.length), 0);
-        }
-        let n = 0;
-        while (n < chunk.length) n += await conn.write(chunk.subarray(n));
-        this.#queued -= size;
-      }
-    } catch {
-      this.#outbox = [];
-      this.#finish();
-    } finally {
-      this.#writer = null;
-    }
   }
 
   /** Sends a message to the client, or holds it until the client's side opens. */
   #toClient(data: Message): void {
-    const size = typeof data === "string"
-      ? new TextEncoder().encode(data).length
-      : data.length;
+    const size = this.#messages.lastMessageBytes;
     this.#bytesToClient += frameSize(size);
-    if (this.#clientOpen) this.#client.send(data);
-    else {
-      this.#pending.push(data);
-      this.#pendingBytes += size;
-    }
-    tunnelCounters.peakBufferedToClient = Math.max(
-      tunnelCounters.peakBufferedToClient,
-      this.#clientBacklog(),
-    );
+    this.#toBrowser.send(data, size);
+    // Past the high-water mark, the frames left in this read wait: one read
+    // of empty messages is 32,768 of them.
+    if (this.#behind()) this.#stalled = true;
   }
 
   /** Handles the upstream's frames: control frames, then whole messages. */
   #onFrames(bytes: Uint8Array): void {
-    for (const frame of this.#parser.push(bytes)) {
-      switch (frame.opcode) {
-        case OPCODE.ping:
-          this.#sendUpstream(OPCODE.pong, frame.payload);
-          break;
-        case OPCODE.pong:
-          break;
-        case OPCODE.close: {
-          const { code, reason } = parseClosePayload(frame.payload);
-          this.#sendUpstream(OPCODE.close, frame.payload);
-          this.#finish(code, reason);
-          return;
-        }
-        default: {
-          const message = this.#messages.add(frame);
-          if (message !== null) this.#toClient(message);
-        }
-      }
-      if (this.#ended) return;
-    }
+    this.#parser.parse(bytes, this.#onFrame);
   }
+
+  /** One upstream frame; `true` once the tunnel has ended (stop reading). */
+  #onFrame = (frame: Frame): boolean => {
+    switch (frame.opcode) {
+      case OPCODE.ping:
+        this.#sendUpstream(OPCODE.pong, frame.payload);
+        break;
+      case OPCODE.pong:
+        break;
+      case OPCODE.close: {
+        const { code, reason } = parseClosePayload(frame.payload);
+        this.#sendUpstream(OPCODE.close, frame.payload);
+        this.#finish(code, reason);
+        return true;
+      }
+      default: {
+        const message = this.#messages.add(frame);
+        if (message !== null) this.#toClient(message);
+      }
+    }
+    return this.#ended || this.#stalled;
+  };
 
   /** Restarts the idle timer: nginx's `proxy_read_timeout` on a tunnel. */
   #armIdle(): void {
@@ -393,7 +359,7 @@ class Tunnel {
     clearTimeout(this.#idle);
     clearTimeout(this.#opening);
     tunnelCounters.parserBytesCopied += this.#parser.bytesCopied;
-    this.#pending = [];
+    this.#toBrowser.clear();
     const client = this.#client;
     const bare = code === undefined || code === 1005 || code === 1006;
     const closeClient = () => {
@@ -413,28 +379,8 @@ class Tunnel {
         client.onopen = closeClient;
       } else closeClient();
     }
-    this.#closeConn();
+    this.#toUpstream.close();
     this.#options.onClosed(this.#bytesToClient);
-  }
-
-  /**
-   * Gives a close frame a moment to leave, then drops the connection; an
-   * upstream that is not reading gets a second at most, so its queued
-   * frames are let go with the connection.
-   */
-  #closeConn(): void {
-    const conn = this.#conn;
-    let closed = false;
-    const close = () => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(cap);
-      try {
-        conn.close();
-      } catch { /* already closed */ }
-    };
-    const cap = setTimeout(close, 1000);
-    (this.#writer ?? Promise.resolve()).finally(() => setTimeout(close, 50));
   }
 }
 

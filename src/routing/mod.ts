@@ -48,3 +48,4 @@ export type { ContentLength } from "./content_length.ts";
 export { isValidHost } from "./host.ts";
 export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
 export type { HeaderBuffers } from "./header_buffers.ts";
+export { listElements, listHas } from "./field_lists.ts";

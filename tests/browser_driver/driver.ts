@@ -111,6 +111,31 @@ async function browse(
         /answers \(/,
         20_000,
       );
+    } else if (scenario === "subprotocol") {
+      // The page offers "chat"; the upstream picks the path's last part.
+      await page.goto(`${base}/`);
+      const picks = [];
+      for (const pick of ["chat", "other"]) {
+        // A string: Deno's types have no DOM. The timer only bounds a page
+        // that would never settle.
+        picks.push(
+          await page.evaluate(`new Promise((resolve) => {
+            const ws = new WebSocket(location.origin.replace("http", "ws") +
+              "/api/pick/${pick}", ["chat"]);
+            const bound = setTimeout(() => resolve("no answer"), 20000);
+            ws.onopen = () => {
+              clearTimeout(bound);
+              resolve("open: " + ws.protocol);
+              ws.close();
+            };
+            ws.onerror = () => {
+              clearTimeout(bound);
+              resolve("failed");
+            };
+          })`),
+        );
+      }
+      result.picks = picks;
     } else if (scenario === "assets") {
       const deep = await page.goto(`${base}/orders/42`);
       result.deepStatus = deep?.status();

@@ -24,7 +24,10 @@ import { DEFAULT_NEXT_UPSTREAM } from "../../src/upstream/mod.ts";
 import { proxyLocation, UpstreamRegistry } from "../../src/proxy/mod.ts";
 import { fastcgiLocation, fastcgiRegistry } from "../../src/fastcgi/mod.ts";
 import { errorResponse } from "../../src/response/mod.ts";
-import type { RequestEvent } from "../../src/proxy/mod.ts";
+import type {
+  LocationProxyContext,
+  RequestEvent,
+} from "../../src/proxy/mod.ts";
 import { decodeTarget } from "../../src/routing/mod.ts";
 import { locationConf as nginxLocation, varsWith } from "../_location_conf.ts";
 
@@ -187,10 +190,13 @@ export interface LocationGateway extends AsyncDisposable {
 export function serveLocations(
   confs: LocationConf[],
   upstreams: UpstreamConf[],
+  context: Pick<LocationProxyContext, "upgradeWebSocket"> = {},
 ): LocationGateway {
   return serveIndex(
     indexLocations(confs, false),
     new Map(upstreams.map((u) => [u.name, u])),
+    new Map(),
+    context,
   );
 }
 
@@ -203,6 +209,7 @@ function serveIndex(
   where: LocationIndex | ServerConf,
   upstreams: ReadonlyMap<string, UpstreamConf>,
   fastcgiUpstreams: ReadonlyMap<string, UpstreamConf> = new Map(),
+  context: Pick<LocationProxyContext, "upgradeWebSocket"> = {},
 ): LocationGateway {
   const registry = new UpstreamRegistry(upstreams);
   const fastcgi = fastcgiRegistry(fastcgiUpstreams);
@@ -232,7 +239,7 @@ function serveIndex(
       };
       const answer =
         await (chosen.conf.fastcgi === undefined
-          ? proxyLocation(req, request, { registry, stats })
+          ? proxyLocation(req, request, { registry, stats, ...context })
           : fastcgiLocation(req, request, { registry: fastcgi, stats }));
       if (!request.subrequest) return answer;
       // An include's answer is read by the SSI filter, not sent: read here,

@@ -210,3 +210,89 @@ Deno.test("MessageAssembler.add() joins fragments and checks what RFC 6455 requi
     });
   }
 });
+
+Deno.test("MessageAssembler.add() holds a message's bytes, not its fragments: hostile sequences stay within the bound", async (t) => {
+  const LIMIT = 1024;
+  const empty = data(OPCODE.continuation, new Uint8Array(0), false);
+  const one = data(OPCODE.continuation, new Uint8Array([7]), false);
+  /** `count` copies of `frame` (the same object: the sequence costs nothing). */
+  function* times(frame: ReturnType<typeof data>, count: number) {
+    for (let i = 0; i < count; i++) yield frame;
+  }
+  const cases: {
+    name: string;
+    frames: () => Iterable<ReturnType<typeof data>>;
+    /** The last frame's result: a message, or the close code thrown. */
+    want: string | number[] | number;
+  }[] = [
+    {
+      name: "a text fragment, 200,000 empty continuations, the last",
+      frames: function* () {
+        yield data(OPCODE.text, "a", false);
+        yield* times(empty, 200_000);
+        yield data(OPCODE.continuation, "b", true);
+      },
+      want: "ab",
+    },
+    {
+      name: "an empty binary fragment, empty continuations, an empty last",
+      frames: function* () {
+        yield data(OPCODE.binary, new Uint8Array(0), false);
+        yield* times(empty, 100_000);
+        yield data(OPCODE.continuation, new Uint8Array(0), true);
+      },
+      want: [],
+    },
+    {
+      name: "one-byte fragments up to the limit",
+      frames: function* () {
+        yield data(OPCODE.binary, new Uint8Array([7]), false);
+        yield* times(one, LIMIT - 2);
+        yield data(OPCODE.continuation, new Uint8Array([7]), true);
+      },
+      want: new Array(LIMIT).fill(7),
+    },
+    {
+      name: "one-byte fragments past the limit, empty ones between",
+      frames: function* () {
+        yield data(OPCODE.binary, new Uint8Array([7]), false);
+        for (let i = 0; i < LIMIT; i++) {
+          yield one;
+          yield empty;
+        }
+      },
+      want: 1009,
+    },
+    {
+      name: "100,000 whole empty messages, then one",
+      frames: function* () {
+        yield* times(data(OPCODE.text, "", true), 100_000);
+        yield data(OPCODE.text, "z", true);
+      },
+      want: "z",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, () => {
+      const m = new MessageAssembler(LIMIT);
+      let last: string | number[] | number | null = null;
+      let peak = 0;
+      try {
+        for (const f of c.frames()) {
+          const out = m.add(f);
+          last = out instanceof Uint8Array ? [...out] : out;
+          // Whatever the count of fragments, the buffer is at most twice
+          // the bytes held (a small first one aside), never past the limit.
+          peak = Math.max(peak, m.heldCapacity);
+          ok(m.heldCapacity <= Math.max(2 * m.heldBytes, 64));
+        }
+      } catch (e) {
+        ok(e instanceof FrameError, String(e));
+        last = e.code;
+      }
+      deepStrictEqual(last, c.want);
+      ok(peak <= LIMIT, `${peak} bytes held`);
+      strictEqual(m.heldBytes, 0);
+    });
+  }
+});

@@ -1,5 +1,11 @@
 /** The tunnel's bounds against hostile peers, over real sockets. */
-import { doesNotMatch, match, ok, strictEqual } from "node:assert/strict";
+import {
+  deepStrictEqual,
+  doesNotMatch,
+  match,
+  ok,
+  strictEqual,
+} from "node:assert/strict";
 import {
   maskErrorLine,
   readHead,
@@ -13,8 +19,12 @@ import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
 import {
   CLIENT_HIGH_WATER,
   tunnelCounters,
-  UPSTREAM_QUEUE_LIMIT,
 } from "../../src/proxy/websocket_tunnel.ts";
+import {
+  UPSTREAM_QUEUE_LIMIT,
+  upstreamQueuePeak,
+} from "../../src/proxy/websocket_upstream_queue.ts";
+import { MESSAGE_COST } from "../../src/proxy/websocket_client_queue.ts";
 
 const MiB = 1024 * 1024;
 
@@ -117,7 +127,7 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
     ended = await readsToEnd(conn, 60_000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
-  tunnelCounters.peakQueuedUpstream = 0;
+  upstreamQueuePeak.cost = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/flood`);
   const closed = closedOf(ws);
   await new Promise((r) => ws.onopen = r);
@@ -134,8 +144,8 @@ Deno.test("tunnel: a client flooding an upstream that does not read is cut off a
   // WebSocket reports as an error: a close event with code 0.
   ok(event.code === 1008 || event.code === 0, `closed with ${event.code}`);
   ok(
-    tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
-    `${tunnelCounters.peakQueuedUpstream} bytes queued`,
+    upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT + MiB + 14,
+    `${upstreamQueuePeak.cost} bytes queued`,
   );
   // The gateway let go of the upstream's connection too.
   await waitFor(() => ended, 60_000);
@@ -275,13 +285,13 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
     await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
-  tunnelCounters.peakQueuedUpstream = 0;
+  upstreamQueuePeak.cost = 0;
   const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pings`);
   const closed = closedOf(ws);
   const event = await closeWithin(ws, closed, 60_000);
   strictEqual(event.code, 1008);
   ok(sent < 400, "the gateway answered every ping");
-  ok(tunnelCounters.peakQueuedUpstream <= UPSTREAM_QUEUE_LIMIT);
+  ok(upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT);
   await waitFor(() => gw.errorLines.length >= 1, 60_000);
   match(gw.errorLines[0]!, / upstream is not reading: /);
 });
@@ -403,5 +413,197 @@ Deno.test("tunnel: browser fragments without end, which Deno joins without limit
     match(log(), /\[alert\] \d+#\d+: memory use \d+ MB is over 200 MB\n/);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A process's peak RSS in MiB (Linux `VmHWM`; `/proc` needs `cat`). */
+async function peakRssMiB(pid: number): Promise<number> {
+  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] })
+    .output();
+  const status = new TextDecoder().decode(out.stdout);
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+Deno.test(
+  "tunnel: two million empty continuation frames from the upstream hold no memory in the gateway",
+  {
+    ignore: Deno.build.os !== "linux",
+  },
+  async () => {
+    const FRAMES = 2_000_000; // 4 MB on the wire
+    // Empty continuation frames, not final: 0x00 0x00 each.
+    const chunk = new Uint8Array(64 * 1024);
+    await using up = startWsRawUpstream(async (conn) => {
+      await conn.write(
+        encodeFrame(OPCODE.text, new Uint8Array([97]), null).map(
+          (b, i) => i === 0 ? b & 0x7f : b,
+        ),
+      );
+      let sent = 0;
+      await writeFor(conn, () => {
+        if (sent >= FRAMES) return null;
+        sent += chunk.length / 2;
+        return chunk;
+      }, 60_000);
+      const last = encodeFrame(OPCODE.text, new Uint8Array([98]), null);
+      last[0] = 0x80 | OPCODE.continuation;
+      await conn.write(last);
+      await readsToEnd(conn, 60_000);
+    });
+    const dir = await Deno.makeTempDir();
+    try {
+      await using gw = await spawnGatewayWith({}, [
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        up.origin,
+        "--root",
+        dir,
+        "--error-log",
+        `${dir}/error.log`,
+        "--access-log",
+        `${dir}/access.log`,
+      ]);
+      const before = await peakRssMiB(gw.child.pid);
+      const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/empty`);
+      const closed = closedOf(ws);
+      const got = await new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve("no message in 60 s"), 60_000);
+        ws.onmessage = (e) => {
+          clearTimeout(timer);
+          resolve(String(e.data));
+        };
+      });
+      const growth = await peakRssMiB(gw.child.pid) - before;
+      ws.close();
+      await closed;
+      strictEqual(got, "ab");
+      // Flat (about 4 MiB, as for one short message): a fragment kept per
+      // frame, or an object made per frame, grew it by about 90 times the
+      // bytes on the wire (360 MB here).
+      ok(growth < 24, `peak RSS grew by ${growth.toFixed(0)} MiB`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test("tunnel: empty messages to a client that does not read pause the upstream, counted at their runtime cost", async () => {
+  // 100,000 empty text messages: 200 KB on the wire, 100 MB queued in the
+  // runtime when only payload bytes were counted (none here).
+  const burst = new Uint8Array(2 * 1000);
+  for (let i = 0; i < burst.length; i += 2) burst[i] = 0x81;
+  let sent = 0;
+  let ended = false;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => sent++ < 100 ? burst : null, 60_000);
+    ended = await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: { readMs: 1500 },
+  });
+  tunnelCounters.peakBufferedToClient = 0;
+  const client = await rawWebSocket(gw.port, "/api/empty");
+  try {
+    // The client reads nothing: the tunnel must pause, then end for the
+    // client's stall, not sit on the messages (an idle upstream would end
+    // it with `upstream timed out` instead).
+    await waitFor(() => gw.errorLines.length >= 1, 60_000);
+    match(
+      maskErrorLine(gw.errorLines[0]!),
+      /^TIME \[info\] PID#TID: \*N client timed out \(110: Connection timed out\) while proxying upgraded connection, client: 127\.0\.0\.1, server: localhost, request: "GET \/api\/empty HTTP\/1\.1"/,
+    );
+    ok(
+      tunnelCounters.peakBufferedToClient <=
+        CLIENT_HIGH_WATER + MESSAGE_COST,
+      `${tunnelCounters.peakBufferedToClient} buffered to the client`,
+    );
+    await waitFor(() => ended, 60_000);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("tunnel: a reading client gets every message of a run of empty and short ones", async () => {
+  // 20,000 pairs of an empty message and "x", then "end": the empty ones
+  // are known written once the "x" after them is.
+  const pair = new Uint8Array([0x81, 0x00, 0x81, 0x01, 0x78]);
+  const burst = new Uint8Array(pair.length * 1000);
+  for (let i = 0; i < 1000; i++) burst.set(pair, i * pair.length);
+  let sent = 0;
+  await using up = startWsRawUpstream(async (conn) => {
+    await writeFor(conn, () => {
+      if (sent < 20) return (sent++, burst);
+      if (sent++ === 20) {
+        return encodeFrame(OPCODE.text, new TextEncoder().encode("end"), null);
+      }
+      return null;
+    }, 60_000);
+    await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
+  const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/api/pairs`);
+  const closed = closedOf(ws);
+  let empty = 0;
+  let x = 0;
+  const done = Promise.withResolvers<string>();
+  const timer = setTimeout(() => done.resolve("not all in 60 s"), 60_000);
+  ws.onmessage = (e) => {
+    if (e.data === "") empty++;
+    else if (e.data === "x") x++;
+    else done.resolve(String(e.data));
+  };
+  try {
+    strictEqual(await done.promise, "end");
+  } finally {
+    clearTimeout(timer);
+    ws.close();
+    await closed;
+  }
+  deepStrictEqual({ empty, x }, { empty: 20_000, x: 20_000 });
+  strictEqual(gw.errorLines.length, 0, gw.errorLines.join("\n"));
+});
+
+Deno.test("tunnel: a client flooding small messages at an upstream that does not read is cut off at the queue's cost, not its bytes", async () => {
+  const release = Promise.withResolvers<void>();
+  await using up = startWsRawUpstream(async (conn) => {
+    await release.promise; // reads nothing until the client is cut off
+    await readsToEnd(conn, 60_000);
+  });
+  await using gw = await startGateway({ upstreamUrl: up.origin });
+  upstreamQueuePeak.cost = 0;
+  const client = await rawWebSocket(gw.port, "/api/flood");
+  try {
+    // Masked 64-byte messages, 70 bytes each on the wire: 200,000 of them,
+    // more than the sockets' buffers take. By their bytes alone, 4 MiB of
+    // them (60,000 arrays) were queued before the limit; an empty message
+    // (6 bytes) queued an array of about 500 bytes.
+    const frame = encodeFrame(
+      OPCODE.binary,
+      new Uint8Array(64),
+      new Uint8Array(4),
+    );
+    const burst = new Uint8Array(frame.length * 1000);
+    for (let i = 0; i < 1000; i++) burst.set(frame, i * frame.length);
+    let sent = 0;
+    const flood = writeFor(client, () => sent++ < 200 ? burst : null, 60_000);
+    await waitFor(() => gw.errorLines.length >= 1, 60_000);
+    const queued =
+      / upstream is not reading: (\d+) bytes queued, 70 more refused while proxying upgraded connection, /
+        .exec(gw.errorLines[0]!);
+    ok(queued !== null, gw.errorLines[0]);
+    ok(Number(queued[1]) < 512 * 1024, `${queued[1]} bytes queued`);
+    ok(
+      upstreamQueuePeak.cost <= UPSTREAM_QUEUE_LIMIT,
+      `${upstreamQueuePeak.cost} queued`,
+    );
+    client.close();
+    await flood;
+  } finally {
+    release.resolve();
+    try {
+      client.close();
+    } catch { /* closed above */ }
   }
 });
