@@ -282,7 +282,9 @@ Deno.test("tunnel: an upstream sending pings and reading no pongs is cut off at 
   for (let i = 0; i < 1024; i++) burst.set(ping, i * ping.length);
   let sent = 0;
   await using up = startWsRawUpstream(async (conn) => {
-    await writeFor(conn, () => sent++ < 400 ? burst : null, 8000);
+    // Bounded by its count; the time bound only for a gateway that never
+    // cuts it off (8 s ran out on a loaded host before the queue limit did).
+    await writeFor(conn, () => sent++ < 400 ? burst : null, 60_000);
   });
   await using gw = await startGateway({ upstreamUrl: up.origin });
   upstreamQueuePeak.cost = 0;
@@ -315,7 +317,7 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
   let upstreamDone = false;
   await using up = startWsRawUpstream(async (conn) => {
     const buf = new Uint8Array(256 * 1024);
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     try {
       while (Date.now() < deadline) {
         const n = await conn.read(buf);
@@ -325,7 +327,13 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
     } catch { /* reset by the gateway */ }
     upstreamDone = true;
   });
-  await using gw = await startGateway({ upstreamUrl: up.origin });
+  // The runtime hands the tunnel a message only once it is whole: a loaded
+  // host reading 64 MiB for longer than the tests' 10 s proxy_read_timeout
+  // would end the tunnel as idle (1001) before the 1009 this proves.
+  await using gw = await startGateway({
+    upstreamUrl: up.origin,
+    timeouts: { readMs: 120_000 },
+  });
   const conn = await rawWebSocket(gw.port, "/api/big");
   try {
     // Masked, as a browser sends: 32 MiB, then 32 MiB + 1 that ends it.
@@ -338,7 +346,9 @@ Deno.test("tunnel: a browser message over 64 MiB in fragments closes with 1009 a
       mask,
     );
     let sent = 0;
-    await writeFor(conn, () => [first, last][sent++] ?? null, 20_000);
+    // Two frames; the time bound only for a gateway that stops reading (20
+    // s ran out on a loaded host while the 64 MiB were still being read).
+    await writeFor(conn, () => [first, last][sent++] ?? null, 60_000);
     // The gateway's close frame: 0x88, its length, then the code.
     const head = new Uint8Array(4);
     let got = 0;
