@@ -4,11 +4,11 @@ import {
   rawRequest,
   readHead,
   refusedPort,
-  spawnGateway,
   startGateway,
   startRawUpstream,
   writeText,
 } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 
 const REFUSED = Deno.build.os === "windows" ? "10061" : "111";
 
@@ -71,7 +71,7 @@ Deno.test("1,000 concurrent requests against a refused upstream while the logs r
   const dir = await Deno.makeTempDir();
   const dead = refusedPort();
   try {
-    await using gw = await spawnGateway([
+    await using gw = await startMain([
       "--listen",
       "127.0.0.1:0",
       "--upstream",

@@ -709,7 +709,9 @@ Deno.test("main() logs an upstream failing mid-body once, with no [alert] beside
     while (await conn.read(buf).catch(() => null) !== null);
   });
   try {
-    await using gw = await spawnGateway([
+    // In process: the lines come from the serving gateway's handlers, which
+    // startMain() starts as main() does.
+    await using gw = await startMain([
       "--listen",
       "127.0.0.1:0",
       "--upstream",

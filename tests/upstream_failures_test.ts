@@ -7,7 +7,6 @@ import {
   maskErrorLine,
   rawRequest,
   readHead,
-  spawnGateway,
   startGateway,
   startRawUpstream,
   startUpstream,
@@ -15,6 +14,7 @@ import {
   waitFor,
   writeText,
 } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 
 const LINUX = Deno.build.os !== "windows";
 const TIMED_OUT = LINUX
@@ -646,7 +646,9 @@ Deno.test("a body cut short or stalled writes nginx's line and nothing else", as
   const dir = await Deno.makeTempDir();
   try {
     {
-      await using gw = await spawnGateway([
+      // In process: the lines are the proxy's and the server's, which
+      // startMain() starts as main() does.
+      await using gw = await startMain([
         "--listen",
         "127.0.0.1:0",
         "--upstream",

@@ -17,9 +17,9 @@ import {
   rawRequest,
   refusedPort,
   runCli,
-  spawnGateway,
   startGateway,
 } from "./_utils.ts";
+import { startMain } from "./_in_process.ts";
 
 const WINDOWS = Deno.build.os === "windows";
 
@@ -243,7 +243,8 @@ Deno.test("main.ts resolves relative log paths from its own folder, not the work
 Deno.test("a second gateway on the same port fails to start with the platform's code", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    await using first = await spawnGateway([
+    // The first in process: only the second's exit code needs a process.
+    await using first = await startMain([
       "--listen",
       "127.0.0.1:0",
       "--error-log",

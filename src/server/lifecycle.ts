@@ -120,6 +120,8 @@ export async function startServing(
   const counter = new ConnectionCounter();
   const inFlight = new InFlightRequests();
   const policy = options.policy ?? new FaultPolicy(logger);
+  // A log file that fails is told in the main level's log too.
+  logger.onFileError = (path, message) => policy.logFileFailed(path, message);
   let handler: ReturnType<typeof createGatewayHandler> | null = null;
   const groups = config.engine ? listenPorts(config.engine) : [];
   // The first socket's port is known once bound.
@@ -229,8 +231,6 @@ export async function runGateway(
     logger,
     options.faultLimits ? { limits: options.faultLimits } : {},
   );
-  // A log file that fails is told in the main level's log too.
-  logger.onFileError = (path, message) => policy.logFileFailed(path, message);
   const started = await startServing(config, {
     version: options.version,
     logger,

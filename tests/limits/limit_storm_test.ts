@@ -1,5 +1,5 @@
 /**
- * A limit_req storm against a gateway process: 4,000 requests over 16
+ * A limit_req storm against the gateway: 4,000 requests over 16
  * keep-alive connections, every other one from 600 keys taken in turn (more
  * than the 32k zone holds, so it evicts as nginx's does: the storm goes
  * round them three times and more) and the rest from 8 keys that stay in the
@@ -7,13 +7,15 @@
  * refusal has nginx's line, and the gateway answers after it. (600 keys
  * alone were never refused: each was evicted before its turn came again,
  * so 10,000 of them proved no refusal's line.) The zone's bound itself
- * is a table test in limit_req_test.ts. The gateway runs as a process:
- * in this one, `--trace-leaks` would trace every operation of its storm
- * (twice the CPU time of the storm, for a start saved).
+ * is a table test in limit_req_test.ts. The gateway runs in this process
+ * (`startMain`): the gate runs without `--trace-leaks`, and there a
+ * `deno run` of the gateway cost more CPU than the storm in process; a run
+ * with `--trace-leaks` traces the storm's operations too.
  */
 import { ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { rawRequest, spawnGateway, waitFor } from "../_utils.ts";
+import { rawRequest, waitFor } from "../_utils.ts";
+import { startMain } from "../_in_process.ts";
 import { startStorm } from "../_keep_alive.ts";
 import { nginxPrefix } from "../_prefix.ts";
 
@@ -39,7 +41,7 @@ http {
   }
 }
 `, { name: "limit-storm-" });
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   using storm = await startStorm({
     hostname: "127.0.0.1",
     port: gw.port,

@@ -85,7 +85,9 @@ http {
   }
 }
 `);
-  await using gw = await spawnGateway(["--nginx-conf", p.conf]);
+  // In process: the file's failure reaches the main log through the
+  // serving gateway's fault policy, which startMain() starts as main() does.
+  await using gw = await startMain(["--nginx-conf", p.conf]);
   const loc = join(p.prefix, "logs", "loc.log");
   const main = join(p.prefix, "logs", "main.log");
   // A folder in the file's place: the file's next check reopens it, and fails.
