@@ -7,6 +7,7 @@
  */
 
 export type * from "./model.ts";
+export { SERVER_DEFAULTS } from "./model.ts";
 export {
   compileValue,
   type ComplexValue,

@@ -428,6 +428,25 @@ export interface UpstreamServerConf {
   server?: string;
 }
 
+/**
+ * nginx's `server` parameters when none is written (ngx_http_upstream_server:
+ * `weight=1 max_fails=1 fail_timeout=10`), for every server the gateway
+ * makes: an `upstream{}` line, a `proxy_pass host:port`, a variable's
+ * address.
+ */
+export const SERVER_DEFAULTS: Readonly<
+  Pick<
+    UpstreamServerConf,
+    "weight" | "maxFails" | "failTimeoutMs" | "backup" | "down"
+  >
+> = {
+  weight: 1,
+  maxFails: 1,
+  failTimeoutMs: 10_000,
+  backup: false,
+  down: false,
+};
+
 /** An `upstream{}` block, or an implicit one. */
 export interface UpstreamConf {
   /** The name (`backend`, or `127.0.0.1:8080` for an implicit one). */

@@ -7,10 +7,11 @@
  * @module
  */
 
-import type {
-  ComplexValue,
-  UpstreamConf,
-  UpstreamServerConf,
+import {
+  type ComplexValue,
+  SERVER_DEFAULTS,
+  type UpstreamConf,
+  type UpstreamServerConf,
 } from "../engine/mod.ts";
 import {
   MAX_CONSISTENT_HASH_WEIGHT,
@@ -168,11 +169,7 @@ export class Upstreams {
         : address,
       server: address,
       ...hostPort,
-      weight: 1,
-      maxFails: 1,
-      failTimeoutMs: 10_000,
-      backup: false,
-      down: false,
+      ...SERVER_DEFAULTS,
     };
     for (const param of params) {
       const [key, val = ""] = param.split("=", 2) as [string, string?];
@@ -254,15 +251,7 @@ export function implicitGroup(
 ): UpstreamConf {
   return {
     name: address,
-    servers: [{
-      address,
-      ...hostPort,
-      weight: 1,
-      maxFails: 1,
-      failTimeoutMs: 10_000,
-      backup: false,
-      down: false,
-    }],
+    servers: [{ address, ...hostPort, ...SERVER_DEFAULTS }],
     keepalive: 0,
     explicit: false,
   };

@@ -9,7 +9,11 @@
  * @module
  */
 
-import type { UpstreamConf, UpstreamServerConf } from "../engine/mod.ts";
+import {
+  SERVER_DEFAULTS,
+  type UpstreamConf,
+  type UpstreamServerConf,
+} from "../engine/mod.ts";
 import {
   type Balance,
   createUpstreamGroup,
@@ -175,11 +179,7 @@ export class UpstreamRegistry {
       address,
       hostname,
       port,
-      weight: 1,
-      maxFails: 1,
-      failTimeoutMs: 10_000,
-      backup: false,
-      down: false,
+      ...SERVER_DEFAULTS,
     }], 0);
     if (this.#direct.size >= DIRECT_GROUPS) {
       this.#direct.delete(this.#direct.keys().next().value!);
