@@ -228,7 +228,8 @@ async function throughAccess(
  * `error_page` for an error the gateway made (ngx_http_send_error_page): a
  * URL is a 302 to it; a URI or `@name` is an internal redirect (a method
  * other than HEAD becomes GET), answered with the error's status unless
- * `=code` says otherwise. Once per request unless `recursive_error_pages`.
+ * `=code` says otherwise. Once per request unless `recursive_error_pages`
+ * is on in every location whose error found its page so far.
  */
 async function errorPage(
   req: Request,
@@ -239,7 +240,11 @@ async function errorPage(
   const { request, deps } = ctx;
   let current = response;
   let conf = where.conf;
-  let redirected = false;
+  // nginx's `r->error_page`: set by the first location whose error finds
+  // its pages with `recursive_error_pages` off, and never cleared, so a
+  // later page location's `on` cannot reopen the chain
+  // (ngx_http_special_response_handler).
+  let closed = false;
   let challenge: string | null = null;
   // Each pass that goes on redirects once, which counts one of nginx's URI
   // changes: past the last, the redirect is nginx's 500 and its cycle line,
@@ -247,13 +252,10 @@ async function errorPage(
   // that ended a loop of `recursive_error_pages` with the last page's
   // status and no line.
   for (;;) {
+    if (closed || !uriChangesLeft(where.state)) return current;
     const target = conf.errorPages.get(current.status);
-    if (
-      target === undefined || (redirected && !conf.recursiveErrorPages) ||
-      !uriChangesLeft(where.state)
-    ) {
-      return current;
-    }
+    if (target === undefined) return current;
+    closed = !conf.recursiveErrorPages;
     const uri = target.uri.evaluate(request.vars);
     const status = current.status;
     // auth_basic's challenge stays in r->headers_out through the redirect.
@@ -267,7 +269,6 @@ async function errorPage(
         challenge,
       });
     }
-    redirected = true;
     // ngx_http_send_error_page: a URI page is asked for with GET (HEAD
     // stays), a named location with the request's own method.
     const method = uri.startsWith("@") || req.method === "HEAD"

@@ -17,6 +17,7 @@ import {
   tooLongHeaderMessage,
   tooLongRequestLine,
 } from "./header_buffers.ts";
+import { duplicateFieldLine } from "./duplicate_fields.ts";
 import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import {
@@ -197,6 +198,10 @@ export function checkRequestHead(
   if (walk.tooLong !== null) {
     return refusal(notes, { status: 494, message: walk.tooLong });
   }
+  if (read.repeated) {
+    const message = duplicateFieldLine(req.headers);
+    if (message !== null) return refusal(notes, { status: 400, message });
+  }
   const contentLength = parseContentLength(read.contentLength);
   if (
     contentLength.kind === "invalid" &&
@@ -357,6 +362,11 @@ export interface FieldsRead {
   range: string | null;
   /** `If-Range`, or `null`. */
   ifRange: string | null;
+  /**
+   * A field nginx takes once only holds `", "`: it may be two lines
+   * joined, which {@linkcode duplicateFieldLine} tells from a list.
+   */
+  repeated: boolean;
 }
 
 /**
@@ -393,6 +403,7 @@ export function readFields(headers: Headers): FieldsRead {
     ifUnmodifiedSince: null,
     range: null,
     ifRange: null,
+    repeated: false,
   };
   const fields = read.fields;
   // Each name comes once (repeated fields are joined), in lower case.
@@ -407,33 +418,55 @@ export function readFields(headers: Headers): FieldsRead {
         break;
       case "content-length":
         read.contentLength = value;
+        if (value.includes(", ")) read.repeated = true;
         break;
       case "transfer-encoding":
         read.transferEncoding = value;
+        if (value.includes(", ")) read.repeated = true;
         break;
       case "expect":
         read.expect = value;
+        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-none-match":
         read.ifNoneMatch = value;
+        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-modified-since":
         read.ifModifiedSince = value;
+        if (joinedDate(value)) read.repeated = true;
         break;
       case "if-match":
         read.ifMatch = value;
+        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-unmodified-since":
         read.ifUnmodifiedSince = value;
+        if (joinedDate(value)) read.repeated = true;
         break;
       case "range":
         read.range = value;
         break;
       case "if-range":
         read.ifRange = value;
+        if (value.includes(", ")) read.repeated = true;
+        break;
+      case "content-range":
+      case "authorization":
+        if (value.includes(", ")) read.repeated = true;
     }
   });
   return read;
+}
+
+/**
+ * Whether a date field may be two lines joined: one IMF-fixdate
+ * (`Sun, 06 Nov 1994 08:49:37 GMT`) holds one `", "`, after the day, so the
+ * usual single date never makes the lines be read again.
+ */
+function joinedDate(value: string): boolean {
+  const comma = value.indexOf(", ");
+  return comma !== -1 && (comma !== 3 || value.indexOf(", ", 5) !== -1);
 }
 
 /**

@@ -9,7 +9,7 @@
  *
  * What blocks may hold is bounded ({@linkcode MAX_BLOCK_BYTES} together,
  * nginx has no bound): past it a block's text is dropped, with one error
- * line.
+ * line per main request (a page of thousands of blocks wrote one per block).
  *
  * @module
  */
@@ -48,6 +48,20 @@ interface Block {
 export class SsiBlocks {
   readonly #list: Block[] = [];
   #bytes = 0;
+  #dropped = false;
+
+  /**
+   * Whether a drop is the main request's first, the one that writes the
+   * error line: later ones, in any block of the page or its includes, stay
+   * silent.
+   *
+   * @returns `true` the first time only.
+   */
+  firstDrop(): boolean {
+    if (this.#dropped) return false;
+    this.#dropped = true;
+    return true;
+  }
 
   /**
    * A new block: what follows until `endblock` is its.

@@ -93,8 +93,6 @@ export class SsiContext implements ParserSink {
   #chosen = false;
   #conditional = 0;
   #inBlock = false;
-  /** The block opened last went past the bound (its line written). */
-  #blockFull = false;
   #encoding: "none" | "url" | "entity" = "entity";
   #timefmt = DEFAULT_TIMEFMT;
   #errmsg = ERRMSG;
@@ -144,10 +142,9 @@ export class SsiContext implements ParserSink {
     }
   }
 
-  /** A block's text went past the bound: one line per block. */
+  /** A block's text went past the bound: one line per main request. */
   #keep(kept: boolean): void {
-    if (kept || this.#blockFull) return;
-    this.#blockFull = true;
+    if (kept || !this.#store.blocks.firstDrop()) return;
     this.log(`the SSI blocks exceed ${MAX_BLOCK_BYTES} bytes`);
   }
 
@@ -178,7 +175,6 @@ export class SsiContext implements ParserSink {
         return;
       case "block":
         this.#store.blocks.open(params.get("name")!);
-        this.#blockFull = false;
         this.#output = false;
         this.#inBlock = true;
         return;

@@ -220,7 +220,7 @@ Deno.test("include: a stub no block names is an error, and a request makes at mo
   strictEqual(lines.length, 51);
 });
 
-Deno.test("blocks hold 64 KiB together: past that a block's text is dropped, with one line per block", async () => {
+Deno.test("blocks hold 64 KiB together: past that a block's text is dropped, with one line", async () => {
   const big = "x".repeat(40_000);
   const page = `<!--# block name="a" -->${big}<!--# endblock -->` +
     `<!--# block name="b" -->${big}<!--# echo var="uri" -->${big}<!--# endblock -->` +
@@ -254,6 +254,40 @@ Deno.test("blocks hold 64 KiB together: past that a block's text is dropped, wit
     lines[0],
   );
   strictEqual(lines.length, 1);
+});
+
+Deno.test("blocks past the bound write one line per request, however many blocks the page and its includes hold", async () => {
+  // The first block fits; about fifty of the small ones after it do too,
+  // and each of the rest is dropped.
+  const big = "x".repeat(60_000);
+  const small = "y".repeat(100);
+  const many = Array.from(
+    { length: 2000 },
+    (_, i) => `<!--# block name="b${i}" -->${small}<!--# endblock -->`,
+  ).join("");
+  const page = `<!--# block name="a" -->${big}<!--# endblock -->${many}` +
+    '[<!--# include virtual="/inc" -->]';
+  const include = `<!--# block name="c" -->${big}<!--# endblock -->${many}`;
+  await using up = startRawUpstream(async (conn) => {
+    const head = await readHead(conn);
+    if (head === null) return;
+    const body = head.startsWith("GET /inc") ? include : page;
+    await writeText(conn, HEAD + chunk(body) + "0\r\n\r\n");
+  });
+  await using gw = await gatewayFor(up.port);
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`http://127.0.0.1:${gw.port}/i`);
+    strictEqual(await res.text(), "[]");
+  }
+  await waitFor(() => gw.errors().length >= 2);
+  const lines = gw.errors().map((l) => l.replace(/^.*\*\d+ /, ""));
+  ok(
+    lines.every((l) =>
+      l.startsWith("the SSI blocks exceed 65536 bytes while sending to client")
+    ),
+    lines[0],
+  );
+  strictEqual(lines.length, 2);
 });
 
 Deno.test("a client leaving in the middle of an include closes the include's upstream", async () => {
