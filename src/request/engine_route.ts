@@ -256,10 +256,12 @@ export class EngineRoute {
     let answered = serveRequest(req, server, flow, this.#flowDeps);
     if (
       this.#mayKeepFile && answered instanceof Promise &&
-      request.contentLength !== 0 && !request.bodyInGet
+      request.contentLength !== 0 && req.method !== "GET" &&
+      req.method !== "HEAD"
     ) {
       // Every page is answered by now: a temporary file kept for them is
-      // closed once, however the flow ended (nginx's pool cleanup).
+      // closed once, however the flow ended (nginx's pool cleanup). A GET
+      // or HEAD has no body read (Deno.serve gives it none).
       answered = answered.finally(() => releaseKeptBody(req));
     }
     // Only an access log has lines to choose, only gzip a body to change,
