@@ -96,6 +96,7 @@ const REQUESTS: [string, string, "length" | "chunked", number?][] = [
   ["POST", "/max/pp", "length", 20],
   ["POST", "/max/p", "length", 100_000],
   ["POST", "/max/np", "length", 100_000],
+  ["POST", "/max/pp", "chunked", 20],
   // A named page's own client_max_body_size is not checked
   // (ngx_http_named_location skips the find-config phase).
   ["POST", "/ret/small", "length", 20],

@@ -37,6 +37,15 @@ import {
   walkPeers,
 } from "../upstream/mod.ts";
 
+/** A refused body's stand-in for a page: sent as `Content-Length: 0`. */
+const DISCARDED = Object.freeze({
+  kind: "bytes" as const,
+  bytes: new Uint8Array(0),
+});
+
+/** Kept for a body streamed to the upstream: nothing to send again. */
+const STREAMED = Symbol("streamed");
+
 /**
  * Bodies read by a location with error pages, by the client's request: an
  * `error_page` forwarded after it sends the body again (nginx keeps
@@ -46,7 +55,10 @@ import {
  * request ends. A streamed body (`proxy_request_buffering off`) is not
  * kept: a page after it fails rather than send it empty.
  */
-const keptBodies = new WeakMap<Request, Uint8Array | null | KeptFile>();
+const keptBodies = new WeakMap<
+  Request,
+  Uint8Array | null | KeptFile | typeof STREAMED
+>();
 
 /** A body kept in its temporary file, with the file to close. */
 interface KeptFile {
@@ -64,7 +76,10 @@ interface KeptFile {
  */
 export function releaseKeptBody(req: Request): void {
   const kept = keptBodies.get(req);
-  if (kept === undefined || kept === null || kept instanceof Uint8Array) {
+  if (
+    kept === undefined || kept === null || kept === STREAMED ||
+    kept instanceof Uint8Array
+  ) {
     return;
   }
   keptBodies.delete(req);
@@ -116,13 +131,18 @@ export function proxyRequest(
     if (options.bodyOf !== undefined && source.bodyUsed) {
       // An error page after a location that read the body: what it kept.
       const kept = keptBodies.get(source);
-      if (kept === undefined) {
+      if (kept === STREAMED) {
         return Promise.resolve({ kind: "body-not-kept" } as const);
       }
+      // None kept: the body was refused or its reading failed. nginx
+      // discards it (ngx_http_discard_request_body), and the page gets
+      // `Content-Length: 0`.
       return forward(
         req,
         options,
-        kept === null
+        kept === undefined
+          ? DISCARDED
+          : kept === null
           ? null
           : kept instanceof Uint8Array
           ? { kind: "bytes", bytes: kept }
@@ -246,8 +266,11 @@ function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  if (options.keepBody && (body === null || body.kind === "bytes")) {
-    keptBodies.set(options.bodyOf ?? req, body === null ? null : body.bytes);
+  if (options.keepBody && body?.kind !== "file") {
+    keptBodies.set(
+      options.bodyOf ?? req,
+      body === null ? null : body.kind === "bytes" ? body.bytes : STREAMED,
+    );
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;
