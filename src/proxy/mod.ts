@@ -40,7 +40,7 @@ export {
 export { TempFiles } from "./temp_files.ts";
 export type { RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";
-export { proxyRequest } from "./proxy.ts";
+export { proxyRequest, releaseKeptBody } from "./proxy.ts";
 export type {
   AttemptWarning,
   LocationCall,

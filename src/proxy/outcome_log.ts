@@ -60,6 +60,14 @@ export function logOutcome(
       });
       break;
     }
+    case "body-not-kept":
+      // The gateway's own line (README, known differences): a body
+      // streamed to the first upstream is not kept for the page.
+      log({
+        level: "error",
+        message: "client request body is not kept for error page",
+      });
+      break;
     case "bad-body":
       // nginx 1.22 writes this at error level, with no "while" phrase
       // (ngx_http_request_body_chunked_filter).

@@ -244,6 +244,7 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
         // nginx closes without an answer; Deno.serve cannot, so the page.
         return page(408, true);
       case "temp-failed":
+      case "body-not-kept":
         return page(500, true);
       case "client-left":
       case "failed":

@@ -16,6 +16,7 @@ import {
   readWholeBody,
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
+import type { TempFile } from "./temp_files.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
@@ -36,13 +37,54 @@ import {
   walkPeers,
 } from "../upstream/mod.ts";
 
+/** A refused body's stand-in for a page: sent as `Content-Length: 0`. */
+const DISCARDED = Object.freeze({
+  kind: "bytes" as const,
+  bytes: new Uint8Array(0),
+});
+
+/** Kept for a body streamed to the upstream: nothing to send again. */
+const STREAMED = Symbol("streamed");
+
 /**
- * Bodies read into memory by a location with error pages, by the client's
- * request: an `error_page` forwarded after it sends the body again
- * (nginx keeps `r->request_body` for the request's life). Weak: a body
- * goes with its request.
+ * Bodies read by a location with error pages, by the client's request: an
+ * `error_page` forwarded after it sends the body again (nginx keeps
+ * `r->request_body`, its temporary file too, for the request's life);
+ * `null` for an empty one. Weak: a body in memory goes with its request;
+ * a temporary file is closed by {@linkcode releaseKeptBody} when the
+ * request ends. A streamed body (`proxy_request_buffering off`) is not
+ * kept: a page after it fails rather than send it empty.
  */
-const keptBodies = new WeakMap<Request, Uint8Array>();
+const keptBodies = new WeakMap<
+  Request,
+  Uint8Array | null | KeptFile | typeof STREAMED
+>();
+
+/** A body kept in its temporary file, with the file to close. */
+interface KeptFile {
+  body: Extract<UpstreamCall["body"], { kind: "file" }>;
+  temp: TempFile;
+}
+
+/**
+ * Closes the temporary file a location with error pages kept for the
+ * request's pages, once its answer is chosen (nginx's request pool
+ * cleanup). Called once per request that may have kept one; a second
+ * call, or one for a request that kept nothing, does nothing.
+ *
+ * @param req The client's request.
+ */
+export function releaseKeptBody(req: Request): void {
+  const kept = keptBodies.get(req);
+  if (
+    kept === undefined || kept === null || kept === STREAMED ||
+    kept instanceof Uint8Array
+  ) {
+    return;
+  }
+  keptBodies.delete(req);
+  kept.temp.close();
+}
 
 /**
  * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad
@@ -89,10 +131,22 @@ export function proxyRequest(
     if (options.bodyOf !== undefined && source.bodyUsed) {
       // An error page after a location that read the body: what it kept.
       const kept = keptBodies.get(source);
+      if (kept === STREAMED) {
+        return Promise.resolve({ kind: "body-not-kept" } as const);
+      }
+      // None kept: the body was refused or its reading failed. nginx
+      // discards it (ngx_http_discard_request_body), and the page gets
+      // `Content-Length: 0`.
       return forward(
         req,
         options,
-        kept === undefined ? null : { kind: "bytes", bytes: kept },
+        kept === undefined
+          ? DISCARDED
+          : kept === null
+          ? null
+          : kept instanceof Uint8Array
+          ? { kind: "bytes", bytes: kept }
+          : kept.body,
       );
     }
     const plan = planBody(
@@ -173,6 +227,12 @@ function forwardRead(
     case "ready": {
       const temp = read.temp;
       if (temp === null) return forward(req, options, read.body);
+      if (options.keepBody && read.body?.kind === "file") {
+        // Kept for an error page, read by position by each send: closed
+        // when the request ends (releaseKeptBody).
+        keptBodies.set(options.bodyOf ?? req, { body: read.body, temp });
+        return forward(req, options, read.body);
+      }
       // The file is closed however the forwarding ends, a throw included.
       return new Promise<ProxyResult>((resolve) =>
         resolve(forward(req, options, read.body))
@@ -206,8 +266,11 @@ function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  if (options.keepBody && body?.kind === "bytes") {
-    keptBodies.set(options.bodyOf ?? req, body.bytes);
+  if (options.keepBody && body?.kind !== "file") {
+    keptBodies.set(
+      options.bodyOf ?? req,
+      body === null ? null : body.kind === "bytes" ? body.bytes : STREAMED,
+    );
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;

@@ -175,6 +175,14 @@ export type ProxyResult =
     error: unknown;
   }
   | {
+    /**
+     * An `error_page` after a location that streamed the body
+     * (`proxy_request_buffering off`): it is gone, so the page is not
+     * sent (500 and an `[error]` line) rather than sent without it.
+     */
+    kind: "body-not-kept";
+  }
+  | {
     /** A bug, to be thrown once the attempts before it are logged. */
     kind: "defect";
     error: unknown;

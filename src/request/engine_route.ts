@@ -17,7 +17,7 @@ import {
   type LocationConf,
   type ServerConf,
 } from "../engine/mod.ts";
-import { tunnelClosed } from "../proxy/mod.ts";
+import { releaseKeptBody, tunnelClosed } from "../proxy/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
@@ -64,6 +64,11 @@ export class EngineRoute {
   readonly #mayLimitConn: boolean;
   /** A location has `ssi on`: answers go through the SSI filter. */
   readonly #maySsi: boolean;
+  /**
+   * Bodies are buffered and a location has `error_page`: a body's
+   * temporary file may be kept for the pages until the answer is chosen.
+   */
+  readonly #mayKeepFile: boolean;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache;
 
@@ -80,6 +85,8 @@ export class EngineRoute {
     this.#mayGzip = anyLocation(conf, (l) => l.gzip.enabled);
     this.#mayLimitConn = anyLocation(conf, (l) => l.limitConn !== null);
     this.#maySsi = anyLocation(conf, (l) => l.ssi !== undefined);
+    this.#mayKeepFile = deps.body?.proxyRequestBuffering === true &&
+      anyLocation(conf, (l) => l.errorPages.size > 0);
     this.#gate = new AccessGate(new PasswordChecker(), deps.logger);
     this.#flowDeps = {
       handlers: {
@@ -246,7 +253,17 @@ export class EngineRoute {
     // it was asked for before the exchange ended (a client gone mid-request
     // would otherwise leave a count that is never given back).
     const completed = this.#mayLimitConn ? request.completed : undefined;
-    const answered = serveRequest(req, server, flow, this.#flowDeps);
+    let answered = serveRequest(req, server, flow, this.#flowDeps);
+    if (
+      this.#mayKeepFile && answered instanceof Promise &&
+      request.contentLength !== 0 && req.method !== "GET" &&
+      req.method !== "HEAD"
+    ) {
+      // Every page is answered by now: a temporary file kept for them is
+      // closed once, however the flow ended (nginx's pool cleanup). A GET
+      // or HEAD has no body read (Deno.serve gives it none).
+      answered = answered.finally(() => releaseKeptBody(req));
+    }
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.
     if (

@@ -95,7 +95,10 @@ export class RouteFlow implements FlowRequest {
 
 /**
  * nginx checks client_max_body_size once the location is found, for every
- * location, before reading the body (no 100 Continue is sent).
+ * location, before reading the body (no 100 Continue is sent). Not in a
+ * named location: nginx reaches one past its find-config phase
+ * (ngx_http_named_location), so an `error_page` or `try_files` to `@name`
+ * is not checked again.
  *
  * @param conf The location found.
  * @param request What the handler read of the request.
@@ -108,12 +111,17 @@ export function tooBig(
   const max = conf.clientMaxBodySize;
   const length = request.contentLength;
   if (max === 0 || length === null || length <= max) return null;
-  // The body is left unread: Deno.serve adds `Connection: close` itself
-  // and closes once it has discarded it.
+  if (conf.match === "named") return null;
   request.log({
     level: "error",
     message:
       `client intended to send too large body: ${request.lengthDigits} bytes`,
   });
+  // The refused body is discarded, never forwarded: an `error_page` after
+  // the 413 is asked with no body (ngx_http_special_response_handler calls
+  // ngx_http_discard_request_body), so its upstream gets
+  // `Content-Length: 0`. The body is left unread: Deno.serve adds
+  // `Connection: close` itself and closes once it has discarded it.
+  request.contentLength = 0;
   return errorResponse(413);
 }
