@@ -94,8 +94,6 @@ const REQUESTS: [string, string, "length" | "chunked", number?][] = [
   ["POST", "/max/p", "length", 20],
   ["POST", "/max/np", "length", 20],
   ["POST", "/max/pp", "length", 20],
-  ["POST", "/max/p", "length", 100_000],
-  ["POST", "/max/np", "length", 100_000],
   ["POST", "/max/pp", "chunked", 20],
   // A named page's own client_max_body_size is not checked
   // (ngx_http_named_location skips the find-config phase).
@@ -141,6 +139,40 @@ Deno.test(
         },
       },
     );
+    // A 100,000-byte body refused by client_max_body_size: nginx 1.22
+    // answered it in about half the runs (alone, three of six gave no
+    // answer within rawRequest's bound and sent nothing upstream), so
+    // these rows are held to what nginx answers when it does: the 413's
+    // page asked for without a body (a URI page with GET).
+    for (
+      const [path, method, target] of [
+        ["/max/p", "GET", "/pp"],
+        ["/max/np", "POST", "/max/np"],
+      ]
+    ) {
+      const raw = await rawRequest(
+        both.gateway.port,
+        `POST ${path} HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n` +
+          `Content-Length: 100000\r\nConnection: close\r\n\r\n${
+            "b".repeat(100_000)
+          }`,
+      );
+      deepStrictEqual(
+        { status: raw.slice(9, 12), http: got.gateway!.splice(0) },
+        {
+          status: "413",
+          http: [{
+            via: "http",
+            method,
+            target,
+            length: "0",
+            chunked: "(none)",
+            body: "",
+          }],
+        },
+        `POST ${path} (length, 100000 bytes)`,
+      );
+    }
     for (const [method, path, framing, size = 5] of REQUESTS) {
       const body = size === 5 ? "hello" : "b".repeat(size);
       const answers: Record<string, unknown> = {};
