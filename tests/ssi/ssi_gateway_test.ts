@@ -26,6 +26,39 @@ function chunk(text: string): string {
 }
 
 /** A gateway proxying `/` to `upstream` under `ssi on`, its logs in a folder. */
+/**
+ * An upstream writing `piece` until the gateway closes the connection, at
+ * most 100,000 times (the gateway stops reading once its client is gone).
+ *
+ * @returns How many pieces were written.
+ */
+async function writeUntilClosed(
+  conn: Deno.Conn,
+  piece: string,
+): Promise<number> {
+  let sent = 0;
+  try {
+    for (; sent < 100_000; sent++) await writeText(conn, piece);
+  } catch {
+    // The gateway closed the connection.
+  }
+  return sent;
+}
+
+/** A client that asks for `path`, reads 256 KiB of the answer, and leaves. */
+async function readSomeAndLeave(port: number, path: string): Promise<void> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await writeText(conn, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  const buf = new Uint8Array(64 * 1024);
+  let got = 0;
+  for (let i = 0; i < 1000 && got < 256 * 1024; i++) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    got += n;
+  }
+  conn.close();
+}
+
 async function gatewayFor(
   upstream: number,
 ): Promise<AsyncDisposable & { port: number; errors(): string[] }> {
@@ -162,27 +195,15 @@ Deno.test("a client leaving an SSI answer closes the upstream", async () => {
   await using up = startRawUpstream(async (conn) => {
     if (await readHead(conn) === null) return;
     await writeText(conn, HEAD);
-    const piece = chunk('<!--# echo var="uri" -->'.repeat(500));
-    let sent = 0;
-    try {
-      // Bounded: the gateway stops reading once its client is gone.
-      for (; sent < 100_000; sent++) await writeText(conn, piece);
-    } catch {
-      // The gateway closed the connection.
-    }
-    upstreamDone.resolve(sent);
+    upstreamDone.resolve(
+      await writeUntilClosed(
+        conn,
+        chunk('<!--# echo var="uri" -->'.repeat(500)),
+      ),
+    );
   });
   await using gw = await gatewayFor(up.port);
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
-  await writeText(conn, "GET /long HTTP/1.1\r\nHost: x\r\n\r\n");
-  const buf = new Uint8Array(64 * 1024);
-  let got = 0;
-  for (let i = 0; i < 1000 && got < 256 * 1024; i++) {
-    const n = await conn.read(buf);
-    if (n === null) break;
-    got += n;
-  }
-  conn.close();
+  await readSomeAndLeave(gw.port, "/long");
   ok((await upstreamDone.promise) < 100_000, "the upstream was closed");
 });
 
@@ -303,27 +324,12 @@ Deno.test("a client leaving in the middle of an include closes the include's ups
       return;
     }
     await writeText(conn, HEAD);
-    const piece = chunk("x".repeat(16 * 1024));
-    let sent = 0;
-    try {
-      // Bounded: the gateway stops reading once its client is gone.
-      for (; sent < 100_000; sent++) await writeText(conn, piece);
-    } catch {
-      // The gateway closed the connection.
-    }
-    includeDone.resolve(sent);
+    includeDone.resolve(
+      await writeUntilClosed(conn, chunk("x".repeat(16 * 1024))),
+    );
   });
   await using gw = await gatewayFor(up.port);
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
-  await writeText(conn, "GET /page HTTP/1.1\r\nHost: x\r\n\r\n");
-  const buf = new Uint8Array(64 * 1024);
-  let got = 0;
-  for (let i = 0; i < 1000 && got < 256 * 1024; i++) {
-    const n = await conn.read(buf);
-    if (n === null) break;
-    got += n;
-  }
-  conn.close();
+  await readSomeAndLeave(gw.port, "/page");
   ok(
     (await includeDone.promise) < 100_000,
     "the include's upstream was closed",
