@@ -6,6 +6,7 @@
 import { deepStrictEqual, doesNotMatch, strictEqual } from "node:assert/strict";
 import { readHead, startRawUpstream, waitFor, writeText } from "../_utils.ts";
 import { implicitUpstream, locationConf, serveLocations } from "./_location.ts";
+import { pickingUpstream } from "./_picking_upstream.ts";
 import { isWebSocketRequest } from "../../src/proxy/websocket_proxy.ts";
 import { listElements, listHas } from "../../src/routing/mod.ts";
 
@@ -76,28 +77,6 @@ Deno.test("isWebSocketRequest() calls an upgrade only what Deno.upgradeWebSocket
     }
   }
 });
-
-/** A WebSocket upstream: 101 with the protocol the request's `X-Pick` names. */
-function pickingUpstream() {
-  return startRawUpstream(async (conn) => {
-    const head = await readHead(conn);
-    if (head === null) return;
-    const key = /sec-websocket-key: *(\S+)/i.exec(head)![1]!;
-    const pick = /x-pick: *([^\r]*)/i.exec(head)?.[1] ?? "";
-    const digest = await crypto.subtle.digest(
-      "SHA-1",
-      new TextEncoder().encode(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"),
-    );
-    const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
-    await writeText(
-      conn,
-      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n" +
-        `Connection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n` +
-        (pick === "" ? "" : `Sec-WebSocket-Protocol: ${pick}\r\n`) + "\r\n",
-    );
-    await readHead(conn); // until the gateway closes
-  });
-}
 
 /** Sends an upgrade request; returns the answer's head. */
 async function upgradeHead(port: number, fields: string): Promise<string> {
