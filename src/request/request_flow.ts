@@ -125,6 +125,12 @@ function answerFirst(
   return errorPage(req, response, where, ctx);
 }
 
+/** Where a flow stands: its server, the location answering, its state. */
+type FlowPlace = { server: ServerConf; conf: LocationConf; state: PhaseState };
+
+/** The request's part in the flow and what the flow needs. */
+type FlowContext = { request: FlowRequest; deps: FlowDeps };
+
 /**
  * An upstream's `X-Accel-Redirect` (ngx_http_upstream_process_headers),
  * followed, or `null` when the answer is not its stand-in. Only a proxied
@@ -139,13 +145,8 @@ function answerFirst(
 function followAccel(
   req: Request,
   done: Response,
-  where: {
-    server: ServerConf;
-    conf: LocationConf;
-    state: PhaseState;
-    kind: Content["kind"];
-  },
-  ctx: { request: FlowRequest; deps: FlowDeps },
+  where: FlowPlace & { kind: Content["kind"] },
+  ctx: FlowContext,
 ): Promise<Response> | null {
   const accel = where.kind === "proxy" ? accelRedirectOf(done) : undefined;
   return accel === undefined ? null : redirectForAccel(req, accel, where, ctx);
@@ -161,8 +162,8 @@ function followAccel(
 async function redirectForAccel(
   req: Request,
   accel: AccelRedirect,
-  where: { server: ServerConf; conf: LocationConf; state: PhaseState },
-  ctx: { request: FlowRequest; deps: FlowDeps },
+  where: FlowPlace,
+  ctx: FlowContext,
 ): Promise<Response> {
   const { request, deps } = ctx;
   const head = req.method === "HEAD";
@@ -234,8 +235,8 @@ async function throughAccess(
 async function errorPage(
   req: Request,
   response: Response,
-  where: { server: ServerConf; conf: LocationConf; state: PhaseState },
-  ctx: { request: FlowRequest; deps: FlowDeps },
+  where: FlowPlace,
+  ctx: FlowContext,
 ): Promise<Response> {
   const { request, deps } = ctx;
   let current = response;
