@@ -10,22 +10,19 @@
  */
 
 import { hostAddress } from "../access/mod.ts";
-import { parseUpstreamAddress, type UpstreamGroup } from "../upstream/mod.ts";
+import {
+  type ParsedAddress,
+  parseUpstreamAddress,
+  type UpstreamGroup,
+} from "../upstream/mod.ts";
 import type { UpstreamRegistry } from "./upstream_registry.ts";
 
-/** An evaluated URL's parts, or nginx's error line and status for it. */
+/**
+ * An evaluated URL's parts as the one address reader gives them (its URI
+ * part a query made `/?q`), or nginx's error line for it.
+ */
 export type ProxyUrl =
-  | {
-    ok: true;
-    /** The host as written: a name, an IPv4 address, `[IPv6]`. */
-    host: string;
-    /** The port, 80 when none is written. */
-    port: number;
-    /** No port was written. */
-    noPort: boolean;
-    /** The URI part (`/x`, a query made `/?q`), empty when none. */
-    uri: string;
-  }
+  | Extract<ParsedAddress, { ok: true }>
   | { ok: false; message: string };
 
 /**
