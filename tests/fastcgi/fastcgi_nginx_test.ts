@@ -32,6 +32,16 @@ ${TEMP}
     server_name t;
     root html;
     fastcgi_param FROM_SERVER s;
+    # The two timeout rows wait fastcgi_read_timeout on each side: a short
+    # one of their own (nginx's time values take ms), the 2 s below for
+    # the rows that must not time out on a loaded machine. The responder
+    # writes the stalled body's head and first bytes in one write as soon
+    # as it has read the request.
+    location ~ ^/(silent|stall-body)\\.php$ {
+      fastcgi_pass 127.0.0.1:${fcgi};
+      include fastcgi_params;
+      fastcgi_read_timeout 400ms;
+    }
     location ~ [^/]\\.php(/|$) {
       fastcgi_split_path_info ^(.+?\\.php)(/.*)$;
       fastcgi_pass 127.0.0.1:${fcgi};
