@@ -60,12 +60,15 @@ Deno.test("silent upstream: read timeout before headers is a 504 and nginx's lin
 
 Deno.test("read timeout is between two reads, not a total", async () => {
   // The upstream answers in pieces for longer than the read timeout in all,
-  // each piece written only once the client has received the one before:
-  // every gap is one loopback round trip, so a slow machine makes the
-  // answer take longer, never a gap outgrow the timeout (the timeout
-  // itself is proven by the silent upstreams above and below).
+  // each piece written only once the client has received the one before,
+  // and a sixth of the timeout later: every gap is that pause and one
+  // loopback round trip, so a slow machine makes the answer take longer,
+  // never a gap outgrow the timeout (the timeout itself is proven by the
+  // silent upstreams above and below). Without the pause the pieces were
+  // thousands of round trips, most of this file's CPU.
   const readMs = 1500;
   const totalMs = readMs + 500;
+  const pauseMs = readMs / 6;
   const received: PromiseWithResolvers<void>[] = [];
   const piece = (i: number) => (received[i] ??= Promise.withResolvers());
   let pieces = 0;
@@ -76,10 +79,12 @@ Deno.test("read timeout is between two reads, not a total", async () => {
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
     );
     const started = Date.now();
-    // Bounded in count and time: one piece a round trip, for totalMs.
+    // Bounded in count and time: one piece a round trip and a pause, for
+    // totalMs.
     for (; pieces < 100_000 && Date.now() - started <= totalMs; pieces++) {
       await writeText(conn, "1\r\nx\r\n");
       await piece(pieces).promise;
+      await new Promise((r) => setTimeout(r, pauseMs));
     }
     await writeText(conn, "0\r\n\r\n");
   });
