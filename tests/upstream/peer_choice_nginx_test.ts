@@ -115,42 +115,6 @@ function requests(first: number, n: number): Step[] {
 }
 
 Deno.test(
-  "nginx parity: a failed server comes back on its round-robin turn after fail_timeout",
-  ON_LINUX,
-  async () => {
-    // No request falls inside a fail_timeout window, where the choice would
-    // hang on when the window ends (a second boundary in nginx, the
-    // millisecond in the gateway): one request fails the dead server, the
-    // pause outlasts the window wherever the failure fell in its second, and
-    // the dead server's second failure ends the sequence. A slow machine
-    // only lengthens the pause.
-    const dead = refusedPort();
-    const { nginx, gateway } = await peerSequence(
-      ([up]) => [
-        `127.0.0.1:${dead} fail_timeout=1s`,
-        `127.0.0.1:${up} fail_timeout=1s`,
-      ],
-      1,
-      [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 3)],
-    );
-    const field = (n: number) => `http://127.0.0.1:${dead}/r${n}`;
-    // As nginx 1.22 does: the failure took the dead server's effective
-    // weight to 0 (ngx_http_upstream_free_round_robin_peer()), which comes
-    // back by one a request, so its turn is the third request after.
-    deepStrictEqual(nginx.errors, [
-      `error ${field(1)}`,
-      `warn ${field(1)}`,
-      `error ${field(4)}`,
-      `warn ${field(4)}`,
-    ]);
-    deepStrictEqual(gateway.errors, nginx.errors);
-    deepStrictEqual(gateway.statuses, ["200", "200", "200", "200"]);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
-    deepStrictEqual(gateway.access, nginx.access);
-  },
-);
-
-Deno.test(
   "nginx parity: a failed server is skipped on its turns within fail_timeout",
   ON_LINUX,
   async () => {
@@ -172,42 +136,6 @@ Deno.test(
     deepStrictEqual(gateway.errors, nginx.errors);
     deepStrictEqual(gateway.statuses, nginx.statuses);
     deepStrictEqual(gateway.access, nginx.access);
-  },
-);
-
-Deno.test(
-  "nginx parity: every server refused, then after fail_timeout the other order",
-  ON_LINUX,
-  async () => {
-    // One request before the pause and one after, so none falls inside a
-    // 1 s window (see above); "no live upstreams" within the window is
-    // proven on a 60 s one below.
-    const a = refusedPort();
-    const b = refusedPort();
-    const { nginx, gateway } = await peerSequence(
-      () => [
-        `127.0.0.1:${a} fail_timeout=1s`,
-        `127.0.0.1:${b} fail_timeout=1s`,
-      ],
-      0,
-      [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
-    );
-    const fa = (n: number) => `http://127.0.0.1:${a}/r${n}`;
-    const fb = (n: number) => `http://127.0.0.1:${b}/r${n}`;
-    // As nginx 1.22 did on a real run: 19002 before 19001 after the pause.
-    deepStrictEqual(nginx.errors, [
-      `error ${fa(1)}`,
-      `warn ${fa(1)}`,
-      `error ${fb(1)}`,
-      `warn ${fb(1)}`,
-      `error ${fb(2)}`,
-      `warn ${fb(2)}`,
-      `error ${fa(2)}`,
-      `warn ${fa(2)}`,
-    ]);
-    deepStrictEqual(gateway.errors, nginx.errors);
-    deepStrictEqual(gateway.statuses, ["502", "502"]);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
   },
 );
 
@@ -265,34 +193,129 @@ Deno.test(
   },
 );
 
-Deno.test(
-  "nginx parity: servers disabled by their failures are tried again after fail_timeout",
-  ON_LINUX,
-  async () => {
-    // One request before the pause and one after, so none falls inside a
-    // 1 s window: the dead server's failure, then both servers tried (and
-    // refusing) after its window.
-    const dead = refusedPort();
-    const { nginx, gateway } = await peerSequence(
-      ([up]) => [
-        `127.0.0.1:${dead} fail_timeout=1s`,
-        `127.0.0.1:${up} fail_timeout=1s`,
-      ],
-      1,
-      [
-        ...requests(1, 1),
-        { close: 0 },
-        PAST_FAIL_TIMEOUT,
-        ...requests(2, 1),
-      ],
-    );
-    deepStrictEqual(nginx.statuses, ["200", "502"]);
-    // Both servers are named for the request after the pause.
-    strictEqual(nginx.errors.filter((e) => e.endsWith("/r2")).length, 4);
-    deepStrictEqual(gateway.errors, nginx.errors);
-    deepStrictEqual(gateway.statuses, nginx.statuses);
-  },
-);
+/** A sequence run beside nginx, then its checks on both sides' runs. */
+interface Sequence {
+  name: string;
+  run(): Promise<{ nginx: Run; gateway: Run }>;
+  check(runs: { nginx: Run; gateway: Run }): void;
+}
+
+/**
+ * The sequences that pause past a 1 s fail_timeout (nginx's whole seconds:
+ * `PAST_FAIL_TIMEOUT`). They run at once, each with its own nginx, gateway
+ * and servers, so the file waits one pause rather than one a sequence;
+ * each stays in lockstep on its own.
+ */
+const ACROSS: (() => Sequence)[] = [];
+
+ACROSS.push(() => {
+  // No request falls inside a fail_timeout window, where the choice would
+  // hang on when the window ends (a second boundary in nginx, the
+  // millisecond in the gateway): one request fails the dead server, the
+  // pause outlasts the window wherever the failure fell in its second, and
+  // the dead server's second failure ends the sequence. A slow machine
+  // only lengthens the pause.
+  const dead = refusedPort();
+  return {
+    name:
+      "a failed server comes back on its round-robin turn after fail_timeout",
+    run: () =>
+      peerSequence(
+        ([up]) => [
+          `127.0.0.1:${dead} fail_timeout=1s`,
+          `127.0.0.1:${up} fail_timeout=1s`,
+        ],
+        1,
+        [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 3)],
+      ),
+    check({ nginx, gateway }) {
+      const field = (n: number) => `http://127.0.0.1:${dead}/r${n}`;
+      // As nginx 1.22 does: the failure took the dead server's effective
+      // weight to 0 (ngx_http_upstream_free_round_robin_peer()), which comes
+      // back by one a request, so its turn is the third request after.
+      deepStrictEqual(nginx.errors, [
+        `error ${field(1)}`,
+        `warn ${field(1)}`,
+        `error ${field(4)}`,
+        `warn ${field(4)}`,
+      ]);
+      deepStrictEqual(gateway.errors, nginx.errors);
+      deepStrictEqual(gateway.statuses, ["200", "200", "200", "200"]);
+      deepStrictEqual(gateway.statuses, nginx.statuses);
+      deepStrictEqual(gateway.access, nginx.access);
+    },
+  };
+});
+
+ACROSS.push(() => {
+  // One request before the pause and one after, so none falls inside a
+  // 1 s window (see above); "no live upstreams" within the window is
+  // proven on a 60 s one below.
+  const a = refusedPort();
+  const b = refusedPort();
+  return {
+    name: "every server refused, then after fail_timeout the other order",
+    run: () =>
+      peerSequence(
+        () => [
+          `127.0.0.1:${a} fail_timeout=1s`,
+          `127.0.0.1:${b} fail_timeout=1s`,
+        ],
+        0,
+        [...requests(1, 1), PAST_FAIL_TIMEOUT, ...requests(2, 1)],
+      ),
+    check({ nginx, gateway }) {
+      const fa = (n: number) => `http://127.0.0.1:${a}/r${n}`;
+      const fb = (n: number) => `http://127.0.0.1:${b}/r${n}`;
+      // As nginx 1.22 did on a real run: 19002 before 19001 after the pause.
+      deepStrictEqual(nginx.errors, [
+        `error ${fa(1)}`,
+        `warn ${fa(1)}`,
+        `error ${fb(1)}`,
+        `warn ${fb(1)}`,
+        `error ${fb(2)}`,
+        `warn ${fb(2)}`,
+        `error ${fa(2)}`,
+        `warn ${fa(2)}`,
+      ]);
+      deepStrictEqual(gateway.errors, nginx.errors);
+      deepStrictEqual(gateway.statuses, ["502", "502"]);
+      deepStrictEqual(gateway.statuses, nginx.statuses);
+    },
+  };
+});
+
+ACROSS.push(() => {
+  // One request before the pause and one after, so none falls inside a
+  // 1 s window: the dead server's failure, then both servers tried (and
+  // refusing) after its window.
+  const dead = refusedPort();
+  return {
+    name:
+      "servers disabled by their failures are tried again after fail_timeout",
+    run: () =>
+      peerSequence(
+        ([up]) => [
+          `127.0.0.1:${dead} fail_timeout=1s`,
+          `127.0.0.1:${up} fail_timeout=1s`,
+        ],
+        1,
+        [
+          ...requests(1, 1),
+          { close: 0 },
+          PAST_FAIL_TIMEOUT,
+          ...requests(2, 1),
+        ],
+      ),
+    check({ nginx, gateway }) {
+      deepStrictEqual(nginx.statuses, ["200", "502"]);
+      // Both servers are named for the request after the pause.
+      strictEqual(nginx.errors.filter((e) => e.endsWith("/r2")).length, 4);
+      deepStrictEqual(gateway.errors, nginx.errors);
+      deepStrictEqual(gateway.statuses, nginx.statuses);
+    },
+  };
+});
 
 /**
  * Backup servers, within one fail_timeout (a window far longer than the
@@ -315,14 +338,16 @@ const BACKUP_CASES: {
   },
 ];
 
-for (const { when, window, steps, afterPause } of BACKUP_CASES) {
-  Deno.test(
-    `nginx parity: backup servers only when no primary is left, ${when} fail_timeout`,
-    ON_LINUX,
-    async () => {
-      const a = refusedPort();
-      const b = refusedPort();
-      const { nginx, gateway } = await peerSequence(
+/** A backup sequence: primaries `a` and `b`, the accepting server as backup. */
+function backupSequence(
+  { when, window, steps, afterPause }: (typeof BACKUP_CASES)[number],
+): Sequence {
+  const a = refusedPort();
+  const b = refusedPort();
+  return {
+    name: `backup servers only when no primary is left, ${when} fail_timeout`,
+    run: () =>
+      peerSequence(
         ([up]) => [
           `127.0.0.1:${a} fail_timeout=${window}`,
           `127.0.0.1:${b} max_fails=2 fail_timeout=${window}`,
@@ -330,7 +355,8 @@ for (const { when, window, steps, afterPause } of BACKUP_CASES) {
         ],
         1,
         steps,
-      );
+      ),
+    check({ nginx, gateway }) {
       if (afterPause !== undefined) {
         strictEqual(
           nginx.errors.filter((e) => e.endsWith("/r2")).length,
@@ -341,5 +367,38 @@ for (const { when, window, steps, afterPause } of BACKUP_CASES) {
       deepStrictEqual(gateway.statuses, nginx.statuses);
       deepStrictEqual(gateway.access, nginx.access);
     },
+  };
+}
+
+for (const backup of BACKUP_CASES) {
+  if (backup.afterPause !== undefined) {
+    ACROSS.push(() => backupSequence(backup));
+    continue;
+  }
+  Deno.test(
+    `nginx parity: backup servers only when no primary is left, ${backup.when} fail_timeout`,
+    ON_LINUX,
+    async () => {
+      const sequence = backupSequence(backup);
+      sequence.check(await sequence.run());
+    },
   );
 }
+
+Deno.test(
+  "nginx parity: sequences that pause past fail_timeout, side by side at once",
+  ON_LINUX,
+  async (t) => {
+    // Settled, not all: a sequence that fails leaves the others to end
+    // and close their servers before the test does.
+    const sequences = ACROSS.map((make) => make());
+    const runs = await Promise.allSettled(sequences.map((s) => s.run()));
+    for (const [i, sequence] of sequences.entries()) {
+      await t.step(sequence.name, () => {
+        const run = runs[i]!;
+        if (run.status === "rejected") throw run.reason;
+        sequence.check(run.value);
+      });
+    }
+  },
+);
