@@ -15,7 +15,26 @@ import {
 import { maskErrorLine } from "../_utils.ts";
 import { exchange, startFileServer } from "./_file_server.ts";
 
-async function site(files: Record<string, string | Uint8Array>) {
+/** Files below a site's `html` (`../x` lands beside it). */
+type Files = Record<string, string | Uint8Array>;
+
+/** A site's folder, `html` in it; disposing removes it. */
+interface Site extends AsyncDisposable {
+  dir: string;
+  html: string;
+}
+
+function disposable(dir: string): Site {
+  return {
+    dir,
+    html: `${dir}/html`,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+async function site(files: Files): Promise<Site> {
   const dir = await Deno.makeTempDir({ prefix: "serve-file-" });
   const html = `${dir}/html`;
   for (const [name, data] of Object.entries(files)) {
@@ -24,13 +43,90 @@ async function site(files: Record<string, string | Uint8Array>) {
     if (typeof data === "string") await Deno.writeTextFile(path, data);
     else await Deno.writeFile(path, data);
   }
-  return {
-    dir,
-    html,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true });
+  return disposable(dir);
+}
+
+/** What a served site holds: its files, and links (from, to) below `dir`. */
+interface SiteSpec {
+  files: Files;
+  links?: [string, string][];
+}
+
+function writeSite({ files, links = [] }: SiteSpec): string {
+  const dir = Deno.makeTempDirSync({ prefix: "serve-file-" });
+  for (const [name, data] of Object.entries(files)) {
+    const path = `${dir}/html/${name}`;
+    Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    if (typeof data === "string") Deno.writeTextFileSync(path, data);
+    else Deno.writeFileSync(path, data);
+  }
+  for (const [from, to] of links) {
+    Deno.symlinkSync(`${dir}/${to}`, `${dir}/${from}`);
+  }
+  return dir;
+}
+
+const BIG = new Uint8Array(600 * 1024).map((_, i) => i % 251);
+
+/** The sites the tests serve as written. */
+const SITES = {
+  types: {
+    files: {
+      "index.html": "<p>x</p>",
+      "app.js": "let a;",
+      "app.js.gz": gzipSync("let a;"),
+      "app.js.br": "brotli",
+      ".env": "A=1",
     },
-  };
+  },
+  links: {
+    files: { "in.txt": "in", "../secret.txt": "secret" },
+    links: [["html/out.txt", "secret.txt"], [
+      "html/link-in.txt",
+      "html/in.txt",
+    ]],
+  },
+  gzOutside: {
+    files: { "app.js": "plain", "../app.js.gz": "outside" },
+    links: [["html/app.js.gz", "app.js.gz"]],
+  },
+  windows: {
+    // Files by those names here (Linux), so only the check can refuse them.
+    files: {
+      "index.html": "x",
+      ".env": "A=1",
+      "com1 .txt": "a serial port on Windows",
+      "CONOUT$.log": "the console on Windows",
+    },
+  },
+  big: { files: { "big.bin": BIG, "small.bin": BIG.slice(0, 1000) } },
+} satisfies Record<string, SiteSpec>;
+
+/**
+ * The sites, written when the file is loaded: a folder written a moment
+ * ago is served only once it has settled (README, settle: about a second
+ * where the settled path check is the witness, as under the gate's
+ * permissions), so the file waits for that once, not once a test. The ones
+ * no test took (a filtered run) are removed when the process ends.
+ */
+const READY = new Map(
+  Object.entries(SITES).map(([name, spec]) => [name, writeSite(spec)]),
+);
+globalThis.addEventListener("unload", () => {
+  for (const dir of READY.values()) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // removed already
+    }
+  }
+});
+
+/** A site of {@linkcode SITES}, written at load; a fresh one once taken. */
+function servedSite(name: keyof typeof SITES): Site {
+  const dir = READY.get(name) ?? writeSite(SITES[name]);
+  READY.delete(name);
+  return disposable(dir);
 }
 
 const GET = (target: string, ...fields: string[]) =>
@@ -41,13 +137,7 @@ function field(headers: [string, string][], name: string): string | null {
 }
 
 Deno.test("serveFile() adds nothing the location does not ask for: no Cache-Control, no charset, no .gz, no .br", async () => {
-  await using s = await site({
-    "index.html": "<p>x</p>",
-    "app.js": "let a;",
-    "app.js.gz": gzipSync("let a;"),
-    "app.js.br": "brotli",
-    ".env": "A=1",
-  });
+  await using s = servedSite("types");
   const conf = locationConf({ types: stockMimeTypes(), root: value(s.html) });
   const always = locationConf({ ...conf, gzipStatic: "always" });
   await using server = startFileServer([
@@ -75,9 +165,7 @@ Deno.test("serveFile() adds nothing the location does not ask for: no Cache-Cont
 });
 
 Deno.test("serveFile() refuses a link leaving the folder on the opened file, without a line", async () => {
-  await using s = await site({ "in.txt": "in", "../secret.txt": "secret" });
-  await Deno.symlink(`${s.dir}/secret.txt`, `${s.html}/out.txt`);
-  await Deno.symlink(`${s.html}/in.txt`, `${s.html}/link-in.txt`);
+  await using s = servedSite("links");
   const conf = locationConf({ root: value(s.html) });
   for (const cache of [true, false]) {
     await using server = startFileServer(
@@ -94,8 +182,7 @@ Deno.test("serveFile() refuses a link leaving the folder on the opened file, wit
 });
 
 Deno.test("serveFile() under gzip_static serves the file itself when its .gz cannot be opened inside the folder", async () => {
-  await using s = await site({ "app.js": "plain", "../app.js.gz": "outside" });
-  await Deno.symlink(`${s.dir}/app.js.gz`, `${s.html}/app.js.gz`);
+  await using s = servedSite("gzOutside");
   const conf = locationConf({ root: value(s.html), gzipStatic: "always" });
   await using server = startFileServer([
     { prefix: "/", conf, folder: { root: s.html } },
@@ -108,13 +195,7 @@ Deno.test("serveFile() under gzip_static serves the file itself when its .gz can
 });
 
 Deno.test("serveFile() answers Windows' unsafe names as nginx for Windows: 404 and its CreateFile() line", async () => {
-  // Files by those names here (Linux), so only the check can refuse them.
-  await using s = await site({
-    "index.html": "x",
-    ".env": "A=1",
-    "com1 .txt": "a serial port on Windows",
-    "CONOUT$.log": "the console on Windows",
-  });
+  await using s = servedSite("windows");
   const conf = locationConf({ root: value(s.html) });
   await using server = startFileServer(
     [{ prefix: "/", conf, folder: { root: s.html } }],
@@ -185,11 +266,8 @@ Deno.test({
 });
 
 Deno.test("serveFile() sends a large file whole, in ranges and to HEAD, cached or streamed", async () => {
-  const big = new Uint8Array(600 * 1024).map((_, i) => i % 251);
-  await using s = await site({
-    "big.bin": big,
-    "small.bin": big.slice(0, 1000),
-  });
+  const big = BIG;
+  await using s = servedSite("big");
   const conf = locationConf({ root: value(s.html) });
   for (const cache of [true, false]) {
     await using server = startFileServer(
