@@ -8,9 +8,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { nginxArgs, nginxBinary } from "../_nginx.ts";
 import {
+  freePort,
   maskAccessLine,
   maskErrorLine,
   onFreePort,
+  portTaken,
   rawRequest,
   refusedPort,
   startUpstream,
@@ -137,13 +139,61 @@ function status(raw: string): string {
   return raw.slice(9, 12);
 }
 
+/** A station with the client app's files ("my html" is the quoting case's root). */
+function withApp(s: Station): Station {
+  for (const root of ["html", "my html"]) {
+    Deno.mkdirSync(`${s.prefix}/${root}`, { recursive: true });
+    Deno.writeTextFileSync(`${s.prefix}/${root}/index.html`, "<p>app</p>");
+    Deno.writeTextFileSync(`${s.prefix}/${root}/50x.html`, "<p>down</p>");
+  }
+  return s;
+}
+
+/** A gateway's station written ahead, on the ports drawn then. */
+interface EarlyStation {
+  s: Station;
+  port: number;
+  refused: number;
+}
+
+/**
+ * The gateway's station of each refused-upstream case, written when the
+ * file loads: a client-app folder written a moment ago is served only once
+ * it has settled (README, settle: about a second where the settled path
+ * check is the witness, as under the gate's permissions), so the file waits
+ * for that once, not once a case. A port taken since it was drawn gives a
+ * fresh station on another port, which waits. A case removes the station it
+ * took; the ones no case took (a filtered run) are removed when the process
+ * ends.
+ */
+const EARLY = new Map<string, EarlyStation>(VALID.map((name) => {
+  const port = freePort();
+  const refused = refusedPort();
+  return [name, {
+    s: withApp(station(name, edit(port, refused))),
+    port,
+    refused,
+  }];
+}));
+globalThis.addEventListener("unload", () => {
+  for (const { s } of EARLY.values()) {
+    try {
+      Deno.removeSync(s.prefix, { recursive: true });
+    } catch {
+      // removed already
+    }
+  }
+});
+
 /** Runs both from copies of a corpus file; returns each side's observations. */
 async function sideBySide(
   name: string,
   upstream: number,
   requests: readonly string[] = REQUESTS,
+  early?: EarlyStation,
 ) {
   await using stations = new AsyncDisposableStack();
+  if (early !== undefined) stations.use(early.s);
   /**
    * A fresh station on a port and `start` on it: a port taken since it
    * was drawn gives another station on another port (onFreePort()).
@@ -152,20 +202,8 @@ async function sideBySide(
     start: (s: Station) => Promise<T>,
   ) =>
     onFreePort(async (port) => {
-      const s = station(name, edit(port, upstream));
+      const s = withApp(station(name, edit(port, upstream)));
       try {
-        // "my html" is the quoting case's root.
-        for (const root of ["html", "my html"]) {
-          await Deno.mkdir(`${s.prefix}/${root}`, { recursive: true });
-          await Deno.writeTextFile(
-            `${s.prefix}/${root}/index.html`,
-            "<p>app</p>",
-          );
-          await Deno.writeTextFile(
-            `${s.prefix}/${root}/50x.html`,
-            "<p>down</p>",
-          );
-        }
         return { s, port, running: await start(s) };
       } catch (error) {
         await s[Symbol.asyncDispose]();
@@ -212,9 +250,17 @@ async function sideBySide(
     );
   }
   let gatewayStatuses;
-  const { s: g, port: gatewayPort, running: gateway } = await startOn(
-    (s) => startMain(["--nginx-conf", s.conf]),
-  );
+  const startGateway = (s: Station) => startMain(["--nginx-conf", s.conf]);
+  const { s: g, port: gatewayPort, running: gateway } = early === undefined
+    ? await startOn(startGateway)
+    : await startGateway(early.s).then(
+      (running) => ({ ...early, running }),
+      (error) => {
+        // Its port was taken since the file loaded: a fresh station.
+        if (!portTaken(error)) throw error;
+        return startOn(startGateway);
+      },
+    );
   {
     await using _gateway = gateway;
     gatewayStatuses = await run(gatewayPort);
@@ -250,7 +296,14 @@ for (const name of VALID) {
     `compat ${name}: refused upstream, nginx and the gateway from one file`,
     ON_LINUX,
     async () => {
-      const { nginx, gateway } = await sideBySide(name, refusedPort());
+      const early = EARLY.get(name);
+      EARLY.delete(name);
+      const { nginx, gateway } = await sideBySide(
+        name,
+        early?.refused ?? refusedPort(),
+        REQUESTS,
+        early,
+      );
       deepStrictEqual(nginx.statuses.slice(0, 2), ["502", "502"]);
       // Both connect() failures are logged, and every request.
       strictEqual(
