@@ -2,10 +2,11 @@
  * The containment races of `static_race_test.ts`,
  * `static_race_folder_test.ts` and `static_race_sidecar_test.ts`: a second
  * thread swaps a served file for a symlink to an outside file and back
- * while requests run, and not one outside byte may reach a client. They are
- * three files so that the suite's packing (`_shards/shard.ts`) can put them
- * in different shards: each race takes a core for up to 20 s on a loaded
- * machine, and all in one file held one shard up about a minute.
+ * while requests run, and not one outside byte may reach a client. The
+ * proof is the tables of `_swap_steps.ts` (a swap at each step of the open
+ * and its proof); a race here is a smoke run of the gateway process as a
+ * whole, {@linkcode SMOKE_REQUESTS} requests, and `scripts/containment_race.ts`
+ * the run at scale.
  *
  * @module
  */
@@ -89,6 +90,12 @@ export const RACES_MET = 100;
 export function metEnough(counts: { served: number; met: number }): boolean {
   return counts.met >= RACES_MET && counts.served >= RACES_MET;
 }
+
+/**
+ * The requests of a smoke race: enough for the swaps to meet some (a
+ * refusal, the sidecar given up), cheap beside the gateway's start.
+ */
+export const SMOKE_REQUESTS = 200;
 
 /**
  * Swaps granted for each request: the swappers swap while requests run and

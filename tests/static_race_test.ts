@@ -1,14 +1,74 @@
 /**
- * Containment under a race: a second thread swaps a served file for a
- * symlink to an outside file and back while requests run until the swaps
- * have met a hundred of them, and not one outside byte may reach a client
- * (cached and streamed files, a folder's index.html, the SPA fallback; a
- * folder on the path in static_race_folder_test.ts, the precompressed
- * sidecar in static_race_sidecar_test.ts: files of their own, so the suite
- * runs the races in different shards).
+ * Containment when a served file is swapped for a symlink to an outside
+ * file. Exact first: the swap lands at each step of the file's open and
+ * proof (`_swap_steps.ts`), once or there and back, and each row's answer
+ * is the refusal or the inside file. Then a short race as a smoke run: a
+ * second thread swaps the file and back while requests run (cached and
+ * streamed files, a folder's index.html, the SPA fallback, through the
+ * gateway's own request flow), and not one outside byte may reach a
+ * client; `scripts/containment_race.ts` is the run at scale. A folder on
+ * the path is static_race_folder_test.ts's, the precompressed sidecar
+ * static_race_sidecar_test.ts's: files of their own, so the suite runs
+ * them in different shards.
  */
-import { ok, strictEqual } from "node:assert/strict";
-import { NO_LINKS, race, type RaceCase } from "./_static_race.ts";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import {
+  NO_LINKS,
+  race,
+  type RaceCase,
+  SMOKE_REQUESTS,
+} from "./_static_race.ts";
+import { expectedTable, swapAtSteps } from "./_swap_steps.ts";
+
+// Columns: the step the name flips at (`STEPS`): before, open, fstat,
+// folder, entry, root, folder-again, realpath, proved. R refused, I the
+// inside file, - the step never came (a cached copy or a proof
+// remembered answered, or an earlier look refused).
+const ONCE = (warm: string) => `
+  cold, to link: R R R R R R R - I
+  cold, to real: I I R R R - - R -
+  warm, to link: ${warm}
+`;
+// A line per first step; its columns: back at each later step.
+const THERE_AND_BACK = `
+  cold, to link, before:       I R R R - - R -
+  cold, to link, open:         R R R - - R -
+  cold, to link, fstat:        I I - - I -
+  cold, to link, folder:       I - - I -
+  cold, to link, entry:        - - I -
+  cold, to link, root:         I R -
+  cold, to link, folder-again: R -
+  cold, to link, realpath:     -
+  cold, to real, before:       R R R R R R - I
+  cold, to real, open:         R R R R R - I
+  cold, to real, fstat:        R R - - - -
+  cold, to real, folder:       R - - - -
+  cold, to real, entry:        - - - -
+  cold, to real, root:         - - -
+  cold, to real, folder-again: - -
+  cold, to real, realpath:     -
+`;
+
+const GRIDS = {
+  // Warm, a cached copy answers once the stat saw the inside file.
+  "cached file": ONCE("R - - - - - - - -"),
+  // Warm, the handle's file is remembered as proved: no look-up follows.
+  "streamed file": ONCE("R R I - - - - - I"),
+} as const;
+
+for (const kind of ["cached file", "streamed file"] as const) {
+  Deno.test(
+    `serveFile() answers a ${kind} swapped for a symlink at each step of its open and proof with the refusal or the inside file`,
+    { ignore: NO_LINKS },
+    async () => {
+      const { rows, expected } = expectedTable(kind, {
+        once: GRIDS[kind],
+        thereAndBack: THERE_AND_BACK,
+      });
+      deepStrictEqual(await swapAtSteps(rows), expected);
+    },
+  );
+}
 
 const CASES: [string, RaceCase][] = [
   ["a cached file", { swapped: "app.js", target: "/app.js", size: 2048 }],
@@ -36,7 +96,7 @@ for (const [name, c] of CASES) {
     `a static location serves no outside byte while ${name} is swapped for a symlink`,
     { ignore: NO_LINKS },
     async () => {
-      const result = await race(c, 2000);
+      const result = await race(c, SMOKE_REQUESTS);
       strictEqual(result.leaked, 0, JSON.stringify(result));
       strictEqual(result.wrong, 0, JSON.stringify(result));
       ok(result.served > 0, JSON.stringify(result));
