@@ -80,7 +80,7 @@ Deno.test(
   { ignore: NO_LINKS },
   async () => {
     const result = await race(
-      { swapped: "lib", target: "/lib/a.js", size: 2048, folder: true },
+      [{ swapped: "lib", target: "/lib/a.js", size: 2048, folder: true }],
       SMOKE_REQUESTS,
     );
     strictEqual(result.leaked, 0, JSON.stringify(result));

@@ -57,12 +57,12 @@ Deno.test(
   "a static location serves no outside byte while a precompressed sidecar is swapped for a symlink",
   { ignore: NO_LINKS },
   async () => {
-    const result = await race({
+    const result = await race([{
       swapped: "app.js.gz",
       target: "/app.js",
       headers: { "accept-encoding": "gzip" },
       size: 2048,
-    }, SMOKE_REQUESTS);
+    }], SMOKE_REQUESTS);
     strictEqual(result.leaked, 0, JSON.stringify(result));
     strictEqual(result.wrong, 0, JSON.stringify(result));
     ok(result.served > 0, JSON.stringify(result));
