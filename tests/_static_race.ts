@@ -2,10 +2,11 @@
  * The containment races of `static_race_test.ts`,
  * `static_race_folder_test.ts` and `static_race_sidecar_test.ts`: a second
  * thread swaps a served file for a symlink to an outside file and back
- * while requests run, and not one outside byte may reach a client. They are
- * three files so that the suite's packing (`_shards/shard.ts`) can put them
- * in different shards: each race takes a core for up to 20 s on a loaded
- * machine, and all in one file held one shard up about a minute.
+ * while requests run, and not one outside byte may reach a client. The
+ * proof is the tables of `_swap_steps.ts` (a swap at each step of the open
+ * and its proof); a race here is a smoke run of the gateway process as a
+ * whole, {@linkcode SMOKE_REQUESTS} requests, and `scripts/containment_race.ts`
+ * the run at scale.
  *
  * @module
  */
@@ -91,6 +92,12 @@ export function metEnough(counts: { served: number; met: number }): boolean {
 }
 
 /**
+ * The requests of a smoke race: enough for the swaps to meet some (a
+ * refusal, the sidecar given up), cheap beside the gateway's start.
+ */
+export const SMOKE_REQUESTS = 200;
+
+/**
  * Swaps granted for each request: the swappers swap while requests run and
  * wait blocked between grants, so a race costs the same work however slowly
  * a loaded machine serves (a swapper spinning freely took a core for as
@@ -99,28 +106,172 @@ export function metEnough(counts: { served: number; met: number }): boolean {
 export const SWAPS_PER_REQUEST = 16;
 
 /**
- * Runs one race: the gateway serves a fresh folder while a worker swaps
- * `c.swapped` for a symlink to an outside file and back, 8 clients asking
- * until the swaps met {@linkcode RACES_MET} requests, `requests` were sent
- * or 20 s passed.
+ * The swaps a race must see done before it ends (or its bounds end it): a
+ * loaded machine can answer a smoke run's requests before the swapper's
+ * thread has run much.
+ */
+export const MIN_SWAPS = 100;
+
+/** Where the shared array holds the grants, the stop and the swaps done. */
+const GRANTS = 0;
+const STOP = 1;
+const SWAPS = 2;
+
+/** What a race's clients saw. */
+export interface RaceResult {
+  /** Answers with an outside byte. */
+  leaked: number;
+  /** 200 answers. */
+  served: number;
+  /** Other answers. */
+  refused: number;
+  /** Requests a swap met: refused, or a sidecar given up for its file. */
+  met: number;
+  /** 200 answers that were not the inside file. */
+  wrong: number;
+}
+
+/**
+ * Runs one race: a gateway process serves a fresh folder while a worker
+ * swaps each case's `swapped` for a symlink to an outside file and back in
+ * turn, 8 clients asking for the cases' targets in turn until the swaps met
+ * {@linkcode RACES_MET} requests or `requests` were sent and the swapper
+ * did {@linkcode MIN_SWAPS} swaps; at most ten times `requests`, or 20 s.
  *
- * @param c What is swapped and asked.
- * @param requests The most requests to send.
+ * @param cases What is swapped and asked (their names apart).
+ * @param requests The requests to send.
  * @returns What the clients saw.
  */
-export async function race(c: RaceCase, requests: number): Promise<{
-  leaked: number;
-  served: number;
-  refused: number;
-  met: number;
-  wrong: number;
-}> {
+export async function race(
+  cases: readonly RaceCase[],
+  requests: number,
+): Promise<RaceResult> {
   const dir = await Deno.makeTempDir();
   const root = join(dir, "html");
   await Deno.mkdir(join(root, "app"), { recursive: true });
-  const outside = join(dir, "secret");
+  const jobs = await Promise.all(
+    cases.map((c, i) => caseFiles({ c, dir, root, n: i })),
+  );
+  if (!cases.some((c) => c.swapped === "index.html")) {
+    await Deno.writeTextFile(join(root, "index.html"), MARK_IN.repeat(2048));
+  }
+  const worker = new Worker(
+    new URL("./_swapper_worker.ts", import.meta.url),
+    { type: "module" },
+  );
+  // [grants, stop, swaps], shared with the swapper (_swapper_worker.ts).
+  const shared = new Int32Array(new SharedArrayBuffer(12));
+  const grant = () => {
+    Atomics.add(shared, GRANTS, 1);
+    Atomics.notify(shared, GRANTS);
+  };
+  let started = () => {};
+  const swapping = new Promise<void>((resolve) => started = resolve);
+  const done = new Promise<{ swaps: number }>((resolve) => {
+    worker.onmessage = (e) => {
+      if (e.data === "started") started();
+      else resolve(e.data);
+    };
+    worker.onerror = (e) => {
+      e.preventDefault();
+      started();
+      resolve({ swaps: -1 }); // asserted below
+    };
+  });
+  const counts: RaceResult = {
+    leaked: 0,
+    served: 0,
+    refused: 0,
+    met: 0,
+    wrong: 0,
+  };
+  let unanswered = 0;
+  const asks = cases.map((c) =>
+    `GET ${c.target} HTTP/1.1\r\nHost: localhost\r\n${
+      Object.entries(c.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`)
+        .join("")
+    }`
+  );
+  try {
+    await using gw = await serveRoot(root, dir);
+    // Served once before the swaps, as a station serves its app all day:
+    // under a swapper that never stops, only a file proved inside before
+    // can be proved at all (static/settled_proof.ts).
+    for (const ask of asks) {
+      const warm = await rawRequest(gw.port, `${ask}Connection: close\r\n\r\n`);
+      ok(warm.startsWith("HTTP/1.1 200 "), warm.slice(0, 200));
+    }
+    worker.postMessage({
+      jobs,
+      maxSwaps: 1_000_000,
+      maxMs: 60_000,
+      budget: { grants: shared, perGrant: SWAPS_PER_REQUEST },
+    });
+    // Requests start once the swapper is seen at work.
+    grant();
+    await swapping;
+    // A bound for a loaded machine.
+    const end = Date.now() + 20_000;
+    let next = 0;
+    const more = () =>
+      next < requests * 10 && Date.now() < end &&
+      (next < requests || Atomics.load(shared, SWAPS) < MIN_SWAPS) &&
+      !metEnough(counts);
+    const client = async () => {
+      using conn = new KeptAlive(gw.port);
+      while (more()) {
+        const c = cases[next % cases.length]!;
+        // Raw HTTP: fetch would try to gunzip the sidecar's plain bytes.
+        const ask = `${asks[next % cases.length]}\r\n`;
+        next++;
+        grant();
+        const res = await conn.ask(ask);
+        if (res === "") {
+          // No answer is no race met: a gateway that stops answering must
+          // fail the race, not end it sooner.
+          unanswered++;
+          continue;
+        }
+        tally(counts, c, res);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, client));
+    strictEqual(unanswered, 0, `${unanswered} requests got no answer`);
+  } finally {
+    Atomics.store(shared, STOP, 1);
+    Atomics.notify(shared, GRANTS);
+    const { swaps } = await done;
+    worker.terminate();
+    await Deno.remove(dir, { recursive: true });
+    ok(swaps >= MIN_SWAPS, `the swapper ran (${swaps} swaps)`);
+  }
+  return counts;
+}
+
+/** Counts one answer for case `c`. */
+function tally(counts: RaceResult, c: RaceCase, res: string): void {
+  const body = res.slice(res.indexOf("\r\n\r\n") + 4);
+  if (body.includes(MARK_OUT)) counts.leaked++;
+  if (res.startsWith("HTTP/1.1 200 ")) {
+    counts.served++;
+    if (body !== MARK_IN.repeat(c.size)) counts.wrong++;
+    const sidecar = c.swapped.endsWith(".gz");
+    if (sidecar && !/\r\ncontent-encoding: gzip\r\n/i.test(res)) {
+      counts.met++;
+    }
+  } else {
+    counts.refused++;
+    counts.met++;
+  }
+}
+
+/** Writes case `c`'s inside and outside files; returns the swapper's job. */
+async function caseFiles(
+  { c, dir, root, n }: { c: RaceCase; dir: string; root: string; n: number },
+): Promise<{ target: string; inside: string; outside: string; kind: string }> {
+  const outside = join(dir, `secret-${n}`);
   const target = join(root, c.swapped);
-  const inside = join(root, ".inside");
+  const inside = join(root, `.inside-${n}`);
   if (c.folder) {
     // root/<swapped>/a.js inside, secret/a.js outside; the folder moves to
     // .inside and back while a link takes its place.
@@ -136,108 +287,5 @@ export async function race(c: RaceCase, requests: number): Promise<{
   if (c.swapped.endsWith(".gz")) {
     await Deno.writeTextFile(target.slice(0, -3), MARK_IN.repeat(c.size));
   }
-  if (c.swapped !== "index.html") {
-    await Deno.writeTextFile(join(root, "index.html"), MARK_IN.repeat(c.size));
-  }
-  const worker = new Worker(
-    new URL("./_swapper_worker.ts", import.meta.url),
-    { type: "module" },
-  );
-  // [grants, stop], shared with the swapper (_swapper_worker.ts).
-  const grants = new Int32Array(new SharedArrayBuffer(8));
-  const grant = () => {
-    Atomics.add(grants, 0, 1);
-    Atomics.notify(grants, 0);
-  };
-  let started = () => {};
-  const swapping = new Promise<void>((resolve) => started = resolve);
-  const done = new Promise<{ swaps: number }>((resolve) => {
-    worker.onmessage = (e) => {
-      if (e.data === "started") started();
-      else resolve(e.data);
-    };
-    worker.onerror = (e) => {
-      e.preventDefault();
-      started();
-      resolve({ swaps: -1 }); // asserted below
-    };
-  });
-  let leaked = 0;
-  let served = 0;
-  let refused = 0;
-  let unanswered = 0;
-  let met = 0;
-  let wrong = 0;
-  try {
-    await using gw = await serveRoot(root, dir);
-    // Served once before the swaps, as a station serves its app all day:
-    // under a swapper that never stops, only a file proved inside before
-    // can be proved at all (static/settled_proof.ts).
-    const warm = await rawRequest(
-      gw.port,
-      `GET ${c.target} HTTP/1.1\r\nHost: localhost\r\n${
-        Object.entries(c.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`)
-          .join("")
-      }Connection: close\r\n\r\n`,
-    );
-    ok(warm.startsWith("HTTP/1.1 200 "), warm.slice(0, 200));
-    worker.postMessage({
-      target,
-      inside,
-      outside,
-      kind: c.folder ? "dir" : "file",
-      maxSwaps: 1_000_000,
-      maxMs: 60_000,
-      budget: { grants, perGrant: SWAPS_PER_REQUEST },
-    });
-    // Requests start once the swapper is seen at work.
-    grant();
-    await swapping;
-    // A bound for a loaded machine; on an idle one RACES_MET ends it first.
-    const end = Date.now() + 20_000;
-    let next = 0;
-    const sidecar = c.swapped.endsWith(".gz");
-    // Raw HTTP: fetch would try to gunzip the sidecar's plain bytes.
-    const ask = `GET ${c.target} HTTP/1.1\r\nHost: localhost\r\n${
-      Object.entries(c.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`)
-        .join("")
-    }\r\n`;
-    const client = async () => {
-      using conn = new KeptAlive(gw.port);
-      while (
-        next < requests && Date.now() < end &&
-        !metEnough({ served, met })
-      ) {
-        next++;
-        grant();
-        const res = await conn.ask(ask);
-        if (res === "") {
-          // No answer is no race met: a gateway that stops answering must
-          // fail the race, not end it sooner.
-          unanswered++;
-          continue;
-        }
-        const body = res.slice(res.indexOf("\r\n\r\n") + 4);
-        if (body.includes(MARK_OUT)) leaked++;
-        if (res.startsWith("HTTP/1.1 200 ")) {
-          served++;
-          if (body !== MARK_IN.repeat(c.size)) wrong++;
-          if (sidecar && !/\r\ncontent-encoding: gzip\r\n/i.test(res)) met++;
-        } else {
-          refused++;
-          met++;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, client));
-    strictEqual(unanswered, 0, `${unanswered} requests got no answer`);
-  } finally {
-    Atomics.store(grants, 1, 1);
-    Atomics.notify(grants, 0);
-    const { swaps } = await done;
-    worker.terminate();
-    await Deno.remove(dir, { recursive: true });
-    ok(swaps > 100, `the swapper ran (${swaps} swaps)`);
-  }
-  return { leaked, served, refused, met, wrong };
+  return { target, inside, outside, kind: c.folder ? "dir" : "file" };
 }

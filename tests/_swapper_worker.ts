@@ -6,21 +6,24 @@
  * run between them).
  *
  * Message in: `{ target, inside, outside, kind, maxSwaps, maxMs, budget? }`
- * to start, `"stop"` to stop. Message out: `{ swaps, failures }` when it
- * stops (and before it, `"started"` after the first swap with a budget).
+ * to start (or `jobs: [{ target, inside, outside, kind }, …]` in place of
+ * the first four: each swap then takes the next job in turn), `"stop"` to
+ * stop. Message out: `{ swaps, failures }` when it stops (and before it,
+ * `"started"` after the first swap with a budget).
  *
  * With `budget` (an `Int32Array` over a `SharedArrayBuffer`: `[grants,
- * stop]`) it swaps `perGrant` times for each grant the test adds and waits
- * blocked (`Atomics.wait`, no spinning) while it has none, so its work is
- * bounded by the test's requests, not by how long a loaded machine takes to
- * serve them; a `stop` of 1 ends it. Without, it swaps as fast as it can.
+ * stop]`, and the swaps done so far in a third place if there is one) it
+ * swaps `perGrant` times for each grant the test adds and waits blocked
+ * (`Atomics.wait`, no spinning) while it has none, so its work is bounded
+ * by the test's requests, not by how long a loaded machine takes to serve
+ * them; a `stop` of 1 ends it. Without, it swaps as fast as it can.
  *
  * @module
  */
 
 /// <reference lib="deno.worker" />
 
-interface Start {
+interface Job {
   /** The path the gateway serves, swapped in place. */
   target: string;
   /**
@@ -32,6 +35,11 @@ interface Start {
   outside: string;
   /** What the link is: a file link, or a folder link (junction on Windows). */
   kind: "file" | "dir";
+}
+
+interface Start extends Partial<Job> {
+  /** Several names, swapped in turn (else the one of the fields above). */
+  jobs?: Job[];
   /** Stop after this many swaps. */
   maxSwaps: number;
   /** Stop after this long. */
@@ -43,11 +51,12 @@ interface Start {
 /** Where a budgeted swapper reads its grants and its stop. */
 const GRANTS = 0;
 const STOP = 1;
+const SWAPS = 2;
 
 let stopped = false;
 
 /** Puts the inside file or folder back under its name after a failed swap. */
-function restore(job: Start, link: string, real: string): void {
+function restore(job: Job, link: string, real: string): void {
   const attempt = (step: () => void) => {
     try {
       step();
@@ -64,7 +73,7 @@ function restore(job: Start, link: string, real: string): void {
 }
 
 /** One swap: the name becomes a link to the outside, then itself again. */
-function swap(job: Start, link: string, real: string): void {
+function swap(job: Job, link: string, real: string): void {
   Deno.symlinkSync(job.outside, link, {
     type: job.kind === "dir" ? "junction" : "file",
   });
@@ -86,17 +95,23 @@ self.onmessage = (event: MessageEvent<Start | "stop">) => {
     stopped = true;
     return;
   }
-  const job = event.data;
-  const end = Date.now() + job.maxMs;
-  const link = `${job.target}.swap-link`;
-  const real = `${job.target}.swap-real`;
+  const start = event.data;
+  const jobs = start.jobs ?? [start as Job];
+  const end = Date.now() + start.maxMs;
+  const budget = start.budget;
   let swaps = 0;
   let failures = 0;
   const once = () => {
-    if (swaps >= job.maxSwaps || Date.now() > end) stopped = true;
+    if (swaps >= start.maxSwaps || Date.now() > end) stopped = true;
+    const job = jobs[(swaps + failures) % jobs.length]!;
+    const link = `${job.target}.swap-link`;
+    const real = `${job.target}.swap-real`;
     try {
       swap(job, link, real);
       swaps++;
+      if (budget !== undefined && budget.grants.length > SWAPS) {
+        Atomics.store(budget.grants, SWAPS, swaps);
+      }
     } catch {
       // Windows refuses to replace a file the gateway holds open: try
       // again with a clean slate.
@@ -104,7 +119,6 @@ self.onmessage = (event: MessageEvent<Start | "stop">) => {
       restore(job, link, real);
     }
   };
-  const budget = job.budget;
   if (budget !== undefined) {
     // Blocked between grants: the stop comes through the shared array.
     const { grants, perGrant } = budget;

@@ -1,11 +1,16 @@
 /**
- * Containment under a race for a folder on the path: a second thread moves
- * `lib/` aside and puts a symlink to an outside folder in its place and
- * back, or Linux exchanges the two in one `renameat2` call, while requests
- * run, and not one outside byte may reach a client. Its own file, apart
- * from the file races of static_race_test.ts: see `_static_race.ts`.
+ * Containment when a folder on the path is exchanged with a symlink to an
+ * outside folder. Exact first: the exchange lands at each step of the
+ * file's open and proof (`_swap_steps.ts`), once, there and back, and in
+ * the interleavings that fooled a path check (the link at the open and at
+ * the file's look-up, the folder at the folder's), and each row's answer is
+ * the refusal or the inside file. Then short races as smoke runs: a second
+ * thread moves `lib/` aside and puts the link in its place and back, or
+ * Linux exchanges the two in one `renameat2` call, while requests run, and
+ * not one outside byte may reach a client. Its own file, apart from the
+ * file races of static_race_test.ts: see `_static_race.ts`.
  */
-import { ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest } from "./_utils.ts";
 import {
@@ -15,16 +20,68 @@ import {
   NO_LINKS,
   race,
   serveRoot,
+  SMOKE_REQUESTS,
   SWAPS_PER_REQUEST,
 } from "./_static_race.ts";
+import { expectedTable, swapAtSteps } from "./_swap_steps.ts";
+
+// Columns: the step the folder flips at (`STEPS`): before, open, fstat,
+// folder, entry, root, folder-again, realpath, proved. R refused, I the
+// inside file, - the step never came (a cached copy answered, or an earlier
+// look refused). Moving the folder aside and linking in one step is, at a
+// step, what one `renameat2` exchange is.
+const ONCE = `
+  cold, to link: R R R R R R R - I
+  cold, to real: I I R R - - - R -
+  warm, to link: R - - - - - - - -
+`;
+// A line per first step; its columns: back at each later step.
+const THERE_AND_BACK = `
+  cold, to link, before:       I R R - - - R -
+  cold, to link, open:         R R - - - R -
+  cold, to link, fstat:        I - - - I -
+  cold, to link, folder:       - - - I -
+  cold, to link, entry:        - - - -
+  cold, to link, root:         I - -
+  cold, to link, folder-again: - -
+  cold, to link, realpath:     -
+  cold, to real, before:       R R R R R R - I
+  cold, to real, open:         R R R R R - I
+  cold, to real, fstat:        R R - - - -
+  cold, to real, folder:       R - - - -
+  cold, to real, entry:        - - - -
+  cold, to real, root:         - - -
+  cold, to real, folder-again: - -
+  cold, to real, realpath:     -
+`;
+
+Deno.test(
+  "serveFile() answers a file whose folder is exchanged with a symlink at each step of its open and proof with the refusal or the inside file",
+  { ignore: NO_LINKS },
+  async () => {
+    const { rows, expected } = expectedTable("folder", {
+      once: ONCE,
+      thereAndBack: THERE_AND_BACK,
+      more: [
+        // The link at the open and at the file's look-up, the folder at
+        // its first look (the handle's file and the entry agree): the
+        // second look sees the link, or the folder's change time.
+        ["to link", ["open", "folder", "entry"], "R"],
+        ["to link", ["open", "folder", "entry", "root"], "I"],
+        ["to link", ["open", "folder", "entry", "folder-again"], "I"],
+      ],
+    });
+    deepStrictEqual(await swapAtSteps(rows), expected);
+  },
+);
 
 Deno.test(
   "a static location serves no outside byte while a folder on the path is swapped for a symlink",
   { ignore: NO_LINKS },
   async () => {
     const result = await race(
-      { swapped: "lib", target: "/lib/a.js", size: 2048, folder: true },
-      2000,
+      [{ swapped: "lib", target: "/lib/a.js", size: 2048, folder: true }],
+      SMOKE_REQUESTS,
     );
     strictEqual(result.leaked, 0, JSON.stringify(result));
     strictEqual(result.wrong, 0, JSON.stringify(result));
@@ -84,7 +141,9 @@ Deno.test(
         const end = Date.now() + 20_000; // a bound, as race()'s
         let next = 0;
         const client = async () => {
-          while (next < 2000 && Date.now() < end && !metEnough(counts)) {
+          while (
+            next < SMOKE_REQUESTS && Date.now() < end && !metEnough(counts)
+          ) {
             next++;
             await grant();
             // A connection a request, unlike the race above: the python

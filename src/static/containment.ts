@@ -41,10 +41,21 @@
 
 import { sep } from "node:path";
 import type { OsFamily } from "../runtime/mod.ts";
-import { type Proof, proveSettledInside, sameFile } from "./settled_proof.ts";
+import {
+  NO_STEPS,
+  type Proof,
+  proveSettledInside,
+  sameFile,
+  type StepOptions,
+} from "./settled_proof.ts";
 import { isDosDeviceName } from "./windows_names.ts";
 
 export { sameFile };
+export type {
+  ContainmentHook,
+  ContainmentStep,
+  StepOptions,
+} from "./settled_proof.ts";
 
 /** How {@linkcode openInsideRoot} proves a file inside the root. */
 export type ContainmentWitness = "kernel" | "settled";
@@ -121,21 +132,33 @@ export type OpenedFile =
  *
  * @param root The client-app folder.
  * @param path A file below it, as joined from safe segments.
+ * @param options A hook called before each system call of the open and its
+ * proof (`ContainmentStep`), so a test can swap a name exactly there.
  * @returns The open file and its `fstat`, `outside`, `unsettled` (nothing
  * is held open then), or the open's error.
  */
-export function openInsideRoot(root: string, path: string): OpenedFile {
+export function openInsideRoot(
+  root: string,
+  path: string,
+  options: StepOptions = NO_STEPS,
+): OpenedFile {
+  const { hook } = options;
   let file: Deno.FsFile;
   try {
+    hook?.("open", path);
     file = Deno.openSync(path, { read: true });
   } catch (error) {
     return { kind: "failed", error };
   }
   let outcome: OpenedFile = { kind: "outside" };
   try {
+    hook?.("fstat", path);
     const info = file.statSync();
-    const proof = provedInside(root, path, info);
-    if (proof.kind === "inside") return { kind: "opened", file, info };
+    const proof = provedInside(root, path, info, options);
+    if (proof.kind === "inside") {
+      hook?.("proved", path);
+      return { kind: "opened", file, info };
+    }
     if (proof.kind === "unsettled") outcome = proof;
   } catch {
     // Vanished, unreadable, or the witness could not answer: not proved.
@@ -149,15 +172,17 @@ function provedInside(
   root: string,
   path: string,
   info: Deno.FileInfo,
+  options: StepOptions,
 ): Proof {
   if (nodeFs !== null && CONTAINMENT_WITNESS === "kernel") {
-    const opened = kernelPath(nodeFs, path);
+    const opened = kernelPath(nodeFs, path, options);
+    options.hook?.("realpath", root);
     return opened.ino === info.ino && opened.dev === info.dev &&
         isBelow(Deno.realPathSync(root), opened.path)
       ? { kind: "inside" }
       : { kind: "outside" };
   }
-  return proveSettledInside(root, path, info);
+  return proveSettledInside(root, path, info, options);
 }
 
 /**
@@ -168,9 +193,12 @@ function provedInside(
 function kernelPath(
   fs: typeof import("node:fs"),
   path: string,
+  { hook }: StepOptions,
 ): { path: string; dev: number; ino: number } {
+  hook?.("open-again", path);
   const fd = fs.openSync(path, "r");
   try {
+    hook?.("readlink", path);
     const where = Deno.readLinkSync(`/proc/self/fd/${fd}`);
     const { dev, ino } = fs.fstatSync(fd);
     return { path: where, dev, ino };

@@ -9,7 +9,7 @@
 import type { OsFamily } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
 import { templatedByShape, templatedFileResponse } from "./answer_template.ts";
-import { openInsideRoot } from "./containment.ts";
+import { type ContainmentHook, openInsideRoot } from "./containment.ts";
 import {
   errorResponse,
   framedInOnePiece,
@@ -85,6 +85,8 @@ export interface FileRequest {
   asked: AskedFields | null;
   /** An SSI include's: the client's validators are not its own. */
   subrequest: boolean;
+  /** A test's seam in the file's open and proof (`ContainmentStep`). */
+  hook?: ContainmentHook | undefined;
 }
 
 /** The header filters a plan applies to the fields of the file's answer. */
@@ -141,7 +143,11 @@ export function planFile(
   let cached = cache?.lookup(servedPath, servedInfo) ?? null;
   let file: Deno.FsFile | null = null;
   if (cached === null) {
-    const opened = openInsideRoot(ctx.root, servedPath);
+    const opened = openInsideRoot(
+      ctx.root,
+      servedPath,
+      ctx.hook === undefined ? undefined : ctx,
+    );
     if (opened.kind === "failed") {
       return done(fsFailure(opened.error, servedPath, family));
     }

@@ -15,6 +15,7 @@ export {
   autoindexResponse,
 } from "./autoindex.ts";
 export { StaticCache } from "./cache.ts";
+export type { ContainmentHook, ContainmentStep } from "./containment.ts";
 export { renderDefaultPage } from "./default_page.ts";
 export { errorPageResponse } from "./error_page.ts";
 export {

@@ -33,7 +33,7 @@ import {
 } from "../response/mod.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
 import { type StaticCache, statOrNull } from "./cache.ts";
-import { openInsideRoot } from "./containment.ts";
+import { type ContainmentHook, openInsideRoot } from "./containment.ts";
 import {
   done,
   type FieldsFilter,
@@ -134,6 +134,12 @@ export interface ServeFileOptions {
    * @default {false}
    */
   subrequest?: boolean;
+  /**
+   * A test's seam: called before each system call that opens the file (or
+   * its `.gz`) and proves it inside the folder, so a swap can land exactly
+   * there (`ContainmentStep`). The gateway passes none.
+   */
+  containmentHook?: ContainmentHook;
 }
 
 /** One request on its way through {@linkcode serveFile}. */
@@ -302,7 +308,11 @@ function planServe(ctx: FileServe): StaticPlan {
   if (info === null) {
     // The stat lost the reason: the open tells it (and a file that appeared
     // meanwhile is served).
-    const opened = openInsideRoot(o.root, path);
+    const opened = openInsideRoot(
+      o.root,
+      path,
+      o.containmentHook === undefined ? undefined : { hook: o.containmentHook },
+    );
     if (opened.kind === "failed") return done(openFailed(ctx, opened.error));
     if (opened.kind === "unsettled") {
       return { kind: "again", ms: opened.retryInMs };
@@ -362,6 +372,7 @@ function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     oneWrite: o.oneWrite === true,
     asked: o.asked ?? null,
     subrequest: o.subrequest === true,
+    hook: o.containmentHook,
     fields: hasHeadersFilter(o.conf) || o.gzipVary === true
       ? new PlannedFields(ctx)
       : null,

@@ -42,6 +42,52 @@
 
 import { isAbsolute, join, relative, sep } from "node:path";
 
+/**
+ * A point of `openInsideRoot` where another process could change what a
+ * name refers to: each comes just before a system call of its own, and the
+ * calls are synchronous, so no await lies between them.
+ *
+ * - `open`: the open of the path (everything before it, the handler's
+ *   `stat` and the cache's look-up included, sees the same names);
+ * - `fstat`: the handle's `fstat`;
+ * - `folder`: the first look (`lstat`) at a folder below the root, step 1
+ *   of the module doc;
+ * - `entry`: the `lstat` of the file's own entry, step 2;
+ * - `root`: the second look at the root, step 3;
+ * - `folder-again`: the second look at a folder below it, step 3;
+ * - `realpath`: the real paths of the root and the file (a path through a
+ *   link inside the root; the kernel witness's real root);
+ * - `open-again`, `readlink`: the kernel witness's second open and its
+ *   question to `/proc/self/fd`;
+ * - `proved`: the file is proved; what follows reads the handle only.
+ */
+export type ContainmentStep =
+  | "open"
+  | "fstat"
+  | "folder"
+  | "entry"
+  | "root"
+  | "folder-again"
+  | "realpath"
+  | "open-again"
+  | "readlink"
+  | "proved";
+
+/**
+ * Called at each {@linkcode ContainmentStep} with the path the next call
+ * looks up: a test's seam, to swap a name for a link exactly there.
+ */
+export type ContainmentHook = (step: ContainmentStep, path: string) => void;
+
+/** The seam of `openInsideRoot` and {@linkcode proveSettledInside}. */
+export interface StepOptions {
+  /** Called before each system call; none in the gateway. */
+  hook?: ContainmentHook | undefined;
+}
+
+/** No hook: the gateway's, shared so that no call allocates one. */
+export const NO_STEPS: StepOptions = Object.freeze({});
+
 /** How long every folder on a path must have been unchanged. */
 export const SETTLE_MS = 50;
 const MAX_KNOWN = 4096;
@@ -115,6 +161,7 @@ function changedAt(info: Deno.FileInfo): number {
  * @param root The client-app folder.
  * @param path The name the handle was opened by, below `root`.
  * @param info The handle's `fstat`.
+ * @param options A hook called before each look-up (a test's seam).
  * @returns `inside`, `outside`, or `unsettled` with when to ask again.
  *
  * @example Usage
@@ -135,19 +182,22 @@ export function proveSettledInside(
   root: string,
   path: string,
   info: Deno.FileInfo,
+  options: StepOptions = NO_STEPS,
 ): Proof {
+  const { hook } = options;
   const key = identityKey(info);
   if (key !== null && known.delete(key)) {
     known.set(key, true);
     return INSIDE;
   }
   const started = Date.now();
-  let proof = provedChain(root, path, info, started);
+  let proof = provedChain({ root, path, info, started, hook });
   if (proof === "link") {
     // A link inside the root: proved on the real path, from the real root.
+    hook?.("realpath", path);
     const realRoot = Deno.realPathSync(root);
     const real = Deno.realPathSync(path);
-    proof = provedChain(realRoot, real, info, started);
+    proof = provedChain({ root: realRoot, path: real, info, started, hook });
     if (proof === "link") return OUTSIDE;
   }
   if (proof.kind === "inside" && key !== null) {
@@ -159,10 +209,13 @@ export function proveSettledInside(
 
 /** Steps 1 to 3 of the module doc; `link` when the path holds one. */
 function provedChain(
-  root: string,
-  path: string,
-  info: Deno.FileInfo,
-  started: number,
+  { root, path, info, started, hook }: {
+    root: string;
+    path: string;
+    info: Deno.FileInfo;
+    started: number;
+    hook: ContainmentHook | undefined;
+  },
 ): Proof | "link" {
   const rel = relative(root, path);
   if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return OUTSIDE;
@@ -171,18 +224,22 @@ function provedChain(
   let at = root;
   for (let i = 0; i < parts.length - 1; i++) {
     at = join(at, parts[i]!);
+    hook?.("folder", at);
     const folder = Deno.lstatSync(at);
     if (folder.isSymlink) return "link";
     if (!folder.isDirectory) return OUTSIDE;
     folders.push(folder);
   }
+  hook?.("entry", path);
   const entry = Deno.lstatSync(path);
   if (entry.isSymlink) return "link";
   if (!entry.isFile || !sameFile(entry, info)) return OUTSIDE;
+  hook?.("root", root);
   let latest = changedAt(Deno.statSync(root));
   at = root;
   for (let i = 0; i < folders.length; i++) {
     at = join(at, parts[i]!);
+    hook?.("folder-again", at);
     const again = Deno.lstatSync(at);
     if (again.isSymlink || !sameFile(again, folders[i]!)) return OUTSIDE;
     latest = Math.max(latest, changedAt(again));

@@ -28,20 +28,17 @@
  * process's own start (0.3 s of each). Six shards share two cores, so a
  * second of CPU in the suite takes about three of a shard's wall time, a
  * second of waiting (nginx's whole seconds, a browser, a settling folder)
- * one. `static_race_sidecar_test.ts` is set from the full runs: alone its
- * swaps meet requests early and it ends in 2 s, in the suite it ran 1,000
- * to 2,000 requests in 17 to 26 s; the file and folder races share what
- * they took as one file. Refresh it with the loop when a file grows or
- * shrinks a lot; a file not listed counts one.
+ * one. Refresh it with the loop when a file grows or shrinks a lot; a file
+ * not listed counts one.
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "browser_test.ts": 37,
-  "static_race_test.ts": 25,
-  "static_race_sidecar_test.ts": 20,
+  "static_race_test.ts": 13,
+  "static_race_sidecar_test.ts": 14,
   "nginx_conf/corpus_side_by_side_test.ts": 18,
   "main_test.ts": 15,
   "hardening_test.ts": 14,
-  "static_race_folder_test.ts": 13,
+  "static_race_folder_test.ts": 15,
   "upstream_failures_test.ts": 11,
   "compile_hints_test.ts": 12,
   "hostile_listener_test.ts": 12,
