@@ -40,7 +40,13 @@ export {
 export { TempFiles } from "./temp_files.ts";
 export type { RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";
-export { proxyRequest, releaseKeptBody } from "./proxy.ts";
+export { fitsInMemory } from "./request_buffer.ts";
+export { proxyRequest } from "./proxy.ts";
+export {
+  type BodyKeeper,
+  type KeptBody,
+  releaseKeptBody,
+} from "./kept_body.ts";
 export type {
   AttemptWarning,
   LocationCall,

@@ -35,6 +35,7 @@ import type {
   ProxyResult,
   RequestBuffering,
 } from "./proxy_options.ts";
+import type { BodyKeeper } from "./kept_body.ts";
 
 /** One request's part in proxying, from the request flow. */
 export interface LocationRequest {
@@ -85,6 +86,8 @@ export interface LocationRequest {
   tries?: UpstreamTries | null;
   /** See {@linkcode ProxyOptions.bodyOf}: the client's request, for a page. */
   bodyOf?: Request | undefined;
+  /** See {@linkcode ProxyOptions.keeper}: the client request's flow. */
+  keeper?: BodyKeeper | undefined;
   /**
    * An SSI include's request (nginx's `r != r->main`): never tunnelled;
    * an upstream's `101` to the client's upgrade fields it carries ends
@@ -129,6 +132,8 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
   readonly head: boolean;
   /** See `ProxyOptions.bodyOf`: the client's request, for an error page. */
   readonly bodyOf: Request | undefined;
+  /** See `ProxyOptions.keeper`: where the client's request keeps its body. */
+  readonly keeper: BodyKeeper | undefined;
   /** The path and query requested (empty for FastCGI). */
   abstract readonly upstreamPath: string;
   /** The client's fields the location passes. */
@@ -171,6 +176,7 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
     this.context = at.context;
     this.head = req.method === "HEAD";
     this.bodyOf = request.bodyOf;
+    this.keeper = request.keeper;
   }
 
   /** See `ProxyOptions.keepBody`: the location has error pages. */

@@ -16,8 +16,8 @@ import {
   readWholeBody,
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
-import type { TempFile } from "./temp_files.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
+import { STREAMED } from "./kept_body.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -42,49 +42,6 @@ const DISCARDED = Object.freeze({
   kind: "bytes" as const,
   bytes: new Uint8Array(0),
 });
-
-/** Kept for a body streamed to the upstream: nothing to send again. */
-const STREAMED = Symbol("streamed");
-
-/**
- * Bodies read by a location with error pages, by the client's request: an
- * `error_page` forwarded after it sends the body again (nginx keeps
- * `r->request_body`, its temporary file too, for the request's life);
- * `null` for an empty one. Weak: a body in memory goes with its request;
- * a temporary file is closed by {@linkcode releaseKeptBody} when the
- * request ends. A streamed body (`proxy_request_buffering off`) is not
- * kept: a page after it fails rather than send it empty.
- */
-const keptBodies = new WeakMap<
-  Request,
-  Uint8Array | null | KeptFile | typeof STREAMED
->();
-
-/** A body kept in its temporary file, with the file to close. */
-interface KeptFile {
-  body: Extract<UpstreamCall["body"], { kind: "file" }>;
-  temp: TempFile;
-}
-
-/**
- * Closes the temporary file a location with error pages kept for the
- * request's pages, once its answer is chosen (nginx's request pool
- * cleanup). Called once per request that may have kept one; a second
- * call, or one for a request that kept nothing, does nothing.
- *
- * @param req The client's request.
- */
-export function releaseKeptBody(req: Request): void {
-  const kept = keptBodies.get(req);
-  if (
-    kept === undefined || kept === null || kept === STREAMED ||
-    kept instanceof Uint8Array
-  ) {
-    return;
-  }
-  keptBodies.delete(req);
-  kept.temp.close();
-}
 
 /**
  * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad
@@ -130,7 +87,7 @@ export function proxyRequest(
     const source = options.bodyOf ?? req;
     if (options.bodyOf !== undefined && source.bodyUsed) {
       // An error page after a location that read the body: what it kept.
-      const kept = keptBodies.get(source);
+      const kept = options.keeper?.keptBody;
       if (kept === STREAMED) {
         return Promise.resolve({ kind: "body-not-kept" } as const);
       }
@@ -227,10 +184,10 @@ function forwardRead(
     case "ready": {
       const temp = read.temp;
       if (temp === null) return forward(req, options, read.body);
-      if (options.keepBody && read.body?.kind === "file") {
+      if (options.keepBody && options.keeper && read.body?.kind === "file") {
         // Kept for an error page, read by position by each send: closed
         // when the request ends (releaseKeptBody).
-        keptBodies.set(options.bodyOf ?? req, { body: read.body, temp });
+        options.keeper.keptBody = { body: read.body, temp };
         return forward(req, options, read.body);
       }
       // The file is closed however the forwarding ends, a throw included.
@@ -266,11 +223,12 @@ function forward(
   options: ProxyOptions,
   body: UpstreamCall["body"],
 ): Promise<ProxyResult> {
-  if (options.keepBody && body?.kind !== "file") {
-    keptBodies.set(
-      options.bodyOf ?? req,
-      body === null ? null : body.kind === "bytes" ? body.bytes : STREAMED,
-    );
+  if (options.keepBody && options.keeper && body?.kind !== "file") {
+    options.keeper.keptBody = body === null
+      ? null
+      : body.kind === "bytes"
+      ? body.bytes
+      : STREAMED;
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { BodyKeeper } from "./kept_body.ts";
 import type { TempFiles } from "./temp_files.ts";
 import type { RequestEvent } from "./outcome_log.ts";
 import type { BodyDeadlines } from "./request_buffer.ts";
@@ -98,6 +99,11 @@ export interface ProxyOptions {
    * location has error pages): a later page's forwarding sends it again.
    */
   keepBody?: boolean;
+  /**
+   * Where the client's request keeps its body (its flow): written when
+   * {@linkcode keepBody} says so, read by an `error_page`'s forwarding.
+   */
+  keeper?: BodyKeeper | undefined;
   /**
    * Writes an error line with the request's context (a body's temporary
    * file, an `X-Accel-Redirect` nginx finds unsafe).

@@ -17,7 +17,7 @@ import {
   type LocationConf,
   type ServerConf,
 } from "../engine/mod.ts";
-import { releaseKeptBody, tunnelClosed } from "../proxy/mod.ts";
+import { fitsInMemory, releaseKeptBody, tunnelClosed } from "../proxy/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
@@ -66,9 +66,10 @@ export class EngineRoute {
   readonly #maySsi: boolean;
   /**
    * Bodies are buffered and a location has `error_page`: a body's
-   * temporary file may be kept for the pages until the answer is chosen.
+   * temporary file may be kept for the pages until the answer is chosen,
+   * when it does not fit in this buffer; `null` when no file is kept.
    */
-  readonly #mayKeepFile: boolean;
+  readonly #keepFileAbove: number | null;
   /** Small files in memory, shared by every location. */
   readonly cache: StaticCache;
 
@@ -85,8 +86,10 @@ export class EngineRoute {
     this.#mayGzip = anyLocation(conf, (l) => l.gzip.enabled);
     this.#mayLimitConn = anyLocation(conf, (l) => l.limitConn !== null);
     this.#maySsi = anyLocation(conf, (l) => l.ssi !== undefined);
-    this.#mayKeepFile = deps.body?.proxyRequestBuffering === true &&
-      anyLocation(conf, (l) => l.errorPages.size > 0);
+    this.#keepFileAbove = deps.body?.proxyRequestBuffering === true &&
+        anyLocation(conf, (l) => l.errorPages.size > 0)
+      ? deps.body.clientBodyBufferSize
+      : null;
     this.#gate = new AccessGate(new PasswordChecker(), deps.logger);
     this.#flowDeps = {
       handlers: {
@@ -255,14 +258,15 @@ export class EngineRoute {
     const completed = this.#mayLimitConn ? request.completed : undefined;
     let answered = serveRequest(req, server, flow, this.#flowDeps);
     if (
-      this.#mayKeepFile && answered instanceof Promise &&
-      request.contentLength !== 0 && req.method !== "GET" &&
-      req.method !== "HEAD"
+      this.#keepFileAbove !== null && answered instanceof Promise &&
+      !fitsInMemory(request.contentLength, this.#keepFileAbove) &&
+      req.method !== "GET" && req.method !== "HEAD"
     ) {
       // Every page is answered by now: a temporary file kept for them is
       // closed once, however the flow ended (nginx's pool cleanup). A GET
-      // or HEAD has no body read (Deno.serve gives it none).
-      answered = answered.finally(() => releaseKeptBody(req));
+      // or HEAD has no body read (Deno.serve gives it none), and a body
+      // that fits in memory is never in a file.
+      answered = answered.finally(() => releaseKeptBody(flow));
     }
     // Only an access log has lines to choose, only gzip a body to change,
     // only limit_conn a count to give back.

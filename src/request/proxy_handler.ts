@@ -179,6 +179,8 @@ export class ProxyHandler {
       bodyOf: req === (flow as RouteFlow).req
         ? undefined
         : (flow as RouteFlow).req,
+      // The client request's own object: what it kept goes with it.
+      keeper: subrequest ? undefined : flow as RouteFlow,
       subrequest,
     };
     const proxied = content.conf.fastcgi === undefined

@@ -11,7 +11,7 @@
  */
 
 import type { LocationConf, RequestVars, ServerConf } from "../engine/mod.ts";
-import type { RequestEvent } from "../proxy/mod.ts";
+import type { KeptBody, RequestEvent } from "../proxy/mod.ts";
 import { errorResponse, publicOrigin } from "../response/mod.ts";
 import type { AccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
@@ -48,6 +48,11 @@ export class RouteFlow implements FlowRequest {
    * one piece in the fields it is made from (`response/tls_one_write.ts`).
    */
   oneWrite = false;
+  /**
+   * The body a location with error pages read, for the pages that may
+   * follow; its temporary file is closed when the request ends.
+   */
+  keptBody?: KeptBody | undefined;
   /** The port the request came in on, for the origin. */
   readonly port: number;
   #origin: string | null = null;

@@ -1,0 +1,72 @@
+/**
+ * The body a client request's locations keep for the `error_page` that may
+ * follow: nginx keeps `r->request_body`, its temporary file too, for the
+ * request's life, and a page forwarded after the location sends it again.
+ *
+ * It is kept in a field of the request's own flow object, not in a map
+ * keyed by the request: a `WeakMap` entry per proxied request kept every
+ * recent request's body reachable until a scavenge had looked at its
+ * ephemeron table, so each young-generation collection copied about three
+ * times the bytes it copies without one (V8's `--trace-gc-nvp`,
+ * `new_space_survived`; scripts/README.md).
+ *
+ * @module
+ */
+
+import type { TempFile } from "./temp_files.ts";
+import type { UpstreamCall } from "../upstream/mod.ts";
+
+/** Kept for a body streamed to the upstream: nothing to send again. */
+export const STREAMED: unique symbol = Symbol("streamed");
+
+/** A body kept in its temporary file, with the file to close. */
+export interface KeptFile {
+  /** The body as the forwarding sends it, read by position. */
+  body: Extract<UpstreamCall["body"], { kind: "file" }>;
+  /** The file, closed once when the request ends. */
+  temp: TempFile;
+}
+
+/**
+ * What a location with error pages kept of the body: its bytes, `null`
+ * for none, its temporary file, or {@linkcode STREAMED} when it went
+ * upstream as it arrived (`proxy_request_buffering off`: a page after it
+ * fails rather than send it empty).
+ */
+export type KeptBody = Uint8Array | null | KeptFile | typeof STREAMED;
+
+/** Where one client request keeps its body: its flow. */
+export interface BodyKeeper {
+  /** What was kept; `undefined` until a location with error pages reads it. */
+  keptBody?: KeptBody | undefined;
+}
+
+/**
+ * Closes the temporary file a location with error pages kept for the
+ * request's pages, once its answer is chosen (nginx's request pool
+ * cleanup). A second call, or one for a request that kept no file, does
+ * nothing.
+ *
+ * @param keeper The request's flow.
+ *
+ * @example A body kept in memory has nothing to close
+ * ```ts
+ * import { releaseKeptBody } from "./kept_body.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * const flow = { keptBody: new Uint8Array([1]) };
+ * releaseKeptBody(flow);
+ * deepStrictEqual(flow.keptBody, new Uint8Array([1]));
+ * ```
+ */
+export function releaseKeptBody(keeper: BodyKeeper): void {
+  const kept = keeper.keptBody;
+  if (
+    kept === undefined || kept === null || kept === STREAMED ||
+    kept instanceof Uint8Array
+  ) {
+    return;
+  }
+  keeper.keptBody = undefined;
+  kept.temp.close();
+}
