@@ -113,11 +113,21 @@ function watchResponses(page: Page) {
   };
 }
 
-/** The next event `name` of a CDP session, in order, each within a bound. */
+/** A CDP event's payloads in order: the next one within a bound, or any yet. */
+interface Events<T> {
+  /** The next payload; rejects when none comes within 20 s. */
+  next(what: string): Promise<T>;
+  /** The next payload already received, if any. */
+  take(): T | undefined;
+}
+
 function events<T>(
   cdp: CDPSession,
-  name: "Page.frameScheduledNavigation" | "Page.frameRequestedNavigation",
-): (what: string) => Promise<T> {
+  name:
+    | "Page.frameScheduledNavigation"
+    | "Page.frameRequestedNavigation"
+    | "Emulation.virtualTimeBudgetExpired",
+): Events<T> {
   const queued: T[] = [];
   const waiting: ((event: T) => void)[] = [];
   cdp.on(name, (event) => {
@@ -125,20 +135,23 @@ function events<T>(
     if (next === undefined) queued.push(event as T);
     else next(event as T);
   });
-  return (what) => {
-    const event = queued.shift();
-    if (event !== undefined) return Promise.resolve(event);
-    // The bound only ends a page that never does what is awaited.
-    return new Promise((resolve, reject) => {
-      const bound = setTimeout(
-        () => reject(new Error(`no ${name} (${what}) within 20 s`)),
-        20_000,
-      );
-      waiting.push((event) => {
-        clearTimeout(bound);
-        resolve(event);
+  return {
+    take: () => queued.shift(),
+    next(what) {
+      const event = queued.shift();
+      if (event !== undefined) return Promise.resolve(event);
+      // The bound only ends a page that never does what is awaited.
+      return new Promise((resolve, reject) => {
+        const bound = setTimeout(
+          () => reject(new Error(`no ${name} (${what}) within 20 s`)),
+          20_000,
+        );
+        waiting.push((event) => {
+          clearTimeout(bound);
+          resolve(event);
+        });
       });
-    });
+    },
   };
 }
 
@@ -150,16 +163,24 @@ interface Navigation {
 }
 
 /**
- * The built-in page: what it shows, then its own refresh. Chromium reports
- * the refresh it scheduled from the page's `<meta http-equiv="refresh">`
- * (`Page.frameScheduledNavigation`: delay, reason, URL); once the test has
- * brought the upstream up (the next line on stdin), virtual time
- * (`Emulation.setVirtualTimePolicy`) runs the page's clock through that
- * delay, so Chromium's own timer fires the refresh at once rather than 5 s
- * later, and the next page loads with the clock held again below its own
- * delay. The gateway probes the upstream at most once a second, so a refresh
- * within that second still shows the old state: the page refreshes until it
- * shows the new one (bounded in count and time).
+ * The built-in page: what it shows, then its own refresh, on Chromium's
+ * virtual time (`Emulation.setVirtualTimePolicy`), so its own timer fires
+ * the refresh without the test waiting its 5 s.
+ *
+ * Chromium reports the refresh it scheduled from the page's
+ * `<meta http-equiv="refresh">` (`Page.frameScheduledNavigation`: delay,
+ * reason, URL), and the page's clock is paused there, so the refresh cannot
+ * fire before the test has brought the upstream up (the next line on
+ * stdin). Then each round grants the clock the delay (Chromium fires the
+ * refresh, `Page.frameRequestedNavigation`), then a second at a time, held
+ * while the page's requests are on the wire, until the refreshed page has
+ * scheduled its own refresh (it has loaded; a second is less than its
+ * delay, so it waits for the next round). Each grant is awaited to its end
+ * (`Emulation.virtualTimeBudgetExpired`) before the next: an end that
+ * arrived late would pause the next grant. The gateway probes the upstream
+ * at most once a second, so a refresh within that second still shows the
+ * old state: the rounds go on until the page shows the new one (bounded in
+ * count and time).
  */
 async function defaultPage(
   context: BrowserContext,
@@ -172,12 +193,27 @@ async function defaultPage(
   await cdp.send("Page.enable");
   const scheduled = events<Navigation>(cdp, "Page.frameScheduledNavigation");
   const requested = events<Navigation>(cdp, "Page.frameRequestedNavigation");
+  const expired = events<unknown>(cdp, "Emulation.virtualTimeBudgetExpired");
+  const grant = async (
+    policy: "advance" | "pauseIfNetworkFetchesPending",
+    budget: number,
+  ) => {
+    await cdp.send("Emulation.setVirtualTimePolicy", { policy, budget });
+    await expired.next(`${budget} ms granted`);
+  };
+  // Runs in the page (a string: Deno's types have no DOM). The page is
+  // the gateway's own HTML, no script: its text is there once loaded.
+  const read = (id: string): Promise<string> =>
+    page.evaluate(
+      `document.getElementById(${JSON.stringify(id)})?.textContent ?? ""`,
+    );
   await page.goto(url);
-  const first: Navigation = await scheduled("the first page's refresh");
+  const first: Navigation = await scheduled.next("the first page's refresh");
+  await cdp.send("Emulation.setVirtualTimePolicy", { policy: "pause" });
   talk.answer({
-    state: await text(page, "upstream-state", ""),
-    logFiles: await text(page, "log-files", ""),
-    lastError: await text(page, "last-error", ""),
+    state: await read("upstream-state"),
+    logFiles: await read("log-files"),
+    lastError: await read("last-error"),
     scheduled: { delay: first.delay, reason: first.reason, url: first.url },
   });
   // The test brings the upstream up, then says so.
@@ -189,26 +225,18 @@ async function defaultPage(
   const end = Date.now() + 20_000;
   let state = "";
   for (let round = 0; round < 100 && Date.now() < end; round++) {
-    await cdp.send("Emulation.setVirtualTimePolicy", {
-      policy: "advance",
-      budget: (first.delay ?? 0) * 1000,
-    });
-    const fired = await requested("the page's own refresh");
+    await grant("advance", (first.delay ?? 0) * 1000);
+    const fired = await requested.next("the page's own refresh");
     refreshes.push({ reason: fired.reason, url: fired.url });
-    // Held while the page's requests are on the wire, so it loads; less
-    // than the next page's delay, so its refresh waits for the next round.
-    await cdp.send("Emulation.setVirtualTimePolicy", {
-      policy: "pauseIfNetworkFetchesPending",
-      budget: 1000,
-    });
-    const next = await scheduled("the refreshed page's refresh");
-    if (next.delay !== first.delay || next.url !== first.url) {
+    let next = scheduled.take();
+    for (let step = 0; next === undefined && step < 20; step++) {
+      await grant("pauseIfNetworkFetchesPending", 1000);
+      next = scheduled.take();
+    }
+    if (next?.delay !== first.delay || next?.url !== first.url) {
       throw new Error(`the refreshed page scheduled ${JSON.stringify(next)}`);
     }
-    // A string: Deno's types have no DOM.
-    state = await page.evaluate(
-      `document.getElementById("upstream-state")?.textContent ?? ""`,
-    );
+    state = await read("upstream-state");
     if (/answers \(/.test(state)) break;
   }
   result.laterState = state;
