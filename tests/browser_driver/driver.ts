@@ -27,8 +27,9 @@
  * `default` answers once the built-in page is shown and Chromium has
  * scheduled its refresh, then waits for the line `["refresh"]` (the test has
  * brought the upstream up) and answers again once the page, refreshing
- * itself, shows the upstream answering: see `defaultPage`. It has a tab of
- * its own, since its clock is Chromium's virtual time.
+ * itself, shows the upstream answering: see `defaultPage`. It has a browser
+ * context of its own (a renderer process of its own), since its clock is
+ * Chromium's virtual time, which is the process's.
  *
  * `tls` is `live` through the common pair: BASE_URL is the plain port that
  * redirects to `https://`, whose self-signed certificate the browser is
@@ -41,12 +42,23 @@
  */
 
 import {
+  type Browser,
   type BrowserContext,
   type CDPSession,
   chromium,
   type Page,
   type Response,
 } from "npm:playwright-core@1.65.1";
+
+/**
+ * Every context accepts the TLS check's self-signed certificate (the other
+ * pages are plain http), in a small viewport: less for the GPU process to
+ * raster and composite (the checks read text, not pixels).
+ */
+const CONTEXT_OPTIONS = {
+  ignoreHTTPSErrors: true,
+  viewport: { width: 400, height: 300 },
+};
 
 /** The lines a scenario exchanges with the test before its report. */
 interface Talk {
@@ -245,6 +257,7 @@ async function defaultPage(
 
 /** The tab every scenario shares, and its context. */
 interface Tab {
+  browser: Browser;
   context: BrowserContext;
   page: Page;
   /** A CDP session of the tab's, to empty the browser's cache. */
@@ -261,7 +274,14 @@ async function browse(
   // As a fresh browser: nothing cached, no cookies.
   await tab.cdp.send("Network.clearBrowserCache");
   await tab.context.clearCookies();
-  const page = scenario === "default" ? await tab.context.newPage() : tab.page;
+  // The built-in page's clock is Chromium's virtual time, which is the
+  // renderer process's: a context of its own is a process of its own, so no
+  // later page shares the paused clock (a tab of the shared context did,
+  // and its next load on localhost never ended).
+  const own = scenario === "default"
+    ? await tab.browser.newContext(CONTEXT_OPTIONS)
+    : undefined;
+  const page = own === undefined ? tab.page : await own.newPage();
   const responses = watchResponses(page);
   try {
     if (scenario === "text") {
@@ -276,7 +296,7 @@ async function browse(
       }
       result.texts = texts;
     } else if (scenario === "default") {
-      await defaultPage(tab.context, page, `${base}/`, result, talk);
+      await defaultPage(own!, page, `${base}/`, result, talk);
     } else if (scenario === "subprotocol") {
       // The page offers "chat"; the upstream picks the path's last part.
       await page.goto(`${base}/`);
@@ -332,8 +352,8 @@ async function browse(
     Object.assign(result, await responses.stop());
     // Leaving the page closes its connections (its WebSocket), as closing
     // the browser would, before the test stops its servers.
-    if (page === tab.page) await page.goto("about:blank");
-    else await page.close();
+    if (own === undefined) await page.goto("about:blank");
+    else await own.close();
   }
   return result;
 }
@@ -353,6 +373,9 @@ async function* lines(): AsyncGenerator<string> {
   }
 }
 
+// No GPU, no background networking or component updates. Not
+// `--single-process`: with it a page load in the suite timed out (30 s);
+// nor `--in-process-gpu`: the GPU process's CPU moved into the browser's.
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: [
@@ -366,11 +389,14 @@ const browser = await chromium.launch({
     "--disable-quic",
   ],
 });
-// Every scenario accepts the TLS check's self-signed certificate: the other
-// pages are plain http.
-const context = await browser.newContext({ ignoreHTTPSErrors: true });
+const context = await browser.newContext(CONTEXT_OPTIONS);
 const page = await context.newPage();
-const tab: Tab = { context, page, cdp: await context.newCDPSession(page) };
+const tab: Tab = {
+  browser,
+  context,
+  page,
+  cdp: await context.newCDPSession(page),
+};
 const input = lines();
 const talk: Talk = {
   answer(report) {
