@@ -275,9 +275,11 @@ async function browse(
   await tab.cdp.send("Network.clearBrowserCache");
   await tab.context.clearCookies();
   // The built-in page's clock is Chromium's virtual time, which is the
-  // renderer process's: a context of its own is a process of its own, so no
-  // later page shares the paused clock (a tab of the shared context did,
-  // and its next load on localhost never ended).
+  // renderer process's (Blink's main-thread scheduler): Chromium may give a
+  // new tab a process of the same site and context, and no context shares
+  // another's processes, so no later page shares the paused clock. With a
+  // tab of the shared context, the next check's load on localhost once
+  // never ended.
   const own = scenario === "default"
     ? await tab.browser.newContext(CONTEXT_OPTIONS)
     : undefined;
