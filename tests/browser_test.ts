@@ -22,6 +22,7 @@ import { makeCertificate } from "./_tls.ts";
 import { startNginxSite } from "./_nginx.ts";
 import { STOCK_MIME_TYPES_PATH } from "./_location_conf.ts";
 import { nginxPrefix, tempDir } from "./_prefix.ts";
+import { DEFAULT_PAGE_REFRESH_SECONDS } from "../src/static/default_page.ts";
 
 const APP = new URL("./testdata/browser-app/", import.meta.url).pathname;
 const DRIVER = new URL("./browser_driver/driver.ts", import.meta.url).pathname;
@@ -64,14 +65,25 @@ interface PageReport {
   protocol?: string;
   texts?: { text: string; charset: string }[];
   picks?: string[];
+  /** The refresh Chromium scheduled for the built-in page. */
+  scheduled?: { delay: number; reason: string; url: string };
+  /** The built-in page's own refreshes, as Chromium started them. */
+  refreshes?: { reason: string; url: string }[];
 }
 
 /** The browser driver: one process and one Chromium for the whole suite. */
 interface Driver extends AsyncDisposable {
-  /** Browses a scenario in a fresh browser context; `text` takes several pages. */
+  /**
+   * Browses a scenario as a fresh browser would (nothing cached, no
+   * cookies); `text` takes several pages. `default` answers once the
+   * built-in page is shown and Chromium has scheduled its refresh; the
+   * driver then waits for `refresh` (the upstream is up), which lets the
+   * page refresh itself and answers the rest.
+   */
   browse(
     scenario:
       | "live"
+      | "refresh"
       | "down"
       | "assets"
       | "default"
@@ -84,8 +96,10 @@ interface Driver extends AsyncDisposable {
 
 /**
  * Starts the browser driver (its own process: see browser_driver/driver.ts)
- * and Chromium once: a launch costs more than a page, and each check gets a
- * browser context of its own (its own cache and cookies, as a new browser).
+ * and Chromium once: a launch costs more than a page, and a browser context
+ * with its first page about five times a page's load in a tab already open,
+ * so the checks share one tab, its cache and cookies emptied before each
+ * (as a new browser) and left on `about:blank` after.
  */
 async function startDriver(): Promise<Driver> {
   await ensureChromium();
@@ -342,28 +356,25 @@ check(
     });
     await refused.body?.cancel();
     strictEqual(refused.status, 502);
-    const browsing = driver.browse("default", base);
-    // Once the browser has the page, the upstream comes up on the port it
-    // refused on; the page has to notice by reloading itself.
-    await waitFor(
-      () => {
-        try {
-          return Deno.readTextFileSync(`${dir}/access.log`).includes(
-            '"GET / HTTP/1.1" 200',
-          );
-        } catch {
-          return false;
-        }
-      },
-      // A bound for a browser that never loads the page: on a loaded
-      // machine Chromium alone can take 15 s to start.
-      60_000,
-    );
+    // The driver answers once the page is shown and Chromium has scheduled
+    // its refresh; then the upstream comes up on the port it refused on,
+    // and the page has to notice by refreshing itself.
+    const page = await driver.browse("default", base);
+    // The page the browser was shown was the gateway's answer to it.
+    await waitFor(() => {
+      try {
+        return Deno.readTextFileSync(`${dir}/access.log`).includes(
+          '"GET / HTTP/1.1" 200',
+        );
+      } catch {
+        return false;
+      }
+    });
     await using _up = Deno.serve(
       { hostname: "127.0.0.1", port: dead, onListen() {} },
       () => new Response("ok"),
     );
-    const page = await browsing;
+    const later = await driver.browse("refresh");
     match(
       page.state!,
       /^The upstream does not answer: connect\(\) failed \(111: Connection refused\)\./,
@@ -381,8 +392,19 @@ check(
       page.lastError,
       (await Deno.readTextFile(`${dir}/error.log`)).trim().split("\n").at(-1),
     );
-    match(page.laterState!, /^The upstream answers \(HTTP 200\), since /);
-    strictEqual(page.statuses["/"]!.length >= 2, true, "reloaded itself");
+    // Chromium scheduled the refresh from the page's own meta tag, to the
+    // page itself after DEFAULT_PAGE_REFRESH_SECONDS, and fired it itself.
+    deepStrictEqual(page.scheduled, {
+      delay: DEFAULT_PAGE_REFRESH_SECONDS,
+      reason: "metaTagRefresh",
+      url: `${base}/`,
+    });
+    match(later.laterState!, /^The upstream answers \(HTTP 200\), since /);
+    strictEqual(later.refreshes!.length >= 1, true, "refreshed itself");
+    for (const refresh of later.refreshes!) {
+      deepStrictEqual(refresh, { reason: "metaTagRefresh", url: `${base}/` });
+    }
+    strictEqual(later.statuses["/"]!.length >= 2, true, "reloaded itself");
   },
 );
 
