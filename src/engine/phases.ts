@@ -106,6 +106,19 @@ export interface PhaseIo {
   fileKind(path: string): "file" | "dir" | null;
 }
 
+/**
+ * The body a request declared (nginx's `headers_in.content_length_n`), as
+ * the find-config phase checks it against each location it finds: the
+ * request itself, whose length the phases set to 0 once they refuse it
+ * (the body is discarded, nginx's `r->discard_body`).
+ */
+export interface DeclaredBody {
+  /** The declared length; `null` without `Content-Length` (chunked, none). */
+  contentLength: number | null;
+  /** Its digits as sent (a length past 2^53 - 1 is rounded). */
+  readonly lengthDigits: string | null;
+}
+
 /** Where the phases start: a new request, or an internal redirect. */
 export interface PhaseState {
   /** URI changes so far: internal redirects and searches again after a rewrite (nginx's `uri_changes`, at most 10). */
@@ -114,6 +127,8 @@ export interface PhaseState {
   internal: boolean;
   /** Compare URIs with locations without regard to case (nginx for Windows). */
   caseless: boolean;
+  /** The request's declared body; absent: none to check (a subrequest). */
+  body?: DeclaredBody | undefined;
 }
 
 const MAX_CYCLES = 10;
@@ -142,6 +157,36 @@ function redirectCycle(conf: LocationConf, target: string): Content {
     message: `rewrite or internal redirection cycle while ${doing} "${target}"`,
   };
 }
+
+/**
+ * ngx_http_core_find_config_phase: a declared body past the location's
+ * `client_max_body_size` is refused once the location is found, before
+ * its rewrite, preaccess and access phases (so a `return`, a `rewrite …
+ * last`, `limit_req` or `auth_basic` never see it), and discarded: no
+ * location found after it checks again, and an error page is asked
+ * without it. A chunked body has no length here; the proxy counts it as
+ * it reads (ngx_http_request_body_chunked_filter). The body is left
+ * unread: Deno.serve closes the connection after the answer.
+ */
+function tooLarge(
+  conf: LocationConf,
+  body: DeclaredBody | undefined,
+): Content | null {
+  const max = conf.clientMaxBodySize;
+  const length = body?.contentLength ?? null;
+  if (max === 0 || length === null || length <= max) return null;
+  body!.contentLength = 0;
+  // `%O` of the length: its digits without the zeros a client put first.
+  const digits = body!.lengthDigits!.replace(LEADING_ZEROS, "");
+  return {
+    kind: "status",
+    conf,
+    code: 413,
+    message: `client intended to send too large body: ${digits} bytes`,
+  };
+}
+
+const LEADING_ZEROS = /^0+(?=[0-9])/;
 
 function cycle(conf: LocationConf, uri: string): Content {
   return {
@@ -190,14 +235,21 @@ export function runPhases(
         vars.uri,
         state.caseless,
       );
-      if (found.kind === "redirect") return { kind: "slash", conf: found.conf };
-      conf = found.kind === "location" ? found.conf : server.conf;
+      conf = found.kind === "none" ? server.conf : found.conf;
       if (found.kind === "location" && found.captures !== null) {
         setCaptures(vars, found.captures);
       }
+      // ngx_http_core_find_config_phase's order: `internal`, the body's
+      // size, then the slash's redirect.
       if (conf.internal && !state.internal) {
         return { kind: "status", conf, code: 404 };
       }
+      // ngx_http_update_location_config: the 413's line and the slash's
+      // redirect are the location's (its error_log).
+      vars.location = conf;
+      const refused = tooLarge(conf, state.body);
+      if (refused !== null) return refused;
+      if (found.kind === "redirect") return { kind: "slash", conf };
     }
     vars.location = conf;
     if (run !== null) {

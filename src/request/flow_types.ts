@@ -8,6 +8,7 @@
 
 import type {
   Content,
+  DeclaredBody,
   LocationConf,
   PhaseIo,
   RequestVars,
@@ -44,6 +45,11 @@ export interface FlowRequest {
    * `absolute_redirect on` with `server_name_in_redirect off`.
    */
   origin: string;
+  /**
+   * The body the request declared, which the phases check against each
+   * location's `client_max_body_size` (absent: none, as a subrequest).
+   */
+  readonly declared?: DeclaredBody;
   /** Set by the flow: the location that answered, for the log phase. */
   answered?: LocationConf;
   /**

@@ -85,6 +85,7 @@ function serveFrom(
     cycles: 0,
     internal: ctx.internal,
     caseless: deps.caseless,
+    body: request.declared,
   };
   const phases = runPhases(server, request.vars, { state, io: deps.io });
   if (phases.kind === "access") {

@@ -17,7 +17,7 @@ import {
 } from "../static/mod.ts";
 import type { EngineRouteDeps } from "./engine_request.ts";
 import type { FlowRequest } from "./flow_types.ts";
-import { type RouteFlow, tooBig } from "./route_flow.ts";
+import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
 
 /** The longest a request waits for the folders on its path to settle. */
@@ -48,7 +48,7 @@ export class StaticHandler {
 
   /**
    * A file, synchronously unless a folder must settle or the default page
-   * is read; a body too large for the location is refused first.
+   * is read.
    *
    * @param req The request (or an error page's copy of it).
    * @param content The file the phases chose.
@@ -56,16 +56,6 @@ export class StaticHandler {
    * @returns The answer, its line written.
    */
   serve(
-    req: Request,
-    content: StaticContent,
-    request: FlowRequest,
-  ): Response | Promise<Response> {
-    return tooBig(content.conf, (request as RouteFlow).request) ??
-      this.#serveStatic(req, content, request);
-  }
-
-  /** A file, synchronously unless a folder must settle or the default page is read. */
-  #serveStatic(
     req: Request,
     content: StaticContent,
     request: FlowRequest,
