@@ -14,8 +14,9 @@ import type { LocationConf, ServerConf } from "./model.ts";
 import { type RewriteRun, runRewrite, setCaptures } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
 import { containmentRoot, mapUri } from "./uri_map.ts";
+import { type DeclaredBody, tooLarge } from "./body_size.ts";
 
-export { mapUri };
+export { type DeclaredBody, mapUri };
 
 /** What the phases decided. */
 export type Content =
@@ -106,19 +107,6 @@ export interface PhaseIo {
   fileKind(path: string): "file" | "dir" | null;
 }
 
-/**
- * The body a request declared (nginx's `headers_in.content_length_n`), as
- * the find-config phase checks it against each location it finds: the
- * request itself, whose length the phases set to 0 once they refuse it
- * (the body is discarded, nginx's `r->discard_body`).
- */
-export interface DeclaredBody {
-  /** The declared length; `null` without `Content-Length` (chunked, none). */
-  contentLength: number | null;
-  /** Its digits as sent (a length past 2^53 - 1 is rounded). */
-  readonly lengthDigits: string | null;
-}
-
 /** Where the phases start: a new request, or an internal redirect. */
 export interface PhaseState {
   /** URI changes so far: internal redirects and searches again after a rewrite (nginx's `uri_changes`, at most 10). */
@@ -157,36 +145,6 @@ function redirectCycle(conf: LocationConf, target: string): Content {
     message: `rewrite or internal redirection cycle while ${doing} "${target}"`,
   };
 }
-
-/**
- * ngx_http_core_find_config_phase: a declared body past the location's
- * `client_max_body_size` is refused once the location is found, before
- * its rewrite, preaccess and access phases (so a `return`, a `rewrite …
- * last`, `limit_req` or `auth_basic` never see it), and discarded: no
- * location found after it checks again, and an error page is asked
- * without it. A chunked body has no length here; the proxy counts it as
- * it reads (ngx_http_request_body_chunked_filter). The body is left
- * unread: Deno.serve closes the connection after the answer.
- */
-function tooLarge(
-  conf: LocationConf,
-  body: DeclaredBody | undefined,
-): Content | null {
-  const max = conf.clientMaxBodySize;
-  const length = body?.contentLength ?? null;
-  if (max === 0 || length === null || length <= max) return null;
-  body!.contentLength = 0;
-  // `%O` of the length: its digits without the zeros a client put first.
-  const digits = body!.lengthDigits!.replace(LEADING_ZEROS, "");
-  return {
-    kind: "status",
-    conf,
-    code: 413,
-    message: `client intended to send too large body: ${digits} bytes`,
-  };
-}
-
-const LEADING_ZEROS = /^0+(?=[0-9])/;
 
 function cycle(conf: LocationConf, uri: string): Content {
   return {
