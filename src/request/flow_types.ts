@@ -41,6 +41,11 @@ export interface FlowRequest {
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
+   * Names the upstream a proxied answer came from in every later line of
+   * the request (nginx keeps `r->upstream` through an internal redirect).
+   */
+  keepUpstream?(upstream: string): void;
+  /**
    * The origin absolute redirects name (`http://host:port`), as nginx's
    * `absolute_redirect on` with `server_name_in_redirect off`.
    */

@@ -95,6 +95,16 @@ export class RouteFlow implements FlowRequest {
     return this.request instanceof Subrequest ? null : this.request.fields;
   }
 
+  /**
+   * Names the upstream in the request's later lines.
+   *
+   * @param upstream The `upstream:` field.
+   */
+  keepUpstream(upstream: string): void {
+    const lines = this.request.lines;
+    if (lines !== undefined) lines.upstream = upstream;
+  }
+
   /** The request's error-line writer. */
   get log(): (event: RequestEvent) => void {
     return this.request.log;
