@@ -332,9 +332,14 @@ async function errorPage(
       current = answered;
       continue;
     }
+    // A file page under `=200` went through nginx's range and not-modified
+    // filters after r->err_status set its 200 (ngx_http_send_header): their
+    // 206 or 304 stands.
+    const filtered = target.overwrite === 200 && page.kind === "static" &&
+      (answered.status === 206 || answered.status === 304);
     const code = target.overwrite === null
       ? status
-      : target.overwrite === 0
+      : target.overwrite === 0 || filtered
       ? answered.status
       : target.overwrite;
     if (code === answered.status && challenge === null) return answered;

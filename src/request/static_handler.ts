@@ -20,6 +20,19 @@ import type { FlowRequest } from "./flow_types.ts";
 import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
 
+/**
+ * What an error page's file does not act on: nginx's filters see the
+ * error's status (r->err_status), so no 304, 412 or range for the page.
+ */
+const PAGE_IGNORED = [
+  "if-none-match",
+  "if-modified-since",
+  "if-match",
+  "if-unmodified-since",
+  "range",
+  "if-range",
+];
+
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
 
@@ -61,6 +74,8 @@ export class StaticHandler {
     request: FlowRequest,
   ): Response | Promise<Response> {
     const { vars } = request;
+    const status = request.errStatus;
+    if (status !== undefined && status !== 200) req = withoutAsks(req);
     const options: ServeFileOptions = {
       path: content.path,
       root: content.root,
@@ -150,6 +165,17 @@ export class StaticHandler {
     }
     return result.response;
   }
+}
+
+/**
+ * An error page's request as its file sees it: without the asks nginx's
+ * not-modified and range filters would not answer for a status other
+ * than 200 (`=200` and `=` pages keep them).
+ */
+function withoutAsks(req: Request): Request {
+  const headers = new Headers(req.headers);
+  for (const name of PAGE_IGNORED) headers.delete(name);
+  return new Request(req.url, { method: req.method, headers });
 }
 
 /** What a path is, without following a failure into an exception. */
