@@ -38,6 +38,12 @@ export class ErrorLines {
    * field: the socket's default server, then the request's variables.
    */
   at: LogScope;
+  /**
+   * The `upstream:` field a pass left before an internal redirect (nginx
+   * keeps `r->upstream`), added to every later line that names none;
+   * `null` until the flow keeps one.
+   */
+  upstream: string | null = null;
   readonly #logger: Logger;
   readonly #errorLogs: readonly ErrorTarget[];
   readonly #connection: number;
@@ -80,6 +86,7 @@ export class ErrorLines {
     const host = this.#host;
     const referrer = this.#referrer;
     const at = this.at;
+    const upstream = this.upstream;
     this.#logger.errorTo(
       at.location?.errorLogs ?? this.#errorLogs,
       {
@@ -87,6 +94,7 @@ export class ErrorLines {
         client: this.#client,
         server: at.serverName,
         request: this.#request,
+        ...(upstream === null ? {} : { upstream }),
         ...(!fields || host === null ? {} : { host }),
         ...(!fields || referrer === null ? {} : { referrer }),
         ...event,

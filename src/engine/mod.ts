@@ -44,6 +44,7 @@ export { compileRegex } from "./regex.ts";
 export {
   type AccessStep,
   type Content,
+  type DeclaredBody,
   hasAccessPhase,
   internalRedirect,
   mapUri,

@@ -14,8 +14,9 @@ import type { LocationConf, ServerConf } from "./model.ts";
 import { type RewriteRun, runRewrite, setCaptures } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
 import { containmentRoot, mapUri } from "./uri_map.ts";
+import { type DeclaredBody, tooLarge } from "./body_size.ts";
 
-export { mapUri };
+export { type DeclaredBody, mapUri };
 
 /** What the phases decided. */
 export type Content =
@@ -114,6 +115,8 @@ export interface PhaseState {
   internal: boolean;
   /** Compare URIs with locations without regard to case (nginx for Windows). */
   caseless: boolean;
+  /** The request's declared body; absent: none to check (a subrequest). */
+  body?: DeclaredBody | undefined;
 }
 
 const MAX_CYCLES = 10;
@@ -190,14 +193,21 @@ export function runPhases(
         vars.uri,
         state.caseless,
       );
-      if (found.kind === "redirect") return { kind: "slash", conf: found.conf };
-      conf = found.kind === "location" ? found.conf : server.conf;
+      conf = found.kind === "none" ? server.conf : found.conf;
       if (found.kind === "location" && found.captures !== null) {
         setCaptures(vars, found.captures);
       }
+      // ngx_http_core_find_config_phase's order: `internal`, the body's
+      // size, then the slash's redirect.
       if (conf.internal && !state.internal) {
         return { kind: "status", conf, code: 404 };
       }
+      // ngx_http_update_location_config: the 413's line and the slash's
+      // redirect are the location's (its error_log).
+      vars.location = conf;
+      const refused = tooLarge(conf, state.body);
+      if (refused !== null) return refused;
+      if (found.kind === "redirect") return { kind: "slash", conf };
     }
     vars.location = conf;
     if (run !== null) {

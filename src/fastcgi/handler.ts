@@ -138,6 +138,7 @@ function fastcgiLog(
  */
 class FastcgiForward extends PassForward<FastcgiContext> {
   readonly upstreamPath = "";
+  override readonly scheme = "fastcgi://";
   readonly headers: [string, string][] = [];
   readonly call: LocationCall;
   readonly fastcgi: FastcgiConf;
@@ -171,7 +172,8 @@ class FastcgiForward extends PassForward<FastcgiContext> {
     return this.fastcgi.nextUpstream;
   }
 
-  toResponse(reply: UpstreamReply, _peer: UpstreamPeer): Response {
+  toResponse(reply: UpstreamReply, peer: UpstreamPeer): Response {
+    this.answeredBy = peer;
     const relayed = relayReply(reply, {
       fastcgi: this.fastcgi,
       conf: this.conf,
@@ -188,18 +190,21 @@ class FastcgiForward extends PassForward<FastcgiContext> {
     if (result.kind === "response") {
       const stood = this.intercepted;
       if (stood !== null) {
-        return errorResponse(stood.status, {
-          head: this.head,
-          headers: stood.headers,
-        });
+        return this.keep(
+          errorResponse(stood.status, {
+            head: this.head,
+            headers: stood.headers,
+          }),
+          result,
+        );
       }
-      return result.response;
+      return this.keep(result.response, result);
     }
     if (result.kind === "defect" && result.error instanceof RecordTooBig) {
       // ngx_http_fastcgi_create_request: NGX_ERROR, finalized with 500.
       this.log({ level: "alert", message: result.error.message });
       return errorResponse(500, { head: this.head });
     }
-    return this.failed(result);
+    return this.keep(this.failed(result), result);
   }
 }

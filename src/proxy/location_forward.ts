@@ -158,6 +158,7 @@ export class LocationForward extends PassForward<LocationProxyContext>
         upstreamField(peer, this.upstreamPath),
       );
     }
+    this.answeredBy = peer;
     const response = relay(reply, this);
     if (this.conf.ssi !== undefined) {
       relayed.set(response, upstreamField(peer, this.upstreamPath));
@@ -172,7 +173,9 @@ export class LocationForward extends PassForward<LocationProxyContext>
    * @returns The client's response.
    */
   settle(result: ProxyResult): Response {
-    if (result.kind !== "response") return this.failed(result);
+    if (result.kind !== "response") {
+      return this.keep(this.failed(result), result);
+    }
     // Only `proxy_intercept_errors` makes a stand-in.
     const stood = this.conf.proxyInterceptErrors
       ? interceptedBy(result.response)
@@ -180,15 +183,18 @@ export class LocationForward extends PassForward<LocationProxyContext>
     if (stood !== undefined) {
       // An intercepted 401 keeps the upstream's `WWW-Authenticate`
       // (`ngx_http_upstream_intercept_errors`).
-      return errorResponse(stood.status, {
-        head: this.head,
-        headers: stood.headers,
-      });
+      return this.keep(
+        errorResponse(stood.status, {
+          head: this.head,
+          headers: stood.headers,
+        }),
+        result,
+      );
     }
     if (this.tunnel !== null && result.response.status === 101) {
       tunnels.set(result.response, this.tunnel.promise);
     }
-    return result.response;
+    return this.keep(result.response, result);
   }
 }
 

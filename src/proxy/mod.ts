@@ -24,7 +24,11 @@ export {
   relayedUpstream,
   tunnelClosed,
 } from "./location_forward.ts";
-export { type LocationRequest, PassForward } from "./pass_forward.ts";
+export {
+  keptUpstream,
+  type LocationRequest,
+  PassForward,
+} from "./pass_forward.ts";
 export { type RegistryOptions, UpstreamRegistry } from "./upstream_registry.ts";
 export {
   rawUpstreamUri,

@@ -16,11 +16,13 @@ import { errorResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
   type NextUpstream,
+  upstreamField,
   type UpstreamGroup,
   type UpstreamPeer,
   type UpstreamReply,
   upstreamStatus,
 } from "../upstream/mod.ts";
+import { accelRedirectOf } from "./accel_redirect.ts";
 import {
   type FailureCounter,
   logAttempt,
@@ -106,6 +108,24 @@ export interface ForwardContext {
 
 const CLOSE: [string, string][] = [["connection", "close"]];
 
+/** The `upstream:` field kept past a pass, by the answer the flow redirects. */
+const kept = new WeakMap<Response, string>();
+
+/**
+ * The `upstream:` field of the server a pass last tried, for an answer
+ * the request flow redirects (an error page's status, an
+ * `X-Accel-Redirect`): nginx keeps `r->upstream` through the internal
+ * redirect, so every later line of the request names it
+ * (ngx_http_log_error_handler).
+ *
+ * @param response An answer a pass settled with.
+ * @returns `http://peer/uri` (`fastcgi://peer`), or `undefined` when the
+ * answer is not redirected or no server was tried.
+ */
+export function keptUpstream(response: Response): string | undefined {
+  return kept.get(response);
+}
+
 /**
  * One request's forwarding for a location, as the proxy's options: the
  * fields every pass fills alike, set once here, and the lines of its
@@ -136,6 +156,12 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
   readonly keeper: BodyKeeper | undefined;
   /** The path and query requested (empty for FastCGI). */
   abstract readonly upstreamPath: string;
+  /** The scheme its `upstream:` fields name (`fastcgi://` for FastCGI). */
+  readonly scheme: string = "http://";
+  /** The server whose answer is relayed, set by `toResponse`. */
+  answeredBy: UpstreamPeer | null = null;
+  /** The last failed attempt, for a failure's `upstream:` field. */
+  #lastFailure: AttemptFailure | null = null;
   /** The client's fields the location passes. */
   abstract readonly headers: [string, string][];
   /** The location's call settings. */
@@ -160,9 +186,9 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
   ) {
     const { conf, vars } = request;
     this.group = at.group;
-    // A declared length over client_max_body_size was refused before the
-    // content handler (request/proxy_handler.ts, for every location); a body
-    // without one is counted against it as it is read (proxy.ts).
+    // A declared length over client_max_body_size was refused where the
+    // location was found (engine/phases.ts); a body without one is counted
+    // against it as it is read (proxy.ts).
     this.clientMaxBodySize = conf.clientMaxBodySize;
     this.client = vars.remoteAddr;
     // A `hash` group's key (ngx_http_upstream_init_hash_peer).
@@ -190,7 +216,41 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
    * @param failure The attempt's failure.
    */
   onFailure(failure: AttemptFailure): void {
+    this.#lastFailure = failure;
     logAttempt(failure, this.log, this.context.stats);
+  }
+
+  /**
+   * Keeps the `upstream:` field with an answer the flow may redirect (see
+   * {@linkcode keptUpstream}): an error page's status, or an
+   * `X-Accel-Redirect` stand-in (a 204 without body). Made only then: a
+   * relayed answer pays one status test.
+   *
+   * @param response The answer the pass settles with.
+   * @param result How forwarding ended.
+   * @returns The answer.
+   */
+  keep(response: Response, result: ProxyResult): Response {
+    if (
+      result.kind === "response" && response === result.response &&
+      (response.status !== 204 || accelRedirectOf(response) === undefined)
+    ) {
+      return response;
+    }
+    const peer = this.answeredBy;
+    const field = peer !== null
+      ? upstreamField(peer, this.upstreamPath)
+      : this.#lastFailure !== null
+      ? this.#lastFailure.upstream
+      // ngx_http_upstream_get_round_robin_peer names the group when no
+      // server is live.
+      : result.kind === "no-live"
+      ? `http://${this.group.name}${this.upstreamPath}`
+      : null;
+    if (field !== null) {
+      kept.set(response, this.scheme + field.slice("http://".length));
+    }
+    return response;
   }
 
   /**

@@ -108,6 +108,12 @@ export interface EngineRequest {
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
+   * The context of its lines, whose `upstream:` field the flow sets when
+   * it redirects a proxied answer; absent for a subrequest, whose lines
+   * are its main request's.
+   */
+  readonly lines?: { upstream: string | null };
+  /**
    * The request's clock in ms, read once when it arrived (the shared
    * `stat` of a file, `expires`); `undefined` once the request has waited,
    * and then read per use.

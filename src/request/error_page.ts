@@ -11,16 +11,6 @@
 import { errorResponse, redirectLocation } from "../response/mod.ts";
 import { REDIRECTS } from "./content_answer.ts";
 
-/** What an error page's request does not carry (see `pageRequest`). */
-const PAGE_IGNORED = [
-  "if-none-match",
-  "if-modified-since",
-  "if-match",
-  "if-unmodified-since",
-  "range",
-  "if-range",
-];
-
 /**
  * A page given as a URL: nginx answers 302 (or the `=code` given, when it
  * is a redirect code) with `Location`; auth_basic's challenge stays.
@@ -53,16 +43,15 @@ export function errorPageUrl(
 }
 
 /**
- * The request an internal error page is asked with: nginx's filters see
- * the error's status (r->err_status), so no 304 and no range for the
- * page, and the page request carries neither asks.
+ * The request an internal error page is asked with: the client's fields
+ * as they are, so a proxied page's upstream gets its `Range` and
+ * conditional fields as nginx sends them; a file page does not act on
+ * them (`static_handler.ts`).
  *
  * @param req The request that failed.
  * @param method `GET`, or `HEAD` for a HEAD.
  * @returns The page's request.
  */
 export function pageRequest(req: Request, method: string): Request {
-  const headers = new Headers(req.headers);
-  for (const name of PAGE_IGNORED) headers.delete(name);
-  return new Request(req.url, { method, headers });
+  return new Request(req.url, { method, headers: req.headers });
 }

@@ -8,6 +8,7 @@
 
 import type {
   Content,
+  DeclaredBody,
   LocationConf,
   PhaseIo,
   RequestVars,
@@ -40,10 +41,20 @@ export interface FlowRequest {
   /** Writes an error line with the request's context. */
   log: (event: RequestEvent) => void;
   /**
+   * Names the upstream a proxied answer came from in every later line of
+   * the request (nginx keeps `r->upstream` through an internal redirect).
+   */
+  keepUpstream?(upstream: string): void;
+  /**
    * The origin absolute redirects name (`http://host:port`), as nginx's
    * `absolute_redirect on` with `server_name_in_redirect off`.
    */
   origin: string;
+  /**
+   * The body the request declared, which the phases check against each
+   * location's `client_max_body_size` (absent: none, as a subrequest).
+   */
+  readonly declared?: DeclaredBody;
   /** Set by the flow: the location that answered, for the log phase. */
   answered?: LocationConf;
   /**

@@ -34,7 +34,7 @@ import type { UpstreamGroup } from "../upstream/mod.ts";
 import type { EngineRequest, EngineRouteDeps } from "./engine_request.ts";
 import { filterStatus, withCharset } from "./content_answer.ts";
 import type { FlowRequest } from "./flow_types.ts";
-import { type RouteFlow, tooBig } from "./route_flow.ts";
+import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
 
 /** A proxied location's content, as the phases chose it. */
@@ -104,8 +104,8 @@ export class ProxyHandler {
   }
 
   /**
-   * A proxied location's answer: a body too large for it, or one sent
-   * with a GET or HEAD, is refused; else the request is forwarded.
+   * A proxied location's answer: a body sent with a GET or HEAD is
+   * refused; else the request is forwarded.
    *
    * @param r The request (or an error page's copy of it).
    * @param content The location the phases chose.
@@ -118,8 +118,6 @@ export class ProxyHandler {
     f: FlowRequest,
   ): Promise<Response> {
     const { request } = f as RouteFlow;
-    const refused = tooBig(content.conf, request);
-    if (refused !== null) return Promise.resolve(refused);
     if (request.bodyInGet) {
       request.log({
         level: "info",

@@ -21,7 +21,11 @@ import {
   type ServerConf,
   uriChangesLeft,
 } from "../engine/mod.ts";
-import { type AccelRedirect, accelRedirectOf } from "../proxy/mod.ts";
+import {
+  type AccelRedirect,
+  accelRedirectOf,
+  keptUpstream,
+} from "../proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "../response/mod.ts";
 import { answer } from "./content_answer.ts";
 import { errorPageUrl, pageRequest } from "./error_page.ts";
@@ -85,6 +89,7 @@ function serveFrom(
     cycles: 0,
     internal: ctx.internal,
     caseless: deps.caseless,
+    body: request.declared,
   };
   const phases = runPhases(server, request.vars, { state, io: deps.io });
   if (phases.kind === "access") {
@@ -149,7 +154,20 @@ function followAccel(
   ctx: FlowContext,
 ): Promise<Response> | null {
   const accel = where.kind === "proxy" ? accelRedirectOf(done) : undefined;
-  return accel === undefined ? null : redirectForAccel(req, accel, where, ctx);
+  if (accel === undefined) return null;
+  keepUpstream(done, ctx.request);
+  return redirectForAccel(req, accel, where, ctx);
+}
+
+/**
+ * nginx keeps `r->upstream` through an internal redirect: every line the
+ * request writes after an `X-Accel-Redirect` or an error page of a
+ * proxied answer names the server last tried (ngx_http_log_error_handler).
+ * The one place the flow carries it into the request's lines.
+ */
+function keepUpstream(answer: Response, request: FlowRequest): void {
+  const upstream = keptUpstream(answer);
+  if (upstream !== undefined) request.keepUpstream?.(upstream);
 }
 
 /**
@@ -261,6 +279,7 @@ async function errorPage(
     const status = current.status;
     // auth_basic's challenge stays in r->headers_out through the redirect.
     challenge ??= current.headers.get("www-authenticate");
+    keepUpstream(current, request);
     await current.body?.cancel();
     if (!uri.startsWith("/") && !uri.startsWith("@")) {
       return errorPageUrl(uri, {
@@ -313,9 +332,14 @@ async function errorPage(
       current = answered;
       continue;
     }
+    // A file page under `=200` went through nginx's range and not-modified
+    // filters after r->err_status set its 200 (ngx_http_send_header): their
+    // 206 or 304 stands.
+    const filtered = target.overwrite === 200 && page.kind === "static" &&
+      (answered.status === 206 || answered.status === 304);
     const code = target.overwrite === null
       ? status
-      : target.overwrite === 0
+      : target.overwrite === 0 || filtered
       ? answered.status
       : target.overwrite;
     if (code === answered.status && challenge === null) return answered;

@@ -3,16 +3,19 @@
  * read of it, its variables and chosen server, and what the flow learns on
  * the way (the location that answered, the access phases' state). One
  * object per request, handed to every content handler, so that none of
- * them needs a closure of its own per request. Also the check every
- * content handler makes first once the location is found
- * (`client_max_body_size`).
+ * them needs a closure of its own per request.
  *
  * @module
  */
 
-import type { LocationConf, RequestVars, ServerConf } from "../engine/mod.ts";
+import type {
+  DeclaredBody,
+  LocationConf,
+  RequestVars,
+  ServerConf,
+} from "../engine/mod.ts";
 import type { KeptBody, RequestEvent } from "../proxy/mod.ts";
-import { errorResponse, publicOrigin } from "../response/mod.ts";
+import { publicOrigin } from "../response/mod.ts";
 import type { AccessState } from "./access_gate.ts";
 import type { EngineRequest } from "./engine_request.ts";
 import { Subrequest } from "./subrequest.ts";
@@ -78,9 +81,28 @@ export class RouteFlow implements FlowRequest {
     this.server = server;
   }
 
+  /**
+   * The declared body: the request's own length, which the phases set to
+   * 0 when they refuse it (`client_max_body_size`), so an error page's
+   * upstream is sent none.
+   */
+  get declared(): DeclaredBody {
+    return this.request;
+  }
+
   /** The client's conditional fields; `null` for a subrequest. */
   get conditional(): FieldsRead | null {
     return this.request instanceof Subrequest ? null : this.request.fields;
+  }
+
+  /**
+   * Names the upstream in the request's later lines.
+   *
+   * @param upstream The `upstream:` field.
+   */
+  keepUpstream(upstream: string): void {
+    const lines = this.request.lines;
+    if (lines !== undefined) lines.upstream = upstream;
   }
 
   /** The request's error-line writer. */
@@ -96,37 +118,4 @@ export class RouteFlow implements FlowRequest {
       this.vars.scheme,
     );
   }
-}
-
-/**
- * nginx checks client_max_body_size once the location is found, for every
- * location, before reading the body (no 100 Continue is sent). Not in a
- * named location: nginx reaches one past its find-config phase
- * (ngx_http_named_location), so an `error_page` or `try_files` to `@name`
- * is not checked again.
- *
- * @param conf The location found.
- * @param request What the handler read of the request.
- * @returns The 413, its line written; `null` when the body may come.
- */
-export function tooBig(
-  conf: LocationConf,
-  request: EngineRequest,
-): Response | null {
-  const max = conf.clientMaxBodySize;
-  const length = request.contentLength;
-  if (max === 0 || length === null || length <= max) return null;
-  if (conf.match === "named") return null;
-  request.log({
-    level: "error",
-    message:
-      `client intended to send too large body: ${request.lengthDigits} bytes`,
-  });
-  // The refused body is discarded, never forwarded: an `error_page` after
-  // the 413 is asked with no body (ngx_http_special_response_handler calls
-  // ngx_http_discard_request_body), so its upstream gets
-  // `Content-Length: 0`. The body is left unread: Deno.serve adds
-  // `Connection: close` itself and closes once it has discarded it.
-  request.contentLength = 0;
-  return errorResponse(413);
 }

@@ -17,8 +17,21 @@ import {
 } from "../static/mod.ts";
 import type { EngineRouteDeps } from "./engine_request.ts";
 import type { FlowRequest } from "./flow_types.ts";
-import { type RouteFlow, tooBig } from "./route_flow.ts";
+import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
+
+/**
+ * What an error page's file does not act on: nginx's filters see the
+ * error's status (r->err_status), so no 304, 412 or range for the page.
+ */
+const PAGE_IGNORED = [
+  "if-none-match",
+  "if-modified-since",
+  "if-match",
+  "if-unmodified-since",
+  "range",
+  "if-range",
+];
 
 /** The longest a request waits for the folders on its path to settle. */
 const MAX_SETTLE_WAIT_MS = 2500;
@@ -48,7 +61,7 @@ export class StaticHandler {
 
   /**
    * A file, synchronously unless a folder must settle or the default page
-   * is read; a body too large for the location is refused first.
+   * is read.
    *
    * @param req The request (or an error page's copy of it).
    * @param content The file the phases chose.
@@ -60,17 +73,9 @@ export class StaticHandler {
     content: StaticContent,
     request: FlowRequest,
   ): Response | Promise<Response> {
-    return tooBig(content.conf, (request as RouteFlow).request) ??
-      this.#serveStatic(req, content, request);
-  }
-
-  /** A file, synchronously unless a folder must settle or the default page is read. */
-  #serveStatic(
-    req: Request,
-    content: StaticContent,
-    request: FlowRequest,
-  ): Response | Promise<Response> {
     const { vars } = request;
+    const status = request.errStatus;
+    if (status !== undefined && status !== 200) req = withoutAsks(req);
     const options: ServeFileOptions = {
       path: content.path,
       root: content.root,
@@ -160,6 +165,17 @@ export class StaticHandler {
     }
     return result.response;
   }
+}
+
+/**
+ * An error page's request as its file sees it: without the asks nginx's
+ * not-modified and range filters would not answer for a status other
+ * than 200 (`=200` and `=` pages keep them).
+ */
+function withoutAsks(req: Request): Request {
+  const headers = new Headers(req.headers);
+  for (const name of PAGE_IGNORED) headers.delete(name);
+  return new Request(req.url, { method: req.method, headers });
 }
 
 /** What a path is, without following a failure into an exception. */

@@ -2,7 +2,11 @@
  * An SSI include's request (nginx's subrequest, `ngx_http_subrequest`):
  * the main request's client, fields and error-line context, its own URI
  * and arguments, no body, and no access line or upstream tries of its own
- * (the main request's line is the one written).
+ * (the main request's line is the one written). nginx's subrequest shares
+ * the main request's body (`r->request_body`), which a proxied page read:
+ * its upstream gets it again with the include's GET. The gateway keeps no
+ * body past the main request's forwarding (a named difference in the
+ * README's `ssi` item).
  *
  * @module
  */
