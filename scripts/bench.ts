@@ -958,6 +958,80 @@ async function measure(
   }
 }
 
+/**
+ * `--pair`: the gateway and the gateway at `--baseline REV` run at the same
+ * time on the same core, each under its own wrk on the other, and their CPU
+ * per request is compared in each round. The host's noise lands on both
+ * alike: an A/A run (`--baseline HEAD`) read the two within 1 % in every
+ * round on a host at load 10, where rounds of `compare()` differ by 15 %.
+ * Both stay up through the rounds, after one warm-up under the same load.
+ */
+async function pairs(
+  lab: Lab,
+  options: Timing & { rounds: number; only: Set<string> | null },
+): Promise<string> {
+  const { rounds, seconds, warmup, only } = options;
+  const scenarios = SCENARIOS.filter((s) =>
+    (only === null || only.has(s.name)) && s.tls !== true &&
+    s.gzip === undefined
+  );
+  const lines = [
+    `CPU µs/req of gateway and ${BASE}, run at once on CPU 0 (\`--pair\`, ${rounds} rounds of ${seconds} s after ${warmup} s of warm-up):`,
+    "",
+    `| scenario | round | gateway | ${BASE} | ÷ ${BASE} |`,
+    "| --- | --- | --- | --- | --- |",
+  ];
+  const summary: string[] = [];
+  for (const s of scenarios) {
+    const a = await startProxy(lab, "gateway");
+    const b = await startProxy(lab, BASE).catch(async (error) => {
+      await a.stop();
+      throw error;
+    });
+    try {
+      const both = async (time: number) => {
+        const before = [procStat(a.pid), procStat(b.pid)];
+        const [ra, rb] = await Promise.all([
+          wrk(lab, a.port, s, time),
+          wrk(lab, b.port, s, time),
+        ]);
+        const after = [procStat(a.pid), procStat(b.pid)];
+        const cpu = (i: number, n: number) =>
+          n > 0
+            ? ((after[i]!.cpuTicks - before[i]!.cpuTicks) * 10_000) / n
+            : NaN;
+        return [cpu(0, ra.requests), cpu(1, rb.requests)] as const;
+      };
+      if (warmup > 0) await both(warmup);
+      const ratios: number[] = [];
+      for (let round = 1; round <= rounds; round++) {
+        const [x, y] = await both(seconds);
+        ratios.push(x / y);
+        lines.push(
+          `| ${s.name} | ${round} | ${fmt(x)} | ${fmt(y)} | ${fmt(x / y, 3)} |`,
+        );
+        log(`${s.name} pair ${round}: ${fmt(x)} vs ${fmt(y)} µs/req`);
+      }
+      summary.push(
+        `- ${s.name}: ${fmt(median(ratios), 3)} [${
+          fmt(Math.min(...ratios), 3)
+        }–${fmt(Math.max(...ratios), 3)}]`,
+      );
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  }
+  return [
+    ...lines,
+    "",
+    `Gateway CPU µs/req ÷ ${BASE}'s, median [min–max] of the rounds:`,
+    "",
+    ...summary,
+    "",
+  ].join("\n");
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -1415,6 +1489,7 @@ if (import.meta.main) {
       floor: { type: "boolean", default: false },
       locations: { type: "boolean", default: false },
       baseline: { type: "string" },
+      pair: { type: "boolean", default: false },
     },
   });
   if (Deno.build.os !== "linux") {
@@ -1441,6 +1516,9 @@ if (import.meta.main) {
     locations: values.locations === true,
     baseline: values.baseline ?? null,
   };
+  if (values.pair === true && options.baseline === null) {
+    throw new Error("Cannot run --pair: it needs --baseline REV");
+  }
   await ensureTools();
   const lab = await setUp();
   if (options.baseline !== null) {
@@ -1476,6 +1554,8 @@ if (import.meta.main) {
       ? await bigTransfers(lab, gib)
       : soakSeconds !== null
       ? await soak(lab, soakSeconds)
+      : values.pair === true
+      ? await pairs(lab, options)
       : await compare(lab, options);
     Deno.stdout.writeSync(new TextEncoder().encode(report));
   } finally {
