@@ -46,6 +46,11 @@ export async function runStartup(
 export interface MainInProcess extends AsyncDisposable {
   /** The first listener's port. */
   port: number;
+  /**
+   * Every address served, as URLs (`http://127.0.0.1:8081/`): what the
+   * process's listening line names.
+   */
+  urls: string[];
   /** What the start wrote to stdout and stderr (its warnings). */
   output: () => string;
 }
@@ -89,6 +94,7 @@ export async function startMain(args: string[]): Promise<MainInProcess> {
   const { serving } = started;
   return {
     port: serving.port,
+    urls: serving.urls,
     output: () => output,
     async [Symbol.asyncDispose]() {
       serving.stopping();
