@@ -41,7 +41,7 @@ Deno.test(
     ]);
     const client = await Deno.connect({ hostname: "127.0.0.1", port: gw.port });
     let answer = "";
-    let stopped: Promise<void> | undefined;
+    let stopped: PromiseLike<void> | undefined;
     try {
       await writeText(
         client,
