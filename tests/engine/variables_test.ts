@@ -4,36 +4,12 @@
  */
 import { strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, GATEWAY_FLAGS, rawRequest } from "../_utils.ts";
-import { startMain } from "../_in_process.ts";
+import { freePort, rawRequest } from "../_utils.ts";
+import { gatewayPermissions, startMain } from "../_in_process.ts";
 import { Variables } from "../../src/engine/variables.ts";
 import { compileText, requestVars } from "./_conf.ts";
 import type { RequestVars } from "../../src/engine/mod.ts";
 import type { LogRecord } from "../../src/log/mod.ts";
-
-/**
- * The permissions of the gateway's run flags (`GATEWAY_FLAGS`) as a test's
- * `permissions`: a test that runs the gateway in process under them sees
- * what a process run with the flags would be refused.
- */
-function gatewayPermissions(): Deno.PermissionOptionsObject {
-  const granted: Record<string, true | string[]> = {};
-  for (const flag of GATEWAY_FLAGS) {
-    const m = /^--allow-(env|ffi|net|read|run|sys|write)(?:=(.*))?$/.exec(flag);
-    if (m !== null) granted[m[1]!] = m[2]?.split(",") ?? true;
-  }
-  // Whatever the flags do not grant is refused.
-  const none = {
-    env: false,
-    ffi: false,
-    net: false,
-    read: false,
-    run: false,
-    sys: false,
-    write: false,
-  };
-  return { ...none, ...granted } as Deno.PermissionOptionsObject;
-}
 
 /** The machine's name, read outside the test's narrower permissions. */
 const HOSTNAME = Deno.hostname();
