@@ -23,8 +23,8 @@ import { runStartup, startMain } from "./_in_process.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
-  // In process: the usage and exit 0 reaching the shell are proven by the
-  // `deno task start --help` process below.
+  // In process: main()'s stdout writer and exit 0 reaching the shell are the
+  // SIGTERM test's process's (its listening line, its exit code).
   const { code, stdout } = await runStartup(["--help"]);
   strictEqual(code, 0);
   for (
@@ -93,11 +93,13 @@ Deno.test("main() refuses bad flags with one line, the hint, and the [emerg] lin
     for (const [i, [args, expectedCode, message]] of cases.entries()) {
       await t.step(args.join(" "), async () => {
         const log = `${dir}/${i}/error.log`;
-        // The first case as a process (the exit code reaching the shell),
-        // the rest through the same start in this process.
-        const { code, stdout, stderr } = await (i === 0 ? runCli : runStartup)(
-          [...args, "--error-log", log],
-        );
+        // In process: the first case's exit code and lines reaching the
+        // shell are the `deno task start` process's below.
+        const { code, stdout, stderr } = await runStartup([
+          ...args,
+          "--error-log",
+          log,
+        ]);
         strictEqual(code, expectedCode, stderr);
         strictEqual(stderr, `station-gateway: [emerg] ${message}\n${hint}`);
         strictEqual(stdout, "", "nothing starts");
@@ -147,8 +149,8 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
         await Deno.writeTextFile(path, json);
         await Deno.remove(log).catch(() => {});
         // In process: a refused start's code leaves main() as the bad
-        // flag's process above shows, and exit 1 reaches the shell in the
-        // port-taken process below.
+        // flag's `deno task start` process below shows, and exit 1 reaches
+        // the shell in the port-taken process below.
         const { code, stderr } = await runStartup([
           "--config",
           path,
@@ -578,17 +580,20 @@ Deno.test("main() --check binds what the gateway binds: both loopbacks for a bar
   }
 });
 
-Deno.test("deno task start needs no network, and --help's usage and exit 0 reach the shell", async () => {
+Deno.test("deno task start needs no network, and a bad flag's exit code 2 and lines reach the shell", async () => {
   // A fresh, empty Deno cache and every registry and proxy pointing at a
   // closed port: anything fetched before the gateway runs fails the start
-  // (the lock holds nothing the gateway does not use). `--help`: the usage
-  // through main()'s stdout and its exit code, as the program, not
-  // startup() in process, gives them.
+  // (the lock holds nothing the gateway does not use; every module is
+  // loaded before main() reads a flag). A bad flag: the refusal through
+  // main()'s stderr writer and its exit code, as the program, not startup()
+  // in process, gives them (the bad flags' table above).
   const cache = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir();
+  const log = `${dir}/logs/error.log`;
   const closed = `http://127.0.0.1:${refusedPort()}/`;
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "-q", "start", "--help"],
+      args: ["task", "-q", "start", "--lisen", "8081", "--error-log", log],
       cwd: fileURLToPath(new URL("..", import.meta.url)),
       env: {
         DENO_DIR: cache,
@@ -602,14 +607,22 @@ Deno.test("deno task start needs no network, and --help's usage and exit 0 reach
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const stderr = new TextDecoder().decode(out.stderr);
-    strictEqual(out.code, 0, stderr);
-    const stdout = new TextDecoder().decode(out.stdout);
-    match(stdout, /--listen/);
-    match(stdout, /--upstream/);
-    strictEqual(/Download/.test(stderr), false, stderr);
+    const message = 'unknown option "--lisen"; did you mean "--listen"?';
+    // Nothing but the refusal: no download was tried.
+    strictEqual(
+      new TextDecoder().decode(out.stderr),
+      `station-gateway: [emerg] ${message}\n` +
+        'station-gateway: see "station-gateway --help"\n',
+    );
+    strictEqual(out.code, 2);
+    strictEqual(new TextDecoder().decode(out.stdout), "");
+    strictEqual(
+      maskErrorLine(await Deno.readTextFile(log)),
+      `TIME [emerg] PID#TID: *N ${message}\n`,
+    );
   } finally {
     await Deno.remove(cache, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
