@@ -39,7 +39,7 @@ export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "static_race_test.ts": 25,
   "static_race_sidecar_test.ts": 20,
   "nginx_conf/corpus_side_by_side_test.ts": 18,
-  "main_test.ts": 12,
+  "main_test.ts": 11,
   "hardening_test.ts": 14,
   "static_race_folder_test.ts": 13,
   "upstream_failures_test.ts": 13,
