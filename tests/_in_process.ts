@@ -10,7 +10,7 @@
  */
 import { startServing, startup } from "../src/server/mod.ts";
 import { VERSION } from "../src/main.ts";
-import { TEST_BASE_DIR } from "./_utils.ts";
+import { GATEWAY_FLAGS, TEST_BASE_DIR } from "./_utils.ts";
 
 /**
  * Runs `main()`'s start in this process (`startup()`: flags, config file,
@@ -46,6 +46,11 @@ export async function runStartup(
 export interface MainInProcess extends AsyncDisposable {
   /** The first listener's port. */
   port: number;
+  /**
+   * Every address served, as URLs (`http://127.0.0.1:8081/`): what the
+   * process's listening line names.
+   */
+  urls: string[];
   /** What the start wrote to stdout and stderr (its warnings). */
   output: () => string;
 }
@@ -89,6 +94,7 @@ export async function startMain(args: string[]): Promise<MainInProcess> {
   const { serving } = started;
   return {
     port: serving.port,
+    urls: serving.urls,
     output: () => output,
     async [Symbol.asyncDispose]() {
       serving.stopping();
@@ -97,4 +103,32 @@ export async function startMain(args: string[]): Promise<MainInProcess> {
       logger.close();
     },
   };
+}
+
+/**
+ * The permissions of the gateway's run flags (`GATEWAY_FLAGS`) as a test's
+ * `permissions` (`Deno.test({ permissions: gatewayPermissions() }, …)`): a
+ * gateway started in process under them is refused what a process run with
+ * the flags would be, with no `deno run`. The V8 flags still need the
+ * process.
+ *
+ * @returns Each permission the flags grant, and `false` for the rest.
+ */
+export function gatewayPermissions(): Deno.PermissionOptionsObject {
+  const granted: Record<string, true | string[]> = {};
+  for (const flag of GATEWAY_FLAGS) {
+    const m = /^--allow-(env|ffi|net|read|run|sys|write)(?:=(.*))?$/.exec(flag);
+    if (m !== null) granted[m[1]!] = m[2]?.split(",") ?? true;
+  }
+  // Whatever the flags do not grant is refused.
+  const none = {
+    env: false,
+    ffi: false,
+    net: false,
+    read: false,
+    run: false,
+    sys: false,
+    write: false,
+  };
+  return { ...none, ...granted } as Deno.PermissionOptionsObject;
 }

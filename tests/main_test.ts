@@ -23,7 +23,9 @@ import { runStartup, startMain } from "./_in_process.ts";
 import { spawnGatewayWith } from "./_spawn_options.ts";
 
 Deno.test("main() prints usage for --help and exits 0", async () => {
-  const { code, stdout } = await runCli(["--help"]);
+  // In process: main()'s stdout writer and exit 0 reaching the shell are the
+  // SIGTERM test's process's (its listening line, its exit code).
+  const { code, stdout } = await runStartup(["--help"]);
   strictEqual(code, 0);
   for (
     const flag of [
@@ -91,11 +93,13 @@ Deno.test("main() refuses bad flags with one line, the hint, and the [emerg] lin
     for (const [i, [args, expectedCode, message]] of cases.entries()) {
       await t.step(args.join(" "), async () => {
         const log = `${dir}/${i}/error.log`;
-        // The first case as a process (the exit code reaching the shell),
-        // the rest through the same start in this process.
-        const { code, stdout, stderr } = await (i === 0 ? runCli : runStartup)(
-          [...args, "--error-log", log],
-        );
+        // In process: the first case's exit code and lines reaching the
+        // shell are the `deno task start` process's below.
+        const { code, stdout, stderr } = await runStartup([
+          ...args,
+          "--error-log",
+          log,
+        ]);
         strictEqual(code, expectedCode, stderr);
         strictEqual(stderr, `station-gateway: [emerg] ${message}\n${hint}`);
         strictEqual(stdout, "", "nothing starts");
@@ -137,15 +141,17 @@ Deno.test("main() refuses a bad config file, naming the key and the file, in the
       ],
       ["[]", `expected a JSON object in ${path}`, json],
     ];
-    for (const [i, [content, message, hint]] of cases.entries()) {
+    for (const [content, message, hint] of cases) {
       await t.step(message, async () => {
         const json = typeof content === "string"
           ? content
           : JSON.stringify({ errorLog: log, ...content });
         await Deno.writeTextFile(path, json);
         await Deno.remove(log).catch(() => {});
-        // The first case as a process, the rest in this process (above).
-        const { code, stderr } = await (i === 0 ? runCli : runStartup)([
+        // In process: a refused start's code leaves main() as the bad
+        // flag's `deno task start` process below shows, and exit 1 reaches
+        // the shell in the port-taken process below.
+        const { code, stderr } = await runStartup([
           "--config",
           path,
           ...(typeof content === "string" ? ["--error-log", log] : []),
@@ -305,31 +311,38 @@ Deno.test(
   },
 );
 
-Deno.test("main() listens on both loopbacks for a bare port, not on the LAN", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await using gw = await spawnGateway([
-      "--listen",
-      "0",
-      "--error-log",
-      `${dir}/e.log`,
-      "--access-log",
-      "off",
-      "--root",
-      dir,
-    ]);
-    match(
-      gw.output(),
-      /listening on http:\/\/127\.0\.0\.1:\d+\/( and http:\/\/\[::1\]:\d+\/)?;/,
-    );
-    strictEqual(/0\.0\.0\.0/.test(gw.output()), false);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+/** The listening line of a gateway given a bare port: both loopbacks. */
+const BOTH_LOOPBACKS =
+  /listening on http:\/\/127\.0\.0\.1:\d+\/( and http:\/\/\[::1\]:\d+\/)?;/;
 
 Deno.test(
-  "main() shuts down on SIGTERM: in-flight request finishes, logs flushed, exit 0",
+  "main() listens on both loopbacks for a bare port, not on the LAN",
+  // Where SIGTERM can be sent, the SIGTERM test's process below shows the
+  // same line (a `deno run` less); Windows keeps a process of its own.
+  { ignore: Deno.build.os !== "windows" },
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await using gw = await spawnGateway([
+        "--listen",
+        "0",
+        "--error-log",
+        `${dir}/e.log`,
+        "--access-log",
+        "off",
+        "--root",
+        dir,
+      ]);
+      match(gw.output(), BOTH_LOOPBACKS);
+      strictEqual(/0\.0\.0\.0/.test(gw.output()), false);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test(
+  "main() serves a bare port on both loopbacks, not the LAN, and shuts down on SIGTERM: in-flight request finishes, logs flushed, exit 0",
   // Windows has no SIGTERM to send (windows_lane_test.ts listens to SIGBREAK).
   { ignore: Deno.build.os === "windows" },
   async () => {
@@ -346,8 +359,9 @@ Deno.test(
     });
     try {
       const gw = await spawnGateway([
+        // A bare port: the listening line names both loopbacks.
         "--listen",
-        "127.0.0.1:0",
+        "0",
         "--upstream",
         `http://127.0.0.1:${upstream.addr.port}`,
         "--error-log",
@@ -357,6 +371,8 @@ Deno.test(
         "--error-log-level",
         "notice",
       ]);
+      match(gw.output(), BOTH_LOOPBACKS);
+      strictEqual(/0\.0\.0\.0/.test(gw.output()), false, gw.output());
       const pending = fetch(`http://127.0.0.1:${gw.port}/api/slow`);
       // The signal meets a request in flight: sent once the upstream has it
       // (or the test ends with the fetch's failure).
@@ -368,6 +384,8 @@ Deno.test(
       strictEqual(status.code, 0);
       await gw[Symbol.asyncDispose]();
       const errorLog = await Deno.readTextFile(`${dir}/error.log`);
+      // The start's line, which only the serving process writes.
+      match(errorLog, /\[notice\] \d+#\d+: station-gateway\/\S+ started\n/);
       match(
         errorLog,
         /\[notice\] \d+#\d+: signal 15 \(SIGTERM\) received, exiting\n/,
@@ -562,14 +580,20 @@ Deno.test("main() --check binds what the gateway binds: both loopbacks for a bar
   }
 });
 
-Deno.test("deno task start needs no network: the lock holds nothing the gateway does not use", async () => {
+Deno.test("deno task start needs no network, and a bad flag's exit code 2 and lines reach the shell", async () => {
   // A fresh, empty Deno cache and every registry and proxy pointing at a
-  // closed port: anything fetched before the gateway runs fails the start.
+  // closed port: anything fetched before the gateway runs fails the start
+  // (the lock holds nothing the gateway does not use; every module is
+  // loaded before main() reads a flag). A bad flag: the refusal through
+  // main()'s stderr writer and its exit code, as the program, not startup()
+  // in process, gives them (the bad flags' table above).
   const cache = await Deno.makeTempDir();
+  const dir = await Deno.makeTempDir();
+  const log = `${dir}/logs/error.log`;
   const closed = `http://127.0.0.1:${refusedPort()}/`;
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["task", "-q", "start", "--version"],
+      args: ["task", "-q", "start", "--lisen", "8081", "--error-log", log],
       cwd: fileURLToPath(new URL("..", import.meta.url)),
       env: {
         DENO_DIR: cache,
@@ -583,15 +607,22 @@ Deno.test("deno task start needs no network: the lock holds nothing the gateway 
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const stderr = new TextDecoder().decode(out.stderr);
-    strictEqual(out.code, 0, stderr);
-    match(
-      new TextDecoder().decode(out.stdout),
-      /^station-gateway \d+\.\d+\.\d+\n$/,
+    const message = 'unknown option "--lisen"; did you mean "--listen"?';
+    // Nothing but the refusal: no download was tried.
+    strictEqual(
+      new TextDecoder().decode(out.stderr),
+      `station-gateway: [emerg] ${message}\n` +
+        'station-gateway: see "station-gateway --help"\n',
     );
-    strictEqual(/Download/.test(stderr), false, stderr);
+    strictEqual(out.code, 2);
+    strictEqual(new TextDecoder().decode(out.stdout), "");
+    strictEqual(
+      maskErrorLine(await Deno.readTextFile(log)),
+      `TIME [emerg] PID#TID: *N ${message}\n`,
+    );
   } finally {
     await Deno.remove(cache, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

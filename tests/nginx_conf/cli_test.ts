@@ -1,20 +1,14 @@
 /**
  * `--nginx-conf`, `--check` and `--print-config` through the real entry
  * point, on station folders built from the corpus: `main()`'s start in this
- * process (`runStartup`), and as a process where the exit code reaching the
- * shell is what is proven.
+ * process (`runStartup`); the exit code reaching the shell is
+ * `main_test.ts`'s.
  */
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { parseCliArgs } from "../../src/config/cli.ts";
 import { join } from "node:path";
-import {
-  GATEWAY_FLAGS,
-  MAIN,
-  refusedPort,
-  runCli,
-  startUpstream,
-} from "../_utils.ts";
+import { refusedPort, startUpstream } from "../_utils.ts";
 import { runStartup } from "../_in_process.ts";
 import { nginxTest, station } from "./_station.ts";
 import { nginxPrefix } from "../_prefix.ts";
@@ -201,7 +195,9 @@ Deno.test("--check --nginx-conf names every directive the gateway does not repro
 
 Deno.test("a start from a refused nginx.conf exits 1 and leaves the line in the prefix's error log", async () => {
   await using s = station("emerg_auth", refusedAuth);
-  const { code, stderr } = await runCli(["--nginx-conf", s.conf]);
+  // In process: a refused start's exit code reaches the shell as main_test's
+  // processes show (the bad flag's 2, the port taken's 1).
+  const { code, stderr } = await runStartup(["--nginx-conf", s.conf]);
   strictEqual(code, 1);
   match(stderr, /\[emerg\] "auth_request" is not supported/);
   match(
@@ -279,14 +275,9 @@ Deno.test("a NUL in an nginx.conf's root refuses the start, not just --check", a
       'root "html\0x"; location /api/ { proxy_pass http://127.0.0.1:9/; } } }\n',
     { dirs: ["conf"] },
   );
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-q", ...GATEWAY_FLAGS, MAIN, "--nginx-conf", p.conf],
-    stdout: "null",
-    stderr: "piped",
-    signal: AbortSignal.timeout(15_000),
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  strictEqual(out.code, 1, stderr);
+  // In process: runStartup() throws if the start would serve.
+  const { code, stderr } = await runStartup(["--nginx-conf", p.conf]);
+  strictEqual(code, 1, stderr);
   match(
     stderr,
     /\[emerg\] "root html\\x00x" is not supported: a path cannot hold a NUL byte in .*nginx\.conf:1\n$/,

@@ -32,6 +32,25 @@ function captureIo() {
   return { io, out, err, runs, files, icacls };
 }
 
+/**
+ * main()'s task command in this process (`taskMain()` with this Deno as the
+ * executable, as main() calls it): its exit code and what it wrote.
+ */
+async function taskInProcess(
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await taskMain(args, {
+    execPath: Deno.execPath(),
+    os: Deno.build.os,
+    version: VERSION,
+    out: (text) => void out.push(text),
+    err: (text) => void err.push(text),
+  });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
 const WIN = {
   execPath: "C:\\Station\\station-gateway.exe",
   os: "windows",
@@ -175,13 +194,17 @@ Deno.test("runTask() --dry-run prints the command and XML and runs nothing", asy
   );
 });
 
-Deno.test("main() task: usage, a bad value, and a dry run through the real CLI", async () => {
-  const usage = await runCli(["task"]);
+Deno.test("main() task: usage and a bad value, and a dry run through the real CLI", async () => {
+  // In process: the way out of main() and the run flags are the dry run's
+  // process below.
+  const usage = await taskInProcess([]);
   strictEqual(usage.code, 2);
   match(usage.stderr, /station-gateway task install/);
-  const bad = await runCli(["task", "install", "--upstream", "x"]);
+  const bad = await taskInProcess(["install", "--upstream", "x"]);
   strictEqual(bad.code, 1, "a bad value exits 1, as it does without task");
   match(bad.stderr, /^station-gateway: Cannot parse upstream "x"/);
+  // A process: main() hands "task" to the task command, which runs under
+  // the gateway's run flags, and its exit code reaches the shell.
   const dry = await runCli([
     "task",
     "install",
@@ -235,16 +258,7 @@ Deno.test("main() task: an error is one line and the hint on stderr; 2 for misus
     await t.step(args.join(" "), async () => {
       // main()'s task command in process: the real CLI's way out is the
       // test above.
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await taskMain(args.slice(1), {
-        execPath: Deno.execPath(),
-        os: Deno.build.os,
-        version: VERSION,
-        out: (text) => void out.push(text),
-        err: (text) => void err.push(text),
-      });
-      const run = { code, stdout: out.join(""), stderr: err.join("") };
+      const run = await taskInProcess(args.slice(1));
       strictEqual(run.code, code, run.stderr);
       match(run.stderr, message);
       strictEqual(run.stdout, "", "errors go to stderr");
@@ -265,7 +279,9 @@ Deno.test("runTask() refuses a dry run that would register Deno itself", async (
     strictEqual(out.join(""), "");
     match(err.join(""), /registers the compiled station-gateway\.exe/);
   }
-  const run = await runCli(["task", "install", "--dry-run"]);
+  // In process, this Deno as the executable: the real CLI's way out is the
+  // dry run's process above.
+  const run = await taskInProcess(["install", "--dry-run"]);
   strictEqual(run.code, 1);
   strictEqual(run.stdout, "", "no task with deno as its command is shown");
   match(run.stderr, /deno task compile/);
