@@ -3,12 +3,15 @@
  * them is its 400 (`ngx_http_process_unique_header_line`, and
  * `ngx_http_process_host` for `Host`, which `Deno.serve` refuses itself).
  *
- * `Headers` joins repeated fields with `", "`, and a joined value cannot
- * tell two lines from one line that holds a list (`If-None-Match: "a",
- * "b"`). The lines as received are in the list `Headers` keeps under its
- * own symbol, filled by the walk {@linkcode readFields} makes anyway; it is
- * read only when a value of one of these fields holds `", "`, so a request
- * without such a value pays nothing.
+ * `Headers` joins repeated fields, and a joined value cannot tell two
+ * lines from one: `If-None-Match: "a", "b"` is one line holding a list,
+ * and its walk leaves no `", "` after an empty line (`If-Match:` then
+ * `If-Match: x` walks as `x`), a line of blanks is trimmed to nothing, and
+ * a date's own `", "` hides a second date. The lines as received are in
+ * the list `Headers` keeps under its own symbol, filled by the walk
+ * `readFields` makes anyway: they outnumber the fields walked exactly when
+ * a name came twice, so a request without a repeated name pays one length
+ * comparison, and only the others have their lines read.
  *
  * @module
  */
@@ -40,6 +43,40 @@ const LINES: symbol | undefined = Object.getOwnPropertySymbols(new Headers())
   .find((s) => s.description === "header list");
 
 /**
+ * The lines of a `Headers` as received, once a walk filled them; `null`
+ * before (or if a Deno release stores them otherwise).
+ */
+function linesOf(headers: Headers): readonly unknown[] | null {
+  if (LINES === undefined) return null;
+  const lines = (headers as unknown as Record<symbol, unknown>)[LINES];
+  return Array.isArray(lines) ? lines : null;
+}
+
+/**
+ * Whether some field name came on more than one line.
+ *
+ * @param headers A request's fields, already walked (`forEach`).
+ * @param walked The length of the walk's flat list (name, value, …).
+ * @returns Whether the lines outnumber the fields walked.
+ *
+ * @example Usage
+ * ```ts
+ * import { hasRepeatedLines } from "./duplicate_fields.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const headers = new Headers([["If-Match", ""], ["If-Match", "x"]]);
+ * const flat: string[] = [];
+ * headers.forEach((value, name) => flat.push(name, value));
+ * strictEqual(hasRepeatedLines(headers, flat.length), true);
+ * strictEqual(hasRepeatedLines(new Headers({ a: "1, 2" }), 2), false);
+ * ```
+ */
+export function hasRepeatedLines(headers: Headers, walked: number): boolean {
+  const lines = linesOf(headers);
+  return lines !== null && lines.length * 2 !== walked;
+}
+
+/**
  * nginx's line for the first repeated field it takes once only, in the
  * order the lines came.
  *
@@ -61,9 +98,8 @@ const LINES: symbol | undefined = Object.getOwnPropertySymbols(new Headers())
  * ```
  */
 export function duplicateFieldLine(headers: Headers): string | null {
-  if (LINES === undefined) return null;
-  const lines = (headers as unknown as Record<symbol, unknown>)[LINES];
-  if (!Array.isArray(lines)) return null;
+  const lines = linesOf(headers);
+  if (lines === null) return null;
   let first: Map<string, string> | null = null;
   for (const line of lines) {
     if (!Array.isArray(line) || line.length !== 2) continue;

@@ -17,7 +17,7 @@ import {
   tooLongHeaderMessage,
   tooLongRequestLine,
 } from "./header_buffers.ts";
-import { duplicateFieldLine } from "./duplicate_fields.ts";
+import { duplicateFieldLine, hasRepeatedLines } from "./duplicate_fields.ts";
 import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import {
@@ -363,8 +363,10 @@ export interface FieldsRead {
   /** `If-Range`, or `null`. */
   ifRange: string | null;
   /**
-   * A field nginx takes once only holds `", "`: it may be two lines
-   * joined, which {@linkcode duplicateFieldLine} tells from a list.
+   * Some field came on more than one line (the lines as received outnumber
+   * the fields walked): {@linkcode duplicateFieldLine} reads the lines.
+   * A joined value cannot show it: `Headers` leaves no `", "` after an
+   * empty line and trims a line of blanks to nothing.
    */
   repeated: boolean;
 }
@@ -418,55 +420,35 @@ export function readFields(headers: Headers): FieldsRead {
         break;
       case "content-length":
         read.contentLength = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "transfer-encoding":
         read.transferEncoding = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "expect":
         read.expect = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-none-match":
         read.ifNoneMatch = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-modified-since":
         read.ifModifiedSince = value;
-        if (joinedDate(value)) read.repeated = true;
         break;
       case "if-match":
         read.ifMatch = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-unmodified-since":
         read.ifUnmodifiedSince = value;
-        if (joinedDate(value)) read.repeated = true;
         break;
       case "range":
         read.range = value;
         break;
       case "if-range":
         read.ifRange = value;
-        if (value.includes(", ")) read.repeated = true;
-        break;
-      case "content-range":
-      case "authorization":
-        if (value.includes(", ")) read.repeated = true;
     }
   });
+  // One length read: a name sent on more than one line is walked once.
+  read.repeated = hasRepeatedLines(headers, fields.length);
   return read;
-}
-
-/**
- * Whether a date field may be two lines joined: one IMF-fixdate
- * (`Sun, 06 Nov 1994 08:49:37 GMT`) holds one `", "`, after the day, so the
- * usual single date never makes the lines be read again.
- */
-function joinedDate(value: string): boolean {
-  const comma = value.indexOf(", ");
-  return comma !== -1 && (comma !== 3 || value.indexOf(", ", 5) !== -1);
 }
 
 /**
