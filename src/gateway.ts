@@ -13,7 +13,11 @@
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
-import { errorResponse, writeInOnePiece } from "./response/mod.ts";
+import {
+  errorResponse,
+  isBuiltInError,
+  writeInOnePiece,
+} from "./response/mod.ts";
 import { isLevelEnabled, type Logger } from "./log/mod.ts";
 import {
   absoluteAuthority,
@@ -22,6 +26,7 @@ import {
   checkRequestLine,
   decodeTarget,
   type LineVerdict,
+  listHas,
   looksLikeHttp2,
   originTarget,
   readFields,
@@ -129,6 +134,51 @@ export interface GatewayDeps {
 }
 
 const CLOSE = { connection: "close" };
+
+/**
+ * The statuses after which nginx 1.22 drops keep-alive when it answers with
+ * its own page (`ngx_http_special_response_handler`: 400, 413, 414, 500,
+ * 501, and 495-497, sent as 400, which the gateway never makes).
+ */
+const CLOSING_STATUSES: ReadonlySet<number> = new Set([
+  400,
+  413,
+  414,
+  500,
+  501,
+]);
+
+/**
+ * Whether an answer ends its connection: the gateway's own page for one of
+ * {@linkcode CLOSING_STATUSES}, or an answer that says `close` (a refusal
+ * before routing, TRACE's 405 among them).
+ */
+function endsConnection(response: Response): boolean {
+  if (isBuiltInError(response) && CLOSING_STATUSES.has(response.status)) {
+    return true;
+  }
+  return response.headers.get("connection")?.toLowerCase().includes("close") ??
+    false;
+}
+
+/**
+ * Puts `Connection: close` on a closing answer once. `Deno.serve` writes
+ * its own when the request said `close` or a body it has not read yet is
+ * left unread, and does not look at the answer's: the gateway's went out
+ * beside it. A small body it read with the head gets none from either
+ * (Deno does not say which): the connection still ends
+ * (closing_connections.ts).
+ */
+function sayClose(req: Request, response: Response): void {
+  const headers = response.headers;
+  if (listHas(req.headers.get("connection"), "close")) {
+    headers.delete("connection");
+  } else if (
+    !headers.has("connection") && (req.body === null || req.bodyUsed)
+  ) {
+    headers.set("connection", "close");
+  }
+}
 
 /** What the end of a request's handling needs besides its answer. */
 interface Handled {
@@ -282,12 +332,13 @@ export function createGatewayHandler(
     let response = answer;
     if (ctx.continued) accessLine?.continued();
     if (!ctx.fieldsRead) accessLine?.fieldsUnread();
-    // Only the gateway's own error answers say `close` (an upstream's
-    // Connection field is hop-by-hop and never passed on).
-    if (
-      response.status >= 400 &&
-      response.headers.get("connection")?.toLowerCase().includes("close")
-    ) {
+    // Only the gateway's own answers end the connection: its refusals that
+    // say `close`, and its own pages for the statuses after which nginx
+    // drops keep-alive (an upstream's Connection field is hop-by-hop and
+    // never passed on; an upstream's own 500 keeps the connection).
+    if (response.status >= 400 && endsConnection(response)) {
+      // Only its own pages' fields are the gateway's to change.
+      if (!ctx.served2 && isBuiltInError(response)) sayClose(req, response);
       const key = connectionKey(
         info.remoteAddr,
         socket?.port ?? runtime.port,
@@ -505,9 +556,8 @@ export function createGatewayHandler(
 
 /**
  * nginx answers 400 and closes the connection on every request it cannot
- * read (ngx_http_special_response_handler drops keepalive). Deno.serve may
- * add its own field while a body is unread; a repeated `close` is still
- * one token (RFC 9110 §5.3).
+ * read (ngx_http_special_response_handler drops keepalive); `finish()`
+ * leaves the field out where `Deno.serve` writes its own.
  */
 function badRequest(req: Request, status: RejectStatus = 400): Response {
   return errorResponse(status, {
