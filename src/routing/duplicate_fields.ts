@@ -7,14 +7,15 @@
  * lines from one: `If-None-Match: "a", "b"` is one line holding a list,
  * and its walk leaves no `", "` after an empty line (`If-Match:` then
  * `If-Match: x` walks as `x`), a line of blanks is trimmed to nothing, and
- * a date's own `", "` hides a second date. The lines as received are in
- * the list `Headers` keeps under its own symbol, filled by the walk
- * `readFields` makes anyway: they outnumber the fields walked exactly when
- * a name came twice, so a request without a repeated name pays one length
+ * a date's own `", "` hides a second date. The lines as received
+ * (`runtime/field_lines.ts`) outnumber the fields walked exactly when a
+ * name came twice, so a request without a repeated name pays one length
  * comparison, and only the others have their lines read.
  *
  * @module
  */
+
+import { fieldLines } from "../runtime/mod.ts";
 
 /**
  * The fields of `ngx_http_headers_in` with
@@ -32,49 +33,6 @@ export const UNIQUE_FIELDS: ReadonlySet<string> = new Set([
   "expect",
   "authorization",
 ]);
-
-/**
- * The key of the lines a `Headers` keeps as received (Deno's
- * `ext/fetch/20_headers.js`), found once by its description; `undefined`
- * if a Deno release renames it (then no line is refused as repeated, and
- * the table test of this class fails).
- */
-const LINES: symbol | undefined = Object.getOwnPropertySymbols(new Headers())
-  .find((s) => s.description === "header list");
-
-/**
- * The lines of a `Headers` as received, once a walk filled them; `null`
- * before (or if a Deno release stores them otherwise).
- */
-function linesOf(headers: Headers): readonly unknown[] | null {
-  if (LINES === undefined) return null;
-  const lines = (headers as unknown as Record<symbol, unknown>)[LINES];
-  return Array.isArray(lines) ? lines : null;
-}
-
-/**
- * Whether some field name came on more than one line.
- *
- * @param headers A request's fields, already walked (`forEach`).
- * @param walked The length of the walk's flat list (name, value, …).
- * @returns Whether the lines outnumber the fields walked.
- *
- * @example Usage
- * ```ts
- * import { hasRepeatedLines } from "./duplicate_fields.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const headers = new Headers([["If-Match", ""], ["If-Match", "x"]]);
- * const flat: string[] = [];
- * headers.forEach((value, name) => flat.push(name, value));
- * strictEqual(hasRepeatedLines(headers, flat.length), true);
- * strictEqual(hasRepeatedLines(new Headers({ a: "1, 2" }), 2), false);
- * ```
- */
-export function hasRepeatedLines(headers: Headers, walked: number): boolean {
-  const lines = linesOf(headers);
-  return lines !== null && lines.length * 2 !== walked;
-}
 
 /**
  * nginx's line for the first repeated field it takes once only, in the
@@ -98,7 +56,7 @@ export function hasRepeatedLines(headers: Headers, walked: number): boolean {
  * ```
  */
 export function duplicateFieldLine(headers: Headers): string | null {
-  const lines = linesOf(headers);
+  const lines = fieldLines(headers);
   if (lines === null) return null;
   let first: Map<string, string> | null = null;
   for (const line of lines) {

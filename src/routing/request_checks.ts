@@ -17,12 +17,14 @@ import {
   tooLongHeaderMessage,
   tooLongRequestLine,
 } from "./header_buffers.ts";
-import { duplicateFieldLine, hasRepeatedLines } from "./duplicate_fields.ts";
+import { duplicateFieldLine } from "./duplicate_fields.ts";
 import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import {
   type FieldNames,
+  hasRepeatedLines,
   ignoredField,
+  keepFirstLines,
   NGINX_FIELD_NAMES,
 } from "../runtime/mod.ts";
 
@@ -337,12 +339,12 @@ export function expectsContinue(
 export interface FieldsRead {
   /**
    * Every field in `Headers.forEach`'s order (sorted by name, repeated ones
-   * joined with `, `), flat: name, value, name, value…
+   * joined with `, ` as `Headers.get` joins them), flat: name, value…
    */
   readonly fields: string[];
   /** `Host`, or `null`. */
   host: string | null;
-  /** `Referer`, or `null`. */
+  /** `Referer` (its first line), or `null`. */
   referrer: string | null;
   /** `Content-Length`, or `null`. */
   contentLength: string | null;
@@ -358,7 +360,7 @@ export interface FieldsRead {
   ifMatch: string | null;
   /** `If-Unmodified-Since`, or `null`. */
   ifUnmodifiedSince: string | null;
-  /** `Range`, or `null`. */
+  /** `Range` (its first line), or `null`. */
   range: string | null;
   /** `If-Range`, or `null`. */
   ifRange: string | null;
@@ -448,7 +450,27 @@ export function readFields(headers: Headers): FieldsRead {
   });
   // One length read: a name sent on more than one line is walked once.
   read.repeated = hasRepeatedLines(headers, fields.length);
+  if (read.repeated) readFirstLines(read, headers);
   return read;
+}
+
+/**
+ * For a request with a name on several lines: nginx 1.22 reads such a
+ * field by its first line (`ngx_http_process_header_line`), so the fields
+ * picked are their first lines, and the first lines are kept for the
+ * other readers (`firstLine`). The walk's joined values are written back
+ * as `Headers.get` joins them: the walk drops the `", "` after an empty
+ * line, which is how a reader tells a value that may be joined.
+ */
+function readFirstLines(read: FieldsRead, headers: Headers): void {
+  const firsts = keepFirstLines(headers);
+  if (firsts.size === 0) return;
+  const fields = read.fields;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (firsts.has(fields[i]!)) fields[i + 1] = headers.get(fields[i]!) ?? "";
+  }
+  read.referrer = firsts.get("referer") ?? read.referrer;
+  read.range = firsts.get("range") ?? read.range;
 }
 
 /**

@@ -23,7 +23,7 @@ const UNIQUE: [string, string][] = [
   ["If-Range", '"a"'],
   ["Transfer-Encoding", "chunked"],
   ["Expect", "100-continue"],
-  ["Authorization", "Bearer t"],
+  ["Authorization", "Basic eDp5"],
 ];
 
 /**
