@@ -150,11 +150,15 @@ const CLOSING_STATUSES: ReadonlySet<number> = new Set([
 
 /**
  * Whether an answer ends its connection: the gateway's own page for one of
- * {@linkcode CLOSING_STATUSES}, or an answer that says `close` (a refusal
- * before routing, TRACE's 405 among them).
+ * {@linkcode CLOSING_STATUSES} over HTTP/1.x (an HTTP/2 stream's page ends
+ * only its stream: keep-alive is HTTP/1.x's), or an answer that says
+ * `close` (a refusal before routing, TRACE's 405 among them).
  */
-function endsConnection(response: Response): boolean {
-  if (isBuiltInError(response) && CLOSING_STATUSES.has(response.status)) {
+function endsConnection(response: Response, http2: boolean): boolean {
+  if (
+    !http2 && isBuiltInError(response) &&
+    CLOSING_STATUSES.has(response.status)
+  ) {
     return true;
   }
   return response.headers.get("connection")?.toLowerCase().includes("close") ??
@@ -336,7 +340,7 @@ export function createGatewayHandler(
     // say `close`, and its own pages for the statuses after which nginx
     // drops keep-alive (an upstream's Connection field is hop-by-hop and
     // never passed on; an upstream's own 500 keeps the connection).
-    if (response.status >= 400 && endsConnection(response)) {
+    if (response.status >= 400 && endsConnection(response, ctx.served2)) {
       // Only its own pages' fields are the gateway's to change.
       if (!ctx.served2 && isBuiltInError(response)) sayClose(req, response);
       const key = connectionKey(
