@@ -13,11 +13,7 @@
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
-import {
-  errorResponse,
-  isBuiltInError,
-  writeInOnePiece,
-} from "./response/mod.ts";
+import { errorResponse, writeInOnePiece } from "./response/mod.ts";
 import { isLevelEnabled, type Logger } from "./log/mod.ts";
 import {
   absoluteAuthority,
@@ -26,7 +22,6 @@ import {
   checkRequestLine,
   decodeTarget,
   type LineVerdict,
-  listHas,
   looksLikeHttp2,
   originTarget,
   readFields,
@@ -52,6 +47,8 @@ import {
   connectionKey,
   cutAfter,
   cutConnection,
+  endsConnection,
+  sayClose,
 } from "./closing_connections.ts";
 import { type BuiltInSettings, compileBuiltIn } from "./nginx_conf/mod.ts";
 
@@ -134,55 +131,6 @@ export interface GatewayDeps {
 }
 
 const CLOSE = { connection: "close" };
-
-/**
- * The statuses after which nginx 1.22 drops keep-alive when it answers with
- * its own page (`ngx_http_special_response_handler`: 400, 413, 414, 500,
- * 501, and 495-497, sent as 400, which the gateway never makes).
- */
-const CLOSING_STATUSES: ReadonlySet<number> = new Set([
-  400,
-  413,
-  414,
-  500,
-  501,
-]);
-
-/**
- * Whether an answer ends its connection: the gateway's own page for one of
- * {@linkcode CLOSING_STATUSES} over HTTP/1.x (an HTTP/2 stream's page ends
- * only its stream: keep-alive is HTTP/1.x's), or an answer that says
- * `close` (a refusal before routing, TRACE's 405 among them).
- */
-function endsConnection(response: Response, http2: boolean): boolean {
-  if (
-    !http2 && isBuiltInError(response) &&
-    CLOSING_STATUSES.has(response.status)
-  ) {
-    return true;
-  }
-  return response.headers.get("connection")?.toLowerCase().includes("close") ??
-    false;
-}
-
-/**
- * Puts `Connection: close` on a closing answer once. `Deno.serve` writes
- * its own when the request said `close` or a body it has not read yet is
- * left unread, and does not look at the answer's: the gateway's went out
- * beside it. A small body it read with the head gets none from either
- * (Deno does not say which): the connection still ends
- * (closing_connections.ts).
- */
-function sayClose(req: Request, response: Response): void {
-  const headers = response.headers;
-  if (listHas(req.headers.get("connection"), "close")) {
-    headers.delete("connection");
-  } else if (
-    !headers.has("connection") && (req.body === null || req.bodyUsed)
-  ) {
-    headers.set("connection", "close");
-  }
-}
 
 /** What the end of a request's handling needs besides its answer. */
 interface Handled {
@@ -341,8 +289,7 @@ export function createGatewayHandler(
     // drops keep-alive (an upstream's Connection field is hop-by-hop and
     // never passed on; an upstream's own 500 keeps the connection).
     if (response.status >= 400 && endsConnection(response, ctx.served2)) {
-      // Only its own pages' fields are the gateway's to change.
-      if (!ctx.served2 && isBuiltInError(response)) sayClose(req, response);
+      if (!ctx.served2) sayClose(req, response);
       const key = connectionKey(
         info.remoteAddr,
         socket?.port ?? runtime.port,
