@@ -11,8 +11,10 @@
  * handler can end the connection only by failing a response body stream
  * (Deno then tears the connection down), so:
  *
- * - the response that says `close` goes out as it is, and its connection
- *   is remembered ({@linkcode ClosingConnections.mark});
+ * - the answer that ends the connection ({@linkcode endsConnection}: the
+ *   gateway's own page for one of nginx's statuses, or a refusal that says
+ *   `close`) goes out saying `close` once ({@linkcode sayClose}), and its
+ *   connection is remembered ({@linkcode ClosingConnections.mark});
  * - a later request on that connection is answered by
  *   {@linkcode cutConnection}: a 400 head, then the connection ends. It is
  *   not logged or forwarded (nginx would never have read it).
@@ -28,6 +30,79 @@
  *
  * @module
  */
+
+import { isBuiltInError } from "./response/mod.ts";
+import { listHas } from "./routing/mod.ts";
+
+/**
+ * The statuses after which nginx 1.22 drops keep-alive when it answers with
+ * its own page (`ngx_http_special_response_handler`: 400, 413, 414, 500,
+ * 501, and 495-497, sent as 400, which the gateway never makes).
+ */
+const CLOSING_STATUSES: ReadonlySet<number> = new Set([
+  400,
+  413,
+  414,
+  500,
+  501,
+]);
+
+/**
+ * Whether an answer ends its connection: the gateway's own page for one of
+ * {@linkcode CLOSING_STATUSES} over HTTP/1.x (an HTTP/2 stream's page ends
+ * only its stream: keep-alive is HTTP/1.x's), or an answer that says
+ * `close` (a refusal before routing, TRACE's 405 among them).
+ *
+ * @param response The answer, status 400 or more.
+ * @param http2 It answers an HTTP/2 stream.
+ * @returns Whether nothing behind it on its connection may be served.
+ *
+ * @example Usage
+ * ```ts
+ * import { endsConnection } from "./closing_connections.ts";
+ * import { errorResponse } from "./response/mod.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(endsConnection(errorResponse(500), false), true);
+ * strictEqual(endsConnection(errorResponse(500), true), false);
+ * strictEqual(endsConnection(errorResponse(404), false), false);
+ * strictEqual(endsConnection(new Response("up", { status: 500 }), false), false);
+ * ```
+ */
+export function endsConnection(response: Response, http2: boolean): boolean {
+  if (
+    !http2 && isBuiltInError(response) &&
+    CLOSING_STATUSES.has(response.status)
+  ) {
+    return true;
+  }
+  return response.headers.get("connection")?.toLowerCase().includes("close") ??
+    false;
+}
+
+/**
+ * Puts `Connection: close` on the gateway's own closing page once.
+ * `Deno.serve` writes its own when the request said `close` or a body it
+ * has not read yet is left unread, and does not look at the answer's: the
+ * gateway's went out beside it. A small body it read with the head gets
+ * none from either (Deno does not say which): the connection still ends,
+ * as below.
+ *
+ * @param req The request.
+ * @param response Its closing answer.
+ */
+export function sayClose(req: Request, response: Response): void {
+  // Only its own pages' fields are the gateway's to change.
+  if (!isBuiltInError(response)) return;
+  const headers = response.headers;
+  if (listHas(req.headers.get("connection"), "close")) {
+    headers.delete("connection");
+  } else if (
+    !headers.has("connection") && (req.body === null || req.bodyUsed)
+  ) {
+    headers.set("connection", "close");
+  }
+}
 
 /** Options for {@linkcode ClosingConnections}. */
 export interface ClosingConnectionsOptions {

@@ -47,6 +47,8 @@ import {
   connectionKey,
   cutAfter,
   cutConnection,
+  endsConnection,
+  sayClose,
 } from "./closing_connections.ts";
 import { type BuiltInSettings, compileBuiltIn } from "./nginx_conf/mod.ts";
 
@@ -282,12 +284,12 @@ export function createGatewayHandler(
     let response = answer;
     if (ctx.continued) accessLine?.continued();
     if (!ctx.fieldsRead) accessLine?.fieldsUnread();
-    // Only the gateway's own error answers say `close` (an upstream's
-    // Connection field is hop-by-hop and never passed on).
-    if (
-      response.status >= 400 &&
-      response.headers.get("connection")?.toLowerCase().includes("close")
-    ) {
+    // Only the gateway's own answers end the connection: its refusals that
+    // say `close`, and its own pages for the statuses after which nginx
+    // drops keep-alive (an upstream's Connection field is hop-by-hop and
+    // never passed on; an upstream's own 500 keeps the connection).
+    if (response.status >= 400 && endsConnection(response, ctx.served2)) {
+      if (!ctx.served2) sayClose(req, response);
       const key = connectionKey(
         info.remoteAddr,
         socket?.port ?? runtime.port,
@@ -505,9 +507,8 @@ export function createGatewayHandler(
 
 /**
  * nginx answers 400 and closes the connection on every request it cannot
- * read (ngx_http_special_response_handler drops keepalive). Deno.serve may
- * add its own field while a body is unread; a repeated `close` is still
- * one token (RFC 9110 §5.3).
+ * read (ngx_http_special_response_handler drops keepalive); `finish()`
+ * leaves the field out where `Deno.serve` writes its own.
  */
 function badRequest(req: Request, status: RejectStatus = 400): Response {
   return errorResponse(status, {

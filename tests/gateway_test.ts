@@ -80,16 +80,18 @@ Deno.test("createGatewayHandler() hands back an answer made without a wait as it
       counter: new BrokenCounter(),
     },
   );
-  const info: Deno.ServeHandlerInfo<Deno.NetAddr> = {
-    remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50000 },
-    completed: Promise.resolve(),
-  };
+  // Each request on a connection of its own: the 500 ends its connection,
+  // as nginx's does.
+  let port = 50000;
   const ask = (path: string) =>
     handler(
       new Request(`http://localhost:8081${path}`, {
         headers: { host: "localhost:8081" },
       }),
-      info,
+      {
+        remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: port++ },
+        completed: Promise.resolve(),
+      },
     );
   try {
     // A folder changed a moment ago is waited for (static/settled_proof.ts):

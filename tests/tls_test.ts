@@ -215,6 +215,37 @@ Deno.test("over HTTP/2 the gateway's own 400 ends its stream, not the connection
   );
 });
 
+Deno.test("over TLS the gateway's own 500 ends an HTTP/1.1 connection, as nginx's, and only answers its HTTP/2 stream", async () => {
+  // Keep-alive is HTTP/1.x's: nginx closes that connection after its own
+  // 500 (ngx_http_special_response_handler); an HTTP/2 stream's page is
+  // sent whole and the connection carries the next stream.
+  const [plain, tls] = [freePort(), freePort()];
+  const pair = commonPair(plain, tls);
+  await using p = await prefixWith((dir) =>
+    pair(dir).replace(
+      "location / { root html; }",
+      "location / { root html; }\n    location = /r500 { return 500; }",
+    )
+  );
+  await using _gw = await startMain(["--nginx-conf", p.conf]);
+  const both = (version: string) =>
+    curl([
+      version,
+      "--cacert",
+      p.cert.certPath,
+      "-o",
+      "/dev/null",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code} %{http_version} %{num_connects}\n",
+      `https://localhost:${tls}/r500`,
+      `https://localhost:${tls}/`,
+    ]);
+  strictEqual(await both("--http2"), "500 2 1\n200 2 0\n");
+  strictEqual(await both("--http1.1"), "500 1.1 1\n200 1.1 1\n");
+});
+
 /** One request over TLS, its answer read to its framing's end; the status. */
 async function tlsExchange(
   cert: string,

@@ -12,7 +12,7 @@ import type { RequestVars } from "./variables.ts";
 import { mapUri } from "./uri_map.ts";
 import { PEER_HOST_VALUE } from "../upstream/mod.ts";
 import { parseBasicCredentials } from "../access/mod.ts";
-import { fieldText } from "../runtime/mod.ts";
+import { fieldText, firstLine } from "../runtime/mod.ts";
 import { OTHER_VARIABLES } from "./other_variables.ts";
 import { cookieValue } from "./cookie_field.ts";
 
@@ -69,9 +69,9 @@ function args(r: RequestVars): string | undefined {
   return set ? "" : undefined;
 }
 
-/** A request field by name, `undefined` when absent. */
+/** A request field by name (its first line), `undefined` when absent. */
 function field(r: RequestVars, name: string): string | undefined {
-  const value = r.headers.get(name);
+  const value = firstLine(r.headers, name, r.headers.get(name));
   return value === null ? undefined : fieldText(value);
 }
 

@@ -36,6 +36,7 @@ import {
   fieldBytes,
   type FieldNames,
   fieldText,
+  firstLine,
   keepsUnderscores,
   underscoredField,
 } from "../runtime/mod.ts";
@@ -186,15 +187,20 @@ export class Variables implements VariableScope, LogVariableScope {
     if (name.startsWith("http_")) {
       const suffix = name.slice(5);
       const field = fieldName(suffix);
-      // Deno.serve joins repeated HTTP/1.1 Cookie fields with "; " and
-      // others with ", ", as nginx's $http_cookie and $http_NAME do.
+      // Deno.serve joins repeated HTTP/1.1 Cookie fields with "; ", as
+      // nginx's $http_cookie does.
       // A field the request does not have is not found
       // (ngx_http_variable_unknown_header): a value reads it as empty, SSI's
       // `echo` as `(none)`.
       const read = (r: RequestVars) => {
-        const value = r.fields
-          ? fieldValue(r.fields, field)
-          : r.headers.get(field) ?? "";
+        // A field on several lines reads its first (nginx 1.22's
+        // ngx_http_variable_unknown_header; Cookie and X-Forwarded-For
+        // joined).
+        const value = firstLine(
+          r.headers,
+          field,
+          r.fields ? fieldValue(r.fields, field) : r.headers.get(field) ?? "",
+        )!;
         if (value !== "") return fieldText(value);
         return (r.fields ? hasField(r.fields, field) : r.headers.has(field))
           ? ""

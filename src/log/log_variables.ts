@@ -12,7 +12,11 @@ import {
   formatTimeLocal,
 } from "./log_values.ts";
 import type { LogRecord, UpstreamTry } from "./log_record.ts";
-import { keepsUnderscores, underscoredField } from "../runtime/mod.ts";
+import {
+  firstLine,
+  keepsUnderscores,
+  underscoredField,
+} from "../runtime/mod.ts";
 
 /** A variable as a format reads it. */
 export interface LogVariable {
@@ -161,10 +165,17 @@ export function recordName(name: string): RecordName | null {
  */
 function requestHeader(suffix: string): LogVariable {
   const field = suffix.replaceAll("_", "-");
-  if (field === suffix) return header((r) => r.headers, suffix);
+  // A field on several lines reads its first, as the engine's does.
+  if (field === suffix) {
+    return {
+      read: (r) =>
+        firstLine(r.headers, field, r.headers.get(field)) ?? undefined,
+      encoding: "latin1",
+    };
+  }
   return {
     read: (r) => {
-      const value = r.headers.get(field);
+      const value = firstLine(r.headers, field, r.headers.get(field));
       const names = r.vars?.fieldNames;
       if (value !== null || !keepsUnderscores(names)) return value ?? undefined;
       return r.headers instanceof Headers

@@ -7,6 +7,7 @@
  */
 
 import { parseBasicCredentials } from "../access/mod.ts";
+import { copyFields, firstLine } from "../runtime/mod.ts";
 import type { RequestVars } from "../engine/mod.ts";
 import {
   type AccessEvent,
@@ -97,17 +98,24 @@ export class PendingAccessLine {
   ) {
     this.#logger = logger;
     this.#fields = fields;
+    // The first line of each, as nginx 1.22 reads them (a repeated
+    // Authorization is refused, its line still shows the first's user).
+    const headers = req.headers;
     this.#remoteUser = parseBasicCredentials(
-      req.headers.get("authorization"),
+      firstLine(headers, "authorization", headers.get("authorization")),
     )?.user;
-    this.#userAgent = req.headers.get("user-agent");
+    this.#userAgent = firstLine(
+      headers,
+      "user-agent",
+      headers.get("user-agent"),
+    );
     if (logger.accessNeedsFields) {
       // A line reading the fields needs them after the exchange, when
       // Deno's request headers can no longer be read: copied only then
       // (decided at load, LogsSeen.copiesFields).
       if (logger.accessCopiesFields) {
         this.#requestHeaders = req.headers;
-        this.#headers = new Headers(this.#requestHeaders);
+        this.#headers = copyFields(this.#requestHeaders);
       }
       this.#startMs = fields.now ?? Date.now();
       this.upstream = new UpstreamTries();

@@ -15,7 +15,7 @@ import {
   type ServerConf,
 } from "../engine/mod.ts";
 import { isValidHost } from "../routing/mod.ts";
-import type { FieldNames } from "../runtime/mod.ts";
+import { copyFields, type FieldNames } from "../runtime/mod.ts";
 import type { EngineRequest, LogScope } from "./engine_request.ts";
 
 /** The last `Host` asked for and its name: most requests name the same. */
@@ -64,7 +64,7 @@ export function withAuthority(
 ): Headers {
   const host = request.host;
   if (host === null || request.fields.host !== null) return headers;
-  const copy = new Headers(headers);
+  const copy = copyFields(headers);
   copy.set("host", host);
   return copy;
 }

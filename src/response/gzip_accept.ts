@@ -9,6 +9,7 @@
 
 import type { GzipOkConf } from "../engine/mod.ts";
 import { httpTimeMs } from "./http_time.ts";
+import { firstLine } from "../runtime/mod.ts";
 
 /** nginx's defaults: `gzip_http_version 1.1`, `gzip_proxied off`, no `gzip_disable`. */
 export const NGINX_GZIP_OK: GzipOkConf = {
@@ -59,10 +60,15 @@ export function gzipAccepted(
   response: Pick<Headers, "get" | "has"> | null = null,
 ): boolean {
   const { headers } = r;
-  const ae = headers.get("accept-encoding");
+  // Each field's first line, as nginx 1.22 reads them.
+  const ae = firstLine(
+    headers,
+    "accept-encoding",
+    headers.get("accept-encoding"),
+  );
   if (ae === null || ae.length < 4) return false;
   if (!ae.startsWith("gzip,") && !acceptEncodingHasGzip(ae)) return false;
-  const ua = headers.get("user-agent");
+  const ua = firstLine(headers, "user-agent", headers.get("user-agent"));
   if (conf.disableMsie6 && ua !== null && isMsie6(ua)) return false;
   if (
     r.protocol === "HTTP/0.9" ||

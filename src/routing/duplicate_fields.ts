@@ -3,15 +3,19 @@
  * them is its 400 (`ngx_http_process_unique_header_line`, and
  * `ngx_http_process_host` for `Host`, which `Deno.serve` refuses itself).
  *
- * `Headers` joins repeated fields with `", "`, and a joined value cannot
- * tell two lines from one line that holds a list (`If-None-Match: "a",
- * "b"`). The lines as received are in the list `Headers` keeps under its
- * own symbol, filled by the walk {@linkcode readFields} makes anyway; it is
- * read only when a value of one of these fields holds `", "`, so a request
- * without such a value pays nothing.
+ * `Headers` joins repeated fields, and a joined value cannot tell two
+ * lines from one: `If-None-Match: "a", "b"` is one line holding a list,
+ * and its walk leaves no `", "` after an empty line (`If-Match:` then
+ * `If-Match: x` walks as `x`), a line of blanks is trimmed to nothing, and
+ * a date's own `", "` hides a second date. The lines as received
+ * (`runtime/field_lines.ts`) outnumber the fields walked exactly when a
+ * name came twice, so a request without a repeated name pays one length
+ * comparison, and only the others have their lines read.
  *
  * @module
  */
+
+import { fieldLines } from "../runtime/mod.ts";
 
 /**
  * The fields of `ngx_http_headers_in` with
@@ -29,15 +33,6 @@ export const UNIQUE_FIELDS: ReadonlySet<string> = new Set([
   "expect",
   "authorization",
 ]);
-
-/**
- * The key of the lines a `Headers` keeps as received (Deno's
- * `ext/fetch/20_headers.js`), found once by its description; `undefined`
- * if a Deno release renames it (then no line is refused as repeated, and
- * the table test of this class fails).
- */
-const LINES: symbol | undefined = Object.getOwnPropertySymbols(new Headers())
-  .find((s) => s.description === "header list");
 
 /**
  * nginx's line for the first repeated field it takes once only, in the
@@ -61,9 +56,8 @@ const LINES: symbol | undefined = Object.getOwnPropertySymbols(new Headers())
  * ```
  */
 export function duplicateFieldLine(headers: Headers): string | null {
-  if (LINES === undefined) return null;
-  const lines = (headers as unknown as Record<symbol, unknown>)[LINES];
-  if (!Array.isArray(lines)) return null;
+  const lines = fieldLines(headers);
+  if (lines === null) return null;
   let first: Map<string, string> | null = null;
   for (const line of lines) {
     if (!Array.isArray(line) || line.length !== 2) continue;

@@ -22,7 +22,9 @@ import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import {
   type FieldNames,
+  hasRepeatedLines,
   ignoredField,
+  keepFirstLines,
   NGINX_FIELD_NAMES,
 } from "../runtime/mod.ts";
 
@@ -337,12 +339,12 @@ export function expectsContinue(
 export interface FieldsRead {
   /**
    * Every field in `Headers.forEach`'s order (sorted by name, repeated ones
-   * joined with `, `), flat: name, value, name, value…
+   * joined with `, ` as `Headers.get` joins them), flat: name, value…
    */
   readonly fields: string[];
   /** `Host`, or `null`. */
   host: string | null;
-  /** `Referer`, or `null`. */
+  /** `Referer` (its first line), or `null`. */
   referrer: string | null;
   /** `Content-Length`, or `null`. */
   contentLength: string | null;
@@ -358,13 +360,15 @@ export interface FieldsRead {
   ifMatch: string | null;
   /** `If-Unmodified-Since`, or `null`. */
   ifUnmodifiedSince: string | null;
-  /** `Range`, or `null`. */
+  /** `Range` (its first line), or `null`. */
   range: string | null;
   /** `If-Range`, or `null`. */
   ifRange: string | null;
   /**
-   * A field nginx takes once only holds `", "`: it may be two lines
-   * joined, which {@linkcode duplicateFieldLine} tells from a list.
+   * Some field came on more than one line (the lines as received outnumber
+   * the fields walked): {@linkcode duplicateFieldLine} reads the lines.
+   * A joined value cannot show it: `Headers` leaves no `", "` after an
+   * empty line and trims a line of blanks to nothing.
    */
   repeated: boolean;
 }
@@ -418,55 +422,55 @@ export function readFields(headers: Headers): FieldsRead {
         break;
       case "content-length":
         read.contentLength = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "transfer-encoding":
         read.transferEncoding = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "expect":
         read.expect = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-none-match":
         read.ifNoneMatch = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-modified-since":
         read.ifModifiedSince = value;
-        if (joinedDate(value)) read.repeated = true;
         break;
       case "if-match":
         read.ifMatch = value;
-        if (value.includes(", ")) read.repeated = true;
         break;
       case "if-unmodified-since":
         read.ifUnmodifiedSince = value;
-        if (joinedDate(value)) read.repeated = true;
         break;
       case "range":
         read.range = value;
         break;
       case "if-range":
         read.ifRange = value;
-        if (value.includes(", ")) read.repeated = true;
-        break;
-      case "content-range":
-      case "authorization":
-        if (value.includes(", ")) read.repeated = true;
     }
   });
+  // One length read: a name sent on more than one line is walked once.
+  read.repeated = hasRepeatedLines(headers, fields.length);
+  if (read.repeated) readFirstLines(read, headers);
   return read;
 }
 
 /**
- * Whether a date field may be two lines joined: one IMF-fixdate
- * (`Sun, 06 Nov 1994 08:49:37 GMT`) holds one `", "`, after the day, so the
- * usual single date never makes the lines be read again.
+ * For a request with a name on several lines: nginx 1.22 reads such a
+ * field by its first line (`ngx_http_process_header_line`), so the fields
+ * picked are their first lines, and the first lines are kept for the
+ * other readers (`firstLine`). The walk's joined values are written back
+ * as `Headers.get` joins them: the walk drops the `", "` after an empty
+ * line, which is how a reader tells a value that may be joined.
  */
-function joinedDate(value: string): boolean {
-  const comma = value.indexOf(", ");
-  return comma !== -1 && (comma !== 3 || value.indexOf(", ", 5) !== -1);
+function readFirstLines(read: FieldsRead, headers: Headers): void {
+  const firsts = keepFirstLines(headers);
+  if (firsts.size === 0) return;
+  const fields = read.fields;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (firsts.has(fields[i]!)) fields[i + 1] = headers.get(fields[i]!) ?? "";
+  }
+  read.referrer = firsts.get("referer") ?? read.referrer;
+  read.range = firsts.get("range") ?? read.range;
 }
 
 /**

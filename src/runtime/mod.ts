@@ -37,3 +37,10 @@ export {
   underscoredField,
 } from "./field_names.ts";
 export type { FieldNames } from "./field_names.ts";
+export {
+  copyFields,
+  fieldLines,
+  firstLine,
+  hasRepeatedLines,
+  keepFirstLines,
+} from "./field_lines.ts";

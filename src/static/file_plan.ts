@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { OsFamily } from "../runtime/mod.ts";
+import { firstLine, type OsFamily } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
 import { templatedByShape, templatedFileResponse } from "./answer_template.ts";
 import { type ContainmentHook, openInsideRoot } from "./containment.ts";
@@ -185,10 +185,10 @@ export function planFile(
   const gzipped = ctx.gzipFrom !== null && size >= ctx.gzipFrom;
   const ranges = ctx.ranges && !gzipped;
   // If-Range matters only beside a Range (RFC 9110 §13.1.5).
-  const wanted = !ranges
-    ? null
-    : asked === null
-    ? req.headers.get("range")
+  const wanted = !ranges ? null : asked === null
+    // By its first line where the fields kept it (a copy made by
+    // copyFields, runtime/field_lines.ts).
+    ? firstLine(req.headers, "range", req.headers.get("range"))
     : asked.range;
   const range = wanted !== null &&
       ifRangeMatches(

@@ -10,6 +10,7 @@ import {
   requestLine,
 } from "../../src/routing/request_line.ts";
 import { requestTarget } from "../../src/routing/request_target.ts";
+import { UNIQUE_FIELDS } from "../../src/routing/duplicate_fields.ts";
 
 function verdict(
   method: string,
@@ -69,6 +70,51 @@ Deno.test("checkRequestHead() refuses what nginx refuses, in nginx's order, and 
   for (const [method, headers, expected] of cases) {
     await t.step(`${method} ${JSON.stringify(headers)}`, () => {
       strictEqual(verdict(method, headers), expected);
+    });
+  }
+});
+
+Deno.test("checkRequestHead() refuses every field nginx takes once only on two lines, however Headers joins them", async (t) => {
+  // Each shape: the two lines' values, and what the joined value shows
+  // (no ", " after an empty line, a date's own ", ").
+  const shapes: [string, string][] = [
+    ["", "v"],
+    ["v", ""],
+    ["", ""],
+    ["Sun", "06 Nov 1994 08:49:37 GMT"],
+    ["a", "b, c"],
+    ["a", "a"],
+  ];
+  for (const name of UNIQUE_FIELDS) {
+    for (const [first, second] of shapes) {
+      await t.step(`${name}: ${JSON.stringify([first, second])}`, () => {
+        const headers = new Headers([["host", "h"], [name, first], [
+          name,
+          second,
+        ]]);
+        const req = { method: "GET", headers } as Request;
+        const v = checkRequestHead(req, "h");
+        strictEqual(
+          v.kind === "reject" ? `${v.status} ${v.event.message}` : v.kind,
+          `400 client sent duplicate header line: "${name}: ${second}", previous value: "${name}: ${first}"`,
+        );
+      });
+    }
+  }
+  // Repeated fields nginx joins, a list on one line, no repeat at all.
+  const served: [string, string][][] = [
+    [["cookie", "a=1"], ["cookie", "b=2"]],
+    [["accept", ""], ["accept", "b"]],
+    [["if-none-match", '"a", "b"']],
+    [["if-modified-since", "Sun, 06 Nov 1994 08:49:37 GMT"]],
+    [["authorization", 'Digest a="1", b="2"']],
+    [],
+  ];
+  for (const lines of served) {
+    await t.step(`served: ${JSON.stringify(lines)}`, () => {
+      const headers = new Headers([["host", "h"], ...lines]);
+      const req = { method: "GET", headers } as Request;
+      strictEqual(checkRequestHead(req, "h").kind, "ok");
     });
   }
 });
