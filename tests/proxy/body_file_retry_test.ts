@@ -143,6 +143,7 @@ const ENDINGS: Ending[] = [
 for (const ending of ENDINGS) {
   Deno.test(`a body in a temporary file reaches the next server whole: first try ${ending}`, async () => {
     await using first = firstServer(ending);
+    const timeout = ending === "stops reading (timeout)" ? "1s" : "60s";
     const got: Got[] = [];
     await using second = secondServer(got);
     await using temp = await tempFolder();
@@ -162,10 +163,11 @@ http {
     location / {
       proxy_pass http://two;
       proxy_next_upstream error timeout http_502 non_idempotent;
-      # Only the stalled first try is ended by a timer; on a loaded host a
-      # 1 s timer could end the others' exchanges too (a 504).
-      proxy_send_timeout ${ending === "stops reading (timeout)" ? 1 : 60}s;
-      proxy_read_timeout 60s;
+      # Only the stalled first try is ended by a timer (its send's, or its
+      # read's once the socket took the body); on a loaded host a 1 s timer
+      # could end the other rows' exchanges too (a 504).
+      proxy_send_timeout ${timeout};
+      proxy_read_timeout ${timeout};
     }
   }
 }`
