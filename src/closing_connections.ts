@@ -48,6 +48,27 @@ const CLOSING_STATUSES: ReadonlySet<number> = new Set([
 ]);
 
 /**
+ * Whether nginx drops keep-alive after its own answer of this status:
+ * also when an `error_page` then answers it (the special response handler
+ * runs before the page's redirect), whatever status the page goes out with.
+ *
+ * @param status The status the gateway made.
+ * @returns Whether the connection ends after the request's answer.
+ *
+ * @example Usage
+ * ```ts
+ * import { dropsKeepalive } from "./closing_connections.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(dropsKeepalive(500), true);
+ * strictEqual(dropsKeepalive(404), false);
+ * ```
+ */
+export function dropsKeepalive(status: number): boolean {
+  return CLOSING_STATUSES.has(status);
+}
+
+/**
  * Whether an answer ends its connection: the gateway's own page for one of
  * {@linkcode CLOSING_STATUSES} over HTTP/1.x (an HTTP/2 stream's page ends
  * only its stream: keep-alive is HTTP/1.x's), or an answer that says
@@ -81,7 +102,9 @@ export function endsConnection(response: Response, http2: boolean): boolean {
 }
 
 /**
- * Puts `Connection: close` on the gateway's own closing page once.
+ * Puts `Connection: close` on the gateway's own closing answer once (its
+ * page, or the `error_page` that answered its status: only those fields
+ * are the gateway's to change).
  * `Deno.serve` writes its own when the request said `close` or a body it
  * has not read yet is left unread, and does not look at the answer's: the
  * gateway's went out beside it. A small body it read with the head gets
@@ -92,8 +115,6 @@ export function endsConnection(response: Response, http2: boolean): boolean {
  * @param response Its closing answer.
  */
 export function sayClose(req: Request, response: Response): void {
-  // Only its own pages' fields are the gateway's to change.
-  if (!isBuiltInError(response)) return;
   const headers = response.headers;
   if (listHas(req.headers.get("connection"), "close")) {
     headers.delete("connection");

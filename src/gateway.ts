@@ -13,7 +13,11 @@
 import type { ConnectionCounter } from "./log/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
-import { errorResponse, writeInOnePiece } from "./response/mod.ts";
+import {
+  errorResponse,
+  isBuiltInError,
+  writeInOnePiece,
+} from "./response/mod.ts";
 import { isLevelEnabled, type Logger } from "./log/mod.ts";
 import {
   absoluteAuthority,
@@ -288,8 +292,15 @@ export function createGatewayHandler(
     // say `close`, and its own pages for the statuses after which nginx
     // drops keep-alive (an upstream's Connection field is hop-by-hop and
     // never passed on; an upstream's own 500 keeps the connection).
-    if (response.status >= 400 && endsConnection(response, ctx.served2)) {
-      if (!ctx.served2) sayClose(req, response);
+    // An error_page that answered such a status ends it too (the flow
+    // says so: the page's own status may be a 200).
+    const paged = ctx.closing && !ctx.served2;
+    if (
+      paged || response.status >= 400 && endsConnection(response, ctx.served2)
+    ) {
+      if (!ctx.served2 && (paged || isBuiltInError(response))) {
+        sayClose(req, response);
+      }
       const key = connectionKey(
         info.remoteAddr,
         socket?.port ?? runtime.port,

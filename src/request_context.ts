@@ -215,6 +215,8 @@ export class RequestContext implements EngineRequest {
   clientFields: readonly string[] | null = null;
   /** `Deno.serve` sent `100 Continue`: the body was read for forwarding. */
   continued = false;
+  /** See `EngineRequest.closing`: an error page answered a closing status. */
+  closing = false;
   /**
    * `false` when refused at its request line: nginx had read none of its
    * fields, and its access line shows none.

@@ -73,13 +73,21 @@ function seen(text: string): string {
 
 Deno.test("the gateway ends the connection after its own page wherever nginx drops keep-alive", async () => {
   await using s = await startSideBySide({
-    files: { "small/a.txt": "a" },
+    files: { "small/a.txt": "a", "page.html": "page" },
     server: [
       ...STATUSES.map((n) => `location = /r${n} { return ${n}; }`),
       `location = /ok { return 200 "ok"; }`,
       `location /small/ { client_max_body_size 1; }`,
       // An upstream's own 500 is relayed, not nginx's page: kept.
       `location = /relayed { return 500 "relayed"; }`,
+      // An error_page answers the status: the connection ends after the
+      // page all the same, whatever status the page goes out with.
+      `location = /page.html { root $HTML; }`,
+      `location = /paged { error_page 500 /page.html; return 500; }`,
+      `location = /paged200 { error_page 500 =200 /page.html; return 500; }`,
+      `location = /pagedurl { error_page 501 http://example.com/; return 501; }`,
+      `location = /paged404 { error_page 404 =200 /page.html; return 404; }`,
+      `location /smallpaged/ { client_max_body_size 1; error_page 413 =200 /page.html; }`,
     ].join("\n"),
   });
   const requests = [
@@ -93,6 +101,13 @@ Deno.test("the gateway ends the connection after its own page wherever nginx dro
       "x".repeat(2048)
     }`,
     "GET /relayed HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "GET /paged HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "GET /paged200 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "GET /pagedurl HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    "GET /paged404 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    `POST /smallpaged/a HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2048\r\n\r\n${
+      "x".repeat(2048)
+    }`,
   ];
   const rows: string[][] = [];
   for (const request of requests) {

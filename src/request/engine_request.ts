@@ -138,6 +138,12 @@ export interface EngineRequest {
    */
   continued: boolean;
   /**
+   * Set by the flow when the gateway made a status after which nginx drops
+   * keep-alive and an `error_page` answered it: the connection ends after
+   * the page (ngx_http_special_response_handler runs before the redirect).
+   */
+  closing?: boolean;
+  /**
    * Set by the engine when an access log is written: the logs of the
    * location that answered (empty: no line, as `access_log off`); their
    * `if=` is evaluated when the line is written. `null` until then.

@@ -69,6 +69,12 @@ export interface FlowRequest {
    * the filter leaves alone (`r != r->main`).
    */
   readonly conditional?: ConditionalFields | null;
+  /**
+   * nginx's `r->keepalive = 0` for a status the gateway made that drops
+   * keep-alive (`dropsKeepalive`), set before an `error_page` answers it:
+   * the connection ends after the page. Absent for a subrequest.
+   */
+  dropKeepalive?(): void;
 }
 
 /** What the flow needs, fixed at start-up. */

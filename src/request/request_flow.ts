@@ -27,6 +27,7 @@ import {
   keptUpstream,
 } from "../proxy/mod.ts";
 import { errorResponse, isBuiltInError } from "../response/mod.ts";
+import { dropsKeepalive } from "../closing_connections.ts";
 import { answer } from "./content_answer.ts";
 import { errorPageUrl, pageRequest } from "./error_page.ts";
 import type { FlowDeps, FlowRequest } from "./flow_types.ts";
@@ -277,6 +278,11 @@ async function errorPage(
     closed = !conf.recursiveErrorPages;
     const uri = target.uri.evaluate(request.vars);
     const status = current.status;
+    // ngx_http_special_response_handler drops keep-alive before it looks
+    // for the page: the page answers, then the connection ends.
+    if (isBuiltInError(current) && dropsKeepalive(status)) {
+      request.dropKeepalive?.();
+    }
     // auth_basic's challenge stays in r->headers_out through the redirect.
     challenge ??= current.headers.get("www-authenticate");
     keepUpstream(current, request);

@@ -80,6 +80,10 @@ export class RouteFlow implements FlowRequest {
     this.port = port;
     this.server = server;
   }
+  /** See {@linkcode FlowRequest.dropKeepalive}. */
+  dropKeepalive(): void {
+    this.request.closing = true;
+  }
 
   /**
    * The declared body: the request's own length, which the phases set to
