@@ -35,7 +35,7 @@ export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "browser_test.ts": 22,
   "static_race_test.ts": 13,
   "static_race_sidecar_test.ts": 14,
-  "nginx_conf/corpus_side_by_side_test.ts": 18,
+  "nginx_conf/corpus_side_by_side_test.ts": 24,
   "main_test.ts": 11,
   "hardening_test.ts": 14,
   "static_race_folder_test.ts": 15,
