@@ -9,6 +9,10 @@ import { startMain } from "./_in_process.ts";
 import { nginxArgs, nginxBinary, stopNginx } from "./_nginx.ts";
 import { freePort, spawnGateway, waitFor } from "./_utils.ts";
 import { type NginxPrefix, nginxPrefix } from "./_prefix.ts";
+import {
+  type FastcgiResponder,
+  startFastcgiResponder,
+} from "./_fastcgi_responder.ts";
 
 /** nginx as a foreground process, its temp folders in its prefix. */
 export const PROCESS = "daemon off;\nmaster_process off;\n";
@@ -167,5 +171,39 @@ export async function bothSides(
     nginx,
     gateway,
     [Symbol.asyncDispose]: () => running.disposeAsync(),
+  };
+}
+
+/** Each side's HTTP upstream and FastCGI application. */
+export interface SideUpstreams<U extends AsyncDisposable>
+  extends AsyncDisposable {
+  /** nginx's. */
+  nginx: { http: U; fastcgi: FastcgiResponder };
+  /** The gateway's. */
+  gateway: { http: U; fastcgi: FastcgiResponder };
+}
+
+/**
+ * An HTTP upstream and a FastCGI application for each side, so what each
+ * side's upstreams received is compared apart; all four closed together.
+ *
+ * @param http Starts one side's HTTP upstream.
+ * @returns The four servers.
+ */
+export function sideUpstreams<U extends AsyncDisposable>(
+  http: (side: SideName) => U,
+): SideUpstreams<U> {
+  const nginx = { http: http("nginx"), fastcgi: startFastcgiResponder() };
+  const gateway = { http: http("gateway"), fastcgi: startFastcgiResponder() };
+  return {
+    nginx,
+    gateway,
+    async [Symbol.asyncDispose]() {
+      await Promise.all(
+        [nginx.http, nginx.fastcgi, gateway.http, gateway.fastcgi].map((s) =>
+          s[Symbol.asyncDispose]()
+        ),
+      );
+    },
   };
 }

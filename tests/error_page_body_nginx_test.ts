@@ -16,8 +16,13 @@ import {
   startRawUpstream,
   writeText,
 } from "./_utils.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "./_same_conf.ts";
-import { startFastcgiResponder } from "./_fastcgi_responder.ts";
+import {
+  bothSides,
+  logLines,
+  PROCESS,
+  sideUpstreams,
+  TEMP,
+} from "./_same_conf.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 
 const NEEDS = suiteNeeds("error_page_body_nginx_test.ts", ["nginx"]);
@@ -113,17 +118,7 @@ Deno.test(
   NEEDS,
   async () => {
     const got: Record<string, Received[]> = { nginx: [], gateway: [] };
-    const upstreams = {
-      nginx: { http: recording(got.nginx!), fastcgi: startFastcgiResponder() },
-      gateway: {
-        http: recording(got.gateway!),
-        fastcgi: startFastcgiResponder(),
-      },
-    };
-    await using _n1 = upstreams.nginx.http;
-    await using _n2 = upstreams.nginx.fastcgi;
-    await using _g1 = upstreams.gateway.http;
-    await using _g2 = upstreams.gateway.fastcgi;
+    await using upstreams = sideUpstreams((side) => recording(got[side]!));
     const refused = refusedPort();
     await using both = await bothSides(
       (port, side) =>

@@ -16,8 +16,13 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
-import { startFastcgiResponder } from "../_fastcgi_responder.ts";
+import {
+  bothSides,
+  logLines,
+  PROCESS,
+  sideUpstreams,
+  TEMP,
+} from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const NEEDS = suiteNeeds("request/kept_upstream_nginx_test.ts", ["nginx"]);
@@ -78,14 +83,7 @@ Deno.test(
   "lines written after a proxied answer's error page or X-Accel-Redirect name the upstream last tried, as nginx 1.22",
   NEEDS,
   async () => {
-    const upstreams = {
-      nginx: { http: upstream(), fastcgi: startFastcgiResponder() },
-      gateway: { http: upstream(), fastcgi: startFastcgiResponder() },
-    };
-    await using _n1 = upstreams.nginx.http;
-    await using _n2 = upstreams.nginx.fastcgi;
-    await using _g1 = upstreams.gateway.http;
-    await using _g2 = upstreams.gateway.fastcgi;
+    await using upstreams = sideUpstreams(() => upstream());
     const refused = refusedPort();
     await using both = await bothSides(
       (port, side) =>
