@@ -10,6 +10,7 @@
 
 import { errorResponse, redirectLocation } from "../response/mod.ts";
 import { REDIRECTS } from "./content_answer.ts";
+import { derivedRequest } from "../runtime/mod.ts";
 
 /**
  * A page given as a URL: nginx answers 302 (or the `=code` given, when it
@@ -53,5 +54,5 @@ export function errorPageUrl(
  * @returns The page's request.
  */
 export function pageRequest(req: Request, method: string): Request {
-  return new Request(req.url, { method, headers: req.headers });
+  return derivedRequest(req.url, { method, headers: req.headers });
 }

@@ -31,6 +31,7 @@ import { dropsKeepalive } from "../closing_connections.ts";
 import { answer } from "./content_answer.ts";
 import { errorPageUrl, pageRequest } from "./error_page.ts";
 import type { FlowDeps, FlowRequest } from "./flow_types.ts";
+import { derivedRequest } from "../runtime/mod.ts";
 
 /**
  * Runs a request through the engine. Synchronous while nothing waits (no
@@ -207,7 +208,7 @@ async function redirectForAccel(
   const content = redirect.kind === "access"
     ? await throughAccess(redirect, request, deps)
     : redirect;
-  const next = new Request(req.url, { method, headers: req.headers });
+  const next = derivedRequest(req.url, { method, headers: req.headers });
   const answered = await answerFirst(next, content, {
     server: where.server,
     state: where.state,

@@ -23,6 +23,7 @@ import {
   MAX_INCLUDES,
   Subrequest,
 } from "./subrequest.ts";
+import { derivedRequest } from "../runtime/mod.ts";
 
 /** The SSI filter of the engine's answers, with the flow its includes run through. */
 export class SsiIncludes {
@@ -114,7 +115,10 @@ export class SsiIncludes {
       // The client's leaving (the page's body cancelled) ends the
       // subrequest too: its upstream is closed, as nginx's finalized
       // request closes its subrequests'.
-      const req = new Request(url, { headers: parent.req.headers, signal });
+      const req = derivedRequest(url.href, {
+        headers: parent.req.headers,
+        signal,
+      });
       const { server } = parent;
       const flow = new RouteFlow(vars, sub, req, parent.port, server);
       flow.subrequest = true;

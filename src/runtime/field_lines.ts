@@ -186,3 +186,57 @@ export function copyFields(headers: Headers): Headers {
   (copy as WithFirstLines)[FIRST_LINES] = firsts;
   return copy;
 }
+
+/**
+ * Gives a copy of a request's fields the first lines the request's own
+ * kept ({@linkcode keepFirstLines}): a `new Headers(headers)` or a
+ * `new Request(url, { headers })` copies the joined values only.
+ *
+ * @param from The request's fields.
+ * @param to The copy.
+ *
+ * @example Usage
+ * ```ts
+ * import { carryFirstLines, firstLine, keepFirstLines } from "./field_lines.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const headers = new Headers([["Range", "bytes=0-1"], ["Range", "bytes=2-3"]]);
+ * keepFirstLines(headers);
+ * const copy = new Headers(headers);
+ * carryFirstLines(headers, copy);
+ * strictEqual(firstLine(copy, "range", copy.get("range")), "bytes=0-1");
+ * ```
+ */
+export function carryFirstLines(from: Headers, to: Headers): void {
+  const firsts = (from as WithFirstLines)[FIRST_LINES];
+  if (firsts !== undefined) (to as WithFirstLines)[FIRST_LINES] = firsts;
+}
+
+/**
+ * A request the gateway makes from the client's (an error page's, an
+ * `X-Accel-Redirect`'s, an SSI include's): its fields read a repeated
+ * field by its first line as the client's do ({@linkcode carryFirstLines}).
+ *
+ * @param url The request's URL.
+ * @param init Its method, the client's fields and a signal.
+ * @returns The request.
+ *
+ * @example Usage
+ * ```ts
+ * import { derivedRequest, firstLine, keepFirstLines } from "./field_lines.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const headers = new Headers([["Range", "bytes=0-1"], ["Range", "bytes=2-3"]]);
+ * keepFirstLines(headers);
+ * const page = derivedRequest("http://h/page", { method: "GET", headers });
+ * strictEqual(firstLine(page.headers, "range", page.headers.get("range")), "bytes=0-1");
+ * ```
+ */
+export function derivedRequest(
+  url: string,
+  init: { method?: string; headers: Headers; signal?: AbortSignal },
+): Request {
+  const req = new Request(url, init);
+  carryFirstLines(init.headers, req.headers);
+  return req;
+}

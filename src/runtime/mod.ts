@@ -38,7 +38,9 @@ export {
 } from "./field_names.ts";
 export type { FieldNames } from "./field_names.ts";
 export {
+  carryFirstLines,
   copyFields,
+  derivedRequest,
   fieldLines,
   firstLine,
   hasRepeatedLines,

@@ -33,6 +33,10 @@ const ROWS: [string, string[]][] = [
   ["/files/a.txt", ["Authorization:", "Authorization: Basic eDp5"]],
   ["/gz/a.txt", ["Accept-Encoding: identity", "Accept-Encoding: gzip"]],
   ["/gz/a.txt", ["Accept-Encoding: gzip", "Accept-Encoding: identity"]],
+  // A request the gateway derives from the client's (an error page's)
+  // reads them as the client's does.
+  ["/page", ["Range: bytes=0-1", "Range: bytes=2-3"]],
+  ["/page", ["Referer: http://a/", "Referer: http://b/"]],
 ];
 
 /** A body as compared: a gzip stream's bytes are each side's zlib's own. */
@@ -53,6 +57,7 @@ Deno.test("a repeated field nginx takes is read by its first line, as nginx 1.22
       "root $HTML;",
       `location = /v { access_log $LOGS/lines.log lines; return 200 "${VALUES}\\n"; }`,
       "location /files/ { }",
+      "location = /page { error_page 404 = /files/a.txt; return 404; }",
       "location /gz/ { gzip on; gzip_min_length 1; gzip_types text/plain; }",
     ].join("\n"),
   });
