@@ -80,6 +80,7 @@ export class RouteFlow implements FlowRequest {
     this.port = port;
     this.server = server;
   }
+
   /** See {@linkcode FlowRequest.dropKeepalive}. */
   dropKeepalive(): void {
     this.request.closing = true;
