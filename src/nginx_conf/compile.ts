@@ -72,6 +72,11 @@ class Compiler implements CompileContext {
   readonly warnings: string[] = [];
   readonly errors: string[] = [];
   readonly #said = new Set<string>();
+  /** Each level's `types {}` table, by the level's list of blocks. */
+  readonly #types = new WeakMap<
+    readonly Directive[],
+    ReadonlyMap<string, string>
+  >();
   readonly upstreams = new Upstreams(this);
   /** What resolving a `proxy_pass` or `fastcgi_pass` needs. */
   readonly #passes: PassContext = {
@@ -150,11 +155,20 @@ class Compiler implements CompileContext {
       prefix: this.options.prefix,
       fail: (d, message) => this.fail(d, message),
       warn: (d, message) => this.warn(d, message),
-      types: (d) => {
-        const table = typesFromDirectives(d.block ?? []);
-        // nginx warns about each extension given twice, at the block.
-        for (const w of table.warnings) this.warn(d, w);
-        return table.types;
+      types: (blocks) => {
+        // A level's table is built once, however many locations inherit
+        // it, so nginx's warning for an extension given twice is said once.
+        const built = this.#types.get(blocks);
+        if (built !== undefined) return built;
+        let types: ReadonlyMap<string, string> = new Map();
+        for (const d of blocks) {
+          const table = typesFromDirectives(d.block ?? [], types);
+          // nginx warns about each extension given twice, at the block.
+          for (const w of table.warnings) this.warn(d, w);
+          types = table.types;
+        }
+        this.#types.set(blocks, types);
+        return types;
       },
       proxyPass: (d) => proxyPass(d, this.#passes),
       fastcgiPass: (d) => fastcgiPass(d, this.#passes),

@@ -33,8 +33,11 @@ export interface SettingsContext {
   fail(d: Directive, message: string): void;
   /** Warns about a directive. */
   warn(d: Directive, message: string): void;
-  /** The extension map of a `types {}` block. */
-  types(block: Directive): ReadonlyMap<string, string>;
+  /**
+   * The extension map of a level's `types {}` blocks, in file order: each
+   * adds to the one table the level has (`ngx_http_core_types`).
+   */
+  types(blocks: readonly Directive[]): ReadonlyMap<string, string>;
   /** The model of a `proxy_pass` (its group registered). */
   proxyPass(d: Directive): ProxyPass | null;
   /** The group a `fastcgi_pass` names (registered), or `null` when refused. */

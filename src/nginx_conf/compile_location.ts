@@ -134,7 +134,9 @@ export function locationSettings(
   const proxyPass = passDirective === undefined
     ? null
     : ctx.proxyPass(passDirective);
-  const typesBlock = level.last("types");
+  // Every `types {}` of the nearest level that has one: a second block
+  // adds to the first (a level's own replaces its parent's, as a list).
+  const typesBlocks = level.get("types");
   const charset = level.last("charset")?.args[0];
   const charsetTypes = level.last("charset_types");
   const gzipStatic = (level.last("gzip_static")?.args[0] ?? "off")
@@ -178,7 +180,7 @@ export function locationSettings(
     ...(level.own("stub_status").length > 0
       ? { stubStatus: true as const }
       : {}),
-    types: typesBlock === undefined ? DEFAULT_TYPES : ctx.types(typesBlock),
+    types: typesBlocks.length === 0 ? DEFAULT_TYPES : ctx.types(typesBlocks),
     defaultType: level.last("default_type")?.args[0] ?? "text/plain",
     charset: charset === undefined || charset === "off" ? null : charset,
     charsetTypes: new Set(

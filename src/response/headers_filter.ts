@@ -74,7 +74,9 @@ export interface HeadersFilterInput {
  * `expires` replaces `Expires` and `Cache-Control`. Each `add_header` value
  * is evaluated for the request; an empty value adds nothing. As nginx's
  * handlers for these names: `ETag` and `Last-Modified` replace the field (an
- * empty value removes it), every other name is added after what is there.
+ * empty value removes it), every other name is added after what is there,
+ * but `Content-Length`, which is left to the runtime's framing (README,
+ * add-header-length).
  * A value nginx would send raw but a header cannot carry (NUL, CR, LF) is
  * left out rather than split the head; text beyond Latin-1 (a UTF-8 `$uri`)
  * goes as its UTF-8 bytes, as nginx sends it.
@@ -140,9 +142,14 @@ function addHeader(
   try {
     // Compared by length first: a lower-case copy of every name was garbage
     // per response.
-    const lower = name.length === 4 || name.length === 13
+    const lower = name.length === 4 || name.length === 13 ||
+        name.length === 14
       ? name.toLowerCase()
       : "";
+    // nginx sends the added line beside its own; the runtime frames every
+    // body by its own size and sends one line, so an added one would only
+    // make the field a list ("0, 0") that the access line counts as NaN.
+    if (lower === "content-length") return;
     if (lower === "etag" || lower === "last-modified") {
       // ngx_http_set_response_header: replaces; an empty value removes.
       if (value === "") headers.delete(lower);

@@ -58,9 +58,13 @@ export const NGINX_CHARSET_TYPES: ReadonlySet<string> = new Set([
  * Builds the extension map of a `types {}` block as `ngx_http_core_type`
  * does: each directive's name is a media type, its arguments extensions,
  * lower-cased; an extension given again takes the later type, with nginx's
- * warning.
+ * warning. A level's later block adds to the map its earlier ones built
+ * (`base`): nginx keeps one table per level (`ngx_http_core_types`), so
+ * `types { application/javascript mjs; }` after `include mime.types` adds
+ * `.mjs` and keeps the rest.
  *
  * @param directives The block's directives in order (`include` resolved).
+ * @param base The map the level's earlier blocks built, if any (not changed).
  * @returns The map and the warnings.
  *
  * @example Usage
@@ -78,8 +82,9 @@ export const NGINX_CHARSET_TYPES: ReadonlySet<string> = new Set([
  */
 export function typesFromDirectives(
   directives: readonly TypesDirective[],
+  base?: ReadonlyMap<string, string>,
 ): TypesTable {
-  const types = new Map<string, string>();
+  const types = new Map<string, string>(base);
   const warnings: string[] = [];
   for (const { name, args } of directives) {
     for (const arg of args) {

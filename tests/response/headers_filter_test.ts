@@ -105,6 +105,21 @@ Deno.test("filterHeaders() evaluates values, adds nothing for an empty one, and 
       init: { "last-modified": "Wed, 25 Nov 2026 12:00:00 GMT" },
       want: [],
     },
+    {
+      name: "Content-Length is left to the runtime's framing, in any case",
+      adds: [
+        add("Content-Length", "0"),
+        add("content-length", "7"),
+        add("CONTENT-LENGTH", "$arg_v"),
+      ],
+      init: { "content-length": "2" },
+      want: [["content-length", "2"]],
+    },
+    {
+      name: "Content-Length is not added where there is none",
+      adds: [add("Content-Length", "0")],
+      want: [],
+    },
   ];
   for (const c of cases) {
     await t.step(c.name, () => {

@@ -24,6 +24,7 @@ export const CASE_SETS = [
   "unseen6",
   "unseen7",
   "unseen8",
+  "unseen9",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
