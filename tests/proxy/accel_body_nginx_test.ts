@@ -94,10 +94,18 @@ const REQUESTS: [string, string][] = [
   ["POST", "/down/p"],
 ];
 
-/** The bodies: in memory, and past client_body_buffer_size (a file). */
+/**
+ * The bodies: in memory; at client_body_buffer_size (16k: nginx's file),
+ * and the gateway's last size read in memory and its first in a file (a
+ * quarter past it: `fitsInMemory`); well past it.
+ */
 const FRAMINGS: ["length" | "chunked", number][] = [
   ["length", 5],
   ["chunked", 5],
+  ["length", 16_384],
+  ["length", 20_479],
+  ["length", 20_480],
+  ["chunked", 20_480],
   ["length", 100_000],
   ["chunked", 100_000],
 ];
