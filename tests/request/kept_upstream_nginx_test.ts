@@ -86,7 +86,7 @@ const ROWS: [string, string, string][] = [
   // An SSI include whose own proxied location answered through its
   // error_page or X-Accel-Redirect: the include's later lines name the
   // include's upstream (nginx's subrequest keeps its own r->upstream),
-  // and the page's own lines after it none.
+  // and a later include's lines none.
   ...INCLUDED.map((uri): [string, string, string] => [
     "GET",
     `/ssi${uri}.html`,
@@ -117,7 +117,10 @@ Deno.test(
             });
             await Deno.writeTextFile(
               page,
-              `[<!--# include virtual="${uri}" -->]<!--# echo var="nope" -->`,
+              // A second include (after the first is done: `wait`) names
+              // no upstream of the first's.
+              `[<!--# include virtual="${uri}" wait="yes" -->]` +
+                `<!--# include virtual="/static/none.html" -->`,
             );
           }
         },
