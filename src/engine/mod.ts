@@ -7,7 +7,12 @@
  */
 
 export type * from "./model.ts";
-export { SERVER_DEFAULTS } from "./model.ts";
+export type * from "./listen_model.ts";
+export type * from "./proxy_model.ts";
+export type * from "./response_model.ts";
+export type * from "./upstream_model.ts";
+export { SERVER_DEFAULTS } from "./upstream_model.ts";
+export type * from "./http_model.ts";
 export {
   compileValue,
   type ComplexValue,
