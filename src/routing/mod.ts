@@ -22,13 +22,15 @@ export type {
 } from "./request_target.ts";
 export {
   checkRequestHead,
-  checkRequestLine,
   expectsContinue,
   hasUnforwardableBody,
-  readFields,
   READING_HEADERS,
-  READING_REQUEST_LINE,
 } from "./request_checks.ts";
+export {
+  checkRequestLine,
+  READING_REQUEST_LINE,
+} from "./request_line_checks.ts";
+export { readFields } from "./read_fields.ts";
 export {
   absoluteAuthority,
   looksLikeHttp2,
@@ -38,12 +40,9 @@ export {
   urlAuthority,
   urlHost,
 } from "./request_line.ts";
-export type {
-  CheckEvent,
-  FieldsRead,
-  LineVerdict,
-  RejectStatus,
-} from "./request_checks.ts";
+export type { CheckEvent, RejectStatus } from "./request_checks.ts";
+export type { LineVerdict } from "./request_line_checks.ts";
+export type { FieldsRead } from "./read_fields.ts";
 export type { ContentLength } from "./content_length.ts";
 export { isValidHost } from "./host.ts";
 export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
