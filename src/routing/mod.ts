@@ -20,12 +20,11 @@ export type {
   InvalidTarget,
   NormalisedTarget,
 } from "./request_target.ts";
+export { checkRequestHead, READING_HEADERS } from "./request_checks.ts";
 export {
-  checkRequestHead,
   expectsContinue,
   hasUnforwardableBody,
-  READING_HEADERS,
-} from "./request_checks.ts";
+} from "./request_body_checks.ts";
 export {
   checkRequestLine,
   READING_REQUEST_LINE,
