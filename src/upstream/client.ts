@@ -25,13 +25,15 @@
 
 import {
   DEFAULT_HEAD_BUFFER,
-  InvalidResponseError,
-  keepsAlive,
   parseResponseHead,
-  type ResponseFraming,
-  responseFraming,
   type ResponseHead,
 } from "./http1.ts";
+import { InvalidResponseError } from "./field_line_parser.ts";
+import {
+  keepsAlive,
+  type ResponseFraming,
+  responseFraming,
+} from "./response_framing.ts";
 import { GcPacer } from "../runtime/mod.ts";
 import {
   type BodySource,

@@ -1,12 +1,14 @@
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import {
   DEFAULT_HEAD_BUFFER,
-  InvalidResponseError,
-  keepsAlive,
   parseResponseHead,
+} from "../../src/upstream/http1.ts";
+import { InvalidResponseError } from "../../src/upstream/field_line_parser.ts";
+import {
+  keepsAlive,
   responseFraming,
   transferEncodingOf,
-} from "../../src/upstream/http1.ts";
+} from "../../src/upstream/response_framing.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
