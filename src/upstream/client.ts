@@ -20,6 +20,9 @@
  * only a connection used too recently for the upstream's idle timeout to
  * be closing it (`pool.ts`).
  *
+ * What a failure before the head means is decided in
+ * `exchange_failures.ts`, the reply a head makes in `reply.ts`.
+ *
  * @module
  */
 
@@ -28,30 +31,14 @@ import {
   parseResponseHead,
   type ResponseHead,
 } from "./http1.ts";
-import { InvalidResponseError } from "./field_line_parser.ts";
-import {
-  keepsAlive,
-  type ResponseFraming,
-  responseFraming,
-} from "./response_framing.ts";
+import { responseFraming } from "./response_framing.ts";
 import { GcPacer } from "../runtime/mod.ts";
-import {
-  type BodySource,
-  endOfAnswer,
-  MORE_THAN_LENGTH,
-  streamBody,
-} from "./body.ts";
+import type { BodySource } from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
 import { type ConnectionIo, readSome, writeRequest } from "./io.ts";
 import { sendsLong, sendWatching } from "./early_answer.ts";
-import {
-  ClientWatch,
-  Connection,
-  EMPTY,
-  NOTHING,
-  TimerExpired,
-} from "./connection.ts";
+import { ClientWatch, Connection, EMPTY, NOTHING } from "./connection.ts";
 import type {
   UpstreamCall,
   UpstreamClientOptions,
@@ -64,6 +51,13 @@ import {
   upstreamErrorFromOs,
   upstreamTimeout,
 } from "./error.ts";
+import {
+  asUpstreamError,
+  closedEarly,
+  readFailure,
+  sendFailure,
+} from "./exchange_failures.ts";
+import { replyWithBody } from "./reply.ts";
 
 const IDEMPOTENT = new Set([
   "GET",
@@ -215,7 +209,7 @@ export class UpstreamClient {
           ? sendWatching(this.#io, c, call)
           : writeRequest(this.#io, c, call));
       } catch (error) {
-        throw this.#sendFailed(c, watch, error);
+        throw sendFailure(c, { watch, error, family: this.#family });
       }
       let buffer: Uint8Array = EMPTY;
       let got = 0;
@@ -244,9 +238,9 @@ export class UpstreamClient {
         try {
           chunk = await readSome(this.#io, c);
         } catch (error) {
-          throw this.#readFailed(c, { watch, error, got });
+          throw readFailure(c, { watch, error, got, family: this.#family });
         }
-        if (chunk === null) throw this.#closedEarly(c, got);
+        if (chunk === null) throw closedEarly(c, got);
         got += chunk.length;
         if (buffer.length === 0) buffer = chunk;
         else {
@@ -259,49 +253,6 @@ export class UpstreamClient {
       c.close();
       throw asUpstreamError(error);
     }
-  }
-
-  /** What a failed request write means: timeout, client gone, or OS error. */
-  #sendFailed(
-    c: Connection,
-    watch: ClientWatch,
-    error: unknown,
-  ): unknown {
-    if (error instanceof UpstreamError) return error;
-    if (error instanceof TimerExpired) {
-      return this.#timedOut("sending request to upstream");
-    }
-    if (watch.aborted) return UpstreamError.clientClosed(error);
-    return this.#stale(
-      c,
-      upstreamErrorFromOs(error, "sending request to upstream", this.#family),
-    );
-  }
-
-  /** What a failed read of the response head means. */
-  #readFailed(
-    c: Connection,
-    { watch, error, got }: { watch: ClientWatch; error: unknown; got: number },
-  ): UpstreamError {
-    if (error instanceof TimerExpired) {
-      return this.#timedOut("reading response header from upstream");
-    }
-    if (watch.aborted) return UpstreamError.clientClosed(error);
-    const e = upstreamErrorFromOs(
-      error,
-      "reading response header from upstream",
-      this.#family,
-    );
-    return got === 0 ? this.#stale(c, e) : e;
-  }
-
-  /** The upstream closed before a whole head: stale if it sent nothing. */
-  #closedEarly(c: Connection, got: number): UpstreamError {
-    const e = new UpstreamError("upstream prematurely closed connection", {
-      kind: "premature-close",
-      action: "reading response header from upstream",
-    });
-    return got === 0 ? this.#stale(c, e) : e;
   }
 
   /**
@@ -325,64 +276,13 @@ export class UpstreamClient {
       };
     }
     const framing = responseFraming(head, call.method);
-    const reply = this.#body(c, { call, watch, head, framing, rest });
+    const reply = replyWithBody(
+      c,
+      { call, watch, head, framing, rest },
+      this.#bodySource,
+    );
     watch.onAbort = NOTHING;
     return reply;
-  }
-
-  #stale(c: Connection, error: UpstreamError): UpstreamError {
-    if (c.reused) error.stale = true;
-    return error;
-  }
-
-  #body(
-    c: Connection,
-    { call, watch, head, framing, rest }: {
-      call: UpstreamCall;
-      watch: ClientWatch;
-      head: ResponseHead;
-      framing: ResponseFraming;
-      rest: Uint8Array;
-    },
-  ): UpstreamReply {
-    const reusable = keepsAlive(head) && framing.kind !== "close" &&
-      call.keepalive !== false && !c.abandoned;
-    if (framing.kind === "none") {
-      // A bodiless answer (HEAD, 1xx, 204, 304): whatever came after its
-      // head is not part of it.
-      endOfAnswer(c, {
-        extra: rest,
-        reusable,
-        call,
-        warning: call.method === "HEAD" ? null : MORE_THAN_LENGTH,
-        tryIndex: call.tryIndex,
-      }, this.#bodySource.release);
-      return { head, body: null, length: null };
-    }
-    if (framing.kind === "length" && rest.length >= framing.length) {
-      // The whole body arrived with the head: no stream needed.
-      endOfAnswer(c, {
-        extra: rest.subarray(framing.length),
-        reusable,
-        call,
-        warning: MORE_THAN_LENGTH,
-        tryIndex: call.tryIndex,
-      }, this.#bodySource.release);
-      return {
-        head,
-        body: rest.slice(0, framing.length),
-        length: framing.length,
-      };
-    }
-    return {
-      head,
-      body: streamBody(
-        c,
-        { call, watch, framing, rest, reusable },
-        this.#bodySource,
-      ),
-      length: framing.kind === "length" ? framing.length : null,
-    };
   }
 }
 
@@ -413,15 +313,4 @@ function append(
 /** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */
 function isInterim(head: ResponseHead): boolean {
   return head.status >= 100 && head.status < 200 && head.status !== 101;
-}
-
-/** A head the parser refused is nginx's invalid response; others pass as they are. */
-function asUpstreamError(error: unknown): unknown {
-  if (error instanceof InvalidResponseError) {
-    return new UpstreamError(error.message, {
-      kind: "invalid-response",
-      action: "reading response header from upstream",
-    });
-  }
-  return error;
 }
