@@ -18,7 +18,7 @@
  */
 
 import type { ComplexValue } from "./complex_value.ts";
-import type { RewriteProgram } from "./rewrite.ts";
+import type { RewriteProgram } from "./rewrite_program.ts";
 import type { FastcgiConf } from "./fastcgi_conf.ts";
 import type { Listen, ServerName } from "./listen_model.ts";
 import type { CookieRewrite, ProxyPass, ProxyRedirect } from "./proxy_model.ts";
