@@ -6,7 +6,7 @@
  */
 
 import { gzipAccepted, isBuiltInError } from "../response/mod.ts";
-import { statOrNull } from "./cache.ts";
+import { statOrNull } from "./sync_fs.ts";
 import { planFile, type StaticPlan } from "./file_plan.ts";
 import { fileRequest } from "./file_request.ts";
 import type { FileServe } from "./serve_file_options.ts";
