@@ -102,9 +102,13 @@ export interface ServeFileOptions {
 
 /** One request on its way through `serveFile`. */
 export interface FileServe {
+  /** The request. */
   req: Request;
+  /** What `serveFile` was given. */
   o: ServeFileOptions;
+  /** The platform, for the error lines and the names refused. */
   family: OsFamily;
+  /** A HEAD request: answers without a body. */
   head: boolean;
   /** `gzip_static on` found a `.gz`: the response varies by `Accept-Encoding`. */
   vary: boolean;
