@@ -20,8 +20,9 @@
  * only a connection used too recently for the upstream's idle timeout to
  * be closing it (`pool.ts`).
  *
- * What a failure before the head means is decided in
- * `exchange_failures.ts`, the reply a head makes in `reply.ts`.
+ * A new connection is opened by `peer_connect.ts`; what a failure before
+ * the head means is decided in `exchange_failures.ts`, the reply a head
+ * makes in `reply.ts`.
  *
  * @module
  */
@@ -45,18 +46,14 @@ import type {
   UpstreamReply,
 } from "./types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
-import {
-  type UpstreamAction,
-  UpstreamError,
-  upstreamErrorFromOs,
-  upstreamTimeout,
-} from "./error.ts";
+import { UpstreamError } from "./error.ts";
 import {
   asUpstreamError,
   closedEarly,
   readFailure,
   sendFailure,
 } from "./exchange_failures.ts";
+import { connectPeer } from "./peer_connect.ts";
 import { replyWithBody } from "./reply.ts";
 
 const IDEMPOTENT = new Set([
@@ -152,45 +149,16 @@ export class UpstreamClient {
           // byte: the request was not processed, so it is safe to resend.
         }
       }
-      const fresh = await this.#connect(
-        watch,
-        call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
-      );
+      const fresh = await connectPeer(watch, {
+        peer: this.#options,
+        connectMs: call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
+        family: this.#family,
+      });
       call.onConnected?.();
       return await this.#exchange(fresh, call, watch);
     } finally {
       this.#watchdog.unwatch(watch);
       watch.detach();
-    }
-  }
-
-  #timedOut(action: UpstreamAction): UpstreamError {
-    return upstreamTimeout(action, this.#family);
-  }
-
-  async #connect(watch: ClientWatch, connectMs: number): Promise<Connection> {
-    if (watch.aborted) throw UpstreamError.clientClosed();
-    this.#options.onConnect?.();
-    const timer = new AbortController();
-    const id = setTimeout(() => timer.abort(), connectMs);
-    watch.onAbort = () => timer.abort();
-    try {
-      const conn = await Deno.connect({
-        hostname: this.#options.hostname,
-        port: this.#options.port,
-        signal: timer.signal,
-      });
-      conn.setNoDelay(true);
-      return new Connection(conn);
-    } catch (error) {
-      if (watch.aborted) throw UpstreamError.clientClosed(error);
-      if (timer.signal.aborted) throw this.#timedOut("connecting to upstream");
-      throw upstreamErrorFromOs(error, "connecting to upstream", this.#family, {
-        upstreamHost: this.#options.hostname,
-      });
-    } finally {
-      clearTimeout(id);
-      watch.onAbort = NOTHING;
     }
   }
 
