@@ -80,6 +80,7 @@ SUITES=(
   tests/upstream_reuse_test.ts
   tests/upstream/error_test.ts
   tests/upstream/http1_test.ts
+  tests/upstream/response_framing_test.ts
   tests/upstream/request_head_test.ts
   tests/upstream/chunked_decoder_test.ts
   tests/upstream/next_upstream_test.ts

@@ -5,7 +5,8 @@
  */
 
 import { parseUpstreamServer } from "../src/config/addresses.ts";
-import { type GatewayConfig, resolveConfig } from "../src/config/config.ts";
+import { resolveConfig } from "../src/config/config.ts";
+import type { GatewayConfig } from "../src/config/gateway_config.ts";
 import { createLogger } from "../src/log/logger.ts";
 import { startServing } from "../src/server/mod.ts";
 import { GatewayStats } from "../src/status.ts";

@@ -6,7 +6,8 @@
  * not skips.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
-import { encodeFrame, OPCODE } from "../src/proxy/websocket_frames.ts";
+import { OPCODE } from "../src/proxy/websocket_frame_types.ts";
+import { encodeFrame } from "../src/proxy/websocket_frames.ts";
 import {
   bothLogged,
   type NginxProcess,

@@ -6,6 +6,9 @@
  * is not an IP address is looked up as `255.255.255.255` (nginx's
  * `INADDR_NONE`), so it gets the default unless a network holds that.
  *
+ * A network is read by `geo_networks.ts`, a range by `geo_ranges.ts`, the
+ * addresses of `X-Forwarded-For` by `forwarded_for.ts`.
+ *
  * @module
  */
 
@@ -14,7 +17,10 @@ import {
   type AccessRule,
   parseAccessRule,
 } from "./access_rules.ts";
-import { parseClientAddress, parseIpv4 } from "./address.ts";
+import { parseClientAddress } from "./address.ts";
+import { isSeparator, withoutPort } from "./forwarded_for.ts";
+import { maskedHex, network } from "./geo_networks.ts";
+import { flatten, parseRange, type Range, rangeText } from "./geo_ranges.ts";
 
 /** What adding one entry gave: nginx's `[warn]` or `[emerg]` text, if any. */
 export type GeoEntryResult =
@@ -23,13 +29,6 @@ export type GeoEntryResult =
 
 const OK: GeoEntryResult = { ok: true, warning: null };
 const NONE_ADDRESS = 0xffffffff;
-
-/** One IPv4 range of `ranges` mode, inclusive. */
-interface Range {
-  start: number;
-  end: number;
-  value: string;
-}
 
 /**
  * A `geo` table. `ranges` mode holds IPv4 ranges only (`a.b.c.d-e.f.g.h`);
@@ -279,103 +278,4 @@ export class GeoTable {
     }
     return this.#default;
   }
-}
-
-/** A space or comma, which separate the addresses of `X-Forwarded-For`. */
-function isSeparator(code: number): boolean {
-  return code === 0x20 || code === 0x2c;
-}
-
-/** An address of `X-Forwarded-For`, with or without a port (`ngx_parse_addr_port`). */
-function withoutPort(text: string): string | null {
-  if (parseClientAddress(text) !== null) return text;
-  const v6 = /^\[([^\]]*)\](?::\d+)?$/.exec(text);
-  if (v6 !== null) return parseClientAddress(v6[1]!) === null ? null : v6[1]!;
-  const v4 = /^([^:]*):\d+$/.exec(text);
-  if (v4 !== null && parseIpv4(v4[1]!) !== null) return v4[1]!;
-  return null;
-}
-
-/** A network as `ngx_ptocidr` reads it, with its key for the table. */
-function network(text: string):
-  | { family: 4; addr4: number; mask: number; warning: string | null }
-  | { family: 6; addr6: string; length: number; warning: string | null }
-  | null {
-  const parsed = parseAccessRule("allow", text);
-  if (!parsed.ok) return null;
-  const { rule, warning } = parsed;
-  if (rule.family === 4) {
-    return { family: 4, addr4: rule.addr4, mask: rule.mask4, warning };
-  }
-  if (rule.family !== 6) return null;
-  let length = 0;
-  for (const byte of rule.mask6) {
-    for (let bit = 7; bit >= 0 && (byte >> bit) & 1; bit--) length++;
-  }
-  return {
-    family: 6,
-    addr6: maskedHex(rule.addr6, length),
-    length,
-    warning,
-  };
-}
-
-/** The first `length` bits of an IPv6 address, as a map key. */
-function maskedHex(addr: Uint8Array, length: number): string {
-  let out = "";
-  for (let i = 0; i < 16; i++) {
-    const bits = Math.max(0, Math.min(8, length - i * 8));
-    const byte = addr[i]! & ((0xff << (8 - bits)) & 0xff);
-    out += byte.toString(16).padStart(2, "0");
-  }
-  return out;
-}
-
-function parseRange(text: string): { start: number; end: number } | null {
-  const dash = text.indexOf("-");
-  if (dash < 0) return null;
-  const start = parseIpv4(text.slice(0, dash));
-  const end = parseIpv4(text.slice(dash + 1));
-  if (start === null || end === null || start > end) return null;
-  return { start, end };
-}
-
-function rangeText(r: Range): string {
-  const dotted = (n: number) =>
-    [n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff].join(".");
-  return `${dotted(r.start)}-${dotted(r.end)}`;
-}
-
-/**
- * Nested ranges as disjoint ones, the inner range's value winning inside
- * it: ranges sorted by start (an outer one first), cut where an inner one
- * begins and resumed after it ends.
- */
-function flatten(ranges: readonly Range[]): Range[] {
-  const sorted = ranges.map((r, i) => ({ ...r, i })).sort((a, b) =>
-    a.start - b.start || b.end - a.end || a.i - b.i
-  );
-  const out: Range[] = [];
-  const open: (Range & { i: number })[] = [];
-  let at = 0;
-  const emit = (start: number, end: number, value: string) => {
-    if (start <= end) out.push({ start, end, value });
-  };
-  const closeUntil = (limit: number) => {
-    // Ends the open ranges that end before `limit`, innermost first.
-    while (open.length > 0 && open.at(-1)!.end < limit) {
-      const r = open.pop()!;
-      emit(at, r.end, r.value);
-      at = r.end + 1;
-    }
-  };
-  for (const r of sorted) {
-    closeUntil(r.start);
-    const outer = open.at(-1);
-    if (outer !== undefined) emit(at, r.start - 1, outer.value);
-    at = r.start;
-    open.push(r);
-  }
-  closeUntil(Infinity);
-  return out;
 }

@@ -6,7 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { SettingsInput } from "./config.ts";
+import type { SettingsInput } from "./settings_input.ts";
 import { closestWord } from "./did_you_mean.ts";
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { SettingsInput } from "./config.ts";
+import type { SettingsInput } from "./settings_input.ts";
 import { closestWord } from "./did_you_mean.ts";
 
 /**

@@ -18,12 +18,11 @@ export {
 } from "./bounds.ts";
 export { parseCliArgs, UsageError } from "./cli.ts";
 export type { CliOptions } from "./cli.ts";
-export {
-  DEFAULT_CACHE_POLICY,
-  DEFAULT_SETTINGS,
-  resolveConfig,
-} from "./config.ts";
-export type { CachePolicy, GatewayConfig, SettingsInput } from "./config.ts";
+export { resolveConfig } from "./config.ts";
+export { DEFAULT_CACHE_POLICY } from "./gateway_config.ts";
+export type { CachePolicy, GatewayConfig } from "./gateway_config.ts";
+export { DEFAULT_SETTINGS } from "./settings_input.ts";
+export type { SettingsInput } from "./settings_input.ts";
 export { parseConfigFile } from "./config_file.ts";
 export { MAX_TIMER_MS, pathProblem } from "./config_values.ts";
 export type { FileInput } from "./config_file.ts";

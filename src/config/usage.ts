@@ -4,7 +4,7 @@
  * @module
  */
 
-import { DEFAULT_SETTINGS } from "./config.ts";
+import { DEFAULT_SETTINGS } from "./settings_input.ts";
 import { LOG_LEVELS } from "../log/mod.ts";
 
 /**

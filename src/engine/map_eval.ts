@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { MapConf } from "./model.ts";
+import type { MapConf } from "./http_model.ts";
 import type { RequestVars } from "./variables.ts";
 
 /**

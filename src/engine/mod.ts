@@ -7,7 +7,12 @@
  */
 
 export type * from "./model.ts";
-export { SERVER_DEFAULTS } from "./model.ts";
+export type * from "./listen_model.ts";
+export type * from "./proxy_model.ts";
+export type * from "./response_model.ts";
+export type * from "./upstream_model.ts";
+export { SERVER_DEFAULTS } from "./upstream_model.ts";
+export type * from "./http_model.ts";
 export {
   compileValue,
   type ComplexValue,
@@ -28,18 +33,14 @@ export {
   listenKey,
   parseServerName,
 } from "./servers.ts";
+export { type RewriteOutcome, type RewriteRun, runRewrite } from "./rewrite.ts";
+export type { RewriteOp, RewriteProgram } from "./rewrite_program.ts";
 export {
   compileCondition,
   compileReturn,
   compileRewrite,
-  type RewriteOp,
-  type RewriteOutcome,
-  type RewriteProgram,
-  type RewriteRun,
-  runRewrite,
-  sendable,
-  SENDABLE_STATUSES,
-} from "./rewrite.ts";
+} from "./rewrite_compile.ts";
+export { sendable, SENDABLE_STATUSES } from "./sendable_status.ts";
 export { compileRegex } from "./regex.ts";
 export {
   type AccessStep,

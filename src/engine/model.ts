@@ -9,13 +9,27 @@
  * flags and JSON by writing nginx.conf text (`built_in.ts`), so there is one
  * compiler and `--print-config` can print any configuration as nginx.conf.
  *
+ * Here are a location and a server; the parts they hold have files of their
+ * own: `listen_model.ts` (listens and names), `proxy_model.ts`,
+ * `response_model.ts` (headers, expires, gzip, error pages),
+ * `upstream_model.ts`, and `http_model.ts` (the whole configuration).
+ *
  * @module
  */
 
 import type { ComplexValue } from "./complex_value.ts";
-import type { RewriteProgram } from "./rewrite.ts";
+import type { RewriteProgram } from "./rewrite_program.ts";
 import type { FastcgiConf } from "./fastcgi_conf.ts";
-import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
+import type { Listen, ServerName } from "./listen_model.ts";
+import type { CookieRewrite, ProxyPass, ProxyRedirect } from "./proxy_model.ts";
+import type {
+  AddHeader,
+  ErrorPageTarget,
+  Expires,
+  GzipConf,
+  GzipOkConf,
+} from "./response_model.ts";
+import type { ErrorTarget, LogFormat } from "../log/mod.ts";
 import type { AccessList, AuthBasicConf } from "../access/mod.ts";
 import type { LimitConnConf, LimitReqConf } from "../limits/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
@@ -30,29 +44,6 @@ export interface Place {
   line: number;
 }
 
-/** One `listen` of a server. */
-export interface Listen {
-  /** The address to bind (`0.0.0.0`, `::`, `127.0.0.1`). */
-  hostname: string;
-  /** The port. */
-  port: number;
-  /** `default_server`: answers names no server on this address claims. */
-  defaultServer: boolean;
-  /** `ssl`. */
-  ssl: boolean;
-  /** `http2`. */
-  http2: boolean;
-  /** The text as written, for messages. */
-  text: string;
-}
-
-/** A `server_name`, classified as `ngx_http_server_names` does. */
-export type ServerName =
-  | { kind: "exact"; name: string }
-  | { kind: "leading"; suffix: string } // `*.example.com` or `.example.com`
-  | { kind: "trailing"; prefix: string } // `www.example.*`
-  | { kind: "regex"; regex: RegExp; text: string };
-
 /** How a location is matched (`ngx_http_core_location`). */
 export type LocationMatch =
   | "exact" // `=`
@@ -62,115 +53,6 @@ export type LocationMatch =
   | "regex-caseless" // `~*`
   | "named" // `@name`
   | "if"; // the pseudo-location of an `if` block
-
-/** The upstream URL of `proxy_pass`, compiled. */
-export interface ProxyPass {
-  /** `http` (https upstreams are refused for now). */
-  scheme: "http";
-  /**
-   * The `upstream{}` name, or the implicit group of one `host:port`
-   * (nginx: `ngx_http_upstream_add` makes one per distinct address); empty
-   * when `url` is set.
-   */
-  group: string;
-  /** `$proxy_host`: the host and port as written (`127.0.0.1:8080`, `backend`). */
-  proxyHost: string;
-  /**
-   * The URI part (`/`, `/v1/`), or `null` when `proxy_pass` has none: then
-   * the request URI goes as the client sent it (or as rewritten).
-   */
-  uri: string | null;
-  /** `proxy_pass` with variables: evaluated per request (no URI rule). */
-  dynamic: ComplexValue | null;
-  /**
-   * `proxy_pass` with variables in its host or port: the whole URL,
-   * evaluated per request and read then (`ngx_http_proxy_eval`); the group
-   * is the one it names (proxy/proxy_url.ts).
-   */
-  url: ComplexValue | null;
-  /** The text as written, for `proxy_redirect default` and messages. */
-  text: string;
-}
-
-/** One `proxy_redirect` pair. */
-export type ProxyRedirect =
-  | { kind: "text"; from: ComplexValue; to: ComplexValue }
-  | { kind: "regex"; regex: RegExp; to: ComplexValue };
-
-/**
- * One `proxy_cookie_domain` or `proxy_cookie_path` pair. A text pair
- * matches a domain whole without regard to case (leading dots aside), a
- * path as a case-sensitive prefix; a regex pair (`~`, `~*` for paths)
- * replaces the whole value, captures available.
- */
-export type CookieRewrite =
-  | { kind: "text"; from: ComplexValue; to: ComplexValue }
-  | { kind: "regex"; regex: RegExp; to: ComplexValue };
-
-/** One `add_header`. */
-export interface AddHeader {
-  /** The field name as written. */
-  name: string;
-  /** Its value. */
-  value: ComplexValue;
-  /** `always`: for every status, not only nginx's list. */
-  always: boolean;
-}
-
-/** `expires`, compiled. */
-export type Expires =
-  | { kind: "off" }
-  | { kind: "epoch" }
-  | { kind: "max" }
-  | { kind: "after"; seconds: number; modified: boolean }
-  | { kind: "daily"; secondsOfDay: number };
-
-/** A `gzip_proxied` flag (`ngx_http_gzip_proxied_mask`). */
-export type GzipProxied =
-  | "off"
-  | "expired"
-  | "no-cache"
-  | "no-store"
-  | "private"
-  | "no_last_modified"
-  | "no_etag"
-  | "auth"
-  | "any";
-
-/**
- * What `ngx_http_gzip_ok` reads (the core module's `gzip_*` settings),
- * asked by the gzip filter and by `gzip_static`.
- */
-export interface GzipOkConf {
-  /** `gzip_http_version`: the oldest request version that gets gzip. */
-  httpVersion: "1.0" | "1.1";
-  /** `gzip_proxied`: when a request with `Via` gets gzip. */
-  proxied: ReadonlySet<GzipProxied>;
-  /** `gzip_disable` regexes (caseless), tested on `User-Agent`. */
-  disable: readonly RegExp[];
-  /** `gzip_disable msie6`. */
-  disableMsie6: boolean;
-}
-
-/** The gzip filter's settings (`ngx_http_gzip_filter_module`). */
-export interface GzipConf {
-  /** `gzip`. */
-  enabled: boolean;
-  /** `gzip_comp_level`, 1 to 9. */
-  level: number;
-  /** `gzip_min_length` in bytes, tested on a known `Content-Length`. */
-  minLength: number;
-  /** `gzip_types` (lower case; `text/html` always); `*` takes any. */
-  types: ReadonlySet<string>;
-}
-
-/** An `error_page` target. */
-export interface ErrorPageTarget {
-  /** The URI, `@name`, or an absolute URL (a redirect). */
-  uri: ComplexValue;
-  /** `=code`: the status to answer with; `null` keeps the error's, `0` (`=`) takes the target's. */
-  overwrite: number | null;
-}
 
 /** `try_files`, compiled. */
 export interface TryFiles {
@@ -404,152 +286,4 @@ export interface SslConf {
   place: Place;
   /** The PEM texts, once the files are read (`null` until then). */
   pem: { cert: string; key: string } | null;
-}
-
-/** One server of an `upstream{}` (or the one of a `proxy_pass host:port`). */
-export interface UpstreamServerConf {
-  /** `host:port` as written. */
-  address: string;
-  /** The host. */
-  hostname: string;
-  /** The port. */
-  port: number;
-  /** `weight=`. */
-  weight: number;
-  /** `max_fails=`. */
-  maxFails: number;
-  /** `fail_timeout=` in ms. */
-  failTimeoutMs: number;
-  /** `backup`. */
-  backup: boolean;
-  /** `down`. */
-  down: boolean;
-  /** The address as written (`hash … consistent` hashes it); `address` when absent. */
-  server?: string;
-}
-
-/**
- * nginx's `server` parameters when none is written (ngx_http_upstream_server:
- * `weight=1 max_fails=1 fail_timeout=10`), for every server the gateway
- * makes: an `upstream{}` line, a `proxy_pass host:port`, a variable's
- * address.
- */
-export const SERVER_DEFAULTS: Readonly<
-  Pick<
-    UpstreamServerConf,
-    "weight" | "maxFails" | "failTimeoutMs" | "backup" | "down"
-  >
-> = {
-  weight: 1,
-  maxFails: 1,
-  failTimeoutMs: 10_000,
-  backup: false,
-  down: false,
-};
-
-/** An `upstream{}` block, or an implicit one. */
-export interface UpstreamConf {
-  /** The name (`backend`, or `127.0.0.1:8080` for an implicit one). */
-  name: string;
-  /** Its servers. */
-  servers: readonly UpstreamServerConf[];
-  /** `keepalive N`: idle connections kept per server; 0 closes each. */
-  keepalive: number;
-  /** Declared by `upstream{}` rather than made for a `proxy_pass`. */
-  explicit: boolean;
-  /**
-   * `ip_hash`, `least_conn`, `hash KEY` (`hash`), `hash KEY consistent`
-   * (`consistent-hash`), or nginx's default weighted round-robin;
-   * round-robin when absent.
-   */
-  balance?:
-    | "round-robin"
-    | "ip-hash"
-    | "least-conn"
-    | "hash"
-    | "consistent-hash";
-  /** The key of `hash`. */
-  hashKey?: ComplexValue;
-}
-
-/** A `map` block, compiled. */
-export interface MapConf {
-  /** The source value (`$http_upgrade`). */
-  source: ComplexValue;
-  /** Exact entries (lower case when `hostnames`... kept simple: exact as written). */
-  exact: ReadonlyMap<string, ComplexValue>;
-  /** Regex entries in order. */
-  regexes: readonly { regex: RegExp; value: ComplexValue }[];
-  /** `default`. */
-  defaultValue: ComplexValue;
-  /**
-   * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
-   * the source address, given `X-Forwarded-For` when the block has `proxy`
-   * networks (`forwardedFor` reads it; `null` otherwise).
-   */
-  geo?: {
-    lookup(address: string, forwardedFor: string): string;
-    forwardedFor: ComplexValue | null;
-  };
-}
-
-/** A whole configuration. */
-export interface HttpConf {
-  /** Servers in file order. */
-  servers: readonly ServerConf[];
-  /** Upstream groups by name (explicit and implicit). */
-  upstreams: ReadonlyMap<string, UpstreamConf>;
-  /**
-   * The groups `fastcgi_pass` names (an `upstream{}`'s, or one made for a
-   * `host:port`), by name; absent when nothing passes to FastCGI.
-   */
-  fastcgiUpstreams?: ReadonlyMap<string, UpstreamConf>;
-  /** `map` variables by name (without `$`). */
-  maps: ReadonlyMap<string, MapConf>;
-  /** `log_format`s by name (`combined` always). */
-  logFormats: ReadonlyMap<string, LogFormat>;
-  /**
-   * The access log every level writes (one for the whole configuration):
-   * its file, absolute, or `null` for `off`, and its format.
-   */
-  accessLog: { path: string | null; format: LogFormat };
-  /**
-   * Every access log file any level writes, absolute, first seen first:
-   * each is opened once at start.
-   */
-  accessLogFiles: readonly string[];
-  /** Some access log's format reads request or response fields beyond `combined`'s. */
-  accessNeedsFields: boolean;
-  /**
-   * Some access log's format or `if=` reads the request's fields when its
-   * line is written (`$http_NAME` beyond `combined`'s, `$cookie_NAME`, a
-   * `map` on one): only then does a request keep a copy of them.
-   */
-  accessCopiesFields: boolean;
-  /**
-   * The main level's first `error_log` file, absolute, and its level: where
-   * the start's `[emerg]` lines go, and the file the built-in page names.
-   */
-  errorLog: { path: string; level: string };
-  /**
-   * The main level's `error_log` list (nginx's default `logs/error.log`
-   * at `error` when it has none): lines about no request go there.
-   */
-  errorLogs: readonly ErrorTarget[];
-  /**
-   * Every error log file any level writes, absolute (`stderr` as is),
-   * first seen first: each is opened once at start.
-   */
-  errorLogFiles: readonly string[];
-  /**
-   * The least severe level any error log takes: a line less severe than
-   * this goes nowhere, so it need not be looked for.
-   */
-  errorLogFloor: LogLevel;
-  /** Compare URIs with locations without regard to case (nginx for Windows). */
-  caseless: boolean;
-  /** `station_status`: the status endpoint's path (loopback only), or `null`. */
-  statusPath: string | null;
-  /** The nginx prefix relative paths start from. */
-  prefix: string;
 }

@@ -9,7 +9,8 @@
  * @module
  */
 
-import type { Listen, ServerConf, ServerName, SslConf } from "./model.ts";
+import type { ServerConf, SslConf } from "./model.ts";
+import type { Listen, ServerName } from "./listen_model.ts";
 import { compileRegex } from "./regex.ts";
 
 /** The servers of one listening socket, indexed for the name search. */

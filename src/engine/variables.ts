@@ -12,7 +12,8 @@ import {
   type VariableReader,
   type VariableScope,
 } from "./complex_value.ts";
-import type { LocationConf, MapConf } from "./model.ts";
+import type { LocationConf } from "./model.ts";
+import type { MapConf } from "./http_model.ts";
 import { evaluateMap, memoOf } from "./map_eval.ts";
 
 export { evaluateMap };

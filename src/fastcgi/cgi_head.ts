@@ -1,10 +1,10 @@
 /**
  * The CGI response head a FastCGI application writes to `STDOUT`, read as
  * `ngx_http_fastcgi_process_header` reads it: field lines (the gateway's
- * one field-line parser, `upstream/http1.ts`) up to an empty line; the
- * status from `Status:` (its first three bytes a number, else `upstream
- * sent invalid status "…"`), else 302 when there is a `Location:`, else
- * 200.
+ * one field-line parser, `upstream/field_line_parser.ts`) up to an empty
+ * line; the status from `Status:` (its first three bytes a number, else
+ * `upstream sent invalid status "…"`), else 302 when there is a
+ * `Location:`, else 200.
  *
  * @module
  */

@@ -1,7 +1,8 @@
 /**
- * The body a client request's locations keep for the `error_page` that may
- * follow: nginx keeps `r->request_body`, its temporary file too, for the
- * request's life, and a page forwarded after the location sends it again.
+ * The body a client request's locations keep for the internal redirect
+ * that may follow (an `error_page`, an upstream's `X-Accel-Redirect`):
+ * nginx keeps `r->request_body`, its temporary file too, for the request's
+ * life, and a proxied target of the redirect sends it again.
  *
  * It is kept in a field of the request's own flow object, not in a map
  * keyed by the request: a `WeakMap` entry per proxied request kept every
@@ -13,6 +14,7 @@
  * @module
  */
 
+import type { LocationConf } from "../engine/mod.ts";
 import type { TempFile } from "./temp_files.ts";
 import type { UpstreamCall } from "../upstream/mod.ts";
 
@@ -28,22 +30,44 @@ export interface KeptFile {
 }
 
 /**
- * What a location with error pages kept of the body: its bytes, `null`
+ * What a location that may redirect ({@linkcode keepsBody}) kept of the
+ * body: its bytes, `null`
  * for none, its temporary file, or {@linkcode STREAMED} when it went
  * upstream as it arrived (`proxy_request_buffering off`: a page after it
  * fails rather than send it empty).
  */
 export type KeptBody = Uint8Array | null | KeptFile | typeof STREAMED;
 
+/**
+ * Whether a location's answer may be followed by an internal redirect
+ * that sends the client's body again, so the body it reads is kept: it
+ * has error pages, or it passes to an upstream whose `X-Accel-Redirect`
+ * it honours (ngx_http_upstream_process_headers, unless
+ * `proxy_ignore_headers` / `fastcgi_ignore_headers` names it). Read from
+ * the configuration alone: a location it says no to keeps nothing.
+ *
+ * @param conf The location.
+ * @returns Whether to keep the body.
+ */
+export function keepsBody(conf: LocationConf): boolean {
+  if (conf.errorPages.size > 0) return true;
+  const ignored = conf.fastcgi !== undefined
+    ? conf.fastcgi.ignoreHeaders
+    : conf.proxyPass !== null
+    ? conf.proxyIgnoreHeaders
+    : null;
+  return ignored !== null && !ignored.has("x-accel-redirect");
+}
+
 /** Where one client request keeps its body: its flow. */
 export interface BodyKeeper {
-  /** What was kept; `undefined` until a location with error pages reads it. */
+  /** What was kept; `undefined` until a location that may redirect reads it. */
   keptBody?: KeptBody | undefined;
 }
 
 /**
- * Closes the temporary file a location with error pages kept for the
- * request's pages, once its answer is chosen (nginx's request pool
+ * Closes the temporary file a location that may redirect kept for the
+ * request's redirects, once its answer is chosen (nginx's request pool
  * cleanup). A second call, or one for a request that kept no file, does
  * nothing.
  *

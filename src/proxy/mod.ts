@@ -48,6 +48,7 @@ export { fitsInMemory } from "./request_buffer.ts";
 export { proxyRequest } from "./proxy.ts";
 export {
   type BodyKeeper,
+  keepsBody,
   type KeptBody,
   releaseKeptBody,
 } from "./kept_body.ts";

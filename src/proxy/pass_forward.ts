@@ -37,7 +37,7 @@ import type {
   ProxyResult,
   RequestBuffering,
 } from "./proxy_options.ts";
-import type { BodyKeeper } from "./kept_body.ts";
+import { type BodyKeeper, keepsBody } from "./kept_body.ts";
 
 /** One request's part in proxying, from the request flow. */
 export interface LocationRequest {
@@ -205,9 +205,12 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
     this.keeper = request.keeper;
   }
 
-  /** See `ProxyOptions.keepBody`: the location has error pages. */
+  /**
+   * See `ProxyOptions.keepBody`: a redirect may follow the location (its
+   * error pages, an upstream's `X-Accel-Redirect`).
+   */
   get keepBody(): boolean {
-    return this.conf.errorPages.size > 0;
+    return keepsBody(this.conf);
   }
 
   /**

@@ -86,7 +86,8 @@ export function proxyRequest(
   try {
     const source = options.bodyOf ?? req;
     if (options.bodyOf !== undefined && source.bodyUsed) {
-      // An error page after a location that read the body: what it kept.
+      // A redirect (an error page, an X-Accel-Redirect) after a location
+      // that read the body: what it kept.
       const kept = options.keeper?.keptBody;
       if (kept === STREAMED) {
         return Promise.resolve({ kind: "body-not-kept" } as const);
@@ -185,8 +186,8 @@ function forwardRead(
       const temp = read.temp;
       if (temp === null) return forward(req, options, read.body);
       if (options.keepBody && options.keeper && read.body?.kind === "file") {
-        // Kept for an error page, read by position by each send: closed
-        // when the request ends (releaseKeptBody).
+        // Kept for a redirect, read by position by each send: closed when
+        // the request's answer is chosen (releaseKeptBody).
         options.keeper.keptBody = { body: read.body, temp };
         return forward(req, options, read.body);
       }

@@ -88,20 +88,23 @@ export interface ProxyOptions {
   tries?: UpstreamTries | null;
   /**
    * The request whose body is sent, when it is not the one forwarded: an
-   * `error_page`'s copy of the client's request (a GET without a body, as
-   * a `Request` must be) sends the client's body, as nginx's page request
-   * keeps `r->request_body`: still unread, or as an earlier location read
-   * it (kept when {@linkcode keepBody} said so).
+   * `error_page`'s or an `X-Accel-Redirect`'s copy of the client's request
+   * (a GET without a body, as a `Request` must be) sends the client's
+   * body, as nginx's redirected request keeps `r->request_body`: still
+   * unread, or as an earlier location read it (kept when
+   * {@linkcode keepBody} said so).
    */
   bodyOf?: Request | undefined;
   /**
-   * Keep the body read in memory for an `error_page` that may follow (the
-   * location has error pages): a later page's forwarding sends it again.
+   * Keep the body read for an internal redirect that may follow (the
+   * location's `error_page`, an upstream's `X-Accel-Redirect`): a later
+   * proxied target's forwarding sends it again.
    */
   keepBody?: boolean;
   /**
    * Where the client's request keeps its body (its flow): written when
-   * {@linkcode keepBody} says so, read by an `error_page`'s forwarding.
+   * {@linkcode keepBody} says so, read by a redirected request's
+   * forwarding.
    */
   keeper?: BodyKeeper | undefined;
   /**

@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { Message } from "./websocket_frames.ts";
+import type { Message } from "./websocket_messages.ts";
 
 /**
  * What one message costs beyond its payload while held here or queued in

@@ -22,6 +22,7 @@ import type { UpstreamReply } from "../upstream/mod.ts";
 import { UpstreamError } from "../upstream/mod.ts";
 import { bridge, type TunnelOptions } from "./websocket_tunnel.ts";
 import { listHas } from "../routing/mod.ts";
+import { firstLine } from "../runtime/mod.ts";
 
 const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -51,6 +52,12 @@ const WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 export function isWebSocketRequest(req: Request): boolean {
   // The list parser skips the whitespace Deno's check skips, no more: a
   // request called an upgrade here is one Deno upgrades (routing/field_lists.ts).
+  // Both fields are read on every line, joined. `Connection` is a list
+  // field (RFC 9110 §5.3), and nginx reads each of its lines
+  // (ngx_http_process_connection). nginx sends the first `Upgrade` line
+  // upstream ($http_upgrade) and tunnels on the upstream's 101 whatever it
+  // said; Deno upgrades a request whose lines list `websocket` anywhere,
+  // so `Upgrade: foo` then `Upgrade: websocket` is tunnelled as nginx does.
   return req.method === "GET" &&
     listHas(req.headers.get("upgrade"), "websocket") &&
     listHas(req.headers.get("connection"), "upgrade") &&
@@ -117,8 +124,15 @@ export async function proxyWebSocket(
   // the accept the upstream computes is the one the browser checks too.
   // The version is ours (13, the one Deno accepts), and extensions stay on
   // the browser's side: the tunnel does not compress.
+  // A key on several lines: its first, as nginx 1.22 reads a repeated
+  // field (runtime/field_lines.ts), and the upstream reading the first of
+  // those nginx relays answers for it; the browser is told that accept.
   const { headers } = options;
-  const key = req.headers.get("sec-websocket-key") ??
+  const key = firstLine(
+    req.headers,
+    "sec-websocket-key",
+    req.headers.get("sec-websocket-key"),
+  ) ??
     btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
   const ours = new Set([
     "sec-websocket-key",
@@ -234,6 +248,9 @@ export async function proxyWebSocket(
     // `chat,superchat` offered nothing, and refuses a protocol not offered,
     // both after the upstream had answered.
     upgraded = (options.upgrade ?? Deno.upgradeWebSocket)(req);
+    // Deno's accept is of the key's lines joined: the browser gets the one
+    // the upstream answered (the first line's), as nginx relays it.
+    upgraded.response.headers.set("sec-websocket-accept", expected);
     for (const protocol of protocols) {
       upgraded.response.headers.append("sec-websocket-protocol", protocol);
     }

@@ -109,8 +109,8 @@ export interface EngineRequest {
   log: (event: RequestEvent) => void;
   /**
    * The context of its lines, whose `upstream:` field the flow sets when
-   * it redirects a proxied answer; absent for a subrequest, whose lines
-   * are its main request's.
+   * it redirects a proxied answer (a subrequest's is its own, its other
+   * fields its main request's).
    */
   readonly lines?: { upstream: string | null };
   /**

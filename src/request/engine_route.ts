@@ -17,7 +17,12 @@ import {
   type LocationConf,
   type ServerConf,
 } from "../engine/mod.ts";
-import { fitsInMemory, releaseKeptBody, tunnelClosed } from "../proxy/mod.ts";
+import {
+  fitsInMemory,
+  keepsBody,
+  releaseKeptBody,
+  tunnelClosed,
+} from "../proxy/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import { gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
@@ -65,9 +70,11 @@ export class EngineRoute {
   /** A location has `ssi on`: answers go through the SSI filter. */
   readonly #maySsi: boolean;
   /**
-   * Bodies are buffered and a location has `error_page`: a body's
-   * temporary file may be kept for the pages until the answer is chosen,
-   * when it does not fit in this buffer; `null` when no file is kept.
+   * Bodies are buffered and a location may redirect with the client's body
+   * (its `error_page`, an upstream's `X-Accel-Redirect`: `keepsBody`): a
+   * body's temporary file may be kept for the redirect until the answer is
+   * chosen, when it does not fit in this buffer; `null` when no file is
+   * kept.
    */
   readonly #keepFileAbove: number | null;
   /** Small files in memory, shared by every location. */
@@ -87,7 +94,7 @@ export class EngineRoute {
     this.#mayLimitConn = anyLocation(conf, (l) => l.limitConn !== null);
     this.#maySsi = anyLocation(conf, (l) => l.ssi !== undefined);
     this.#keepFileAbove = deps.body?.proxyRequestBuffering === true &&
-        anyLocation(conf, (l) => l.errorPages.size > 0)
+        anyLocation(conf, keepsBody)
       ? deps.body.clientBodyBufferSize
       : null;
     this.#gate = new AccessGate(new PasswordChecker(), deps.logger);

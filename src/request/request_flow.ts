@@ -173,8 +173,9 @@ function keepUpstream(answer: Response, request: FlowRequest): void {
 }
 
 /**
- * An internal redirect to an `X-Accel-Redirect`'s URI or named location,
- * as GET unless the request is a HEAD; a URI nginx finds unsafe is a 404.
+ * An internal redirect to an `X-Accel-Redirect`'s URI, as GET unless the
+ * request is a HEAD, or to its named location with the request's method;
+ * a URI nginx finds unsafe is a 404.
  * The answer keeps the upstream's fields nginx keeps: its `Content-Type`
  * unless the answer is an error page or a proxied one with its own, the
  * others added.
@@ -191,7 +192,9 @@ async function redirectForAccel(
   if (target.kind === "unsafe") {
     return errorPage(req, errorResponse(404, { head }), where, ctx);
   }
-  const method = head ? "HEAD" : "GET";
+  // ngx_http_upstream_process_headers makes the method GET (HEAD stays)
+  // for a URI only: a named location is asked with the client's method.
+  const method = target.kind === "named" ? req.method : head ? "HEAD" : "GET";
   request.vars.method = method;
   const redirect = target.kind === "named"
     ? internalRedirect(where.server, request.vars, target.name, {

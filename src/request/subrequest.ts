@@ -46,6 +46,8 @@ export class Subrequest implements EngineRequest {
   readonly served2: boolean;
   readonly clientFields: readonly string[] | null;
   readonly log: EngineRequest["log"];
+  /** Its own `upstream:` field, kept by the flow (`RouteFlow.keepUpstream`). */
+  readonly lines: { upstream: string | null } = { upstream: null };
   at: EngineRequest["at"];
   continued = false;
   accessLogs = null;
@@ -67,9 +69,20 @@ export class Subrequest implements EngineRequest {
     this.target = args === "" ? uri : `${uri}?${args}`;
     this.served2 = main.served2;
     this.clientFields = main.clientFields ?? null;
-    // nginx's lines about a subrequest name its URI after the request's.
-    this.log = (event) =>
-      main.log({ ...event, subrequest: this.vars?.uri ?? uri });
+    // nginx's lines about a subrequest name its URI after the request's,
+    // and the upstream the subrequest's own pass left before a redirect
+    // (ngx_http_log_error_handler reads the current request's r->upstream),
+    // not the main request's.
+    const lines = this.lines;
+    this.log = (event) => {
+      const subrequest = this.vars?.uri ?? uri;
+      const upstream = lines.upstream;
+      main.log(
+        upstream === null
+          ? { ...event, subrequest }
+          : { upstream, ...event, subrequest },
+      );
+    };
     this.at = main.at;
   }
 

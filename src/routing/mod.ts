@@ -20,15 +20,16 @@ export type {
   InvalidTarget,
   NormalisedTarget,
 } from "./request_target.ts";
+export { checkRequestHead, READING_HEADERS } from "./request_checks.ts";
 export {
-  checkRequestHead,
-  checkRequestLine,
   expectsContinue,
   hasUnforwardableBody,
-  readFields,
-  READING_HEADERS,
+} from "./request_body_checks.ts";
+export {
+  checkRequestLine,
   READING_REQUEST_LINE,
-} from "./request_checks.ts";
+} from "./request_line_checks.ts";
+export { readFields } from "./read_fields.ts";
 export {
   absoluteAuthority,
   looksLikeHttp2,
@@ -38,12 +39,9 @@ export {
   urlAuthority,
   urlHost,
 } from "./request_line.ts";
-export type {
-  CheckEvent,
-  FieldsRead,
-  LineVerdict,
-  RejectStatus,
-} from "./request_checks.ts";
+export type { CheckEvent, RejectStatus } from "./request_checks.ts";
+export type { LineVerdict } from "./request_line_checks.ts";
+export type { FieldsRead } from "./read_fields.ts";
 export type { ContentLength } from "./content_length.ts";
 export { isValidHost } from "./host.ts";
 export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";

@@ -4,7 +4,9 @@
  * `ngx_http_process_request_header`), for what `Deno.serve` lets through:
  * the request line the logs show, HTTP/2 without TLS, the `Host`, the
  * `Content-Length` and `Transfer-Encoding`, `TRACE`, and header names with
- * `_`.
+ * `_`. The request line's own checks are in `request_line_checks.ts`, the
+ * walk that reads the fields in `read_fields.ts`, what the framing says of
+ * the body in `request_body_checks.ts`.
  *
  * @module
  */
@@ -15,24 +17,20 @@ import {
   HeaderBufferReplay,
   type HeaderBuffers,
   tooLongHeaderMessage,
-  tooLongRequestLine,
 } from "./header_buffers.ts";
+import { type FieldsRead, readFields } from "./read_fields.ts";
 import { duplicateFieldLine } from "./duplicate_fields.ts";
 import { isValidHost } from "./host.ts";
 import type { ErrorEvent } from "../log/mod.ts";
 import {
   type FieldNames,
-  hasRepeatedLines,
   ignoredField,
-  keepFirstLines,
   NGINX_FIELD_NAMES,
 } from "../runtime/mod.ts";
 
 /** An `[info]` line's own fields. */
 export type CheckEvent = Pick<ErrorEvent, "level" | "message" | "action">;
 
-/** nginx's action while it reads the request line. */
-export const READING_REQUEST_LINE = "reading client request line";
 /** nginx's action while it reads the header fields. */
 export const READING_HEADERS = "reading client request headers";
 
@@ -75,79 +73,6 @@ export type HeadVerdict =
      */
     wholeHead: boolean;
   };
-
-/**
- * nginx's method token: upper-case letters, `_` and `-`
- * (`ngx_http_parse_request_line`); anything else, lower case included, is
- * "client sent invalid method".
- */
-const METHOD_TOKEN = /^[A-Z_-]+$/;
-
-/** A verdict on the request line, before the header fields are read. */
-export type LineVerdict =
-  | { kind: "ok" }
-  | {
-    kind: "reject";
-    /** 400 for the method, 414 for the length. */
-    status: 400 | 414;
-    /** The `[info]` line, about the request line. */
-    event: CheckEvent;
-    /** The request as nginx logs it then (a 414 shows what it held). */
-    request: string;
-  };
-
-const LINE_OK: LineVerdict = Object.freeze({ kind: "ok" });
-
-/**
- * Checks the request line as nginx reads it: the method token, then its
- * length against `large_client_header_buffers`.
- *
- * @param method The method as sent (`Deno.serve` keeps its case).
- * @param line The request line for the logs ({@linkcode requestLine}).
- * @param limits `large_client_header_buffers`.
- * @returns The verdict.
- *
- * @example Usage
- * ```ts
- * import { checkRequestLine } from "./request_checks.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(checkRequestLine("GET", "GET / HTTP/1.1").kind, "ok");
- * strictEqual(checkRequestLine("get", "get / HTTP/1.1").kind, "reject");
- * ```
- */
-export function checkRequestLine(
-  method: string,
-  line: string,
-  limits: HeaderBuffers = DEFAULT_HEADER_BUFFERS,
-): LineVerdict {
-  // The common methods are tokens: no regex run for them.
-  const common = method === "GET" || method === "HEAD" || method === "POST";
-  if (!common && !METHOD_TOKEN.test(method)) {
-    return {
-      kind: "reject",
-      status: 400,
-      event: {
-        level: "info",
-        message: "client sent invalid method",
-        action: READING_REQUEST_LINE,
-      },
-      request: line,
-    };
-  }
-  const held = tooLongRequestLine(line, limits);
-  if (held === null) return LINE_OK;
-  return {
-    kind: "reject",
-    status: 414,
-    event: {
-      level: "info",
-      message: "client sent too long URI",
-      action: READING_REQUEST_LINE,
-    },
-    request: held,
-  };
-}
 
 /**
  * Checks a request's head as nginx does before routing: the first failure
@@ -273,204 +198,6 @@ function refusal(
     notes,
     wholeHead,
   };
-}
-
-/**
- * Whether a request carries a body `Deno.serve` will not hand over: a GET
- * or HEAD with a length or chunked framing (`InnerRequest.body` is `null`
- * for those methods), so forwarding it would drop the body.
- *
- * @param req The request.
- * @param contentLength Its parsed `Content-Length`.
- * @returns Whether to refuse it.
- *
- * @example Usage
- * ```ts
- * import { hasUnforwardableBody } from "./request_checks.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const req = new Request("http://h/x", { headers: { "content-length": "3" } });
- * strictEqual(hasUnforwardableBody(req, { kind: "length", length: 3, digits: "3" }), true);
- * ```
- */
-export function hasUnforwardableBody(
-  req: Request,
-  contentLength: Exclude<ContentLength, { kind: "invalid" }>,
-): boolean {
-  if (req.method !== "GET" && req.method !== "HEAD") return false;
-  return (contentLength.kind === "length" && contentLength.length > 0) ||
-    req.headers.has("transfer-encoding");
-}
-
-/**
- * Whether `Deno.serve` answers this request `100 Continue` once its body is
- * read: `Expect: 100-continue` and a body that is not empty (it sends none
- * for an empty one, where nginx's `ngx_http_test_expect` still does).
- *
- * @param fields The request's fields as the handler's walk read them (a
- * `Headers.get` here was a second scan of the fields per proxied request).
- * @param length Its declared `Content-Length`, or `null`.
- * @returns Whether reading the body sends the interim answer.
- *
- * @example Usage
- * ```ts
- * import { expectsContinue, readFields } from "./request_checks.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const fields = readFields(new Headers({ expect: "100-Continue" }));
- * strictEqual(expectsContinue(fields, 2), true);
- * strictEqual(expectsContinue(fields, 0), false);
- * ```
- */
-export function expectsContinue(
-  fields: Pick<FieldsRead, "expect" | "transferEncoding">,
-  length: number | null,
-): boolean {
-  const expect = fields.expect;
-  if (expect === null || expect.toLowerCase() !== "100-continue") return false;
-  return length === null ? fields.transferEncoding !== null : length > 0;
-}
-
-/**
- * A request's fields as one walk over them read them: the flat list, and
- * the fields the handler reads of every request (and a file's answer, of
- * most).
- */
-export interface FieldsRead {
-  /**
-   * Every field in `Headers.forEach`'s order (sorted by name, repeated ones
-   * joined with `, ` as `Headers.get` joins them), flat: name, value…
-   */
-  readonly fields: string[];
-  /** `Host`, or `null`. */
-  host: string | null;
-  /** `Referer` (its first line), or `null`. */
-  referrer: string | null;
-  /** `Content-Length`, or `null`. */
-  contentLength: string | null;
-  /** `Transfer-Encoding`, or `null`. */
-  transferEncoding: string | null;
-  /** `Expect`, or `null` (a proxied body's `100 Continue`). */
-  expect: string | null;
-  /** `If-None-Match`, or `null` (a file's answer). */
-  ifNoneMatch: string | null;
-  /** `If-Modified-Since`, or `null`. */
-  ifModifiedSince: string | null;
-  /** `If-Match`, or `null`. */
-  ifMatch: string | null;
-  /** `If-Unmodified-Since`, or `null`. */
-  ifUnmodifiedSince: string | null;
-  /** `Range` (its first line), or `null`. */
-  range: string | null;
-  /** `If-Range`, or `null`. */
-  ifRange: string | null;
-  /**
-   * Some field came on more than one line (the lines as received outnumber
-   * the fields walked): {@linkcode duplicateFieldLine} reads the lines.
-   * A joined value cannot show it: `Headers` leaves no `", "` after an
-   * empty line and trims a line of blanks to nothing.
-   */
-  repeated: boolean;
-}
-
-/**
- * Reads a request's fields in one walk: the flat list the head's checks
- * and the proxy read, and the fields every request needs, picked on the
- * way. Each `get` of a field before the walk was a call into Deno, and one
- * after it a scan of the list; the walk itself is needed anyway (nginx's
- * header buffers are filled field by field).
- *
- * @param headers The request's fields.
- * @returns What the walk read.
- *
- * @example Usage
- * ```ts
- * import { readFields } from "./request_checks.ts";
- * import { deepStrictEqual, strictEqual } from "node:assert/strict";
- *
- * const read = readFields(new Headers([["Host", "a"], ["X-B", "1"], ["x-b", "2"]]));
- * strictEqual(read.host, "a");
- * deepStrictEqual(read.fields, ["host", "a", "x-b", "1, 2"]);
- * ```
- */
-export function readFields(headers: Headers): FieldsRead {
-  const read: FieldsRead = {
-    fields: [],
-    host: null,
-    referrer: null,
-    contentLength: null,
-    transferEncoding: null,
-    expect: null,
-    ifNoneMatch: null,
-    ifModifiedSince: null,
-    ifMatch: null,
-    ifUnmodifiedSince: null,
-    range: null,
-    ifRange: null,
-    repeated: false,
-  };
-  const fields = read.fields;
-  // Each name comes once (repeated fields are joined), in lower case.
-  headers.forEach((value, name) => {
-    fields.push(name, value);
-    switch (name) {
-      case "host":
-        read.host = value;
-        break;
-      case "referer":
-        read.referrer = value;
-        break;
-      case "content-length":
-        read.contentLength = value;
-        break;
-      case "transfer-encoding":
-        read.transferEncoding = value;
-        break;
-      case "expect":
-        read.expect = value;
-        break;
-      case "if-none-match":
-        read.ifNoneMatch = value;
-        break;
-      case "if-modified-since":
-        read.ifModifiedSince = value;
-        break;
-      case "if-match":
-        read.ifMatch = value;
-        break;
-      case "if-unmodified-since":
-        read.ifUnmodifiedSince = value;
-        break;
-      case "range":
-        read.range = value;
-        break;
-      case "if-range":
-        read.ifRange = value;
-    }
-  });
-  // One length read: a name sent on more than one line is walked once.
-  read.repeated = hasRepeatedLines(headers, fields.length);
-  if (read.repeated) readFirstLines(read, headers);
-  return read;
-}
-
-/**
- * For a request with a name on several lines: nginx 1.22 reads such a
- * field by its first line (`ngx_http_process_header_line`), so the fields
- * picked are their first lines, and the first lines are kept for the
- * other readers (`firstLine`). The walk's joined values are written back
- * as `Headers.get` joins them: the walk drops the `", "` after an empty
- * line, which is how a reader tells a value that may be joined.
- */
-function readFirstLines(read: FieldsRead, headers: Headers): void {
-  const firsts = keepFirstLines(headers);
-  if (firsts.size === 0) return;
-  const fields = read.fields;
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    if (firsts.has(fields[i]!)) fields[i + 1] = headers.get(fields[i]!) ?? "";
-  }
-  read.referrer = firsts.get("referer") ?? read.referrer;
-  read.range = firsts.get("range") ?? read.range;
 }
 
 /**

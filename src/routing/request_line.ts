@@ -2,7 +2,7 @@
  * The request line as the logs show it, recovered from what `Deno.serve`
  * hands over (no version, the authority folded into `req.url`): HTTP/2
  * prior knowledge, an absolute-form target, and a `Host` as it appears in
- * the URL. The checks on it are in `request_checks.ts`.
+ * the URL. The checks on it are in `request_line_checks.ts`.
  *
  * @module
  */

@@ -22,7 +22,7 @@
  * @module
  */
 
-import { type CachedBody, wholeFileResponse } from "./cache.ts";
+import { type CachedBody, wholeFileResponse } from "./cached_body.ts";
 
 /** A cached file's answer, kept to be cloned. */
 export interface AnswerTemplate {

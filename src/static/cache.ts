@@ -12,32 +12,15 @@
  * (`ReadDirectoryChangesW`), so a redeploy that renames or deletes the
  * folder would fail, and a missed event would serve a replaced file.
  *
+ * What a cached file's contents are and how they are sent is in
+ * `cached_body.ts`; the sync `stat` and read in `sync_fs.ts`.
+ *
  * @module
  */
 
-import type { AnswerTemplate } from "./answer_template.ts";
-import { type Validators, validatorsOf } from "./validators.ts";
-
-/** A file's contents as the static handler sends them. */
-export interface CachedBody {
-  /** The file's bytes; ranges are cut from them. */
-  bytes: Uint8Array<ArrayBuffer>;
-  /**
-   * The validators of the `stat` it was read with, made once (`null` for
-   * a file read while it changed, which is not kept).
-   */
-  validators: Validators | null;
-  /**
-   * The whole file as a body `Deno.serve` sends without copying it, or
-   * `null` when it cannot be used: see {@linkcode wholeFileResponse}.
-   */
-  stream: ReadableStream<Uint8Array> | null;
-  /**
-   * The whole file's last answer, cloned for the next request with the same
-   * status and fields (`static/answer_template.ts`); `null` until one is made.
-   */
-  template: AnswerTemplate | null;
-}
+import { type CachedBody, sharedStream } from "./cached_body.ts";
+import { readWhole, statOrNull } from "./sync_fs.ts";
+import { validatorsOf } from "./validators.ts";
 
 /** A cached file. */
 export interface CachedFile extends CachedBody {
@@ -269,21 +252,6 @@ export class StaticCache {
 }
 
 /**
- * A synchronous `stat`, `null` when the file is missing or cannot be read:
- * either way there is no file to serve.
- *
- * @param path The file.
- * @returns Its `stat`, or `null`.
- */
-export function statOrNull(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.statSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/**
  * Whether a cached copy was read from the file `info` describes, unchanged:
  * same size and mtime, and same device and inode (birth time where no inode
  * is reported, as `sameFile` in `static/containment.ts`).
@@ -301,87 +269,9 @@ function matches(hit: CachedFile, info: Deno.FileInfo): boolean {
 }
 
 /**
- * Reads an open file's first `size` bytes (fewer when it shrank): what its
- * `fstat` promised, as nginx sends what its `fstat` said.
- */
-function readWhole(file: Deno.FsFile, size: number): Uint8Array<ArrayBuffer> {
-  const buf = new Uint8Array(size);
-  let n = 0;
-  while (n < size) {
-    const got = file.readSync(buf.subarray(n));
-    if (got === null || got === 0) return buf.slice(0, n);
-    n += got;
-  }
-  return buf;
-}
-
-/**
  * Memory a cached file holds: its bytes, the copy its shared stream
  * carries (made once, when the file is read), and its objects.
  */
 function weight(bytes: Uint8Array): number {
   return bytes.length * 2 + ENTRY_OVERHEAD_BYTES;
-}
-
-/**
- * A stream `Deno.serve` can send any number of times without reading it.
- * `new Response(bytes)` keeps a copy of the bytes as its static body, and
- * the `body` stream made from such a response is remembered by Deno as that
- * static body (`extractBody()` in `ext/fetch/22_body.js`, Deno 2.9.6), so a
- * `Response` built on the stream takes the same static body again: no copy,
- * and the stream itself is never locked or read.
- */
-function sharedStream(
-  bytes: Uint8Array<ArrayBuffer>,
-): ReadableStream<Uint8Array> {
-  return new Response(bytes).body!;
-}
-
-/**
- * A response carrying a cached file whole, without a per-response copy when
- * the runtime allows it.
- *
- * `Deno.serve` copies a `Uint8Array` body into every response (the
- * `slice()` in `extractBody()`), and writes a string body by copying it
- * into a new buffer; both are a 200 KB `memcpy` per response of a 200 KB
- * script. A body stream taken from a `Response` over the same bytes is
- * resolved back to that response's static body instead, so nothing is
- * copied and hyper writes from the one buffer (scripts/README.md has the
- * figures). Should a runtime read the stream instead, it would be locked
- * or disturbed after one response: then the bytes are sent (one copy each,
- * still correct) and the stream is given up.
- *
- * @param body The cached file.
- * @param init Status and headers.
- * @returns The response.
- *
- * @example Usage
- * ```ts
- * import { StaticCache, wholeFileResponse } from "./cache.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * const dir = Deno.makeTempDirSync();
- * Deno.writeTextFileSync(`${dir}/a.js`, "let a = 1;");
- * using file = Deno.openSync(`${dir}/a.js`);
- * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync())!;
- * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
- * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
- * Deno.removeSync(dir, { recursive: true });
- * ```
- */
-export function wholeFileResponse(
-  body: CachedBody,
-  init: ResponseInit,
-): Response {
-  const stream = body.stream;
-  if (stream !== null && !stream.locked) {
-    try {
-      return new Response(stream, init);
-    } catch {
-      // Disturbed by a runtime that read it: fall through to the bytes. A
-      // bad `init` throws again below, so no other error is hidden.
-    }
-  }
-  body.stream = null;
-  return new Response(body.bytes, init);
 }

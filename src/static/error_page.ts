@@ -14,12 +14,9 @@
 import { join } from "node:path";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
-import {
-  type CachedBody,
-  type StaticCache,
-  statOrNull,
-  wholeFileResponse,
-} from "./cache.ts";
+import type { StaticCache } from "./cache.ts";
+import { type CachedBody, wholeFileResponse } from "./cached_body.ts";
+import { statOrNull } from "./sync_fs.ts";
 import { isSafeSegment, openInsideRoot } from "./containment.ts";
 import { etagFor } from "./validators.ts";
 

@@ -40,9 +40,6 @@ export {
   type TypesTable,
   uriExtension,
 } from "./nginx_types.ts";
-export {
-  serveFile,
-  type ServeFileConf,
-  type ServeFileOptions,
-} from "./serve_file.ts";
+export { serveFile } from "./serve_file.ts";
+export type { ServeFileConf, ServeFileOptions } from "./serve_file_options.ts";
 export { CONTENT_TYPES, contentTypeFor } from "./media_types.ts";

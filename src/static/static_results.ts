@@ -14,7 +14,8 @@ import {
 } from "../response/mod.ts";
 import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
-import { type StaticCache, statOrNull } from "./cache.ts";
+import type { StaticCache } from "./cache.ts";
+import { statOrNull } from "./sync_fs.ts";
 
 export { etagFor } from "./validators.ts";
 

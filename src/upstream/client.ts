@@ -20,48 +20,41 @@
  * only a connection used too recently for the upstream's idle timeout to
  * be closing it (`pool.ts`).
  *
+ * A new connection is opened by `peer_connect.ts`; what a failure before
+ * the head means is decided in `exchange_failures.ts`, the reply a head
+ * makes in `reply.ts`.
+ *
  * @module
  */
 
 import {
   DEFAULT_HEAD_BUFFER,
-  InvalidResponseError,
-  keepsAlive,
   parseResponseHead,
-  type ResponseFraming,
-  responseFraming,
   type ResponseHead,
 } from "./http1.ts";
+import { responseFraming } from "./response_framing.ts";
 import { GcPacer } from "../runtime/mod.ts";
-import {
-  type BodySource,
-  endOfAnswer,
-  MORE_THAN_LENGTH,
-  streamBody,
-} from "./body.ts";
+import type { BodySource } from "./body.ts";
 import { IdlePool } from "./pool.ts";
 import { Watchdog } from "./watchdog.ts";
 import { type ConnectionIo, readSome, writeRequest } from "./io.ts";
 import { sendsLong, sendWatching } from "./early_answer.ts";
-import {
-  ClientWatch,
-  Connection,
-  EMPTY,
-  NOTHING,
-  TimerExpired,
-} from "./connection.ts";
+import { ClientWatch, Connection, EMPTY, NOTHING } from "./connection.ts";
 import type {
   UpstreamCall,
   UpstreamClientOptions,
   UpstreamReply,
 } from "./types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
+import { UpstreamError } from "./error.ts";
 import {
-  type UpstreamAction,
-  UpstreamError,
-  upstreamErrorFromOs,
-  upstreamTimeout,
-} from "./error.ts";
+  asUpstreamError,
+  closedEarly,
+  readFailure,
+  sendFailure,
+} from "./exchange_failures.ts";
+import { connectPeer } from "./peer_connect.ts";
+import { replyWithBody } from "./reply.ts";
 
 const IDEMPOTENT = new Set([
   "GET",
@@ -156,45 +149,16 @@ export class UpstreamClient {
           // byte: the request was not processed, so it is safe to resend.
         }
       }
-      const fresh = await this.#connect(
-        watch,
-        call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
-      );
+      const fresh = await connectPeer(watch, {
+        peer: this.#options,
+        connectMs: call.timeouts?.connectMs ?? this.#options.timeouts.connectMs,
+        family: this.#family,
+      });
       call.onConnected?.();
       return await this.#exchange(fresh, call, watch);
     } finally {
       this.#watchdog.unwatch(watch);
       watch.detach();
-    }
-  }
-
-  #timedOut(action: UpstreamAction): UpstreamError {
-    return upstreamTimeout(action, this.#family);
-  }
-
-  async #connect(watch: ClientWatch, connectMs: number): Promise<Connection> {
-    if (watch.aborted) throw UpstreamError.clientClosed();
-    this.#options.onConnect?.();
-    const timer = new AbortController();
-    const id = setTimeout(() => timer.abort(), connectMs);
-    watch.onAbort = () => timer.abort();
-    try {
-      const conn = await Deno.connect({
-        hostname: this.#options.hostname,
-        port: this.#options.port,
-        signal: timer.signal,
-      });
-      conn.setNoDelay(true);
-      return new Connection(conn);
-    } catch (error) {
-      if (watch.aborted) throw UpstreamError.clientClosed(error);
-      if (timer.signal.aborted) throw this.#timedOut("connecting to upstream");
-      throw upstreamErrorFromOs(error, "connecting to upstream", this.#family, {
-        upstreamHost: this.#options.hostname,
-      });
-    } finally {
-      clearTimeout(id);
-      watch.onAbort = NOTHING;
     }
   }
 
@@ -213,7 +177,7 @@ export class UpstreamClient {
           ? sendWatching(this.#io, c, call)
           : writeRequest(this.#io, c, call));
       } catch (error) {
-        throw this.#sendFailed(c, watch, error);
+        throw sendFailure(c, { watch, error, family: this.#family });
       }
       let buffer: Uint8Array = EMPTY;
       let got = 0;
@@ -242,9 +206,9 @@ export class UpstreamClient {
         try {
           chunk = await readSome(this.#io, c);
         } catch (error) {
-          throw this.#readFailed(c, { watch, error, got });
+          throw readFailure(c, { watch, error, got, family: this.#family });
         }
-        if (chunk === null) throw this.#closedEarly(c, got);
+        if (chunk === null) throw closedEarly(c, got);
         got += chunk.length;
         if (buffer.length === 0) buffer = chunk;
         else {
@@ -257,49 +221,6 @@ export class UpstreamClient {
       c.close();
       throw asUpstreamError(error);
     }
-  }
-
-  /** What a failed request write means: timeout, client gone, or OS error. */
-  #sendFailed(
-    c: Connection,
-    watch: ClientWatch,
-    error: unknown,
-  ): unknown {
-    if (error instanceof UpstreamError) return error;
-    if (error instanceof TimerExpired) {
-      return this.#timedOut("sending request to upstream");
-    }
-    if (watch.aborted) return UpstreamError.clientClosed(error);
-    return this.#stale(
-      c,
-      upstreamErrorFromOs(error, "sending request to upstream", this.#family),
-    );
-  }
-
-  /** What a failed read of the response head means. */
-  #readFailed(
-    c: Connection,
-    { watch, error, got }: { watch: ClientWatch; error: unknown; got: number },
-  ): UpstreamError {
-    if (error instanceof TimerExpired) {
-      return this.#timedOut("reading response header from upstream");
-    }
-    if (watch.aborted) return UpstreamError.clientClosed(error);
-    const e = upstreamErrorFromOs(
-      error,
-      "reading response header from upstream",
-      this.#family,
-    );
-    return got === 0 ? this.#stale(c, e) : e;
-  }
-
-  /** The upstream closed before a whole head: stale if it sent nothing. */
-  #closedEarly(c: Connection, got: number): UpstreamError {
-    const e = new UpstreamError("upstream prematurely closed connection", {
-      kind: "premature-close",
-      action: "reading response header from upstream",
-    });
-    return got === 0 ? this.#stale(c, e) : e;
   }
 
   /**
@@ -323,64 +244,13 @@ export class UpstreamClient {
       };
     }
     const framing = responseFraming(head, call.method);
-    const reply = this.#body(c, { call, watch, head, framing, rest });
+    const reply = replyWithBody(
+      c,
+      { call, watch, head, framing, rest },
+      this.#bodySource,
+    );
     watch.onAbort = NOTHING;
     return reply;
-  }
-
-  #stale(c: Connection, error: UpstreamError): UpstreamError {
-    if (c.reused) error.stale = true;
-    return error;
-  }
-
-  #body(
-    c: Connection,
-    { call, watch, head, framing, rest }: {
-      call: UpstreamCall;
-      watch: ClientWatch;
-      head: ResponseHead;
-      framing: ResponseFraming;
-      rest: Uint8Array;
-    },
-  ): UpstreamReply {
-    const reusable = keepsAlive(head) && framing.kind !== "close" &&
-      call.keepalive !== false && !c.abandoned;
-    if (framing.kind === "none") {
-      // A bodiless answer (HEAD, 1xx, 204, 304): whatever came after its
-      // head is not part of it.
-      endOfAnswer(c, {
-        extra: rest,
-        reusable,
-        call,
-        warning: call.method === "HEAD" ? null : MORE_THAN_LENGTH,
-        tryIndex: call.tryIndex,
-      }, this.#bodySource.release);
-      return { head, body: null, length: null };
-    }
-    if (framing.kind === "length" && rest.length >= framing.length) {
-      // The whole body arrived with the head: no stream needed.
-      endOfAnswer(c, {
-        extra: rest.subarray(framing.length),
-        reusable,
-        call,
-        warning: MORE_THAN_LENGTH,
-        tryIndex: call.tryIndex,
-      }, this.#bodySource.release);
-      return {
-        head,
-        body: rest.slice(0, framing.length),
-        length: framing.length,
-      };
-    }
-    return {
-      head,
-      body: streamBody(
-        c,
-        { call, watch, framing, rest, reusable },
-        this.#bodySource,
-      ),
-      length: framing.kind === "length" ? framing.length : null,
-    };
   }
 }
 
@@ -411,15 +281,4 @@ function append(
 /** A 1xx other than 101: an interim answer before the final one (RFC 9110 §15.2). */
 function isInterim(head: ResponseHead): boolean {
   return head.status >= 100 && head.status < 200 && head.status !== 101;
-}
-
-/** A head the parser refused is nginx's invalid response; others pass as they are. */
-function asUpstreamError(error: unknown): unknown {
-  if (error instanceof InvalidResponseError) {
-    return new UpstreamError(error.message, {
-      kind: "invalid-response",
-      action: "reading response header from upstream",
-    });
-  }
-  return error;
 }

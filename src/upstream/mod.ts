@@ -24,7 +24,7 @@ export { type ParsedAddress, parseUpstreamAddress } from "./address.ts";
 export type { UpstreamGroup, UpstreamPeer } from "./group.ts";
 export type { Balance, HashKey } from "./balance.ts";
 export { probeHttp, UpstreamHealth } from "./health.ts";
-export { NEVER_RELAYED, transferEncodingOf } from "./http1.ts";
+export { NEVER_RELAYED, transferEncodingOf } from "./response_framing.ts";
 export type { HealthReport } from "./health.ts";
 export {
   NO_FAILURES,
@@ -56,11 +56,10 @@ export type {
 } from "./types.ts";
 export { PEER_HOST_VALUE } from "./request_head.ts";
 export { BodyFile } from "./body_file.ts";
+export { DEFAULT_HEAD_BUFFER, indexOfHeadEnd } from "./http1.ts";
 export {
-  DEFAULT_HEAD_BUFFER,
-  indexOfHeadEnd,
   InvalidResponseError,
   oddBytes,
   parseFieldLines,
-} from "./http1.ts";
+} from "./field_line_parser.ts";
 export type { ResponseHead } from "./http1.ts";

@@ -11,11 +11,9 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
-import {
-  encodeFrame,
-  OPCODE,
-  sendableCloseCode,
-} from "../../src/proxy/websocket_frames.ts";
+import { sendableCloseCode } from "../../src/proxy/websocket_close.ts";
+import { OPCODE } from "../../src/proxy/websocket_frame_types.ts";
+import { encodeFrame } from "../../src/proxy/websocket_frames.ts";
 import { bridge } from "../../src/proxy/websocket_tunnel.ts";
 import type { UpstreamReply } from "../../src/upstream/mod.ts";
 

@@ -1,13 +1,12 @@
 import { deepStrictEqual, ok, strictEqual, throws } from "node:assert/strict";
 import {
   closePayload,
-  encodeFrame,
-  FrameError,
-  FrameParser,
-  MessageAssembler,
-  OPCODE,
   parseClosePayload,
-} from "../../src/proxy/websocket_frames.ts";
+} from "../../src/proxy/websocket_close.ts";
+import { FrameParser } from "../../src/proxy/websocket_frame_parser.ts";
+import { FrameError, OPCODE } from "../../src/proxy/websocket_frame_types.ts";
+import { encodeFrame } from "../../src/proxy/websocket_frames.ts";
+import { MessageAssembler } from "../../src/proxy/websocket_messages.ts";
 
 function unmask(frame: Uint8Array): Uint8Array {
   // Turn a masked client frame into the unmasked form a server would send.

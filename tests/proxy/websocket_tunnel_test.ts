@@ -15,7 +15,8 @@ import {
   writeText,
 } from "../_utils.ts";
 import { spawnGatewayWith } from "../_spawn_options.ts";
-import { encodeFrame, OPCODE } from "../../src/proxy/websocket_frames.ts";
+import { OPCODE } from "../../src/proxy/websocket_frame_types.ts";
+import { encodeFrame } from "../../src/proxy/websocket_frames.ts";
 import {
   CLIENT_HIGH_WATER,
   tunnelCounters,

@@ -3,7 +3,9 @@
  * answer was redirected (an error page of an intercepted, failed or
  * refused answer; an `X-Accel-Redirect`), beside nginx 1.22 on the same
  * nginx.conf: nginx keeps `r->upstream` through the internal redirect, so
- * each later line names the server last tried.
+ * each later line names the server last tried; an SSI include's request
+ * keeps its own (`ngx_http_log_error_handler` names the upstream of the
+ * request whose line it is).
  */
 import { deepStrictEqual } from "node:assert/strict";
 import {
@@ -60,10 +62,14 @@ ${TEMP}
     }
     location /plain/ { ${proxied}/ok/; }
     location /static/ { }
+    location /ssi/ { ssi on; }
   }
 }
 `;
 }
+
+/** The URIs an SSI page includes, one page each (`/ssi/int/a.html`). */
+const INCLUDED = ["/int/a", "/down/a", "/accel/a", "/fint/a"];
 
 /** Method, path and body of each request, in order. */
 const ROWS: [string, string, string][] = [
@@ -77,6 +83,15 @@ const ROWS: [string, string, string][] = [
   // here) and the next request's carry no upstream of it.
   ["GET", "/plain/a", ""],
   ["GET", "/static/missing2.html", ""],
+  // An SSI include whose own proxied location answered through its
+  // error_page or X-Accel-Redirect: the include's later lines name the
+  // include's upstream (nginx's subrequest keeps its own r->upstream),
+  // and a later include's lines none.
+  ...INCLUDED.map((uri): [string, string, string] => [
+    "GET",
+    `/ssi${uri}.html`,
+    "",
+  ]),
 ];
 
 Deno.test(
@@ -93,8 +108,22 @@ Deno.test(
           refused,
         }),
       {
-        prepare: (prefix) =>
-          Deno.mkdir(`${prefix}/html/static`, { recursive: true }),
+        prepare: async (prefix) => {
+          await Deno.mkdir(`${prefix}/html/static`, { recursive: true });
+          for (const uri of INCLUDED) {
+            const page = `${prefix}/html/ssi${uri}.html`;
+            await Deno.mkdir(page.slice(0, page.lastIndexOf("/")), {
+              recursive: true,
+            });
+            await Deno.writeTextFile(
+              page,
+              // A second include (after the first is done: `wait`) names
+              // no upstream of the first's.
+              `[<!--# include virtual="${uri}" wait="yes" -->]` +
+                `<!--# include virtual="/static/none.html" -->`,
+            );
+          }
+        },
       },
     );
     const seen: Record<string, Record<string, unknown>> = {

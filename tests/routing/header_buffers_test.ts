@@ -5,7 +5,7 @@ import {
   tooLongHeaderMessage,
   tooLongRequestLine,
 } from "../../src/routing/header_buffers.ts";
-import { checkRequestLine } from "../../src/routing/request_checks.ts";
+import { checkRequestLine } from "../../src/routing/request_line_checks.ts";
 import { isValidHost } from "../../src/routing/host.ts";
 
 /** Places lines of these lengths; the first that does not fit and what was held. */

@@ -1,8 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import {
-  checkRequestHead,
-  readFields,
-} from "../../src/routing/request_checks.ts";
+import { checkRequestHead } from "../../src/routing/request_checks.ts";
+import { readFields } from "../../src/routing/read_fields.ts";
 import {
   absoluteAuthority,
   looksLikeHttp2,

@@ -5,7 +5,7 @@ import {
   hasRepeatedLines,
   keepFirstLines,
 } from "../../src/runtime/field_lines.ts";
-import { readFields } from "../../src/routing/request_checks.ts";
+import { readFields } from "../../src/routing/read_fields.ts";
 
 /** Each row: the lines, a name, and the value nginx 1.22 reads for it. */
 const ROWS: [[string, string][], string, string | null][] = [

@@ -3,8 +3,8 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   ENTRY_OVERHEAD_BYTES as E,
   StaticCache,
-  wholeFileResponse,
 } from "../../src/static/cache.ts";
+import { wholeFileResponse } from "../../src/static/cached_body.ts";
 import { validatorsOf } from "../../src/static/validators.ts";
 
 const bytes = (...xs: number[]) => new Uint8Array(xs);

@@ -1,0 +1,94 @@
+/**
+ * The http level of the configuration model (`model.ts`): the whole
+ * configuration, its servers, upstream groups, `map` and `geo` variables and
+ * logs, as a request and the start read it.
+ *
+ * @module
+ */
+
+import type { ComplexValue } from "./complex_value.ts";
+import type { ServerConf } from "./model.ts";
+import type { UpstreamConf } from "./upstream_model.ts";
+import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
+
+/** A `map` block, compiled. */
+export interface MapConf {
+  /** The source value (`$http_upgrade`). */
+  source: ComplexValue;
+  /** Exact entries (lower case when `hostnames`... kept simple: exact as written). */
+  exact: ReadonlyMap<string, ComplexValue>;
+  /** Regex entries in order. */
+  regexes: readonly { regex: RegExp; value: ComplexValue }[];
+  /** `default`. */
+  defaultValue: ComplexValue;
+  /**
+   * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
+   * the source address, given `X-Forwarded-For` when the block has `proxy`
+   * networks (`forwardedFor` reads it; `null` otherwise).
+   */
+  geo?: {
+    lookup(address: string, forwardedFor: string): string;
+    forwardedFor: ComplexValue | null;
+  };
+}
+
+/** A whole configuration. */
+export interface HttpConf {
+  /** Servers in file order. */
+  servers: readonly ServerConf[];
+  /** Upstream groups by name (explicit and implicit). */
+  upstreams: ReadonlyMap<string, UpstreamConf>;
+  /**
+   * The groups `fastcgi_pass` names (an `upstream{}`'s, or one made for a
+   * `host:port`), by name; absent when nothing passes to FastCGI.
+   */
+  fastcgiUpstreams?: ReadonlyMap<string, UpstreamConf>;
+  /** `map` variables by name (without `$`). */
+  maps: ReadonlyMap<string, MapConf>;
+  /** `log_format`s by name (`combined` always). */
+  logFormats: ReadonlyMap<string, LogFormat>;
+  /**
+   * The access log every level writes (one for the whole configuration):
+   * its file, absolute, or `null` for `off`, and its format.
+   */
+  accessLog: { path: string | null; format: LogFormat };
+  /**
+   * Every access log file any level writes, absolute, first seen first:
+   * each is opened once at start.
+   */
+  accessLogFiles: readonly string[];
+  /** Some access log's format reads request or response fields beyond `combined`'s. */
+  accessNeedsFields: boolean;
+  /**
+   * Some access log's format or `if=` reads the request's fields when its
+   * line is written (`$http_NAME` beyond `combined`'s, `$cookie_NAME`, a
+   * `map` on one): only then does a request keep a copy of them.
+   */
+  accessCopiesFields: boolean;
+  /**
+   * The main level's first `error_log` file, absolute, and its level: where
+   * the start's `[emerg]` lines go, and the file the built-in page names.
+   */
+  errorLog: { path: string; level: string };
+  /**
+   * The main level's `error_log` list (nginx's default `logs/error.log`
+   * at `error` when it has none): lines about no request go there.
+   */
+  errorLogs: readonly ErrorTarget[];
+  /**
+   * Every error log file any level writes, absolute (`stderr` as is),
+   * first seen first: each is opened once at start.
+   */
+  errorLogFiles: readonly string[];
+  /**
+   * The least severe level any error log takes: a line less severe than
+   * this goes nowhere, so it need not be looked for.
+   */
+  errorLogFloor: LogLevel;
+  /** Compare URIs with locations without regard to case (nginx for Windows). */
+  caseless: boolean;
+  /** `station_status`: the status endpoint's path (loopback only), or `null`. */
+  statusPath: string | null;
+  /** The nginx prefix relative paths start from. */
+  prefix: string;
+}
