@@ -43,7 +43,7 @@ export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "compile_hints_test.ts": 6,
   "hostile_listener_test.ts": 9,
   "nginx_conf/hostile_conf_test.ts": 8,
-  "nginx_conf/compat_test.ts": 6,
+  "nginx_conf/compat_test.ts": 3,
   "static/built_in_static_test.ts": 3,
   "fastcgi/fastcgi_nginx_test.ts": 6,
   "proxy/websocket_tunnel_test.ts": 14,
