@@ -35,17 +35,53 @@ function split(raw: string): { head: string; body: string } {
   return { head: raw.slice(0, at).toLowerCase(), body: raw.slice(at + 4) };
 }
 
+/** A folder with `html/` holding `files`; the folder is removed by the caller. */
+function writeRoot(files: Record<string, string>): string {
+  const dir = Deno.makeTempDirSync();
+  Deno.mkdirSync(join(dir, "html"));
+  for (const [name, text] of Object.entries(files)) {
+    Deno.writeTextFileSync(join(dir, "html", name), text);
+  }
+  return dir;
+}
+
+/**
+ * The tests' roots, written when the file loads (in a shard, long before
+ * its tests run), by their files: an error page cannot wait for a folder
+ * that changed a moment ago, and the folders settle within about a second
+ * (README, **settle**). The ones no test took are removed at unload.
+ */
+const READY = new Map<string, string[]>();
+for (
+  const files of [
+    { "50x.html": STOCK_50X },
+    {},
+    { "50x.html": STOCK_50X },
+    { "50x.html": STOCK_50X },
+    { "404.html": "<p>no such page</p>" },
+    {},
+  ]
+) {
+  const key = JSON.stringify(files);
+  READY.set(key, [...READY.get(key) ?? [], writeRoot(files)]);
+}
+globalThis.addEventListener("unload", () => {
+  for (const dir of [...READY.values()].flat()) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Removed already.
+    }
+  }
+});
+
 async function withRoot(
   files: Record<string, string>,
   run: (root: string) => Promise<void>,
 ): Promise<void> {
-  const dir = await Deno.makeTempDir();
+  const dir = READY.get(JSON.stringify(files))?.shift() ?? writeRoot(files);
   try {
     const root = join(dir, "html");
-    await Deno.mkdir(root);
-    for (const [name, text] of Object.entries(files)) {
-      await Deno.writeTextFile(join(root, name), text);
-    }
     // An error page cannot wait for a folder that changed a moment ago.
     await settledRoot(root, ...Object.keys(files));
     await run(root);
