@@ -17,6 +17,7 @@ import {
   waitFor,
 } from "../_utils.ts";
 import { settledRoot } from "../_settled.ts";
+import { openInsideRoot } from "../../src/static/containment.ts";
 import { STOCK_50X } from "../_stock_pages.ts";
 
 const CHROME =
@@ -209,6 +210,16 @@ Deno.test("error_page: a page that is a link out of the root is not served", {
   await withRoot({}, async (root) => {
     await Deno.writeTextFile(join(root, "..", "secret"), "outside the root");
     await Deno.symlink(join(root, "..", "secret"), join(root, "50x.html"));
+    // The link changed the root a moment ago, and an error page cannot wait
+    // for it: until the root is still again the built-in page answers
+    // whatever the link is. A file written after the link proves the root
+    // settled, and the link then stands refused for being outside.
+    await Deno.writeTextFile(join(root, "after.html"), "x");
+    await settledRoot(root, "after.html");
+    strictEqual(
+      openInsideRoot(root, join(root, "50x.html")).kind,
+      "outside",
+    );
     await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,
