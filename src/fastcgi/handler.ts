@@ -163,6 +163,11 @@ class FastcgiForward extends PassForward<FastcgiContext> {
     };
   }
 
+  /** `fastcgi_pass_request_body` (see `ProxyOptions.sendsBody`). */
+  get sendsBody(): boolean {
+    return this.fastcgi.passRequestBody;
+  }
+
   /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */
   get next(): NextUpstream {
     return this.fastcgi.nextUpstream;

@@ -93,6 +93,9 @@ export function proxyRequest(
       // that read the body: what it kept.
       const kept = options.keeper?.keptBody;
       if (kept === STREAMED) {
+        // A target that sends no body (`fastcgi_pass_request_body off`)
+        // misses nothing: nginx answers it, its length still the client's.
+        if (options.sendsBody === false) return forward(req, options, null);
         return Promise.resolve({ kind: "body-not-kept" } as const);
       }
       // None kept: the body was refused or its reading failed. nginx
