@@ -62,10 +62,12 @@ export function logOutcome(
     }
     case "body-not-kept":
       // The gateway's own line (README, known differences): a body
-      // streamed to the first upstream is not kept for the page.
+      // streamed to the first upstream is not kept for an internal
+      // redirect, an error page's or an X-Accel-Redirect's alike (nginx
+      // writes none: it sends the redirected request the length alone).
       log({
         level: "error",
-        message: "client request body is not kept for error page",
+        message: "client request body is not kept for internal redirect",
       });
       break;
     case "bad-body":
