@@ -14,19 +14,12 @@ import { deepStrictEqual } from "node:assert/strict";
 import {
   maskErrorLine,
   type RawUpstream,
-  readHead,
   startRawUpstream,
   untilClosed,
   waitFor,
   writeText,
 } from "../_utils.ts";
-import {
-  bothSides,
-  logLines,
-  PROCESS,
-  sideUpstreams,
-  TEMP,
-} from "../_same_conf.ts";
+import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const NEEDS = suiteNeeds("proxy/client_left_body_nginx_test.ts", ["nginx"]);
@@ -48,6 +41,7 @@ ${TEMP}
     server_name t;
     location /px/ { proxy_pass http://127.0.0.1:${up.http}; }
     location /fc/ { fastcgi_pass 127.0.0.1:${up.fastcgi};
+      fastcgi_request_buffering ${buffering};
       fastcgi_param REQUEST_METHOD $request_method;
       fastcgi_param CONTENT_LENGTH $content_length; }
   }
@@ -79,13 +73,15 @@ const BUFFERED: Row[] = [
 ];
 
 /**
- * `proxy_request_buffering off`: a body being streamed names the server
- * (nginx's `while sending request to upstream`); a chunked one is still
- * read first (nginx speaks HTTP/1.0 upstream, which has no chunked body).
+ * `proxy_request_buffering off` (`fastcgi_request_buffering off`): a body
+ * being streamed names the server (nginx's `while sending request to
+ * upstream`); a chunked one to HTTP is still read first (nginx speaks
+ * HTTP/1.0 upstream, which has no chunked body).
  */
 const STREAMED: Row[] = [
   ["/px/a", LARGE, "12345678", true],
   ["/px/a", CHUNKED, "10\r\n12345678"],
+  ["/fc/a", LARGE, "12345678", true],
 ];
 
 for (
@@ -100,7 +96,16 @@ for (
 
 /** Sends each row to both sides and compares their lines. */
 async function compare(buffering: "on" | "off", rows: readonly Row[]) {
-  await using upstreams = sideUpstreams(() => holding());
+  await using upstreams = {
+    nginx: { http: holding(), fastcgi: holding() },
+    gateway: { http: holding(), fastcgi: holding() },
+    async [Symbol.asyncDispose]() {
+      for (const side of [this.nginx, this.gateway]) {
+        await side.http[Symbol.asyncDispose]();
+        await side.fastcgi[Symbol.asyncDispose]();
+      }
+    },
+  };
   await using both = await bothSides((port, side) =>
     conf(port, {
       http: upstreams[side].http.port,
@@ -115,7 +120,7 @@ async function compare(buffering: "on" | "off", rows: readonly Row[]) {
     const row = `POST ${path} ${framing.trim()} ${JSON.stringify(sent)}`;
     for (const side of ["nginx", "gateway"] as const) {
       const { port, prefix } = both[side];
-      const up = upstreams[side].http;
+      const up = upstreams[side][path.startsWith("/fc/") ? "fastcgi" : "http"];
       const before = {
         errors: logLines(prefix, "error.log").length,
         access: logLines(prefix, "access.log").length,
@@ -145,11 +150,16 @@ async function compare(buffering: "on" | "off", rows: readonly Row[]) {
   deepStrictEqual(seen.gateway, seen.nginx);
 }
 
-/** An upstream that reads a request until the other side closes it. */
+/**
+ * An upstream (HTTP or FastCGI) that records the first bytes of each
+ * connection and reads on until the other side closes it.
+ */
 function holding(): RawUpstream {
   return startRawUpstream(async (conn, _i, self) => {
-    const head = await readHead(conn);
-    if (head !== null) self.heads.push(head);
+    const buf = new Uint8Array(64 * 1024);
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) return;
+    self.heads.push(new TextDecoder("latin1").decode(buf.subarray(0, n)));
     await untilClosed(conn);
   });
 }
