@@ -152,3 +152,29 @@ async function readHead(port: number, request: string): Promise<string> {
   }
   return text.slice(0, text.indexOf("\r\n\r\n") + 4);
 }
+
+Deno.test("sentHeadBytes() knows the reason phrase Deno.serve writes for every status from 200 to 599", async () => {
+  let status = 200;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response(null, { status }),
+  );
+  const failures: string[] = [];
+  for (; status <= 599; status++) {
+    const head = await readHead(
+      server.addr.port,
+      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    const sent = {
+      status,
+      headers: new Headers(),
+      body: "empty",
+      head: false,
+      connection: "close",
+    } as const;
+    if (sentHeadBytes(sent) !== head.length) {
+      failures.push(head.slice(0, head.indexOf("\r\n")));
+    }
+  }
+  deepStrictEqual(failures, []);
+});
