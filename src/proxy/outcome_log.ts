@@ -77,12 +77,10 @@ export function logOutcome(
       break;
     case "client-left":
       // nginx reads the body before it chooses a server, so its line has no
-      // upstream (`ngx_http_do_read_client_request_body`, at info level).
-      log({
-        level: "info",
-        message: "client prematurely closed connection",
-        action: "reading client request body",
-      });
+      // upstream, and no "while" phrase either: the request's log action is
+      // cleared once its head is read (ngx_http_process_request), and
+      // ngx_http_do_read_client_request_body writes this at info level.
+      log({ level: "info", message: "client prematurely closed connection" });
       break;
   }
 }
