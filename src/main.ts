@@ -73,6 +73,11 @@ export interface MainOptions {
   /** When a fault ends the process. */
   faultLimits?: Partial<FaultLimits>;
   /**
+   * The first pause before a listener whose accept loop ended binds again,
+   * doubling per failure up to 10 s: a test's shorter schedule. @default {500}
+   */
+  relistenMs?: number;
+  /**
    * The folder relative paths start from (see {@linkcode baseDir}): a
    * test's own, so no test writes the project's `logs/`.
    */

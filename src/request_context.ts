@@ -40,8 +40,9 @@ export class ErrorLines {
   at: LogScope;
   /**
    * The `upstream:` field a pass left before an internal redirect (nginx
-   * keeps `r->upstream`), added to every later line that names none;
-   * `null` until the flow keeps one.
+   * keeps `r->upstream`), added to every later line of the request that
+   * names none (an include's lines are not its); `null` until the flow
+   * keeps one.
    */
   upstream: string | null = null;
   readonly #logger: Logger;
@@ -86,7 +87,9 @@ export class ErrorLines {
     const host = this.#host;
     const referrer = this.#referrer;
     const at = this.at;
-    const upstream = this.upstream;
+    // An include's line names its own upstream or none: the main
+    // request's `r->upstream` is not the subrequest's.
+    const upstream = event.subrequest === undefined ? this.upstream : null;
     this.#logger.errorTo(
       at.location?.errorLogs ?? this.#errorLogs,
       {

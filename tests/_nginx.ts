@@ -26,8 +26,12 @@ export interface NginxSettings {
   httpLines?: string[];
   /** More directives for the `server {}` block, e.g. `error_page ...;`. */
   serverLines?: string[];
-  /** Files written into the `root` folder before nginx starts. */
-  files?: Record<string, string>;
+  /**
+   * Files written into the `root` folder before nginx starts; the same
+   * files given to {@linkcode htmlAhead} when the test file loads take a
+   * folder written then.
+   */
+  files?: HtmlFiles;
   /** Pass WebSocket upgrades (`proxy_http_version 1.1` and the headers). */
   websocket?: boolean;
 }
@@ -179,11 +183,8 @@ export async function startNginx(
   settings: NginxSettings,
 ): Promise<NginxProcess> {
   const binary = await nginxBinary();
-  const dir = await Deno.makeTempDir({ prefix: "nginx-compat-" });
-  await Deno.mkdir(`${dir}/html`, { recursive: true });
-  for (const [name, text] of Object.entries(settings.files ?? {})) {
-    await Deno.writeTextFile(`${dir}/html/${name}`, text);
-  }
+  const dir = takeAhead(settings.files) ??
+    writeSite("nginx-compat-", settings.files);
   return await onFreePort(async (port) => {
     await Deno.writeTextFile(
       `${dir}/nginx.conf`,
@@ -246,8 +247,12 @@ export interface NginxSite {
    * files are written to.
    */
   server: string;
-  /** Files written below `$HTML` (folders made as needed) before nginx starts. */
-  files?: Record<string, string | Uint8Array>;
+  /**
+   * Files written below `$HTML` (folders made as needed) before nginx
+   * starts; the same files given to {@linkcode htmlAhead} when the test
+   * file loads take a folder written then.
+   */
+  files?: HtmlFiles;
 }
 
 /**
@@ -260,15 +265,8 @@ export interface NginxSite {
  */
 export async function startNginxSite(site: NginxSite): Promise<NginxProcess> {
   const binary = await nginxBinary();
-  const dir = await Deno.makeTempDir({ prefix: "nginx-site-" });
+  const dir = takeAhead(site.files) ?? writeSite("nginx-site-", site.files);
   const html = `${dir}/html`;
-  await Deno.mkdir(html, { recursive: true });
-  for (const [name, data] of Object.entries(site.files ?? {})) {
-    const path = `${html}/${name}`;
-    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-    if (typeof data === "string") await Deno.writeTextFile(path, data);
-    else await Deno.writeFile(path, data);
-  }
   return await onFreePort(async (port) => {
     const conf = `${confHead(dir)}
 ${(site.http ?? []).map((l) => `  ${l}`).join("\n")}
@@ -282,6 +280,87 @@ ${site.server.replaceAll("$HTML", html)}
     await Deno.writeTextFile(`${dir}/nginx.conf`, conf);
     return await launch(binary, dir, port);
   });
+}
+
+/**
+ * What a test's nginx serves below its `root` (`$HTML`): each name's text or
+ * bytes, or a symbolic link (`$HTML` in its target stands for the folder);
+ * folders are made as needed.
+ */
+export type HtmlFiles = Readonly<
+  Record<string, string | Uint8Array | { symlink: string }>
+>;
+
+/** Site folders written ahead, by what they hold ({@linkcode filesKey}). */
+const ahead = new Map<string, string[]>();
+let removesAhead = false;
+
+/**
+ * Writes a site folder (`html/` and its files) for each of `files` now, for
+ * {@linkcode startNginxSite} and {@linkcode startNginx} given the same
+ * files to take. The gateway proves a file inside its root only once the
+ * folders on its path have been still for a moment, and Deno reports a
+ * folder's change time in whole seconds, which counts as the end of that
+ * second (`src/static/settled_proof.ts`): a root written just before a
+ * request waited up to a second. Called when a test file loads (in a
+ * shard, before any of its tests run); the folders no test took are removed
+ * when the worker unloads.
+ *
+ * @param files One entry per site the file's tests start (the same files
+ * twice for two sites); a site is taken by what it holds.
+ */
+export function htmlAhead(files: readonly HtmlFiles[]): void {
+  if (!removesAhead) {
+    removesAhead = true;
+    globalThis.addEventListener("unload", () => {
+      for (const dir of [...ahead.values()].flat()) {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch {
+          // Removed already.
+        }
+      }
+      ahead.clear();
+    });
+  }
+  for (const set of files) {
+    const key = filesKey(set);
+    ahead.set(key, [...(ahead.get(key) ?? []), writeSite("nginx-site-", set)]);
+  }
+}
+
+/** A site folder written ahead with `files`, taken (once). */
+function takeAhead(files: HtmlFiles = {}): string | undefined {
+  return ahead.size === 0 ? undefined : ahead.get(filesKey(files))?.pop();
+}
+
+/** Names what a site holds, so a test's own copy of its files finds it. */
+function filesKey(files: HtmlFiles): string {
+  return JSON.stringify(
+    Object.entries(files).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+      .map(([name, data]) =>
+        typeof data === "string"
+          ? [name, data]
+          : data instanceof Uint8Array
+          ? [name, [...data]]
+          : [name, { symlink: data.symlink }]
+      ),
+  );
+}
+
+/** Writes a new site folder: `html/` and its files. */
+function writeSite(prefix: string, files: HtmlFiles | undefined): string {
+  const dir = Deno.makeTempDirSync({ prefix });
+  const html = `${dir}/html`;
+  Deno.mkdirSync(html);
+  for (const [name, data] of Object.entries(files ?? {})) {
+    const path = `${html}/${name}`;
+    Deno.mkdirSync(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    if (typeof data === "string") Deno.writeTextFileSync(path, data);
+    else if (data instanceof Uint8Array) Deno.writeFileSync(path, data);
+    else Deno.symlinkSync(data.symlink.replaceAll("$HTML", html), path);
+  }
+  return dir;
 }
 
 /**

@@ -33,6 +33,77 @@ export function prefixWith(text: string): Promise<NginxPrefix> {
   });
 }
 
+/** Prefixes written ahead, by the `prepare` that wrote their files. */
+const ahead = new Map<(prefix: string) => void, string[]>();
+let removesAhead = false;
+
+/**
+ * Writes the prefixes of a test's {@linkcode bothSides} call now, each
+ * with the files `prepare` writes, for the call given the same `prepare`
+ * to take (one per side). The gateway proves a file inside its root only
+ * once the folders on its path have been still for a moment, and Deno
+ * reports a folder's change time in whole seconds, which counts as the end
+ * of that second (`src/static/settled_proof.ts`): a root written just
+ * before a request waited up to a second. Called when a test file loads
+ * (in a shard, before any of its tests run); the prefixes no test took are
+ * removed when the worker unloads.
+ *
+ * @param prepare Writes a side's files, synchronously.
+ */
+export function bothSidesAhead(prepare: (prefix: string) => void): void {
+  if (!removesAhead) {
+    removesAhead = true;
+    globalThis.addEventListener("unload", () => {
+      for (const dir of [...ahead.values()].flat()) {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch {
+          // Removed already.
+        }
+      }
+      ahead.clear();
+    });
+  }
+  const made = ahead.get(prepare) ?? [];
+  for (const _side of ["nginx", "gateway"]) {
+    const prefix = Deno.makeTempDirSync({ prefix: "same-conf-nginx-" });
+    for (const dir of ["conf", "logs", "temp"]) {
+      Deno.mkdirSync(join(prefix, dir));
+    }
+    prepare(prefix);
+    made.push(prefix);
+  }
+  ahead.set(prepare, made);
+}
+
+/**
+ * A side's prefix: one written ahead for `prepare` with its nginx.conf
+ * written now, else a new one prepared now.
+ */
+async function sidePrefix(
+  text: string,
+  prepare: BothSidesOptions["prepare"],
+): Promise<NginxPrefix> {
+  const prefix = prepare === undefined ? undefined : ahead.get(prepare)?.pop();
+  if (prefix === undefined) {
+    const made = await prefixWith(text);
+    try {
+      await prepare?.(made.prefix);
+    } catch (error) {
+      await made[Symbol.asyncDispose]();
+      throw error;
+    }
+    return made;
+  }
+  const conf = join(prefix, "conf", "nginx.conf");
+  await Deno.writeTextFile(conf, text);
+  return {
+    prefix,
+    conf,
+    [Symbol.asyncDispose]: () => Deno.remove(prefix, { recursive: true }),
+  };
+}
+
 /** Runs nginx on a prefix's configuration until disposed. */
 export async function runNginx(
   prefix: string,
@@ -106,7 +177,11 @@ export interface BothSides extends AsyncDisposable {
 export interface BothSidesOptions {
   /** Free ports per side, handed to the configuration. Default 1. */
   ports?: number;
-  /** Writes files into a side's prefix before either side starts. */
+  /**
+   * Writes files into a side's prefix before either side starts; not
+   * called again for a prefix written ahead with it
+   * ({@linkcode bothSidesAhead}).
+   */
   prepare?(prefix: string): Promise<void> | void;
   /**
    * The gateway as its own process (`spawnGateway`), where the process is
@@ -157,8 +232,9 @@ export async function bothSides(
   };
   const side = async (name: SideName): Promise<Side> => {
     const ports = Array.from({ length: options.ports ?? 1 }, draw);
-    const made = stack.use(await prefixWith(conf(ports[0]!, name, ports)));
-    await options.prepare?.(made.prefix);
+    const made = stack.use(
+      await sidePrefix(conf(ports[0]!, name, ports), options.prepare),
+    );
     return { port: ports[0]!, ports, prefix: made.prefix, conf: made.conf };
   };
   const nginx = await side("nginx");

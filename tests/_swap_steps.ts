@@ -203,6 +203,64 @@ function outcome(
   return kind === "sidecar" && !got.gzip ? "plain" : "inside";
 }
 
+/** A table's folders: one per row, and the outside folder all share. */
+interface Sites {
+  dir: string;
+  sites: Site[];
+}
+
+/** Writes a table's folders below a new temporary folder. */
+function writeSites(rows: readonly Row[]): Sites {
+  const dir = Deno.makeTempDirSync();
+  const secret = join(dir, "secret");
+  Deno.mkdirSync(secret);
+  for (const name of ["a.js", "app.js", "app.js.gz"]) {
+    Deno.writeTextFileSync(join(secret, name), OUT.repeat(SIZE));
+  }
+  const sites = rows.map((r, n) => site(r.kind, dir, n));
+  // A row "to real" starts with the link in place.
+  rows.forEach((r, i) => {
+    if (r.direction === "to real") sites[i]!.toLink();
+  });
+  return { dir, sites };
+}
+
+/** Tables written ahead, by their rows' names. */
+const ahead = new Map<string, Sites>();
+let removesAhead = false;
+
+function tableKey(rows: readonly Row[]): string {
+  return rows.map(rowName).join("\n");
+}
+
+/**
+ * Writes a table's folders now, for {@linkcode swapAtSteps} to take when
+ * given the same rows: a file is proved only in folders still for a moment,
+ * and Deno reports a folder's change time in whole seconds, which counts as
+ * the end of that second (static/settled_proof.ts), so a table written just
+ * before its rows waited up to a second first. Called when a test file
+ * loads (in a shard, before any of its tests run); a table no test took is
+ * removed when the worker unloads.
+ *
+ * @param rows The rows, as the test will give them.
+ */
+export function swapSitesAhead(rows: readonly Row[]): void {
+  if (!removesAhead) {
+    removesAhead = true;
+    globalThis.addEventListener("unload", () => {
+      for (const { dir } of ahead.values()) {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch {
+          // Removed already.
+        }
+      }
+      ahead.clear();
+    });
+  }
+  ahead.set(tableKey(rows), writeSites(rows));
+}
+
 /**
  * Runs every row at once, each in a folder of its own below one temporary
  * folder (the waits for folders to settle overlap), and names each row's
@@ -214,24 +272,16 @@ function outcome(
 export async function swapAtSteps(
   rows: readonly Row[],
 ): Promise<[string, string][]> {
-  const dir = await Deno.makeTempDir();
+  const key = tableKey(rows);
+  const { dir, sites } = ahead.get(key) ?? writeSites(rows);
+  ahead.delete(key);
   // Streamed: without a cache every file is read from its handle.
   const caches = rows.map((r) =>
     r.kind === "streamed file" ? undefined : new StaticCache()
   );
   try {
-    const secret = join(dir, "secret");
-    await Deno.mkdir(secret);
-    for (const name of ["a.js", "app.js", "app.js.gz"]) {
-      await Deno.writeTextFile(join(secret, name), OUT.repeat(SIZE));
-    }
-    const sites = rows.map((r, n) => site(r.kind, dir, n));
-    // A row "to real" starts with the link in place.
-    rows.forEach((r, i) => {
-      if (r.direction === "to real") sites[i]!.toLink();
-    });
-    // The folders were just written: a file is proved only in folders
-    // still for a moment (static/settled_proof.ts).
+    // Folders written a moment ago: a file is proved only in folders still
+    // for a moment (static/settled_proof.ts).
     await Promise.all(sites.map((s, i) =>
       settledRoot(
         s.root,

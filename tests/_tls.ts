@@ -75,17 +75,68 @@ export interface Prefix extends AsyncDisposable {
   lines(name: "error.log" | "access.log" | "tls.log"): string[];
 }
 
+/** Prefix folders whose `html/` was written ahead, oldest first. */
+const ahead: string[] = [];
+let removesAhead = false;
+
+/** `html/`: an `index.html` and a `sub/` folder with its own. */
+function writeHtml(dir: string): void {
+  Deno.mkdirSync(join(dir, "html", "sub"), { recursive: true });
+  Deno.writeTextFileSync(join(dir, "html", "index.html"), "the app\n");
+  Deno.writeTextFileSync(join(dir, "html", "sub", "index.html"), "sub\n");
+}
+
+/**
+ * Writes the `html/` of `count` prefixes now, for {@linkcode prefixWith} to
+ * take. The gateway serves a file only once the folders on its path have
+ * been still for a moment, and Deno reports a folder's change time in
+ * whole seconds, which counts as the end of that second
+ * (`src/static/settled_proof.ts`): a prefix written just before its first
+ * request waited up to a second. Called when a test file loads (in a shard,
+ * before any test of the shard runs); the ones no test took are removed
+ * when the worker unloads.
+ *
+ * @param count How many prefixes.
+ */
+export function prefixesAhead(count: number): void {
+  if (!removesAhead) {
+    removesAhead = true;
+    globalThis.addEventListener("unload", () => {
+      for (const dir of ahead.splice(0)) {
+        try {
+          Deno.removeSync(dir, { recursive: true });
+        } catch {
+          // Removed already.
+        }
+      }
+    });
+  }
+  for (let i = 0; i < count; i++) {
+    const dir = Deno.makeTempDirSync({ prefix: "tls-" });
+    writeHtml(dir);
+    ahead.push(dir);
+  }
+}
+
+/**
+ * A prefix with the certificate and `text` as its nginx.conf: one whose
+ * `html/` was written ahead ({@linkcode prefixesAhead}), else a new one.
+ *
+ * @param text The nginx.conf, from the prefix's folder.
+ * @returns The prefix; disposing removes it.
+ */
 export async function prefixWith(
   text: (dir: string) => string,
 ): Promise<Prefix> {
-  const dir = await Deno.makeTempDir({ prefix: "tls-" });
-  for (const sub of ["conf", "logs", "html"]) {
+  let dir = ahead.shift();
+  if (dir === undefined) {
+    dir = await Deno.makeTempDir({ prefix: "tls-" });
+    writeHtml(dir);
+  }
+  for (const sub of ["conf", "logs"]) {
     await Deno.mkdir(join(dir, sub));
   }
   const cert = await makeCertificate(join(dir, "conf"));
-  await Deno.writeTextFile(join(dir, "html", "index.html"), "the app\n");
-  await Deno.mkdir(join(dir, "html", "sub"));
-  await Deno.writeTextFile(join(dir, "html", "sub", "index.html"), "sub\n");
   const conf = join(dir, "conf", "nginx.conf");
   await Deno.writeTextFile(conf, text(dir));
   return {

@@ -19,7 +19,7 @@ import {
 import { startMain } from "./_in_process.ts";
 import { suiteNeeds } from "./_prerequisites.ts";
 import { makeCertificate } from "./_tls.ts";
-import { startNginxSite } from "./_nginx.ts";
+import { htmlAhead, startNginxSite } from "./_nginx.ts";
 import { STOCK_MIME_TYPES_PATH } from "./_location_conf.ts";
 import { nginxPrefix, tempDir } from "./_prefix.ts";
 import { DEFAULT_PAGE_REFRESH_SECONDS } from "../src/static/default_page.ts";
@@ -458,6 +458,8 @@ const GBK_PAGE = new Uint8Array([
   ...[0xc4, 0xe3, 0xba, 0xc3, 0xca, 0xc0, 0xbd, 0xe7],
   ...new TextEncoder().encode("</p></body></html>\n"),
 ]);
+const GBK_SITE = { "gbk.html": GBK_PAGE };
+htmlAhead([GBK_SITE]);
 
 check(
   "browser: a GBK page served without a charset renders as through nginx 1.22",
@@ -470,7 +472,7 @@ check(
     );
     await using nginx = await startNginxSite({
       server: "root $HTML; location / { }",
-      files: { "gbk.html": GBK_PAGE },
+      files: GBK_SITE,
     });
     await using tmp = await tempDir();
     const dir = tmp.path;

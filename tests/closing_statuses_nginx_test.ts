@@ -5,7 +5,7 @@
  * configuration: each status's own page, then a request behind it.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { startSideBySide } from "./access/_side_by_side.ts";
+import { sideBySideAhead, startSideBySide } from "./access/_side_by_side.ts";
 
 /** Served after the page unless the connection ended with it. */
 const BEHIND =
@@ -71,9 +71,12 @@ function seen(text: string): string {
   }`;
 }
 
+const FILES = { "small/a.txt": "a", "page.html": "page" };
+sideBySideAhead([FILES]);
+
 Deno.test("the gateway ends the connection after its own page wherever nginx drops keep-alive", async () => {
   await using s = await startSideBySide({
-    files: { "small/a.txt": "a", "page.html": "page" },
+    files: FILES,
     server: [
       ...STATUSES.map((n) => `location = /r${n} { return ${n}; }`),
       `location = /ok { return 200 "ok"; }`,

@@ -251,7 +251,7 @@ ${TEMP}
         logged:
           logLines(both.gateway.prefix, "error.log").filter((l) =>
             l.includes("[error]") &&
-            l.includes("client request body is not kept for error page")
+            l.includes("client request body is not kept for internal redirect")
           ).length,
       },
       { status: "500", sent: [`POST /int/s ${size} bytes`], logged: 1 },

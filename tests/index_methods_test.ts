@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { startNginxSite } from "./_nginx.ts";
+import { htmlAhead, startNginxSite } from "./_nginx.ts";
 import { freePort, rawRequest } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 
@@ -36,6 +36,8 @@ async function statusOf(port: number, method: string, target: string) {
   );
   return raw.split(" ")[1];
 }
+
+htmlAhead([FILES]);
 
 Deno.test(
   "a folder's URI gets nginx's status for every method",

@@ -348,13 +348,17 @@ Deno.test(
   async () => {
     const dir = await Deno.makeTempDir();
     const arrived = Promise.withResolvers<void>();
+    // The answer waits until the gateway has logged the signal: the
+    // request is in flight when the shutdown begins, however loaded the
+    // machine (a 300 ms pause before could be over by then).
+    const released = Promise.withResolvers<void>();
     const upstream = Deno.serve({
       hostname: "127.0.0.1",
       port: 0,
       onListen() {},
     }, async () => {
       arrived.resolve();
-      await new Promise((r) => setTimeout(r, 300));
+      await released.promise;
       return new Response("slow but whole");
     });
     try {
@@ -378,6 +382,12 @@ Deno.test(
       // (or the test ends with the fetch's failure).
       await Promise.race([arrived.promise, pending]);
       gw.child.kill("SIGTERM");
+      await waitFor(() =>
+        /signal 15 \(SIGTERM\) received/.test(
+          Deno.readTextFileSync(`${dir}/error.log`),
+        )
+      );
+      released.resolve();
       const res = await pending;
       strictEqual(await res.text(), "slow but whole");
       const status = await gw.child.status;
@@ -396,6 +406,7 @@ Deno.test(
         /"GET \/api\/slow HTTP\/1\.1" 200 14 /,
       );
     } finally {
+      released.resolve();
       await upstream.shutdown();
       await Deno.remove(dir, { recursive: true });
     }

@@ -10,6 +10,7 @@ import { OPCODE } from "../src/proxy/websocket_frame_types.ts";
 import { encodeFrame } from "../src/proxy/websocket_frames.ts";
 import {
   bothLogged,
+  htmlAhead,
   type NginxProcess,
   sendEach,
   startNginx,
@@ -36,6 +37,9 @@ import { suiteNeeds } from "./_prerequisites.ts";
 
 const ON_LINUX = suiteNeeds("nginx_compat_test.ts", ["nginx", "python3"]);
 const HOST = "Host: localhost:8081\r\n";
+/** The error page's root, the gateway's too: written when the file loads. */
+const ERROR_PAGE = { "50x.html": STOCK_50X };
+htmlAhead([ERROR_PAGE]);
 
 function post(path: string, body = "{}", extra = ""): string {
   return `POST ${path} HTTP/1.1\r\n${HOST}Content-Length: ${body.length}\r\n${extra}Connection: close\r\n\r\n${body}`;
@@ -469,7 +473,7 @@ Deno.test(
     await using nginx = await startNginx({
       servers: [`127.0.0.1:${dead}`],
       serverLines: ["error_page 500 502 503 504 /50x.html;"],
-      files: { "50x.html": STOCK_50X },
+      files: ERROR_PAGE,
     });
     // The same file (same mtime, so the same ETag) is the gateway's root;
     // an error page cannot wait for a folder written a moment ago.

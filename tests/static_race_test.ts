@@ -13,7 +13,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { NO_LINKS, race, SMOKE_REQUESTS } from "./_static_race.ts";
-import { expectedTable, swapAtSteps } from "./_swap_steps.ts";
+import { expectedTable, swapAtSteps, swapSitesAhead } from "./_swap_steps.ts";
 
 // Columns: the step the name flips at (`STEPS`): before, open, fstat,
 // folder, entry, root, folder-again, realpath, proved. R refused, I the
@@ -51,20 +51,24 @@ const GRIDS = {
   "streamed file": ONCE("R R I - - - - - I"),
 } as const;
 
+const CACHED = expectedTable("cached file", {
+  once: GRIDS["cached file"],
+  thereAndBack: THERE_AND_BACK,
+});
+// Cold, a cached file is read from its handle as a streamed one is, and
+// kept: the same steps, so the streamed file's rows once only.
+const STREAMED = expectedTable("streamed file", {
+  once: GRIDS["streamed file"],
+  thereAndBack: "",
+});
+// Written now, so the folders have settled when the test runs.
+if (!NO_LINKS) swapSitesAhead([...CACHED.rows, ...STREAMED.rows]);
+
 Deno.test(
   "serveFile() answers a cached or streamed file swapped for a symlink at each step of its open and proof with the refusal or the inside file",
   { ignore: NO_LINKS },
   async () => {
-    const cached = expectedTable("cached file", {
-      once: GRIDS["cached file"],
-      thereAndBack: THERE_AND_BACK,
-    });
-    // Cold, a cached file is read from its handle as a streamed one is,
-    // and kept: the same steps, so the streamed file's rows once only.
-    const streamed = expectedTable("streamed file", {
-      once: GRIDS["streamed file"],
-      thereAndBack: "",
-    });
+    const [cached, streamed] = [CACHED, STREAMED];
     // One run, so that the waits for the folders to settle overlap.
     deepStrictEqual(await swapAtSteps([...cached.rows, ...streamed.rows]), [
       ...cached.expected,

@@ -10,7 +10,16 @@ import { join } from "node:path";
 import { freePort, rawRequest, waitFor } from "./_utils.ts";
 import { startMain } from "./_in_process.ts";
 import { nginxBinary, stopNginx } from "./_nginx.ts";
-import { commonPair, follow, type Prefix, prefixWith } from "./_tls.ts";
+import {
+  commonPair,
+  follow,
+  type Prefix,
+  prefixesAhead,
+  prefixWith,
+} from "./_tls.ts";
+
+// Each test's prefix, written now: its folders have settled when it runs.
+prefixesAhead(8);
 
 /** Runs nginx on a prefix until disposed. */
 async function runNginx(p: Prefix): Promise<AsyncDisposable> {

@@ -16,7 +16,10 @@ import type { Content } from "./phases.ts";
  * (the body is discarded, nginx's `r->discard_body`).
  */
 export interface DeclaredBody {
-  /** The declared length; `null` without `Content-Length` (chunked, none). */
+  /**
+   * The declared length; `null` without `Content-Length` (chunked, none)
+   * until such a body is read whole: then what was received.
+   */
   contentLength: number | null;
   /** Its digits as sent (a length past 2^53 - 1 is rounded). */
   readonly lengthDigits: string | null;
@@ -28,8 +31,10 @@ export interface DeclaredBody {
  * its rewrite, preaccess and access phases (so a `return`, a `rewrite …
  * last`, `limit_req` or `auth_basic` never see it), and discarded: no
  * location found after it checks again, and an error page is asked
- * without it. A chunked body has no length here; the proxy counts it as
- * it reads (ngx_http_request_body_chunked_filter). The body is left
+ * without it. A chunked body has no length here until it is read (the
+ * proxy counts it as it reads, ngx_http_request_body_chunked_filter);
+ * once read, its size is the request's length, which the locations an
+ * internal redirect finds check as a declared one. The body is left
  * unread: Deno.serve closes the connection after the answer.
  *
  * @param conf The location found.

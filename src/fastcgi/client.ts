@@ -176,10 +176,11 @@ async function writeBody(
           read = await reader.read();
         } catch (error) {
           // The client's body broke off: the client left, or sent bad
-          // framing (the proxy's walk tells the two apart by the cause).
+          // framing (the proxy's walk tells the two apart by the cause);
+          // nginx's 400 and line for a body cut while it is sent.
           throw error instanceof UpstreamError
             ? error
-            : UpstreamError.clientClosed(error);
+            : UpstreamError.clientBodyClosed(error);
         }
         if (read.done) break;
         if (read.value.length > 0) await conn.write(stdinRecords(read.value));

@@ -85,14 +85,10 @@ function passFor(
   let records: Uint8Array | { tooBig: number } | null = null;
   attachRequest(req, {
     // Made on the first try, once the body is read, and kept for the next.
-    records: (body) => {
+    records: () => {
       if (records !== null) return records;
-      if (request.contentLength === null && body !== null) {
-        // A chunked body read whole: its length is $content_length now
-        // (nginx sets headers_in.content_length_n once it is read).
-        const length = body.kind === "bytes" ? body.bytes.length : body.length;
-        if (length !== null) vars.bodyLength = length;
-      }
+      // A body read whole without a declared length has its length in
+      // $content_length by now (proxy.ts tells the request once read).
       return records = encodeRequestHead(
         requestParams(fastcgi, vars, req.headers),
         fastcgi.keepConn,
@@ -165,6 +161,11 @@ class FastcgiForward extends PassForward<FastcgiContext> {
       headBufferSize: fastcgi.bufferSize,
       keepalive: false,
     };
+  }
+
+  /** `fastcgi_pass_request_body` (see `ProxyOptions.sendsBody`). */
+  get sendsBody(): boolean {
+    return this.fastcgi.passRequestBody;
   }
 
   /** The location's `fastcgi_next_upstream` (a getter: no slot per request). */

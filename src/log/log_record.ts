@@ -15,6 +15,7 @@ export interface HeaderReader {
 }
 
 import type { FieldNames } from "../runtime/mod.ts";
+import type { SentResponse } from "./sent_head.ts";
 
 /** One try of an upstream server (`$upstream_*` print one entry each). */
 export interface UpstreamTry {
@@ -73,8 +74,13 @@ export interface LogRecord {
   status: number;
   /** `$body_bytes_sent`. */
   bodyBytesSent: number;
-  /** `$bytes_sent`: head and body. */
+  /**
+   * `$bytes_sent` without the head: the head's bytes are added from
+   * `sent` when a line reads the variable.
+   */
   bytesSent: number;
+  /** The response as sent, when the line may read its head. */
+  sent?: SentResponse | undefined;
   /** The fields sent: `$sent_http_NAME`. */
   responseHeaders: HeaderReader;
   // --- the upstream ---

@@ -12,6 +12,7 @@ import {
   formatTimeLocal,
 } from "./log_values.ts";
 import type { LogRecord, UpstreamTry } from "./log_record.ts";
+import { sentHeadBytes } from "./sent_head.ts";
 import {
   firstLine,
   keepsUnderscores,
@@ -67,7 +68,11 @@ const LOG_OPS: Readonly<Record<string, (r: LogRecord) => string>> = {
   "msec": (r) => formatSeconds(r.time.getTime()),
   "request_time": (r) => formatSeconds(r.time.getTime() - r.startMs),
   "status": (r) => String(r.status).padStart(3, "0"),
-  "bytes_sent": (r) => String(r.bytesSent),
+  // The head is rebuilt only for a line that reads it.
+  "bytes_sent": (r) =>
+    String(
+      r.sent === undefined ? r.bytesSent : r.bytesSent + sentHeadBytes(r.sent),
+    ),
   "body_bytes_sent": (r) => String(r.bodyBytesSent),
   "request_length": (r) => String(r.requestLength),
 };

@@ -16,6 +16,7 @@ import type {
   UpstreamTry,
 } from "./log_record.ts";
 import { formatErrorLogLine, type LogLevel } from "./error_log.ts";
+import { sentFields, type SentResponse } from "./sent_head.ts";
 import {
   type ErrorEvent,
   ErrorLines,
@@ -32,8 +33,13 @@ export type { ErrorEvent, ErrorTarget, LineSink };
 export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   /** The request's fields, for `$http_NAME`. */
   headers?: HeaderReader;
-  /** The response's fields, for `$sent_http_NAME`. */
+  /** The response's fields, for `$sent_http_NAME` (when `sent` is absent). */
   responseHeaders?: HeaderReader;
+  /**
+   * The response as sent: its fields and framing for `$sent_http_NAME`,
+   * its head for `$bytes_sent`. Absent when nothing reached the client.
+   */
+  sent?: SentResponse;
   /** When the request started, epoch ms, for `$request_time`. */
   startMs?: number;
   /** The upstream tries, for `$upstream_*`. */
@@ -266,7 +272,10 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     status: event.status,
     bodyBytesSent: event.bodyBytesSent,
     bytesSent: event.bodyBytesSent,
-    responseHeaders: event.responseHeaders ?? NO_FIELDS,
+    sent: event.sent,
+    responseHeaders: event.sent !== undefined
+      ? sentFields(event.sent)
+      : event.responseHeaders ?? NO_FIELDS,
     ...(event.upstream === undefined ? {} : { upstream: event.upstream }),
     vars: event.vars,
   };

@@ -48,6 +48,13 @@ export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
 export { UpstreamTries } from "./upstream_tries.ts";
+export {
+  framingField,
+  type SentBody,
+  sentFields,
+  sentHeadBytes,
+  type SentResponse,
+} from "./sent_head.ts";
 export type {
   AccessEvent,
   AccessTarget,

@@ -108,13 +108,16 @@ export class UpstreamTries {
    * else 502; none when the client left); after, the upstream's status
    * stands and only the try's end is taken.
    *
-   * @param status 502, 504, or 499 for a client that left.
+   * @param status 502, 504, or 499 (400 in the middle of its body) for a
+   * client that left.
    */
   failed(status: number): void {
     const current = this.#tries.at(-1);
     if (current === undefined || current.end !== null) return;
     current.end = this.#now();
-    if (current.header === null) current.status = status === 499 ? 0 : status;
+    if (current.header === null) {
+      current.status = status === 499 || status === 400 ? 0 : status;
+    }
   }
 
   /**

@@ -63,6 +63,16 @@ export function keepsBody(conf: LocationConf): boolean {
 export interface BodyKeeper {
   /** What was kept; `undefined` until a location that may redirect reads it. */
   keptBody?: KeptBody | undefined;
+  /**
+   * The body came without a declared length (chunked, HTTP/2 without
+   * `Content-Length`) and is now read whole: its size becomes the
+   * request's length for every later reader, as nginx sets
+   * `headers_in.content_length_n = rb->received`
+   * (ngx_http_request_body_chunked_filter).
+   *
+   * @param length The bytes received.
+   */
+  bodyRead?(length: number): void;
 }
 
 /**

@@ -62,10 +62,12 @@ export function logOutcome(
     }
     case "body-not-kept":
       // The gateway's own line (README, known differences): a body
-      // streamed to the first upstream is not kept for the page.
+      // streamed to the first upstream is not kept for an internal
+      // redirect, an error page's or an X-Accel-Redirect's alike (nginx
+      // writes none: it sends the redirected request the length alone).
       log({
         level: "error",
-        message: "client request body is not kept for error page",
+        message: "client request body is not kept for internal redirect",
       });
       break;
     case "bad-body":
@@ -75,12 +77,10 @@ export function logOutcome(
       break;
     case "client-left":
       // nginx reads the body before it chooses a server, so its line has no
-      // upstream (`ngx_http_do_read_client_request_body`, at info level).
-      log({
-        level: "info",
-        message: "client prematurely closed connection",
-        action: "reading client request body",
-      });
+      // upstream, and no "while" phrase either: the request's log action is
+      // cleared once its head is read (ngx_http_process_request), and
+      // ngx_http_do_read_client_request_body writes this at info level.
+      log({ level: "info", message: "client prematurely closed connection" });
       break;
   }
 }

@@ -12,7 +12,7 @@
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
 import type { UpstreamTries } from "../log/mod.ts";
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, unreadResponse } from "../response/mod.ts";
 import {
   type AttemptFailure,
   type NextUpstream,
@@ -316,8 +316,15 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
       case "body-not-kept":
         return page(500, true);
       case "client-left":
+        // nginx finalizes a body the client cut off with 400, not 499
+        // (ngx_http_do_read_client_request_body sets c->error and returns
+        // NGX_HTTP_BAD_REQUEST), and sends nothing: no page, no error_page.
+        return unreadResponse(400);
       case "failed":
-        return page(upstreamStatus(result.error));
+        // A client that left reads nothing: no page, no error_page.
+        return result.error.kind === "client-closed"
+          ? unreadResponse(upstreamStatus(result.error))
+          : page(upstreamStatus(result.error));
       case "defect":
         throw result.error;
     }

@@ -37,8 +37,11 @@ import {
   walkPeers,
 } from "../upstream/mod.ts";
 
-/** A refused body's stand-in for a page: sent as `Content-Length: 0`. */
-const DISCARDED = Object.freeze({
+/**
+ * No bytes, sent as `Content-Length: 0`: a refused body's stand-in for a
+ * page, an empty chunked body read.
+ */
+const EMPTY = Object.freeze({
   kind: "bytes" as const,
   bytes: new Uint8Array(0),
 });
@@ -90,6 +93,9 @@ export function proxyRequest(
       // that read the body: what it kept.
       const kept = options.keeper?.keptBody;
       if (kept === STREAMED) {
+        // A target that sends no body (`fastcgi_pass_request_body off`)
+        // misses nothing: nginx answers it, its length still the client's.
+        if (options.sendsBody === false) return forward(req, options, null);
         return Promise.resolve({ kind: "body-not-kept" } as const);
       }
       // None kept: the body was refused or its reading failed. nginx
@@ -99,7 +105,7 @@ export function proxyRequest(
         req,
         options,
         kept === undefined
-          ? DISCARDED
+          ? EMPTY
           : kept === null
           ? null
           : kept instanceof Uint8Array
@@ -172,7 +178,36 @@ async function readAndForward(
   if (plan.kind === "too-large") {
     return { kind: "too-large", message: plan.message };
   }
-  return forward(req, options, plan.body);
+  return forward(req, options, received(req, options, plan.body));
+}
+
+/**
+ * A body read from the client, before it is sent: the one place the
+ * request learns its length when it declared none (the keeper takes it
+ * only then). A streamed body's size is not known before it went. An
+ * empty chunked body read is 0 bytes, sent as `Content-Length: 0` as nginx
+ * sends `rb->received` (an HTTP/2 body without a length or data stays
+ * none).
+ *
+ * @returns The body to send.
+ */
+function received(
+  req: Request,
+  options: ProxyOptions,
+  body: UpstreamCall["body"],
+): UpstreamCall["body"] {
+  if (body === null) {
+    const source = options.bodyOf ?? req;
+    if (!source.headers.has("transfer-encoding")) return null;
+    options.keeper?.bodyRead?.(0);
+    return EMPTY;
+  }
+  if (body.kind !== "stream") {
+    options.keeper?.bodyRead?.(
+      body.kind === "bytes" ? body.bytes.length : body.length,
+    );
+  }
+  return body;
 }
 
 /** A body read whole (`proxy_request_buffering on`) sent, or why it was not. */
@@ -184,7 +219,10 @@ function forwardRead(
   switch (read.kind) {
     case "ready": {
       const temp = read.temp;
-      if (temp === null) return forward(req, options, read.body);
+      if (temp === null) {
+        return forward(req, options, received(req, options, read.body));
+      }
+      received(req, options, read.body);
       if (options.keepBody && options.keeper && read.body?.kind === "file") {
         // Kept for a redirect, read by position by each send: closed when
         // the request's answer is chosen (releaseKeptBody).

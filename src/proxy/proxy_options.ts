@@ -102,6 +102,12 @@ export interface ProxyOptions {
    */
   keepBody?: boolean;
   /**
+   * `false` when the target reads the body but sends none of it
+   * (`fastcgi_pass_request_body off`): a body streamed to an earlier
+   * upstream is then no loss. Absent: the body is sent.
+   */
+  sendsBody?: boolean;
+  /**
    * Where the client's request keeps its body (its flow): written when
    * {@linkcode keepBody} says so, read by a redirected request's
    * forwarding.
@@ -185,9 +191,11 @@ export type ProxyResult =
   }
   | {
     /**
-     * An `error_page` after a location that streamed the body
-     * (`proxy_request_buffering off`): it is gone, so the page is not
-     * sent (500 and an `[error]` line) rather than sent without it.
+     * An internal redirect (an `error_page`, an upstream's
+     * `X-Accel-Redirect`) after a location that streamed the body
+     * (`proxy_request_buffering off`) to a target that sends it: it is
+     * gone, so the redirected request is not sent (500 and an `[error]`
+     * line) rather than sent without it.
      */
     kind: "body-not-kept";
   }

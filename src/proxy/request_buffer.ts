@@ -65,19 +65,43 @@ export interface BodyReadOptions {
 }
 
 /**
+ * The most of a body nginx holds beside its body buffer: the bytes that
+ * came with the head in its first header buffer (`client_header_buffer_size`,
+ * 1k), which ngx_http_read_client_request_body keeps and counts before it
+ * sizes the buffer for the rest. `Deno.serve` does not tell how much came
+ * with the head, so every body is given the most: one that nginx reads
+ * into a file only because its bytes came after the head stays in memory
+ * here, without the `[warn]` (README, body-preread).
+ */
+export const PREREAD = 1024;
+
+/**
  * Whether a body of a declared length stays in memory: nginx sizes its
- * buffer to a declared length under 1.25 times `client_body_buffer_size`,
- * and keeps such a body in memory (ngx_http_read_client_request_body).
+ * buffer to the rest of a declared length, past the bytes read with the
+ * head ({@linkcode PREREAD}), when that rest is under 1.25 times
+ * `client_body_buffer_size`, and keeps such a body in memory
+ * (ngx_http_read_client_request_body).
  *
  * @param length The declared `Content-Length`, or `null`.
  * @param bufferSize `client_body_buffer_size`.
  * @returns Whether it is read into memory whole.
+ *
+ * @example Usage
+ * ```ts
+ * import { fitsInMemory } from "./request_buffer.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(fitsInMemory(10240 + 1023, 8192), true);
+ * strictEqual(fitsInMemory(10240 + 1024, 8192), false);
+ * strictEqual(fitsInMemory(null, 8192), false);
+ * ```
  */
 export function fitsInMemory(
   length: number | null,
   bufferSize: number,
 ): boolean {
-  return length !== null && length < bufferSize + (bufferSize >> 2);
+  return length !== null &&
+    length < bufferSize + (bufferSize >> 2) + PREREAD;
 }
 
 /** One call's read of a whole body, under `client_body_timeout`. */
@@ -201,7 +225,9 @@ export async function readRequestBody(
         // A view of a buffer the next read reuses is kept as a copy.
         chunks.push(reader.reused ? value.slice() : value);
         held += value.length;
-        if (inMemory || held <= options.bufferSize) {
+        // A chunked body fills nginx's buffer after what came with the
+        // head (PREREAD) before it goes to a file.
+        if (inMemory || held <= options.bufferSize + PREREAD) {
           // A declared length read whole needs no further read to see the
           // end (Deno.serve stops the body at its length): one read, its
           // promise and the stream's pull fewer per request.

@@ -13,10 +13,13 @@ import {
   type AccessEvent,
   type AccessTarget,
   type Logger,
+  type SentBody,
+  type SentResponse,
   UpstreamTries,
 } from "../log/mod.ts";
 import {
   isStreamedResponse,
+  isUnread,
   type MeteredBody,
   meteredBody,
 } from "../response/mod.ts";
@@ -60,14 +63,15 @@ export class PendingAccessLine {
   #remoteUser: string | undefined;
   #userAgent: string | null;
   #status = 0;
-  #sent = 0;
+  #bytes = 0;
   #meter: MeteredBody | null = null;
   #logged = false;
   #release: (() => void) | undefined;
   #headers: Headers | undefined;
   /** The request's own fields, which the copy stands in for once it ends. */
   #requestHeaders: Headers | undefined;
-  #responseHeaders: Headers | undefined;
+  /** The response as sent, for a line that may read its head. */
+  #sent: SentResponse | undefined;
   #startMs: number | undefined;
   /** Bytes of an interim `100 Continue` sent before the response. */
   #interim = 0;
@@ -172,13 +176,14 @@ export class PendingAccessLine {
       status,
       bodyBytesSent: status === 499
         ? 0
-        : (this.#meter ? this.#meter.sent() : this.#sent) + this.#interim,
+        : (this.#meter ? this.#meter.sent() : this.#bytes) + this.#interim,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
       ...(this.#headers ? { headers: this.#headers } : {}),
-      ...(this.#responseHeaders
-        ? { responseHeaders: this.#responseHeaders }
-        : {}),
+      // A 499 reached nobody: no head either (nginx's `$bytes_sent` 0).
+      ...(this.#sent === undefined || status === 499
+        ? {}
+        : { sent: this.#sent }),
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
       ...(this.upstream === null || this.upstream.empty
         ? {}
@@ -215,12 +220,13 @@ export class PendingAccessLine {
     tunnel: Promise<number> | undefined,
   ): Response {
     const length = response.headers.get("content-length");
+    let body: SentBody = "bytes";
     // A byte body with a length is sent whole: its length is the count.
     // Read response.body only for streams and bodies without a length: the
     // getter turns a byte body into a stream, which takes Deno.serve off its
     // fast path for the body.
     if (length !== null && !isStreamedResponse(response)) {
-      this.#sent = req.method === "HEAD" || response.status === 304
+      this.#bytes = req.method === "HEAD" || response.status === 304
         ? 0
         : Number(length);
     } else if (response.body !== null && req.method !== "HEAD") {
@@ -228,13 +234,30 @@ export class PendingAccessLine {
       // and would count its last chunk).
       this.#meter = meteredBody(response.body, length === null);
       response = new Response(this.#meter.body, response);
+      body = "stream";
+    } else {
+      body = response.body === null
+        ? "empty"
+        : isStreamedResponse(response)
+        ? "stream"
+        : "bytes";
     }
     this.#status = response.status;
-    if (this.#headers) this.#responseHeaders = response.headers;
+    // Kept for a format beyond `combined` (only those read the head or
+    // the fields sent); the head is rebuilt only if the line reads it.
+    if (this.#startMs !== undefined && !isUnread(response)) {
+      this.#sent = {
+        status: response.status,
+        headers: response.headers,
+        body,
+        head: req.method === "HEAD",
+        connection: req.headers.get("connection"),
+      };
+    }
     if (tunnel) {
       // nginx writes the line when the tunnel closes: 101 and the bytes relayed.
       tunnel.then((bytes) => {
-        this.#sent = bytes;
+        this.#bytes = bytes;
         this.write();
       });
     } else {

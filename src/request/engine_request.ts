@@ -84,9 +84,12 @@ export interface EngineRequest {
   uri: string;
   /** `$args`. */
   args: string;
-  /** The declared body length, or `null`. */
+  /**
+   * The declared body length, or `null`; a body without one, once read
+   * whole, has its size here (`RouteFlow.bodyRead`).
+   */
   contentLength: number | null;
-  /** The declared length's digits, for the 413 line. */
+  /** The length's digits, for the 413 line. */
   lengthDigits: string | null;
   /**
    * A GET or HEAD that declared a body: `Deno.serve` hands the handler no

@@ -95,6 +95,24 @@ export class RouteFlow implements FlowRequest {
     return this.request;
   }
 
+  /**
+   * The body, declared without a length, is read whole: its size is the
+   * request's length from now on, for the limits of the locations an
+   * internal redirect finds, `$content_length` (so `proxy_set_header`, a
+   * FastCGI `CONTENT_LENGTH` and the log lines) and a redirected
+   * forwarding, as nginx sets `headers_in.content_length_n` to
+   * `rb->received` (ngx_http_request_body_chunked_filter).
+   *
+   * @param length The bytes received.
+   */
+  bodyRead(length: number): void {
+    const request = this.request;
+    if (request.contentLength !== null) return;
+    request.contentLength = length;
+    request.lengthDigits = String(length);
+    this.vars.bodyLength = length;
+  }
+
   /** The client's conditional fields; `null` for a subrequest. */
   get conditional(): FieldsRead | null {
     return this.request instanceof Subrequest ? null : this.request.fields;

@@ -19,7 +19,7 @@ import type { EngineRouteDeps } from "./engine_request.ts";
 import type { FlowRequest } from "./flow_types.ts";
 import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
-import { carryFirstLines } from "../runtime/mod.ts";
+import { carryFirstLines, derivedRequest } from "../runtime/mod.ts";
 
 /**
  * What an error page's file does not act on: nginx's filters see the
@@ -176,7 +176,9 @@ export class StaticHandler {
 function withoutAsks(req: Request): Request {
   const headers = new Headers(req.headers);
   for (const name of PAGE_IGNORED) headers.delete(name);
-  const page = new Request(req.url, { method: req.method, headers });
+  // Derived as the page's request was (a named page keeps the client's
+  // method, one `new Request` may refuse).
+  const page = derivedRequest(req.url, { method: req.method, headers });
   carryFirstLines(req.headers, page.headers);
   return page;
 }

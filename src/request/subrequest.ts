@@ -55,11 +55,16 @@ export class Subrequest implements EngineRequest {
   readonly #main: EngineRequest;
 
   /**
-   * @param main The request whose answer includes this one.
+   * @param parent The request whose answer includes this one: the main
+   * request or an include.
    * @param uri The URI to include, decoded.
    * @param args Its arguments, without `?`.
    */
-  constructor(main: EngineRequest, uri: string, args: string) {
+  constructor(parent: EngineRequest, uri: string, args: string) {
+    // A nested include writes through the main request's writer, not its
+    // parent include's: that one would name the parent's URI and upstream
+    // (nginx names the request writing the line, r->uri and r->upstream).
+    const main = parent instanceof Subrequest ? parent.#main : parent;
     this.#main = main;
     this.client = main.client;
     this.clientPort = main.clientPort;

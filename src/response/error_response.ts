@@ -158,3 +158,44 @@ const builtIn = new WeakSet<Response>();
 export function isBuiltInError(response: Response): boolean {
   return builtIn.has(response);
 }
+
+/** Answers made for a client that already left (never read). */
+const unread = new WeakSet<Response>();
+
+/**
+ * The answer to a client that left before its request was answered: nginx
+ * sends nothing (it set `c->error`, ngx_http_finalize_request terminates
+ * the request) and logs the status with no bytes. `Deno.serve` must be
+ * given a response: this one has no body and is no built-in page, so no
+ * `error_page` runs for it, and the access line counts no head
+ * ({@linkcode isUnread}).
+ *
+ * @param status The status logged (400 for a body cut off).
+ * @returns The response, marked.
+ *
+ * @example Usage
+ * ```ts
+ * import { isUnread, unreadResponse } from "./error_response.ts";
+ * import { ok } from "node:assert/strict";
+ *
+ * ok(isUnread(unreadResponse(400)));
+ * ```
+ */
+export function unreadResponse(status: number): Response {
+  const response = new Response(null, {
+    status,
+    headers: { connection: "close" },
+  });
+  unread.add(response);
+  return response;
+}
+
+/**
+ * Whether a response was made by {@linkcode unreadResponse}.
+ *
+ * @param response A response.
+ * @returns Whether nobody reads it.
+ */
+export function isUnread(response: Response): boolean {
+  return unread.has(response);
+}

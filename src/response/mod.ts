@@ -77,7 +77,9 @@ export {
   type ErrorResponseOptions,
   HEADER_TOO_LARGE,
   isBuiltInError,
+  isUnread,
   STATUS_TEXT,
+  unreadResponse,
 } from "./error_response.ts";
 export {
   isStreamedResponse,

@@ -213,9 +213,20 @@ export function carryFirstLines(from: Headers, to: Headers): void {
 }
 
 /**
+ * The methods the Fetch standard forbids in `new Request` (a TypeError,
+ * `Method is forbidden`), byte-case-insensitively: a client's request
+ * with one reaches the handler (Deno.serve makes it without the check),
+ * and nginx 1.22 serves `TRACK` as any other method.
+ */
+const FORBIDDEN_METHOD = /^(?:CONNECT|TRACE|TRACK)$/i;
+
+/**
  * A request the gateway makes from the client's (an error page's, an
  * `X-Accel-Redirect`'s, an SSI include's): its fields read a repeated
  * field by its first line as the client's do ({@linkcode carryFirstLines}).
+ * It keeps the client's method even where `new Request` would refuse it
+ * ({@linkcode FORBIDDEN_METHOD}): made as a GET, its `method` then reads
+ * the client's (nothing hands it to `fetch`, which would send a GET).
  *
  * @param url The request's URL.
  * @param init Its method, the client's fields and a signal.
@@ -230,13 +241,21 @@ export function carryFirstLines(from: Headers, to: Headers): void {
  * keepFirstLines(headers);
  * const page = derivedRequest("http://h/page", { method: "GET", headers });
  * strictEqual(firstLine(page.headers, "range", page.headers.get("range")), "bytes=0-1");
+ * strictEqual(derivedRequest("http://h/", { method: "TRACK", headers }).method, "TRACK");
  * ```
  */
 export function derivedRequest(
   url: string,
   init: { method?: string; headers: Headers; signal?: AbortSignal },
 ): Request {
-  const req = new Request(url, init);
+  const method = init.method;
+  if (method === undefined || !FORBIDDEN_METHOD.test(method)) {
+    const req = new Request(url, init);
+    carryFirstLines(init.headers, req.headers);
+    return req;
+  }
+  const req = new Request(url, { ...init, method: "GET" });
+  Object.defineProperty(req, "method", { value: method, enumerable: true });
   carryFirstLines(init.headers, req.headers);
   return req;
 }

@@ -36,6 +36,11 @@ export interface RunGatewayOptions {
   shutdownGraceMs?: number;
   /** When a fault ends the process (defaults: {@linkcode FaultPolicy}). */
   faultLimits?: Partial<FaultLimits>;
+  /**
+   * The first pause before a listener whose accept loop ended binds again
+   * (see {@linkcode ServeOptions.relistenMs}). @default {500}
+   */
+  relistenMs?: number;
 }
 
 const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
@@ -83,6 +88,12 @@ export interface ServeOptions {
    * `requests` to know the handler has a request before they send more.
    */
   stats?: GatewayStats;
+  /**
+   * The first pause before a listener whose accept loop ended binds again,
+   * doubling with each failure of a spell up to 10 s (`ListenerSet`); tests
+   * shorten nginx's `accept_mutex_delay` schedule with it. @default {500}
+   */
+  relistenMs?: number;
 }
 
 /** A gateway serving: its listeners, upstream groups and requests. */
@@ -126,6 +137,9 @@ export async function startServing(
   const groups = config.engine ? listenPorts(config.engine) : [];
   // The first socket's port is known once bound.
   const firstSocket = { index: 0, port: config.listen.port, tls: true };
+  const relisten = options.relistenMs === undefined
+    ? {}
+    : { retryMs: options.relistenMs };
   const opened = await ListenerSet.open({
     hostnames: listenHosts(config.listen.hostname),
     port: config.listen.port,
@@ -136,6 +150,7 @@ export async function startServing(
     onError: serveErrorHandler(logger),
     logger,
     policy,
+    ...relisten,
   });
   if ("failure" in opened) return opened;
   const first = opened.set;
@@ -153,6 +168,7 @@ export async function startServing(
       onError: serveErrorHandler(logger),
       logger,
       policy,
+      ...relisten,
     });
     if ("failure" in extra) {
       await Promise.all(sets.map((set) => set.shutdown()));
@@ -235,6 +251,9 @@ export async function runGateway(
     version: options.version,
     logger,
     policy,
+    ...(options.relistenMs === undefined
+      ? {}
+      : { relistenMs: options.relistenMs }),
   });
   if ("failure" in started) {
     const { address, error } = started.failure;

@@ -177,7 +177,12 @@ export class UpstreamClient {
           ? sendWatching(this.#io, c, call)
           : writeRequest(this.#io, c, call));
       } catch (error) {
-        throw sendFailure(c, { watch, error, family: this.#family });
+        throw sendFailure(c, {
+          watch,
+          error,
+          family: this.#family,
+          streamed: call.body?.kind === "stream",
+        });
       }
       let buffer: Uint8Array = EMPTY;
       let got = 0;

@@ -55,6 +55,11 @@ export class UpstreamError extends Error {
    * and an idempotent one may be sent again on a new connection.
    */
   stale = false;
+  /**
+   * The client left while its body was still being streamed upstream
+   * (see {@linkcode UpstreamError.clientBodyClosed}): 400, not 499.
+   */
+  bodyCut = false;
 
   /**
    * Creates the error.
@@ -98,6 +103,28 @@ export class UpstreamError extends Error {
         cause,
       },
     );
+  }
+
+  /**
+   * The client went away while its body was being streamed upstream
+   * (`proxy_request_buffering off`): nginx's reader of the body sees the
+   * close first and finalizes the request with 400, its line at `info`
+   * without the words of a broken connection
+   * (`ngx_http_read_unbuffered_request_body` →
+   * `ngx_http_do_read_client_request_body`).
+   *
+   * @param cause What was thrown, if anything.
+   * @returns The error.
+   */
+  static clientBodyClosed(cause?: unknown): UpstreamError {
+    const error = new UpstreamError("client prematurely closed connection", {
+      kind: "client-closed",
+      action: "sending request to upstream",
+      level: "info",
+      cause,
+    });
+    error.bodyCut = true;
+    return error;
   }
 }
 
@@ -216,7 +243,8 @@ export function upstreamErrorFromOs(
 
 /**
  * The status the client gets: 504 for the gateway's own timers, 499 (logged
- * only; nobody is left to read it) when the client left, 502 for the rest.
+ * only; nobody is left to read it) when the client left, 400 when it left
+ * in the middle of its streamed body, 502 for the rest.
  * An OS-level connect timeout (Windows gives up a SYN after ≈21 s) is an
  * error, not nginx's timer, so it is a 502 as in nginx.
  *
@@ -231,8 +259,10 @@ export function upstreamErrorFromOs(
  * strictEqual(upstreamStatus(upstreamTimeout("reading response header from upstream")), 504);
  * ```
  */
-export function upstreamStatus(error: UpstreamError): 499 | 502 | 504 {
-  if (error.kind === "client-closed") return 499;
+export function upstreamStatus(
+  error: UpstreamError,
+): 400 | 499 | 502 | 504 {
+  if (error.kind === "client-closed") return error.bodyCut ? 400 : 499;
   if (error.kind === "timed-out") return 504;
   return 502;
 }

@@ -25,22 +25,30 @@ import { InvalidResponseError } from "./field_line_parser.ts";
  *
  * @param c The connection written to.
  * @param failed `watch`: the client's; `error`: what the write threw;
- * `family`: the OS family its errors are named for.
+ * `family`: the OS family its errors are named for; `streamed`: the body
+ * is the client's, read as it is sent.
  * @returns The failure to throw.
  */
 export function sendFailure(
   c: Connection,
-  { watch, error, family }: {
+  { watch, error, family, streamed }: {
     watch: ClientWatch;
     error: unknown;
     family: OsFamily;
+    streamed: boolean;
   },
 ): unknown {
   if (error instanceof UpstreamError) return error;
   if (error instanceof TimerExpired) {
     return upstreamTimeout("sending request to upstream", family);
   }
-  if (watch.aborted) return UpstreamError.clientClosed(error);
+  if (watch.aborted) {
+    // While the client's own body is streamed, nginx reads that body and
+    // sees the close there, not as a broken connection.
+    return streamed
+      ? UpstreamError.clientBodyClosed(error)
+      : UpstreamError.clientClosed(error);
+  }
   return markStale(
     c,
     upstreamErrorFromOs(error, "sending request to upstream", family),

@@ -226,6 +226,6 @@ async function writeStreamed(
   await sendBody(body.stream, {
     chunked: body.length === null,
     write: (bytes) => writeAll(io, c, bytes),
-    onReadError: (error) => UpstreamError.clientClosed(error),
+    onReadError: (error) => UpstreamError.clientBodyClosed(error),
   });
 }

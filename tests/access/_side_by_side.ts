@@ -7,7 +7,7 @@
  * (about 0.3 s of CPU to start) does not change.
  */
 import { dirname, join } from "node:path";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import {
   maskAccessLine,
   maskErrorLine,
@@ -101,6 +101,27 @@ function observe(
 }
 
 /**
+ * Writes the folders of the sites a test file's {@linkcode startSideBySide}
+ * calls will serve, when the file loads (`htmlAhead`: a folder written just
+ * before a request waits for the gateway's settle proof).
+ *
+ * @param files Each site's files, as `startSideBySide` will be given them.
+ */
+export function sideBySideAhead(
+  files: readonly (Record<string, string> | undefined)[],
+): void {
+  htmlAhead(files.map(withLogs));
+}
+
+/** A site's files and the logs folder beside them. */
+function withLogs(
+  files: Record<string, string> | undefined,
+): Record<string, string> {
+  // Writing a file there makes the folder before nginx opens its logs.
+  return { ...files, "../logs/.keep": "" };
+}
+
+/**
  * Starts nginx and the gateway on one configuration.
  *
  * @param site `http` lines and the `server {}` contents (`$HTML` is the
@@ -116,8 +137,7 @@ export async function startSideBySide(site: {
   const nginx = await startNginxSite({
     ...site,
     server: site.server.replaceAll("$LOGS", "$HTML/../logs"),
-    // Writing a file there makes the folder before nginx opens its logs.
-    files: { ...site.files, "../logs/.keep": "" },
+    files: withLogs(site.files),
   });
   const nginxConfDir = dirname(nginx.root);
   const nginxLogs = join(nginxConfDir, "logs");

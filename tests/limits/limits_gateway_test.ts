@@ -9,11 +9,14 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { startSideBySide } from "../access/_side_by_side.ts";
+import { sideBySideAhead, startSideBySide } from "../access/_side_by_side.ts";
 
 function get(path: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: t\r\nConnection: close\r\n\r\n`;
 }
+
+const BUSY = { "busy.html": "busy\n" };
+sideBySideAhead([BUSY]);
 
 Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22", async () => {
   let arrivals = 0;
@@ -61,7 +64,7 @@ Deno.test("limit_req and limit_conn refuse and log in the engine as nginx 1.22",
       proxy_pass http://127.0.0.1:${upstream.port}/both/;
     }
 `,
-    files: { "busy.html": "busy\n" },
+    files: BUSY,
   });
   const cases = [
     "/lr/",

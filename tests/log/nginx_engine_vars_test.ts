@@ -9,7 +9,13 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import {
+  bothSides,
+  bothSidesAhead,
+  logLines,
+  PROCESS,
+  TEMP,
+} from "../_same_conf.ts";
 
 const FORMAT = [
   "$request|$status|uri=$uri|args=$args|qs=$query_string|is=$is_args",
@@ -96,18 +102,21 @@ function masked(line: string, prefix: string, port: number): string {
     .replaceAll(`:${port}`, ":P").replace(/id=[0-9a-f]{32}$/, "id=ID");
 }
 
+/** Each side's site, its root a link: `$realpath_root` is what it names. */
+function prepare(prefix: string): void {
+  const site = join(prefix, "site");
+  Deno.mkdirSync(join(site, "new"), { recursive: true });
+  Deno.symlinkSync(site, join(prefix, "html"));
+  Deno.writeTextFileSync(join(site, "index.html"), "app");
+  Deno.writeTextFileSync(join(site, "a.txt"), "a");
+  Deno.writeTextFileSync(join(site, "new", "b.txt"), "b");
+}
+bothSidesAhead(prepare);
+
 Deno.test("log_format reads the engine's variables with the values nginx 1.22 writes", async () => {
   await using upstream = startUpstream();
   await using both = await bothSides((port) => conf(port, upstream.port), {
-    async prepare(prefix) {
-      // The root is a link: `$realpath_root` is the folder it names.
-      const site = join(prefix, "site");
-      await Deno.mkdir(join(site, "new"), { recursive: true });
-      await Deno.symlink(site, join(prefix, "html"));
-      await Deno.writeTextFile(join(site, "index.html"), "app");
-      await Deno.writeTextFile(join(site, "a.txt"), "a");
-      await Deno.writeTextFile(join(site, "new", "b.txt"), "b");
-    },
+    prepare,
   });
   const { nginx: theirs, gateway: ours } = both;
   for (const [, request] of REQUESTS) {

@@ -8,7 +8,7 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import { loadNginxConf } from "../../src/nginx_conf/mod.ts";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import {
   rawRequest,
   refusedPort,
@@ -35,6 +35,9 @@ function masked(line: string): string {
   return line.replace(/\d+\.\d{3}/g, "T");
 }
 
+const PAGES = { "index.html": "<p>app</p>" };
+htmlAhead([PAGES]);
+
 Deno.test("$upstream_* variables are written as nginx 1.22 writes them", async () => {
   await using upstream = startUpstream();
   const refused = refusedPort();
@@ -55,6 +58,26 @@ Deno.test("$upstream_* variables are written as nginx 1.22 writes them", async (
     location /nolive/ { proxy_pass http://nl/; }
     location / { root ${root}; }`;
 
+  // nginx's root is the gateway's too: written when the file loads.
+  await using nginx = await startNginxSite({
+    http,
+    server: server("$HTML", "$HTML/../nginx.log"),
+    files: PAGES,
+  });
+  for (const target of TARGETS) {
+    await rawRequest(
+      nginx.port,
+      `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
+    );
+  }
+  const path = join(nginx.root, "..", "nginx.log");
+  await waitFor(
+    () => Deno.readTextFileSync(path).split("\n").length > TARGETS.length,
+    5000,
+  );
+  const nginxLines = (await Deno.readTextFile(path)).trimEnd().split("\n");
+
+  // The same server for the gateway, from nginx.conf text.
   await using p = await nginxPrefix(
     (dir) =>
       `events {}
@@ -63,33 +86,12 @@ http {
   server {
     listen 127.0.0.1:${refusedPort()};
     server_name localhost;
-    ${server(join(dir, "html"), join(dir, "logs", "access.log"))}
+    ${server(nginx.root, join(dir, "logs", "access.log"))}
   }
 }
 `,
-    { name: "upstream-vars-", dirs: ["conf", "logs", "html"] },
+    { name: "upstream-vars-", dirs: ["conf", "logs"] },
   );
-  const dir = p.prefix;
-  await using nginx = await startNginxSite({
-    http,
-    server: server("$HTML", join(dir, "nginx.log")),
-    files: { "index.html": "<p>app</p>" },
-  });
-  for (const target of TARGETS) {
-    await rawRequest(
-      nginx.port,
-      `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`,
-    );
-  }
-  const path = join(dir, "nginx.log");
-  await waitFor(
-    () => Deno.readTextFileSync(path).split("\n").length > TARGETS.length,
-    5000,
-  );
-  const nginxLines = (await Deno.readTextFile(path)).trimEnd().split("\n");
-
-  // The same server for the gateway, from nginx.conf text.
-  await Deno.writeTextFile(join(dir, "html", "index.html"), "<p>app</p>");
   const loaded = loadNginxConf(p.conf);
   if (!loaded.ok) throw new Error(loaded.message);
   await using gw = await startGateway({

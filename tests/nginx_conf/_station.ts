@@ -78,6 +78,24 @@ export function station(
 }
 
 /**
+ * Writes a station's conf folder again from its case with another edit (new
+ * ports), in place: the files are rewritten, no folder gains or loses an
+ * entry, so a client-app folder written beside it keeps its change time.
+ *
+ * @param s The station.
+ * @param name The case's folder name it was built from.
+ * @param edit Changes the copied files' text.
+ */
+export function editStation(
+  s: Station,
+  name: string,
+  edit: (text: string) => string,
+): void {
+  copyTree(join(CORPUS, name), join(s.prefix, "conf"));
+  editTree(join(s.prefix, "conf"), edit);
+}
+
+/**
  * A copy of the station for Debian's nginx, edited within each line so
  * nginx's line numbers hold: an `access_log` on the line of `http {` when
  * the files name none (nginx for Windows' built-in one is `logs/access.log`

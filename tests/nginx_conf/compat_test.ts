@@ -19,7 +19,7 @@ import {
   waitFor,
 } from "../_utils.ts";
 import { startMain } from "../_in_process.ts";
-import { type Station, station } from "./_station.ts";
+import { editStation, type Station, station } from "./_station.ts";
 
 const ON_LINUX = { ignore: Deno.build.os !== "linux" };
 
@@ -176,7 +176,7 @@ const EARLY = new Map<string, EarlyStation>(VALID.map((name) => {
   }];
 }));
 globalThis.addEventListener("unload", () => {
-  for (const { s } of EARLY.values()) {
+  for (const { s } of [...EARLY.values(), ...FORWARD_EARLY.values()]) {
     try {
       Deno.removeSync(s.prefix, { recursive: true });
     } catch {
@@ -344,6 +344,23 @@ const FORWARDED: [string, string[], string[]][] = [
   ]],
 ];
 
+/**
+ * The gateway's station of each forwarding case, written when the file
+ * loads as {@linkcode EARLY}'s: its conf names the upstream a test starts,
+ * so the test writes the conf again in place (`editStation`), which leaves
+ * the client-app folder settled.
+ */
+const FORWARD_EARLY = new Map<string, EarlyStation>(
+  FORWARDED.map(([name]) => {
+    const port = freePort();
+    return [name, {
+      s: withApp(station(name, edit(port, 0))),
+      port,
+      refused: 0,
+    }];
+  }),
+);
+
 for (const [name, paths, targets] of FORWARDED) {
   Deno.test(
     `compat ${name}: the upstream receives the same requests from both, and Location is rewritten alike`,
@@ -358,10 +375,15 @@ for (const [name, paths, targets] of FORWARDED) {
           },
         })
       );
+      const early = FORWARD_EARLY.get(name);
+      FORWARD_EARLY.delete(name);
+      if (early !== undefined) {
+        editStation(early.s, name, edit(early.port, up.port));
+      }
       const { nginx, gateway } = await sideBySide(name, up.port, [
         ...paths.map(post),
         get("/"),
-      ]);
+      ], early);
       deepStrictEqual(nginx.statuses, ["302", "302", "200"]);
       deepStrictEqual(gateway.statuses, nginx.statuses);
       deepStrictEqual(gateway.locations, nginx.locations);

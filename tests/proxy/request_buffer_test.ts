@@ -12,6 +12,12 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
+import {
+  fitsInMemory,
+  PREREAD,
+  readRequestBody,
+} from "../../src/proxy/request_buffer.ts";
+import { TempFiles } from "../../src/proxy/mod.ts";
 
 const HOST = "Host: localhost\r\n";
 
@@ -177,8 +183,9 @@ Deno.test("request buffering: a body up to client_body_buffer_size stays in memo
     clientBodyTempPath: dir,
     clientBodyBufferSize: 8192,
   });
-  // Under 1.25 times the buffer with a length: memory, as nginx sizes it.
-  for (const size of [1, 8192, 10_239]) {
+  // Under 1.25 times the buffer with a length, past the most nginx reads
+  // with the head (1 KiB): memory, as nginx sizes it.
+  for (const size of [1, 8192, 10_239, 11_263]) {
     const res = await fetch(`${gw.url}/api/x`, {
       method: "POST",
       body: "y".repeat(size),
@@ -191,9 +198,9 @@ Deno.test("request buffering: a body up to client_body_buffer_size stays in memo
   );
   const res = await fetch(`${gw.url}/api/x`, {
     method: "POST",
-    body: "y".repeat(10_240),
+    body: "y".repeat(11_264),
   });
-  strictEqual(await res.text(), "10240");
+  strictEqual(await res.text(), "11264");
   strictEqual(
     gw.errorLines.filter((l) => l.includes("temporary file")).length,
     1,
@@ -249,5 +256,50 @@ Deno.test("request buffering off: proxy_request_buffering off streams the body a
     match(up.heads[0]!, /\r\nContent-Length: 100000\r\n/);
   } finally {
     conn.close();
+  }
+});
+
+Deno.test("readRequestBody() keeps a body in memory up to nginx's buffer past what it reads with the head, and files the rest", async () => {
+  const dir = await Deno.makeTempDir();
+  await using _dir = {
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+  const temp = new TempFiles(dir);
+  // [client_body_buffer_size, declared length or null (chunked), size, to a file]
+  const rows: [number, number | null, number, boolean][] = [];
+  for (const buffer of [1024, 8192, 16_384]) {
+    const lengthEdge = buffer + (buffer >> 2) + PREREAD;
+    rows.push([buffer, lengthEdge - 1, lengthEdge - 1, false]);
+    rows.push([buffer, lengthEdge, lengthEdge, true]);
+    rows.push([buffer, null, buffer + PREREAD, false]);
+    rows.push([buffer, null, buffer + PREREAD + 1, true]);
+    strictEqual(fitsInMemory(lengthEdge - 1, buffer), true);
+    strictEqual(fitsInMemory(lengthEdge, buffer), false);
+  }
+  for (const [bufferSize, length, size, filed] of rows) {
+    const files: string[] = [];
+    // Pieces of 1000 bytes, as a socket hands a body over.
+    const body = new Uint8Array(size).fill(121);
+    const pieces = Array.from(
+      { length: Math.ceil(size / 1000) },
+      (_, i) => body.subarray(i * 1000, (i + 1) * 1000),
+    );
+    const read = await readRequestBody(ReadableStream.from(pieces), {
+      length,
+      limit: 0,
+      bufferSize,
+      timeoutMs: 60_000,
+      temp,
+      onTempFile: (path) => files.push(path),
+    });
+    strictEqual(read.kind, "ready");
+    if (read.kind === "ready") {
+      read.temp?.close();
+      deepStrictEqual(
+        [read.body?.kind, files.length],
+        filed ? ["file", 1] : ["bytes", 0],
+        `${bufferSize} ${length ?? "chunked"} ${size}`,
+      );
+    }
   }
 });

@@ -12,7 +12,7 @@ import {
   startRawUpstream,
   writeText,
 } from "../_utils.ts";
-import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
+import { bothSides, bothSidesAhead, PROCESS, TEMP } from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const NEEDS = suiteNeeds("request/error_page_fields_nginx_test.ts", ["nginx"]);
@@ -61,6 +61,15 @@ const ROWS: [string, string[]][] = [
   ),
 ];
 
+/** Each side's error page. */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(`${prefix}/html/static`, { recursive: true });
+  Deno.writeTextFileSync(`${prefix}/html/static/page.html`, "page");
+  // Its time is the If-Modified-Since sent (nginx's `exact`).
+  Deno.utimeSync(`${prefix}/html/static/page.html`, 1e9, 1e9);
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "an error page's request carries the client's Range and conditional fields to its upstream; a file page acts on them only for 200, as nginx 1.22",
   NEEDS,
@@ -71,14 +80,7 @@ Deno.test(
     await using _g = upstreams.gateway;
     await using both = await bothSides(
       (port, side) => conf(port, upstreams[side].port),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(`${prefix}/html/static`, { recursive: true });
-          await Deno.writeTextFile(`${prefix}/html/static/page.html`, "page");
-          // Its time is the If-Modified-Since sent (nginx's `exact`).
-          await Deno.utime(`${prefix}/html/static/page.html`, 1e9, 1e9);
-        },
-      },
+      { prepare },
     );
     const seen: Record<string, Record<string, unknown>> = {
       nginx: {},

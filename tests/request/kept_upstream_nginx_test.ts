@@ -20,6 +20,7 @@ import {
 } from "../_utils.ts";
 import {
   bothSides,
+  bothSidesAhead,
   logLines,
   PROCESS,
   sideUpstreams,
@@ -94,6 +95,23 @@ const ROWS: [string, string, string][] = [
   ]),
 ];
 
+/** Each side's pages: one per included upstream. */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(`${prefix}/html/static`, { recursive: true });
+  for (const uri of INCLUDED) {
+    const page = `${prefix}/html/ssi${uri}.html`;
+    Deno.mkdirSync(page.slice(0, page.lastIndexOf("/")), { recursive: true });
+    Deno.writeTextFileSync(
+      page,
+      // A second include (after the first is done: `wait`) names no
+      // upstream of the first's.
+      `[<!--# include virtual="${uri}" wait="yes" -->]` +
+        `<!--# include virtual="/static/none.html" -->`,
+    );
+  }
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "lines written after a proxied answer's error page or X-Accel-Redirect name the upstream last tried, as nginx 1.22",
   NEEDS,
@@ -107,24 +125,7 @@ Deno.test(
           fastcgi: upstreams[side].fastcgi.port,
           refused,
         }),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(`${prefix}/html/static`, { recursive: true });
-          for (const uri of INCLUDED) {
-            const page = `${prefix}/html/ssi${uri}.html`;
-            await Deno.mkdir(page.slice(0, page.lastIndexOf("/")), {
-              recursive: true,
-            });
-            await Deno.writeTextFile(
-              page,
-              // A second include (after the first is done: `wait`) names
-              // no upstream of the first's.
-              `[<!--# include virtual="${uri}" wait="yes" -->]` +
-                `<!--# include virtual="/static/none.html" -->`,
-            );
-          }
-        },
-      },
+      { prepare },
     );
     const seen: Record<string, Record<string, unknown>> = {
       nginx: {},

@@ -9,7 +9,7 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import {
   freePort,
   maskErrorLine,
@@ -151,12 +151,20 @@ const CYCLES = `
 /** One request per kind: each cycle writes exactly one line. */
 const CYCLE_TARGETS = ["/admin.html", "/loop/x", "/named/x"];
 
+const CYCLE_FILES = {
+  "index.html": "<p>app</p>\n",
+  "50x.html": "<p>50x</p>\n",
+};
+htmlAhead([FILES, CYCLE_FILES]);
+
 Deno.test(
   "no error_page after a redirection cycle: nginx's own 500 and one line, as nginx 1.22",
   ON_LINUX,
   async () => {
-    const files = { "index.html": "<p>app</p>\n", "50x.html": "<p>50x</p>\n" };
-    await using nginx = await startNginxSite({ server: CYCLES, files });
+    await using nginx = await startNginxSite({
+      server: CYCLES,
+      files: CYCLE_FILES,
+    });
     const port = freePort();
     const prefix = await Deno.makeTempDir({ prefix: "error-page-cycle-" });
     try {

@@ -9,7 +9,7 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import { request } from "./_raw_exchange.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 import {
@@ -54,6 +54,9 @@ function server(root: string, upstream: number, log: string): string {
 `;
 }
 
+const FILES = { "a.txt": "hello\n" };
+htmlAhead([FILES]);
+
 Deno.test({
   name:
     "add_header Content-Length: the access line counts the body sent, as nginx's",
@@ -72,7 +75,7 @@ Deno.test({
       await using nginx = await startNginxSite({
         http: [format],
         server: server("$HTML", up.port, join(logs, "nginx.log")),
-        files: { "a.txt": "hello\n" },
+        files: FILES,
       });
       const conf = join(logs, "gateway.conf");
       const port = freePort();

@@ -10,7 +10,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import { findBlank, type Read, request } from "./_raw_exchange.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 import {
@@ -206,6 +206,8 @@ const CASES: [string, string][] = [
   // The headers filter runs before gzip: its Expires is what gzip_proxied reads.
   ["Via, expires 1h", "GET /exp/data.json HTTP/1.1\r\nVia: 1.1 proxy"],
 ];
+
+htmlAhead([FILES]);
 
 Deno.test({
   name: "gzip compresses static and proxied answers as nginx 1.22 does",

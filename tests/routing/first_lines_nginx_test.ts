@@ -7,7 +7,7 @@
  * `Accept-Encoding`. Beside nginx running the same configuration.
  */
 import { deepStrictEqual } from "node:assert/strict";
-import { startSideBySide } from "../access/_side_by_side.ts";
+import { sideBySideAhead, startSideBySide } from "../access/_side_by_side.ts";
 
 const VALUES =
   "ua=[$http_user_agent] ref=[$http_referer] x=[$http_x_any] xff=[$http_x_forwarded_for] ct=[$content_type] ck=[$http_cookie]";
@@ -44,12 +44,15 @@ function shown(body: string): string {
   return body.includes("\x1f\ufffd\b") ? "(gzip)" : body;
 }
 
+const FILES = {
+  "files/a.txt": "0123456789",
+  "gz/a.txt": "z".repeat(200),
+};
+sideBySideAhead([FILES]);
+
 Deno.test("a repeated field nginx takes is read by its first line, as nginx 1.22 reads it", async () => {
   await using s = await startSideBySide({
-    files: {
-      "files/a.txt": "0123456789",
-      "gz/a.txt": "z".repeat(200),
-    },
+    files: FILES,
     http: [
       `log_format lines '$http_x_any|$http_user_agent|$http_referer|$remote_user';`,
     ],

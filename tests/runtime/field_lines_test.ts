@@ -1,6 +1,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   copyFields,
+  derivedRequest,
   firstLine,
   hasRepeatedLines,
   keepFirstLines,
@@ -68,4 +69,38 @@ Deno.test("hasRepeatedLines() and keepFirstLines() see no repeat in a request wi
   headers.forEach((value, name) => flat.push(name, value));
   strictEqual(hasRepeatedLines(headers, flat.length), false);
   deepStrictEqual([...keepFirstLines(headers)], []);
+});
+
+Deno.test("derivedRequest() keeps every method a client may send, the ones new Request forbids too", () => {
+  // The Fetch standard's forbidden methods in any letter case, and methods
+  // it normalises or leaves alone: each is the derived request's method as
+  // sent (a throw here was a 500 and a stack in the log).
+  const methods = [
+    "TRACK",
+    "TRACE",
+    "CONNECT",
+    "track",
+    "Trace",
+    "connect",
+    "GET",
+    "HEAD",
+    "POST",
+    "PROPFIND",
+    "TRACKS",
+  ];
+  const headers = new Headers([["Range", "bytes=0-1"], ["Range", "bytes=2-3"]]);
+  keepFirstLines(headers);
+  const got = methods.map((method) => {
+    const req = derivedRequest("http://h/p?a", { method, headers });
+    return [
+      req.method,
+      req.url,
+      firstLine(req.headers, "range", req.headers.get("range")),
+      req.body,
+    ];
+  });
+  deepStrictEqual(
+    got,
+    methods.map((m) => [m, "http://h/p?a", "bytes=0-1", null]),
+  );
 });

@@ -19,7 +19,13 @@ import {
   writeText,
 } from "../_utils.ts";
 import { request } from "../response/_raw_exchange.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import {
+  bothSides,
+  bothSidesAhead,
+  logLines,
+  PROCESS,
+  TEMP,
+} from "../_same_conf.ts";
 import { startFastcgiResponder } from "../_fastcgi_responder.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
@@ -91,16 +97,28 @@ const PAGES: Record<string, string> = {
     '[<!--# include virtual="/ep-limited/missing" -->][<!--# include virtual="/up/accel-limited" -->]\n',
 };
 
-async function prepare(prefix: string): Promise<void> {
+/** Each side's pages. */
+function prepare(prefix: string): void {
   const html = join(prefix, "html");
   for (const folder of ["limited", "denied", "rated"]) {
-    await Deno.mkdir(join(html, folder), { recursive: true });
-    await Deno.writeTextFile(join(html, folder, "page.html"), `${folder}\n`);
+    Deno.mkdirSync(join(html, folder), { recursive: true });
+    Deno.writeTextFileSync(join(html, folder, "page.html"), `${folder}\n`);
   }
   for (const [name, text] of Object.entries(PAGES)) {
-    await Deno.writeTextFile(join(html, name), text);
+    Deno.writeTextFileSync(join(html, name), text);
   }
 }
+bothSidesAhead(prepare);
+
+/** The pages and one more that includes a slow upstream. */
+function prepareSlow(prefix: string): void {
+  prepare(prefix);
+  Deno.writeTextFileSync(
+    join(prefix, "html", "slow.html"),
+    '[<!--# include virtual="/slow/x" -->]\n',
+  );
+}
+bothSidesAhead(prepareSlow);
 
 /** The status code and body of a GET (nginx's signature line left out). */
 async function get(
@@ -186,15 +204,7 @@ Deno.test(
           "location /limited/ {",
           `location /slow/ { limit_conn addr 1; proxy_pass http://127.0.0.1:${slow.port}; }\n    location /limited/ {`,
         ),
-      {
-        prepare: async (prefix) => {
-          await prepare(prefix);
-          await Deno.writeTextFile(
-            join(prefix, "html", "slow.html"),
-            '[<!--# include virtual="/slow/x" -->]\n',
-          );
-        },
-      },
+      { prepare: prepareSlow },
     );
     const seen = [];
     for (const [index, side] of [both.nginx, both.gateway].entries()) {

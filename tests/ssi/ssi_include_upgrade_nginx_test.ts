@@ -20,7 +20,13 @@ import {
   waitFor,
   writeText,
 } from "../_utils.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import {
+  bothSides,
+  bothSidesAhead,
+  logLines,
+  PROCESS,
+  TEMP,
+} from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const NEEDS = suiteNeeds("ssi/ssi_include_upgrade_nginx_test.ts", ["nginx"]);
@@ -63,6 +69,18 @@ const UPGRADE = [
   "Sec-WebSocket-Version: 13",
 ].join("\r\n");
 
+/** Each side's pages: one per way in. */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(join(prefix, "html"), { recursive: true });
+  for (const [i, [, uri]] of WAYS.entries()) {
+    Deno.writeTextFileSync(
+      join(prefix, "html", `way${i}.html`),
+      `A<!--# include virtual="${uri}" -->B\n`,
+    );
+  }
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "SSI include of a WebSocket location with the client's Upgrade fields: the upstream's 101 ends the page, its connection closed, as nginx 1.22",
   NEEDS,
@@ -87,17 +105,7 @@ Deno.test(
     );
     await using both = await bothSides(
       (port) => conf(port, { ws: ws.port, accel: accel.port }),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(join(prefix, "html"), { recursive: true });
-          for (const [i, [, uri]] of WAYS.entries()) {
-            await Deno.writeTextFile(
-              join(prefix, "html", `way${i}.html`),
-              `A<!--# include virtual="${uri}" -->B\n`,
-            );
-          }
-        },
-      },
+      { prepare },
     );
     for (const [i, [what]] of WAYS.entries()) {
       await t.step(what, async () => {

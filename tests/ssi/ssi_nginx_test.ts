@@ -13,7 +13,13 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { maskErrorLine, startUpstream, waitFor } from "../_utils.ts";
 import { type Read, request as exchange } from "../response/_raw_exchange.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import {
+  bothSides,
+  bothSidesAhead,
+  logLines,
+  PROCESS,
+  TEMP,
+} from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 import { PAGES } from "./_ssi_pages.ts";
 
@@ -227,35 +233,36 @@ function perRequest(lines: string[]): string[][] {
   return groups.map((g) => g.sort());
 }
 
+/** Each side's documents, in each folder. */
+function prepare(prefix: string): void {
+  for (const folder of FOLDERS) {
+    const dir = join(prefix, "html", folder);
+    Deno.mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(PAGES)) {
+      Deno.writeTextFileSync(join(dir, name), text);
+    }
+    Deno.writeTextFileSync(
+      join(dir, "page.txt"),
+      'text <!--# echo var="uri" --> end',
+    );
+    Deno.writeTextFileSync(join(dir, "empty.html"), "");
+    Deno.writeFileSync(
+      join(dir, "plain.html.gz"),
+      new Uint8Array(gzipSync("gzipped plain")),
+    );
+    Deno.mkdirSync(join(dir, "dir"), { recursive: true });
+    Deno.writeTextFileSync(join(dir, "page.noext"), '<!--# echo var="uri" -->');
+  }
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "SSI documents from files and from an upstream: answers and error lines as nginx 1.22",
   NEEDS,
   async () => {
     await using up = startUpstream((req) => upstreamAnswer(req.target));
     await using both = await bothSides((port) => conf(port, up.port), {
-      prepare: async (prefix) => {
-        for (const folder of FOLDERS) {
-          const dir = join(prefix, "html", folder);
-          await Deno.mkdir(dir, { recursive: true });
-          for (const [name, text] of Object.entries(PAGES)) {
-            await Deno.writeTextFile(join(dir, name), text);
-          }
-          await Deno.writeTextFile(
-            join(dir, "page.txt"),
-            'text <!--# echo var="uri" --> end',
-          );
-          await Deno.writeTextFile(join(dir, "empty.html"), "");
-          await Deno.writeFile(
-            join(dir, "plain.html.gz"),
-            new Uint8Array(gzipSync("gzipped plain")),
-          );
-          await Deno.mkdir(join(dir, "dir"), { recursive: true });
-          await Deno.writeTextFile(
-            join(dir, "page.noext"),
-            '<!--# echo var="uri" -->',
-          );
-        }
-      },
+      prepare,
     });
     const { nginx: theirs, gateway: ours } = both;
     const asked = requests();

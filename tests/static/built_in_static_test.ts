@@ -52,22 +52,80 @@ function writeApp(): string {
   return dir;
 }
 
+/** The byte-for-byte test's files, over a write buffer each. */
+const BYTES: Record<string, Uint8Array> = {
+  // Over a write buffer, so the shared body stream is really exercised.
+  "ascii.js": new TextEncoder().encode("let a = 'x';\n".repeat(9000)),
+  "utf8.js": new TextEncoder().encode("const t = '日本語 ü';\n".repeat(4000)),
+  "blob.bin": Uint8Array.from({ length: 70000 }, (_, i) => (i * 7) & 0xff),
+};
+
+/** A station root with the byte-for-byte test's files. */
+function writeBytes(): string {
+  const dir = writeRoot();
+  for (const [name, data] of Object.entries(BYTES)) {
+    Deno.writeFileSync(`${dir}/html/${name}`, data);
+  }
+  return dir;
+}
+
+/** The app with a link out of the root and one inside it. */
+function writeLinked(): string {
+  const dir = writeApp();
+  Deno.writeTextFileSync(join(dir, "secret.txt"), "outside the root");
+  Deno.symlinkSync(join(dir, "secret.txt"), join(dir, "html", "link.txt"));
+  Deno.symlinkSync(
+    join(dir, "html", "data.txt"),
+    join(dir, "html", "inside.txt"),
+  );
+  return dir;
+}
+
+/** The caching test's files and the `Cache-Control` each gets. */
+const LONG = "public, max-age=31536000, immutable";
+const CACHING: [string, string][] = [
+  ["index.html", "no-cache"],
+  ["deep/page.htm", "no-cache"],
+  ["assets/index-BQ3x9f2a.js", LONG],
+  ["assets/app.3f9a2c1b.css", LONG],
+  ["chunk-5FZ2WJ7K.mjs", LONG],
+  ["main.js", "no-cache"],
+  ["jquery-ui.css", "no-cache"],
+  ["vendor-abcdefgh.js", "no-cache"],
+  ["logo.png", "no-cache"],
+];
+
+/** An `html/` of the caching test's files, each holding its own name. */
+function writeCaching(): string {
+  const dir = Deno.makeTempDirSync();
+  for (const [name] of CACHING) {
+    Deno.mkdirSync(join(dir, "html", name, ".."), { recursive: true });
+    Deno.writeTextFileSync(join(dir, "html", name), name);
+  }
+  return dir;
+}
+
 /**
  * Folders written when the file is loaded, one for each test that takes
- * one (4 of the station root, 7 of the app): a client-app folder written a
- * moment ago is served only once it has settled (README, settle: about a
- * second where the settled path check is the witness, as under the gate's
- * permissions), so the file waits for that once, not once a test. What a
- * test writes into its folder still waits, as it should. A test removes
- * the folder it took; the ones no test took (a filtered run) are removed
- * when the process ends.
+ * one (3 of the station root, 6 of the app, and the byte-for-byte, link
+ * and caching tests' own): a client-app folder written a moment ago is
+ * served only once it has settled (README, settle: about a second where
+ * the settled path check is the witness, as under the gate's permissions),
+ * so the file waits for that once, not once a test. What a test writes
+ * into its folder still waits, as it should. A test removes the folder it
+ * took; the ones no test took (a filtered run) are removed when the
+ * process ends.
  */
 const READY = {
-  root: Array.from({ length: 4 }, writeRoot),
-  app: Array.from({ length: 7 }, writeApp),
+  root: Array.from({ length: 3 }, writeRoot),
+  app: Array.from({ length: 6 }, writeApp),
+  bytes: [writeBytes()],
+  // Links need a privilege on Windows, where that test is ignored.
+  linked: Deno.build.os === "windows" ? [] : [writeLinked()],
+  caching: [writeCaching()],
 };
 globalThis.addEventListener("unload", () => {
-  for (const dir of [...READY.root, ...READY.app]) {
+  for (const dir of Object.values(READY).flat()) {
     try {
       Deno.removeSync(dir, { recursive: true });
     } catch {
@@ -341,17 +399,8 @@ Deno.test(
     ignore: Deno.build.os === "windows",
   },
   async () => {
-    const dir = await makeApp();
+    const dir = READY.linked.pop() ?? writeLinked();
     try {
-      await Deno.writeTextFile(join(dir, "secret.txt"), "outside the root");
-      await Deno.symlink(
-        join(dir, "secret.txt"),
-        join(dir, "html", "link.txt"),
-      );
-      await Deno.symlink(
-        join(dir, "html", "data.txt"),
-        join(dir, "html", "inside.txt"),
-      );
       await using gw = await startGateway({
         upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
         root: join(dir, "html"),
@@ -393,22 +442,13 @@ Deno.test("the built-in static location picks up a redeployed file from the next
 });
 
 Deno.test("the built-in static location sends ASCII, UTF-8 and binary files byte for byte, whole and in ranges", async () => {
-  const dir = await makeRoot();
-  const files: Record<string, Uint8Array> = {
-    // Over a write buffer, so the shared body stream is really exercised.
-    "ascii.js": new TextEncoder().encode("let a = 'x';\n".repeat(9000)),
-    "utf8.js": new TextEncoder().encode("const t = '日本語 ü';\n".repeat(4000)),
-    "blob.bin": Uint8Array.from({ length: 70000 }, (_, i) => (i * 7) & 0xff),
-  };
+  const dir = READY.bytes.pop() ?? writeBytes();
   try {
-    for (const [name, data] of Object.entries(files)) {
-      await Deno.writeFile(`${dir}/html/${name}`, data);
-    }
     await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: `${dir}/html`,
     });
-    for (const [name, data] of Object.entries(files)) {
+    for (const [name, data] of Object.entries(BYTES)) {
       for (let round = 0; round < 2; round++) { // a miss, then a cache hit
         const res = await fetch(`${gw.url}/${name}`);
         const got = new Uint8Array(await res.arrayBuffer());
@@ -469,31 +509,14 @@ Deno.test("the built-in static location tells app routes from missing assets", a
 });
 
 Deno.test("the built-in static location revalidates HTML and caches fingerprinted assets long", async (t) => {
-  const dir = await Deno.makeTempDir();
+  const dir = READY.caching.pop() ?? writeCaching();
   const html = join(dir, "html");
-  const long = "public, max-age=31536000, immutable";
-  // [file, its Cache-Control]
-  const cases: [string, string][] = [
-    ["index.html", "no-cache"],
-    ["deep/page.htm", "no-cache"],
-    ["assets/index-BQ3x9f2a.js", long],
-    ["assets/app.3f9a2c1b.css", long],
-    ["chunk-5FZ2WJ7K.mjs", long],
-    ["main.js", "no-cache"],
-    ["jquery-ui.css", "no-cache"],
-    ["vendor-abcdefgh.js", "no-cache"],
-    ["logo.png", "no-cache"],
-  ];
   try {
-    for (const [name] of cases) {
-      await Deno.mkdir(join(html, name, ".."), { recursive: true });
-      await Deno.writeTextFile(join(html, name), name);
-    }
     await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root: html,
     });
-    for (const [name, expected] of cases) {
+    for (const [name, expected] of CACHING) {
       await t.step(name, async () => {
         const res = await fetch(`${gw.url}/${name}`);
         strictEqual(await res.text(), name);

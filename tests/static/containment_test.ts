@@ -51,24 +51,63 @@ Deno.test("isSafeSegment() refuses names that mean something else on Windows", a
   }
 });
 
+/**
+ * `html/` with links to a file and a folder inside it, and to a file and a
+ * sibling folder outside.
+ */
+function writeLinked(): string {
+  const dir = Deno.makeTempDirSync();
+  const root = join(dir, "html");
+  Deno.mkdirSync(join(root, "assets"), { recursive: true });
+  Deno.mkdirSync(join(dir, "html-other"));
+  Deno.writeTextFileSync(join(root, "assets", "app.js"), "1");
+  Deno.writeTextFileSync(join(dir, "html-other", "x.js"), "2");
+  Deno.writeTextFileSync(join(dir, "secret.txt"), "3");
+  Deno.symlinkSync(join(dir, "secret.txt"), join(root, "out.txt"));
+  Deno.symlinkSync(join(dir, "html-other"), join(root, "sibling"));
+  Deno.symlinkSync(join(root, "assets"), join(root, "in"));
+  Deno.symlinkSync(join(root, "assets", "app.js"), join(root, "app.js"));
+  return dir;
+}
+
+/** `html/assets/app.js`. */
+function writePlain(): string {
+  const dir = Deno.makeTempDirSync();
+  Deno.mkdirSync(join(dir, "html", "assets"), { recursive: true });
+  Deno.writeTextFileSync(join(dir, "html", "assets", "app.js"), "let a;");
+  return dir;
+}
+
+/**
+ * The two tests' folders, written when the file loads (in a shard, before
+ * its tests run): a file is proved inside only once its folders have been
+ * still for a moment (README, **settle**), up to a second after they were
+ * written. A test removes the one it took, an unload listener the others.
+ */
+const READY = {
+  // Links need a privilege on Windows, where that test is ignored.
+  linked: Deno.build.os === "windows" ? [] : [writeLinked()],
+  plain: [writePlain()],
+};
+globalThis.addEventListener("unload", () => {
+  for (const dir of Object.values(READY).flat()) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Removed already.
+    }
+  }
+});
+
 Deno.test(
   "openInsideRoot() follows symlinks and refuses what resolves outside",
   {
     ignore: Deno.build.os === "windows", // symlinks need a privilege there
   },
   async (t) => {
-    const dir = await Deno.makeTempDir();
+    const dir = READY.linked.pop() ?? writeLinked();
     try {
       const root = join(dir, "html");
-      await Deno.mkdir(join(root, "assets"), { recursive: true });
-      await Deno.mkdir(join(dir, "html-other"));
-      await Deno.writeTextFile(join(root, "assets", "app.js"), "1");
-      await Deno.writeTextFile(join(dir, "html-other", "x.js"), "2");
-      await Deno.writeTextFile(join(dir, "secret.txt"), "3");
-      await Deno.symlink(join(dir, "secret.txt"), join(root, "out.txt"));
-      await Deno.symlink(join(dir, "html-other"), join(root, "sibling"));
-      await Deno.symlink(join(root, "assets"), join(root, "in"));
-      await Deno.symlink(join(root, "assets", "app.js"), join(root, "app.js"));
       await settledRoot(root, "assets/app.js", "in/app.js", "app.js");
       const table: [string, string, "opened" | "outside" | "failed"][] = [
         ["a file below it", join(root, "assets", "app.js"), "opened"],
@@ -97,11 +136,9 @@ Deno.test(
 
 Deno.test("openInsideRoot() opens a file below the root and fails a missing one", async () => {
   // Runs on every platform, Wine included: no links needed.
-  const dir = await Deno.makeTempDir();
+  const dir = READY.plain.pop() ?? writePlain();
   try {
     const root = join(dir, "html");
-    await Deno.mkdir(join(root, "assets"), { recursive: true });
-    await Deno.writeTextFile(join(root, "assets", "app.js"), "let a;");
     await settledRoot(root, "assets/app.js");
     const opened = openInsideRoot(root, join(root, "assets", "app.js"));
     strictEqual(opened.kind, "opened");

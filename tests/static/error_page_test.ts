@@ -17,6 +17,7 @@ import {
   waitFor,
 } from "../_utils.ts";
 import { settledRoot } from "../_settled.ts";
+import { openInsideRoot } from "../../src/static/containment.ts";
 import { STOCK_50X } from "../_stock_pages.ts";
 
 const CHROME =
@@ -35,17 +36,53 @@ function split(raw: string): { head: string; body: string } {
   return { head: raw.slice(0, at).toLowerCase(), body: raw.slice(at + 4) };
 }
 
+/** A folder with `html/` holding `files`; the folder is removed by the caller. */
+function writeRoot(files: Record<string, string>): string {
+  const dir = Deno.makeTempDirSync();
+  Deno.mkdirSync(join(dir, "html"));
+  for (const [name, text] of Object.entries(files)) {
+    Deno.writeTextFileSync(join(dir, "html", name), text);
+  }
+  return dir;
+}
+
+/**
+ * The tests' roots, written when the file loads (in a shard, long before
+ * its tests run), by their files: an error page cannot wait for a folder
+ * that changed a moment ago, and the folders settle within about a second
+ * (README, **settle**). The ones no test took are removed at unload.
+ */
+const READY = new Map<string, string[]>();
+for (
+  const files of [
+    { "50x.html": STOCK_50X },
+    {},
+    { "50x.html": STOCK_50X },
+    { "50x.html": STOCK_50X },
+    { "404.html": "<p>no such page</p>" },
+    {},
+  ]
+) {
+  const key = JSON.stringify(files);
+  READY.set(key, [...READY.get(key) ?? [], writeRoot(files)]);
+}
+globalThis.addEventListener("unload", () => {
+  for (const dir of [...READY.values()].flat()) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Removed already.
+    }
+  }
+});
+
 async function withRoot(
   files: Record<string, string>,
   run: (root: string) => Promise<void>,
 ): Promise<void> {
-  const dir = await Deno.makeTempDir();
+  const dir = READY.get(JSON.stringify(files))?.shift() ?? writeRoot(files);
   try {
     const root = join(dir, "html");
-    await Deno.mkdir(root);
-    for (const [name, text] of Object.entries(files)) {
-      await Deno.writeTextFile(join(root, name), text);
-    }
     // An error page cannot wait for a folder that changed a moment ago.
     await settledRoot(root, ...Object.keys(files));
     await run(root);
@@ -173,6 +210,16 @@ Deno.test("error_page: a page that is a link out of the root is not served", {
   await withRoot({}, async (root) => {
     await Deno.writeTextFile(join(root, "..", "secret"), "outside the root");
     await Deno.symlink(join(root, "..", "secret"), join(root, "50x.html"));
+    // The link changed the root a moment ago, and an error page cannot wait
+    // for it: until the root is still again the built-in page answers
+    // whatever the link is. A file written after the link proves the root
+    // settled, and the link then stands refused for being outside.
+    await Deno.writeTextFile(join(root, "after.html"), "x");
+    await settledRoot(root, "after.html");
+    strictEqual(
+      openInsideRoot(root, join(root, "50x.html")).kind,
+      "outside",
+    );
     await using gw = await startGateway({
       upstreamUrl: `http://127.0.0.1:${refusedPort()}`,
       root,

@@ -9,7 +9,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { gzipSync } from "node:zlib";
 import type { LocationConf } from "../../src/engine/mod.ts";
-import { startNginxSite } from "../_nginx.ts";
+import { htmlAhead, type HtmlFiles, startNginxSite } from "../_nginx.ts";
 import {
   locationConf,
   STOCK_MIME_TYPES_PATH,
@@ -37,7 +37,7 @@ const GBK_PAGE = new Uint8Array([
   ...new TextEncoder().encode("</body></html>\n"),
 ]);
 
-const FILES: Record<string, string | Uint8Array> = {
+const FILES: HtmlFiles = {
   "a.txt": "hello\n",
   ".env": "SECRET=1\n",
   ".hidden/x.txt": "h",
@@ -60,7 +60,13 @@ const FILES: Record<string, string | Uint8Array> = {
   "x?y/f": "f",
   "x+y~z/f": "f",
   "e\x01f/f": "f",
+  // A link loop: ELOOP, which nginx answers 403 with its line.
+  loop1: { symlink: "$HTML/loop2" },
+  loop2: { symlink: "$HTML/loop1" },
 };
+
+const GBK_FILES = { "gbk.html": GBK_PAGE };
+htmlAhead([FILES, GBK_FILES]);
 
 /** Locations: nginx's text and the same settings as a `LocationConf`. */
 const LOCATIONS: {
@@ -409,9 +415,6 @@ Deno.test({
       server: nginxServer(),
       files: FILES,
     });
-    // A link loop: ELOOP, which nginx answers 403 with its line.
-    await Deno.symlink(`${nginx.root}/loop2`, `${nginx.root}/loop1`);
-    await Deno.symlink(`${nginx.root}/loop1`, `${nginx.root}/loop2`);
     await using gateway = startFileServer(gatewayLocations(nginx.root));
     const list = requests(nginx.root);
     const theirs: (Seen & { request: string })[] = [];
@@ -446,7 +449,7 @@ Deno.test({
     await using nginx = await startNginxSite({
       http: [`include ${STOCK_MIME_TYPES_PATH};`],
       server: "location / { root $HTML; }",
-      files: { "gbk.html": GBK_PAGE },
+      files: GBK_FILES,
     });
     await using gateway = startFileServer(gatewayLocations(nginx.root));
     const request = "GET /gbk.html HTTP/1.1\r\nHost: localhost";

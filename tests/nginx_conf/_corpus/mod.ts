@@ -18,6 +18,7 @@ export {
 } from "./side_by_side.ts";
 export { assertSameAsNginx } from "./same_as_nginx.ts";
 export { TESTDATA } from "./station.ts";
+export { buildAhead } from "./station_ahead.ts";
 export {
   CASE_SETS,
   caseDirs,

@@ -12,37 +12,59 @@ import type { Running } from "./processes.ts";
 import { type Station, stationTls } from "./station.ts";
 import type { Received } from "./upstream.ts";
 
-function logState(prefix: string): Map<string, number> {
-  const sizes = new Map<string, number>();
-  const dir = join(prefix, "logs");
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.isFile && e.name.endsWith(".log")) {
-      sizes.set(e.name, Deno.statSync(join(dir, e.name)).size);
+/**
+ * The log files of a station, by path from its prefix: `logs/`, and the
+ * prefix itself, where a relative `access_log x.log` writes
+ * (`ngx_conf_full_name` resolves it from the prefix).
+ */
+function logFiles(prefix: string): string[] {
+  const files: string[] = [];
+  for (const dir of ["", "logs"]) {
+    for (const e of Deno.readDirSync(join(prefix, dir))) {
+      if (e.isFile && e.name.endsWith(".log")) files.push(join(dir, e.name));
     }
   }
-  return sizes;
+  return files.sort();
+}
+
+function logState(prefix: string): Map<string, number> {
+  return new Map(
+    logFiles(prefix).map((f) => [f, Deno.statSync(join(prefix, f)).size]),
+  );
 }
 
 /** Log lines appended since `before`, file by file. */
 function newLines(prefix: string, before: Map<string, number>): string[] {
   const out: string[] = [];
-  const dir = join(prefix, "logs");
-  for (
-    const e of [...Deno.readDirSync(dir)].sort((a, b) =>
-      a.name < b.name ? -1 : 1
-    )
-  ) {
-    if (!e.isFile || !e.name.endsWith(".log")) continue;
-    const bytes = Deno.readFileSync(join(dir, e.name));
+  for (const file of logFiles(prefix)) {
+    const bytes = Deno.readFileSync(join(prefix, file));
     const text = new TextDecoder().decode(
-      bytes.subarray(before.get(e.name) ?? 0),
+      bytes.subarray(before.get(file) ?? 0),
     );
     out.push(
-      ...text.split("\n").filter((l) => l !== "").map((l) => `${e.name}: ${l}`),
+      ...text.split("\n").filter((l) => l !== "").map((l) => `${file}: ${l}`),
     );
   }
   return out;
 }
+
+/** Whether a line of {@linkcode newLines} is an access line. */
+function isAccessLine(line: string): boolean {
+  return !/^\S+: \d{4}\/\d\d\/\d\d /.test(line);
+}
+
+/**
+ * The query of the request sent after the probes (not a probe): its lines
+ * prove the probes' lines are written, and are not compared.
+ */
+const MARKER = "corpus-harness-marker";
+
+/** The request whose line ends the wait for the probes' lines. */
+const MARKER_PROBE: Probe = {
+  label: "the harness's marker",
+  method: "GET",
+  target: `/?${MARKER}`,
+};
 
 /**
  * What nginx writes at `info` for a connection closed before a request: the
@@ -124,18 +146,37 @@ export async function probeSide(
       ),
     );
   }
-  // The access log is written after the response: wait, bounded, for one
-  // line per request before reading.
-  const end = Math.min(deadline, Date.now() + 2000);
-  while (Date.now() < end) {
-    const access = newLines(side.station.prefix, before).filter((l) =>
-      !/^\S+: \d{4}\/\d\d\/\d\d /.test(l)
+  // The access log is written after the response (nginx's log phase,
+  // ngx_http_free_request; the gateway's when the exchange completes or the
+  // tunnel closes): wait for a line per request, or else for the line of
+  // one more request. Each side serves its requests in one event loop in
+  // the order sent (the probes' lines are compared in that order), so the
+  // marker's line comes after every probe's, and a probe whose location
+  // logs nothing (`access_log off`) is not waited for. The bound is for a
+  // file whose `/` logs nothing either, or logs no `$request`.
+  const accessLines = () =>
+    newLines(side.station.prefix, before).filter(isAccessLine);
+  if (
+    accessLines().length < outcomes.length && Date.now() <= deadline &&
+    server.ready
+  ) {
+    await send(
+      port,
+      MARKER_PROBE,
+      "localhost",
+      options.requestTimeoutMs,
+      trust(port),
     );
-    if (access.length >= outcomes.length) break;
-    await new Promise((r) => setTimeout(r, 20));
+    const end = Math.min(deadline, Date.now() + 2000);
+    while (Date.now() < end) {
+      const lines = accessLines();
+      const marked = lines.filter((l) => l.includes(MARKER)).length;
+      if (marked > 0 || lines.length >= outcomes.length) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
   const logs = newLines(side.station.prefix, before)
-    .filter((l) => !READINESS_LINE.test(l))
+    .filter((l) => !READINESS_LINE.test(l) && !l.includes(MARKER))
     .map((l) => maskLogLine(l.replace(/^(\S+): /, ""), side.names));
   return { outcomes, logs };
 }

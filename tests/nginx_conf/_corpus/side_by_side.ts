@@ -20,6 +20,7 @@ import {
 } from "./processes.ts";
 import { probeSide, type Side } from "./run_side.ts";
 import { buildStation, caseText, placeholderCount } from "./station.ts";
+import { takeAhead } from "./station_ahead.ts";
 import { type Received, startRecordingUpstream } from "./upstream.ts";
 import {
   fastcgiPlaceholders,
@@ -138,9 +139,13 @@ async function compareFileOnce(
       );
       const listen = Array.from({ length: listenCount }, freePort);
       const values = { listen, upstream: upstreams.map((u) => u.port) };
+      const nginx = i === 0 || o.against === "nginx";
       const station = stack.use(
         buildStation(caseDir, values, {
-          nginx: i === 0 || o.against === "nginx",
+          nginx,
+          // nginx serves a file at once; the gateway waits for its folders
+          // to settle.
+          base: nginx ? undefined : takeAhead(caseDir),
         }),
       );
       sides.push({

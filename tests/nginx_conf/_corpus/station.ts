@@ -172,17 +172,20 @@ export function has(tree: Directive[], name: string): boolean {
  *
  * @param caseDir The corpus case folder.
  * @param values The ports.
- * @param options `nginx`: the station is for nginx 1.22 for Linux.
+ * @param options `nginx`: the station is for nginx 1.22 for Linux; `base`:
+ * the folder of a station of the same case built before (`station_ahead.ts`),
+ * built again in place: its served folders keep their change times.
  * @returns The station; disposing removes the folder.
  */
 export function buildStation(
   caseDir: string,
   values: Placeholders,
-  options: { nginx?: boolean } = {},
+  options: { nginx?: boolean; base?: string | undefined } = {},
 ): Station {
   // The prefix is one level down, so a root such as `../dist` stays inside
   // this station's own temporary folder.
-  const base = Deno.makeTempDirSync({ prefix: "corpus-station-" });
+  const base = options.base ??
+    Deno.makeTempDirSync({ prefix: "corpus-station-" });
   const prefix = join(base, "nginx");
   try {
     copyFilled(caseDir, join(prefix, "conf"), prefix, values);
