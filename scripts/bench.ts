@@ -47,6 +47,7 @@
  */
 
 import { parseArgs } from "node:util";
+import { pathToFileURL } from "node:url";
 import { COMPILE_FLAGS as GATEWAY_FLAGS } from "./compile.ts";
 import { makeCertificate, type TestCertificate } from "../tests/_tls.ts";
 
@@ -325,6 +326,11 @@ interface Lab {
   upstream: Deno.ChildProcess;
   /** The `--baseline` checkout, ending with "/"; `null` without one. */
   baseRoot: string | null;
+  /**
+   * The run flags of the baseline's own tree (its `scripts/compile.ts`):
+   * the code before runs as the stations ran it.
+   */
+  baseFlags: readonly string[];
   /** The baseline gzips the compression scenarios' JSON answer. */
   baseGzip: boolean;
   /** The TLS scenarios' self-signed certificate and key. */
@@ -427,9 +433,47 @@ http {
     upstreamPort,
     upstream,
     baseRoot: null,
+    baseFlags: GATEWAY_FLAGS,
     baseGzip: false,
     cert,
   };
+}
+
+/**
+ * The run flags the baseline's tree builds with (`COMPILE_FLAGS` of its
+ * `scripts/compile.ts`), so a change of flags is measured as the stations
+ * get it; this tree's when the baseline has none.
+ */
+async function baselineFlags(root: string): Promise<readonly string[]> {
+  try {
+    const module = await import(
+      pathToFileURL(`${root}scripts/compile.ts`).href
+    );
+    const flags: unknown = module.COMPILE_FLAGS;
+    if (
+      Array.isArray(flags) && flags.every((f) => typeof f === "string")
+    ) return flags;
+  } catch {
+    // An old tree without the module: this tree's flags.
+  }
+  return GATEWAY_FLAGS;
+}
+
+/** Says which run flags each side had, when the baseline's differ. */
+function flagsNote(lab: Lab): string {
+  const v8 = (flags: readonly string[]) =>
+    flags.find((f) => f.startsWith("--v8-flags=")) ?? "no V8 flags";
+  if (lab.baseRoot === null || v8(lab.baseFlags) === v8(GATEWAY_FLAGS)) {
+    return "";
+  }
+  return `The baseline runs with its own tree's \`${
+    v8(lab.baseFlags)
+  }\`, the gateway with \`${v8(GATEWAY_FLAGS)}\`.\n\n`;
+}
+
+/** The run flags of a tree: the baseline's own, or this tree's. */
+function runFlags(lab: Lab, root: string): readonly string[] {
+  return root === lab.baseRoot ? lab.baseFlags : GATEWAY_FLAGS;
 }
 
 /** `deno run` arguments for the gateway as the stations run it. */
@@ -442,7 +486,7 @@ function gatewayArgs(
   return [
     "run",
     "-q",
-    ...GATEWAY_FLAGS,
+    ...runFlags(lab, root),
     `${root}src/main.ts`,
     "--listen",
     `127.0.0.1:${port}`,
@@ -634,7 +678,7 @@ async function startProxy(
         Deno.execPath(),
         "run",
         "-q",
-        ...GATEWAY_FLAGS,
+        ...runFlags(lab, name === BASE ? lab.baseRoot! : ROOT),
         `${name === BASE ? lab.baseRoot : ROOT}src/main.ts`,
         "--nginx-conf",
         conf,
@@ -652,7 +696,7 @@ async function startProxy(
         Deno.execPath(),
         "run",
         "-q",
-        ...GATEWAY_FLAGS,
+        ...runFlags(lab, name === BASE_TLS ? lab.baseRoot! : ROOT),
         `${name === BASE_TLS ? lab.baseRoot : ROOT}src/main.ts`,
         "--nginx-conf",
         conf,
@@ -978,6 +1022,7 @@ async function pairs(
   const lines = [
     `CPU µs/req of gateway and ${BASE}, run at once on CPU 0 (\`--pair\`, ${rounds} rounds of ${seconds} s after ${warmup} s of warm-up):`,
     "",
+    ...(flagsNote(lab) === "" ? [] : [flagsNote(lab).trim(), ""]),
     `| scenario | round | gateway | ${BASE} | ÷ ${BASE} |`,
     "| --- | --- | --- | --- | --- |",
   ];
@@ -1097,7 +1142,9 @@ async function compare(
     floor ? " --floor" : ""
   }${locations ? " --locations" : ""}${
     baseline === null ? "" : ` --baseline ${baseline}`
-  }\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n`;
+  }\` (${Deno.build.os}, ${navigator.hardwareConcurrency} CPUs, Deno ${Deno.version.deno}); each proxy pinned to CPU 0, wrk -t1 and the upstream on CPU 1; each proxy started fresh and warmed up ${warmup} s under the same load; medians of ${rounds} interleaved rounds, [min–max] for req/s and ratios.\n\n${
+    flagsNote(lab)
+  }`;
   md +=
     "| scenario | proxy | req/s | p50 ms | p99 ms | errors | CPU µs/req | peak RSS MB |\n|---|---|---|---|---|---|---|---|\n";
   const ratioRows: string[] = [];
@@ -1538,6 +1585,7 @@ if (import.meta.main) {
         `Cannot check out --baseline "${options.baseline}": ${added.err}`,
       );
     }
+    lab.baseFlags = await baselineFlags(lab.baseRoot);
   }
   try {
     if (
