@@ -29,14 +29,12 @@ export const COMPILE_FLAGS = [
   // `req.signal` aborts only when the client really goes away, not when
   // the response is sent (denoland/deno#27005).
   "--unstable-no-legacy-abort",
-  // V8's semi-spaces capped at 8 MiB: a request in flight at c50 then
-  // rarely outlives two scavenges (at 4 MiB the engine's requests were
-  // promoted and collected again), and peak RSS stays bounded under many
-  // connections; `gc()` exposed for src/runtime/gc_pacer.ts and
-  // src/runtime/heap_pacer.ts. Figures: scripts/README.md.
+  // V8's young generation capped at 4 MiB, which bounds peak RSS under many
+  // connections at no measurable throughput cost; `gc()` exposed for
+  // src/runtime/gc_pacer.ts and src/runtime/heap_pacer.ts. Figures: scripts/README.md.
   // A regex that backtracks past V8's bound finishes on its linear engine:
   // a client's URI or header cannot stall the event loop (src/engine/regex.ts).
-  "--v8-flags=--max-semi-space-size=8,--expose-gc,--enable-experimental-regexp-engine-on-excessive-backtracks",
+  "--v8-flags=--max-semi-space-size=4,--expose-gc,--enable-experimental-regexp-engine-on-excessive-backtracks",
 ] as const;
 
 /** The default target: the station PCs. */
