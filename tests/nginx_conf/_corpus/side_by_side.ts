@@ -21,6 +21,7 @@ import {
 import { probeSide, type Side } from "./run_side.ts";
 import { buildStation, caseText, placeholderCount } from "./station.ts";
 import { takeAhead } from "./station_ahead.ts";
+import { newRunTag } from "./run_tag.ts";
 import { type Received, startRecordingUpstream } from "./upstream.ts";
 import {
   fastcgiPlaceholders,
@@ -151,6 +152,7 @@ async function compareFileOnce(
       sides.push({
         station,
         seen,
+        tag: newRunTag(),
         names: { prefix: station.prefix, ...values },
       });
     }
