@@ -199,9 +199,14 @@ async function compareFileOnce(
         ? await startNginx(side.station, side.names.listen)
         : await startGateway(side.station);
       if (!server.ready) {
-        row.first = `${side === n ? "nginx" : "gateway"} did not start: ${
-          server.output().trim().split("\n").at(-1) ?? ""
-        }`;
+        // A port taken is said in an earlier line than the last
+        // (`still could not bind()`); `compareFile` runs again on it.
+        const taken = server.output().match(/.*Address already in use.*/)?.[0];
+        row.first = taken !== undefined
+          ? `port taken: ${taken}`
+          : `${side === n ? "nginx" : "gateway"} did not start: ${
+            server.output().trim().split("\n").at(-1) ?? ""
+          }`;
         const out = server.output();
         if (side === g && TRACE.test(out)) {
           row.gatewayTrace = out.trim().split("\n").slice(0, 6).join(" | ");
