@@ -9,6 +9,7 @@
  * @module
  */
 
+import { isAbsolute, join } from "node:path";
 import { nginxBinary } from "../../_nginx.ts";
 import { runStartup, startMain } from "../../_in_process.ts";
 import type { Station } from "./station.ts";
@@ -120,11 +121,31 @@ async function listening(port: number): Promise<boolean> {
   }
 }
 
+/**
+ * The pid file a station's nginx writes: the file's own `pid` (relative to
+ * the prefix, ngx_conf_full_name) or the one `nginxArgs` gives.
+ */
+function pidFile(s: Station): string {
+  const own = s.tree.find((d) => d.name === "pid")?.args[0];
+  if (own === undefined) return `${s.prefix}/logs/nginx.pid`;
+  return isAbsolute(own) ? own : join(s.prefix, own);
+}
+
+/** Whether a file exists now. */
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function run(
   child: Deno.ChildProcess,
-  ports: number[],
-  timeoutMs: number,
+  bounds: { ports: number[]; timeoutMs: number; pidFile: string },
 ): Promise<Running> {
+  const { ports, timeoutMs } = bounds;
   let text = "";
   const drain = async (stream: ReadableStream<Uint8Array> | null) => {
     if (stream === null) return;
@@ -141,8 +162,13 @@ async function run(
   const end = Date.now() + timeoutMs;
   let ready = false;
   while (!exited && Date.now() < end) {
+    // A port that answers may be another process's: an nginx that could not
+    // bind it answers nothing, and only its pid file, written once every
+    // listening socket is open (ngx_create_pidfile() after ngx_init_cycle()),
+    // says the ports are its own. Probes sent to the other process went on
+    // to that process's upstreams, among another test's records.
     const up = await Promise.all(ports.map(listening));
-    if (up.every(Boolean)) {
+    if (up.every(Boolean) && exists(bounds.pidFile)) {
       ready = true;
       break;
     }
@@ -167,7 +193,10 @@ async function run(
   };
 }
 
-/** Starts nginx on a station and waits for every listen port. */
+/**
+ * Starts nginx on a station and waits for every listen port to answer and
+ * for its pid file, which says the ports are its own.
+ */
 export async function startNginx(
   s: Station,
   ports: number[],
@@ -178,7 +207,7 @@ export async function startNginx(
     stderr: "piped",
     stdin: "null",
   }).spawn();
-  return run(child, ports, 5000);
+  return run(child, { ports, timeoutMs: 5000, pidFile: pidFile(s) });
 }
 
 /**

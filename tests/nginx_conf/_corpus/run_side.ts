@@ -11,6 +11,7 @@ import { maskLogLine, type Names, type Outcome, outcome } from "./compare.ts";
 import type { Running } from "./processes.ts";
 import { type Station, stationTls } from "./station.ts";
 import type { Received } from "./upstream.ts";
+import { ownRequests, tagged } from "./run_tag.ts";
 
 /**
  * The log files of a station, by path from its prefix: `logs/`, and the
@@ -79,6 +80,8 @@ export interface Side {
   station: Station;
   names: Names;
   seen: Received[];
+  /** What the side's requests carry (`run_tag.ts`): a `newRunTag()`. */
+  tag: string;
 }
 
 /**
@@ -110,7 +113,7 @@ export async function probeSide(
     const start = side.seen.length;
     const seen = await send(
       port,
-      probe,
+      tagged(probe, side.tag),
       "localhost",
       options.requestTimeoutMs,
       trust(port),
@@ -118,7 +121,7 @@ export async function probeSide(
     outcomes.push(
       outcome(
         seen,
-        side.seen.slice(start),
+        ownRequests(side.seen.slice(start), side.tag),
         side.names,
         options.strict,
         tls.ports.has(port),
@@ -131,7 +134,7 @@ export async function probeSide(
     const start = side.seen.length;
     const seen = await send(
       other,
-      probes[0]!,
+      tagged(probes[0]!, side.tag),
       "localhost",
       options.requestTimeoutMs,
       trust(other),
@@ -139,7 +142,7 @@ export async function probeSide(
     outcomes.push(
       outcome(
         seen,
-        side.seen.slice(start),
+        ownRequests(side.seen.slice(start), side.tag),
         side.names,
         options.strict,
         tls.ports.has(other),
@@ -162,7 +165,7 @@ export async function probeSide(
   ) {
     await send(
       port,
-      MARKER_PROBE,
+      tagged(MARKER_PROBE, side.tag),
       "localhost",
       options.requestTimeoutMs,
       trust(port),

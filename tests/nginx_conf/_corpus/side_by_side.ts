@@ -21,6 +21,7 @@ import {
 import { probeSide, type Side } from "./run_side.ts";
 import { buildStation, caseText, placeholderCount } from "./station.ts";
 import { takeAhead } from "./station_ahead.ts";
+import { newRunTag } from "./run_tag.ts";
 import { type Received, startRecordingUpstream } from "./upstream.ts";
 import {
   fastcgiPlaceholders,
@@ -151,6 +152,7 @@ async function compareFileOnce(
       sides.push({
         station,
         seen,
+        tag: newRunTag(),
         names: { prefix: station.prefix, ...values },
       });
     }
@@ -197,9 +199,14 @@ async function compareFileOnce(
         ? await startNginx(side.station, side.names.listen)
         : await startGateway(side.station);
       if (!server.ready) {
-        row.first = `${side === n ? "nginx" : "gateway"} did not start: ${
-          server.output().trim().split("\n").at(-1) ?? ""
-        }`;
+        // A port taken is said in an earlier line than the last
+        // (`still could not bind()`); `compareFile` runs again on it.
+        const taken = server.output().match(/.*Address already in use.*/)?.[0];
+        row.first = taken !== undefined
+          ? `port taken: ${taken}`
+          : `${side === n ? "nginx" : "gateway"} did not start: ${
+            server.output().trim().split("\n").at(-1) ?? ""
+          }`;
         const out = server.output();
         if (side === g && TRACE.test(out)) {
           row.gatewayTrace = out.trim().split("\n").slice(0, 6).join(" | ");
