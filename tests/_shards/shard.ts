@@ -31,8 +31,8 @@
  * one. All of them are timed in one run of the loop, on one host at one
  * load (a file's cost grows with the load, a race's most): refresh them
  * together when a file grows or shrinks a lot. A file not listed counts
- * one, so a new file is listed with its own cost, below one too (a table
- * file's is a tenth).
+ * one, so a new file is listed with its own cost, below one too (a file
+ * of table tests costs about a tenth).
  */
 export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "proxy/websocket_tunnel_test.ts": 17.4,
