@@ -12,7 +12,13 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { rawRequest, startUpstream, waitFor } from "../_utils.ts";
-import { bothSides, logLines, PROCESS, TEMP } from "../_same_conf.ts";
+import {
+  bothSides,
+  bothSidesAhead,
+  logLines,
+  PROCESS,
+  TEMP,
+} from "../_same_conf.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
 
 const NEEDS = suiteNeeds("log/bytes_sent_nginx_test.ts", ["nginx"]);
@@ -56,6 +62,16 @@ const ROWS: [string, string][] = [
 
 const encoder = new TextEncoder();
 
+/**
+ * Each side's static file, written when the file loads: a root written just
+ * before its first request waits for the gateway's settle proof.
+ */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(`${prefix}/html/st`, { recursive: true });
+  Deno.writeTextFileSync(`${prefix}/html/st/a.txt`, "hello file\n");
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "$bytes_sent is every byte the client read and $sent_http_content_length the length sent, as nginx 1.22 counts them",
   NEEDS,
@@ -68,12 +84,7 @@ Deno.test(
     await using _g = upstreams.gateway;
     await using both = await bothSides(
       (port, side) => conf(port, upstreams[side].port),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(`${prefix}/html/st`, { recursive: true });
-          await Deno.writeTextFile(`${prefix}/html/st/a.txt`, "hello file\n");
-        },
-      },
+      { prepare },
     );
     const seen: Record<string, Record<string, unknown>> = {
       nginx: {},

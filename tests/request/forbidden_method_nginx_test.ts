@@ -22,6 +22,7 @@ import {
 } from "../_utils.ts";
 import {
   bothSides,
+  bothSidesAhead,
   logLines,
   PROCESS,
   sideUpstreams,
@@ -92,6 +93,16 @@ const PATHS = [
  */
 const METHODS = ["TRACK", "TRACE", "POST", "track", "Trace"];
 
+/**
+ * Each side's static page, written when the file loads: a root written
+ * just before its first request waits for the gateway's settle proof.
+ */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(`${prefix}/html`, { recursive: true });
+  Deno.writeTextFileSync(`${prefix}/html/page.html`, "x");
+}
+bothSidesAhead(prepare);
+
 Deno.test(
   "a method new Request forbids (TRACE, TRACK) redirected by X-Accel-Redirect or error_page: as nginx 1.22, and no unexpected error",
   NEEDS,
@@ -106,12 +117,7 @@ Deno.test(
           fastcgi: upstreams[side].fastcgi.port,
           refused,
         }),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(`${prefix}/html`, { recursive: true });
-          await Deno.writeTextFile(`${prefix}/html/page.html`, "x");
-        },
-      },
+      { prepare },
     );
     const seen: Record<string, Record<string, unknown>> = {
       nginx: {},

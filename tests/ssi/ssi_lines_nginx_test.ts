@@ -20,6 +20,7 @@ import {
 } from "../_utils.ts";
 import {
   bothSides,
+  bothSidesAhead,
   logLines,
   PROCESS,
   sideUpstreams,
@@ -60,6 +61,18 @@ ${TEMP}
 `;
 }
 
+/**
+ * Each side's pages, written when the file loads: a root written just
+ * before its first request waits for the gateway's settle proof.
+ */
+function prepare(prefix: string): void {
+  Deno.mkdirSync(`${prefix}/html/static`, { recursive: true });
+  for (const [name, text] of Object.entries(PAGES)) {
+    Deno.writeTextFileSync(`${prefix}/html/static/${name}`, text);
+  }
+}
+bothSidesAhead(prepare);
+
 /** Each page asked directly and through an upstream's X-Accel-Redirect. */
 const PATHS = Object.keys(PAGES).flatMap((page) => [
   `/sst/${page}`,
@@ -74,14 +87,7 @@ Deno.test(
     const refused = refusedPort();
     await using both = await bothSides(
       (port, side) => conf(port, { http: upstreams[side].http.port, refused }),
-      {
-        prepare: async (prefix) => {
-          await Deno.mkdir(`${prefix}/html/static`, { recursive: true });
-          for (const [name, text] of Object.entries(PAGES)) {
-            await Deno.writeTextFile(`${prefix}/html/static/${name}`, text);
-          }
-        },
-      },
+      { prepare },
     );
     const seen: Record<string, Record<string, unknown>> = {
       nginx: {},
