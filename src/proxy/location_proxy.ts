@@ -138,9 +138,14 @@ function forwardFor(
         `proxy_set_header "${name}" value holds a line break, field not sent`,
     });
   }
-  if (request.contentLength === 0) {
+  if (
+    request.contentLength === 0 &&
+    !(request.keeper?.keptBody instanceof Uint8Array)
+  ) {
     // nginx sends the declared length of an empty body
-    // ($proxy_internal_body_length); the body plan sends none.
+    // ($proxy_internal_body_length); the body plan sends none. A redirect
+    // that sends kept bytes, empty ones too (a chunked body read whole),
+    // is framed by the upstream client itself: one `Content-Length` line.
     fields.set.push(["Content-Length", "0"]);
   }
   request.tries?.startGroup();

@@ -86,6 +86,7 @@ const FRAMINGS: ["length" | "chunked", number][] = [
   ["length", 50],
   ["chunked", 50],
   ["chunked", 0],
+  ["length", 0],
   ["length", 12_000],
   ["chunked", 12_000],
 ];
@@ -171,8 +172,13 @@ function recording(into: string[]): RawUpstream {
     if (text === null) return;
     const end = text.indexOf("\r\n\r\n");
     const head = text.slice(0, end);
-    const declared = /\r\ncontent-length: *(\d+)/i.exec(head)?.[1];
-    const length = Number(declared ?? 0);
+    // Every Content-Length line: a second one is a framing error to a strict
+    // upstream, which a first-line read would not show.
+    const lines = [...head.matchAll(/\r\ncontent-length: *(\d+)/gi)];
+    const declared = lines.length === 0
+      ? undefined
+      : lines.map((m) => m[1]).join(" and ");
+    const length = Number(lines[0]?.[1] ?? 0);
     const buf = new Uint8Array(16 * 1024);
     // Bounded by the declared length (a test's own body).
     while (text.length - end - 4 < length) {
