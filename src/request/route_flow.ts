@@ -98,8 +98,10 @@ export class RouteFlow implements FlowRequest {
   /**
    * The body, declared without a length, is read whole: its size is the
    * request's length from now on, for the limits of the locations an
-   * internal redirect finds, `$content_length` (so `proxy_set_header`, a
-   * FastCGI `CONTENT_LENGTH` and the log lines) and a redirected
+   * internal redirect finds, `$content_length` (`add_header`, a FastCGI
+   * `CONTENT_LENGTH`, the log lines, and `proxy_set_header` of a redirected
+   * forwarding: the first location's fields are made before its body is
+   * read, where nginx's already hold the length) and a redirected
    * forwarding, as nginx sets `headers_in.content_length_n` to
    * `rb->received` (ngx_http_request_body_chunked_filter).
    *
