@@ -649,6 +649,28 @@ export async function readHead(conn: Deno.Conn): Promise<string | null> {
 }
 
 /**
+ * Reads one request from a raw connection: its head (without the blank
+ * line) and the body its first `Content-Length` declares, bounded by that
+ * length (a test's own body); `null` when the connection ends first.
+ */
+export async function readRequest(
+  conn: Deno.Conn,
+): Promise<{ head: string; body: string } | null> {
+  let text = await readHead(conn);
+  if (text === null) return null;
+  const end = text.indexOf("\r\n\r\n");
+  const head = text.slice(0, end);
+  const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+  const buf = new Uint8Array(16 * 1024);
+  while (text.length - end - 4 < length) {
+    const n = await conn.read(buf);
+    if (n === null) break;
+    text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  return { head, body: text.slice(end + 4) };
+}
+
+/**
  * Starts a raw upstream on 127.0.0.1:0. `script` runs for each accepted
  * connection with its 0-based index; the connection is closed afterwards
  * unless the script already did.

@@ -20,7 +20,7 @@ import { deepStrictEqual } from "node:assert/strict";
 import {
   rawRequest,
   type RawUpstream,
-  readHead,
+  readRequest,
   refusedPort,
   startRawUpstream,
   waitFor,
@@ -230,20 +230,9 @@ async function openTempFiles(prefix: string): Promise<string[]> {
  */
 function recording(into: Received[]): RawUpstream {
   return startRawUpstream(async (conn) => {
-    let text = await readHead(conn);
-    if (text === null) return;
-    const end = text.indexOf("\r\n\r\n");
-    const head = text.slice(0, end);
-    const length = Number(
-      /\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? "0",
-    );
-    const buf = new Uint8Array(16 * 1024);
-    // Bounded by the declared length (a test's own body).
-    while (text.length - end - 4 < length) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
+    const read = await readRequest(conn);
+    if (read === null) return;
+    const { head, body } = read;
     const [method, target] = head.split(" ");
     into.push({
       via: "http",
@@ -252,9 +241,7 @@ function recording(into: Received[]): RawUpstream {
       length: /\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? "(none)",
       chunked: /\r\ntransfer-encoding: *([^\r]*)/i.exec(head)?.[1] ?? "(none)",
       // A long body by its size (a failed comparison stays readable).
-      body: text.length - end - 4 > 64
-        ? `${text.length - end - 4} bytes`
-        : text.slice(end + 4),
+      body: body.length > 64 ? `${body.length} bytes` : body,
     });
     // The named location sends the client's URI again: no redirect then.
     const accel = /\r\nx-named: 1/i.test(head) ? undefined : ACCEL[target!];

@@ -14,7 +14,7 @@ import {
   maskErrorLine,
   rawRequest,
   type RawUpstream,
-  readHead,
+  readRequest,
   refusedPort,
   startRawUpstream,
   waitFor,
@@ -168,30 +168,21 @@ Deno.test(
  */
 function recording(into: string[]): RawUpstream {
   return startRawUpstream(async (conn) => {
-    let text = await readHead(conn);
-    if (text === null) return;
-    const end = text.indexOf("\r\n\r\n");
-    const head = text.slice(0, end);
+    const read = await readRequest(conn);
+    if (read === null) return;
+    const { head, body } = read;
     // Every Content-Length line: a second one is a framing error to a strict
     // upstream, which a first-line read would not show.
     const lines = [...head.matchAll(/\r\ncontent-length: *(\d+)/gi)];
     const declared = lines.length === 0
       ? undefined
       : lines.map((m) => m[1]).join(" and ");
-    const length = Number(lines[0]?.[1] ?? 0);
-    const buf = new Uint8Array(16 * 1024);
-    // Bounded by the declared length (a test's own body).
-    while (text.length - end - 4 < length) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
     const [method, target] = head.split(" ");
     const xm = /\r\nx-m: *([^\r]*)/i.exec(head)?.[1] ?? "(none)";
     into.push(
-      `${method} ${target} X-M=${xm} Content-Length=${declared ?? "(none)"} ${
-        text.length - end - 4
-      }`,
+      `${method} ${target} X-M=${xm} Content-Length=${
+        declared ?? "(none)"
+      } ${body.length}`,
     );
     const accel = ACCEL[target!];
     await writeText(

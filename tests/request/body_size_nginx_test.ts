@@ -13,7 +13,7 @@ import {
   maskErrorLine,
   rawRequest,
   type RawUpstream,
-  readHead,
+  readRequest,
   startRawUpstream,
   waitFor,
   writeText,
@@ -173,19 +173,12 @@ Deno.test(
 /** An upstream that records each request's line and body size, and answers 200. */
 function recording(into: string[]): RawUpstream {
   return startRawUpstream(async (conn) => {
-    let text = await readHead(conn);
-    if (text === null) return;
-    const end = text.indexOf("\r\n\r\n");
-    const head = text.slice(0, end);
-    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-    const buf = new Uint8Array(1024);
-    // Bounded by the declared length (a test's own small body).
-    while (text.length - end - 4 < length) {
-      const n = await conn.read(buf);
-      if (n === null) break;
-      text += new TextDecoder().decode(buf.subarray(0, n));
-    }
-    into.push(`${head.split(" ").slice(0, 2).join(" ")} ${length}`);
+    const read = await readRequest(conn);
+    if (read === null) return;
+    const length = Number(
+      /\r\ncontent-length: *(\d+)/i.exec(read.head)?.[1] ?? 0,
+    );
+    into.push(`${read.head.split(" ").slice(0, 2).join(" ")} ${length}`);
     await writeText(
       conn,
       "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
