@@ -476,7 +476,9 @@ check(
     });
     await using tmp = await tempDir();
     const dir = tmp.path;
-    const conf = `${dir}/nginx.conf`;
+    await Deno.mkdir(`${dir}/conf`);
+    await Deno.mkdir(`${dir}/logs`);
+    const conf = `${dir}/conf/nginx.conf`;
     const port = freePort();
     await Deno.writeTextFile(
       conf,

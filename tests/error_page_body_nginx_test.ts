@@ -225,6 +225,7 @@ Deno.test(
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   proxy_request_buffering off;
   server {
     listen 127.0.0.1:${port};

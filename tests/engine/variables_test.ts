@@ -24,7 +24,8 @@ Deno.test({
   const prefix = await Deno.makeTempDir({ prefix: "vars-gw-" });
   try {
     await Deno.mkdir(join(prefix, "logs"));
-    const conf = join(prefix, "nginx.conf");
+    await Deno.mkdir(join(prefix, "conf"), { recursive: true });
+    const conf = join(prefix, "conf", "nginx.conf");
     await Deno.writeTextFile(
       conf,
       `events {}

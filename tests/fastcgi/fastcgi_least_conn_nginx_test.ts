@@ -86,6 +86,7 @@ function conf(servers: Servers, dead: number) {
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   upstream php { least_conn; server 127.0.0.1:${dead} fail_timeout=60s;
     server ${a}; server ${b}; server ${c}; }
   server {

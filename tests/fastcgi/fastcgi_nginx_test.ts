@@ -23,6 +23,7 @@ function conf(port: number, fcgi: number, refused: number): string {
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   upstream php {
     server 127.0.0.1:${refused};
     server 127.0.0.1:${fcgi};
@@ -372,6 +373,7 @@ Deno.test("fastcgi_pass: a client that leaves frees the application's connection
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   server {
     listen 127.0.0.1:${port};
     server_name t;

@@ -90,7 +90,8 @@ Deno.test(
       await using nginx = await startNginxServer({ http, server: SERVER });
       const port = freePort();
       await Deno.mkdir(join(prefix, "logs"));
-      const conf = join(prefix, "nginx.conf");
+      await Deno.mkdir(join(prefix, "conf"), { recursive: true });
+      const conf = join(prefix, "conf", "nginx.conf");
       await Deno.writeTextFile(
         conf,
         `events {}\nhttp {\n error_log ${prefix}/logs/error.log;\n access_log off;\n${http}\n server {\n listen 127.0.0.1:${port};\n ${SERVER}\n }\n}\n`,
@@ -141,8 +142,9 @@ Deno.test(
   async () => {
     const dir = await Deno.makeTempDir({ prefix: "geo-check-" });
     try {
+      await Deno.mkdir(join(dir, "conf"));
       for (const [i, block] of FAULTS.entries()) {
-        const conf = join(dir, `geo${i}.conf`);
+        const conf = join(dir, "conf", `geo${i}.conf`);
         await Deno.writeTextFile(
           conf,
           `events {}\nhttp {\n  ${block}\n  server { listen 127.0.0.1:${freePort()}; }\n}\n`,

@@ -16,6 +16,7 @@ function conf(port: number, upstream: number): string {
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   client_body_timeout 1s;
   server {
     listen 127.0.0.1:${port};

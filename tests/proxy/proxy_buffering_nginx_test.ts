@@ -100,7 +100,9 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "buffering-" });
     try {
       const port = freePort();
-      const conf = join(dir, "nginx.conf");
+      await Deno.mkdir(join(dir, "logs"), { recursive: true });
+      await Deno.mkdir(join(dir, "conf"), { recursive: true });
+      const conf = join(dir, "conf", "nginx.conf");
       await Deno.writeTextFile(
         conf,
         `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  server {\n    listen 127.0.0.1:${port};\n${

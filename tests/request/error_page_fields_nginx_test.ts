@@ -32,6 +32,7 @@ function conf(port: number, up: number): string {
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   server {
     listen 127.0.0.1:${port};
     server_name t;

@@ -1,8 +1,9 @@
 import { deepStrictEqual } from "node:assert/strict";
 import type { Expires } from "../../src/engine/mod.ts";
 import { expiresFields, parseExpires } from "../../src/response/mod.ts";
-import { nginxBinary } from "../_nginx.ts";
+import { nginxTestOutput } from "../_nginx.ts";
 import { suiteNeeds } from "../_prerequisites.ts";
+import { freePort } from "../_utils.ts";
 
 const NOW = Date.UTC(2026, 10, 25, 12, 0, 0, 750); // .750: nginx counts whole seconds
 const MODIFIED = Date.UTC(2026, 10, 20, 8, 0, 0);
@@ -251,34 +252,23 @@ Deno.test({
   name: "parseExpires() agrees with nginx -t on every case",
   ...suiteNeeds("expires_test.ts", ["nginx"]),
   async fn() {
-    const binary = await nginxBinary();
     const dir = await Deno.makeTempDir({ prefix: "expires-t-" });
     try {
+      await Deno.mkdir(`${dir}/logs`);
       for (const [args, want] of PARSE_CASES) {
         if (args.some((a) => a.includes("$"))) continue; // nginx takes those
         const quoted = args.map((a) => JSON.stringify(a)).join(" ");
         await Deno.writeTextFile(
           `${dir}/n.conf`,
-          `events {}\nhttp { server { listen 127.0.0.1:1; location / { expires ${quoted}; } } }\n`,
+          `events {}\nhttp { access_log off; server { listen 127.0.0.1:${freePort()}; location / { expires ${quoted}; } } }\n`,
         );
-        const out = await new Deno.Command(binary, {
-          args: [
-            "-t",
-            "-q",
-            "-p",
-            dir,
-            "-c",
-            `${dir}/n.conf`,
-            "-e",
-            "/dev/stderr",
-          ],
-          stdout: "null",
-          stderr: "piped",
-        }).output();
-        const stderr = new TextDecoder().decode(out.stderr);
+        const stderr = await nginxTestOutput({
+          prefix: dir,
+          conf: `${dir}/n.conf`,
+        });
         const said = stderr.match(/"expires" directive (.*) in \//)?.[1];
         deepStrictEqual(
-          { args, said: said ?? (out.success ? "ok" : stderr) },
+          { args, said: said ?? (stderr === "" ? "ok" : stderr) },
           { args, said: typeof want === "string" ? want : "ok" },
         );
       }

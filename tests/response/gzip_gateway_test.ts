@@ -41,7 +41,9 @@ Deno.test("a client leaving a long gzipped answer closes the upstream and is log
   const dir = await Deno.makeTempDir({ prefix: "gzip-gw-" });
   try {
     const port = freePort();
-    const conf = join(dir, "nginx.conf");
+    await Deno.mkdir(join(dir, "logs"), { recursive: true });
+    await Deno.mkdir(join(dir, "conf"), { recursive: true });
+    const conf = join(dir, "conf", "nginx.conf");
     await Deno.writeTextFile(
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log info;\n  access_log ${dir}/access.log;\n  gzip on;\n  gzip_types text/plain;\n  server {\n    listen 127.0.0.1:${port};\n    location / { proxy_pass http://127.0.0.1:${up.port}; }\n  }\n}\n`,
@@ -94,7 +96,9 @@ Deno.test("a proxied answer that came whole is gzipped in one piece, flushed und
   const dir = await Deno.makeTempDir({ prefix: "gzip-gw-" });
   try {
     const port = freePort();
-    const conf = join(dir, "nginx.conf");
+    await Deno.mkdir(join(dir, "logs"), { recursive: true });
+    await Deno.mkdir(join(dir, "conf"), { recursive: true });
+    const conf = join(dir, "conf", "nginx.conf");
     await Deno.writeTextFile(
       conf,
       `events {}\nhttp {\n  error_log ${dir}/error.log;\n  access_log off;\n  gzip on;\n  gzip_types application/json;\n  server {\n    listen 127.0.0.1:${port};\n    location /b/ { proxy_pass http://127.0.0.1:${up.port}/; }\n    location /u/ { proxy_pass http://127.0.0.1:${up.port}/; proxy_buffering off; }\n  }\n}\n`,

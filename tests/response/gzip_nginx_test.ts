@@ -233,7 +233,9 @@ Deno.test({
         server: server("$HTML", up.port, join(logs, "nginx.log")),
         files: FILES,
       });
-      const conf = join(logs, "gateway.conf");
+      await Deno.mkdir(join(logs, "logs"), { recursive: true });
+      await Deno.mkdir(join(logs, "conf"), { recursive: true });
+      const conf = join(logs, "conf", "gateway.conf");
       const port = freePort();
       await Deno.writeTextFile(
         conf,

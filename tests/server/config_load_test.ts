@@ -139,21 +139,32 @@ Deno.test("a config file that is /dev/zero, a FIFO, a folder or too large is one
   if (Deno.build.os === "windows") return;
   const dir = await Deno.makeTempDir();
   try {
-    const fifo = join(dir, "fifo");
+    // Every target in the prefix's conf/ (/dev/zero through a link): a
+    // refused nginx.conf's [emerg] goes to its prefix's logs/error.log, and
+    // the prefix of /dev/zero itself is /.
+    const conf = join(dir, "conf");
+    await Deno.mkdir(join(conf, "folder"), { recursive: true });
+    const zero = join(conf, "zero");
+    await Deno.symlink("/dev/zero", zero);
+    const fifo = join(conf, "fifo");
     if (Deno.build.os === "linux") {
       await new Deno.Command("mkfifo", { args: [fifo] }).output();
     }
-    const big = join(dir, "big.conf");
+    const folder = join(conf, "folder");
+    const big = join(conf, "big.conf");
     await Deno.writeTextFile(big, "#".repeat(5 * 1024 * 1024));
-    const targets = ["/dev/zero", dir, big];
+    const targets = [zero, folder, big];
     if (Deno.build.os === "linux") targets.push(fifo);
     for (const target of targets) {
-      const conf = join(dir, `includes_${targets.indexOf(target)}.conf`);
-      await Deno.writeTextFile(conf, `http { include ${target}; }\n`);
+      const including = join(
+        conf,
+        `includes_${targets.indexOf(target)}.conf`,
+      );
+      await Deno.writeTextFile(including, `http { include ${target}; }\n`);
       for (
         const args of [["--config", target], ["--nginx-conf", target], [
           "--nginx-conf",
-          conf,
+          including,
         ]]
       ) {
         await t.step(args.join(" "), async () => {
@@ -162,7 +173,7 @@ Deno.test("a config file that is /dev/zero, a FIFO, a folder or too large is one
           // whose open() blocks the thread) is bounded only in a process of
           // its own; a folder or a large file cannot hang main()'s start,
           // which then runs in this process.
-          const { code, stderr } = target === dir || target === big
+          const { code, stderr } = target === folder || target === big
             ? await runStartup(line)
             : await startAsProcess(line);
           strictEqual(code, 1, stderr);

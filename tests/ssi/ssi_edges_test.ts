@@ -57,7 +57,9 @@ Deno.test("a WebSocket under ssi_types * is switched as without SSI", async () =
   const dir = await Deno.makeTempDir({ prefix: "ssi-ws-" });
   try {
     const port = freePort();
-    const conf = join(dir, "nginx.conf");
+    await Deno.mkdir(join(dir, "logs"), { recursive: true });
+    await Deno.mkdir(join(dir, "conf"), { recursive: true });
+    const conf = join(dir, "conf", "nginx.conf");
     await Deno.writeTextFile(
       conf,
       `events {}

@@ -64,7 +64,9 @@ async function gatewayFor(
 ): Promise<AsyncDisposable & { port: number; errors(): string[] }> {
   const dir = await Deno.makeTempDir({ prefix: "ssi-gw-" });
   const port = freePort();
-  const conf = join(dir, "nginx.conf");
+  await Deno.mkdir(join(dir, "logs"), { recursive: true });
+  await Deno.mkdir(join(dir, "conf"), { recursive: true });
+  const conf = join(dir, "conf", "nginx.conf");
   await Deno.writeTextFile(
     conf,
     `events {}

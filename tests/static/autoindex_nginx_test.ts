@@ -100,7 +100,8 @@ Deno.test(
     const prefix = await Deno.makeTempDir({ prefix: "autoindex-gw-" });
     try {
       await Deno.mkdir(join(prefix, "logs"));
-      const conf = join(prefix, "nginx.conf");
+      await Deno.mkdir(join(prefix, "conf"), { recursive: true });
+      const conf = join(prefix, "conf", "nginx.conf");
       await Deno.writeTextFile(
         conf,
         `events {}\nhttp {\n error_log ${prefix}/logs/error.log warn;\n access_log off;\n server {\n listen 127.0.0.1:${port};\n server_name localhost;\n${

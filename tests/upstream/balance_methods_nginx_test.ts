@@ -115,6 +115,7 @@ function conf(servers: Servers, dead: number, dead2 = refusedPort()) {
 events {}
 http {
 ${TEMP}
+  access_log logs/access.log;
   upstream hashed { hash $arg_k; ${members} }
   upstream ketama { hash $arg_k consistent; ${members} }
   upstream fewest { least_conn; server ${a}; server ${b} weight=2;
