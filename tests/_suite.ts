@@ -78,6 +78,10 @@ const shards = [...Deno.readDirSync(join(project, "tests", "_shards"))]
 const watchedBefore = WATCHED.map((path) => snapshot(path));
 const namesBefore = NO_NEW_ENTRIES.map(names);
 
+// Ctrl-C reaches `deno test` too (one process group): this process waits
+// for it to end and still removes the folder.
+const interrupted = () => {};
+Deno.addSignalListener("SIGINT", interrupted);
 const status = await new Deno.Command(Deno.execPath(), {
   args: [
     "test",
@@ -95,6 +99,7 @@ const status = await new Deno.Command(Deno.execPath(), {
   cwd: project,
   env: { TMPDIR: tmp, DENO_JOBS: "6" },
 }).spawn().status;
+Deno.removeSignalListener("SIGINT", interrupted);
 
 const left = [...Deno.readDirSync(tmp)].map((e) => join(tmp, e.name));
 const touched = WATCHED.flatMap((path, i) =>
