@@ -34,7 +34,12 @@ export const COMPILE_FLAGS = [
   // src/runtime/gc_pacer.ts and src/runtime/heap_pacer.ts. Figures: scripts/README.md.
   // A regex that backtracks past V8's bound finishes on its linear engine:
   // a client's URI or header cannot stall the event loop (src/engine/regex.ts).
-  "--v8-flags=--max-semi-space-size=4,--expose-gc,--enable-experimental-regexp-engine-on-excessive-backtracks",
+  // No allocation-site pretenuring: under many connections V8 saw a request's
+  // objects (a Headers walk, an upstream exchange) outlive a scavenge and
+  // moved their allocation sites to the old generation, where every later
+  // request's objects then waited for a mark-compact (scripts/README.md,
+  // "Pretenuring off").
+  "--v8-flags=--max-semi-space-size=4,--expose-gc,--enable-experimental-regexp-engine-on-excessive-backtracks,--no-allocation-site-pretenuring",
 ] as const;
 
 /** The default target: the station PCs. */
