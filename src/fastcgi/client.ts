@@ -169,9 +169,13 @@ async function writeBody(
   } else if (body?.kind === "stream") {
     // Each piece as it comes: nothing of the body is held past its write.
     const reader = body.stream.getReader();
+    // Each wait for the client's bytes is timed (client_body_timeout).
+    const timer = body.timer;
+    const cancel = timer && (() => void reader.cancel().catch(() => {}));
     try {
       while (true) {
         let read: ReadableStreamReadResult<Uint8Array>;
+        timer?.reading(cancel!);
         try {
           read = await reader.read();
         } catch (error) {
@@ -180,8 +184,14 @@ async function writeBody(
           // nginx's 400 and line for a body cut while it is sent.
           throw error instanceof UpstreamError
             ? error
+            : timer?.timedOut
+            ? UpstreamError.clientBodyTimedOut(error)
             : UpstreamError.clientBodyClosed(error);
+        } finally {
+          timer?.read();
         }
+        // A cancelled read settles done: the body did not end (nginx's 408).
+        if (timer?.timedOut) throw UpstreamError.clientBodyTimedOut();
         if (read.done) break;
         if (read.value.length > 0) await conn.write(stdinRecords(read.value));
       }

@@ -108,15 +108,17 @@ export class UpstreamTries {
    * else 502; none when the client left); after, the upstream's status
    * stands and only the try's end is taken.
    *
-   * @param status 502, 504, or 499 (400 in the middle of its body) for a
-   * client that left.
+   * @param status 502, 504, or 499 (400 in the middle of its body, 408
+   * when that body stalled) for a client that left.
    */
   failed(status: number): void {
     const current = this.#tries.at(-1);
     if (current === undefined || current.end !== null) return;
     current.end = this.#now();
     if (current.header === null) {
-      current.status = status === 499 || status === 400 ? 0 : status;
+      current.status = status === 499 || status === 400 || status === 408
+        ? 0
+        : status;
     }
   }
 

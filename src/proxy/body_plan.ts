@@ -7,68 +7,18 @@
  */
 
 import type { UpstreamCall } from "../upstream/mod.ts";
-import { UpstreamError } from "../upstream/mod.ts";
 
 /** Bodies up to this size are read whole and sent with the head in one write. */
 const SMALL_BODY = 64 * 1024;
 
-/** A body ready to send (or none), or nginx's 413 verdict. */
-export type BodyPlan =
-  | { kind: "ready"; body: UpstreamCall["body"] }
-  | { kind: "too-large"; message: string };
-
 /** What to do with the request body, decided from the headers alone. */
 export type BodyDecision =
-  | BodyPlan
+  /** Sent as it is: none, or streamed upstream as it arrives. */
+  | { kind: "ready"; body: UpstreamCall["body"] }
   /** Read it whole (small, with a length): sent with the head in one write. */
   | { kind: "read" }
-  /** Buffer a chunked body up to `client_max_body_size`. */
-  | {
-    kind: "buffer";
-    stream: ReadableStream<Uint8Array>;
-    limit: number;
-    /** An empty body is sent as none (no framing field at all). */
-    emptyIsNone?: boolean;
-  };
-
-/** Reads a chunked body up to the limit, as nginx buffers it. */
-export async function bufferUpTo(
-  stream: ReadableStream<Uint8Array>,
-  limit: number,
-  emptyIsNone = false,
-): Promise<BodyPlan> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (total + value.length > limit) {
-        await reader.cancel();
-        return {
-          kind: "too-large",
-          message:
-            `client intended to send too large chunked body: ${total}+${value.length} bytes`,
-        };
-      }
-      chunks.push(value);
-      total += value.length;
-    }
-  } catch (error) {
-    throw UpstreamError.clientClosed(error);
-  } finally {
-    reader.releaseLock();
-  }
-  if (total === 0 && emptyIsNone) return { kind: "ready", body: null };
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return { kind: "ready", body: { kind: "bytes", bytes } };
-}
+  /** Read a body without a length ahead, up to `client_max_body_size`. */
+  | { kind: "buffer"; stream: ReadableStream<Uint8Array>; limit: number };
 
 /** The decision for a small declared body, made once. */
 const READ: BodyDecision = Object.freeze({ kind: "read" });
@@ -77,7 +27,7 @@ const READ: BodyDecision = Object.freeze({ kind: "read" });
  * What to do with a request's body, from its headers and declared length.
  * Not async: the body is read by the caller, so a request costs one async
  * layer fewer (each is a frame and promises of garbage per request). Only a
- * body without a declared length is checked against the limit here: the
+ * body without a declared length is read against the limit (`buffer`): the
  * gateway answers 413 to a declared one before routing.
  *
  * @param req The client's request.
@@ -104,12 +54,7 @@ export function planBody(
     // :authority) must not lose it. An empty body is no body.
     if (req.body === null) return { kind: "ready", body: null };
     if (clientMaxBodySize > 0) {
-      return {
-        kind: "buffer",
-        stream: req.body,
-        limit: clientMaxBodySize,
-        emptyIsNone: true,
-      };
+      return { kind: "buffer", stream: req.body, limit: clientMaxBodySize };
     }
     return {
       kind: "ready",

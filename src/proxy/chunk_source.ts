@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { BodyReadTimer } from "../upstream/mod.ts";
+
 /** How often {@linkcode BodyDeadlines} looks for stalled bodies (ms). */
 export const BODY_TICK_MS = 50;
 
@@ -92,6 +94,54 @@ export class ChunkSource implements TimedRead {
   expire(): void {
     this.timedOut = true;
     this.cancel();
+  }
+}
+
+/**
+ * The `client_body_timeout` of a body streamed upstream as it is read
+ * (`proxy_request_buffering off`): watched by the same
+ * {@linkcode BodyDeadlines} as a body read whole, but only while a read
+ * waits for the client; the upstream's writes between two reads are
+ * `proxy_send_timeout`'s, as nginx deletes the client's read timer while
+ * the upstream is busy (ngx_http_do_read_client_request_body). Its
+ * reader is the transport's, which hands over how to cancel it.
+ */
+export class StreamedRead implements TimedRead, BodyReadTimer {
+  /** When the read under way began (epoch ms). */
+  lastRead = 0;
+  readonly timeoutMs: number;
+  timedOut = false;
+  deadlineSlot = -1;
+  readonly #deadlines: BodyDeadlines;
+  /** The deadlines are this body's own: stopped when a read settles. */
+  readonly #own: boolean;
+  #cancel: (() => void) | null = null;
+
+  /**
+   * @param timeoutMs `client_body_timeout` in milliseconds.
+   * @param deadlines The timers of every body being read; without them
+   * the body keeps its own.
+   */
+  constructor(timeoutMs: number, deadlines: BodyDeadlines | undefined) {
+    this.timeoutMs = timeoutMs;
+    this.#own = deadlines === undefined;
+    this.#deadlines = deadlines ?? new BodyDeadlines();
+  }
+
+  reading(cancel: () => void): void {
+    this.#cancel = cancel;
+    this.lastRead = Date.now();
+    this.#deadlines.watch(this);
+  }
+
+  read(): void {
+    if (this.#own) this.#deadlines.stop();
+    else this.#deadlines.unwatch(this);
+  }
+
+  expire(): void {
+    this.timedOut = true;
+    this.#cancel?.();
   }
 }
 

@@ -42,7 +42,7 @@ export {
   rewriteRedirectValue,
 } from "./response_fields.ts";
 export { TempFiles } from "./temp_files.ts";
-export type { RequestBuffering } from "./proxy_options.ts";
+export type { BodyTimeout, RequestBuffering } from "./proxy_options.ts";
 export { BodyDeadlines } from "./chunk_source.ts";
 export { fitsInMemory } from "./request_buffer.ts";
 export { proxyRequest } from "./proxy.ts";

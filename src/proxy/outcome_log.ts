@@ -121,6 +121,9 @@ export function logAttempt(
 ): void {
   // A client that left is no failure of the upstream.
   if (error.kind !== "client-closed") stats.failed(error.kind);
+  // A streamed body that stalled past client_body_timeout: nginx writes no
+  // line (ngx_http_upstream_read_request_handler finalizes with 408).
+  if (error.bodyTimedOut) return;
   const fields = { action: error.action, upstream };
   log({
     level: error.level,

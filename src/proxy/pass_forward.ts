@@ -32,6 +32,7 @@ import {
 } from "./outcome_log.ts";
 import type {
   AttemptWarning,
+  BodyTimeout,
   LocationCall,
   ProxyOptions,
   ProxyResult,
@@ -84,6 +85,8 @@ export interface LocationRequest {
   originOf?: { readonly origin: string };
   /** How the body is read whole first (`proxy_request_buffering on`). */
   buffering?: RequestBuffering | undefined;
+  /** See {@linkcode ProxyOptions.bodyTimeout}: for a body not read whole first. */
+  bodyTimeout?: BodyTimeout | undefined;
   /** Where the tries are recorded for the access line's `$upstream_*`. */
   tries?: UpstreamTries | null;
   /** See {@linkcode ProxyOptions.bodyOf}: the client's request, for a page. */
@@ -142,6 +145,7 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
   readonly key: string | undefined;
   readonly contentLength: number | null;
   readonly buffering: RequestBuffering | null;
+  readonly bodyTimeout: BodyTimeout | null;
   readonly tries: UpstreamTries | null;
   readonly log: (event: RequestEvent) => void;
   readonly conf: LocationConf;
@@ -195,6 +199,7 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
     this.key = at.group.hashKey?.evaluate(vars);
     this.contentLength = request.contentLength;
     this.buffering = request.buffering ?? null;
+    this.bodyTimeout = request.bodyTimeout ?? null;
     this.tries = request.tries ?? null;
     this.log = at.log ?? request.log;
     this.conf = conf;

@@ -8,14 +8,19 @@
  * @module
  */
 
-import { type BodyDecision, bufferUpTo, planBody } from "./body_plan.ts";
+import { type BodyDecision, planBody } from "./body_plan.ts";
 import {
   type BodyReadResult,
   fitsInMemory,
   readRequestBody,
   readWholeBody,
 } from "./request_buffer.ts";
-import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
+import { StreamedRead } from "./chunk_source.ts";
+import type {
+  BodyTimeout,
+  ProxyOptions,
+  ProxyResult,
+} from "./proxy_options.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
 import { STREAMED } from "./kept_body.ts";
 import type { UpstreamTries } from "../log/mod.ts";
@@ -45,6 +50,12 @@ const EMPTY = Object.freeze({
   kind: "bytes" as const,
   bytes: new Uint8Array(0),
 });
+
+/** nginx's `client_body_timeout` default, for options that name none. */
+const NGINX_BODY_TIMEOUT: BodyTimeout = Object.freeze({ timeoutMs: 60_000 });
+
+/** `client_body_timeout` passed while the body was read or streamed. */
+const BODY_TIMEOUT: ProxyResult = Object.freeze({ kind: "body-timeout" });
 
 /**
  * Why reading the client's body failed. Deno's HTTP/1 decoder rejects bad
@@ -122,14 +133,18 @@ export function proxyRequest(
       return forward(req, options, null);
     }
     // A small declared body in one call (a GET or HEAD with one was refused
-    // before: their body is `null`), any other through its stream.
+    // before: their body is `null`), any other through its stream; each
+    // under client_body_timeout, read first or streamed.
     const buffering = options.buffering;
     if (
-      buffering && fitsInMemory(options.contentLength, buffering.bufferSize)
+      buffering
+        ? fitsInMemory(options.contentLength, buffering.bufferSize)
+        : plan.kind === "read"
     ) {
-      return readWholeBody(source, buffering).then((read) =>
-        forwardRead(req, options, read)
-      );
+      return readWholeBody(
+        source,
+        buffering ?? options.bodyTimeout ?? NGINX_BODY_TIMEOUT,
+      ).then((read) => forwardRead(req, options, read));
     }
     return readAndForward(req, options, plan);
   } catch (error) {
@@ -160,25 +175,28 @@ async function readAndForward(
     });
     return forwardRead(req, options, read);
   }
-  if (plan.kind === "read") {
-    try {
-      const bytes = new Uint8Array(await source.arrayBuffer());
-      plan = { kind: "ready", body: { kind: "bytes", bytes } };
-    } catch (error) {
-      return bodyReadFailed(error);
-    }
-  } else if (plan.kind === "buffer") {
-    try {
-      plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
-    } catch (error) {
-      if (error instanceof UpstreamError) return bodyReadFailed(error);
-      throw error;
-    }
+  const timeout = options.bodyTimeout ?? NGINX_BODY_TIMEOUT;
+  if (plan.kind === "buffer") {
+    // Read ahead in memory (README, chunked uploads), up to the limit.
+    const read = await readRequestBody(plan.stream, {
+      length: null,
+      limit: plan.limit,
+      bufferSize: plan.limit,
+      ...timeout,
+    });
+    return forwardRead(req, options, read);
   }
-  if (plan.kind === "too-large") {
-    return { kind: "too-large", message: plan.message };
+  const body = plan.kind === "ready" ? plan.body : null;
+  if (body?.kind !== "stream") {
+    return forward(req, options, received(req, options, body));
   }
-  return forward(req, options, received(req, options, plan.body));
+  // Streamed as it arrives: each wait for the client's bytes is timed.
+  return forward(req, options, {
+    kind: "stream",
+    stream: body.stream,
+    length: body.length,
+    timer: new StreamedRead(timeout.timeoutMs, timeout.deadlines),
+  });
 }
 
 /**
@@ -452,10 +470,16 @@ export function dropReply(
   }
 }
 
-/** The walk's outcome as the proxy's result. */
+/**
+ * The walk's outcome as the proxy's result: a streamed body that stalled
+ * past `client_body_timeout` is the body's 408, as one read first.
+ */
 function proxyResult(outcome: PeerOutcome<Response>): ProxyResult {
-  return outcome.kind === "ok"
-    ? { kind: "response", response: outcome.value }
+  if (outcome.kind === "ok") {
+    return { kind: "response", response: outcome.value };
+  }
+  return outcome.kind === "failed" && outcome.error.bodyTimedOut
+    ? BODY_TIMEOUT
     : outcome;
 }
 

@@ -84,6 +84,12 @@ export interface ProxyOptions {
    * (`request_buffer.ts`); `null` or absent streams it as it arrives.
    */
   buffering?: RequestBuffering | null;
+  /**
+   * `client_body_timeout` of a body not read whole first (`buffering`
+   * off): read ahead, or streamed upstream as it arrives. nginx's 60 s
+   * with a timer of the read's own when absent.
+   */
+  bodyTimeout?: BodyTimeout | null;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
   /**
@@ -120,16 +126,20 @@ export interface ProxyOptions {
   log?: (event: RequestEvent) => void;
 }
 
-/** How a body is read whole before forwarding. */
-export interface RequestBuffering {
-  /** `client_body_buffer_size`. */
-  bufferSize: number;
+/** `client_body_timeout`: the longest wait between two reads of a body. */
+export interface BodyTimeout {
   /** `client_body_timeout` in milliseconds. */
   timeoutMs: number;
-  /** The `client_body_temp_path` folder. */
-  temp: TempFiles;
   /** The timers of the bodies being read, made once. */
   deadlines?: BodyDeadlines;
+}
+
+/** How a body is read whole before forwarding. */
+export interface RequestBuffering extends BodyTimeout {
+  /** `client_body_buffer_size`. */
+  bufferSize: number;
+  /** The `client_body_temp_path` folder. */
+  temp: TempFiles;
 }
 
 /** The call settings a proxied location brings. */

@@ -53,10 +53,13 @@ export interface BodyReadOptions {
   bufferSize: number;
   /** `client_body_timeout` in milliseconds. */
   timeoutMs: number;
-  /** Where a larger body goes. */
-  temp: TempFiles;
+  /**
+   * Where a body over the buffer goes; without it the body stays in
+   * memory (a body without a length read ahead up to `limit`).
+   */
+  temp?: TempFiles | undefined;
   /** Told the file's path when a body goes to one (nginx's `[warn]`). */
-  onTempFile: (path: string) => void;
+  onTempFile?: (path: string) => void;
   /**
    * The timers of every body being read, made once by the caller; without
    * them the read keeps its own.
@@ -227,7 +230,10 @@ export async function readRequestBody(
         held += value.length;
         // A chunked body fills nginx's buffer after what came with the
         // head (PREREAD) before it goes to a file.
-        if (inMemory || held <= options.bufferSize + PREREAD) {
+        if (
+          inMemory || options.temp === undefined ||
+          held <= options.bufferSize + PREREAD
+        ) {
           // A declared length read whole needs no further read to see the
           // end (Deno.serve stops the body at its length): one read, its
           // promise and the stream's pull fewer per request.
@@ -240,7 +246,7 @@ export async function readRequestBody(
           reader.cancel();
           return tempFailed(error, options.temp.dir, false);
         }
-        options.onTempFile(temp.path);
+        options.onTempFile?.(temp.path);
         const spill = chunks.splice(0);
         held = 0;
         for (const chunk of spill) {

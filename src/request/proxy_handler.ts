@@ -12,6 +12,7 @@
 import type { Content, HttpConf } from "../engine/mod.ts";
 import {
   BodyDeadlines,
+  type BodyTimeout,
   type LocationProxyContext,
   type LocationRequest,
   proxyLocation,
@@ -51,6 +52,11 @@ export class ProxyHandler {
   readonly #buffering: RequestBuffering | undefined;
   /** `client_body_timeout` of every body being read: one interval. */
   readonly #bodyDeadlines = new BodyDeadlines();
+  /**
+   * `client_body_timeout` of a body read ahead or streamed upstream
+   * (`proxy_request_buffering off`), made once.
+   */
+  readonly #bodyTimeout: BodyTimeout | undefined;
   /** What proxying needs from the gateway, made once. */
   readonly #proxyContext: LocationProxyContext;
   /** What FastCGI needs, made once; `null` when nothing passes to it. */
@@ -62,6 +68,10 @@ export class ProxyHandler {
    */
   constructor(conf: HttpConf, deps: EngineRouteDeps) {
     const body = deps.body;
+    this.#bodyTimeout = body === undefined ? undefined : {
+      timeoutMs: body.clientBodyTimeoutMs,
+      deadlines: this.#bodyDeadlines,
+    };
     this.#buffering = body?.proxyRequestBuffering
       ? {
         bufferSize: body.clientBodyBufferSize,
@@ -170,6 +180,7 @@ export class ProxyHandler {
         : null,
       tries: request.tries,
       buffering: this.#buffering,
+      bodyTimeout: this.#bodyTimeout,
       // Read when a rewritten Location needs it, not made per request.
       originOf: flow,
       // An error page's copy sends the client's body (nginx's page request

@@ -60,6 +60,11 @@ export class UpstreamError extends Error {
    * (see {@linkcode UpstreamError.clientBodyClosed}): 400, not 499.
    */
   bodyCut = false;
+  /**
+   * `client_body_timeout` passed while the body was being streamed
+   * upstream (see {@linkcode UpstreamError.clientBodyTimedOut}): 408.
+   */
+  bodyTimedOut = false;
 
   /**
    * Creates the error.
@@ -124,6 +129,28 @@ export class UpstreamError extends Error {
       cause,
     });
     error.bodyCut = true;
+    return error;
+  }
+
+  /**
+   * `client_body_timeout` passed between two reads of a body being
+   * streamed upstream (`proxy_request_buffering off`): nginx's client read
+   * handler finalizes the request with 408 and closes the upstream
+   * connection, and writes no line for it
+   * (ngx_http_upstream_read_request_handler). Not the server's failure:
+   * no next server is tried, none is marked failed.
+   *
+   * @param cause What the cancelled read threw, if anything.
+   * @returns The error.
+   */
+  static clientBodyTimedOut(cause?: unknown): UpstreamError {
+    const error = new UpstreamError("client timed out", {
+      kind: "client-closed",
+      action: "sending request to upstream",
+      level: "info",
+      cause,
+    });
+    error.bodyTimedOut = true;
     return error;
   }
 }
@@ -244,7 +271,8 @@ export function upstreamErrorFromOs(
 /**
  * The status the client gets: 504 for the gateway's own timers, 499 (logged
  * only; nobody is left to read it) when the client left, 400 when it left
- * in the middle of its streamed body, 502 for the rest.
+ * in the middle of its streamed body, 408 when that body stalled past
+ * `client_body_timeout`, 502 for the rest.
  * An OS-level connect timeout (Windows gives up a SYN after ≈21 s) is an
  * error, not nginx's timer, so it is a 502 as in nginx.
  *
@@ -261,8 +289,10 @@ export function upstreamErrorFromOs(
  */
 export function upstreamStatus(
   error: UpstreamError,
-): 400 | 499 | 502 | 504 {
-  if (error.kind === "client-closed") return error.bodyCut ? 400 : 499;
+): 400 | 408 | 499 | 502 | 504 {
+  if (error.kind === "client-closed") {
+    return error.bodyTimedOut ? 408 : error.bodyCut ? 400 : 499;
+  }
   if (error.kind === "timed-out") return 504;
   return 502;
 }

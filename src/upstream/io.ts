@@ -220,12 +220,17 @@ async function writeStreamed(
   io: ConnectionIo,
   c: Connection,
   head: Uint8Array,
-  body: { stream: ReadableStream<Uint8Array>; length: number | null },
+  body: Extract<UpstreamCall["body"], { kind: "stream" }>,
 ): Promise<void> {
   await writeAll(io, c, head);
+  const timer = body.timer;
   await sendBody(body.stream, {
     chunked: body.length === null,
     write: (bytes) => writeAll(io, c, bytes),
-    onReadError: (error) => UpstreamError.clientBodyClosed(error),
+    onReadError: (error) =>
+      timer?.timedOut
+        ? UpstreamError.clientBodyTimedOut(error)
+        : UpstreamError.clientBodyClosed(error),
+    timer,
   });
 }

@@ -48,6 +48,7 @@ export type { NextUpstream, NextUpstreamWords } from "./try_next.ts";
 export { isAvailable, ngxTime } from "./peer_choice.ts";
 export type { TransportFactory, UpstreamTransport } from "./transport.ts";
 export type {
+  BodyReadTimer,
   UpstreamAddress,
   UpstreamCall,
   UpstreamReply,

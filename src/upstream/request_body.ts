@@ -14,6 +14,8 @@
  * @module
  */
 
+import type { BodyReadTimer } from "./types.ts";
+
 /** Bytes asked for per read, Deno's own chunk size for socket streams. */
 const READ_SIZE = 64 * 1024;
 /** Room before the data for a chunk-size line: 14 hex digits and CRLF. */
@@ -26,9 +28,17 @@ export interface SendBodyOptions {
   chunked: boolean;
   /** Writes all of the bytes; they may be reused once it settles. */
   write: (bytes: Uint8Array) => Promise<void>;
-  /** Wraps an error from reading the client's body (it went away). */
+  /**
+   * Wraps an error from reading the client's body (it went away, or a
+   * wait passed `timer`'s timeout: then its `timedOut` is set).
+   */
   onReadError: (error: unknown) => Error;
+  /** Times each wait for the client's bytes (`client_body_timeout`). */
+  timer?: BodyReadTimer | undefined;
 }
+
+/** What a read cancelled by `client_body_timeout` is told as. */
+const TIMED_OUT = new Error("client_body_timeout passed");
 
 /**
  * Writes every chunk of `stream` through `options.write`, framed when
@@ -53,7 +63,8 @@ export interface SendBodyOptions {
  * ```
  *
  * @param stream The client's request body.
- * @param options Framing, the writer and the read-error wrapper.
+ * @param options Framing, the writer, the read-error wrapper and the
+ * timer of the waits for the client.
  */
 export async function sendBody(
   stream: ReadableStream<Uint8Array>,
@@ -67,16 +78,26 @@ export async function sendBody(
   }
   const plain = byob === null ? stream.getReader() : null;
   let buffer = new ArrayBuffer(plain !== null ? 0 : HEAD_ROOM + READ_SIZE + 2);
+  const timer = options.timer;
+  // One closure per body, made only when it is timed.
+  const cancel = timer && (() => {
+    (plain ?? byob!).cancel().catch(() => {});
+  });
   try {
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
+      timer?.reading(cancel!);
       try {
         next = plain !== null
           ? await plain.read()
           : await byob!.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
       } catch (error) {
         throw options.onReadError(error);
+      } finally {
+        timer?.read();
       }
+      // A cancelled read settles done: the body did not end.
+      if (timer?.timedOut) throw options.onReadError(TIMED_OUT);
       if (next.done) break;
       const data = next.value;
       // A BYOB read detached `buffer`; the same memory came back in `data`.

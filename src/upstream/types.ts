@@ -60,6 +60,28 @@ export interface UpstreamClientOptions {
 }
 
 /**
+ * `client_body_timeout` of a body streamed upstream as it is read, kept by
+ * the body's owner: only the waits for the client's bytes are timed, not
+ * the writes upstream between them, as nginx arms the client's read timer
+ * when a read finds nothing and deletes it while the upstream is busy
+ * (ngx_http_do_read_client_request_body). Each read is told before and
+ * after: `reading()`, the read, `read()`, then `timedOut`.
+ */
+export interface BodyReadTimer {
+  /**
+   * A read of the body begins to wait for the client.
+   *
+   * @param cancel Ends that read (it settles done or failed) when the
+   * wait passes the timeout.
+   */
+  reading(cancel: () => void): void;
+  /** The read settled: nothing is timed until the next one. */
+  read(): void;
+  /** A wait passed the timeout: its read was cancelled, not ended. */
+  readonly timedOut: boolean;
+}
+
+/**
  * One request for the upstream.
  *
  * The proxy passes one object for every try of a request and changes its
@@ -92,6 +114,8 @@ export interface UpstreamCall {
       kind: "stream";
       stream: ReadableStream<Uint8Array>;
       length: number | null;
+      /** Times each wait for the client's bytes (`client_body_timeout`). */
+      timer?: BodyReadTimer;
     }
     | null;
   /**

@@ -1,5 +1,10 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { BodyDeadlines, ChunkSource } from "../../src/proxy/chunk_source.ts";
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
+import {
+  BodyDeadlines,
+  ChunkSource,
+  StreamedRead,
+} from "../../src/proxy/chunk_source.ts";
+import { sendBody } from "../../src/upstream/request_body.ts";
 
 /** A body that yields `chunks` and then either ends or stalls. */
 function body(chunks: string[], end: boolean): ReadableStream<Uint8Array> {
@@ -95,6 +100,88 @@ Deno.test("BodyDeadlines: a body taken out from any place is never expired, ever
           bodies.map((b) => b.deadlineSlot),
           bodies.map(() => -1),
         );
+      },
+    );
+  }
+});
+
+/** A byte stream (as Deno.serve's body) that yields `chunks`, then ends or stalls. */
+function byteBody(chunks: string[], end: boolean): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      const view = controller.byobRequest!.view as Uint8Array;
+      if (i < chunks.length) {
+        const bytes = new TextEncoder().encode(chunks[i++]);
+        view.set(bytes);
+        controller.byobRequest!.respond(bytes.length);
+      } else if (end) {
+        controller.close();
+        controller.byobRequest!.respond(0);
+      }
+      // else: stalls until cancelled
+    },
+  });
+}
+
+Deno.test("StreamedRead: only a wait for the client's bytes is timed, not a write upstream between two reads", async (t) => {
+  // [stream kind, chunks, ends, what is written, timed out]
+  const cases: [string, string[], boolean, string[], boolean][] = [
+    [
+      "plain",
+      ["a", "b"],
+      true,
+      ["1\r\na\r\n", "1\r\nb\r\n", "0\r\n\r\n"],
+      false,
+    ],
+    ["plain", ["a"], false, ["1\r\na\r\n"], true],
+    ["plain", [], false, [], true],
+    [
+      "bytes",
+      ["a", "b"],
+      true,
+      ["1\r\na\r\n", "1\r\nb\r\n", "0\r\n\r\n"],
+      false,
+    ],
+    ["bytes", ["a"], false, ["1\r\na\r\n"], true],
+  ];
+  for (const [kind, chunks, ends, written, timedOut] of cases) {
+    await t.step(
+      `${kind}, ${chunks.length} chunks, ${ends ? "ends" : "stalls"}`,
+      async () => {
+        const deadlines = new BodyDeadlines();
+        // client_body_timeout 0: any wait that sees a tick of the
+        // deadlines passes it.
+        const timer = new StreamedRead(0, deadlines);
+        const stream = kind === "plain"
+          ? body(chunks, ends)
+          : byteBody(chunks, ends);
+        const writes: string[] = [];
+        const sending = sendBody(stream, {
+          chunked: true,
+          // Each write lasts a tick of the deadlines (a body of its own
+          // expires then): one that timed the write would expire with it.
+          write: async (bytes) => {
+            writes.push(new TextDecoder().decode(bytes));
+            const tick = Promise.withResolvers<void>();
+            deadlines.watch({
+              lastRead: 0,
+              timeoutMs: 0,
+              deadlineSlot: -1,
+              expire: () => tick.resolve(),
+            });
+            await tick.promise;
+          },
+          onReadError: (error) =>
+            new Error(timer.timedOut ? "timed out" : "gone", { cause: error }),
+          timer,
+        });
+        if (timedOut) await rejects(sending, /^Error: timed out$/);
+        else await sending;
+        deadlines.stop();
+        deepStrictEqual(writes, written);
+        strictEqual(timer.timedOut, timedOut);
       },
     );
   }
