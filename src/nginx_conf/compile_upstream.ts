@@ -104,6 +104,12 @@ export class Upstreams {
       this.#ctx.fail(d, `no servers are inside upstream`);
       return;
     }
+    // Round-robin counts the primary servers, `down` ones too: backups
+    // alone are no group (ngx_http_upstream_init_round_robin).
+    if (servers.every((s) => s.backup)) {
+      this.#ctx.fail(d, `no servers in upstream "${name}"`);
+      return;
+    }
     const { balance, hashKey } = this.#balanceMethod(d.block ?? []);
     let weight = 0;
     for (const server of servers) weight += server.weight;

@@ -239,7 +239,13 @@ function engineSettings(conf: HttpConf): NginxSettings {
   }
   const proxied = [...conf.upstreams.values()][0];
   if (proxied !== undefined) {
-    settings.upstream = proxied.servers.filter((s) => !s.down).map((s) =>
+    // The servers in use; when every primary is `down` (nginx then sends
+    // to the backups), the primaries, as the group's first servers.
+    const up = proxied.servers.filter((s) => !s.down);
+    const listed = up.some((s) => !s.backup)
+      ? up
+      : proxied.servers.filter((s) => !s.backup);
+    settings.upstream = listed.map((s) =>
       `http://${
         s.hostname.includes(":") ? `[${s.hostname}]` : s.hostname
       }:${s.port}${s.backup ? " backup" : ""}`

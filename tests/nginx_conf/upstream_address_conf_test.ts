@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { refusals } from "../engine/_conf.ts";
 import { nginxTestOutput } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
+import { runStartup } from "../_in_process.ts";
+import { freePort, refusedPort } from "../_utils.ts";
 import { parseUpstreamAddress } from "../../src/upstream/mod.ts";
 
 const PASS = (url: string) => `location / { proxy_pass ${url}; }`;
@@ -49,6 +51,11 @@ const LINES: [string, string | null][] = [
   [SERVER("10.0.0.5/x"), 'invalid host in upstream "10.0.0.5/x"'],
   [SERVER("[::1"), 'invalid host in upstream "[::1"'],
   [SERVER("[zz]:80"), 'invalid IPv6 address in upstream "[zz]:80"'],
+  // ngx_http_upstream_init_round_robin counts the primaries, `down` too.
+  [SERVER("10.0.0.5:8080 backup"), 'no servers in upstream "g"'],
+  [SERVER("10.0.0.5:8080 down backup"), 'no servers in upstream "g"'],
+  [SERVER("10.0.0.5:8080 down; server 10.0.0.6 backup"), null],
+  [SERVER("10.0.0.5:8080 down"), null],
   [FASTCGI("127.0.0.1:9000"), null],
   [FASTCGI(":9000"), 'no host in upstream ":9000"'],
   [FASTCGI("10.0.0.5:x"), 'invalid port in upstream "10.0.0.5:x"'],
@@ -67,6 +74,27 @@ Deno.test("a back end's address is refused in nginx's words", async (t) => {
       deepStrictEqual(first?.replace(/ in \/n\/.*$/, "") ?? null, expected);
     });
   }
+});
+
+Deno.test("--check accepts an upstream whose primaries are all down beside a backup, as nginx", async () => {
+  // Loopback ports nothing listens on: --check's probe of each server
+  // stays on this machine.
+  const lines = SERVER(
+    `127.0.0.1:${refusedPort()} down; server 127.0.0.1:${refusedPort()} backup`,
+  );
+  await using p = await nginxPrefix(
+    `events {}\nhttp { server { listen 127.0.0.1:${freePort()}; ${lines} } }`,
+    { name: "upstream-down-" },
+  );
+  const { code, stderr } = await runStartup([
+    "--check",
+    "--nginx-conf",
+    p.conf,
+  ]);
+  deepStrictEqual({ code, emerg: /\[emerg\].*/.exec(stderr)?.[0] ?? null }, {
+    code: 0,
+    emerg: null,
+  });
 });
 
 Deno.test("the address refusals are nginx 1.22's", async () => {
