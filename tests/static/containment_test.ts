@@ -197,7 +197,7 @@ Deno.test(
   },
 );
 
-Deno.test("openInsideRoot() opens a file below the root and fails a missing one", async () => {
+Deno.test("openInsideRoot() opens a file below the root and fails a missing one; readInsideRoot() reads a folder below it", async () => {
   // Runs on every platform, Wine included: no links needed.
   const dir = READY.plain.pop() ?? writePlain();
   try {
@@ -217,6 +217,21 @@ Deno.test("openInsideRoot() opens a file below the root and fails a missing one"
     );
     strictEqual(other.kind, "opened");
     if (other.kind === "opened") other.file.close();
+    // A folder below it is read, and the root itself (Windows too, where
+    // Deno opens no folder as a handle: the proof takes its stat).
+    const names = (at: string) =>
+      [...Deno.readDirSync(at)].map((e) => e.name).sort();
+    for (
+      const [folder, want] of [
+        [join(root, "assets"), ["app.js"]],
+        [root, ["assets"]],
+      ] as const
+    ) {
+      const read = readInsideRoot(root, folder, names);
+      strictEqual(read.kind, "inside", folder);
+      if (read.kind === "inside") deepStrictEqual(read.value, [...want]);
+    }
+    strictEqual(readInsideRoot(root, join(root, "nope"), names).kind, "failed");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
