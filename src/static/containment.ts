@@ -36,6 +36,11 @@
  * - Where no inode is reported (`ino` null), size, mtime and birth time
  *   stand in for it.
  *
+ * A folder's listing (`autoindex`) is proved by the same witness
+ * ({@linkcode readInsideRoot}): the folder is read inside the proof, through
+ * the kernel's descriptor or between the settled proof's two looks, so a
+ * listing shows nothing a file there could not be served from.
+ *
  * @module
  */
 
