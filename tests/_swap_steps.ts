@@ -16,7 +16,8 @@
  *
  * A row's outcome is what the client would get: `inside` (the swapped
  * name's inside bytes), `plain` (the sidecar refused, the file itself
- * served), `refused` (404), `not reached` (the step never came, the answer
+ * served), `refused` (403 for a name leading outside, or 404 after the
+ * wait for a folder to settle), `not reached` (the step never came, the answer
  * was right: a cached copy, a proof remembered), or `leaked`/`wrong`.
  *
  * @module
@@ -196,7 +197,7 @@ function outcome(
   kind: SwapKind,
 ): string {
   if (got.body.includes(OUT)) return "leaked";
-  if (got.status === 404) return "refused";
+  if (got.status === 403 || got.status === 404) return "refused";
   if (got.status !== 200 || got.body !== IN.repeat(SIZE)) {
     return `wrong (${got.status})`;
   }

@@ -153,8 +153,8 @@ export interface LocationConf {
   /** `recursive_error_pages`. */
   recursiveErrorPages: boolean;
   /**
-   * `station_error_page_fallback`: when an `error_page` file is missing,
-   * the original error is answered with the built-in page (nginx answers
+   * `station_error_page_fallback`: when an `error_page` file is missing
+   * or refused (404, 403), the original error is answered with the built-in page (nginx answers
    * the page's 404). The built-in configuration's.
    */
   errorPageFallback: boolean;

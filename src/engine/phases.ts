@@ -43,6 +43,8 @@ export type Content =
     conf: LocationConf;
     /** The folder, absolute, with its trailing separator. */
     path: string;
+    /** The folder it must stay inside (`root` or `alias`), for a listing. */
+    root: string;
   }
   | {
     /** Forward upstream. */
@@ -342,7 +344,12 @@ function content(
       }
     }
     if (io.fileKind(path) === "dir") {
-      return { kind: "index-forbidden", conf, path };
+      return {
+        kind: "index-forbidden",
+        conf,
+        path,
+        root: containmentRoot(conf, vars, root),
+      };
     }
     // ngx_http_index_error: no such folder.
     const first = conf.index[0]?.evaluate(vars) ?? "index.html";

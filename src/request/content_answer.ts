@@ -207,6 +207,7 @@ async function listFolder(
 ): Promise<Response> {
   const { response, failures } = await autoindexResponse({
     path: content.path,
+    root: content.root,
     uri: request.vars.uri,
     conf: content.conf.autoindex!,
     charset: content.conf.charset,

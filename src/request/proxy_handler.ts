@@ -30,7 +30,7 @@ import {
   filterHeaders,
   hasHeadersFilter,
 } from "../response/mod.ts";
-import { expectsContinue, READING_HEADERS } from "../routing/mod.ts";
+import { expectsContinue } from "../routing/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
 import type { EngineRequest, EngineRouteDeps } from "./engine_request.ts";
 import { filterStatus, withCharset } from "./content_answer.ts";
@@ -129,10 +129,12 @@ export class ProxyHandler {
   ): Promise<Response> {
     const { request } = f as RouteFlow;
     if (request.bodyInGet) {
+      // Not nginx's refusal (nginx forwards the body): the gateway's own,
+      // so at `error`, written at the default level (README, get-body).
       request.log({
-        level: "info",
-        message: `client sent body in ${r.method} request`,
-        action: READING_HEADERS,
+        level: "error",
+        message:
+          `client sent body in ${r.method} request: the gateway's runtime reads no body of a GET or HEAD`,
       });
       return Promise.resolve(errorResponse(400, {
         head: r.method === "HEAD",

@@ -330,8 +330,13 @@ async function errorPage(
     if (followed !== null) answered = await followed;
     conf = request.answered = page.conf;
     if (isBuiltInError(answered)) {
-      if (answered.status === 404 && where.conf.errorPageFallback) {
-        // The page is missing: the built-in configuration keeps the error.
+      if (
+        (answered.status === 404 || answered.status === 403) &&
+        where.conf.errorPageFallback
+      ) {
+        // The page is missing, or refused (its name leads outside the root,
+        // it may not be read; its line is written): the built-in
+        // configuration keeps the error.
         await answered.body?.cancel();
         return errorResponse(status, { head: req.method === "HEAD" });
       }

@@ -10,6 +10,7 @@
 
 import type { Content, PhaseIo } from "../engine/mod.ts";
 import {
+  MAX_SETTLE_WAIT_MS,
   serveFile,
   type ServeFileOptions,
   StaticCache,
@@ -33,9 +34,6 @@ const PAGE_IGNORED = [
   "range",
   "if-range",
 ];
-
-/** The longest a request waits for the folders on its path to settle. */
-const MAX_SETTLE_WAIT_MS = 2500;
 
 /** A static location's content, as the phases chose it. */
 type StaticContent = Extract<Content, { kind: "static" }>;

@@ -1,16 +1,16 @@
 /**
- * `autoindex on` (`ngx_http_autoindex_module`, its HTML format): the listing
- * of a folder with no index file, byte for byte as nginx 1.22 writes it —
+ * `autoindex on` (`ngx_http_autoindex_module`, its HTML format): the page
+ * listing a folder with no index file, byte for byte as nginx 1.22 writes it —
  * folders first, then names in byte order, dot-files left out, each name
  * escaped as a URI component in the link and as HTML in the text, cut at
  * 50 characters (bytes unless the response's charset is UTF-8), the
  * modification time in GMT (`autoindex_localtime on`: local) and the size
- * exact or rounded (`autoindex_exact_size off`).
+ * exact or rounded (`autoindex_exact_size off`). The folder is read by
+ * `autoindex_listing.ts`.
  *
  * @module
  */
 
-import { errorResponse } from "../response/mod.ts";
 import { MONTH_NAMES } from "../runtime/mod.ts";
 
 /** A location's `autoindex_*` settings. */
@@ -213,152 +213,4 @@ export function autoindexHtml(page: AutoindexPage): Uint8Array {
     at += p.length;
   }
   return out;
-}
-
-/** A lossy name that names nothing, not even a link to nothing. */
-async function lost(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return false;
-  } catch (error) {
-    return error instanceof Deno.errors.NotFound;
-  }
-}
-
-/** An entry whose `stat()` failed in a way that ends the listing (500). */
-class EntryFailed extends Error {}
-
-/**
- * A folder or entry nginx could not read: its line (the OS error follows
- * it); or an entry the gateway leaves out (`warn`, no OS error).
- */
-export interface AutoindexFailure {
-  level: "warn" | "error" | "crit";
-  message: string;
-  error: unknown;
-}
-
-/**
- * What Deno makes of a name that is not UTF-8 (Linux allows any bytes):
- * each byte that is not is U+FFFD, so the name is lost and the entry
- * cannot be read again by it. nginx lists such a name byte for byte (its
- * link escaped, its text raw); the gateway leaves it out, with a line
- * (README, autoindex).
- */
-const LOSSY = "\ufffd";
-
-/** What {@linkcode autoindexResponse} reads. */
-export interface AutoindexRequest {
-  /** The folder, absolute, with its trailing separator. */
-  path: string;
-  /** `$uri`. */
-  uri: string;
-  conf: AutoindexConf;
-  /** The location's `charset` (`null` when off). */
-  charset: string | null;
-  head: boolean;
-}
-
-/**
- * Lists a folder as nginx's autoindex handler answers: 200, `text/html`,
- * the body streamed (nginx sends it chunked), or the error nginx answers
- * when the folder cannot be opened, with its line.
- *
- * @param req The folder, the URI, the settings.
- * @returns The response and, when nginx logs one, the line.
- */
-export async function autoindexResponse(
-  req: AutoindexRequest,
-): Promise<{ response: Response; failures: AutoindexFailure[] }> {
-  const entries: AutoindexEntry[] = [];
-  const failures: AutoindexFailure[] = [];
-  const folder = req.path.length > 1 && /[/\\]$/.test(req.path)
-    ? req.path.slice(0, -1)
-    : req.path;
-  try {
-    for await (const e of Deno.readDir(folder)) {
-      if (e.name.startsWith(".")) continue;
-      const full = `${folder}/${e.name}`;
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(full);
-      } catch (error) {
-        if (
-          error instanceof Deno.errors.NotFound && e.name.includes(LOSSY) &&
-          await lost(full)
-        ) {
-          failures.push({
-            level: "warn",
-            message:
-              `"${full}" is not listed: its name is not UTF-8, which the gateway cannot read back`,
-            error: null,
-          });
-          continue;
-        }
-        if (!(error instanceof Deno.errors.NotFound)) {
-          // ngx_http_autoindex_handler: [crit], then an entry it may not
-          // read is left out and any other failure ends the listing.
-          failures.push({
-            level: "crit",
-            message: `stat() "${full}" failed`,
-            error,
-          });
-          if (error instanceof Deno.errors.PermissionDenied) continue;
-          throw new EntryFailed();
-        }
-        // A link to nothing is listed as the link (ngx_de_link_info).
-        try {
-          info = await Deno.lstat(full);
-        } catch (error) {
-          failures.push({
-            level: "crit",
-            message: `lstat() "${full}" failed`,
-            error,
-          });
-          throw new EntryFailed();
-        }
-      }
-      entries.push({
-        name: e.name,
-        dir: info.isDirectory,
-        mtime: Math.floor((info.mtime?.getTime() ?? 0) / 1000),
-        size: info.size,
-      });
-    }
-  } catch (error) {
-    if (error instanceof EntryFailed) {
-      return {
-        response: errorResponse(500, { head: req.head }),
-        failures,
-      };
-    }
-    const code = error instanceof Deno.errors.NotFound
-      ? 404
-      : error instanceof Deno.errors.PermissionDenied
-      ? 403
-      : 500;
-    return {
-      response: errorResponse(code, { head: req.head }),
-      failures: [{
-        level: code === 500 ? "crit" : "error",
-        message: `opendir() "${folder}" failed`,
-        error,
-      }],
-    };
-  }
-  const utf8 = req.charset?.toLowerCase() === "utf-8";
-  const body = autoindexHtml({ uri: req.uri, entries, conf: req.conf, utf8 });
-  const headers = { "content-type": "text/html" };
-  // A stream, so the body goes chunked as nginx sends it (and a HEAD
-  // answer names no length).
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(body);
-      controller.close();
-    },
-  });
-  return {
-    response: new Response(stream, { status: 200, headers }),
-    failures,
-  };
 }

@@ -36,6 +36,11 @@
  * - Where no inode is reported (`ino` null), size, mtime and birth time
  *   stand in for it.
  *
+ * A folder's listing (`autoindex`) is proved by the same witness
+ * ({@linkcode readInsideRoot}): the folder is read inside the proof, through
+ * the kernel's descriptor or between the settled proof's two looks, so a
+ * listing shows nothing a file there could not be served from.
+ *
  * @module
  */
 
@@ -47,6 +52,7 @@ import {
   proveSettledInside,
   sameFile,
   type StepOptions,
+  type Within,
 } from "./settled_proof.ts";
 import { isDosDeviceName } from "./windows_names.ts";
 
@@ -167,33 +173,101 @@ export function openInsideRoot(
   return outcome;
 }
 
+/** What {@linkcode readInsideRoot} found. */
+export type ReadInside<T> =
+  | {
+    kind: "inside";
+    /** The `stat` of what the path names (links followed). */
+    info: Deno.FileInfo;
+    /** What `read` returned. */
+    value: T;
+  }
+  | { kind: "outside" }
+  /** A folder on the path changed lately: read again after `retryInMs`. */
+  | { kind: "unsettled"; retryInMs: number }
+  /** The `stat`, or `read`, failed inside the root. */
+  | { kind: "failed"; error: unknown };
+
+/**
+ * Reads what `path` names (a folder's entries) only once it is proved inside
+ * `root` by the same witness and proof as {@linkcode openInsideRoot}, and
+ * through the very object proved: `read` runs inside the proof's bracket
+ * (`settled`: between the two looks at the folders on the path, given the
+ * path proved), or on the kernel's descriptor (`kernel`:
+ * `/proc/self/fd/N`). Deno opens no folder as a handle on every platform,
+ * so the object is known by its `stat` instead of an `fstat`.
+ *
+ * @param root The location's folder.
+ * @param path A folder (or file) below it, or the root itself.
+ * @param read Reads through the path it is given; synchronous, so no other
+ * request runs inside the bracket. What it throws is `failed`.
+ * @param options The test's seam (`ContainmentStep`).
+ * @returns What `read` returned, with the `stat`; or why not.
+ */
+export function readInsideRoot<T>(
+  root: string,
+  path: string,
+  read: (at: string) => T,
+  options: StepOptions = NO_STEPS,
+): ReadInside<T> {
+  let info: Deno.FileInfo;
+  try {
+    options.hook?.("open", path);
+    info = Deno.statSync(path);
+  } catch (error) {
+    return { kind: "failed", error };
+  }
+  const got: { read?: { value: T } | { error: unknown } } = {};
+  const within: Within = (at) => {
+    try {
+      got.read = { value: read(at) };
+    } catch (error) {
+      got.read = { error };
+    }
+  };
+  let proof: Proof;
+  try {
+    proof = provedInside(root, path, info, options, within);
+  } catch {
+    // Vanished, unreadable, or the witness could not answer: not proved.
+    return { kind: "outside" };
+  }
+  if (proof.kind !== "inside") return proof;
+  const done = got.read;
+  if (done === undefined) return { kind: "outside" };
+  if ("error" in done) return { kind: "failed", error: done.error };
+  return { kind: "inside", info, value: done.value };
+}
+
 /** Whether the file `info` describes (an open handle's) lies inside `root`. */
 function provedInside(
   root: string,
   path: string,
   info: Deno.FileInfo,
   options: StepOptions,
+  within?: Within,
 ): Proof {
   if (nodeFs !== null && CONTAINMENT_WITNESS === "kernel") {
-    const opened = kernelPath(nodeFs, path, options);
+    const opened = kernelPath(nodeFs, path, options, within);
     options.hook?.("realpath", root);
     return opened.ino === info.ino && opened.dev === info.dev &&
         isBelow(Deno.realPathSync(root), opened.path)
       ? { kind: "inside" }
       : { kind: "outside" };
   }
-  return proveSettledInside(root, path, info, options);
+  return proveSettledInside(root, path, info, options, within);
 }
 
 /**
  * Opens `path` once more and asks the kernel where that descriptor's file
- * is (`/proc/self/fd/N`), with its identity. Throws when it cannot tell:
- * the caller then refuses the file.
+ * is (`/proc/self/fd/N`), with its identity; `within` reads through that
+ * descriptor. Throws when it cannot tell: the caller then refuses the file.
  */
 function kernelPath(
   fs: typeof import("node:fs"),
   path: string,
   { hook }: StepOptions,
+  within: Within | undefined,
 ): { path: string; dev: number; ino: number } {
   hook?.("open-again", path);
   const fd = fs.openSync(path, "r");
@@ -201,6 +275,7 @@ function kernelPath(
     hook?.("readlink", path);
     const where = Deno.readLinkSync(`/proc/self/fd/${fd}`);
     const { dev, ino } = fs.fstatSync(fd);
+    within?.(`/proc/self/fd/${fd}`);
     return { path: where, dev, ino };
   } finally {
     fs.closeSync(fd);

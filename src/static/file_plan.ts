@@ -21,6 +21,7 @@ import {
   type AskedFields,
   fileCondition,
   fsFailure,
+  outsideRoot,
   type StaticResult,
 } from "./static_results.ts";
 import { validatorsOf } from "./validators.ts";
@@ -154,8 +155,13 @@ export function planFile(
     if (opened.kind === "unsettled") {
       return { kind: "again", ms: opened.retryInMs };
     }
-    if (opened.kind === "outside" || !opened.info.isFile) {
-      if (opened.kind === "opened") opened.file.close();
+    if (opened.kind === "outside") {
+      const refused = outsideRoot(servedPath, family);
+      if (head) refused.response = errorResponse(403, { head });
+      return done(refused);
+    }
+    if (!opened.info.isFile) {
+      opened.file.close();
       return done({ response: errorResponse(404, { head }) });
     }
     file = opened.file;

@@ -10,12 +10,16 @@
 export {
   type AutoindexConf,
   type AutoindexEntry,
-  type AutoindexFailure,
   autoindexHtml,
-  autoindexResponse,
 } from "./autoindex.ts";
+export {
+  type AutoindexFailure,
+  type AutoindexRequest,
+  autoindexResponse,
+} from "./autoindex_listing.ts";
 export { StaticCache } from "./cache.ts";
 export type { ContainmentHook, ContainmentStep } from "./containment.ts";
+export { MAX_SETTLE_WAIT_MS } from "./settled_proof.ts";
 export { renderDefaultPage } from "./default_page.ts";
 export { errorPageResponse } from "./error_page.ts";
 export {

@@ -38,7 +38,12 @@ import { folderRedirect } from "./folder_redirect.ts";
 import { fileSlice } from "./file_slice.ts";
 import { gzipStatic } from "./gzip_static.ts";
 import type { FileServe, ServeFileOptions } from "./serve_file_options.ts";
-import { fsFailure, statFile, type StaticResult } from "./static_results.ts";
+import {
+  fsFailure,
+  outsideRoot,
+  statFile,
+  type StaticResult,
+} from "./static_results.ts";
 import { isRefusedWindowsName } from "./windows_names.ts";
 
 /**
@@ -169,7 +174,7 @@ function planServe(ctx: FileServe): StaticPlan {
       return { kind: "again", ms: opened.retryInMs };
     }
     if (opened.kind === "outside") {
-      return done({ response: errorResponse(404, { head }) });
+      return done(refusedOutside(ctx));
     }
     opened.file.close();
     info = opened.info;
@@ -190,6 +195,13 @@ function planServe(ctx: FileServe): StaticPlan {
     { path, info },
     [],
   );
+}
+
+/** A name leading outside the folder: 403 and its line (`outsideRoot`). */
+function refusedOutside(ctx: FileServe): StaticResult {
+  const result = outsideRoot(ctx.o.path, ctx.family);
+  if (ctx.head) result.response = errorResponse(403, { head: true });
+  return result;
 }
 
 /** nginx's answer and line for a failed open; a 404 is logged under `log_not_found`. */

@@ -90,6 +90,11 @@ export const NO_STEPS: StepOptions = Object.freeze({});
 
 /** How long every folder on a path must have been unchanged. */
 export const SETTLE_MS = 50;
+/**
+ * The longest a request waits for the folders on its path to settle
+ * (`unsettled`), a file's or a listing's; then it is answered 404.
+ */
+export const MAX_SETTLE_WAIT_MS = 2500;
 const MAX_KNOWN = 4096;
 
 /** What {@linkcode proveSettledInside} found. */
@@ -101,6 +106,15 @@ export type Proof =
 
 const INSIDE: Proof = { kind: "inside" };
 const OUTSIDE: Proof = { kind: "outside" };
+
+/**
+ * What must be read through the proved name while the proof holds (a
+ * folder's entries): called with the path to read, between the first and
+ * the second look at the folders, so any look-up it makes went through the
+ * very folders proved. A proof made for it neither uses nor fills the
+ * remembered identities: the reading has to lie inside the bracket.
+ */
+export type Within = (at: string) => void;
 
 /** Identities proved inside, least recently used first. */
 const known = new Map<string, true>();
@@ -162,6 +176,8 @@ function changedAt(info: Deno.FileInfo): number {
  * @param path The name the handle was opened by, below `root`.
  * @param info The handle's `fstat`.
  * @param options A hook called before each look-up (a test's seam).
+ * @param within A reading to make while the proof holds (see
+ * {@linkcode Within}); its outcome counts only when the proof is `inside`.
  * @returns `inside`, `outside`, or `unsettled` with when to ask again.
  *
  * @example Usage
@@ -183,21 +199,29 @@ export function proveSettledInside(
   path: string,
   info: Deno.FileInfo,
   options: StepOptions = NO_STEPS,
+  within?: Within,
 ): Proof {
   const { hook } = options;
-  const key = identityKey(info);
+  const key = within === undefined ? identityKey(info) : null;
   if (key !== null && known.delete(key)) {
     known.set(key, true);
     return INSIDE;
   }
   const started = Date.now();
-  let proof = provedChain({ root, path, info, started, hook });
+  let proof = provedChain({ root, path, info, started, hook, within });
   if (proof === "link") {
     // A link inside the root: proved on the real path, from the real root.
     hook?.("realpath", path);
     const realRoot = Deno.realPathSync(root);
     const real = Deno.realPathSync(path);
-    proof = provedChain({ root: realRoot, path: real, info, started, hook });
+    proof = provedChain({
+      root: realRoot,
+      path: real,
+      info,
+      started,
+      hook,
+      within,
+    });
     if (proof === "link") return OUTSIDE;
   }
   if (proof.kind === "inside" && key !== null) {
@@ -207,18 +231,28 @@ export function proveSettledInside(
   return proof;
 }
 
-/** Steps 1 to 3 of the module doc; `link` when the path holds one. */
+/**
+ * Steps 1 to 3 of the module doc; `link` when the path holds one. The
+ * entry may be a folder (a listing's), and then the root itself: the root
+ * is what every path is measured from, so it is read as it is named.
+ */
 function provedChain(
-  { root, path, info, started, hook }: {
+  { root, path, info, started, hook, within }: {
     root: string;
     path: string;
     info: Deno.FileInfo;
     started: number;
     hook: ContainmentHook | undefined;
+    within: Within | undefined;
   },
 ): Proof | "link" {
   const rel = relative(root, path);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return OUTSIDE;
+  if (rel === "") {
+    if (within === undefined || !info.isDirectory) return OUTSIDE;
+    within(root);
+    return INSIDE;
+  }
+  if (rel.startsWith("..") || isAbsolute(rel)) return OUTSIDE;
   const parts = rel.split(sep);
   const folders: Deno.FileInfo[] = [];
   let at = root;
@@ -233,7 +267,10 @@ function provedChain(
   hook?.("entry", path);
   const entry = Deno.lstatSync(path);
   if (entry.isSymlink) return "link";
-  if (!entry.isFile || !sameFile(entry, info)) return OUTSIDE;
+  if (!(entry.isFile || entry.isDirectory) || !sameFile(entry, info)) {
+    return OUTSIDE;
+  }
+  within?.(path);
   hook?.("root", root);
   let latest = changedAt(Deno.statSync(root));
   at = root;

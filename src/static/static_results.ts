@@ -137,6 +137,44 @@ export function fsFailure(
 }
 
 /**
+ * The OS error a name refused by containment (`static/containment.ts`) is
+ * logged with: `ELOOP` (Windows: 1921, the same class), the error nginx's
+ * `disable_symlinks` refuses a link with (`ngx_open_file_wrapper`).
+ *
+ * @returns A new error of that class.
+ */
+export function outsideRootError(): Error {
+  return new Deno.errors.FilesystemLoop("outside the folder served");
+}
+
+/**
+ * What the gateway answers for a file or folder whose name leads outside
+ * the location's folder: 403 and an `[error]` line naming the call and the
+ * path, as nginx's static module answers `ELOOP` under `disable_symlinks`
+ * (`ngx_http_static_handler`), on every platform.
+ *
+ * @param path The file or folder, as named below the folder.
+ * @param family The platform's texts.
+ * @param call The call the line names (`open()`, or a listing's `opendir()`).
+ * @returns The response and its line.
+ */
+export function outsideRoot(
+  path: string,
+  family: OsFamily,
+  call: string = family === "windows" ? "CreateFile()" : "open()",
+): StaticResult {
+  const osError = osErrorOf(outsideRootError(), family);
+  return {
+    response: errorResponse(403),
+    failure: {
+      level: "error",
+      message: `${call} "${path}" failed`,
+      ...(osError ? { osError } : {}),
+    },
+  };
+}
+
+/**
  * A file's `stat` for a request: shared through the cache when there is
  * one, within the millisecond of `now` (the request's clock, else read).
  */

@@ -14,6 +14,9 @@
  * - `readlink-fails`: the kernel cannot be asked (`readlink` errs) while the
  *   folder is a link at the open and the `lstat`, and real at `realpath`.
  * - `between-opens`: a link at the first open, real again at the second.
+ * - `list`: `readInsideRoot` reads the folder `lib` through the kernel's
+ *   descriptor while it is real, and refuses it once it is a link to the
+ *   outside folder; the descriptors open before and after are counted.
  * - `race`: a worker swaps the folder a few times per check while the
  *   checks run, and a gateway in this process (`startGateway`: the engine's
  *   static location, `serveFile` with its cache) answers requests for the
@@ -117,6 +120,20 @@ async function runCase(mode: string): Promise<Record<string, number>> {
       };
       toLink(tree);
       count(attempt(tree));
+    } else if (mode === "list") {
+      const open = () => [...Deno.readDirSync("/proc/self/fd")].length;
+      const before = open();
+      const names = (at: string) => {
+        count(at.startsWith("/proc/self/fd/") ? "read by fd" : "read by path");
+        return [...Deno.readDirSync(at)].map((e) => e.name).join();
+      };
+      for (const swap of [() => {}, () => toLink(tree)]) {
+        swap();
+        const read = containment.readInsideRoot(root, lib, names);
+        count(read.kind === "inside" ? `inside ${read.value}` : read.kind);
+      }
+      toReal(tree);
+      if (open() !== before) count("descriptors left open");
     } else if (mode === "race") {
       // Swaps granted per check (_swapper_worker.ts): the swapper waits
       // blocked between grants, so the race costs the same work however

@@ -173,6 +173,7 @@ Deno.test(
       await touchBytes(dir, "lone\\303.txt");
       const { response, failures } = await autoindexResponse({
         path: `${dir}/`,
+        root: dir,
         uri: "/f/",
         conf: { exactSize: true, localtime: false },
         charset: null,

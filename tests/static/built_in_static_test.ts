@@ -406,7 +406,7 @@ Deno.test(
         root: join(dir, "html"),
       });
       const out = await fetch(`${gw.url}/link.txt`);
-      strictEqual(out.status, 404);
+      strictEqual(out.status, 403);
       strictEqual((await out.text()).includes("outside"), false);
       const inside = await fetch(`${gw.url}/inside.txt`);
       strictEqual(await inside.text(), "0123456789");

@@ -1,9 +1,10 @@
 /** Containment of the client-app folder. */
-import { strictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
   isSafeSegment,
   openInsideRoot,
+  readInsideRoot,
   sameFile,
 } from "../../src/static/containment.ts";
 import { settledRoot } from "../_settled.ts";
@@ -67,6 +68,9 @@ function writeLinked(): string {
   Deno.symlinkSync(join(dir, "html-other"), join(root, "sibling"));
   Deno.symlinkSync(join(root, "assets"), join(root, "in"));
   Deno.symlinkSync(join(root, "assets", "app.js"), join(root, "app.js"));
+  Deno.symlinkSync("../html-other", join(root, "dotdot"));
+  Deno.symlinkSync("../html/assets", join(root, "updown"));
+  Deno.symlinkSync(join(dir, "html-other"), join(root, "assets", "nested"));
   return dir;
 }
 
@@ -86,7 +90,7 @@ function writePlain(): string {
  */
 const READY = {
   // Links need a privilege on Windows, where that test is ignored.
-  linked: Deno.build.os === "windows" ? [] : [writeLinked()],
+  linked: Deno.build.os === "windows" ? [] : [writeLinked(), writeLinked()],
   plain: [writePlain()],
 };
 globalThis.addEventListener("unload", () => {
@@ -134,7 +138,66 @@ Deno.test(
   },
 );
 
-Deno.test("openInsideRoot() opens a file below the root and fails a missing one", async () => {
+Deno.test(
+  "readInsideRoot() reads a folder through a link only when it resolves inside, as openInsideRoot() opens a file",
+  {
+    ignore: Deno.build.os === "windows", // symlinks need a privilege there
+  },
+  async (t) => {
+    const dir = READY.linked.pop() ?? writeLinked();
+    try {
+      const root = join(dir, "html");
+      await settledRoot(root, "assets/app.js", "in/app.js", "app.js");
+      const names = (at: string) =>
+        [...Deno.readDirSync(at)].map((e) => e.name).sort();
+      const table: [string, string, string[] | "outside" | "failed"][] = [
+        ["the root itself", root, [
+          "app.js",
+          "assets",
+          "dotdot",
+          "in",
+          "out.txt",
+          "sibling",
+          "updown",
+        ]],
+        ["a folder below it", join(root, "assets"), ["app.js", "nested"]],
+        ["a link to a folder inside", join(root, "in"), ["app.js", "nested"]],
+        ["`..` in a link staying inside", join(root, "updown"), [
+          "app.js",
+          "nested",
+        ]],
+        ["a link to a folder outside", join(root, "sibling"), "outside"],
+        ["`..` in a link leading outside", join(root, "dotdot"), "outside"],
+        ["a nested link outside", join(root, "assets", "nested"), "outside"],
+        ["a link to a file outside", join(root, "out.txt"), "outside"],
+        ["a missing folder", join(root, "nope"), "failed"],
+      ];
+      for (const [name, path, want] of table) {
+        await t.step(name, () => {
+          const read = readInsideRoot(root, path, names);
+          strictEqual(read.kind, Array.isArray(want) ? "inside" : want);
+          if (read.kind === "inside") deepStrictEqual(read.value, want);
+        });
+      }
+      await t.step("a file inside is proved without a read of its own", () => {
+        const read = readInsideRoot(root, join(root, "app.js"), () => 1);
+        strictEqual(read.kind, "inside");
+        if (read.kind === "inside") strictEqual(read.info.size, 1);
+      });
+      await t.step("what the read throws is its failure", () => {
+        const read = readInsideRoot(root, join(root, "app.js"), names);
+        strictEqual(read.kind, "failed");
+        if (read.kind === "failed") {
+          strictEqual(read.error instanceof Deno.errors.NotADirectory, true);
+        }
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+Deno.test("openInsideRoot() opens a file below the root and fails a missing one; readInsideRoot() reads a folder below it", async () => {
   // Runs on every platform, Wine included: no links needed.
   const dir = READY.plain.pop() ?? writePlain();
   try {
@@ -154,6 +217,21 @@ Deno.test("openInsideRoot() opens a file below the root and fails a missing one"
     );
     strictEqual(other.kind, "opened");
     if (other.kind === "opened") other.file.close();
+    // A folder below it is read, and the root itself (Windows too, where
+    // Deno opens no folder as a handle: the proof takes its stat).
+    const names = (at: string) =>
+      [...Deno.readDirSync(at)].map((e) => e.name).sort();
+    for (
+      const [folder, want] of [
+        [join(root, "assets"), ["app.js"]],
+        [root, ["assets"]],
+      ] as const
+    ) {
+      const read = readInsideRoot(root, folder, names);
+      strictEqual(read.kind, "inside", folder);
+      if (read.kind === "inside") deepStrictEqual(read.value, [...want]);
+    }
+    strictEqual(readInsideRoot(root, join(root, "nope"), names).kind, "failed");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

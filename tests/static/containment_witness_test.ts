@@ -51,10 +51,11 @@ Deno.test(
   "openInsideRoot() with the kernel as witness, in a child with --allow-all",
   { ignore: !LINUX },
   async (t) => {
-    const [readlinkFails, betweenOpens, race] = await probe(
+    const [readlinkFails, betweenOpens, race, list] = await probe(
       "readlink-fails",
       "between-opens",
       "race",
+      "list",
     );
     await t.step(
       "it refuses a file when the kernel cannot say where it is",
@@ -73,6 +74,17 @@ Deno.test(
         deepStrictEqual(betweenOpens, {
           witness: "kernel",
           counts: { outside: 1 },
+        });
+      },
+    );
+    await t.step(
+      "readInsideRoot() lists a folder through the kernel's descriptor, and not once it leads outside",
+      () => {
+        // Read twice (the proof reads before it decides), the outside
+        // folder's listing refused; no descriptor left open.
+        deepStrictEqual(list, {
+          witness: "kernel",
+          counts: { "read by fd": 2, "inside a.js": 1, outside: 1 },
         });
       },
     );

@@ -227,6 +227,11 @@ Deno.test("error_page: a page that is a link out of the root is not served", {
     const res = split(await rawRequest(gw.port, request("GET", "/api/x")));
     match(res.head, /^http\/1\.1 502 /);
     strictEqual(res.body.includes("outside"), false);
+    // The page's refusal is logged, after the upstream's failure.
+    match(
+      gw.errorLines.at(-1)!,
+      /\[error\] .* open\(\) ".*\/50x\.html" failed \(40: Too many levels of symbolic links\)/,
+    );
   });
 });
 
