@@ -31,7 +31,7 @@
  * @module
  */
 
-import { isBuiltInError } from "./response/mod.ts";
+import { isBuiltInError, makeResponse } from "./response/mod.ts";
 import { listHas } from "./routing/mod.ts";
 
 /**
@@ -277,7 +277,7 @@ export function cutConnection(head: boolean): Response {
       controller.error(new ConnectionCut());
     },
   });
-  return new Response(body, {
+  return makeResponse(body, {
     status: 400,
     statusText: "Bad Request",
     headers: { connection: "close" },
@@ -299,7 +299,7 @@ export function cutAfter(response: Response): Response {
   const reader = source.getReader();
   const headers = new Headers(response.headers);
   headers.delete("content-length");
-  return new Response(
+  return makeResponse(
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         const next = await reader.read().catch(() => null);

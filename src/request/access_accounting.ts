@@ -20,6 +20,7 @@ import {
 import {
   isStreamedResponse,
   isUnread,
+  makeResponse,
   type MeteredBody,
   meteredBody,
 } from "../response/mod.ts";
@@ -233,7 +234,7 @@ export class PendingAccessLine {
       // A HEAD answer's body is never sent (a gzipped one has no length
       // and would count its last chunk).
       this.#meter = meteredBody(response.body, length === null);
-      response = new Response(this.#meter.body, response);
+      response = makeResponse(this.#meter.body, response);
       body = "stream";
     } else {
       body = response.body === null

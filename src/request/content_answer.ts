@@ -18,6 +18,7 @@ import {
   hasHeadersFilter,
   isBuiltInError,
   isConditional,
+  makeResponse,
   NO_VALIDATORS,
   preconditionStatus,
   redirectLocation,
@@ -108,7 +109,7 @@ function conditioned(
   headers.delete("content-length");
   headers.delete("content-encoding");
   headers.delete("accept-ranges");
-  return new Response(null, { status: 304, headers });
+  return makeResponse(null, { status: 304, headers });
 }
 
 /**
@@ -228,7 +229,8 @@ async function listFolder(
  * without text is nginx's own page (and `error_page` applies); a redirect
  * code takes the text as `Location` on nginx's page; any other code sends
  * the text, empty or not, typed by the URI's extension or `default_type`
- * (ngx_http_send_response). A 204 has neither body nor type.
+ * (ngx_http_send_response). A 204, 205 or 304 goes without its body
+ * (make_response.ts).
  */
 function returnResponse(
   req: Request,
@@ -246,11 +248,10 @@ function returnResponse(
     });
   }
   if (text === null && code >= 400) return errorResponse(code, { head });
-  if (code === 204) return new Response(null, { status: 204 });
   // The text's bytes as nginx holds them (a field's bytes that are not
   // UTF-8 go back as they came).
   const bytes = textBytes(text ?? "");
-  return new Response(head ? null : bytes, {
+  return makeResponse(head ? null : bytes, {
     status: code,
     headers: {
       "content-type": contentTypeOf(request.vars.uri, content.conf),

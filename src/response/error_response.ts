@@ -10,6 +10,8 @@
  * @module
  */
 
+import { makeResponse } from "./make_response.ts";
+
 /**
  * Reason phrases as nginx's pages spell them (note "Gateway Time-out"; the
  * 302 page says "Found" where nginx's status line says "Moved Temporarily").
@@ -124,7 +126,7 @@ export function errorResponse(
   if (status === 204 || status === 304) {
     // ngx_http_special_response_handler sends no page for these (a
     // `try_files … =204`): a head without a body, and no error_page.
-    return new Response(null, {
+    return makeResponse(null, {
       status,
       headers: new Headers(options.headers),
     });
@@ -134,7 +136,7 @@ export function errorResponse(
   headers.set("content-type", "text/html");
   headers.set("content-length", String(body.length));
   const wire = status === HEADER_TOO_LARGE ? 400 : status;
-  const response = new Response(options.head ? null : body, {
+  const response = makeResponse(options.head ? null : body, {
     status: wire,
     statusText: STATUS_TEXT[wire] ?? "",
     headers,
@@ -182,7 +184,7 @@ const unread = new WeakSet<Response>();
  * ```
  */
 export function unreadResponse(status: number): Response {
-  const response = new Response(null, {
+  const response = makeResponse(null, {
     status,
     headers: { connection: "close" },
   });

@@ -70,6 +70,7 @@ export {
 } from "./headers_filter.ts";
 export { escapeControls, redirectLocation } from "./field_value.ts";
 export { FieldList, type HeaderFields } from "./field_list.ts";
+export { isNullBodyStatus, makeResponse } from "./make_response.ts";
 export { publicOrigin } from "./origin.ts";
 export {
   errorPageBody,

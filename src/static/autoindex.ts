@@ -10,7 +10,7 @@
  * @module
  */
 
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, makeResponse } from "../response/mod.ts";
 import { MONTH_NAMES } from "../runtime/mod.ts";
 
 /** A location's `autoindex_*` settings. */
@@ -358,7 +358,7 @@ export async function autoindexResponse(
     },
   });
   return {
-    response: new Response(stream, { status: 200, headers }),
+    response: makeResponse(stream, { status: 200, headers }),
     failures,
   };
 }
