@@ -13,7 +13,9 @@ import { autoindexResponse, contentTypeOf } from "../static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
+  closesUnanswered,
   errorResponse,
+  type ErrorResponseOptions,
   filterHeaders,
   hasHeadersFilter,
   isBuiltInError,
@@ -22,6 +24,7 @@ import {
   NO_VALIDATORS,
   preconditionStatus,
   redirectLocation,
+  unansweredResponse,
 } from "../response/mod.ts";
 import { osErrorOf, textBytes } from "../runtime/mod.ts";
 import type { ContentHandlers, FlowRequest } from "./flow_types.ts";
@@ -166,7 +169,7 @@ function decide(
           ...(osError ? { osError } : {}),
         });
       }
-      return errorResponse(
+      return statusAnswer(
         content.code,
         content.headers === undefined
           ? { head }
@@ -247,7 +250,7 @@ function returnResponse(
         : { headers: { location: redirectLocation(text, request.origin) } }),
     });
   }
-  if (text === null && code >= 400) return errorResponse(code, { head });
+  if (text === null && code >= 400) return statusAnswer(code, { head });
   // The text's bytes as nginx holds them (a field's bytes that are not
   // UTF-8 go back as they came).
   const bytes = textBytes(text ?? "");
@@ -258,4 +261,20 @@ function returnResponse(
       "content-length": String(bytes.length),
     },
   });
+}
+
+/**
+ * The answer to a status the phases decided (`return code`, `try_files …
+ * =code`, `limit_req_status`, `limit_conn_status`, the access checks):
+ * nginx finalizes the request with it (ngx_http_finalize_request), which
+ * sends its page, or for 408, 444 and 499 closes the connection without
+ * an answer.
+ */
+function statusAnswer(
+  code: number,
+  options: ErrorResponseOptions,
+): Response {
+  return closesUnanswered(code)
+    ? unansweredResponse(code)
+    : errorResponse(code, options);
 }

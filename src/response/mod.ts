@@ -78,10 +78,16 @@ export {
   type ErrorResponseOptions,
   HEADER_TOO_LARGE,
   isBuiltInError,
-  isUnread,
   STATUS_TEXT,
-  unreadResponse,
 } from "./error_response.ts";
+export {
+  closesUnanswered,
+  isUnanswered,
+  isUnread,
+  markUnread,
+  unansweredResponse,
+  unreadResponse,
+} from "./unanswered.ts";
 export {
   isStreamedResponse,
   type MeteredBody,
