@@ -31,7 +31,7 @@
  * @module
  */
 
-import { isBuiltInError } from "./response/mod.ts";
+import { isBuiltInError, makeResponse, STATUS_TEXT } from "./response/mod.ts";
 import { listHas } from "./routing/mod.ts";
 
 /**
@@ -266,20 +266,22 @@ export class ClosingConnections {
  * The answer to a request on a connection that was told `close`: a 400 head
  * whose body fails at once, so `Deno.serve` ends the connection. A HEAD
  * answer has no body to fail: Deno keeps that connection, and the caller
- * keeps remembering it.
+ * keeps remembering it. The same head-then-close stands for nginx's close
+ * without an answer (`return 444`), with that status.
  *
  * @param head The request is a HEAD.
+ * @param status The head's status.
  * @returns The response.
  */
-export function cutConnection(head: boolean): Response {
+export function cutConnection(head: boolean, status = 400): Response {
   const body = head ? null : new ReadableStream<Uint8Array>({
     start(controller) {
       controller.error(new ConnectionCut());
     },
   });
-  return new Response(body, {
-    status: 400,
-    statusText: "Bad Request",
+  return makeResponse(body, {
+    status,
+    statusText: STATUS_TEXT[status] ?? "",
     headers: { connection: "close" },
   });
 }
@@ -299,7 +301,7 @@ export function cutAfter(response: Response): Response {
   const reader = source.getReader();
   const headers = new Headers(response.headers);
   headers.delete("content-length");
-  return new Response(
+  return makeResponse(
     new ReadableStream<Uint8Array>({
       async pull(controller) {
         const next = await reader.read().catch(() => null);

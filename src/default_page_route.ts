@@ -6,6 +6,7 @@
  * @module
  */
 
+import { makeResponse } from "./response/mod.ts";
 import type { GatewayConfig } from "./config/mod.ts";
 import type { Logger } from "./log/mod.ts";
 import { renderDefaultPage } from "./static/mod.ts";
@@ -95,7 +96,7 @@ export class DefaultPageRoute {
       lastError: diagnostics ? logger.lastError?.() ?? null : null,
       now: Date.now(),
     });
-    return new Response(req.method === "HEAD" ? null : html, {
+    return makeResponse(req.method === "HEAD" ? null : html, {
       headers: {
         "content-type": "text/html; charset=utf-8",
         "cache-control": "no-store",

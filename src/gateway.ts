@@ -16,6 +16,8 @@ import { type RequestEvent, tunnelClosed } from "./proxy/mod.ts";
 import {
   errorResponse,
   isBuiltInError,
+  isUnanswered,
+  markUnread,
   writeInOnePiece,
 } from "./response/mod.ts";
 import { isLevelEnabled, type Logger } from "./log/mod.ts";
@@ -306,12 +308,20 @@ export function createGatewayHandler(
         socket?.port ?? runtime.port,
       );
       const cuttable = response.body !== null;
-      // Over TLS a request without Host may be HTTP/2 or HTTP/1.x (see
-      // describe()): remembering its connection would cut the HTTP/2
-      // streams that follow, so the answer itself is cut, which ends an
-      // HTTP/1.x connection and an HTTP/2 stream alone.
-      if (ctx.served2 && cuttable) response = cutAfter(response);
-      else if (!closing.mark(key, !cuttable)) response = cutAfter(response);
+      if (isUnanswered(response)) {
+        // nginx closes without a byte (`return 444` …). Deno.serve writes
+        // a head whatever the handler does: a body that fails at once ends
+        // the connection right behind it, before any byte of a body. A
+        // HEAD's body is never read: its connection is remembered instead.
+        if (req.method === "HEAD") closing.mark(key, true);
+        else response = markUnread(cutConnection(false, response.status));
+      } else if (ctx.served2 && cuttable) {
+        // Over TLS a request without Host may be HTTP/2 or HTTP/1.x (see
+        // describe()): remembering its connection would cut the HTTP/2
+        // streams that follow, so the answer itself is cut, which ends an
+        // HTTP/1.x connection and an HTTP/2 stream alone.
+        response = cutAfter(response);
+      } else if (!closing.mark(key, !cuttable)) response = cutAfter(response);
     }
 
     // Deno leaves Nagle's algorithm on for TLS connections: a head sent

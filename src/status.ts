@@ -12,7 +12,7 @@
 import type { UpstreamFailureKind } from "./upstream/mod.ts";
 import type { UpstreamGroup } from "./upstream/mod.ts";
 import { isAvailable, ngxTime } from "./upstream/mod.ts";
-import { errorResponse } from "./response/mod.ts";
+import { errorResponse, makeResponse } from "./response/mod.ts";
 
 /** Counters the gateway keeps. */
 export class GatewayStats {
@@ -217,7 +217,7 @@ export function stubStatusResponse(
     writing: stats.inFlight,
     waiting: 0,
   }));
-  return new Response(req.method === "HEAD" ? null : bytes, {
+  return makeResponse(req.method === "HEAD" ? null : bytes, {
     headers: {
       "content-type": "text/plain",
       "content-length": String(bytes.length),

@@ -14,7 +14,7 @@
  */
 
 import type { FastcgiConf } from "../engine/mod.ts";
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, makeResponse } from "../response/mod.ts";
 import type {
   NextUpstream,
   UpstreamGroup,
@@ -183,7 +183,7 @@ class FastcgiForward extends PassForward<FastcgiContext> {
     if ("response" in relayed) return relayed.response;
     this.intercepted = relayed.intercepted;
     // A stand-in, never sent: settle() answers with the error page.
-    return new Response(null, { status: 204 });
+    return makeResponse(null, { status: 204 });
   }
 
   /** How the pass ended, as the client's response, with its line. */

@@ -21,7 +21,7 @@ import {
   SENDABLE_STATUSES,
 } from "../engine/mod.ts";
 import { accelRedirect } from "../proxy/mod.ts";
-import { streamedResponse } from "../response/mod.ts";
+import { makeResponse, streamedResponse } from "../response/mod.ts";
 import { UpstreamError, type UpstreamReply } from "../upstream/mod.ts";
 
 const NULL_BODY = new Set([204, 205, 304]);
@@ -100,7 +100,7 @@ export function relayReply(
   }
   if (NULL_BODY.has(status)) {
     discard(body);
-    return { response: new Response(null, { status, headers: fields }) };
+    return { response: makeResponse(null, { status, headers: fields }) };
   }
   return { response: streamedResponse(body, { status, headers: fields }) };
 }

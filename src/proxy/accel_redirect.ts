@@ -15,7 +15,7 @@ import {
   type RequestVars,
   unescapeUri,
 } from "../engine/mod.ts";
-import { escapeControls } from "../response/mod.ts";
+import { escapeControls, makeResponse } from "../response/mod.ts";
 import { fieldBytes, fieldText } from "../runtime/mod.ts";
 import type { UpstreamReply } from "../upstream/mod.ts";
 import { rewriteSetCookie } from "./cookie_rewrite.ts";
@@ -117,7 +117,7 @@ export function accelRedirect(
     }
     kept.push([name, field]);
   }
-  const standIn = new Response(null, { status: 204 });
+  const standIn = makeResponse(null, { status: 204 });
   standIns.set(standIn, { target: accelTarget(value), fields: kept });
   return standIn;
 }

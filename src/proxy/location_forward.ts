@@ -9,7 +9,7 @@
  */
 
 import type { LocationConf, RequestVars } from "../engine/mod.ts";
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, makeResponse } from "../response/mod.ts";
 import {
   type NextUpstream,
   UpstreamError,
@@ -239,5 +239,5 @@ function upgradeInSubrequest(
       controller.error(error);
     },
   });
-  return new Response(body, { status: 502 });
+  return makeResponse(body, { status: 502 });
 }

@@ -15,6 +15,7 @@ import {
 import {
   gzipWholeBody,
   hasHeadersFilter,
+  makeResponse,
   rememberBody,
   streamedResponse,
 } from "../response/mod.ts";
@@ -78,7 +79,7 @@ export function relay(
     status >= 300 && conf.proxyInterceptErrors && conf.errorPages.has(status)
   ) {
     discard(reply);
-    const standIn = new Response(null, { status: 204 });
+    const standIn = makeResponse(null, { status: 204 });
     const headers: [string, string][] = [];
     if (status === 401) {
       const auth = reply.head.fields.find(([n]) =>

@@ -20,6 +20,7 @@ import {
 import {
   isStreamedResponse,
   isUnread,
+  makeResponse,
   type MeteredBody,
   meteredBody,
 } from "../response/mod.ts";
@@ -63,6 +64,8 @@ export class PendingAccessLine {
   #remoteUser: string | undefined;
   #userAgent: string | null;
   #status = 0;
+  /** Nobody reads the answer: no head, no body counted. */
+  #unread = false;
   #bytes = 0;
   #meter: MeteredBody | null = null;
   #logged = false;
@@ -174,16 +177,15 @@ export class PendingAccessLine {
         : { remoteUser: this.#remoteUser }),
       request,
       status,
-      bodyBytesSent: status === 499
+      bodyBytesSent: this.#unread
         ? 0
         : (this.#meter ? this.#meter.sent() : this.#bytes) + this.#interim,
       ...(referrer === null ? {} : { referrer }),
       ...(this.#userAgent === null ? {} : { userAgent: this.#userAgent }),
       ...(this.#headers ? { headers: this.#headers } : {}),
-      // A 499 reached nobody: no head either (nginx's `$bytes_sent` 0).
-      ...(this.#sent === undefined || status === 499
-        ? {}
-        : { sent: this.#sent }),
+      // An answer nobody reads (a client gone, a close without an answer)
+      // has no head either: nginx's `$bytes_sent` 0.
+      ...(this.#sent === undefined || this.#unread ? {} : { sent: this.#sent }),
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
       ...(this.upstream === null || this.upstream.empty
         ? {}
@@ -233,7 +235,7 @@ export class PendingAccessLine {
       // A HEAD answer's body is never sent (a gzipped one has no length
       // and would count its last chunk).
       this.#meter = meteredBody(response.body, length === null);
-      response = new Response(this.#meter.body, response);
+      response = makeResponse(this.#meter.body, response);
       body = "stream";
     } else {
       body = response.body === null
@@ -243,9 +245,11 @@ export class PendingAccessLine {
         : "bytes";
     }
     this.#status = response.status;
+    // A 200 is never one: the common answer reads no WeakSet.
+    this.#unread = response.status >= 400 && isUnread(response);
     // Kept for a format beyond `combined` (only those read the head or
     // the fields sent); the head is rebuilt only if the line reads it.
-    if (this.#startMs !== undefined && !isUnread(response)) {
+    if (this.#startMs !== undefined && !this.#unread) {
       this.#sent = {
         status: response.status,
         headers: response.headers,

@@ -13,14 +13,18 @@ import { autoindexResponse, contentTypeOf } from "../static/mod.ts";
 import {
   type CharsetConf,
   charsetFilter,
+  closesUnanswered,
   errorResponse,
+  type ErrorResponseOptions,
   filterHeaders,
   hasHeadersFilter,
   isBuiltInError,
   isConditional,
+  makeResponse,
   NO_VALIDATORS,
   preconditionStatus,
   redirectLocation,
+  unansweredResponse,
 } from "../response/mod.ts";
 import { osErrorOf, textBytes } from "../runtime/mod.ts";
 import type { ContentHandlers, FlowRequest } from "./flow_types.ts";
@@ -108,7 +112,7 @@ function conditioned(
   headers.delete("content-length");
   headers.delete("content-encoding");
   headers.delete("accept-ranges");
-  return new Response(null, { status: 304, headers });
+  return makeResponse(null, { status: 304, headers });
 }
 
 /**
@@ -165,7 +169,7 @@ function decide(
           ...(osError ? { osError } : {}),
         });
       }
-      return errorResponse(
+      return statusAnswer(
         content.code,
         content.headers === undefined
           ? { head }
@@ -229,7 +233,8 @@ async function listFolder(
  * without text is nginx's own page (and `error_page` applies); a redirect
  * code takes the text as `Location` on nginx's page; any other code sends
  * the text, empty or not, typed by the URI's extension or `default_type`
- * (ngx_http_send_response). A 204 has neither body nor type.
+ * (ngx_http_send_response). A 204, 205 or 304 goes without its body
+ * (make_response.ts).
  */
 function returnResponse(
   req: Request,
@@ -246,16 +251,31 @@ function returnResponse(
         : { headers: { location: redirectLocation(text, request.origin) } }),
     });
   }
-  if (text === null && code >= 400) return errorResponse(code, { head });
-  if (code === 204) return new Response(null, { status: 204 });
+  if (text === null && code >= 400) return statusAnswer(code, { head });
   // The text's bytes as nginx holds them (a field's bytes that are not
   // UTF-8 go back as they came).
   const bytes = textBytes(text ?? "");
-  return new Response(head ? null : bytes, {
+  return makeResponse(head ? null : bytes, {
     status: code,
     headers: {
       "content-type": contentTypeOf(request.vars.uri, content.conf),
       "content-length": String(bytes.length),
     },
   });
+}
+
+/**
+ * The answer to a status the phases decided (`return code`, `try_files …
+ * =code`, `limit_req_status`, `limit_conn_status`, the access checks):
+ * nginx finalizes the request with it (ngx_http_finalize_request), which
+ * sends its page, or for 408, 444 and 499 closes the connection without
+ * an answer.
+ */
+function statusAnswer(
+  code: number,
+  options: ErrorResponseOptions,
+): Response {
+  return closesUnanswered(code)
+    ? unansweredResponse(code)
+    : errorResponse(code, options);
 }

@@ -26,7 +26,11 @@ import {
   accelRedirectOf,
   keptUpstream,
 } from "../proxy/mod.ts";
-import { errorResponse, isBuiltInError } from "../response/mod.ts";
+import {
+  errorResponse,
+  isBuiltInError,
+  makeResponse,
+} from "../response/mod.ts";
 import { dropsKeepalive } from "../closing_connections.ts";
 import { answer } from "./content_answer.ts";
 import { errorPageUrl, pageRequest } from "./error_page.ts";
@@ -361,12 +365,13 @@ async function errorPage(
     const fields = new Headers(answered.headers);
     if (challenge !== null) fields.set("www-authenticate", challenge);
     if (code === answered.status) {
-      return new Response(answered.body, { status: code, headers: fields });
+      return makeResponse(answered.body, { status: code, headers: fields });
     }
     // ngx_http_header_filter keeps Last-Modified only for 200, 206 and 304;
-    // Accept-Ranges is the range filter's, for 200 only.
-    fields.delete("last-modified");
+    // Accept-Ranges is the range filter's, for 200 only. A 204, 205 or 304
+    // goes without the page's body (make_response.ts).
+    if (code !== 304) fields.delete("last-modified");
     fields.delete("accept-ranges");
-    return new Response(answered.body, { status: code, headers: fields });
+    return makeResponse(answered.body, { status: code, headers: fields });
   }
 }

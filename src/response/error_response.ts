@@ -10,6 +10,8 @@
  * @module
  */
 
+import { makeResponse } from "./make_response.ts";
+
 /**
  * Reason phrases as nginx's pages spell them (note "Gateway Time-out"; the
  * 302 page says "Found" where nginx's status line says "Moved Temporarily").
@@ -72,17 +74,44 @@ const SERVER_TOKEN = "station-gateway";
  * ```
  */
 export function errorPageBody(status: number): string {
-  if (status === HEADER_TOO_LARGE) {
-    // nginx's 494 page (ngx_http_error_494_page), sent with status 400.
-    return "<html>\r\n<head><title>400 Request Header Or Cookie Too Large" +
-      "</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>" +
-      "\r\n<center>Request Header Or Cookie Too Large</center>\r\n" +
+  const special = SPECIAL_400[status];
+  if (special !== undefined) {
+    // nginx's 494-497 pages (ngx_http_error_494_page …), sent with 400.
+    return `<html>\r\n<head><title>400 ${special}</title></head>\r\n` +
+      "<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n" +
+      `<center>${special}</center>\r\n` +
       `<hr><center>${SERVER_TOKEN}</center>\r\n</body>\r\n</html>\r\n`;
   }
   const title = `${status} ${STATUS_TEXT[status] ?? "Error"}`;
   return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n` +
     `<center><h1>${title}</h1></center>\r\n` +
     `<hr><center>${SERVER_TOKEN}</center>\r\n</body>\r\n</html>\r\n`;
+}
+
+/**
+ * nginx's own statuses it answers with a 400 and a page of their own
+ * (ngx_http_special_response_handler sets `r->err_status` to 400 for them):
+ * a head over `large_client_header_buffers` (494) and the TLS ones
+ * (`return 495` too).
+ */
+const SPECIAL_400: Readonly<Record<number, string>> = {
+  494: "Request Header Or Cookie Too Large",
+  495: "The SSL certificate error",
+  496: "No required SSL certificate was sent",
+  497: "The plain HTTP request was sent to HTTPS port",
+};
+
+/**
+ * Whether nginx 1.22 has a page for a status (`ngx_http_error_pages`); any
+ * other it answers with an empty body, `Content-Length: 0` and no type
+ * (ngx_http_send_special_response: 407, 417-420, 422-428, 430-493, 499,
+ * 506, 508 and up, a 2xx). 498's page is 404's: not made here.
+ */
+function hasPage(status: number): boolean {
+  return (status >= 301 && status <= 303) || status === 307 ||
+    status === 308 || (status >= 400 && status <= 416 && status !== 407) ||
+    status === 421 || status === 429 || (status >= 494 && status <= 497) ||
+    (status >= 500 && status <= 505) || status === 507;
 }
 
 /**
@@ -121,20 +150,27 @@ export function errorResponse(
   status: number,
   options: ErrorResponseOptions = {},
 ): Response {
-  if (status === 204 || status === 304) {
-    // ngx_http_special_response_handler sends no page for these (a
-    // `try_files … =204`): a head without a body, and no error_page.
-    return new Response(null, {
+  if (!hasPage(status)) {
+    // ngx_http_send_special_response: no page, an empty body (a 204 and a
+    // 304 lose even the length: make_response.ts); error_page still
+    // applies, but not to a 204 or a 304 (`try_files … =204`), which is
+    // never an error.
+    const headers = new Headers(options.headers);
+    headers.set("content-length", "0");
+    const response = makeResponse(null, {
       status,
-      headers: new Headers(options.headers),
+      statusText: STATUS_TEXT[status] ?? "",
+      headers,
     });
+    if (status >= 300 && status !== 304) builtIn.add(response);
+    return response;
   }
   const body = errorPageBody(status);
   const headers = new Headers(options.headers);
   headers.set("content-type", "text/html");
   headers.set("content-length", String(body.length));
-  const wire = status === HEADER_TOO_LARGE ? 400 : status;
-  const response = new Response(options.head ? null : body, {
+  const wire = SPECIAL_400[status] === undefined ? status : 400;
+  const response = makeResponse(options.head ? null : body, {
     status: wire,
     statusText: STATUS_TEXT[wire] ?? "",
     headers,
@@ -157,45 +193,4 @@ const builtIn = new WeakSet<Response>();
  */
 export function isBuiltInError(response: Response): boolean {
   return builtIn.has(response);
-}
-
-/** Answers made for a client that already left (never read). */
-const unread = new WeakSet<Response>();
-
-/**
- * The answer to a client that left before its request was answered: nginx
- * sends nothing (it set `c->error`, ngx_http_finalize_request terminates
- * the request) and logs the status with no bytes. `Deno.serve` must be
- * given a response: this one has no body and is no built-in page, so no
- * `error_page` runs for it, and the access line counts no head
- * ({@linkcode isUnread}).
- *
- * @param status The status logged (400 for a body cut off).
- * @returns The response, marked.
- *
- * @example Usage
- * ```ts
- * import { isUnread, unreadResponse } from "./error_response.ts";
- * import { ok } from "node:assert/strict";
- *
- * ok(isUnread(unreadResponse(400)));
- * ```
- */
-export function unreadResponse(status: number): Response {
-  const response = new Response(null, {
-    status,
-    headers: { connection: "close" },
-  });
-  unread.add(response);
-  return response;
-}
-
-/**
- * Whether a response was made by {@linkcode unreadResponse}.
- *
- * @param response A response.
- * @returns Whether nobody reads it.
- */
-export function isUnread(response: Response): boolean {
-  return unread.has(response);
 }

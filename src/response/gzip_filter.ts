@@ -12,6 +12,7 @@
  * @module
  */
 
+import { makeResponse } from "./make_response.ts";
 import type { GzipConf, GzipOkConf } from "../engine/mod.ts";
 import { gzipBytes, gzipStream } from "./gzip_body.ts";
 import { gzipAccepted, type GzipRequest } from "./gzip_accept.ts";
@@ -170,24 +171,24 @@ export function gzipFilter(
     // The body as it was (a proxied HEAD's empty upstream body is still
     // read to its end), or an empty stream: Deno.serve would send
     // `Content-Length: 0` for none.
-    return new Response(
+    return makeResponse(
       response.body ?? new ReadableStream({ start: (c) => c.close() }),
       init,
     );
   }
   const known = knownBodies.get(response);
   if (known !== undefined) {
-    return new Response(oneChunk(gzipBytes(known, gzip.level)), init);
+    return makeResponse(oneChunk(gzipBytes(known, gzip.level)), init);
   }
   if (response.body === null) {
-    return new Response(
+    return makeResponse(
       oneChunk(gzipBytes(new Uint8Array(), gzip.level)),
       init,
     );
   }
   // A short body of known length is read whole and deflated in one call
   // (gzip_body.ts), whether it is in memory or comes from upstream.
-  return new Response(
+  return makeResponse(
     gzipStream(response.body, {
       level: gzip.level,
       length,
@@ -270,8 +271,8 @@ export function gzipWholeBody(
     hasVary: false,
   });
   const response = length === false
-    ? new Response(body, { status, headers: fields })
-    : new Response(oneChunk(gzipBytes(body, input.conf.gzip.level)), {
+    ? makeResponse(body, { status, headers: fields })
+    : makeResponse(oneChunk(gzipBytes(body, input.conf.gzip.level)), {
       status,
       headers: fields,
     });

@@ -70,6 +70,7 @@ export {
 } from "./headers_filter.ts";
 export { escapeControls, redirectLocation } from "./field_value.ts";
 export { FieldList, type HeaderFields } from "./field_list.ts";
+export { isNullBodyStatus, makeResponse } from "./make_response.ts";
 export { publicOrigin } from "./origin.ts";
 export {
   errorPageBody,
@@ -77,10 +78,16 @@ export {
   type ErrorResponseOptions,
   HEADER_TOO_LARGE,
   isBuiltInError,
-  isUnread,
   STATUS_TEXT,
-  unreadResponse,
 } from "./error_response.ts";
+export {
+  closesUnanswered,
+  isUnanswered,
+  isUnread,
+  markUnread,
+  unansweredResponse,
+  unreadResponse,
+} from "./unanswered.ts";
 export {
   isStreamedResponse,
   type MeteredBody,

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { makeResponse } from "./make_response.ts";
+
 /** Responses made by {@linkcode streamedResponse}. */
 const streamed = new WeakSet<Response>();
 
@@ -50,7 +52,7 @@ export function streamedResponse(
     body instanceof Uint8Array && init.status === 200 &&
     init.statusText === undefined && Array.isArray(fields) && fields.length > 0
   ) {
-    const response = new Response(body, { status: 200 });
+    const response = makeResponse(body, { status: 200 });
     const headers = response.headers;
     for (let i = 0; i < fields.length; i++) {
       const field = fields[i]!;
@@ -63,7 +65,7 @@ export function streamedResponse(
     }
     return response;
   }
-  const response = new Response(body, init);
+  const response = makeResponse(body, init);
   if (body instanceof ReadableStream) streamed.add(response);
   return response;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { makeResponse } from "../response/mod.ts";
 import { type GatewayConfig, listenHosts } from "../config/mod.ts";
 import { createGatewayHandler } from "../gateway.ts";
 import { listenPorts } from "../request/mod.ts";
@@ -351,6 +352,6 @@ export function serveErrorHandler(
         message: `unexpected error: ${describeError(error)}`,
       });
     }
-    return new Response("Internal Server Error", { status: 500 });
+    return makeResponse("Internal Server Error", { status: 500 });
   };
 }

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { isBuiltInError } from "../response/mod.ts";
+import { isBuiltInError, makeResponse } from "../response/mod.ts";
 import type { SsiCommand } from "./parser.ts";
 
 /** The most bytes all blocks of one main request hold together. */
@@ -141,7 +141,7 @@ export class SsiBlocks {
 export function stubAnswer(answer: Response, stub: Uint8Array): Response {
   if (!isBuiltInError(answer)) return answer;
   answer.body?.cancel().catch(() => {});
-  return new Response(stub.slice(), {
+  return makeResponse(stub.slice(), {
     status: answer.status,
     headers: { "content-type": "text/html" },
   });

@@ -22,7 +22,7 @@
  */
 
 import type { RequestVars } from "../engine/mod.ts";
-import { gzipTypeMatches } from "../response/mod.ts";
+import { gzipTypeMatches, makeResponse } from "../response/mod.ts";
 import type { SsiConf } from "./conf.ts";
 import { SsiContext, type SsiRequest } from "./context.ts";
 import { MAX_STATE, type SsiStore } from "./store.ts";
@@ -113,18 +113,18 @@ export function ssiFilter(response: Response, input: SsiFilterInput): Response {
   } else weakEtag(headers);
   const init = { status, headers };
   if (status === 204 || status === 205) {
-    return new Response(null, init);
+    return makeResponse(null, init);
   }
   if (input.head || response.body === null) {
     // The body as it was (a proxied HEAD's empty upstream body is still
     // read to its end, as the gzip filter leaves it), or an empty stream:
     // Deno.serve would send `Content-Length: 0` for none.
-    return new Response(
+    return makeResponse(
       response.body ?? new ReadableStream({ start: (c) => c.close() }),
       init,
     );
   }
-  return new Response(ssiStream(response.body, input), init);
+  return makeResponse(ssiStream(response.body, input), init);
 }
 
 /** `ngx_http_weak_etag`: `W/` before a quoted tag; an unquoted one is dropped. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { errorResponse } from "../response/mod.ts";
+import { errorResponse, makeResponse } from "../response/mod.ts";
 import {
   type AutoindexConf,
   type AutoindexEntry,
@@ -214,7 +214,7 @@ function listOnce(req: AutoindexRequest, folder: string): Listing {
   });
   return {
     kind: "done",
-    response: new Response(stream, { status: 200, headers }),
+    response: makeResponse(stream, { status: 200, headers }),
     failures,
   };
 }

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { makeResponse } from "../response/mod.ts";
 import type { AnswerTemplate } from "./answer_template.ts";
 import type { Validators } from "./validators.ts";
 
@@ -44,7 +45,7 @@ export interface CachedBody {
 export function sharedStream(
   bytes: Uint8Array<ArrayBuffer>,
 ): ReadableStream<Uint8Array> {
-  return new Response(bytes).body!;
+  return makeResponse(bytes).body!;
 }
 
 /**
@@ -87,12 +88,12 @@ export function wholeFileResponse(
   const stream = body.stream;
   if (stream !== null && !stream.locked) {
     try {
-      return new Response(stream, init);
+      return makeResponse(stream, init);
     } catch {
       // Disturbed by a runtime that read it: fall through to the bytes. A
       // bad `init` throws again below, so no other error is hidden.
     }
   }
   body.stream = null;
-  return new Response(body.bytes, init);
+  return makeResponse(body.bytes, init);
 }

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { makeResponse } from "../response/mod.ts";
 import { join } from "node:path";
 import { contentTypeFor } from "./media_types.ts";
 import { currentOsFamily, type OsFamily } from "../runtime/mod.ts";
@@ -79,9 +80,9 @@ export function errorPageResponse(
     statusText: original.statusText,
     headers,
   };
-  if (options.head) return new Response(null, init);
+  if (options.head) return makeResponse(null, init);
   if (body !== null && body.bytes.length === served.size) {
     return wholeFileResponse(body, init);
   }
-  return stream === null ? null : new Response(stream, init);
+  return stream === null ? null : makeResponse(stream, init);
 }

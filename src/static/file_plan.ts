@@ -13,6 +13,7 @@ import { type ContainmentHook, openInsideRoot } from "./containment.ts";
 import {
   errorResponse,
   framedInOnePiece,
+  makeResponse,
   ONE_WRITE_FIELD,
   rememberBody,
 } from "../response/mod.ts";
@@ -184,7 +185,7 @@ export function planFile(
     if (etag !== null) headers.push(["etag", etag]);
     headers.push(["last-modified", lastModified]);
     ctx.fields?.apply(headers, 304);
-    return done({ response: new Response(null, { status: 304, headers }) });
+    return done({ response: makeResponse(null, { status: 304, headers }) });
   }
 
   const size = servedInfo.size;
@@ -256,7 +257,7 @@ export function planFile(
   if (head || length === 0) {
     file?.close();
     return done({
-      response: new Response(head ? null : "", { status, headers }),
+      response: makeResponse(head ? null : "", { status, headers }),
     });
   }
   if (file !== null) {
@@ -273,7 +274,7 @@ export function planFile(
     // answer made for the last request (answer_template.ts).
     const response = range === null
       ? templatedFileResponse(cached, status, headers, shape)
-      : new Response(cached.bytes.subarray(start, start + length), {
+      : makeResponse(cached.bytes.subarray(start, start + length), {
         status,
         headers,
       });
