@@ -169,6 +169,7 @@ async function writeBody(
   } else if (body?.kind === "stream") {
     // Each piece as it comes: nothing of the body is held past its write.
     const reader = body.stream.getReader();
+    let received = 0;
     try {
       while (true) {
         let read: ReadableStreamReadResult<Uint8Array>;
@@ -180,9 +181,10 @@ async function writeBody(
           // nginx's 400 and line for a body cut while it is sent.
           throw error instanceof UpstreamError
             ? error
-            : UpstreamError.clientBodyClosed(error);
+            : UpstreamError.clientBodyClosed(error, received);
         }
         if (read.done) break;
+        received += read.value.length;
         if (read.value.length > 0) await conn.write(stdinRecords(read.value));
       }
     } finally {

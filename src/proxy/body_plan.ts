@@ -56,7 +56,7 @@ export async function bufferUpTo(
       total += value.length;
     }
   } catch (error) {
-    throw UpstreamError.clientClosed(error);
+    throw UpstreamError.clientClosed(error, total);
   } finally {
     reader.releaseLock();
   }

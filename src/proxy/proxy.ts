@@ -17,7 +17,7 @@ import {
 } from "./request_buffer.ts";
 import type { ProxyOptions, ProxyResult } from "./proxy_options.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
-import { STREAMED } from "./kept_body.ts";
+import { type BodyKeeper, STREAMED } from "./kept_body.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -52,7 +52,16 @@ const EMPTY = Object.freeze({
  * client that went away surfaces as `BadResource`. nginx answers the first
  * with 400 (`ngx_http_parse_chunked` → NGX_HTTP_BAD_REQUEST).
  */
-function bodyReadFailed(error: unknown): ProxyResult {
+function bodyReadFailed(
+  error: unknown,
+  options: ProxyOptions,
+  received?: number,
+): ProxyResult {
+  // What came before counts (`$request_length`, a chunked body's
+  // `$content_length`), as nginx counts each byte it read.
+  const read = received ??
+    (error instanceof UpstreamError ? error.bodyReceived : null);
+  if (read !== null && read !== undefined) options.keeper?.bodyRead?.(read);
   const cause = error instanceof UpstreamError ? error.cause : error;
   if (
     cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
@@ -122,10 +131,12 @@ export function proxyRequest(
       return forward(req, options, null);
     }
     // A small declared body in one call (a GET or HEAD with one was refused
-    // before: their body is `null`), any other through its stream.
+    // before: their body is `null`), any other through its stream, and
+    // every one when a line counts the bytes of a body cut short.
     const buffering = options.buffering;
     if (
-      buffering && fitsInMemory(options.contentLength, buffering.bufferSize)
+      buffering && options.countsBody !== true &&
+      fitsInMemory(options.contentLength, buffering.bufferSize)
     ) {
       return readWholeBody(source, buffering).then((read) =>
         forwardRead(req, options, read)
@@ -160,18 +171,26 @@ async function readAndForward(
     });
     return forwardRead(req, options, read);
   }
+  if (plan.kind === "read" && options.countsBody === true) {
+    // Through its stream, which counts the bytes of a body cut short.
+    plan = source.body === null
+      ? { kind: "ready", body: null }
+      : { kind: "buffer", stream: source.body, limit: Infinity };
+  }
   if (plan.kind === "read") {
     try {
       const bytes = new Uint8Array(await source.arrayBuffer());
       plan = { kind: "ready", body: { kind: "bytes", bytes } };
     } catch (error) {
-      return bodyReadFailed(error);
+      return bodyReadFailed(error, options);
     }
   } else if (plan.kind === "buffer") {
     try {
       plan = await bufferUpTo(plan.stream, plan.limit, plan.emptyIsNone);
     } catch (error) {
-      if (error instanceof UpstreamError) return bodyReadFailed(error);
+      if (error instanceof UpstreamError) {
+        return bodyReadFailed(error, options);
+      }
       throw error;
     }
   }
@@ -237,9 +256,12 @@ function forwardRead(
     case "too-large":
       return read;
     case "timeout":
+      if (read.received !== undefined) {
+        options.keeper?.bodyRead?.(read.received);
+      }
       return { kind: "body-timeout" };
     case "read-failed":
-      return bodyReadFailed(read.error);
+      return bodyReadFailed(read.error, options, read.received);
     case "temp-failed":
       return {
         kind: "temp-failed",
@@ -271,11 +293,35 @@ function forward(
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;
+  if (body?.kind === "stream" && options.countsBody === true) {
+    return walked.then((outcome) => {
+      streamedRead(outcome, body, options.keeper!);
+      if (outcome.kind === "no-live") tries?.noLive(options.group.name);
+      return proxyResult(outcome);
+    });
+  }
   if (!tries) return walked.then(proxyResult);
   return walked.then((outcome) => {
     if (outcome.kind === "no-live") tries.noLive(options.group.name);
     return proxyResult(outcome);
   });
+}
+
+/**
+ * What a body streamed upstream read of the client's: its declared length
+ * once the exchange went through, or the bytes before its client left (a
+ * chunked one's count is not kept: README request-length).
+ */
+function streamedRead(
+  outcome: PeerOutcome<Response>,
+  body: { length: number | null },
+  keeper: BodyKeeper,
+): void {
+  if (outcome.kind === "ok") {
+    if (body.length !== null) keeper.bodyRead?.(body.length);
+  } else if (outcome.kind === "failed" && outcome.error.bodyReceived !== null) {
+    keeper.bodyRead?.(outcome.error.bodyReceived);
+  }
 }
 
 /**

@@ -84,6 +84,13 @@ export interface ProxyOptions {
    * (`request_buffer.ts`); `null` or absent streams it as it arrives.
    */
   buffering?: RequestBuffering | null;
+  /**
+   * A log line reads `$request_length`: every body is read through its
+   * stream, which counts the bytes of one cut short (one call's read of a
+   * small body does not), and the bytes a streamed body read are told to
+   * the {@linkcode keeper}.
+   */
+  countsBody?: boolean;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
   /**

@@ -7,12 +7,14 @@
  */
 
 import { parseBasicCredentials } from "../access/mod.ts";
-import { copyFields, firstLine } from "../runtime/mod.ts";
+import { copyFields, fieldLines, firstLine } from "../runtime/mod.ts";
 import type { RequestVars } from "../engine/mod.ts";
 import {
   type AccessEvent,
   type AccessTarget,
+  joinedFieldLines,
   type Logger,
+  requestHeadBytes,
   type SentBody,
   type SentResponse,
   UpstreamTries,
@@ -50,6 +52,11 @@ export interface AccessRequest {
   vars?: RequestVars | null;
   /** The request's clock in ms when it arrived, read once; else read here. */
   now?: number | undefined;
+  /**
+   * The body bytes read from the client, whole or to where reading
+   * stopped (`RouteFlow.bodyRead`); 0 when none was read.
+   */
+  readonly bodyReceived?: number;
 }
 
 /**
@@ -84,6 +91,11 @@ export class PendingAccessLine {
   #targets: readonly AccessTarget[] | null = null;
   /** Whether nginx had read the request's fields (see `fieldsUnread`). */
   #fieldsRead = true;
+  /**
+   * The request's field lines as received, for `$request_length`; kept
+   * only when a line reads it (`Headers`' own list: nothing is copied).
+   */
+  #fieldLines: readonly unknown[] | undefined;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -123,6 +135,11 @@ export class PendingAccessLine {
       }
       this.#startMs = fields.now ?? Date.now();
       this.upstream = new UpstreamTries();
+      // The list Deno keeps is read once the exchange is over, when the
+      // fields themselves no longer can be.
+      if (logger.accessCountsRequest) {
+        this.#fieldLines = fieldLines(headers) ?? joinedFieldLines(headers);
+      }
     }
     this.#release = inFlight?.add(this.write);
   }
@@ -190,6 +207,14 @@ export class PendingAccessLine {
         : { upstream: this.upstream.list() }),
       vars,
     };
+    // Only for a line that reads it (its own property then: nothing is
+    // made for the others).
+    if (this.#fieldLines !== undefined) {
+      event.requestLength = requestHeadBytes(
+        request,
+        this.#fieldsRead ? this.#fieldLines : null,
+      ) + (this.#fields.bodyReceived ?? 0);
+    }
     if (this.#targets === null) this.#logger.access(event);
     else this.#logger.accessTo(this.#targets, event);
   };

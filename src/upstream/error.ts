@@ -60,6 +60,12 @@ export class UpstreamError extends Error {
    * (see {@linkcode UpstreamError.clientBodyClosed}): 400, not 499.
    */
   bodyCut = false;
+  /**
+   * The client's body bytes read before its reading failed, when the
+   * reader counted them (`$request_length`, and `$content_length` of a
+   * body without a declared length); `null` when it did not.
+   */
+  bodyReceived: number | null = null;
 
   /**
    * Creates the error.
@@ -91,10 +97,11 @@ export class UpstreamError extends Error {
    * (`ngx_http_upstream_check_broken_connection()`).
    *
    * @param cause What was thrown, if anything.
+   * @param received The body bytes read before, when counted.
    * @returns The error.
    */
-  static clientClosed(cause?: unknown): UpstreamError {
-    return new UpstreamError(
+  static clientClosed(cause?: unknown, received?: number): UpstreamError {
+    const error = new UpstreamError(
       "client prematurely closed connection, so upstream connection is closed too",
       {
         kind: "client-closed",
@@ -103,6 +110,8 @@ export class UpstreamError extends Error {
         cause,
       },
     );
+    if (received !== undefined) error.bodyReceived = received;
+    return error;
   }
 
   /**
@@ -114,9 +123,10 @@ export class UpstreamError extends Error {
    * `ngx_http_do_read_client_request_body`).
    *
    * @param cause What was thrown, if anything.
+   * @param received The body bytes read before, when counted.
    * @returns The error.
    */
-  static clientBodyClosed(cause?: unknown): UpstreamError {
+  static clientBodyClosed(cause?: unknown, received?: number): UpstreamError {
     const error = new UpstreamError("client prematurely closed connection", {
       kind: "client-closed",
       action: "sending request to upstream",
@@ -124,6 +134,7 @@ export class UpstreamError extends Error {
       cause,
     });
     error.bodyCut = true;
+    if (received !== undefined) error.bodyReceived = received;
     return error;
   }
 }

@@ -226,6 +226,7 @@ async function writeStreamed(
   await sendBody(body.stream, {
     chunked: body.length === null,
     write: (bytes) => writeAll(io, c, bytes),
-    onReadError: (error) => UpstreamError.clientBodyClosed(error),
+    onReadError: (error, received) =>
+      UpstreamError.clientBodyClosed(error, received),
   });
 }

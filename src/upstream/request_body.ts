@@ -26,8 +26,11 @@ export interface SendBodyOptions {
   chunked: boolean;
   /** Writes all of the bytes; they may be reused once it settles. */
   write: (bytes: Uint8Array) => Promise<void>;
-  /** Wraps an error from reading the client's body (it went away). */
-  onReadError: (error: unknown) => Error;
+  /**
+   * Wraps an error from reading the client's body (it went away), told
+   * the bytes read before it.
+   */
+  onReadError: (error: unknown, received: number) => Error;
 }
 
 /**
@@ -54,11 +57,12 @@ export interface SendBodyOptions {
  *
  * @param stream The client's request body.
  * @param options Framing, the writer and the read-error wrapper.
+ * @returns The body bytes read (and sent).
  */
 export async function sendBody(
   stream: ReadableStream<Uint8Array>,
   options: SendBodyOptions,
-): Promise<void> {
+): Promise<number> {
   let byob: ReadableStreamBYOBReader | null = null;
   try {
     byob = stream.getReader({ mode: "byob" });
@@ -67,6 +71,7 @@ export async function sendBody(
   }
   const plain = byob === null ? stream.getReader() : null;
   let buffer = new ArrayBuffer(plain !== null ? 0 : HEAD_ROOM + READ_SIZE + 2);
+  let received = 0;
   try {
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
@@ -75,13 +80,14 @@ export async function sendBody(
           ? await plain.read()
           : await byob!.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
       } catch (error) {
-        throw options.onReadError(error);
+        throw options.onReadError(error, received);
       }
       if (next.done) break;
       const data = next.value;
       // A BYOB read detached `buffer`; the same memory came back in `data`.
       if (plain === null) buffer = data.buffer as ArrayBuffer;
       if (data.length === 0) continue;
+      received += data.length;
       if (!options.chunked) {
         await options.write(data);
         continue;
@@ -100,6 +106,7 @@ export async function sendBody(
     (plain ?? byob!).releaseLock();
   }
   if (options.chunked) await options.write(LAST_CHUNK);
+  return received;
 }
 
 /**
