@@ -251,7 +251,12 @@ export class PendingAccessLine {
     // getter turns a byte body into a stream, which takes Deno.serve off its
     // fast path for the body.
     if (length !== null && !isStreamedResponse(response)) {
-      this.#bytes = req.method === "HEAD" || response.status === 304
+      // No body goes with a HEAD's answer nor a status that has none (a
+      // relayed 205 keeps its upstream's length field, which Deno.serve
+      // drops with the body: RFC 9110 §15.3.6).
+      const status = response.status;
+      this.#bytes = req.method === "HEAD" || status === 304 || status === 204 ||
+          status === 205
         ? 0
         : Number(length);
     } else if (response.body !== null && req.method !== "HEAD") {

@@ -228,7 +228,10 @@ async function listFolder(
  * without text is nginx's own page (and `error_page` applies); a redirect
  * code takes the text as `Location` on nginx's page; any other code sends
  * the text, empty or not, typed by the URI's extension or `default_type`
- * (ngx_http_send_response). A 204 has neither body nor type.
+ * (ngx_http_send_response). A 204 has neither body nor type. A 205 goes
+ * without its text: the runtime sends no body with one (`Response`
+ * refuses it, RFC 9110 §15.3.6), where nginx sends it (README
+ * reset-content).
  */
 function returnResponse(
   req: Request,
@@ -250,7 +253,7 @@ function returnResponse(
   // The text's bytes as nginx holds them (a field's bytes that are not
   // UTF-8 go back as they came).
   const bytes = textBytes(text ?? "");
-  return new Response(head ? null : bytes, {
+  return new Response(head || code === 205 ? null : bytes, {
     status: code,
     headers: {
       "content-type": contentTypeOf(request.vars.uri, content.conf),
