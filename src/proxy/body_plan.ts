@@ -15,7 +15,12 @@ const SMALL_BODY = 64 * 1024;
 /** A body ready to send (or none), or nginx's 413 verdict. */
 export type BodyPlan =
   | { kind: "ready"; body: UpstreamCall["body"] }
-  | { kind: "too-large"; message: string };
+  | {
+    kind: "too-large";
+    message: string;
+    /** The body bytes read before the piece past the limit. */
+    received?: number;
+  };
 
 /** What to do with the request body, decided from the headers alone. */
 export type BodyDecision =
@@ -50,6 +55,7 @@ export async function bufferUpTo(
           kind: "too-large",
           message:
             `client intended to send too large chunked body: ${total}+${value.length} bytes`,
+          received: total,
         };
       }
       chunks.push(value);

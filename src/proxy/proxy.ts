@@ -195,6 +195,9 @@ async function readAndForward(
     }
   }
   if (plan.kind === "too-large") {
+    // What came before the limit was passed is the request's length, as
+    // nginx's content_length_n at its 413.
+    if (plan.received !== undefined) options.keeper?.bodyRead?.(plan.received);
     return { kind: "too-large", message: plan.message };
   }
   return forward(req, options, received(req, options, plan.body));
@@ -254,7 +257,10 @@ function forwardRead(
       ).finally(() => temp.close());
     }
     case "too-large":
-      return read;
+      if (read.received !== undefined) {
+        options.keeper?.bodyRead?.(read.received);
+      }
+      return { kind: "too-large", message: read.message };
     case "timeout":
       if (read.received !== undefined) {
         options.keeper?.bodyRead?.(read.received);

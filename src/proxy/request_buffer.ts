@@ -29,7 +29,12 @@ export type BodyReadResult =
     /** The temporary file holding it, to close once forwarding is done. */
     temp: TempFile | null;
   }
-  | { kind: "too-large"; message: string }
+  | {
+    kind: "too-large";
+    message: string;
+    /** The body bytes read before the piece past the limit. */
+    received?: number;
+  }
   /** `client_body_timeout` passed between two reads: nginx's 408. */
   | {
     kind: "timeout";
@@ -229,6 +234,7 @@ export async function readRequestBody(
           kind: "too-large",
           message:
             `client intended to send too large chunked body: ${total}+${value.length} bytes`,
+          received: total,
         };
       }
       total += value.length;

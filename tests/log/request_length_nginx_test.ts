@@ -15,8 +15,9 @@
  * sent and the connection closed): bytes that come with the close are
  * lost to the gateway with the connection (README request-length).
  *
- * `$content_length` of a chunked body cut short is what came of it, as
- * nginx's `headers_in.content_length_n` grows by each piece parsed
+ * `$content_length` of a chunked body cut short, or given up at
+ * `client_max_body_size`, is what came of it, as nginx's
+ * `headers_in.content_length_n` grows by each piece parsed
  * (ngx_http_request_body_chunked_filter).
  */
 import { deepStrictEqual } from "node:assert/strict";
@@ -103,6 +104,13 @@ const BUFFERED: Row[] = [
   ],
   // A body discarded unread: not counted.
   [`POST /ret/ HTTP/1.1\r\n${HEAD}Content-Length: 5\r\n\r\nhello`],
+  // A chunked body past client_max_body_size: what came before it.
+  [
+    `POST /small/a HTTP/1.1\r\n${HEAD}Transfer-Encoding: chunked\r\n\r\n` +
+    "14\r\n12345678901234567890\r\n0\r\n\r\n",
+    null,
+    "chunked",
+  ],
   [`POST /small/ HTTP/1.1\r\n${HEAD}Content-Length: 11\r\n\r\nhello world`],
   // A client that leaves mid-body: what was read.
   [
