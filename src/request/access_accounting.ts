@@ -208,9 +208,11 @@ export class PendingAccessLine {
       vars,
     };
     // Only for a line that reads it (its own property then: nothing is
-    // made for the others).
+    // made for the others). A request line nginx could not parse (a 414,
+    // an invalid method) counts nothing: r->request_length is set once the
+    // line is parsed (ngx_http_process_request_line).
     if (this.#fieldLines !== undefined) {
-      event.requestLength = requestHeadBytes(
+      event.requestLength = vars?.unparsed === "line" ? 0 : requestHeadBytes(
         request,
         this.#fieldsRead ? this.#fieldLines : null,
       ) + (this.#fields.bodyReceived ?? 0);

@@ -85,6 +85,12 @@ const BUFFERED: Row[] = [
     "GET /ret/ HTTP/1.1\r\nHOST: t\r\nx-a: 1\r\nAccept: */*\r\nX-A: 22\r\n" +
     "x-empty: \r\nUser-Agent: curl/8.0\r\nConnection: close\r\n\r\n",
   ],
+  // Refused: at its line (none of it counted, nginx had not parsed it),
+  // at its target (the line alone), without Host (the whole head).
+  [`GET /ret/${"a".repeat(9000)} HTTP/1.1\r\n${HEAD}\r\n`],
+  [`get /ret/ HTTP/1.1\r\n${HEAD}\r\n`],
+  [`GET /ret/%00 HTTP/1.1\r\n${HEAD}\r\n`],
+  ["GET /ret/ HTTP/1.1\r\nConnection: close\r\n\r\n"],
   // Two requests on one connection: each its own head.
   [
     "GET /ret/a HTTP/1.1\r\nHost: t\r\nX-First: 1\r\n\r\n" +
