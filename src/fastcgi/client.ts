@@ -183,7 +183,10 @@ async function writeBody(
             ? error
             : UpstreamError.clientBodyClosed(error, received);
         }
-        if (read.done) break;
+        if (read.done) {
+          body.received = received;
+          break;
+        }
         received += read.value.length;
         if (read.value.length > 0) await conn.write(stdinRecords(read.value));
       }

@@ -299,7 +299,12 @@ function forward(
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;
-  if (body?.kind === "stream" && options.countsBody === true) {
+  // A streamed body's count, for a line that reads it, and the size of
+  // one without a declared length (`$content_length` once it was sent).
+  if (
+    body?.kind === "stream" &&
+    (body.length === null || options.countsBody === true)
+  ) {
     return walked.then((outcome) => {
       streamedRead(outcome, body, options.keeper!);
       if (outcome.kind === "no-live") tries?.noLive(options.group.name);
@@ -314,17 +319,20 @@ function forward(
 }
 
 /**
- * What a body streamed upstream read of the client's: its declared length
- * once the exchange went through, or the bytes before its client left (a
- * chunked one's count is not kept: README request-length).
+ * What a body streamed upstream read of the client's: all of it once it
+ * was sent (one without a declared length, `client_max_body_size 0`, then
+ * has its size as the request's length, as nginx's once read), or the
+ * bytes before its client left. Its head answered first, a body still on
+ * its way is not counted.
  */
 function streamedRead(
   outcome: PeerOutcome<Response>,
-  body: { length: number | null },
+  body: { length: number | null; received?: number },
   keeper: BodyKeeper,
 ): void {
   if (outcome.kind === "ok") {
-    if (body.length !== null) keeper.bodyRead?.(body.length);
+    const read = body.received ?? body.length;
+    if (read !== null) keeper.bodyRead?.(read);
   } else if (outcome.kind === "failed" && outcome.error.bodyReceived !== null) {
     keeper.bodyRead?.(outcome.error.bodyReceived);
   }

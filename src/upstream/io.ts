@@ -220,10 +220,14 @@ async function writeStreamed(
   io: ConnectionIo,
   c: Connection,
   head: Uint8Array,
-  body: { stream: ReadableStream<Uint8Array>; length: number | null },
+  body: {
+    stream: ReadableStream<Uint8Array>;
+    length: number | null;
+    received?: number;
+  },
 ): Promise<void> {
   await writeAll(io, c, head);
-  await sendBody(body.stream, {
+  body.received = await sendBody(body.stream, {
     chunked: body.length === null,
     write: (bytes) => writeAll(io, c, bytes),
     onReadError: (error, received) =>

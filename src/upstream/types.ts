@@ -92,6 +92,8 @@ export interface UpstreamCall {
       kind: "stream";
       stream: ReadableStream<Uint8Array>;
       length: number | null;
+      /** Set once it was sent whole: the bytes read of it. */
+      received?: number;
     }
     | null;
   /**

@@ -60,6 +60,7 @@ ${TEMP}
     location /ret/ { return 200 "abc"; }
     location /px/ { ${proxied} }
     location /small/ { client_max_body_size 10; ${proxied} }
+    location /free/ { client_max_body_size 0; ${proxied} }
   }
 }
 `;
@@ -158,6 +159,15 @@ const STREAMED: Row[] = [
     "POST /px/j HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n" +
     "d".repeat(70000),
     "upstream",
+  ],
+  // A chunked body of no limit: streamed by the gateway, read whole first
+  // by nginx (it speaks HTTP/1.0 upstream); once sent, its size is its
+  // length.
+  [
+    `POST /free/a HTTP/1.1\r\n${HEAD}Transfer-Encoding: chunked\r\n\r\n` +
+    "5\r\nhello\r\n0\r\n\r\n",
+    null,
+    "chunked",
   ],
   // A chunked body is read whole first (nginx speaks HTTP/1.0 upstream).
   [
@@ -259,21 +269,29 @@ async function leave(
   }
 }
 
-/** An upstream that reads each request whole and answers it. */
+/**
+ * An upstream that reads each request whole (by its length, or a chunked
+ * one to its last chunk) and answers it.
+ */
 function upstream(): RawUpstream {
   return startRawUpstream(async (conn, _i, self) => {
     const buf = new Uint8Array(64 * 1024);
     const n = await conn.read(buf).catch(() => null);
     if (n === null) return;
-    self.heads.push(new TextDecoder("latin1").decode(buf.subarray(0, n)));
-    const first = new TextDecoder("latin1").decode(buf.subarray(0, n));
-    const end = first.indexOf("\r\n\r\n");
-    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(first)?.[1] ?? 0);
+    let text = new TextDecoder("latin1").decode(buf.subarray(0, n));
+    self.heads.push(text);
+    const end = text.indexOf("\r\n\r\n");
+    const head = text.slice(0, end);
+    const chunked = /\r\ntransfer-encoding: *chunked/i.test(head);
+    const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
     let got = end < 0 ? 0 : n - end - 4;
-    while (got < length) {
+    while (chunked ? !text.endsWith("0\r\n\r\n") : got < length) {
       const more = await conn.read(buf).catch(() => null);
       if (more === null) return;
       got += more;
+      if (chunked) {
+        text += new TextDecoder("latin1").decode(buf.subarray(0, more));
+      }
     }
     await writeText(
       conn,
