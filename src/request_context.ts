@@ -211,6 +211,8 @@ export class RequestContext implements EngineRequest {
   contentLength: number | null = null;
   /** The declared length's digits. */
   lengthDigits: string | null = null;
+  /** See `EngineRequest.bodyReceived`. */
+  bodyReceived = 0;
   /**
    * The client's fields as the head's check walked them (flat: name,
    * value…), for the proxy; `null` before the check.

@@ -66,6 +66,11 @@ export interface HttpConf {
    */
   accessCopiesFields: boolean;
   /**
+   * Some access log's format or `if=` names `$request_length`: only then
+   * does a request keep its field lines and count its body's bytes.
+   */
+  accessCountsRequest: boolean;
+  /**
    * The main level's first `error_log` file, absolute, and its level: where
    * the start's `[emerg]` lines go, and the file the built-in page names.
    */

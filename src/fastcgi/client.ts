@@ -172,6 +172,7 @@ async function writeBody(
     // Each wait for the client's bytes is timed (client_body_timeout).
     const timer = body.timer;
     const cancel = timer && (() => void reader.cancel().catch(() => {}));
+    let received = 0;
     try {
       while (true) {
         let read: ReadableStreamReadResult<Uint8Array>;
@@ -185,14 +186,20 @@ async function writeBody(
           throw error instanceof UpstreamError
             ? error
             : timer?.timedOut
-            ? UpstreamError.clientBodyTimedOut(error)
-            : UpstreamError.clientBodyClosed(error);
+            ? UpstreamError.clientBodyTimedOut(error, received)
+            : UpstreamError.clientBodyClosed(error, received);
         } finally {
           timer?.read();
         }
         // A cancelled read settles done: the body did not end (nginx's 408).
-        if (timer?.timedOut) throw UpstreamError.clientBodyTimedOut();
-        if (read.done) break;
+        if (timer?.timedOut) {
+          throw UpstreamError.clientBodyTimedOut(undefined, received);
+        }
+        if (read.done) {
+          body.received = received;
+          break;
+        }
+        received += read.value.length;
         if (read.value.length > 0) await conn.write(stdinRecords(read.value));
       }
     } finally {

@@ -44,6 +44,8 @@ export interface FastcgiContext {
   stats: FailureCounter;
   /** Shutdown has begun: a body cut off then is not the client leaving. */
   stopping?: () => boolean;
+  /** See `ProxyOptions.countsBody`: some log line reads `$request_length`. */
+  countsBody?: boolean;
 }
 
 /**

@@ -42,6 +42,11 @@ export interface LogFormat {
    * (beyond `combined`'s two, read when the request starts).
    */
   readonly readsFields: boolean;
+  /**
+   * The format names `$request_length`: each request's head is kept for
+   * its count, and its body read so that one cut short tells its bytes.
+   */
+  readonly readsLength: boolean;
   /** @internal The parts. */
   readonly ops: readonly Op[];
 }
@@ -110,6 +115,7 @@ export function compileLogFormat(
   }
   const ops: Op[] = [];
   let readsFields = false;
+  let readsLength = false;
   for (const arg of args.slice(first)) {
     let i = 0;
     while (i < arg.length) {
@@ -145,6 +151,7 @@ export function compileLogFormat(
         i++;
       }
       if (varName === "") return invalid;
+      readsLength ||= varName.toLowerCase() === "request_length";
       const resolved = resolve(varName, scope);
       if (resolved === null) {
         return { ok: false, error: `unknown "${varName}" variable` };
@@ -163,6 +170,7 @@ export function compileLogFormat(
       escape,
       text: args.slice(first).join(""),
       readsFields,
+      readsLength,
       ops,
     },
   };

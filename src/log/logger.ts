@@ -42,6 +42,11 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
   sent?: SentResponse;
   /** When the request started, epoch ms, for `$request_time`. */
   startMs?: number;
+  /**
+   * `$request_length`: the head's bytes and the body's read, counted
+   * when a line reads it (else 0).
+   */
+  requestLength?: number;
   /** The upstream tries, for `$upstream_*`. */
   upstream?: readonly UpstreamTry[];
   /** The request's variables, for the engine's names and `if=`. */
@@ -97,6 +102,12 @@ export interface Logger {
    */
   readonly accessCopiesFields: boolean;
   /**
+   * Some line reads `$request_length`: each request keeps its field lines
+   * for the count, and its body is read so that one cut short tells its
+   * bytes.
+   */
+  readonly accessCountsRequest: boolean;
+  /**
    * The last line written at `error` or more severe, for the built-in page;
    * `null` before the first.
    */
@@ -149,6 +160,11 @@ export interface LoggerOptions {
    * line is written. @default {false}
    */
   accessCopiesFields?: boolean;
+  /**
+   * Some location's format or `if=` reads `$request_length`.
+   * @default {false}
+   */
+  accessCountsRequest?: boolean;
   /**
    * The main level's error logs (lines about no request go there); when
    * absent, `errorLog` at `level`.
@@ -234,6 +250,8 @@ export function createLogger(options: LoggerOptions): Logger {
       (options.accessNeedsFields ?? false),
     accessCopiesFields: format.readsFields ||
       (options.accessCopiesFields ?? false),
+    accessCountsRequest: format.readsLength ||
+      (options.accessCountsRequest ?? false),
     close() {
       // A file named by several logs is closed once.
       const sinks = new Set([...errors.sinks(), ...files.values()]);
@@ -256,7 +274,7 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
     remoteAddr: event.remoteAddr,
     remoteUser: event.remoteUser,
     request: event.request,
-    requestLength: 0,
+    requestLength: event.requestLength ?? 0,
     // Without the kept fields, `combined`'s two come from the event.
     headers: event.headers ?? {
       get: (name) =>

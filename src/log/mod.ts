@@ -48,6 +48,7 @@ export type { LogLevel } from "./error_log.ts";
 export { LogFile } from "./log_file.ts";
 export { createLogger } from "./logger.ts";
 export { UpstreamTries } from "./upstream_tries.ts";
+export { joinedFieldLines, requestHeadBytes } from "./request_length.ts";
 export {
   framingField,
   type SentBody,

@@ -118,8 +118,8 @@ const CLOSE_TOKEN = /(?:^|,)[ \t]*close[ \t]*(?:,|$)/i;
  * The framing field `Deno.serve` writes for a response: it drops the
  * response's own `Content-Length` and `Transfer-Encoding` and writes the
  * length of a body it knows the size of (a HEAD's from its fields), or
- * `chunked` for a stream without a length; none for 1xx, 204, 304, or
- * a 205 without a body.
+ * `chunked` for a stream without a length; none for 1xx, 204, 205 (a
+ * `Response` holds no body for it) and 304.
  *
  * @param sent The response as sent.
  * @returns The field's name and value, or `null` when it writes none.
@@ -143,8 +143,11 @@ export function framingField(
   sent: SentResponse,
 ): [name: string, value: string] | null {
   const { status, headers, body } = sent;
-  if (status < 200 || status === 204 || status === 304) return null;
-  if (status === 205 && body === "empty") return null;
+  // Statuses without a body: Deno.serve writes no length for them, and
+  // drops the response's own (a relayed 205's `Content-Length: 3`).
+  if (status < 200 || status === 204 || status === 205 || status === 304) {
+    return null;
+  }
   const length = headers.get("content-length");
   // A `Transfer-Encoding` among the fields makes even bytes go chunked.
   const chunked = headers.has("transfer-encoding");

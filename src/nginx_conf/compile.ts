@@ -231,6 +231,7 @@ class Compiler implements CompileContext {
       accessLogFiles: this.logs.files,
       accessNeedsFields: this.logs.needsFields,
       accessCopiesFields: this.logs.copiesFields,
+      accessCountsRequest: this.logs.countsRequest,
       errorLog: {
         path: errorLog?.path ??
           prefixed(this.options.prefix, "logs/error.log"),

@@ -52,6 +52,7 @@ export class LogsSeen {
   readonly #files: LogFileSet;
   #fields = false;
   #copies = false;
+  #counts = false;
   #defaultList: AccessLogs | null = null;
 
   /** @param checks Where findings go, and what they read. */
@@ -79,6 +80,14 @@ export class LogsSeen {
    */
   get copiesFields(): boolean {
     return this.#copies;
+  }
+
+  /**
+   * Some access log's format or `if=` names `$request_length` (a `map`
+   * that reads it is not followed: such a line counts 0).
+   */
+  get countsRequest(): boolean {
+    return this.#counts;
   }
 
   /**
@@ -173,6 +182,12 @@ export class LogsSeen {
       (condition !== null && this.checks.readsFields(condition.text))
     ) {
       this.#copies = true;
+    }
+    if (
+      format.readsLength ||
+      (condition !== null && /\$\{?request_length\b/i.test(condition.text))
+    ) {
+      this.#counts = true;
     }
     return {
       path: this.#file(d, prefixed(this.checks.prefix(), file)),

@@ -64,10 +64,11 @@ export interface BodyKeeper {
   /** What was kept; `undefined` until a location that may redirect reads it. */
   keptBody?: KeptBody | undefined;
   /**
-   * The body came without a declared length (chunked, HTTP/2 without
-   * `Content-Length`) and is now read whole: its size becomes the
+   * The body was read, whole or to where its reading failed: its bytes
+   * count in `$request_length`. One that came without a declared length
+   * (chunked, HTTP/2 without `Content-Length`) has its size as the
    * request's length for every later reader, as nginx sets
-   * `headers_in.content_length_n = rb->received`
+   * `headers_in.content_length_n` to what it received
    * (ngx_http_request_body_chunked_filter).
    *
    * @param length The bytes received.

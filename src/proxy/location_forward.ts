@@ -35,6 +35,8 @@ export interface LocationProxyContext {
   stopping?: () => boolean;
   /** Locations match without regard to case (nginx for Windows). */
   caseless?: boolean;
+  /** See `ProxyOptions.countsBody`: some log line reads `$request_length`. */
+  countsBody?: boolean;
   /**
    * The runtime's upgrade of a client to WebSocket, `Deno.upgradeWebSocket`
    * unless a test stands in for it (its refusals).

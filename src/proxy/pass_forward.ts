@@ -107,6 +107,8 @@ export interface ForwardContext {
   stats: FailureCounter;
   /** Shutdown has begun: a body cut off then is not the client leaving. */
   stopping?: () => boolean;
+  /** See `ProxyOptions.countsBody`: some log line reads `$request_length`. */
+  countsBody?: boolean;
 }
 
 const CLOSE: [string, string][] = [["connection", "close"]];
@@ -208,6 +210,11 @@ export abstract class PassForward<C extends ForwardContext = ForwardContext>
     this.head = req.method === "HEAD";
     this.bodyOf = request.bodyOf;
     this.keeper = request.keeper;
+  }
+
+  /** See `ProxyOptions.countsBody`. */
+  get countsBody(): boolean {
+    return this.context.countsBody === true;
   }
 
   /**

@@ -22,7 +22,7 @@ import type {
   ProxyResult,
 } from "./proxy_options.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
-import { STREAMED } from "./kept_body.ts";
+import { type BodyKeeper, STREAMED } from "./kept_body.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -63,7 +63,16 @@ const BODY_TIMEOUT: ProxyResult = Object.freeze({ kind: "body-timeout" });
  * client that went away surfaces as `BadResource`. nginx answers the first
  * with 400 (`ngx_http_parse_chunked` → NGX_HTTP_BAD_REQUEST).
  */
-function bodyReadFailed(error: unknown): ProxyResult {
+function bodyReadFailed(
+  error: unknown,
+  options: ProxyOptions,
+  received?: number,
+): ProxyResult {
+  // What came before counts (`$request_length`, a chunked body's
+  // `$content_length`), as nginx counts each byte it read.
+  const read = received ??
+    (error instanceof UpstreamError ? error.bodyReceived : null);
+  if (read !== null && read !== undefined) options.keeper?.bodyRead?.(read);
   const cause = error instanceof UpstreamError ? error.cause : error;
   if (
     cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
@@ -134,12 +143,14 @@ export function proxyRequest(
     }
     // A small declared body in one call (a GET or HEAD with one was refused
     // before: their body is `null`), any other through its stream; each
-    // under client_body_timeout, read first or streamed.
+    // under client_body_timeout, read first or streamed. Every one through
+    // its stream when a line counts the bytes of a body cut short.
     const buffering = options.buffering;
     if (
-      buffering
+      options.countsBody !== true &&
+      (buffering
         ? fitsInMemory(options.contentLength, buffering.bufferSize)
-        : plan.kind === "read"
+        : plan.kind === "read")
     ) {
       return readWholeBody(
         source,
@@ -176,6 +187,13 @@ async function readAndForward(
     return forwardRead(req, options, read);
   }
   const timeout = options.bodyTimeout ?? NGINX_BODY_TIMEOUT;
+  if (plan.kind === "read") {
+    // Counted (a line names `$request_length`): through its stream, which
+    // counts the bytes of a body cut short; its length is declared and small.
+    plan = source.body === null
+      ? { kind: "ready", body: null }
+      : { kind: "buffer", stream: source.body, limit: Infinity };
+  }
   if (plan.kind === "buffer") {
     // Read ahead in memory (README, chunked uploads), up to the limit.
     const read = await readRequestBody(plan.stream, {
@@ -253,11 +271,17 @@ function forwardRead(
       ).finally(() => temp.close());
     }
     case "too-large":
-      return read;
+      if (read.received !== undefined) {
+        options.keeper?.bodyRead?.(read.received);
+      }
+      return { kind: "too-large", message: read.message };
     case "timeout":
+      if (read.received !== undefined) {
+        options.keeper?.bodyRead?.(read.received);
+      }
       return { kind: "body-timeout" };
     case "read-failed":
-      return bodyReadFailed(read.error);
+      return bodyReadFailed(read.error, options, read.received);
     case "temp-failed":
       return {
         kind: "temp-failed",
@@ -289,11 +313,43 @@ function forward(
   }
   const walked = walkPeers(options.group, new PeerExchange(req, options, body));
   const tries = options.tries;
+  // A streamed body's count, for a line that reads it, and the size of
+  // one without a declared length (`$content_length` once it was sent).
+  if (
+    body?.kind === "stream" &&
+    (body.length === null || options.countsBody === true)
+  ) {
+    return walked.then((outcome) => {
+      streamedRead(outcome, body, options.keeper!);
+      if (outcome.kind === "no-live") tries?.noLive(options.group.name);
+      return proxyResult(outcome);
+    });
+  }
   if (!tries) return walked.then(proxyResult);
   return walked.then((outcome) => {
     if (outcome.kind === "no-live") tries.noLive(options.group.name);
     return proxyResult(outcome);
   });
+}
+
+/**
+ * What a body streamed upstream read of the client's: all of it once it
+ * was sent (one without a declared length, `client_max_body_size 0`, then
+ * has its size as the request's length, as nginx's once read), or the
+ * bytes before its client left. Its head answered first, a body still on
+ * its way is not counted.
+ */
+function streamedRead(
+  outcome: PeerOutcome<Response>,
+  body: { length: number | null; received?: number },
+  keeper: BodyKeeper,
+): void {
+  if (outcome.kind === "ok") {
+    const read = body.received ?? body.length;
+    if (read !== null) keeper.bodyRead?.(read);
+  } else if (outcome.kind === "failed" && outcome.error.bodyReceived !== null) {
+    keeper.bodyRead?.(outcome.error.bodyReceived);
+  }
 }
 
 /**

@@ -90,6 +90,13 @@ export interface ProxyOptions {
    * with a timer of the read's own when absent.
    */
   bodyTimeout?: BodyTimeout | null;
+  /**
+   * A log line reads `$request_length`: every body is read through its
+   * stream, which counts the bytes of one cut short (one call's read of a
+   * small body does not), and the bytes a streamed body read are told to
+   * the {@linkcode keeper}.
+   */
+  countsBody?: boolean;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
   /**

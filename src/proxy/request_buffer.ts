@@ -29,11 +29,25 @@ export type BodyReadResult =
     /** The temporary file holding it, to close once forwarding is done. */
     temp: TempFile | null;
   }
-  | { kind: "too-large"; message: string }
+  | {
+    kind: "too-large";
+    message: string;
+    /** The body bytes read before the piece past the limit. */
+    received?: number;
+  }
   /** `client_body_timeout` passed between two reads: nginx's 408. */
-  | { kind: "timeout" }
+  | {
+    kind: "timeout";
+    /** The body bytes read before, when counted (not by one call's read). */
+    received?: number;
+  }
   /** The client went away, or its chunked framing was invalid. */
-  | { kind: "read-failed"; error: unknown }
+  | {
+    kind: "read-failed";
+    error: unknown;
+    /** The body bytes read before, when counted (not by one call's read). */
+    received?: number;
+  }
   /** The temporary file could not be made or written (nginx's 500). */
   | {
     kind: "temp-failed";
@@ -140,7 +154,9 @@ const TIMED_OUT: BodyReadResult = { kind: "timeout" };
  * (two `WeakMap` entries in Deno), its queue and a promise per chunk.
  * `client_body_timeout` still holds: past it the read is given
  * up (its late failure is ignored) and the answer is the 408, as with
- * {@linkcode readRequestBody}.
+ * {@linkcode readRequestBody}. A body cut short does not tell how much of
+ * it came: a line that reads `$request_length` has its bodies read by
+ * {@linkcode readRequestBody} instead.
  *
  * @param req The client's request.
  * @param options `client_body_timeout`, and the timers of every body being read.
@@ -207,10 +223,10 @@ export async function readRequestBody(
       try {
         value = await reader.read();
       } catch (error) {
-        if (reader.timedOut) return { kind: "timeout" };
-        return { kind: "read-failed", error };
+        if (reader.timedOut) return { kind: "timeout", received: total };
+        return { kind: "read-failed", error, received: total };
       }
-      if (reader.timedOut) return { kind: "timeout" };
+      if (reader.timedOut) return { kind: "timeout", received: total };
       if (value === null) break;
       if (
         options.length === null && options.limit > 0 &&
@@ -221,6 +237,7 @@ export async function readRequestBody(
           kind: "too-large",
           message:
             `client intended to send too large chunked body: ${total}+${value.length} bytes`,
+          received: total,
         };
       }
       total += value.length;

@@ -7,12 +7,14 @@
  */
 
 import { parseBasicCredentials } from "../access/mod.ts";
-import { copyFields, firstLine } from "../runtime/mod.ts";
+import { copyFields, fieldLines, firstLine } from "../runtime/mod.ts";
 import type { RequestVars } from "../engine/mod.ts";
 import {
   type AccessEvent,
   type AccessTarget,
+  joinedFieldLines,
   type Logger,
+  requestHeadBytes,
   type SentBody,
   type SentResponse,
   UpstreamTries,
@@ -51,6 +53,11 @@ export interface AccessRequest {
   vars?: RequestVars | null;
   /** The request's clock in ms when it arrived, read once; else read here. */
   now?: number | undefined;
+  /**
+   * The body bytes read from the client, whole or to where reading
+   * stopped (`RouteFlow.bodyRead`); 0 when none was read.
+   */
+  readonly bodyReceived?: number;
 }
 
 /**
@@ -87,6 +94,11 @@ export class PendingAccessLine {
   #targets: readonly AccessTarget[] | null = null;
   /** Whether nginx had read the request's fields (see `fieldsUnread`). */
   #fieldsRead = true;
+  /**
+   * The request's field lines as received, for `$request_length`; kept
+   * only when a line reads it (`Headers`' own list: nothing is copied).
+   */
+  #fieldLines: readonly unknown[] | undefined;
 
   /**
    * Reads what the line needs from the request now: once the exchange is
@@ -126,6 +138,11 @@ export class PendingAccessLine {
       }
       this.#startMs = fields.now ?? Date.now();
       this.upstream = new UpstreamTries();
+      // The list Deno keeps is read once the exchange is over, when the
+      // fields themselves no longer can be.
+      if (logger.accessCountsRequest) {
+        this.#fieldLines = fieldLines(headers) ?? joinedFieldLines(headers);
+      }
     }
     this.#release = inFlight?.add(this.write);
   }
@@ -192,6 +209,16 @@ export class PendingAccessLine {
         : { upstream: this.upstream.list() }),
       vars,
     };
+    // Only for a line that reads it (its own property then: nothing is
+    // made for the others). A request line nginx could not parse (a 414,
+    // an invalid method) counts nothing: r->request_length is set once the
+    // line is parsed (ngx_http_process_request_line).
+    if (this.#fieldLines !== undefined) {
+      event.requestLength = vars?.unparsed === "line" ? 0 : requestHeadBytes(
+        request,
+        this.#fieldsRead ? this.#fieldLines : null,
+      ) + (this.#fields.bodyReceived ?? 0);
+    }
     if (this.#targets === null) this.#logger.access(event);
     else this.#logger.accessTo(this.#targets, event);
   };
@@ -228,7 +255,12 @@ export class PendingAccessLine {
     // getter turns a byte body into a stream, which takes Deno.serve off its
     // fast path for the body.
     if (length !== null && !isStreamedResponse(response)) {
-      this.#bytes = req.method === "HEAD" || response.status === 304
+      // No body goes with a HEAD's answer nor a status that has none (a
+      // relayed 205 keeps its upstream's length field, which Deno.serve
+      // drops with the body: RFC 9110 §15.3.6).
+      const status = response.status;
+      this.#bytes = req.method === "HEAD" || status === 304 || status === 204 ||
+          status === 205
         ? 0
         : Number(length);
     } else if (response.body !== null && req.method !== "HEAD") {

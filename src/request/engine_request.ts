@@ -92,6 +92,12 @@ export interface EngineRequest {
   /** The length's digits, for the 413 line. */
   lengthDigits: string | null;
   /**
+   * The body bytes read from the client for forwarding, whole or to where
+   * the read stopped (nginx's `r->request_length` grows by each): set by
+   * `RouteFlow.bodyRead`, 0 while none was read (a body discarded unread).
+   */
+  bodyReceived?: number;
+  /**
    * A GET or HEAD that declared a body: `Deno.serve` hands the handler no
    * body for them, so it cannot be forwarded (refused, not sent without).
    */

@@ -92,12 +92,14 @@ export class ProxyHandler {
       }),
       stats: deps.stats,
       ...(deps.stopping ? { stopping: deps.stopping } : {}),
+      countsBody: deps.logger.accessCountsRequest,
     };
     this.#proxyContext = {
       registry: this.#registry,
       stats: deps.stats,
       caseless: conf.caseless,
       ...(deps.stopping ? { stopping: deps.stopping } : {}),
+      countsBody: deps.logger.accessCountsRequest,
     };
   }
 

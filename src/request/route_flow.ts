@@ -96,19 +96,24 @@ export class RouteFlow implements FlowRequest {
   }
 
   /**
-   * The body, declared without a length, is read whole: its size is the
-   * request's length from now on, for the limits of the locations an
+   * The body was read, whole or to where its client left or stalled: its
+   * bytes count in `$request_length` (ngx_http_read_client_request_body
+   * adds each to `r->request_length`). One declared without a length has
+   * its size as the request's length from now on, for the limits of the locations an
    * internal redirect finds, `$content_length` (`add_header`, a FastCGI
    * `CONTENT_LENGTH`, the log lines, and `proxy_set_header` of a redirected
    * forwarding: the first location's fields are made before its body is
    * read, where nginx's already hold the length) and a redirected
    * forwarding, as nginx sets `headers_in.content_length_n` to
-   * `rb->received` (ngx_http_request_body_chunked_filter).
+   * `rb->received` (ngx_http_request_body_chunked_filter); a body cut
+   * short has what came, as nginx's `content_length_n` counts each piece
+   * it parsed.
    *
    * @param length The bytes received.
    */
   bodyRead(length: number): void {
     const request = this.request;
+    request.bodyReceived = length;
     if (request.contentLength !== null) return;
     request.contentLength = length;
     request.lengthDigits = String(length);

@@ -142,6 +142,7 @@ function openLogs(
         accessFormat: engine.accessLog.format,
         accessNeedsFields: engine.accessNeedsFields,
         accessCopiesFields: engine.accessCopiesFields,
+        accessCountsRequest: engine.accessCountsRequest,
         // `--error-log`/`--error-log-level` (or the config file) name the
         // main level's log in place of the file's.
         errorLogs: config.errorLog === engine.errorLog.path &&

@@ -65,6 +65,12 @@ export class UpstreamError extends Error {
    * upstream (see {@linkcode UpstreamError.clientBodyTimedOut}): 408.
    */
   bodyTimedOut = false;
+  /**
+   * The client's body bytes read before its reading failed, when the
+   * reader counted them (`$request_length`, and `$content_length` of a
+   * body without a declared length); `null` when it did not.
+   */
+  bodyReceived: number | null = null;
 
   /**
    * Creates the error.
@@ -96,10 +102,11 @@ export class UpstreamError extends Error {
    * (`ngx_http_upstream_check_broken_connection()`).
    *
    * @param cause What was thrown, if anything.
+   * @param received The body bytes read before, when counted.
    * @returns The error.
    */
-  static clientClosed(cause?: unknown): UpstreamError {
-    return new UpstreamError(
+  static clientClosed(cause?: unknown, received?: number): UpstreamError {
+    const error = new UpstreamError(
       "client prematurely closed connection, so upstream connection is closed too",
       {
         kind: "client-closed",
@@ -108,6 +115,8 @@ export class UpstreamError extends Error {
         cause,
       },
     );
+    if (received !== undefined) error.bodyReceived = received;
+    return error;
   }
 
   /**
@@ -119,9 +128,10 @@ export class UpstreamError extends Error {
    * `ngx_http_do_read_client_request_body`).
    *
    * @param cause What was thrown, if anything.
+   * @param received The body bytes read before, when counted.
    * @returns The error.
    */
-  static clientBodyClosed(cause?: unknown): UpstreamError {
+  static clientBodyClosed(cause?: unknown, received?: number): UpstreamError {
     const error = new UpstreamError("client prematurely closed connection", {
       kind: "client-closed",
       action: "sending request to upstream",
@@ -129,6 +139,7 @@ export class UpstreamError extends Error {
       cause,
     });
     error.bodyCut = true;
+    if (received !== undefined) error.bodyReceived = received;
     return error;
   }
 
@@ -141,9 +152,10 @@ export class UpstreamError extends Error {
    * no next server is tried, none is marked failed.
    *
    * @param cause What the cancelled read threw, if anything.
+   * @param received The body bytes read before it, when counted.
    * @returns The error.
    */
-  static clientBodyTimedOut(cause?: unknown): UpstreamError {
+  static clientBodyTimedOut(cause?: unknown, received?: number): UpstreamError {
     const error = new UpstreamError("client timed out", {
       kind: "client-closed",
       action: "sending request to upstream",
@@ -151,6 +163,7 @@ export class UpstreamError extends Error {
       cause,
     });
     error.bodyTimedOut = true;
+    if (received !== undefined) error.bodyReceived = received;
     return error;
   }
 }

@@ -224,13 +224,13 @@ async function writeStreamed(
 ): Promise<void> {
   await writeAll(io, c, head);
   const timer = body.timer;
-  await sendBody(body.stream, {
+  body.received = await sendBody(body.stream, {
     chunked: body.length === null,
     write: (bytes) => writeAll(io, c, bytes),
-    onReadError: (error) =>
+    onReadError: (error, received) =>
       timer?.timedOut
-        ? UpstreamError.clientBodyTimedOut(error)
-        : UpstreamError.clientBodyClosed(error),
+        ? UpstreamError.clientBodyTimedOut(error, received)
+        : UpstreamError.clientBodyClosed(error, received),
     timer,
   });
 }

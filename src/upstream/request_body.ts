@@ -30,9 +30,10 @@ export interface SendBodyOptions {
   write: (bytes: Uint8Array) => Promise<void>;
   /**
    * Wraps an error from reading the client's body (it went away, or a
-   * wait passed `timer`'s timeout: then its `timedOut` is set).
+   * wait passed `timer`'s timeout: then its `timedOut` is set), told the
+   * bytes read before it.
    */
-  onReadError: (error: unknown) => Error;
+  onReadError: (error: unknown, received: number) => Error;
   /** Times each wait for the client's bytes (`client_body_timeout`). */
   timer?: BodyReadTimer | undefined;
 }
@@ -65,11 +66,12 @@ const TIMED_OUT = new Error("client_body_timeout passed");
  * @param stream The client's request body.
  * @param options Framing, the writer, the read-error wrapper and the
  * timer of the waits for the client.
+ * @returns The body bytes read (and sent).
  */
 export async function sendBody(
   stream: ReadableStream<Uint8Array>,
   options: SendBodyOptions,
-): Promise<void> {
+): Promise<number> {
   let byob: ReadableStreamBYOBReader | null = null;
   try {
     byob = stream.getReader({ mode: "byob" });
@@ -83,6 +85,7 @@ export async function sendBody(
   const cancel = timer && (() => {
     (plain ?? byob!).cancel().catch(() => {});
   });
+  let received = 0;
   try {
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
@@ -92,17 +95,18 @@ export async function sendBody(
           ? await plain.read()
           : await byob!.read(new Uint8Array(buffer, HEAD_ROOM, READ_SIZE));
       } catch (error) {
-        throw options.onReadError(error);
+        throw options.onReadError(error, received);
       } finally {
         timer?.read();
       }
       // A cancelled read settles done: the body did not end.
-      if (timer?.timedOut) throw options.onReadError(TIMED_OUT);
+      if (timer?.timedOut) throw options.onReadError(TIMED_OUT, received);
       if (next.done) break;
       const data = next.value;
       // A BYOB read detached `buffer`; the same memory came back in `data`.
       if (plain === null) buffer = data.buffer as ArrayBuffer;
       if (data.length === 0) continue;
+      received += data.length;
       if (!options.chunked) {
         await options.write(data);
         continue;
@@ -121,6 +125,7 @@ export async function sendBody(
     (plain ?? byob!).releaseLock();
   }
   if (options.chunked) await options.write(LAST_CHUNK);
+  return received;
 }
 
 /**

@@ -116,6 +116,8 @@ export interface UpstreamCall {
       length: number | null;
       /** Times each wait for the client's bytes (`client_body_timeout`). */
       timer?: BodyReadTimer;
+      /** Set once it was sent whole: the bytes read of it. */
+      received?: number;
     }
     | null;
   /**

@@ -115,3 +115,35 @@ Deno.test("READS_FIELDS names every built-in variable that reads the request's f
   deepStrictEqual(reading.sort(), [...READS_FIELDS].sort());
   throws(() => closed.get("x"));
 });
+
+/** [format or if=, http lines, access_log line, the request is counted]. */
+const COUNTED: [string, string, string, boolean][] = [
+  ["combined", "", "access_log logs/a.log;", false],
+  ["access_log off", "", "access_log off;", false],
+  [
+    "a format without it",
+    "log_format f '$status $bytes_sent $body_bytes_sent';",
+    "access_log logs/a.log f;",
+    false,
+  ],
+  [
+    "a format with it",
+    "log_format f '$status ${request_length}';",
+    "access_log logs/a.log f;",
+    true,
+  ],
+  [
+    "if= on it",
+    "",
+    "access_log logs/a.log combined if=$request_length;",
+    true,
+  ],
+];
+
+Deno.test("a request keeps its head's lines and counts its body only when a format or if= names $request_length", async (t) => {
+  for (const [name, http, log, counted] of COUNTED) {
+    await t.step(name, () => {
+      strictEqual(compileText(conf(http, log)).accessCountsRequest, counted);
+    });
+  }
+});
