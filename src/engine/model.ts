@@ -135,6 +135,12 @@ export interface LocationConf {
   expires: Expires;
   /** `etag`. */
   etag: boolean;
+  /**
+   * `max_ranges`; absent for no limit. `0` answers no range and sends no
+   * `Accept-Ranges` (ngx_http_range_header_filter); more ranges than it
+   * allows get the whole file, as several ranges always do here.
+   */
+  maxRanges?: number | undefined;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
   /**

@@ -192,6 +192,7 @@ export function locationSettings(
     ),
     ...headersSettings(ctx, level),
     etag: flag(level, "etag", true),
+    maxRanges: maxRanges(level),
     gzipStatic: gzipStatic === "on" || gzipStatic === "always"
       ? gzipStatic
       : "off",
@@ -231,4 +232,10 @@ function accessRules(ctx: SettingsContext, level: Level): AccessList | null {
     rules.push(parsed.rule);
   }
   return new AccessList(rules);
+}
+
+/** `max_ranges` (its value checked by `tuningProblem`), absent when unset. */
+function maxRanges(level: Level): number | undefined {
+  const d = level.last("max_ranges");
+  return d === undefined ? undefined : Number(d.args[0]);
 }
