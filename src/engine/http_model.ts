@@ -38,7 +38,9 @@ export interface MapConf {
   /**
    * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
    * the source address, given `X-Forwarded-For` when the block has `proxy`
-   * networks (`forwardedFor` reads it; `null` otherwise).
+   * networks (`forwardedFor` reads it; `null` otherwise). A
+   * `split_clients` block too: its lookup hashes the source
+   * (ngx_http_split_clients_variable).
    */
   geo?: {
     lookup(address: string, forwardedFor: string): string;

@@ -22,6 +22,7 @@ const HANDLED_HERE = new Set([
   "upstream",
   "map",
   "geo",
+  "split_clients",
 ]);
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The variables a configuration declares, compiled before anything reads
- * them: `map` and `geo` blocks (declared first, then filled, since a map's
+ * them: `map`, `geo` and `split_clients` blocks (declared first, then filled, since a map's
  * values may read other maps), and the names `set` and named captures
  * make (nginx registers them at parse time).
  *
@@ -19,6 +19,7 @@ import {
 } from "../engine/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import { compileGeo } from "./compile_geo.ts";
+import { compileSplitClients } from "./compile_split_clients.ts";
 import type { Directive } from "./parser.ts";
 
 /**
@@ -35,8 +36,11 @@ export function declareMaps(
 ): Map<string, MapConf> {
   const maps = new Map<string, MapConf>();
   for (const d of block) {
-    if (d.name !== "map" && d.name !== "geo") continue;
-    // map's second argument; geo's last (`geo [$address] $variable`).
+    if (d.name !== "map" && d.name !== "geo" && d.name !== "split_clients") {
+      continue;
+    }
+    // map's and split_clients' second argument; geo's last
+    // (`geo [$address] $variable`).
     const name = d.args.at(-1)!;
     if (!name.startsWith("$")) {
       ctx.fail(d, `invalid variable name "${name}"`);
@@ -70,6 +74,11 @@ export function compileMaps(
     if (d.name === "geo" && d.args.at(-1)!.startsWith("$")) {
       const name = d.args.at(-1)!.slice(1).toLowerCase();
       Object.assign(maps.get(name)!, compileGeo(d, ctx));
+      continue;
+    }
+    if (d.name === "split_clients" && d.args[1]!.startsWith("$")) {
+      const name = d.args[1]!.slice(1).toLowerCase();
+      Object.assign(maps.get(name)!, compileSplitClients(d, ctx));
       continue;
     }
     if (d.name !== "map" || !d.args[1]!.startsWith("$")) continue;

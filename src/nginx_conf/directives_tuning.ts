@@ -57,10 +57,7 @@ export const TUNING_TABLE: readonly (readonly [string, string?])[] = [
   // The upstream one after: the first entry of a name is the README's.
   ["keepalive_time U 1-1 warn", TUNING],
   ["zone U 1-2 warn", "the gateway's upstream state is one process's already"],
-  [
-    "split_clients H {2-2} emerg",
-    'the gateway does not split clients by a hash; a "hash $remote_addr consistent" upstream spreads clients between servers',
-  ],
+  ["split_clients H {2-2} map"],
   [
     "valid_referers SL 1-n emerg",
     'the gateway does not check referers; test "$http_referer" with "if" or a "map" and "return 403"',

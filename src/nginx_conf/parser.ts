@@ -81,7 +81,7 @@ const BLOCK_CONTEXT: Record<string, Context> = {
   map: "map",
   // `geo` entries read like `map` ones (ngx_http_geo_block).
   geo: "map",
-  // `split_clients` entries read as `map` ones too, for its refusal alone.
+  // `split_clients` entries read as `map` ones (`50% value;`).
   "split_clients": "map",
   if: "if",
   "limit_except": "location",

@@ -4,7 +4,8 @@
  * takes and refuses the others with nginx's words; those whose behaviour
  * the gateway does not reproduce are refused with what to do instead.
  * `--check` names every refused directive of a file in one run, where
- * nginx stops at the first. `max_ranges` is run beside nginx.
+ * nginx stops at the first. `max_ranges` and `split_clients` are run
+ * beside nginx.
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -110,11 +111,15 @@ const ROWS: [Level, string, string?][] = [
     "keepalive_time 1h;",
     `"keepalive_time" is not supported: the runtime keeps a client connection open until the client closes it; remove it ("keepalive_requests" is ignored too)`,
   ],
-  [
-    "http",
-    "split_clients $remote_addr $variant { 50% a; * b; }",
-    `"split_clients" is not supported: the gateway does not split clients by a hash; a "hash $remote_addr consistent" upstream spreads clients between servers`,
-  ],
+  ["http", "split_clients $remote_addr $variant { 50% a; * b; }"],
+  ["http", "split_clients $remote_addr $variant { 50 a; * b; }"],
+  ["http", "split_clients $remote_addr $variant { 0% a; * b; }"],
+  ["http", "split_clients $remote_addr $variant { 0.555% a; * b; }"],
+  ["http", "split_clients $remote_addr $variant { 0.5.5% a; }"],
+  ["http", "split_clients $remote_addr $variant { 60% a; 50% b; }"],
+  ["http", "split_clients $remote_addr $variant { * a; 10% b; }"],
+  ["http", "split_clients $remote_addr variant { 10% a; }"],
+  ["http", "split_clients $remote_addr $variant { }"],
   [
     "location",
     "valid_referers none server_names;",
@@ -277,6 +282,60 @@ Deno.test(
     deepStrictEqual(
       (await answers(both.gateway.port)).filter((l) => !multi(l)),
       theirs.filter((l) => !multi(l)),
+    );
+  },
+);
+
+/** `split_clients` beside nginx: each source's variant. */
+function splitConf(port: number): string {
+  return `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log logs/access.log;
+  split_clients "\${arg_k}salt" $variant {
+    0.5% a;
+    20% b;
+    30.25% c;
+    * d;
+  }
+  split_clients $arg_k $partial { 10% x; 5.5% y; }
+  server {
+    listen 127.0.0.1:${port};
+    location / { return 200 "$variant $partial"; }
+  }
+}
+`;
+}
+
+Deno.test(
+  "split_clients: the variant nginx 1.22 gives each source (MurmurHash2, percent ranges, * the rest, none past the last)",
+  NEEDS,
+  async () => {
+    await using both = await bothSides(splitConf);
+    const sources = [
+      ...Array.from({ length: 200 }, (_, i) => String(i)),
+      "",
+      "ab",
+      "abc",
+      "abcd",
+      "abcde",
+      "%C3%A9t%C3%A9",
+    ];
+    const answers = async (port: number) => {
+      const out: string[] = [];
+      for (const k of sources) {
+        const raw = await rawRequest(
+          port,
+          `GET /?k=${k} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`,
+        );
+        out.push(`${k} => ${raw.slice(raw.indexOf("\r\n\r\n") + 4)}`);
+      }
+      return out;
+    };
+    deepStrictEqual(
+      await answers(both.gateway.port),
+      await answers(both.nginx.port),
     );
   },
 );
