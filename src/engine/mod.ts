@@ -47,6 +47,7 @@ export {
 } from "./rewrite_compile.ts";
 export { sendable, SENDABLE_STATUSES } from "./sendable_status.ts";
 export { compileRegex } from "./regex.ts";
+export type { Referers } from "./referers.ts";
 export {
   addHostnameKey,
   hostnameTable,

@@ -20,6 +20,7 @@
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite_program.ts";
 import type { FastcgiConf } from "./fastcgi_conf.ts";
+import type { Referers } from "./referers.ts";
 import type { Listen, ServerName } from "./listen_model.ts";
 import type { CookieRewrite, ProxyPass, ProxyRedirect } from "./proxy_model.ts";
 import type {
@@ -141,6 +142,8 @@ export interface LocationConf {
    * allows get the whole file, as several ranges always do here.
    */
   maxRanges?: number | undefined;
+  /** `valid_referers`, for `$invalid_referer`; absent when no level sets it. */
+  referers?: Referers | undefined;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
   /**

@@ -18,6 +18,7 @@ import {
 } from "../engine/mod.ts";
 import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
+import { referersSettings } from "./compile_referers.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
@@ -193,6 +194,7 @@ export function locationSettings(
     ...headersSettings(ctx, level),
     etag: flag(level, "etag", true),
     maxRanges: maxRanges(level),
+    referers: referersSettings(ctx, level),
     gzipStatic: gzipStatic === "on" || gzipStatic === "always"
       ? gzipStatic
       : "off",

@@ -58,10 +58,7 @@ export const TUNING_TABLE: readonly (readonly [string, string?])[] = [
   ["keepalive_time U 1-1 warn", TUNING],
   ["zone U 1-2 warn", "the gateway's upstream state is one process's already"],
   ["split_clients H {2-2} map"],
-  [
-    "valid_referers SL 1-n emerg",
-    'the gateway does not check referers; test "$http_referer" with "if" or a "map" and "return 403"',
-  ],
+  ["valid_referers SL 1-n map"],
   [
     "disable_symlinks HSL 1-2 emerg",
     "the gateway serves a link only when its target stays inside the folder the location serves; remove it",

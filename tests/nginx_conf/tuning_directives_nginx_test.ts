@@ -4,8 +4,8 @@
  * takes and refuses the others with nginx's words; those whose behaviour
  * the gateway does not reproduce are refused with what to do instead.
  * `--check` names every refused directive of a file in one run, where
- * nginx stops at the first. `max_ranges` and `split_clients` are run
- * beside nginx.
+ * nginx stops at the first. `max_ranges`, `split_clients` and
+ * `valid_referers` are run beside nginx.
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -120,11 +120,13 @@ const ROWS: [Level, string, string?][] = [
   ["http", "split_clients $remote_addr $variant { * a; 10% b; }"],
   ["http", "split_clients $remote_addr variant { 10% a; }"],
   ["http", "split_clients $remote_addr $variant { }"],
-  [
-    "location",
-    "valid_referers none server_names;",
-    `"valid_referers" is not supported: the gateway does not check referers; test "$http_referer" with "if" or a "map" and "return 403"`,
-  ],
+  ["location", "valid_referers none server_names;"],
+  ["location", "valid_referers none;"],
+  ["server", "valid_referers blocked ~foo;"],
+  ["location", "valid_referers a..b;"],
+  ["location", "valid_referers ~;"],
+  ["location", 'valid_referers "";'],
+  ["location", "valid_referers *.a.com *.a.com;"],
   [
     "location",
     "disable_symlinks on;",
@@ -330,6 +332,94 @@ Deno.test(
           `GET /?k=${k} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n`,
         );
         out.push(`${k} => ${raw.slice(raw.indexOf("\r\n\r\n") + 4)}`);
+      }
+      return out;
+    };
+    deepStrictEqual(
+      await answers(both.gateway.port),
+      await answers(both.nginx.port),
+    );
+  },
+);
+
+/** `valid_referers` beside nginx: `$invalid_referer` for each field. */
+function referersConf(port: number): string {
+  return `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log logs/access.log;
+  server {
+    listen 127.0.0.1:${port};
+    server_name site.org ~^re\\d+\\.com$;
+    valid_referers none blocked server_names *.ex.com ex.org/gal/ www.ex.*
+      ~\\.EX\\.net/x;
+    location / { return 200 "r=$invalid_referer"; }
+    location /strict/ {
+      valid_referers ex.org;
+      return 200 "r=$invalid_referer";
+    }
+    location /none/ {
+      valid_referers none;
+      valid_referers ex.org;
+      return 200 "r=$invalid_referer";
+    }
+  }
+  server {
+    listen 127.0.0.1:${port};
+    server_name other;
+    return 200 "r=$invalid_referer";
+  }
+}
+`;
+}
+
+Deno.test(
+  "valid_referers: $invalid_referer as nginx 1.22 sets it",
+  NEEDS,
+  async () => {
+    await using both = await bothSides(referersConf);
+    const fields = [
+      null,
+      "",
+      "x",
+      "ftp://ex.org/gal/",
+      "http://ex.org",
+      "http://ex.org/gal/a.jpg",
+      "http://EX.ORG/gal/",
+      "http://ex.org/other/",
+      "http://ex.org:8080/gal/x",
+      "https://a.ex.com/",
+      "http://ex.com/",
+      "http://www.ex.co.uk/",
+      "http://site.org/",
+      "http://re12.com/p",
+      "http://re.com/p",
+      "http://a.ex.net/x/y",
+      "http://a.ex.net/y",
+      "HTTP://SITE.ORG/",
+      "http://i.ru",
+      "http:/site.org",
+    ];
+    const answers = async (port: number) => {
+      const out: string[] = [];
+      for (const path of ["/", "/strict/", "/none/"]) {
+        for (const host of ["t", "other"]) {
+          if (host === "other" && path !== "/") continue;
+          for (const field of fields) {
+            const raw = await rawRequest(
+              port,
+              `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${
+                field === null ? "" : `Referer: ${field}\r\n`
+              }Connection: close\r\n\r\n`,
+            );
+            out.push(
+              `${host}${path} ${field} => ${
+                raw.slice(raw.indexOf("\r\n\r\n") + 4)
+              }`,
+            );
+          }
+        }
       }
       return out;
     };
