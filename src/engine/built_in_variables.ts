@@ -195,6 +195,8 @@ export const READS_FIELDS: ReadonlySet<string> = new Set([
   "content_length",
   "remote_user",
   "proxy_add_x_forwarded_for",
+  // Its `Referer` (ngx_http_referer_variable).
+  "invalid_referer",
 ]);
 
 /**

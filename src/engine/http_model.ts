@@ -7,6 +7,7 @@
  */
 
 import type { ComplexValue } from "./complex_value.ts";
+import type { HostnameWildcards } from "./hostname_keys.ts";
 import type { ServerConf } from "./model.ts";
 import type { UpstreamConf } from "./upstream_model.ts";
 import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
@@ -15,16 +16,31 @@ import type { ErrorTarget, LogFormat, LogLevel } from "../log/mod.ts";
 export interface MapConf {
   /** The source value (`$http_upgrade`). */
   source: ComplexValue;
-  /** Exact entries (lower case when `hostnames`... kept simple: exact as written). */
+  /**
+   * Exact entries, lower case: ngx_hash_add_key lowercases a map's keys
+   * and ngx_http_map_find the source value, so they match in any case.
+   */
   exact: ReadonlyMap<string, ComplexValue>;
-  /** Regex entries in order. */
+  /**
+   * `hostnames`: the wildcard keys (`*.example.com`, `.example.com`,
+   * `www.example.*`), looked up after the exact ones, and the source's
+   * trailing dot set aside (ngx_http_map_variable); absent without it.
+   */
+  wildcards?: HostnameWildcards<ComplexValue>;
+  /**
+   * Regex entries in order; a match sets the request's `$1`…`$9` and
+   * named captures, as ngx_http_regex_exec does (a regex without groups
+   * leaves them).
+   */
   regexes: readonly { regex: RegExp; value: ComplexValue }[];
   /** `default`. */
   defaultValue: ComplexValue;
   /**
    * A `geo` block instead of entries (`ngx_http_geo_module`): the value for
    * the source address, given `X-Forwarded-For` when the block has `proxy`
-   * networks (`forwardedFor` reads it; `null` otherwise).
+   * networks (`forwardedFor` reads it; `null` otherwise). A
+   * `split_clients` block too: its lookup hashes the source
+   * (ngx_http_split_clients_variable).
    */
   geo?: {
     lookup(address: string, forwardedFor: string): string;

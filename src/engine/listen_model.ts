@@ -25,6 +25,8 @@ export interface Listen {
 /** A `server_name`, classified as `ngx_http_server_names` does. */
 export type ServerName =
   | { kind: "exact"; name: string }
-  | { kind: "leading"; suffix: string } // `*.example.com` or `.example.com`
+  // `*.example.com` (subdomains only) or `.example.com` (`bare`: the name
+  // itself too).
+  | { kind: "leading"; suffix: string; bare: boolean }
   | { kind: "trailing"; prefix: string } // `www.example.*`
   | { kind: "regex"; regex: RegExp; text: string };

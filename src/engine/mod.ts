@@ -33,7 +33,12 @@ export {
   listenKey,
   parseServerName,
 } from "./servers.ts";
-export { type RewriteOutcome, type RewriteRun, runRewrite } from "./rewrite.ts";
+export {
+  type RewriteOutcome,
+  type RewriteRun,
+  runRewrite,
+  setNamed,
+} from "./rewrite.ts";
 export type { RewriteOp, RewriteProgram } from "./rewrite_program.ts";
 export {
   compileCondition,
@@ -42,6 +47,13 @@ export {
 } from "./rewrite_compile.ts";
 export { sendable, SENDABLE_STATUSES } from "./sendable_status.ts";
 export { compileRegex } from "./regex.ts";
+export type { Referers } from "./referers.ts";
+export {
+  addHostnameKey,
+  hostnameTable,
+  type HostnameWildcards,
+  sortWildcards,
+} from "./hostname_keys.ts";
 export {
   type AccessStep,
   type Content,

@@ -20,6 +20,7 @@
 import type { ComplexValue } from "./complex_value.ts";
 import type { RewriteProgram } from "./rewrite_program.ts";
 import type { FastcgiConf } from "./fastcgi_conf.ts";
+import type { Referers } from "./referers.ts";
 import type { Listen, ServerName } from "./listen_model.ts";
 import type { CookieRewrite, ProxyPass, ProxyRedirect } from "./proxy_model.ts";
 import type {
@@ -135,6 +136,14 @@ export interface LocationConf {
   expires: Expires;
   /** `etag`. */
   etag: boolean;
+  /**
+   * `max_ranges`; absent for no limit. `0` answers no range and sends no
+   * `Accept-Ranges` (ngx_http_range_header_filter); more ranges than it
+   * allows get the whole file, as several ranges always do here.
+   */
+  maxRanges?: number | undefined;
+  /** `valid_referers`, for `$invalid_referer`; absent when no level sets it. */
+  referers?: Referers | undefined;
   /** `gzip_static`: `off`, `on` or `always`. */
   gzipStatic: "off" | "on" | "always";
   /**

@@ -10,7 +10,8 @@
 import type { VariableReader } from "./complex_value.ts";
 import type { RequestVars } from "./variables.ts";
 import { formatSeconds } from "../log/mod.ts";
-import { fieldText, MONTH_NAMES } from "../runtime/mod.ts";
+import { fieldText, firstLine, MONTH_NAMES } from "../runtime/mod.ts";
+import { invalidReferer } from "./referers.ts";
 import { setCookieValue } from "./cookie_field.ts";
 import { fastcgiSplit } from "./fastcgi_conf.ts";
 
@@ -79,13 +80,18 @@ export const OTHER_VARIABLES: Readonly<Record<string, VariableReader>> = {
   "ssl_session_reused": (r) => r.scheme === "https" ? "." : undefined,
   "ssl_early_data": (r) => r.scheme === "https" ? "" : undefined,
   // Modules whose features the gateway has none of: their values without
-  // them (no `limit_rate`, `valid_referers`, `userid`, `set_real_ip_from`).
+  // them (no `limit_rate`, `userid`, `set_real_ip_from`).
   "limit_rate": () => "0",
   // ngx_http_fastcgi_split under the location chosen so far.
   "fastcgi_script_name": (r) =>
     fastcgiSplit(r.uri, r.location?.fastcgi).scriptName,
   "fastcgi_path_info": (r) => fastcgiSplit(r.uri, r.location?.fastcgi).pathInfo,
-  "invalid_referer": () => "",
+  // ngx_http_referer_variable under the location chosen so far.
+  "invalid_referer": (r) =>
+    invalidReferer(
+      r.location?.referers,
+      firstLine(r.headers, "referer", r.headers.get("referer")),
+    ),
   "uid_reset": () => "",
   "realip_remote_addr": (r) => r.remoteAddr,
   "realip_remote_port": (r) => String(r.remotePort),

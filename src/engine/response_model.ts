@@ -24,7 +24,11 @@ export type Expires =
   | { kind: "epoch" }
   | { kind: "max" }
   | { kind: "after"; seconds: number; modified: boolean }
-  | { kind: "daily"; secondsOfDay: number };
+  | { kind: "daily"; secondsOfDay: number }
+  // A value with variables, read for each response as
+  // ngx_http_set_expires reads `expires_value`: `modified` when written
+  // `expires modified $x`.
+  | { kind: "variable"; value: ComplexValue; modified: boolean };
 
 /** A `gzip_proxied` flag (`ngx_http_gzip_proxied_mask`). */
 export type GzipProxied =

@@ -75,10 +75,23 @@ function test(condition: Condition, run: RewriteRun): boolean {
  */
 export function setCaptures(vars: RequestVars, m: RegExpExecArray): void {
   vars.captures = [...m].map((c) => c ?? "");
-  if (m.groups) {
-    const set = vars.vars ??= new Map();
-    for (const [k, v] of Object.entries(m.groups)) set.set(k, v ?? "");
-  }
+  if (m.groups) setNamed(vars, m.groups);
+}
+
+/**
+ * A regex match's named captures as the request's variables
+ * (ngx_http_regex_exec); an unmatched one is empty.
+ *
+ * @param vars The request.
+ * @param groups The match's groups.
+ */
+export function setNamed(
+  vars: RequestVars,
+  groups: Record<string, string | undefined>,
+): void {
+  const set = vars.vars ??= new Map();
+  // Variable names are case-insensitive; readers ask in lower case.
+  for (const k in groups) set.set(k.toLowerCase(), groups[k] ?? "");
 }
 
 /**

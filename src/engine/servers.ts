@@ -4,7 +4,10 @@
  * (lower case, without port) against `server_name` — exact, then the
  * longest leading wildcard, then the longest trailing wildcard, then regexes
  * in file order — else that address's `default_server`, else its first
- * server.
+ * server. `*.example.com` takes subdomains only, `.example.com` the name
+ * itself too (ngx_hash_find_wc_head's `01`/`00` values); a name that
+ * conflicts with one an earlier server of the socket holds is ignored, as
+ * ngx_hash_add_key's `NGX_BUSY` makes it (`hostname_keys.ts`).
  *
  * @module
  */
@@ -12,6 +15,13 @@
 import type { ServerConf, SslConf } from "./model.ts";
 import type { Listen, ServerName } from "./listen_model.ts";
 import { compileRegex } from "./regex.ts";
+import {
+  addHostnameKey,
+  findHostname,
+  hostnameTable,
+  type HostnameWildcards,
+  sortWildcards,
+} from "./hostname_keys.ts";
 
 /** The servers of one listening socket, indexed for the name search. */
 export interface ListenGroup {
@@ -37,10 +47,8 @@ export interface ListenGroup {
   defaultServer: ServerConf;
   /** Exact names. */
   exact: ReadonlyMap<string, ServerConf>;
-  /** Leading wildcards (`.example.com` suffixes), longest first. */
-  leading: readonly { suffix: string; server: ServerConf }[];
-  /** Trailing wildcards (`www.example.` prefixes), longest first. */
-  trailing: readonly { prefix: string; server: ServerConf }[];
+  /** Leading and trailing wildcards, longest first. */
+  wildcards: HostnameWildcards<ServerConf>;
   /** Regex names in file order. */
   regexes: readonly { regex: RegExp; server: ServerConf }[];
 }
@@ -57,7 +65,7 @@ export interface ListenGroup {
  * import { parseServerName } from "./servers.ts";
  * import { deepStrictEqual } from "node:assert/strict";
  *
- * deepStrictEqual(parseServerName("*.example.com"), { kind: "leading", suffix: ".example.com" });
+ * deepStrictEqual(parseServerName("*.example.com"), { kind: "leading", suffix: ".example.com", bare: false });
  * ```
  */
 export function parseServerName(name: string): ServerName {
@@ -67,9 +75,11 @@ export function parseServerName(name: string): ServerName {
   }
   const lower = name.toLowerCase();
   if (lower.startsWith("*.")) {
-    return { kind: "leading", suffix: lower.slice(1) };
+    return { kind: "leading", suffix: lower.slice(1), bare: false };
   }
-  if (lower.startsWith(".")) return { kind: "leading", suffix: lower };
+  if (lower.startsWith(".")) {
+    return { kind: "leading", suffix: lower, bare: true };
+  }
   if (lower.endsWith(".*")) {
     return { kind: "trailing", prefix: lower.slice(0, -1) };
   }
@@ -116,31 +126,31 @@ export function groupByListen(
         l.defaultServer && keyOf(l) === keyOf(first)
       )
     ) ?? servers[0]!;
-    const exact = new Map<string, ServerConf>();
-    const leading: { suffix: string; server: ServerConf }[] = [];
-    const trailing: { prefix: string; server: ServerConf }[] = [];
+    const names = hostnameTable<ServerConf>();
     const regexes: { regex: RegExp; server: ServerConf }[] = [];
     for (const server of servers) {
       for (const name of server.names) {
         switch (name.kind) {
           case "exact":
-            if (!exact.has(name.name)) {
-              exact.set(name.name, server);
-            }
+            addHostnameKey(names, name.name, server, false);
             break;
           case "leading":
-            leading.push({ suffix: name.suffix, server });
+            addHostnameKey(
+              names,
+              `${name.bare ? "" : "*"}${name.suffix}`,
+              server,
+              true,
+            );
             break;
           case "trailing":
-            trailing.push({ prefix: name.prefix, server });
+            addHostnameKey(names, `${name.prefix}*`, server, true);
             break;
           case "regex":
             regexes.push({ regex: name.regex, server });
         }
       }
     }
-    leading.sort((a, b) => b.suffix.length - a.suffix.length);
-    trailing.sort((a, b) => b.prefix.length - a.prefix.length);
+    sortWildcards(names);
     const ssl = listens.some((l) => l.ssl);
     return {
       hostname: first.hostname,
@@ -151,9 +161,8 @@ export function groupByListen(
       certificate: ssl ? defaultServer.ssl ?? null : null,
       servers,
       defaultServer,
-      exact,
-      leading,
-      trailing,
+      exact: names.exact,
+      wildcards: names.wildcards,
       regexes,
     };
   });
@@ -176,17 +185,8 @@ export function findServer(
   ) {
     return { server: group.defaultServer, captures: null };
   }
-  const exact = group.exact.get(host);
-  if (exact !== undefined) return { server: exact, captures: null };
-  for (const { suffix, server } of group.leading) {
-    // `.example.com` also matches `example.com` itself.
-    if (host.endsWith(suffix) || `.${host}` === suffix) {
-      return { server, captures: null };
-    }
-  }
-  for (const { prefix, server } of group.trailing) {
-    if (host.startsWith(prefix)) return { server, captures: null };
-  }
+  const named = findHostname(group.exact, group.wildcards, host);
+  if (named !== undefined) return { server: named, captures: null };
   for (const { regex, server } of group.regexes) {
     const m = regex.exec(host);
     if (m !== null) return { server, captures: m };

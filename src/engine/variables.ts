@@ -14,7 +14,7 @@ import {
 } from "./complex_value.ts";
 import type { LocationConf } from "./model.ts";
 import type { MapConf } from "./http_model.ts";
-import { evaluateMap, memoOf } from "./map_eval.ts";
+import { evaluateMap, type MapResult, memoOf } from "./map_eval.ts";
 
 export { evaluateMap };
 import {
@@ -130,6 +130,13 @@ export interface RequestVars {
   /** `$request_id` once read (16 random bytes in hex). */
   requestId?: string | undefined;
   /**
+   * The response's fields while the headers filter reads a value with
+   * variables (`expires $expires`): `$sent_http_NAME` reads them before
+   * the access line's record exists, as nginx's header filter sees
+   * `r->headers_out`.
+   */
+  sentFields?: { get(name: string): string | null } | undefined;
+  /**
    * The finished request's record, set when its access line is written:
    * the variables of the log phase (`$status`, `$upstream_*`,
    * `$sent_http_*`, …) read it, so a `map` on them, and `if=`, see the
@@ -176,7 +183,7 @@ export class Variables implements VariableScope, LogVariableScope {
     const map = this.#maps.get(name);
     if (map !== undefined) {
       // The map's memo, found once for the reader (not a lookup per request).
-      let memo: Map<string, string> | null | undefined;
+      let memo: Map<string, MapResult> | null | undefined;
       return (r) => evaluateMap(name, map, r, memo ??= memoOf(map));
     }
     if (this.#set.has(name)) return (r) => r.vars?.get(name) ?? "";
@@ -247,6 +254,14 @@ export class Variables implements VariableScope, LogVariableScope {
       return () => undefined;
     }
     const logged = recordValue(name);
+    if (logged !== null && name.startsWith("sent_http_")) {
+      const field = name.slice(10).replaceAll("_", "-");
+      return (r) => {
+        if (r.log !== undefined) return fieldText(logged(r.log) ?? "");
+        const value = r.sentFields?.get(field);
+        return value === undefined ? "" : fieldText(value ?? "");
+      };
+    }
     if (logged !== null) {
       // The log phase's values (ngx_http_variable_status, the upstream
       // module's): what the finished request tells, empty before it is.
@@ -312,6 +327,8 @@ export class Variables implements VariableScope, LogVariableScope {
         map.defaultValue,
         ...map.exact.values(),
         ...map.regexes.map((e) => e.value),
+        ...(map.wildcards?.leading ?? []).map((e) => e.value),
+        ...(map.wildcards?.trailing ?? []).map((e) => e.value),
         ...(map.geo?.forwardedFor ? [map.geo.forwardedFor] : []),
       ];
       return values.some((v) => this.valueReadsFields(v.text, seen));

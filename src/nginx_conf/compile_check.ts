@@ -12,6 +12,7 @@ import type { CompileContext } from "./compile_context.ts";
 import { nextUpstreamVerdict } from "./compile_next_upstream.ts";
 import type { Directive } from "./parser.ts";
 import { proxyBindVerdict } from "./proxy_bind.ts";
+import { tuningProblem } from "./directives_tuning.ts";
 
 /** Directives the engine implements: the table's `map` ones are handled here. */
 const HANDLED_HERE = new Set([
@@ -21,6 +22,7 @@ const HANDLED_HERE = new Set([
   "upstream",
   "map",
   "geo",
+  "split_clients",
 ]);
 
 /**
@@ -93,6 +95,11 @@ export function checkDirective(
       );
       return false;
     }
+  }
+  const problem = tuningProblem(d);
+  if (problem !== null) {
+    ctx.fail(d, problem);
+    return false;
   }
   if (spec === undefined || spec.disposition === "map") return true;
   if (spec.disposition === "warn") {

@@ -37,6 +37,19 @@ function expires(ctx: SettingsContext, level: Level): Expires {
   const d = level.last("expires");
   if (d === undefined) return { kind: "off" };
   let [first = "", second] = d.args;
+  const last = d.args.at(-1) ?? "";
+  if (last.includes("$") && (second === undefined || first === "modified")) {
+    // ngx_http_headers_expires: a value with variables is kept whole and
+    // parsed for each response (ngx_http_set_expires).
+    const compiled = value(ctx, d, last);
+    if (compiled.constant === null) {
+      return {
+        kind: "variable",
+        value: compiled,
+        modified: second !== undefined,
+      };
+    }
+  }
   let modified = false;
   if (first === "modified") {
     modified = true;

@@ -18,6 +18,7 @@ import {
 } from "../engine/mod.ts";
 import { NGINX_CHARSET_TYPES, NGINX_DEFAULT_TYPES } from "../static/mod.ts";
 import type { Level } from "./compile_level.ts";
+import { referersSettings } from "./compile_referers.ts";
 import { AccessList, type AccessRule, parseAccessRule } from "../access/mod.ts";
 import type { FieldNames } from "../runtime/mod.ts";
 import { gzipOkSettings, gzipSettings } from "./compile_gzip.ts";
@@ -192,6 +193,8 @@ export function locationSettings(
     ),
     ...headersSettings(ctx, level),
     etag: flag(level, "etag", true),
+    maxRanges: maxRanges(level),
+    referers: referersSettings(ctx, level),
     gzipStatic: gzipStatic === "on" || gzipStatic === "always"
       ? gzipStatic
       : "off",
@@ -231,4 +234,10 @@ function accessRules(ctx: SettingsContext, level: Level): AccessList | null {
     rules.push(parsed.rule);
   }
   return new AccessList(rules);
+}
+
+/** `max_ranges` (its value checked by `tuningProblem`), absent when unset. */
+function maxRanges(level: Level): number | undefined {
+  const d = level.last("max_ranges");
+  return d === undefined ? undefined : Number(d.args[0]);
 }

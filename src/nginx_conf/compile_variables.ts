@@ -1,6 +1,6 @@
 /**
  * The variables a configuration declares, compiled before anything reads
- * them: `map` and `geo` blocks (declared first, then filled, since a map's
+ * them: `map`, `geo` and `split_clients` blocks (declared first, then filled, since a map's
  * values may read other maps), and the names `set` and named captures
  * make (nginx registers them at parse time).
  *
@@ -8,14 +8,18 @@
  */
 
 import {
+  addHostnameKey,
   compileRegex,
   type ComplexValue,
   constantValue,
+  hostnameTable,
   type MapConf,
+  sortWildcards,
   ValueError,
 } from "../engine/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import { compileGeo } from "./compile_geo.ts";
+import { compileSplitClients } from "./compile_split_clients.ts";
 import type { Directive } from "./parser.ts";
 
 /**
@@ -32,8 +36,11 @@ export function declareMaps(
 ): Map<string, MapConf> {
   const maps = new Map<string, MapConf>();
   for (const d of block) {
-    if (d.name !== "map" && d.name !== "geo") continue;
-    // map's second argument; geo's last (`geo [$address] $variable`).
+    if (d.name !== "map" && d.name !== "geo" && d.name !== "split_clients") {
+      continue;
+    }
+    // map's and split_clients' second argument; geo's last
+    // (`geo [$address] $variable`).
     const name = d.args.at(-1)!;
     if (!name.startsWith("$")) {
       ctx.fail(d, `invalid variable name "${name}"`);
@@ -69,16 +76,28 @@ export function compileMaps(
       Object.assign(maps.get(name)!, compileGeo(d, ctx));
       continue;
     }
+    if (d.name === "split_clients" && d.args[1]!.startsWith("$")) {
+      const name = d.args[1]!.slice(1).toLowerCase();
+      Object.assign(maps.get(name)!, compileSplitClients(d, ctx));
+      continue;
+    }
     if (d.name !== "map" || !d.args[1]!.startsWith("$")) continue;
     const conf = maps.get(d.args[1]!.slice(1).toLowerCase())! as {
       -readonly [K in keyof MapConf]: MapConf[K];
     };
     conf.source = ctx.value(d, d.args[0]!);
-    const exact = new Map<string, ComplexValue>();
+    const keys = hostnameTable<ComplexValue>();
     const regexes: { regex: RegExp; value: ComplexValue }[] = [];
+    // ngx_http_map: `hostnames` and `volatile` alone on a line are flags;
+    // `hostnames` makes the keys after it wildcard keys.
+    let hostnames = false;
     for (const entry of d.block ?? []) {
       const [key, val] = [entry.name, entry.args[0]];
-      if (key === "hostnames" || key === "volatile") continue;
+      if (entry.args.length === 0 && key === "hostnames") {
+        hostnames = true;
+        continue;
+      }
+      if (entry.args.length === 0 && key === "volatile") continue;
       if (val === undefined || entry.args.length > 1) {
         ctx.fail(entry, `invalid number of the map parameters`);
         continue;
@@ -97,13 +116,23 @@ export function compileMaps(
           ctx.fail(entry, error.message);
         }
       } else {
-        exact.set(
-          key.startsWith("\\") ? key.slice(1) : key,
+        const name = key.startsWith("\\") ? key.slice(1) : key;
+        const added = addHostnameKey(
+          keys,
+          name,
           ctx.value(entry, val),
+          hostnames,
         );
+        if (added === "busy") {
+          ctx.fail(entry, `conflicting parameter "${name}"`);
+        } else if (added === "declined") {
+          ctx.fail(entry, `invalid hostname or wildcard "${name}"`);
+        }
       }
     }
-    conf.exact = exact;
+    sortWildcards(keys);
+    conf.exact = keys.exact;
+    if (hostnames) conf.wildcards = keys.wildcards;
     conf.regexes = regexes;
   }
 }
@@ -126,17 +155,44 @@ export function setNames(
         set.add(d.args[0].slice(1).toLowerCase());
       }
       if (d.block && d.name !== "types" && d.name !== "map") walk(d.block);
-      // Named captures of regexes also become variables; nginx knows them
-      // from the regex. They are read from the request's own table.
-      if (d.name === "location" || d.name === "rewrite" || d.name === "if") {
-        for (const arg of d.args) {
-          for (const m of arg.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
-            captures.add(m[1]!.toLowerCase());
-          }
+      // Named captures of regexes also become variables: nginx knows them
+      // from every regex ngx_http_regex_compile reads. They are read from
+      // the request's own table.
+      for (const regex of regexesOf(d)) {
+        for (const m of regex.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
+          captures.add(m[1]!.toLowerCase());
         }
       }
     }
   };
   walk(block);
   return { set, captures };
+}
+
+/**
+ * The regexes of a directive that ngx_http_regex_compile reads, whose
+ * named captures become variables: `location`'s, `rewrite`'s and `if`'s,
+ * `server_name`'s `~` names, a `map`'s `~` keys, and the `~` first
+ * argument of `proxy_redirect`, `proxy_cookie_domain` and
+ * `proxy_cookie_path`.
+ */
+function regexesOf(d: Directive): readonly string[] {
+  switch (d.name) {
+    case "location":
+    case "rewrite":
+    case "if":
+      return d.args;
+    case "server_name":
+      return d.args.filter((a) => a.startsWith("~"));
+    case "map":
+      return (d.block ?? []).map((e) => e.name).filter((k) =>
+        k.startsWith("~")
+      );
+    case "proxy_redirect":
+    case "proxy_cookie_domain":
+    case "proxy_cookie_path":
+      return d.args[0]?.startsWith("~") ? [d.args[0]] : [];
+    default:
+      return [];
+  }
 }

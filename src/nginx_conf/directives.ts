@@ -10,6 +10,7 @@
 
 import { INERT_TABLE } from "./directives_inert.ts";
 import { FASTCGI_TABLE } from "./directives_fastcgi.ts";
+import { TUNING_TABLE } from "./directives_tuning.ts";
 
 /** A block kind, or `main` for the top of the file. */
 export type Context =
@@ -348,7 +349,12 @@ export const DIRECTIVES: ReadonlyMap<string, readonly DirectiveSpec[]> =
   (() => {
     const map = new Map<string, DirectiveSpec[]>();
     for (
-      const [line, extra] of [...TABLE, ...INERT_TABLE, ...FASTCGI_TABLE]
+      const [line, extra] of [
+        ...TABLE,
+        ...INERT_TABLE,
+        ...FASTCGI_TABLE,
+        ...TUNING_TABLE,
+      ]
     ) {
       const [name, spec] = parse(line, extra);
       map.set(name, [...(map.get(name) ?? []), spec]);

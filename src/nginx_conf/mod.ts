@@ -127,11 +127,16 @@ export function loadNginxConf(
     },
     readDirFiles: (p) => io.readDirFiles(p),
   };
+  // Each directive's own refusal is collected, so one --check names all
+  // of them (nginx stops at the first); the rest of the file is compiled
+  // for its refusals too.
+  const refused: string[] = [];
   try {
-    directives = parseNginxConf(file, recorded);
+    directives = parseNginxConf(file, recorded, refused);
   } catch (error) {
     if (error instanceof NginxConfError) {
-      return { ok: false, message: error.message, warnings: [] };
+      const errors = [...refused, error.message];
+      return { ok: false, message: errors[0]!, errors, warnings: [] };
     }
     if (error instanceof ConfigFileRefusal) {
       return { ok: false, message: error.message, warnings: [] };
@@ -166,7 +171,12 @@ export function loadNginxConf(
   }
   const reading = requestReading(directives, prefix);
   const warnings = [...compiled.warnings, ...reading.warnings];
-  const errors = [...compiled.errors, ...reading.errors];
+  // The first is the one nginx stops at: a directive's own refusal comes
+  // before anything checked once the file is read; the rest in file order.
+  const all = [...refused, ...compiled.errors, ...reading.errors];
+  const errors = all.length === 0
+    ? all
+    : [all[0]!, ...inFileOrder(all.slice(1), files)];
   const conf = compiled.conf;
   if (conf === null || errors.length > 0) {
     return { ok: false, message: errors[0]!, errors, warnings };
@@ -285,4 +295,22 @@ export function compileBuiltIn(
     );
   }
   return result.conf;
+}
+
+/**
+ * Refusals in the order of the files read and their lines, so one
+ * `--check` reads as the file does (the parser's, the compiler's and the
+ * request settings' come apart); one without a place stays after them.
+ */
+function inFileOrder(errors: string[], files: readonly string[]): string[] {
+  const place = (message: string): [number, number] => {
+    // The last " in ": a message may quote one (`invalid value "x" in "gzip"`).
+    const m = /.* in (.+):(\d+)$/.exec(message);
+    const file = m === null ? -1 : files.indexOf(m[1]!);
+    return file < 0 ? [files.length, 0] : [file, Number(m![2])];
+  };
+  return errors.map((message, i) => ({ message, i, at: place(message) }))
+    .sort((a, b) => a.at[0] - b.at[0] || a.at[1] - b.at[1] || a.i - b.i).map((
+      e,
+    ) => e.message);
 }

@@ -81,6 +81,8 @@ const BLOCK_CONTEXT: Record<string, Context> = {
   map: "map",
   // `geo` entries read like `map` ones (ngx_http_geo_block).
   geo: "map",
+  // `split_clients` entries read as `map` ones (`50% value;`).
+  "split_clients": "map",
   if: "if",
   "limit_except": "location",
 };
@@ -126,8 +128,13 @@ interface Scope {
  *
  * @param path The main file, absolute.
  * @param io File access.
+ * @param refused Where a directive's own refusal goes (unknown, not
+ * allowed here, wrong arguments or terminator, duplicate) when given:
+ * nginx stops at the first, `--check` names every one of a file in one
+ * run. The directive, and its block, is left out and the read goes on.
  * @returns The top-level directives.
- * @throws {NginxConfError} With nginx's message, on the first error.
+ * @throws {NginxConfError} With nginx's message, on the first error (the
+ * first that cannot be collected, when `refused` is given).
  *
  * @example Usage
  * ```ts
@@ -141,8 +148,12 @@ interface Scope {
  * strictEqual(parseNginxConf("/n/conf/nginx.conf", io)[1]?.name, "http");
  * ```
  */
-export function parseNginxConf(path: string, io: ConfIo): Directive[] {
-  return new Parser(io, dirname(path)).file(path, {
+export function parseNginxConf(
+  path: string,
+  io: ConfIo,
+  refused?: string[],
+): Directive[] {
+  return new Parser(io, dirname(path), refused).file(path, {
     context: "main",
     seen: new Set(),
   }, 0);
@@ -169,7 +180,11 @@ class Parser {
   private statements = 0;
   private deadline = performance.now() + MAX_READ_MS;
 
-  constructor(private io: ConfIo, private confDir: string) {}
+  constructor(
+    private io: ConfIo,
+    private confDir: string,
+    private refused?: string[],
+  ) {}
 
   file(path: string, scope: Scope, depth: number): Directive[] {
     this.files++;
@@ -243,7 +258,18 @@ class Parser {
         out.push({ name, args, file, line: st.line });
         continue;
       }
-      const spec = this.check(name, args, st, scope, fail);
+      let spec: DirectiveSpec;
+      try {
+        spec = this.check(name, args, st, scope, fail);
+      } catch (error) {
+        if (this.refused === undefined || !(error instanceof NginxConfError)) {
+          throw error;
+        }
+        // Collected: the statement (and the block it opens) is skipped.
+        this.refused.push(error.message);
+        if (st.end === "{") this.skipBlock(next, file);
+        continue;
+      }
       const directive: Directive = { name, args, file, line: st.line, spec };
       if (spec.block) {
         if (++this.nesting > MAX_NESTING) {
@@ -262,6 +288,20 @@ class Parser {
         this.nesting--;
       }
       out.push(directive);
+    }
+  }
+
+  /** Reads past the rest of a block whose `{` was just read. */
+  skipBlock(next: Next, file: string): void {
+    for (let depth = 1; depth > 0;) {
+      const st = next();
+      if (st.end === "{") depth++;
+      else if (st.end === "}") depth--;
+      else if (st.end === "eof") {
+        throw new NginxConfError(
+          `unexpected end of file, expecting "}" in ${file}:${st.line}`,
+        );
+      }
     }
   }
 

@@ -9,7 +9,11 @@
  * @module
  */
 
-import type { CookieRewrite, RequestVars } from "../engine/mod.ts";
+import {
+  type CookieRewrite,
+  type RequestVars,
+  setNamed,
+} from "../engine/mod.ts";
 
 /** The location's pairs. */
 export interface CookieRewrites {
@@ -100,6 +104,8 @@ function rewriteValue(
       if (m === null) continue;
       const saved = vars.captures;
       vars.captures = [...m].map((c) => c ?? "");
+      // Named captures are variables from here on (ngx_http_regex_exec).
+      if (m.groups !== undefined) setNamed(vars, m.groups);
       try {
         return pair.to.evaluate(vars);
       } finally {

@@ -11,10 +11,11 @@
  * @module
  */
 
-import type {
-  LocationConf,
-  ProxyRedirect,
-  RequestVars,
+import {
+  type LocationConf,
+  type ProxyRedirect,
+  type RequestVars,
+  setNamed,
 } from "../engine/mod.ts";
 import { escapeControls } from "../response/mod.ts";
 import { fieldBytes, fieldText } from "../runtime/mod.ts";
@@ -87,6 +88,8 @@ export function rewriteRedirectValue(
     if (m === null) continue;
     const saved = vars.captures;
     vars.captures = [...m].map((c) => c ?? "");
+    // Named captures are variables from here on (ngx_http_regex_exec).
+    if (m.groups !== undefined) setNamed(vars, m.groups);
     try {
       return value.slice(0, prefix) + pair.to.evaluate(vars);
     } finally {

@@ -48,8 +48,16 @@ export interface VarsSource {
   headers: Headers;
   /** The same fields as the head's check walked them, when they are `headers`' own. */
   fields: readonly string[] | null;
-  /** The server name regex's captures, when one matched. */
-  captures: readonly (string | undefined)[] | null;
+  /**
+   * The server name regex's match, when one matched: its captures, and
+   * its named captures as variables (ngx_http_regex_exec, from
+   * ngx_http_find_virtual_server).
+   */
+  captures:
+    | (readonly (string | undefined)[] & {
+      groups?: Record<string, string | undefined>;
+    })
+    | null;
   /** `$server_protocol`. */
   protocol: string;
 }
@@ -95,13 +103,25 @@ export function requestVars(
     location: server.conf,
     // Present from the start: a field added later changes the object's
     // shape mid-request, and code optimised for one shape is thrown away.
-    vars: undefined,
+    vars: captures?.groups === undefined
+      ? undefined
+      : namedVars(captures.groups),
     mapValues: undefined,
+    sentFields: undefined,
     argsSet: undefined,
     requestId: undefined,
     log: undefined,
     unparsed: undefined,
   };
+}
+
+/** A server name regex's named captures as variables (lower case names). */
+function namedVars(
+  groups: Record<string, string | undefined>,
+): Map<string, string> {
+  const vars = new Map<string, string>();
+  for (const k in groups) vars.set(k.toLowerCase(), groups[k] ?? "");
+  return vars;
 }
 
 /**

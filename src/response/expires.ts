@@ -65,6 +65,9 @@ export function expiresFields(
       return { expires: EPOCH, cacheControl: "no-cache" };
     case "max":
       return { expires: MAX, cacheControl: "max-age=315360000" };
+    case "variable":
+      // Read for the response first (the headers filter's expiresOfValue).
+      return null;
   }
   const now = Math.floor(input.now / 1000);
   let at: number;

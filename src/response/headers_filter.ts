@@ -11,7 +11,7 @@
 import type { AddHeader, Expires, RequestVars } from "../engine/mod.ts";
 import { fieldBytes } from "../runtime/mod.ts";
 import { escapeControls } from "./field_value.ts";
-import { expiresFields } from "./expires.ts";
+import { expiresFields, parseExpires } from "./expires.ts";
 import type { HeaderFields } from "./field_list.ts";
 
 /**
@@ -110,14 +110,17 @@ export function filterHeaders(
 ): void {
   const { conf } = input;
   const safe = HEADERS_FILTER_STATUSES.has(input.status);
-  if (safe && conf.expires.kind !== "off") {
+  const setting = safe && conf.expires.kind === "variable"
+    ? expiresOfValue(conf.expires, headers, input.vars)
+    : conf.expires;
+  if (safe && setting.kind !== "off") {
     let lastModified = input.lastModified;
     if (lastModified === undefined) {
       const field = headers.get("last-modified");
       const parsed = field === null ? NaN : Date.parse(field);
       lastModified = Number.isNaN(parsed) ? null : parsed;
     }
-    const fields = expiresFields(conf.expires, {
+    const fields = expiresFields(setting, {
       now: input.now ?? Date.now(),
       lastModified,
     });
@@ -131,6 +134,31 @@ export function filterHeaders(
     addHeader(headers, add.name, headerText(add.value.evaluate(input.vars)));
   }
 }
+
+/**
+ * `expires` with variables for this response (ngx_http_set_expires): the
+ * value read with the response's fields as `$sent_http_NAME`, then parsed
+ * as the directive's argument is (ngx_http_parse_expires); a value that
+ * does not parse sets nothing, as `off` does.
+ */
+function expiresOfValue(
+  setting: Extract<Expires, { kind: "variable" }>,
+  headers: HeaderFields,
+  vars: RequestVars,
+): Expires {
+  vars.sentFields = headers;
+  let text: string;
+  try {
+    text = setting.value.evaluate(vars);
+  } finally {
+    vars.sentFields = undefined;
+  }
+  const parsed = parseExpires(setting.modified ? ["modified", text] : [text]);
+  return "error" in parsed ? OFF : parsed;
+}
+
+/** `expires off`. */
+const OFF: Expires = { kind: "off" };
 
 /** `ngx_http_set_headers`: how each name is added. */
 function addHeader(

@@ -86,7 +86,8 @@ export function fileRequest(ctx: FileServe, ranges: boolean): FileRequest {
     family: ctx.family,
     head: ctx.head,
     etag: o.conf.etag,
-    ranges,
+    // `max_ranges 0`: no range, no Accept-Ranges; gzip as before.
+    ranges: ranges && o.conf.maxRanges !== 0,
     contentType,
     oneWrite: o.oneWrite === true,
     asked: o.asked ?? null,

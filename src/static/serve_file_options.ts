@@ -20,6 +20,7 @@ export type ServeFileConf = Pick<
   | "charset"
   | "charsetTypes"
   | "etag"
+  | "maxRanges"
   | "gzipStatic"
   | "gzip"
   | "gzipOk"

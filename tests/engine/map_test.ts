@@ -2,6 +2,8 @@
  * `map` values as nginx finds them (`ngx_http_map_find`): exact, then the
  * regexes in order, then `default`; a map whose result is its source's
  * alone remembers it by source, and one that reads anything else does not.
+ * A regex key with groups leaves its captures as the request's
+ * (ngx_http_regex_exec), remembered or not.
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { evaluateMap } from "../../src/engine/variables.ts";
@@ -27,13 +29,14 @@ const conf = compileText(`http {
 }`);
 
 Deno.test("evaluateMap(): exact, regexes in order, default; the same answer the second time", async (t) => {
-  // [map, uri, request captures, host, value]
-  const cases: [string, string, string[], string, string][] = [
+  // [map, uri, request captures, host, value, captures after when changed]
+  const cases: [string, string, string[], string, string, string[]?][] = [
     ["by_uri", "/exact", [], "a", "exact"],
+    ["by_uri", "/EXACT", [], "a", "exact"],
     ["by_uri", "/index.HTML", [], "a", "html"],
-    ["by_uri", "/abc/42", [], "a", "n=42"],
+    ["by_uri", "/abc/42", [], "a", "n=42", ["/abc/42", "abc", "42"]],
     ["by_uri", "/app.js", [], "a", "other"],
-    ["reads_captures", "/xx", ["/z", "Q"], "a", "rxx"],
+    ["reads_captures", "/xx", ["/z", "Q"], "a", "rxx", ["/xx", "xx"]],
     // An exact or default `$1` is the request's own capture.
     ["reads_captures", "/exact", ["/z", "Q"], "a", "eQ"],
     ["reads_captures", "/exact", ["/z", "R"], "a", "eR"],
@@ -42,7 +45,7 @@ Deno.test("evaluateMap(): exact, regexes in order, default; the same answer the 
     ["reads_host", "/h", [], "one", "host=one"],
     ["reads_host", "/h", [], "two", "host=two"],
   ];
-  for (const [name, uri, captures, host, want] of cases) {
+  for (const [name, uri, captures, host, want, after] of cases) {
     await t.step(`$${name} for ${uri} (${captures.join(",")}, ${host})`, () => {
       // Twice, each time a new request: the second may be remembered.
       for (let i = 0; i < 2; i++) {
@@ -50,7 +53,7 @@ Deno.test("evaluateMap(): exact, regexes in order, default; the same answer the 
         vars.captures = captures;
         vars.host = host;
         deepStrictEqual(evaluateMap(name, conf.maps.get(name)!, vars), want);
-        deepStrictEqual(vars.captures, captures, "the request's captures stay");
+        deepStrictEqual(vars.captures, after ?? captures, "the captures after");
       }
     });
   }
