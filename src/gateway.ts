@@ -41,6 +41,7 @@ import {
 } from "./routing/mod.ts";
 import { GatewayStats, isLoopback, statusDocument } from "./status.ts";
 import type { TransportFactory } from "./upstream/mod.ts";
+import type { ServerConf } from "./engine/mod.ts";
 import { DefaultPageRoute } from "./default_page_route.ts";
 import {
   EngineRoute,
@@ -434,11 +435,12 @@ export function createGatewayHandler(
     req: Request,
     ctx: RequestContext,
     where: Parameters<EngineRoute["refused"]>[2],
-  ): void {
-    engine.refused(req, ctx, where);
+  ): ServerConf {
+    const server = engine.refused(req, ctx, where);
     if (where.stage === "line" || where.stage === "target") {
       ctx.fieldsRead = false;
     }
+    return server;
   }
 
   // Not async: the engine's promise is handed back, so a request costs one
@@ -470,9 +472,15 @@ export function createGatewayHandler(
     const decoded = decodeTarget(target);
     if (decoded.kind === "invalid") {
       // `..` above the root, `%00`, a bad escape: nginx's request-line error.
-      refuse(req, ctx, { socket: at, stage: "target" });
+      const where = { socket: at, stage: "target" as const };
+      const server = refuse(req, ctx, where);
       ctx.logRequestLine(INVALID_REQUEST_LINE);
-      return badRequest(req);
+      return engine.answerRefusal(
+        req,
+        ctx,
+        { ...where, server },
+        badRequest(req),
+      );
     }
     const fieldNames = engine.fieldNames(at.index, ctx.authority ?? host);
     const verdict = checkRequestHead(req, host, {
@@ -491,15 +499,21 @@ export function createGatewayHandler(
       ctx.host = ctx.authority ?? host;
       ctx.uri = decoded.uri;
       ctx.args = decoded.args;
-      refuse(req, ctx, {
+      const where = {
         socket: at,
-        stage: verdict.wholeHead ? "head" : "field",
-      });
+        stage: verdict.wholeHead ? "head" as const : "field" as const,
+      };
+      const server = refuse(req, ctx, where);
       // The access line reads the fields the checks kept, whichever server
       // it is written for.
       if (ctx.vars !== null) ctx.vars.fieldNames = fieldNames;
       ctx.log(verdict.event);
-      return badRequest(req, verdict.status);
+      return engine.answerRefusal(
+        req,
+        ctx,
+        { ...where, server },
+        badRequest(req, verdict.status),
+      );
     }
     if (
       statusPath !== null && isLoopback(client) && decoded.uri === statusPath

@@ -15,6 +15,7 @@ import {
   findServer,
   type HttpConf,
   type LocationConf,
+  type RequestVars,
   type ServerConf,
 } from "../engine/mod.ts";
 import {
@@ -37,7 +38,7 @@ import type {
   LogScope,
 } from "./engine_request.ts";
 import type { FlowDeps } from "./flow_types.ts";
-import { serveRequest } from "./request_flow.ts";
+import { answerRefused, serveRequest } from "./request_flow.ts";
 import { type RefusalStage, refusedVars, requestVars } from "./request_vars.ts";
 import { RouteFlow } from "./route_flow.ts";
 import { hostName, ServerChoice, withAuthority } from "./server_choice.ts";
@@ -190,28 +191,84 @@ export class EngineRoute {
     req: Request,
     request: EngineRequest,
     where: { socket: { index: number; port: number }; stage: RefusalStage },
-  ): void {
+  ): ServerConf {
     const { socket, stage } = where;
     const listen = this.#servers.listen(socket.index);
     const server = stage === "head"
       ? findServer(listen, hostName(request.host)).server
       : listen.defaultServer;
     request.at = this.#servers.scopeOf(socket.index, server);
-    if (!this.#deps.logger.accessEnabled) return;
+    if (!this.#deps.logger.accessEnabled) return server;
     request.accessLogs = server.conf.accessLogs;
     // Only a format beyond `combined`'s, or an `if=`, reads them.
-    if (!this.#deps.logger.accessNeedsFields) return;
-    request.vars = refusedVars(req, request, {
-      listen,
-      server,
-      port: socket.port,
+    if (!this.#deps.logger.accessNeedsFields) return server;
+    request.vars = this.#refusedVars(req, request, { ...where, server });
+    return server;
+  }
+
+  /**
+   * Answers a refused request (after {@linkcode refused}) as nginx's
+   * special response does, with the server level's `error_page` for its
+   * status and `add_header … always` (`answerRefused`); the gateway's own
+   * page as it is when the server has neither.
+   *
+   * @param req The request.
+   * @param request What the handler read of it.
+   * @param where Its socket, how far nginx had read it, and the server
+   * {@linkcode refused} chose.
+   * @param page The gateway's own page for the refusal.
+   * @returns The answer.
+   */
+  answerRefusal(
+    req: Request,
+    request: EngineRequest,
+    where: {
+      socket: { index: number; port: number };
+      stage: RefusalStage;
+      server: ServerConf;
+    },
+    page: Response,
+  ): Response | Promise<Response> {
+    const conf = where.server.conf;
+    if (
+      !conf.errorPages.has(page.status) &&
+      !conf.addHeaders.some((add) => add.always)
+    ) {
+      return page;
+    }
+    const vars = request.vars ?? this.#refusedVars(req, request, where);
+    request.vars = vars;
+    const flow = new RouteFlow(
+      vars,
+      request,
+      req,
+      where.socket.port,
+      where.server,
+    );
+    return answerRefused(req, where.server, flow, this.#flowDeps, page);
+  }
+
+  /** A refused request's variables, as far as nginx had read it. */
+  #refusedVars(
+    req: Request,
+    request: EngineRequest,
+    where: {
+      socket: { index: number; port: number };
+      stage: RefusalStage;
+      server: ServerConf;
+    },
+  ): RequestVars {
+    return refusedVars(req, request, {
+      listen: this.#servers.listen(where.socket.index),
+      server: where.server,
+      port: where.socket.port,
       // An invalid Host is never the request's (ngx_http_validate_host
       // refuses it before headers_in.server is set): `$host` is the
       // server's name then.
       host: request.host !== null && isValidHost(request.host)
         ? hostName(request.host)
         : "",
-      stage,
+      stage: where.stage,
     });
   }
 
