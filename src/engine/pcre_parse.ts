@@ -1,0 +1,735 @@
+/**
+ * Reads a regex as nginx 1.22 hands it to PCRE2 (no UTF, no UCP; caseless
+ * for `~*`) into a tree the gateway can write as JavaScript
+ * (pcre_emit.ts). Every construct is read as PCRE2 reads it: what PCRE2
+ * refuses is refused with its message (nginx's `pcre2_compile() failed`),
+ * and what PCRE2 accepts but JavaScript cannot run the same way is refused
+ * with the reason ({@linkcode PcreError}'s `unsupported`), never run as
+ * something else.
+ *
+ * @module
+ */
+
+import {
+  addSet,
+  type ByteSet,
+  emptySet,
+  folded,
+  negated,
+  POSIX_CLASSES,
+  typeEscape,
+} from "./pcre_sets.ts";
+import { type Frame, GroupChecks } from "./pcre_groups.ts";
+
+/** A node of a parsed expression. */
+export type PcreNode =
+  | { kind: "set"; set: ByteSet }
+  /** A char above 0x7F written in the pattern: its UTF-8 bytes in nginx. */
+  | { kind: "text"; code: number }
+  | { kind: "seq"; items: PcreNode[] }
+  | { kind: "alt"; branches: PcreNode[] }
+  | { kind: "group"; capture: number | null; name: string | null; body: PcreNode }
+  | { kind: "look"; ahead: boolean; negative: boolean; body: PcreNode }
+  | { kind: "repeat"; body: PcreNode; min: number; max: number; lazy: boolean }
+  /** `^`/`\A`/`\G`, `\z`, `$`/`\Z` (end or before a final newline), `\b`, `\B`. */
+  | { kind: "anchor"; which: "start" | "end" | "dollar" | "b" | "B" }
+  | { kind: "backref"; group: number }
+  /** JavaScript source with its least width (`\R`). */
+  | { kind: "raw"; source: string; min: number };
+
+/** A refusal: PCRE2's own (`unsupported` false) or the gateway's. */
+export class PcreError extends Error {
+  /** Offset in the pattern PCRE2 names (`at "…"`), or `null`. */
+  readonly at: number | null;
+  /** PCRE2 accepts the pattern; JavaScript cannot run it as PCRE2 does. */
+  readonly unsupported: boolean;
+  /**
+   * @param message What is wrong.
+   * @param at The offset named, or `null` (the end).
+   * @param unsupported A construct the gateway refuses, not PCRE2.
+   */
+  constructor(message: string, at: number | null, unsupported = false) {
+    super(message);
+    this.at = at;
+    this.unsupported = unsupported;
+  }
+}
+
+/** The inline options the gateway follows (PCRE2's letters). */
+interface Options {
+  i: boolean;
+  s: boolean;
+  x: boolean;
+  xx: boolean;
+  n: boolean;
+  U: boolean;
+}
+
+/** A parsed expression. */
+export interface ParsedPcre {
+  /** The tree. */
+  root: PcreNode;
+  /** A backreference is caseless (needs the `i` flag). */
+  caselessBackref: boolean;
+  /** A letter is matched with regard to case somewhere. */
+  caseSensitiveLetter: boolean;
+}
+
+const fail = (message: string, at: number | null): never => {
+  throw new PcreError(message, at);
+};
+
+const unsupported = (message: string, at: number | null): never => {
+  throw new PcreError(message, at, true);
+};
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+const isOctal = (c: string | undefined) => c !== undefined && c >= "0" && c <= "7";
+
+/**
+ * Parses a PCRE2 pattern as nginx compiles it.
+ *
+ * @param source The pattern.
+ * @param caseless PCRE2_CASELESS (`~*`, `server_name`, nginx for Windows).
+ * @returns The tree.
+ * @throws {PcreError} Refused by PCRE2 or by the gateway.
+ */
+export function parsePcre(source: string, caseless: boolean): ParsedPcre {
+  return new Parser(source, caseless).parse();
+}
+
+class Parser {
+  readonly #s: string;
+  #at = 0;
+  #opts: Options;
+  readonly #groups = new GroupChecks();
+  /** Group names, by name. */
+  readonly #names = new Map<string, number>();
+  /** References to check once all groups are known: [group, offset]. */
+  readonly #refs: [number | string, number][] = [];
+  #caselessBackref = false;
+  #caseSensitiveLetter = false;
+  /** The group being read. */
+  #current: Frame;
+
+  constructor(source: string, caseless: boolean) {
+    this.#s = source;
+    this.#opts = { i: caseless, s: false, x: false, xx: false, n: false, U: false };
+    this.#current = this.#groups.root();
+  }
+
+  parse(): ParsedPcre {
+    if (this.#s.startsWith("(*")) {
+      unsupported("a leading (*VERB) option setting", 0);
+    }
+    const root = this.#alternation(this.#current);
+    if (this.#at < this.#s.length) fail("unmatched closing parenthesis", this.#at);
+    for (const [ref, at] of this.#refs) {
+      const n = typeof ref === "number" ? ref : this.#names.get(ref);
+      if (n === undefined || n > this.#groups.count) {
+        fail("reference to non-existent subpattern", at);
+      }
+    }
+    if (this.#groups.deferred !== null) throw this.#groups.deferred;
+    return {
+      root,
+      caselessBackref: this.#caselessBackref,
+      caseSensitiveLetter: this.#caseSensitiveLetter,
+    };
+  }
+
+  /** Branches up to `)` or the end; options set inside end with the group. */
+  #alternation(frame: Frame): PcreNode {
+    const saved = { ...this.#opts };
+    const outer = this.#current;
+    this.#current = frame;
+    const branches: PcreNode[] = [this.#sequence(frame)];
+    while (this.#s[this.#at] === "|") {
+      this.#at++;
+      this.#groups.branch(frame);
+      branches.push(this.#sequence(frame));
+    }
+    this.#opts = saved;
+    this.#current = outer;
+    return branches.length === 1 ? branches[0]! : { kind: "alt", branches };
+  }
+
+  #sequence(frame: Frame): PcreNode {
+    const items: PcreNode[] = [];
+    for (;;) {
+      this.#skipExtended();
+      const c = this.#s[this.#at];
+      if (c === undefined || c === "|" || c === ")") break;
+      const start = this.#at;
+      const atom = this.#atom(frame, items);
+      if (atom === null) continue;
+      this.#skipExtended();
+      items.push(this.#quantified(atom, start));
+    }
+    return items.length === 1 ? items[0]! : { kind: "seq", items };
+  }
+
+  /** Spaces and `#` comments under `(?x)`. */
+  #skipExtended(): void {
+    if (!this.#opts.x) return;
+    for (;;) {
+      const c = this.#s[this.#at];
+      if (c === " " || c === "\t" || c === "\n" || c === "\v" || c === "\f" || c === "\r") {
+        this.#at++;
+      } else if (c === "#") {
+        const nl = this.#s.indexOf("\n", this.#at);
+        this.#at = nl < 0 ? this.#s.length : nl + 1;
+      } else return;
+    }
+  }
+
+  /** A char written in the pattern: above 0x7F it is text (UTF-8 in nginx). */
+  #literal(code: number): PcreNode {
+    return code > 0x7f ? { kind: "text", code } : this.#char(code);
+  }
+
+  /** A byte as a node: a set of it (both cases when caseless). */
+  #char(code: number): PcreNode {
+    const set = emptySet();
+    set.bits[code] = true;
+    return { kind: "set", set: this.#fold(set) };
+  }
+
+  #fold(set: ByteSet): ByteSet {
+    const both = folded(set);
+    if (this.#opts.i) return both;
+    if (both.bits.some((x, b) => x !== set.bits[b])) {
+      this.#caseSensitiveLetter = true;
+    }
+    return set;
+  }
+
+  /** One item, or `null` for what matches nothing (`(?i)`, `\E`, a comment). */
+  #atom(frame: Frame, items: PcreNode[]): PcreNode | null {
+    const s = this.#s;
+    const c = s[this.#at]!;
+    const start = this.#at;
+    this.#at++;
+    switch (c) {
+      case "(":
+        return this.#group(frame, start);
+      case "[":
+        return { kind: "set", set: this.#fold(this.#class(start)) };
+      case ".": {
+        const set = negated(emptySet());
+        if (!this.#opts.s) set.bits[0x0a] = false;
+        return { kind: "set", set };
+      }
+      case "^":
+        return { kind: "anchor", which: "start" };
+      case "$":
+        return { kind: "anchor", which: "dollar" };
+      case "*":
+      case "+":
+      case "?":
+        return fail("quantifier does not follow a repeatable item", start);
+      case "\\":
+        return this.#escapeOutside(frame, items);
+    }
+    if (c === "{" && this.#braces(start) !== null) {
+      fail("quantifier does not follow a repeatable item", start);
+    }
+    const code = c.charCodeAt(0);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      unsupported("a char beyond U+FFFF", start);
+    }
+    return this.#literal(code);
+  }
+
+  /** `{n}`, `{n,}`, `{n,m}` at `at`: [min, max, end], or `null` (a literal `{`). */
+  #braces(at: number): [number, number, number] | null {
+    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.#s.slice(at));
+    if (m === null) return null;
+    const min = Number(m[1]);
+    const max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
+    const end = at + m[0].length;
+    if (min > 65535 || (max !== Infinity && max > 65535)) {
+      fail("number too big in {} quantifier", end - 1);
+    }
+    if (max < min) fail("numbers out of order in {} quantifier", end - 1);
+    return [min, max, end];
+  }
+
+  #quantified(atom: PcreNode, start: number): PcreNode {
+    const s = this.#s;
+    const c = s[this.#at];
+    let min: number, max: number;
+    if (c === "*") [min, max] = [0, Infinity];
+    else if (c === "+") [min, max] = [1, Infinity];
+    else if (c === "?") [min, max] = [0, 1];
+    else if (c === "{") {
+      const braces = this.#braces(this.#at);
+      if (braces === null) return atom;
+      [min, max] = braces;
+      this.#at = braces[2] - 1;
+    } else return atom;
+    const at = this.#at;
+    this.#at++;
+    if (atom.kind === "anchor") {
+      fail("quantifier does not follow a repeatable item", at);
+    }
+    if (atom.kind === "look") {
+      unsupported("a repeated assertion", at);
+    }
+    if (atom.kind === "text") {
+      unsupported("a repeated non-ASCII char (nginx repeats its last byte)", at);
+    }
+    let lazy = this.#opts.U;
+    let possessive = false;
+    if (s[this.#at] === "?") [lazy, this.#at] = [!lazy, this.#at + 1];
+    else if (s[this.#at] === "+") [possessive, this.#at] = [true, this.#at + 1];
+    this.#groups.repeated(atom, min, max, start);
+    const repeat: PcreNode = { kind: "repeat", body: atom, min, max, lazy: possessive ? false : lazy };
+    return possessive ? this.#atomic(repeat, at) : repeat;
+  }
+
+  /**
+   * An atomic group or possessive repeat, where JavaScript has an exact
+   * equivalent: an unbounded repeat of one set (`X*+`, `(?>X+)`) takes every
+   * X it can and gives none back, as `X*(?!X)` does.
+   */
+  #atomic(node: PcreNode, at: number): PcreNode {
+    if (
+      node.kind === "repeat" && node.max === Infinity && !node.lazy &&
+      node.body.kind === "set"
+    ) {
+      return {
+        kind: "seq",
+        items: [node, { kind: "look", ahead: true, negative: true, body: node.body }],
+      };
+    }
+    return unsupported(
+      "an atomic group or possessive quantifier other than on one char or class repeated without bound",
+      at,
+    );
+  }
+
+  #group(frame: Frame, start: number): PcreNode | null {
+    const s = this.#s;
+    if (s[this.#at] === "*") unsupported("a (*VERB)", start);
+    if (s[this.#at] !== "?") return this.#body(frame, start, this.#opts.n ? null : "", "group");
+    this.#at++;
+    const c = s[this.#at];
+    if (c === "#") {
+      const close = s.indexOf(")", this.#at);
+      if (close < 0) fail("missing ) after (?# comment", null);
+      this.#at = close + 1;
+      return null;
+    }
+    if (c === ":") return this.#at++, this.#body(frame, start, null, "group");
+    if (c === "=" || c === "!") return this.#at++, this.#body(frame, start, null, c);
+    if (c === "<" && (s[this.#at + 1] === "=" || s[this.#at + 1] === "!")) {
+      this.#at += 2;
+      return this.#body(frame, start, null, s[this.#at - 1] === "=" ? "<=" : "<!");
+    }
+    if (c === ">") {
+      this.#at++;
+      const inner = this.#body(frame, start, null, "group");
+      return this.#atomic(inner.kind === "group" ? inner.body : inner, start);
+    }
+    if (c === "|") {
+      this.#at++;
+      const before = this.#groups.count;
+      const node = this.#body(frame, start, null, "group");
+      if (this.#groups.count !== before) {
+        unsupported("a branch reset group (?|…) with captures", start);
+      }
+      return node;
+    }
+    if (c === "P" && s[this.#at + 1] === "=") {
+      this.#at += 2;
+      const name = this.#name(")");
+      return this.#backref(name, start + 4);
+    }
+    if (c === "P" && s[this.#at + 1] === "<") {
+      this.#at += 2;
+      return this.#body(frame, start, this.#name(">"), "group");
+    }
+    if (c === "<" || c === "'") {
+      this.#at++;
+      return this.#body(frame, start, this.#name(c === "<" ? ">" : "'"), "group");
+    }
+    if (c === undefined) return fail("missing closing parenthesis", null);
+    if (/[imnsxUJ^-]/.test(c) || c === ")") return this.#options(frame, start);
+    if (/[0-9+R&C(P]/.test(c)) {
+      unsupported(`"(?${c}" (recursion, conditionals, callouts)`, this.#at);
+    }
+    return fail("unrecognized character after (? or (?-", this.#at);
+  }
+
+  /** `(?imnsxU-imnsxU)` or `(?…:body)`. */
+  #options(frame: Frame, start: number): PcreNode | null {
+    const s = this.#s;
+    const opts = { ...this.#opts };
+    let on = true;
+    if (s[this.#at] === "^") {
+      Object.assign(opts, { i: false, s: false, x: false, xx: false, n: false });
+      this.#at++;
+    }
+    for (;;) {
+      const c = s[this.#at];
+      if (c === undefined) fail("missing closing parenthesis", null);
+      if (c === ")" || c === ":") break;
+      if (c === "-") on = false;
+      else if (c === "x" && s[this.#at + 1] === "x") {
+        opts.x = opts.xx = on;
+        this.#at++;
+      } else if (c === "i" || c === "s" || c === "x" || c === "n" || c === "U") {
+        opts[c] = on;
+        if (c === "x" && !on) opts.xx = false;
+      } else if (c === "J") {
+        if (on) unsupported("(?J): duplicate group names", this.#at);
+      } else if (c === "m") {
+        if (on) unsupported("(?m): multiline ^ and $", this.#at);
+      } else fail("unrecognized character after (? or (?-", this.#at);
+      this.#at++;
+    }
+    if (s[this.#at] === ")") {
+      this.#at++;
+      this.#opts = opts;
+      return null;
+    }
+    this.#at++;
+    const saved = this.#opts;
+    this.#opts = opts;
+    const node = this.#body(frame, start, null, "group");
+    this.#opts = saved;
+    return node;
+  }
+
+  /** A group name up to `end`. */
+  #name(end: string): string {
+    const s = this.#s;
+    const at = this.#at;
+    if (/\d/.test(s[at] ?? "")) fail("subpattern name must start with a non-digit", at);
+    const m = NAME.exec(s.slice(at));
+    if (m === null) return fail("subpattern name expected", s[at] === undefined ? null : at);
+    this.#at += m[0].length;
+    if (m[0].length > 32) fail("subpattern name is too long (maximum 32 code units)", this.#at);
+    if (s[this.#at] !== end) {
+      fail("syntax error in subpattern name (missing terminator?)", s[this.#at] === undefined ? null : this.#at);
+    }
+    this.#at++;
+    return m[0];
+  }
+
+  /**
+   * A group's body to its `)`: `name` `""` for a numbered capture, a name
+   * for a named one, `null` for none.
+   */
+  #body(
+    frame: Frame,
+    start: number,
+    name: string | null,
+    kind: "group" | "=" | "!" | "<=" | "<!",
+  ): PcreNode {
+    let capture: number | null = null;
+    if (name !== null) {
+      capture = this.#groups.count + 1;
+      if (name !== "") {
+        if (this.#names.has(name)) {
+          fail("two named subpatterns have the same name (PCRE2_DUPNAMES not set)", this.#at);
+        }
+        this.#names.set(name, capture);
+      }
+    }
+    const inner = this.#groups.open(frame, capture, kind === "!" || kind === "<!");
+    const body = this.#alternation(inner);
+    if (this.#s[this.#at] !== ")") fail("missing closing parenthesis", null);
+    this.#at++;
+    const ahead = kind === "=" || kind === "!";
+    if (kind !== "group" && !ahead) this.#groups.lookbehind(body, start);
+    const node: PcreNode = kind === "group"
+      ? { kind: "group", capture, name: name === "" ? null : name, body }
+      : { kind: "look", ahead, negative: kind === "!" || kind === "<!", body };
+    this.#groups.close(inner, node);
+    return node;
+  }
+
+  #backref(ref: number | string, at: number): PcreNode {
+    this.#refs.push([ref, at]);
+    const group = typeof ref === "number" ? ref : this.#names.get(ref);
+    if (this.#opts.i) this.#caselessBackref = true;
+    // A name or number not (yet) known is checked once all are.
+    this.#groups.backref(group ?? 0, this.#current, at);
+    return { kind: "backref", group: group ?? 0 };
+  }
+
+  /** After `\` outside a class. */
+  #escapeOutside(frame: Frame, items: PcreNode[]): PcreNode | null {
+    const s = this.#s;
+    const at = this.#at;
+    const c = s[at];
+    if (c === undefined) return fail("\\ at end of pattern", null);
+    this.#at++;
+    switch (c) {
+      case "A":
+      case "G":
+        return { kind: "anchor", which: "start" };
+      case "z":
+        return { kind: "anchor", which: "end" };
+      case "Z":
+        return { kind: "anchor", which: "dollar" };
+      case "b":
+        return { kind: "anchor", which: "b" };
+      case "B":
+        return { kind: "anchor", which: "B" };
+      case "E":
+        return null;
+      case "Q": {
+        const end = s.indexOf("\\E", this.#at);
+        const text = s.slice(this.#at, end < 0 ? s.length : end);
+        this.#at = end < 0 ? s.length : end + 2;
+        if (text === "") return null;
+        // The last char is the one a quantifier after `\E` repeats.
+        for (const ch of text.slice(0, -1)) items.push(this.#literal(ch.charCodeAt(0)));
+        return this.#literal(text.charCodeAt(text.length - 1));
+      }
+      case "R":
+        return {
+          kind: "raw",
+          source: "\\r\\n|\\r(?!\\n)|[\\n\\x0b\\x0c\\x85]",
+          min: 1,
+        };
+      case "g":
+      case "k":
+        return this.#namedRef(c, at);
+    }
+    if (c >= "1" && c <= "9") {
+      const digits = /^\d+/.exec(s.slice(at))![0];
+      const n = Number(digits);
+      if (n < 10 || c === "8" || c === "9" || n <= this.#groups.count) {
+        this.#at = at + digits.length;
+        return this.#backref(n, at);
+      }
+    }
+    const code = this.#escapeChar(c, at, false);
+    if (code !== null) return code > 0x7f && !/[A-Za-z0-9]/.test(c) ? this.#literal(code) : this.#char(code);
+    const set = typeEscape(c);
+    if (set !== null) return { kind: "set", set };
+    void frame;
+    return this.#otherEscape(c, at);
+  }
+
+  /** `\g{n}`, `\g{-n}`, `\gn`, `\g{name}`, `\k<name>`, `\k'name'`, `\k{name}`. */
+  #namedRef(c: string, at: number): PcreNode {
+    const s = this.#s;
+    const open = s[this.#at];
+    if (c === "g") {
+      const m = /^(?:\{(-?\d+)\}|(-?\d+))/.exec(s.slice(this.#at));
+      if (m !== null) {
+        this.#at += m[0].length;
+        let n = Number(m[1] ?? m[2]);
+        if (n < 0) n = this.#groups.count + 1 + n;
+        if (n <= 0) fail("reference to non-existent subpattern", at + 1);
+        return this.#backref(n, at + 1);
+      }
+      if (open === "<" || open === "'") unsupported("a subroutine call \\g<…>", at);
+      if (open !== "{") {
+        fail("\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number", open === undefined ? null : this.#at);
+      }
+    }
+    const end = open === "<" ? ">" : open === "'" ? "'" : open === "{" ? "}" : null;
+    if (end === null) {
+      return fail("\\k is not followed by a braced, angle-bracketed, or quoted name", open === undefined ? null : this.#at);
+    }
+    this.#at++;
+    const nameAt = this.#at;
+    return this.#backref(this.#name(end), nameAt);
+  }
+
+  /** Escapes PCRE2 knows that the gateway does not run. */
+  #otherEscape(c: string, at: number): never {
+    if ("KXCpP".includes(c)) {
+      return unsupported(`"\\${c}"`, at - 1);
+    }
+    if (/[A-Za-z0-9]/.test(c)) return fail("unrecognized character follows \\", at);
+    throw new Error("unreachable");
+  }
+
+  /**
+   * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
+   * a non-alphanumeric char), or `null` for a class or assertion.
+   */
+  #escapeChar(c: string, at: number, inClass: boolean): number | null {
+    const s = this.#s;
+    const simple: Record<string, number> = { a: 7, e: 0x1b, f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09 };
+    if (c in simple) return simple[c]!;
+    if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
+    if (c === "x") {
+      if (s[this.#at] === "{") {
+        const m = /^\{([0-9a-fA-F]*)\}/.exec(s.slice(this.#at));
+        if (m === null || m[1] === "") {
+          // PCRE2 10.42 takes `\x{` without hex and `}` as `x{`.
+          return fail("unsupported escape", at);
+        }
+        this.#at += m[0].length;
+        const code = parseInt(m[1]!, 16);
+        if (code > 0xff) fail("character code point value in \\x{} or \\o{} is too large", this.#at - 1);
+        return code;
+      }
+      const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(this.#at))![0];
+      this.#at += m.length;
+      return m === "" ? 0 : parseInt(m, 16);
+    }
+    if (c === "o" && s[this.#at] === "{") {
+      const m = /^\{([0-7]+)\}/.exec(s.slice(this.#at));
+      if (m === null) return unsupported("\\o{…} other than octal digits", at);
+      this.#at += m[0].length;
+      const code = parseInt(m[1]!, 8);
+      if (code > 0xff) fail("character code point value in \\x{} or \\o{} is too large", this.#at - 1);
+      return code;
+    }
+    if (c === "c") {
+      const next = s[this.#at];
+      if (next === undefined) return fail("\\c at end of pattern", null);
+      const code = next.charCodeAt(0);
+      if (code < 0x20 || code > 0x7e) {
+        return fail("\\c must be followed by a printable ASCII character", this.#at);
+      }
+      this.#at++;
+      return next.toUpperCase().charCodeAt(0) ^ 0x40;
+    }
+    if (c === "0" || (inClass && isOctal(c))) {
+      let digits = c;
+      while (digits.length < 3 && isOctal(s[this.#at])) digits += s[this.#at++];
+      return parseInt(digits, 8) & 0xff;
+    }
+    if (c >= "1" && c <= "7") {
+      // Outside a class, `\nnn` past the groups so far is octal.
+      let digits = c;
+      while (digits.length < 3 && isOctal(s[this.#at])) digits += s[this.#at++];
+      return parseInt(digits, 8) & 0xff;
+    }
+    return null;
+  }
+
+  /** A class from after its `[` to its `]`. */
+  #class(start: number): ByteSet {
+    const s = this.#s;
+    const set = emptySet();
+    let negate = false;
+    if (s[this.#at] === "^") [negate, this.#at] = [true, this.#at + 1];
+    let first = true;
+    let quoted = false;
+    /** The last single char added, which a `-` may make a range from. */
+    let last: number | null = null;
+    for (;;) {
+      const c = s[this.#at];
+      if (c === undefined) return fail("missing terminating ] for character class", null);
+      if (quoted) {
+        if (c === "\\" && s[this.#at + 1] === "E") {
+          quoted = false;
+          this.#at += 2;
+          continue;
+        }
+        last = this.#quotedChar(set, c.charCodeAt(0));
+        this.#at++;
+        first = false;
+        continue;
+      }
+      if (c === "]" && !first) break;
+      first = false;
+      if (this.#opts.xx && (c === " " || c === "\t")) {
+        this.#at++;
+        continue;
+      }
+      if (c === "[" && /^\[[:.=]/.test(s.slice(this.#at))) {
+        const m = /^\[:(\^?)([a-z]+):\]/.exec(s.slice(this.#at));
+        if (m === null) {
+          if (/^\[[.=]/.test(s.slice(this.#at))) unsupported("a POSIX collating element", this.#at);
+          // `[:` without its `:]`: a literal `[`.
+          set.bits[last = 0x5b] = true;
+          this.#at++;
+          continue;
+        }
+        const make = POSIX_CLASSES[m[2]!];
+        if (make === undefined) fail("unknown POSIX class name", this.#at + 2 + m[1]!.length);
+        addSet(set, m[1] === "^" ? negated(make!()) : make!());
+        this.#at += m[0].length;
+        last = null;
+        continue;
+      }
+      if (c === "-" && last !== null && s[this.#at + 1] !== "]" && s[this.#at + 1] !== undefined) {
+        const toAt = this.#at + 1;
+        this.#at = toAt;
+        const to = this.#classItem(true);
+        if (to === null || typeof to !== "number") {
+          fail("invalid range in character class", this.#at - (typeof to === "object" && to !== null ? 0 : 0));
+        }
+        if ((to as number) < last) fail("range out of order in character class", this.#at - 1);
+        for (let b = last + 1; b <= (to as number); b++) set.bits[b] = true;
+        last = null;
+        continue;
+      }
+      if (c === "\\" && s[this.#at + 1] === "Q") {
+        quoted = true;
+        this.#at += 2;
+        continue;
+      }
+      if (c === "\\" && s[this.#at + 1] === "E") {
+        this.#at += 2;
+        continue;
+      }
+      const item = this.#classItem(false);
+      if (typeof item === "number") set.bits[last = item] = true;
+      else if (item !== null) {
+        if (s[this.#at] === "-" && s[this.#at + 1] !== "]") {
+          fail("invalid range in character class", this.#at);
+        }
+        addSet(set, item);
+        last = null;
+      }
+    }
+    this.#at++;
+    return negate ? negated(set) : set;
+  }
+
+  /** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */
+  #quotedChar(set: ByteSet, code: number): number {
+    if (code > 0x7f) {
+      unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", this.#at);
+    }
+    set.bits[code] = true;
+    return code;
+  }
+
+  /** One class item at the cursor: a char, a type's set. */
+  #classItem(rangeEnd: boolean): number | ByteSet | null {
+    const s = this.#s;
+    const c = s[this.#at]!;
+    this.#at++;
+    if (c !== "\\") {
+      const code = c.charCodeAt(0);
+      if (code > 0x7f) {
+        unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", this.#at - 1);
+      }
+      return code;
+    }
+    const e = s[this.#at];
+    if (e === undefined) return fail("\\ at end of pattern", null);
+    const at = this.#at;
+    this.#at++;
+    if (e === "b") return 0x08;
+    if (e.charCodeAt(0) > 0x7f) {
+      unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", at);
+    }
+    if (e >= "8" && e <= "9") return unsupported(`"\\${e}" in a class`, at);
+    const code = this.#escapeChar(e, at, true);
+    if (code !== null) return code;
+    const set = typeEscape(e);
+    if (set !== null && e !== "N") {
+      if (rangeEnd) fail("invalid range in character class", this.#at);
+      return set;
+    }
+    if ("BRXNAzZGgkKQE".includes(e)) {
+      return fail("escape sequence is invalid in character class", at);
+    }
+    return this.#otherEscape(e, at);
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * nginx's regexes (PCRE2 without UTF, as nginx 1.22 compiles them) beside
+ * the gateway's: the same nginx.conf runs on both, one server per pattern,
+ * and each URI gets the same verdict (no match, or the match and its
+ * captures); a pattern nginx refuses is refused with nginx's `[emerg]`
+ * line, and one the gateway cannot run as PCRE2 does is refused by the
+ * gateway alone (nginx takes it), never run as something else.
+ */
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { join } from "node:path";
+import { rawRequest } from "../_utils.ts";
+import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
+import { nginxTestOutput } from "../_nginx.ts";
+import { nginxPrefix } from "../_prefix.ts";
+import { refusals } from "./_conf.ts";
+
+/** A pattern, `~*` or `~`, and the request targets it is tried on. */
+interface Case {
+  pattern: string;
+  caseless?: boolean;
+  uris: string[];
+}
+
+const CASES: Case[] = [
+  // The attack's: PCRE syntax JavaScript reads as something else.
+  { pattern: "^/admin/[[:alnum:]]+$", uris: ["/admin/panel", "/admin/a-b", "/admin/", "/admin/:"] },
+  { pattern: "\\.(env|git)\\z", caseless: true, uris: ["/x/.env", "/x/.GIT", "/x/.env/a", "/x/.env%0A"] },
+  { pattern: "\\A/a1", uris: ["/a1", "/b/a1", "/A1"] },
+  { pattern: "^/a2\\z", uris: ["/a2", "/a2%0A", "/a2z"] },
+  { pattern: "^/a3\\Z", uris: ["/a3", "/a3%0A", "/a3%0Ax", "/a3Z"] },
+  { pattern: "^/a4[[:alpha:]]+[[:digit:]]$", uris: ["/a4ab1", "/a4a", "/a4:1", "/a41"] },
+  { pattern: "^/a5\\h", uris: ["/a5h", "/a5%20", "/a5%09", "/a5"] },
+  { pattern: "^/a6\\Qx.y\\E$", uris: ["/a6x.y", "/a6Qx.yE", "/a6xzy"] },
+  { pattern: "^/a7\\x{41}\\x42\\101", uris: ["/a7ABA", "/a7x{41}", "/a7abA"] },
+  { pattern: "^/a8\\R(.*)", uris: ["/a8%0D%0Ax", "/a8%0Ax", "/a8%0D", "/a8R"] },
+  { pattern: "^/a9\\R\\n", uris: ["/a9%0D%0A", "/a9%0A%0A"] },
+  { pattern: "\\.php$", uris: ["/a.php", "/a.php%0A", "/a.PHP", "/a.php%0A%0A"] },
+  { pattern: "^/b0(.+)$", uris: ["/b0x%0D", "/b0x%0Ay", "/b0x%0A"] },
+  // Inline options, comments, named groups, the other PCRE forms.
+  { pattern: "(?i)\\.php$", uris: ["/a.PHP", "/a.php", "/a.phpx"] },
+  { pattern: "^/b1(?i)x(?-i)y", uris: ["/b1Xy", "/b1XY", "/b1xy"] },
+  { pattern: "^/b2(?s).$", uris: ["/b2%0A", "/b2x"] },
+  { pattern: "^/b3(.)", uris: ["/b3%0A", "/b3%0D", "/b3x"] },
+  { pattern: "(?x) ^/b4 a b  # a comment", uris: ["/b4ab", "/b4a%20b"] },
+  { pattern: "^/b5(?U)(a+)(a*)", uris: ["/b5aaa"] },
+  { pattern: "^/b6(a++)(a*)", uris: ["/b6aaa"] },
+  { pattern: "^/b7(?>[a-z]*)z", uris: ["/b7abz", "/b7"] },
+  { pattern: "^/b8(?|a|b)c", uris: ["/b8bc", "/b8cc"] },
+  { pattern: "^/b9(?P<n>[a-z])(?P=n)", uris: ["/b9aa", "/b9ab"] },
+  { pattern: "^/c1a(?#comment)b", uris: ["/c1ab", "/c1a(?"] },
+  { pattern: "^/c2\\s", uris: ["/c2%20", "/c2%0B", "/c2%C2%A0", "/c2s"] },
+  { pattern: "^/c3(\\d+)-(\\w+)$", uris: ["/c3123-ab_c", "/c3x-y"] },
+  { pattern: "^/c4([^/]+)$", uris: ["/c4abc", "/c4a/b", "/c4caf%C3%A9"] },
+  { pattern: "^/c5(?<year>\\d{4})/(?'m'\\d\\d)$", uris: ["/c52024/05", "/c5202/05"] },
+  { pattern: "^/c6[\\Q]\\E-]+$", uris: ["/c6]-]", "/c6]x"] },
+  { pattern: "^/c7\\x41\\101\\cA?$", uris: ["/c7AA", "/c7Aa"] },
+  { pattern: "^/c8[[:^digit:]]+$", uris: ["/c8ab", "/c8a1"] },
+  { pattern: "^/c9(?i)[[:upper:]]+$", uris: ["/c9abc", "/c9ABC"] },
+  { pattern: "^/d1[a-c]+$", caseless: true, uris: ["/d1ABC", "/d1abd"] },
+  { pattern: "^/d2(?i:AB)c", uris: ["/d2abc", "/d2abC"] },
+  { pattern: "^/d3\\.\\bx", uris: ["/d3.x", "/d3.-"] },
+  { pattern: "^/d4(a|ab)(c|bcd)(d*)$", uris: ["/d4abcd"] },
+  { pattern: "^/d5(a)?(b)", uris: ["/d5b", "/d5ab"] },
+  { pattern: "^/d6(?=[a-z]+$)(.*)", uris: ["/d6abc", "/d6ab1"] },
+  { pattern: "^/d7(?<=/d7)a", uris: ["/d7a"] },
+  { pattern: "^/d8a{2,3}$", uris: ["/d8aa", "/d8aaaa"] },
+  { pattern: "^/d9a{,3}$", uris: ["/d9a%7B,3%7D", "/d9aa"] },
+  { pattern: "^/e1(.*)\\.(jpg|png)$", uris: ["/e1x.y.jpg", "/e1.PNG"] },
+  { pattern: "^/e2(?:(a)|b)(c)", uris: ["/e2bc", "/e2ac"] },
+  { pattern: "^/e3(\\w+)/(?:x|(y))\\1", uris: ["/e3ab/xab", "/e3ab/yaB"] },
+  { pattern: "(?i)^/E4(a)\\1", uris: ["/e4aA", "/E4ab"] },
+  { pattern: "^/e5(/\\w+)+$", uris: ["/e5/a/bb", "/e5/"] },
+  { pattern: "^/e6[\\w.-]+\\.[^./]+$", uris: ["/e6app-1.js", "/e6.js"] },
+  { pattern: "^/e7\\t|^/e7\\e|^/e7\\$", uris: ["/e7%09", "/e7%1B", "/e7$"] },
+  { pattern: "^/e8caf(.*)$", uris: ["/e8caf%C3%A9"] },
+  { pattern: "^/e9[[:punct:]]+$", uris: ["/e9!~", "/e9a"] },
+  { pattern: "(^|/)\\.", uris: ["/.git", "/a/.b", "/a.b"] },
+];
+
+/** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
+const NGINX_REFUSES = [
+  "\\i",
+  "[\\d-z]",
+  "[a-\\d]",
+  "(?<=a+)b",
+  "(?<=a|bc(?:d|ef))x",
+  "a{3,2}",
+  "a{70000}",
+  "*a",
+  "(a",
+  "a)",
+  "[a",
+  "[z-a]",
+  "[[:foo:]]",
+  "\\x{100}",
+  "(?<n>a)(?<n>b)",
+  "\\k<zz>",
+  "\\1",
+  "\\8",
+  "\\c",
+  "\\",
+  "(?z)a",
+  "\\b+",
+  "\\g{-2}(a)",
+  "(?<",
+  "(?<n",
+  "(?P=",
+  "(?#abc",
+  "(?P<1a>x)",
+];
+
+/** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
+const GATEWAY_REFUSES = [
+  "\\p{L}",
+  "a\\Kb",
+  "(?>a|ab)c",
+  "a{2}+",
+  "(?:(a)|b)\\1",
+  "\\1(a)",
+  "(?|(a)|(b))",
+  "(?m)^a",
+  "(a)(?(1)a|b)",
+  "(?R)",
+  "(*UTF)a",
+  "(?:(x)|y)+",
+  "(a?)+",
+  "[é]",
+  "é+",
+  "(?<=a\\1)(b)",
+  "^/e4(?i)(a)\\1",
+];
+
+/** A pattern as a double-quoted nginx.conf string. */
+const quoted = (pattern: string) =>
+  `"${pattern.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+
+function conf(port: number): string {
+  const servers = CASES.map(({ pattern, caseless }, i) =>
+    `  server {
+    listen 127.0.0.1:${port};
+    server_name p${i};
+    location ~${caseless ? "*" : ""} ${quoted(pattern)} { return 200 "m|$1|$2|$3\\n"; }
+    location / { return 200 "no\\n"; }
+  }`
+  ).join("\n");
+  return `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log off;
+${servers}
+}
+`;
+}
+
+/** The status and body of one request. */
+async function verdict(port: number, host: string, uri: string): Promise<string> {
+  const response = await rawRequest(
+    port,
+    `GET ${uri} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
+  const status = response.slice(9, 12);
+  return `${status} ${response.slice(response.indexOf("\r\n\r\n") + 4)}`;
+}
+
+Deno.test("a regex matches and captures on the gateway what it does in nginx 1.22", async () => {
+  await using both = await bothSides(conf);
+  const want: string[] = [];
+  const got: string[] = [];
+  for (const [i, { pattern, uris }] of CASES.entries()) {
+    for (const uri of uris) {
+      const label = `${pattern} ${uri}: `;
+      want.push(label + await verdict(both.nginx.port, `p${i}`, uri));
+      got.push(label + await verdict(both.gateway.port, `p${i}`, uri));
+    }
+  }
+  deepStrictEqual(got, want);
+});
+
+/** A file with one location of `pattern`. */
+const refusedConf = (pattern: string) =>
+  `events {}
+http {
+${TEMP}
+  access_log off;
+  server { listen 127.0.0.1:1; location ~ ${quoted(pattern)} { return 204; } }
+}
+`;
+
+Deno.test("a regex nginx 1.22 refuses is refused with nginx's [emerg] line", async () => {
+  await using prefix = await nginxPrefix(
+    (dir) => `${PROCESS}pid ${join(dir, "nginx.pid")};\n`,
+    { name: "regex-refused-", dirs: ["conf", "logs", "temp"] },
+  );
+  const { conf } = prefix;
+  const want: string[] = [];
+  const got: string[] = [];
+  for (const pattern of NGINX_REFUSES) {
+    const text = refusedConf(pattern);
+    Deno.writeTextFileSync(conf, text);
+    const output = await nginxTestOutput({ prefix: prefix.prefix, conf });
+    const line = /\[emerg\] (.*) in \S+:\d+/.exec(output)?.[1] ?? output;
+    want.push(line);
+    got.push(
+      refusals(text.slice("events {}\n".length))
+        .map((m) => m.replace(/ in \S+:\d+$/, "")).join("; "),
+    );
+  }
+  deepStrictEqual(got, want);
+});
+
+Deno.test("a regex nginx 1.22 takes but JavaScript cannot run as PCRE2 does is refused by the gateway", async () => {
+  await using prefix = await nginxPrefix(
+    (dir) => `${PROCESS}pid ${join(dir, "nginx.pid")};\n`,
+    { name: "regex-unsupported-", dirs: ["conf", "logs", "temp"] },
+  );
+  const { conf } = prefix;
+  for (const pattern of GATEWAY_REFUSES) {
+    const text = refusedConf(pattern);
+    Deno.writeTextFileSync(conf, text);
+    const output = await nginxTestOutput({ prefix: prefix.prefix, conf });
+    // `nginx -t -q` says nothing of a file it takes.
+    strictEqual(output, "", pattern);
+    const ours = refusals(text.slice("events {}\n".length));
+    strictEqual(ours.length, 1, pattern);
+    match(ours[0]!, /^regex ".*" is not supported: /, pattern);
+  }
+});
