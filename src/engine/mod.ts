@@ -41,7 +41,7 @@ export {
   compileRewrite,
 } from "./rewrite_compile.ts";
 export { sendable, SENDABLE_STATUSES } from "./sendable_status.ts";
-export { compileRegex } from "./regex.ts";
+export { compileRegex, runsLinear } from "./regex.ts";
 export {
   type AccessStep,
   type Content,

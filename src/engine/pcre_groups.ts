@@ -129,7 +129,11 @@ export class GroupChecks {
     return this.#frame(null, null, false);
   }
 
-  #frame(parent: Frame | null, capture: number | null, negative: boolean): Frame {
+  #frame(
+    parent: Frame | null,
+    capture: number | null,
+    negative: boolean,
+  ): Frame {
     return {
       parent,
       branchInParent: parent?.branch ?? 0,
@@ -174,13 +178,21 @@ export class GroupChecks {
     if (frame === undefined) return;
     if (min === 0) frame.optional = true;
     if (max <= 1 || frame.captures.length === 0) return;
-    const inner = frame.capture === null ? frame.captures : frame.captures.slice(1);
+    const inner = frame.capture === null
+      ? frame.captures
+      : frame.captures.slice(1);
     if (atom.kind === "group" && minWidth(atom.body) === 0) {
-      unsupported("a repeated group that can match the empty string holds a capture", at);
+      unsupported(
+        "a repeated group that can match the empty string holds a capture",
+        at,
+      );
     }
     for (const capture of inner) {
       if (!mandatoryWithin(capture, frame)) {
-        unsupported("a repeated group holds a capture that may sit out a turn (PCRE2 keeps the earlier turn's)", at);
+        unsupported(
+          "a repeated group holds a capture that may sit out a turn (PCRE2 keeps the earlier turn's)",
+          at,
+        );
       }
     }
   }
@@ -188,7 +200,9 @@ export class GroupChecks {
   /** A backreference to `group` read inside `from`. */
   backref(group: number, from: Frame, at: number): void {
     const target = this.#byNumber[group];
-    if (target !== undefined && target.closed && setWhenReached(target, from)) return;
+    if (target !== undefined && target.closed && setWhenReached(target, from)) {
+      return;
+    }
     this.deferred ??= new PcreError(
       "a reference to a group that may not have taken part (PCRE2 fails it, JavaScript matches empty)",
       at,

@@ -28,7 +28,12 @@ export type PcreNode =
   | { kind: "text"; code: number }
   | { kind: "seq"; items: PcreNode[] }
   | { kind: "alt"; branches: PcreNode[] }
-  | { kind: "group"; capture: number | null; name: string | null; body: PcreNode }
+  | {
+    kind: "group";
+    capture: number | null;
+    name: string | null;
+    body: PcreNode;
+  }
   | { kind: "look"; ahead: boolean; negative: boolean; body: PcreNode }
   | { kind: "repeat"; body: PcreNode; min: number; max: number; lazy: boolean }
   /** `^`/`\A`/`\G`, `\z`, `$`/`\Z` (end or before a final newline), `\b`, `\B`. */
@@ -84,7 +89,8 @@ const unsupported = (message: string, at: number | null): never => {
 };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
-const isOctal = (c: string | undefined) => c !== undefined && c >= "0" && c <= "7";
+const isOctal = (c: string | undefined) =>
+  c !== undefined && c >= "0" && c <= "7";
 
 /**
  * Parses a PCRE2 pattern as nginx compiles it.
@@ -114,7 +120,14 @@ class Parser {
 
   constructor(source: string, caseless: boolean) {
     this.#s = source;
-    this.#opts = { i: caseless, s: false, x: false, xx: false, n: false, U: false };
+    this.#opts = {
+      i: caseless,
+      s: false,
+      x: false,
+      xx: false,
+      n: false,
+      U: false,
+    };
     this.#current = this.#groups.root();
   }
 
@@ -123,7 +136,9 @@ class Parser {
       unsupported("a leading (*VERB) option setting", 0);
     }
     const root = this.#alternation(this.#current);
-    if (this.#at < this.#s.length) fail("unmatched closing parenthesis", this.#at);
+    if (this.#at < this.#s.length) {
+      fail("unmatched closing parenthesis", this.#at);
+    }
     for (const [ref, at] of this.#refs) {
       const n = typeof ref === "number" ? ref : this.#names.get(ref);
       if (n === undefined || n > this.#groups.count) {
@@ -174,7 +189,10 @@ class Parser {
     if (!this.#opts.x) return;
     for (;;) {
       const c = this.#s[this.#at];
-      if (c === " " || c === "\t" || c === "\n" || c === "\v" || c === "\f" || c === "\r") {
+      if (
+        c === " " || c === "\t" || c === "\n" || c === "\v" || c === "\f" ||
+        c === "\r"
+      ) {
         this.#at++;
       } else if (c === "#") {
         const nl = this.#s.indexOf("\n", this.#at);
@@ -214,7 +232,7 @@ class Parser {
       case "(":
         return this.#group(frame, start);
       case "[":
-        return { kind: "set", set: this.#fold(this.#class(start)) };
+        return { kind: "set", set: this.#class() };
       case ".": {
         const set = negated(emptySet());
         if (!this.#opts.s) set.bits[0x0a] = false;
@@ -246,7 +264,11 @@ class Parser {
     const m = /^\{(\d+)(,(\d*))?\}/.exec(this.#s.slice(at));
     if (m === null) return null;
     const min = Number(m[1]);
-    const max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
+    const max = m[2] === undefined
+      ? min
+      : m[3] === ""
+      ? Infinity
+      : Number(m[3]);
     const end = at + m[0].length;
     if (min > 65535 || (max !== Infinity && max > 65535)) {
       fail("number too big in {} quantifier", end - 1);
@@ -258,7 +280,8 @@ class Parser {
   #quantified(atom: PcreNode, start: number): PcreNode {
     const s = this.#s;
     const c = s[this.#at];
-    let min: number, max: number;
+    let min: number;
+    let max: number;
     if (c === "*") [min, max] = [0, Infinity];
     else if (c === "+") [min, max] = [1, Infinity];
     else if (c === "?") [min, max] = [0, 1];
@@ -277,14 +300,23 @@ class Parser {
       unsupported("a repeated assertion", at);
     }
     if (atom.kind === "text") {
-      unsupported("a repeated non-ASCII char (nginx repeats its last byte)", at);
+      unsupported(
+        "a repeated non-ASCII char (nginx repeats its last byte)",
+        at,
+      );
     }
     let lazy = this.#opts.U;
     let possessive = false;
     if (s[this.#at] === "?") [lazy, this.#at] = [!lazy, this.#at + 1];
     else if (s[this.#at] === "+") [possessive, this.#at] = [true, this.#at + 1];
     this.#groups.repeated(atom, min, max, start);
-    const repeat: PcreNode = { kind: "repeat", body: atom, min, max, lazy: possessive ? false : lazy };
+    const repeat: PcreNode = {
+      kind: "repeat",
+      body: atom,
+      min,
+      max,
+      lazy: possessive ? false : lazy,
+    };
     return possessive ? this.#atomic(repeat, at) : repeat;
   }
 
@@ -300,7 +332,12 @@ class Parser {
     ) {
       return {
         kind: "seq",
-        items: [node, { kind: "look", ahead: true, negative: true, body: node.body }],
+        items: [node, {
+          kind: "look",
+          ahead: true,
+          negative: true,
+          body: node.body,
+        }],
       };
     }
     return unsupported(
@@ -312,7 +349,9 @@ class Parser {
   #group(frame: Frame, start: number): PcreNode | null {
     const s = this.#s;
     if (s[this.#at] === "*") unsupported("a (*VERB)", start);
-    if (s[this.#at] !== "?") return this.#body(frame, start, this.#opts.n ? null : "", "group");
+    if (s[this.#at] !== "?") {
+      return this.#body(frame, start, this.#opts.n ? null : "", "group");
+    }
     this.#at++;
     const c = s[this.#at];
     if (c === "#") {
@@ -322,10 +361,17 @@ class Parser {
       return null;
     }
     if (c === ":") return this.#at++, this.#body(frame, start, null, "group");
-    if (c === "=" || c === "!") return this.#at++, this.#body(frame, start, null, c);
+    if (c === "=" || c === "!") {
+      return this.#at++, this.#body(frame, start, null, c);
+    }
     if (c === "<" && (s[this.#at + 1] === "=" || s[this.#at + 1] === "!")) {
       this.#at += 2;
-      return this.#body(frame, start, null, s[this.#at - 1] === "=" ? "<=" : "<!");
+      return this.#body(
+        frame,
+        start,
+        null,
+        s[this.#at - 1] === "=" ? "<=" : "<!",
+      );
     }
     if (c === ">") {
       this.#at++;
@@ -352,7 +398,12 @@ class Parser {
     }
     if (c === "<" || c === "'") {
       this.#at++;
-      return this.#body(frame, start, this.#name(c === "<" ? ">" : "'"), "group");
+      return this.#body(
+        frame,
+        start,
+        this.#name(c === "<" ? ">" : "'"),
+        "group",
+      );
     }
     if (c === undefined) return fail("missing closing parenthesis", null);
     if (/[imnsxUJ^-]/.test(c) || c === ")") return this.#options(frame, start);
@@ -368,7 +419,13 @@ class Parser {
     const opts = { ...this.#opts };
     let on = true;
     if (s[this.#at] === "^") {
-      Object.assign(opts, { i: false, s: false, x: false, xx: false, n: false });
+      Object.assign(opts, {
+        i: false,
+        s: false,
+        x: false,
+        xx: false,
+        n: false,
+      });
       this.#at++;
     }
     for (;;) {
@@ -379,7 +436,9 @@ class Parser {
       else if (c === "x" && s[this.#at + 1] === "x") {
         opts.x = opts.xx = on;
         this.#at++;
-      } else if (c === "i" || c === "s" || c === "x" || c === "n" || c === "U") {
+      } else if (
+        c === "i" || c === "s" || c === "x" || c === "n" || c === "U"
+      ) {
         opts[c] = on;
         if (c === "x" && !on) opts.xx = false;
       } else if (c === "J") {
@@ -406,13 +465,22 @@ class Parser {
   #name(end: string): string {
     const s = this.#s;
     const at = this.#at;
-    if (/\d/.test(s[at] ?? "")) fail("subpattern name must start with a non-digit", at);
+    if (/\d/.test(s[at] ?? "")) {
+      fail("subpattern name must start with a non-digit", at);
+    }
     const m = NAME.exec(s.slice(at));
-    if (m === null) return fail("subpattern name expected", s[at] === undefined ? null : at);
+    if (m === null) {
+      return fail("subpattern name expected", s[at] === undefined ? null : at);
+    }
     this.#at += m[0].length;
-    if (m[0].length > 32) fail("subpattern name is too long (maximum 32 code units)", this.#at);
+    if (m[0].length > 32) {
+      fail("subpattern name is too long (maximum 32 code units)", this.#at);
+    }
     if (s[this.#at] !== end) {
-      fail("syntax error in subpattern name (missing terminator?)", s[this.#at] === undefined ? null : this.#at);
+      fail(
+        "syntax error in subpattern name (missing terminator?)",
+        s[this.#at] === undefined ? null : this.#at,
+      );
     }
     this.#at++;
     return m[0];
@@ -433,12 +501,19 @@ class Parser {
       capture = this.#groups.count + 1;
       if (name !== "") {
         if (this.#names.has(name)) {
-          fail("two named subpatterns have the same name (PCRE2_DUPNAMES not set)", this.#at);
+          fail(
+            "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
+            this.#at,
+          );
         }
         this.#names.set(name, capture);
       }
     }
-    const inner = this.#groups.open(frame, capture, kind === "!" || kind === "<!");
+    const inner = this.#groups.open(
+      frame,
+      capture,
+      kind === "!" || kind === "<!",
+    );
     const body = this.#alternation(inner);
     if (this.#s[this.#at] !== ")") fail("missing closing parenthesis", null);
     this.#at++;
@@ -487,7 +562,9 @@ class Parser {
         this.#at = end < 0 ? s.length : end + 2;
         if (text === "") return null;
         // The last char is the one a quantifier after `\E` repeats.
-        for (const ch of text.slice(0, -1)) items.push(this.#literal(ch.charCodeAt(0)));
+        for (const ch of text.slice(0, -1)) {
+          items.push(this.#literal(ch.charCodeAt(0)));
+        }
         return this.#literal(text.charCodeAt(text.length - 1));
       }
       case "R":
@@ -509,7 +586,11 @@ class Parser {
       }
     }
     const code = this.#escapeChar(c, at, false);
-    if (code !== null) return code > 0x7f && !/[A-Za-z0-9]/.test(c) ? this.#literal(code) : this.#char(code);
+    if (code !== null) {
+      return code > 0x7f && !/[A-Za-z0-9]/.test(c)
+        ? this.#literal(code)
+        : this.#char(code);
+    }
     const set = typeEscape(c);
     if (set !== null) return { kind: "set", set };
     void frame;
@@ -529,14 +610,28 @@ class Parser {
         if (n <= 0) fail("reference to non-existent subpattern", at + 1);
         return this.#backref(n, at + 1);
       }
-      if (open === "<" || open === "'") unsupported("a subroutine call \\g<…>", at);
+      if (open === "<" || open === "'") {
+        unsupported("a subroutine call \\g<…>", at);
+      }
       if (open !== "{") {
-        fail("\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number", open === undefined ? null : this.#at);
+        fail(
+          "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
+          open === undefined ? null : this.#at,
+        );
       }
     }
-    const end = open === "<" ? ">" : open === "'" ? "'" : open === "{" ? "}" : null;
+    const end = open === "<"
+      ? ">"
+      : open === "'"
+      ? "'"
+      : open === "{"
+      ? "}"
+      : null;
     if (end === null) {
-      return fail("\\k is not followed by a braced, angle-bracketed, or quoted name", open === undefined ? null : this.#at);
+      return fail(
+        "\\k is not followed by a braced, angle-bracketed, or quoted name",
+        open === undefined ? null : this.#at,
+      );
     }
     this.#at++;
     const nameAt = this.#at;
@@ -548,7 +643,9 @@ class Parser {
     if ("KXCpP".includes(c)) {
       return unsupported(`"\\${c}"`, at - 1);
     }
-    if (/[A-Za-z0-9]/.test(c)) return fail("unrecognized character follows \\", at);
+    if (/[A-Za-z0-9]/.test(c)) {
+      return fail("unrecognized character follows \\", at);
+    }
     throw new Error("unreachable");
   }
 
@@ -558,7 +655,14 @@ class Parser {
    */
   #escapeChar(c: string, at: number, inClass: boolean): number | null {
     const s = this.#s;
-    const simple: Record<string, number> = { a: 7, e: 0x1b, f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09 };
+    const simple: Record<string, number> = {
+      a: 7,
+      e: 0x1b,
+      f: 0x0c,
+      n: 0x0a,
+      r: 0x0d,
+      t: 0x09,
+    };
     if (c in simple) return simple[c]!;
     if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
     if (c === "x") {
@@ -570,7 +674,12 @@ class Parser {
         }
         this.#at += m[0].length;
         const code = parseInt(m[1]!, 16);
-        if (code > 0xff) fail("character code point value in \\x{} or \\o{} is too large", this.#at - 1);
+        if (code > 0xff) {
+          fail(
+            "character code point value in \\x{} or \\o{} is too large",
+            this.#at - 1,
+          );
+        }
         return code;
       }
       const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(this.#at))![0];
@@ -582,7 +691,12 @@ class Parser {
       if (m === null) return unsupported("\\o{…} other than octal digits", at);
       this.#at += m[0].length;
       const code = parseInt(m[1]!, 8);
-      if (code > 0xff) fail("character code point value in \\x{} or \\o{} is too large", this.#at - 1);
+      if (code > 0xff) {
+        fail(
+          "character code point value in \\x{} or \\o{} is too large",
+          this.#at - 1,
+        );
+      }
       return code;
     }
     if (c === "c") {
@@ -590,7 +704,10 @@ class Parser {
       if (next === undefined) return fail("\\c at end of pattern", null);
       const code = next.charCodeAt(0);
       if (code < 0x20 || code > 0x7e) {
-        return fail("\\c must be followed by a printable ASCII character", this.#at);
+        return fail(
+          "\\c must be followed by a printable ASCII character",
+          this.#at,
+        );
       }
       this.#at++;
       return next.toUpperCase().charCodeAt(0) ^ 0x40;
@@ -610,7 +727,7 @@ class Parser {
   }
 
   /** A class from after its `[` to its `]`. */
-  #class(start: number): ByteSet {
+  #class(): ByteSet {
     const s = this.#s;
     const set = emptySet();
     let negate = false;
@@ -621,7 +738,9 @@ class Parser {
     let last: number | null = null;
     for (;;) {
       const c = s[this.#at];
-      if (c === undefined) return fail("missing terminating ] for character class", null);
+      if (c === undefined) {
+        return fail("missing terminating ] for character class", null);
+      }
       if (quoted) {
         if (c === "\\" && s[this.#at + 1] === "E") {
           quoted = false;
@@ -642,27 +761,39 @@ class Parser {
       if (c === "[" && /^\[[:.=]/.test(s.slice(this.#at))) {
         const m = /^\[:(\^?)([a-z]+):\]/.exec(s.slice(this.#at));
         if (m === null) {
-          if (/^\[[.=]/.test(s.slice(this.#at))) unsupported("a POSIX collating element", this.#at);
+          if (/^\[[.=]/.test(s.slice(this.#at))) {
+            unsupported("a POSIX collating element", this.#at);
+          }
           // `[:` without its `:]`: a literal `[`.
           set.bits[last = 0x5b] = true;
           this.#at++;
           continue;
         }
         const make = POSIX_CLASSES[m[2]!];
-        if (make === undefined) fail("unknown POSIX class name", this.#at + 2 + m[1]!.length);
+        if (make === undefined) {
+          fail("unknown POSIX class name", this.#at + 2 + m[1]!.length);
+        }
         addSet(set, m[1] === "^" ? negated(make!()) : make!());
         this.#at += m[0].length;
         last = null;
         continue;
       }
-      if (c === "-" && last !== null && s[this.#at + 1] !== "]" && s[this.#at + 1] !== undefined) {
+      if (
+        c === "-" && last !== null && s[this.#at + 1] !== "]" &&
+        s[this.#at + 1] !== undefined
+      ) {
         const toAt = this.#at + 1;
         this.#at = toAt;
         const to = this.#classItem(true);
         if (to === null || typeof to !== "number") {
-          fail("invalid range in character class", this.#at - (typeof to === "object" && to !== null ? 0 : 0));
+          fail(
+            "invalid range in character class",
+            this.#at - (typeof to === "object" && to !== null ? 0 : 0),
+          );
         }
-        if ((to as number) < last) fail("range out of order in character class", this.#at - 1);
+        if ((to as number) < last) {
+          fail("range out of order in character class", this.#at - 1);
+        }
         for (let b = last + 1; b <= (to as number); b++) set.bits[b] = true;
         last = null;
         continue;
@@ -687,13 +818,17 @@ class Parser {
       }
     }
     this.#at++;
-    return negate ? negated(set) : set;
+    // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
+    return negate ? negated(this.#fold(set)) : this.#fold(set);
   }
 
   /** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */
   #quotedChar(set: ByteSet, code: number): number {
     if (code > 0x7f) {
-      unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", this.#at);
+      unsupported(
+        "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+        this.#at,
+      );
     }
     set.bits[code] = true;
     return code;
@@ -707,7 +842,10 @@ class Parser {
     if (c !== "\\") {
       const code = c.charCodeAt(0);
       if (code > 0x7f) {
-        unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", this.#at - 1);
+        unsupported(
+          "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+          this.#at - 1,
+        );
       }
       return code;
     }
@@ -717,7 +855,10 @@ class Parser {
     this.#at++;
     if (e === "b") return 0x08;
     if (e.charCodeAt(0) > 0x7f) {
-      unsupported("a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)", at);
+      unsupported(
+        "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+        at,
+      );
     }
     if (e >= "8" && e <= "9") return unsupported(`"\\${e}" in a class`, at);
     const code = this.#escapeChar(e, at, true);

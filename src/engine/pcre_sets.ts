@@ -76,7 +76,9 @@ export const POSIX_CLASSES: Readonly<Record<string, () => ByteSet>> = {
   space: () => setOf(isSpace),
   word: () => setOf((b) => isAlnum(b) || b === 0x5f),
   xdigit: () =>
-    setOf((b) => isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)),
+    setOf((b) =>
+      isDigit(b) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66)
+    ),
 };
 
 /**
@@ -106,7 +108,11 @@ export function typeEscape(letter: string): ByteSet | null {
 
 /** One char as JavaScript regex source (no `u` flag), inside a class or not. */
 export function jsChar(code: number): string {
-  if (isAlnum(code) || code === 0x5f) return String.fromCharCode(code);
+  if (isAlnum(code) || code === 0x5f || code === 0x20) {
+    return String.fromCharCode(code);
+  }
+  // Any other printable ASCII char escaped is itself (an identity escape).
+  if (isGraph(code)) return `\\${String.fromCharCode(code)}`;
   if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
   return `\\u${code.toString(16).padStart(4, "0")}`;
 }

@@ -31,28 +31,81 @@
  */
 
 import { ValueError } from "./complex_value.ts";
-import { type ParsedPcre, PcreError, type PcreNode, parsePcre } from "./pcre_parse.ts";
+import {
+  type ParsedPcre,
+  parsePcre,
+  PcreError,
+  type PcreNode,
+} from "./pcre_parse.ts";
 import { jsChar, jsSet } from "./pcre_sets.ts";
 
 /**
+ * A final `$` of the newline variant: its `(\n?)` group, and the captures
+ * that enclose it (they end where it does).
+ */
+interface FinalDollar {
+  index: number;
+  enclosing: number[];
+  names: string[];
+}
+
+/**
  * An expression with a `$` (or `\Z`): PCRE2's matches at the end and before
- * a newline that ends the subject. JavaScript's `$` is the first; a
- * lookahead (`(?=\n?$)`) is both but keeps V8's linear engine out, so it
- * runs only on a subject that ends in a newline (a URI with `%0A`).
+ * a newline that ends the subject; JavaScript's only at the end. A subject
+ * that ends in a newline (a URI with `%0A`) gets a variant of its own:
+ * where every such `$` ends the pattern, it is `(\n?)$`, which V8's linear
+ * engine still runs, and the newline taken is given back from the match
+ * and the captures around it; otherwise it is `(?=\n?$)`, on the
+ * backtracking engine. Every other subject runs the expression as written
+ * with JavaScript's `$`. Each is a RegExp of its own: `super.exec` on this
+ * subclass left V8's fast path (about 10 ns a call), a plain RegExp's
+ * `exec` does not.
  */
 class DollarRegExp extends RegExp {
+  readonly #plain: RegExp;
   readonly #atNewline: RegExp;
+  /** The variant's final `$`s, or `null` for the lookahead variant. */
+  readonly #finals: FinalDollar[] | null;
+  readonly #captures: number;
 
-  constructor(source: string, flags: string, atNewline: RegExp) {
+  constructor(
+    source: string,
+    flags: string,
+    atNewline: string,
+    finals: FinalDollar[] | null,
+    captures: number,
+  ) {
     super(source, flags);
-    this.#atNewline = atNewline;
+    this.#plain = new RegExp(source, flags);
+    this.#atNewline = new RegExp(atNewline, flags);
+    this.#finals = finals;
+    this.#captures = captures;
+  }
+
+  /** The newline variant runs on V8's linear engine too. */
+  get linearAtNewline(): boolean {
+    return this.#finals !== null;
   }
 
   /** PCRE2's match of `subject`. */
   override exec(subject: string): RegExpExecArray | null {
-    return subject.charCodeAt(subject.length - 1) === 0x0a
-      ? this.#atNewline.exec(subject)
-      : super.exec(subject);
+    if (subject.charCodeAt(subject.length - 1) !== 0x0a) {
+      return this.#plain.exec(subject);
+    }
+    const m = this.#atNewline.exec(subject);
+    if (m === null || this.#finals === null) return m;
+    for (const final of this.#finals) {
+      if (m[final.index] !== "\n") continue;
+      // PCRE2's `$` matched before the newline: the match ends there.
+      m[0] = m[0].slice(0, -1);
+      for (const g of final.enclosing) m[g] = m[g]!.slice(0, -1);
+      for (const name of final.names) {
+        m.groups![name] = m.groups![name]!.slice(0, -1);
+      }
+      break;
+    }
+    m.length = this.#captures + 1;
+    return m;
   }
 }
 
@@ -98,41 +151,104 @@ export function compileRegex(source: string, caseless: boolean): RegExp {
   }
   // A caseless backreference needs the flag (the letters are spelled out).
   const flags = parsed.caselessBackref ? "i" : "";
-  const plain = emit(parsed.root, false);
-  const atNewline = emit(parsed.root, true);
-  if (plain === atNewline) return new RegExp(plain, flags);
-  return new DollarRegExp(plain, flags, new RegExp(atNewline, flags));
+  const plain = emit(parsed.root, new Emit("plain"));
+  const lookahead = emit(parsed.root, new Emit("lookahead"));
+  if (plain === lookahead) return new RegExp(plain, flags);
+  const consume = new Emit("consume");
+  let taken: string | null;
+  try {
+    taken = emit(parsed.root, consume);
+  } catch (error) {
+    if (error !== FALLBACK) throw error;
+    taken = null;
+  }
+  return taken === null
+    ? new DollarRegExp(plain, flags, lookahead, null, 0)
+    : new DollarRegExp(plain, flags, taken, consume.finals, consume.captures);
 }
 
-/** A node as JavaScript source (no `u` flag); `atNewline`: `$` as PCRE2's lookahead. */
-function emit(node: PcreNode, atNewline: boolean): string {
+/**
+ * Whether V8's linear engine can take over a match of a compiled
+ * expression that backtracks too long: not with a lookahead (also written
+ * for `a++`, `\R`, a `$` before more pattern) or a backreference.
+ *
+ * @param regex An expression from {@linkcode compileRegex}.
+ * @returns Whether every subject's match is bounded.
+ *
+ * @example Usage
+ * ```ts
+ * import { compileRegex, runsLinear } from "./regex.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(runsLinear(compileRegex("^(a+)+$", false)), true);
+ * strictEqual(runsLinear(compileRegex("^/a++b", false)), false);
+ * ```
+ */
+export function runsLinear(regex: RegExp): boolean {
+  if (regex instanceof DollarRegExp && !regex.linearAtNewline) return false;
+  // Written chars are `\xHH`: `(?=` and `\1` are only what they mean.
+  return !/\(\?[=!]|\\[1-9]/.test(regex.source);
+}
+
+/** The consuming variant cannot be written: the lookahead one is used. */
+const FALLBACK = new Error("fallback");
+
+/** How `$` is written, and the groups counted on the way. */
+class Emit {
+  readonly mode: "plain" | "lookahead" | "consume";
+  /** JavaScript's groups so far. */
+  groups = 0;
+  /** PCRE2's captures. */
+  captures = 0;
+  /** The captures around the node being written: [number, name]. */
+  readonly open: [number, string | null][] = [];
+  readonly finals: FinalDollar[] = [];
+
+  constructor(mode: "plain" | "lookahead" | "consume") {
+    this.mode = mode;
+  }
+}
+
+/**
+ * A node as JavaScript source (no `u` flag). `final`: nothing follows the
+ * node in the whole pattern (a `$` there may take the newline).
+ */
+function emit(node: PcreNode, e: Emit, final = true): string {
   switch (node.kind) {
     case "set":
       return jsSet(node.set);
     case "text":
       return jsChar(node.code);
     case "seq":
-      return node.items.map((x) => emit(x, atNewline)).join("");
+      return node.items.map((x, i) =>
+        emit(x, e, final && i === node.items.length - 1)
+      ).join("");
     case "alt":
-      return node.branches.map((x) => emit(x, atNewline)).join("|");
+      return node.branches.map((x) => emit(x, e, final)).join("|");
     case "group": {
-      const open = node.capture === null
-        ? "(?:"
-        : node.name === null
-        ? "("
-        : `(?<${node.name}>`;
-      return `${open}${emit(node.body, atNewline)})`;
+      if (node.capture === null) return `(?:${emit(node.body, e, final)})`;
+      e.groups++;
+      e.captures++;
+      // A `(\n?)` before this group would renumber it.
+      if (e.groups !== node.capture) throw FALLBACK;
+      e.open.push([node.capture, node.name]);
+      const open = node.name === null ? "(" : `(?<${node.name}>`;
+      const body = emit(node.body, e, final);
+      e.open.pop();
+      return `${open}${body})`;
     }
     case "look":
+      if (e.mode === "consume" && node.ahead) throw FALLBACK;
       return `(?${node.ahead ? "" : "<"}${node.negative ? "!" : "="}${
-        emit(node.body, atNewline)
+        emit(node.body, e, false)
       })`;
     case "repeat": {
       const body = node.body;
+      const inner = emit(body, e, final && node.max <= 1);
       const atom = body.kind === "set" || body.kind === "text" ||
           body.kind === "group" || body.kind === "backref"
-        ? emit(body, atNewline)
-        : `(?:${emit(body, atNewline)})`;
+        ? inner
+        : `(?:${inner})`;
       const { min, max } = node;
       const q = min === 0 && max === Infinity
         ? "*"
@@ -154,7 +270,15 @@ function emit(node: PcreNode, atNewline: boolean): string {
         case "end":
           return "$";
         case "dollar":
-          return atNewline ? "(?=\\n?$)" : "$";
+          if (e.mode === "plain") return "$";
+          if (e.mode === "lookahead") return "(?=\\n?$)";
+          if (!final) throw FALLBACK;
+          e.finals.push({
+            index: ++e.groups,
+            enclosing: e.open.map(([n]) => n),
+            names: e.open.flatMap(([, name]) => name === null ? [] : [name]),
+          });
+          return "(\\n?)$";
         case "b":
           return "\\b";
         case "B":
@@ -162,8 +286,10 @@ function emit(node: PcreNode, atNewline: boolean): string {
       }
       break;
     case "backref":
+      if (e.mode === "consume") throw FALLBACK;
       return `(?:\\${node.group})`;
     case "raw":
+      if (e.mode === "consume") throw FALLBACK;
       return `(?:${node.source})`;
   }
   throw new Error("unreachable");

@@ -23,18 +23,31 @@ interface Case {
 
 const CASES: Case[] = [
   // The attack's: PCRE syntax JavaScript reads as something else.
-  { pattern: "^/admin/[[:alnum:]]+$", uris: ["/admin/panel", "/admin/a-b", "/admin/", "/admin/:"] },
-  { pattern: "\\.(env|git)\\z", caseless: true, uris: ["/x/.env", "/x/.GIT", "/x/.env/a", "/x/.env%0A"] },
+  {
+    pattern: "^/admin/[[:alnum:]]+$",
+    uris: ["/admin/panel", "/admin/a-b", "/admin/", "/admin/:"],
+  },
+  {
+    pattern: "\\.(env|git)\\z",
+    caseless: true,
+    uris: ["/x/.env", "/x/.GIT", "/x/.env/a", "/x/.env%0A"],
+  },
   { pattern: "\\A/a1", uris: ["/a1", "/b/a1", "/A1"] },
   { pattern: "^/a2\\z", uris: ["/a2", "/a2%0A", "/a2z"] },
   { pattern: "^/a3\\Z", uris: ["/a3", "/a3%0A", "/a3%0Ax", "/a3Z"] },
-  { pattern: "^/a4[[:alpha:]]+[[:digit:]]$", uris: ["/a4ab1", "/a4a", "/a4:1", "/a41"] },
+  {
+    pattern: "^/a4[[:alpha:]]+[[:digit:]]$",
+    uris: ["/a4ab1", "/a4a", "/a4:1", "/a41"],
+  },
   { pattern: "^/a5\\h", uris: ["/a5h", "/a5%20", "/a5%09", "/a5"] },
   { pattern: "^/a6\\Qx.y\\E$", uris: ["/a6x.y", "/a6Qx.yE", "/a6xzy"] },
   { pattern: "^/a7\\x{41}\\x42\\101", uris: ["/a7ABA", "/a7x{41}", "/a7abA"] },
   { pattern: "^/a8\\R(.*)", uris: ["/a8%0D%0Ax", "/a8%0Ax", "/a8%0D", "/a8R"] },
   { pattern: "^/a9\\R\\n", uris: ["/a9%0D%0A", "/a9%0A%0A"] },
-  { pattern: "\\.php$", uris: ["/a.php", "/a.php%0A", "/a.PHP", "/a.php%0A%0A"] },
+  {
+    pattern: "\\.php$",
+    uris: ["/a.php", "/a.php%0A", "/a.PHP", "/a.php%0A%0A"],
+  },
   { pattern: "^/b0(.+)$", uris: ["/b0x%0D", "/b0x%0Ay", "/b0x%0A"] },
   // Inline options, comments, named groups, the other PCRE forms.
   { pattern: "(?i)\\.php$", uris: ["/a.PHP", "/a.php", "/a.phpx"] },
@@ -51,7 +64,10 @@ const CASES: Case[] = [
   { pattern: "^/c2\\s", uris: ["/c2%20", "/c2%0B", "/c2%C2%A0", "/c2s"] },
   { pattern: "^/c3(\\d+)-(\\w+)$", uris: ["/c3123-ab_c", "/c3x-y"] },
   { pattern: "^/c4([^/]+)$", uris: ["/c4abc", "/c4a/b", "/c4caf%C3%A9"] },
-  { pattern: "^/c5(?<year>\\d{4})/(?'m'\\d\\d)$", uris: ["/c52024/05", "/c5202/05"] },
+  {
+    pattern: "^/c5(?<year>\\d{4})/(?'m'\\d\\d)$",
+    uris: ["/c52024/05", "/c5202/05"],
+  },
   { pattern: "^/c6[\\Q]\\E-]+$", uris: ["/c6]-]", "/c6]x"] },
   { pattern: "^/c7\\x41\\101\\cA?$", uris: ["/c7AA", "/c7Aa"] },
   { pattern: "^/c8[[:^digit:]]+$", uris: ["/c8ab", "/c8a1"] },
@@ -75,6 +91,17 @@ const CASES: Case[] = [
   { pattern: "^/e8caf(.*)$", uris: ["/e8caf%C3%A9"] },
   { pattern: "^/e9[[:punct:]]+$", uris: ["/e9!~", "/e9a"] },
   { pattern: "(^|/)\\.", uris: ["/.git", "/a/.b", "/a.b"] },
+  // `$` before a final newline, with the captures around it.
+  { pattern: "^/f1(.*)$", uris: ["/f1ab%0A", "/f1a%0Ab%0A", "/f1ab"] },
+  { pattern: "^/f2(a|b$)", uris: ["/f2b%0A", "/f2b", "/f2a%0A"] },
+  { pattern: "^/f3(?<n>x(y)$)", uris: ["/f3xy%0A", "/f3xy"] },
+  { pattern: "^/f4x$\\n", uris: ["/f4x%0A", "/f4x"] },
+  { pattern: "^/f5([^/]+)$", uris: ["/f5ab%0A", "/f5ab"] },
+  { pattern: "^/f6([^/]+?)$", uris: ["/f6ab%0A", "/f6ab"] },
+  { pattern: "\\.php(/|$)", uris: ["/a.php%0A", "/a.php/x", "/a.phpx"] },
+  { pattern: "^/f7(?:a$|(b))(c?)", uris: ["/f7a%0A", "/f7bc%0A"] },
+  { pattern: "^/f8(a)(?=b?$)", uris: ["/f8a%0A", "/f8ab%0A"] },
+  { pattern: "^/f9(a+)+$", uris: ["/f9aaa%0A", "/f9aab%0A"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -139,7 +166,9 @@ function conf(port: number): string {
     `  server {
     listen 127.0.0.1:${port};
     server_name p${i};
-    location ~${caseless ? "*" : ""} ${quoted(pattern)} { return 200 "m|$1|$2|$3\\n"; }
+    location ~${caseless ? "*" : ""} ${
+      quoted(pattern)
+    } { return 200 "m|$1|$2|$3\\n"; }
     location / { return 200 "no\\n"; }
   }`
   ).join("\n");
@@ -154,7 +183,11 @@ ${servers}
 }
 
 /** The status and body of one request. */
-async function verdict(port: number, host: string, uri: string): Promise<string> {
+async function verdict(
+  port: number,
+  host: string,
+  uri: string,
+): Promise<string> {
   const response = await rawRequest(
     port,
     `GET ${uri} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
@@ -197,7 +230,7 @@ Deno.test("a regex nginx 1.22 refuses is refused with nginx's [emerg] line", asy
   const got: string[] = [];
   for (const pattern of NGINX_REFUSES) {
     const text = refusedConf(pattern);
-    Deno.writeTextFileSync(conf, text);
+    await Deno.writeTextFile(conf, text);
     const output = await nginxTestOutput({ prefix: prefix.prefix, conf });
     const line = /\[emerg\] (.*) in \S+:\d+/.exec(output)?.[1] ?? output;
     want.push(line);
@@ -217,7 +250,7 @@ Deno.test("a regex nginx 1.22 takes but JavaScript cannot run as PCRE2 does is r
   const { conf } = prefix;
   for (const pattern of GATEWAY_REFUSES) {
     const text = refusedConf(pattern);
-    Deno.writeTextFileSync(conf, text);
+    await Deno.writeTextFile(conf, text);
     const output = await nginxTestOutput({ prefix: prefix.prefix, conf });
     // `nginx -t -q` says nothing of a file it takes.
     strictEqual(output, "", pattern);
