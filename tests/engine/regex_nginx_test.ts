@@ -259,3 +259,40 @@ Deno.test("a regex nginx 1.22 takes but JavaScript cannot run as PCRE2 does is r
     match(ours[0]!, /^regex ".*" is not supported: /, pattern);
   }
 });
+
+Deno.test("a URI with a char above U+007F: nginx matches its bytes, the gateway its chars", async () => {
+  // NAMED DIFFERENCE "regex-bytes": `.` takes one byte of `é` in nginx and
+  // the whole char in the gateway; a capture of such text is the same text.
+  await using both = await bothSides((port) =>
+    `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log off;
+  server {
+    listen 127.0.0.1:${port};
+    location ~ ^/one/(.)$ { return 200 "one|$1\\n"; }
+    location ~ ^/two/(..)$ { return 200 "two|$1\\n"; }
+    location ~ ^/any/(.*)$ { return 200 "any|$1\\n"; }
+    location / { return 200 "no\\n"; }
+  }
+}
+`
+  );
+  const uris = ["/one/%C3%A9", "/two/%C3%A9", "/any/caf%C3%A9"];
+  const answers = async (port: number) => {
+    const out: string[] = [];
+    for (const uri of uris) out.push(await verdict(port, "h", uri));
+    return out;
+  };
+  deepStrictEqual(await answers(both.nginx.port), [
+    "200 no\n",
+    "200 two|é\n",
+    "200 any|café\n",
+  ]);
+  deepStrictEqual(await answers(both.gateway.port), [
+    "200 one|é\n",
+    "200 no\n",
+    "200 any|café\n",
+  ]);
+});
