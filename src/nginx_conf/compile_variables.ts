@@ -130,8 +130,13 @@ export function setNames(
       // from the regex. They are read from the request's own table.
       if (d.name === "location" || d.name === "rewrite" || d.name === "if") {
         for (const arg of d.args) {
-          for (const m of arg.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
-            captures.add(m[1]!.toLowerCase());
+          // PCRE2's three spellings: `(?<n>`, `(?P<n>`, `(?'n'`.
+          for (
+            const m of arg.matchAll(
+              /\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')/g,
+            )
+          ) {
+            captures.add((m[1] ?? m[2])!.toLowerCase());
           }
         }
       }

@@ -262,7 +262,8 @@ Deno.test("a regex nginx 1.22 takes but JavaScript cannot run as PCRE2 does is r
 
 Deno.test("a URI with a char above U+007F: nginx matches its bytes, the gateway its chars", async () => {
   // NAMED DIFFERENCE "regex-bytes": `.` takes one byte of `é` in nginx and
-  // the whole char in the gateway; a capture of such text is the same text.
+  // the whole char in the gateway; a capture of such text is the same text
+  // (and a group named in any of PCRE2's spellings is a variable).
   await using both = await bothSides((port) =>
     `${PROCESS}error_log logs/error.log;
 events {}
@@ -274,12 +275,13 @@ ${TEMP}
     location ~ ^/one/(.)$ { return 200 "one|$1\\n"; }
     location ~ ^/two/(..)$ { return 200 "two|$1\\n"; }
     location ~ ^/any/(.*)$ { return 200 "any|$1\\n"; }
+    location ~ "^/named/(?'m'\\d+)$" { return 200 "named|$m\\n"; }
     location / { return 200 "no\\n"; }
   }
 }
 `
   );
-  const uris = ["/one/%C3%A9", "/two/%C3%A9", "/any/caf%C3%A9"];
+  const uris = ["/one/%C3%A9", "/two/%C3%A9", "/any/caf%C3%A9", "/named/42"];
   const answers = async (port: number) => {
     const out: string[] = [];
     for (const uri of uris) out.push(await verdict(port, "h", uri));
@@ -289,10 +291,12 @@ ${TEMP}
     "200 no\n",
     "200 two|é\n",
     "200 any|café\n",
+    "200 named|42\n",
   ]);
   deepStrictEqual(await answers(both.gateway.port), [
     "200 one|é\n",
     "200 no\n",
     "200 any|café\n",
+    "200 named|42\n",
   ]);
 });
