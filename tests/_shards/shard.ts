@@ -108,6 +108,7 @@ export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "request/request_flow_test.ts": 1.2,
   "ssi/ssi_include_upgrade_nginx_test.ts": 1.2,
   "ssi/ssi_lines_nginx_test.ts": 1.2,
+  "engine/regex_nginx_test.ts": 1.1,
   "access/access_gateway_test.ts": 1.1,
   "windows/task_command_test.ts": 1.1,
   "proxy/websocket_lines_nginx_test.ts": 1,
