@@ -89,6 +89,10 @@ const unsupported = (message: string, at: number | null): never => {
 };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+/** What PCRE2 reads as a quantifier. */
+const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
+/** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
+const TRANSPARENT: PcreNode = { kind: "seq", items: [] };
 const isOctal = (c: string | undefined) =>
   c !== undefined && c >= "0" && c <= "7";
 
@@ -117,6 +121,8 @@ class Parser {
   #caseSensitiveLetter = false;
   /** The group being read. */
   #current: Frame;
+  /** `(?J)` was read: PCRE2 takes a name used twice. */
+  #dupnames = false;
 
   constructor(source: string, caseless: boolean) {
     this.#s = source;
@@ -171,15 +177,29 @@ class Parser {
 
   #sequence(frame: Frame): PcreNode {
     const items: PcreNode[] = [];
+    /** The last item while no quantifier follows it, and where it began. */
+    let bare: [PcreNode, number] | null = null;
     for (;;) {
       this.#skipExtended();
       const c = this.#s[this.#at];
       if (c === undefined || c === "|" || c === ")") break;
       const start = this.#at;
       const atom = this.#atom(frame, items);
+      if (atom === TRANSPARENT) {
+        // `a(?#…)+`, `a\E+`: the quantifier is the item's before them.
+        this.#skipExtended();
+        if (bare !== null && QUANTIFIER.test(this.#s.slice(this.#at))) {
+          items[items.length - 1] = this.#quantified(bare[0], bare[1]);
+          bare = null;
+        }
+        continue;
+      }
+      bare = null;
       if (atom === null) continue;
       this.#skipExtended();
-      items.push(this.#quantified(atom, start));
+      const item = this.#quantified(atom, start);
+      items.push(item);
+      if (item === atom) bare = [atom, start];
     }
     return items.length === 1 ? items[0]! : { kind: "seq", items };
   }
@@ -249,8 +269,9 @@ class Parser {
       case "\\":
         return this.#escapeOutside(frame, items);
     }
-    if (c === "{" && this.#braces(start) !== null) {
-      fail("quantifier does not follow a repeatable item", start);
+    const braces = c === "{" ? this.#braces(start) : null;
+    if (braces !== null) {
+      fail("quantifier does not follow a repeatable item", braces[2] - 1);
     }
     const code = c.charCodeAt(0);
     if (code >= 0xd800 && code <= 0xdbff) {
@@ -358,7 +379,7 @@ class Parser {
       const close = s.indexOf(")", this.#at);
       if (close < 0) fail("missing ) after (?# comment", null);
       this.#at = close + 1;
-      return null;
+      return TRANSPARENT;
     }
     if (c === ":") return this.#at++, this.#body(frame, start, null, "group");
     if (c === "=" || c === "!") {
@@ -442,7 +463,8 @@ class Parser {
         opts[c] = on;
         if (c === "x" && !on) opts.xx = false;
       } else if (c === "J") {
-        if (on) unsupported("(?J): duplicate group names", this.#at);
+        // Harmless until a name is used twice.
+        if (on) this.#dupnames = true;
       } else if (c === "m") {
         if (on) unsupported("(?m): multiline ^ and $", this.#at);
       } else fail("unrecognized character after (? or (?-", this.#at);
@@ -501,6 +523,7 @@ class Parser {
       capture = this.#groups.count + 1;
       if (name !== "") {
         if (this.#names.has(name)) {
+          if (this.#dupnames) unsupported("a group name used twice", this.#at);
           fail(
             "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
             this.#at,
@@ -555,12 +578,12 @@ class Parser {
       case "B":
         return { kind: "anchor", which: "B" };
       case "E":
-        return null;
+        return TRANSPARENT;
       case "Q": {
         const end = s.indexOf("\\E", this.#at);
         const text = s.slice(this.#at, end < 0 ? s.length : end);
         this.#at = end < 0 ? s.length : end + 2;
-        if (text === "") return null;
+        if (text === "") return TRANSPARENT;
         // The last char is the one a quantifier after `\E` repeats.
         for (const ch of text.slice(0, -1)) {
           items.push(this.#literal(ch.charCodeAt(0)));
@@ -762,7 +785,7 @@ class Parser {
         const m = /^\[:(\^?)([a-z]+):\]/.exec(s.slice(this.#at));
         if (m === null) {
           if (/^\[[.=]/.test(s.slice(this.#at))) {
-            unsupported("a POSIX collating element", this.#at);
+            fail("POSIX collating elements are not supported", this.#at);
           }
           // `[:` without its `:]`: a literal `[`.
           set.bits[last = 0x5b] = true;
@@ -775,6 +798,12 @@ class Parser {
         }
         addSet(set, m[1] === "^" ? negated(make!()) : make!());
         this.#at += m[0].length;
+        if (
+          s[this.#at] === "-" && s[this.#at + 1] !== "]" &&
+          s[this.#at + 1] !== undefined
+        ) {
+          fail("invalid range in character class", this.#at);
+        }
         last = null;
         continue;
       }
@@ -783,6 +812,9 @@ class Parser {
         s[this.#at + 1] !== undefined
       ) {
         const toAt = this.#at + 1;
+        if (/^\[:\^?[a-z]+:\]/.test(s.slice(toAt))) {
+          fail("invalid range in character class", toAt + 1);
+        }
         this.#at = toAt;
         const to = this.#classItem(true);
         if (to === null || typeof to !== "number") {
@@ -860,7 +892,8 @@ class Parser {
         at,
       );
     }
-    if (e >= "8" && e <= "9") return unsupported(`"\\${e}" in a class`, at);
+    // In a class `\8` and `\9` are the digits (PCRE2).
+    if (e === "8" || e === "9") return e.charCodeAt(0);
     const code = this.#escapeChar(e, at, true);
     if (code !== null) return code;
     const set = typeEscape(e);
