@@ -335,3 +335,63 @@ ${TEMP}
     "200 named|42\n",
   ]);
 });
+
+Deno.test("map, if and rewrite regexes on fields and the URI match as nginx 1.22's", async () => {
+  await using both = await bothSides((port) =>
+    `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log off;
+  map $http_x_t $m {
+    default no;
+    "~^[[:alnum:]]+\\z" alnum;
+    "~*^([[:upper:]]+)\\h" "up-$1";
+    "~(?x) ^ a \\s b $" "x";
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location /r/ {
+      if ($uri ~ "\\Q/r/.\\E(?i)(AB)$") { return 200 "if|$1\\n"; }
+      rewrite "^/r/(?P<n>[[:digit:]]+)\\z" /done/$n last;
+      return 200 "m|$m\\n";
+    }
+    location /done/ { return 200 "done|$uri\\n"; }
+  }
+}
+`
+  );
+  // [target, X-T field]
+  const requests: [string, string][] = [
+    ["/r/x", "abc1"],
+    ["/r/x", "abc-"],
+    ["/r/x", "aBc d"],
+    ["/r/x", "AbC\td"],
+    ["/r/x", "a b"],
+    ["/r/x", "a\tb"],
+    ["/r/.ab", ""],
+    ["/r/xab", ""],
+    ["/r/.AB%0A", ""],
+    ["/r/123", ""],
+    ["/r/123%0A", ""],
+  ];
+  const answers = async (port: number) => {
+    const out: string[] = [];
+    for (const [target, field] of requests) {
+      const response = await rawRequest(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: h\r\nX-T: ${field}\r\nConnection: close\r\n\r\n`,
+      );
+      out.push(
+        `${target} ${field}: ${response.slice(9, 12)} ${
+          response.slice(response.indexOf("\r\n\r\n") + 4)
+        }`,
+      );
+    }
+    return out;
+  };
+  deepStrictEqual(
+    await answers(both.gateway.port),
+    await answers(both.nginx.port),
+  );
+});
