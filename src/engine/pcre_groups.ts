@@ -14,8 +14,7 @@
  * @module
  */
 
-import type { PcreNode } from "./pcre_parse.ts";
-import { PcreError } from "./pcre_parse.ts";
+import { PcreError, type PcreNode } from "./pcre_tree.ts";
 
 /** An open or closed group (or the whole pattern) while a pattern is read. */
 export interface Frame {

@@ -1,7 +1,7 @@
 /**
  * Reads a regex as nginx 1.22 hands it to PCRE2 (no UTF, no UCP; caseless
  * for `~*`) into a tree the gateway can write as JavaScript
- * (pcre_emit.ts). Every construct is read as PCRE2 reads it: what PCRE2
+ * (regex.ts). Every construct is read as PCRE2 reads it: what PCRE2
  * refuses is refused with its message (nginx's `pcre2_compile() failed`),
  * and what PCRE2 accepts but JavaScript cannot run the same way is refused
  * with the reason ({@linkcode PcreError}'s `unsupported`), never run as
@@ -11,54 +11,22 @@
  */
 
 import {
-  addSet,
   type ByteSet,
   emptySet,
   folded,
   negated,
-  POSIX_CLASSES,
   typeEscape,
 } from "./pcre_sets.ts";
 import { type Frame, GroupChecks } from "./pcre_groups.ts";
+import {
+  type Cursor,
+  escapeChar,
+  otherEscape,
+  readClass,
+} from "./pcre_escapes.ts";
+import { fail, type PcreNode, unsupported } from "./pcre_tree.ts";
 
-/** A node of a parsed expression. */
-export type PcreNode =
-  | { kind: "set"; set: ByteSet }
-  /** A char above 0x7F written in the pattern: its UTF-8 bytes in nginx. */
-  | { kind: "text"; code: number }
-  | { kind: "seq"; items: PcreNode[] }
-  | { kind: "alt"; branches: PcreNode[] }
-  | {
-    kind: "group";
-    capture: number | null;
-    name: string | null;
-    body: PcreNode;
-  }
-  | { kind: "look"; ahead: boolean; negative: boolean; body: PcreNode }
-  | { kind: "repeat"; body: PcreNode; min: number; max: number; lazy: boolean }
-  /** `^`/`\A`/`\G`, `\z`, `$`/`\Z` (end or before a final newline), `\b`, `\B`. */
-  | { kind: "anchor"; which: "start" | "end" | "dollar" | "b" | "B" }
-  | { kind: "backref"; group: number }
-  /** JavaScript source with its least width (`\R`). */
-  | { kind: "raw"; source: string; min: number };
-
-/** A refusal: PCRE2's own (`unsupported` false) or the gateway's. */
-export class PcreError extends Error {
-  /** Offset in the pattern PCRE2 names (`at "…"`), or `null`. */
-  readonly at: number | null;
-  /** PCRE2 accepts the pattern; JavaScript cannot run it as PCRE2 does. */
-  readonly unsupported: boolean;
-  /**
-   * @param message What is wrong.
-   * @param at The offset named, or `null` (the end).
-   * @param unsupported A construct the gateway refuses, not PCRE2.
-   */
-  constructor(message: string, at: number | null, unsupported = false) {
-    super(message);
-    this.at = at;
-    this.unsupported = unsupported;
-  }
-}
+export { PcreError, type PcreNode } from "./pcre_tree.ts";
 
 /** The inline options the gateway follows (PCRE2's letters). */
 interface Options {
@@ -80,21 +48,11 @@ export interface ParsedPcre {
   caseSensitiveLetter: boolean;
 }
 
-const fail = (message: string, at: number | null): never => {
-  throw new PcreError(message, at);
-};
-
-const unsupported = (message: string, at: number | null): never => {
-  throw new PcreError(message, at, true);
-};
-
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 /** What PCRE2 reads as a quantifier. */
 const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
 /** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
 const TRANSPARENT: PcreNode = { kind: "seq", items: [] };
-const isOctal = (c: string | undefined) =>
-  c !== undefined && c >= "0" && c <= "7";
 
 /**
  * Parses a PCRE2 pattern as nginx compiles it.
@@ -109,8 +67,7 @@ export function parsePcre(source: string, caseless: boolean): ParsedPcre {
 }
 
 class Parser {
-  readonly #s: string;
-  #at = 0;
+  readonly #c: Cursor;
   #opts: Options;
   readonly #groups = new GroupChecks();
   /** Group names, by name. */
@@ -125,7 +82,7 @@ class Parser {
   #dupnames = false;
 
   constructor(source: string, caseless: boolean) {
-    this.#s = source;
+    this.#c = { s: source, at: 0 };
     this.#opts = {
       i: caseless,
       s: false,
@@ -138,12 +95,12 @@ class Parser {
   }
 
   parse(): ParsedPcre {
-    if (this.#s.startsWith("(*")) {
+    if (this.#c.s.startsWith("(*")) {
       unsupported("a leading (*VERB) option setting", 0);
     }
     const root = this.#alternation(this.#current);
-    if (this.#at < this.#s.length) {
-      fail("unmatched closing parenthesis", this.#at);
+    if (this.#c.at < this.#c.s.length) {
+      fail("unmatched closing parenthesis", this.#c.at);
     }
     for (const [ref, at] of this.#refs) {
       const n = typeof ref === "number" ? ref : this.#names.get(ref);
@@ -165,8 +122,8 @@ class Parser {
     const outer = this.#current;
     this.#current = frame;
     const branches: PcreNode[] = [this.#sequence(frame)];
-    while (this.#s[this.#at] === "|") {
-      this.#at++;
+    while (this.#c.s[this.#c.at] === "|") {
+      this.#c.at++;
       this.#groups.branch(frame);
       branches.push(this.#sequence(frame));
     }
@@ -181,14 +138,14 @@ class Parser {
     let bare: [PcreNode, number] | null = null;
     for (;;) {
       this.#skipExtended();
-      const c = this.#s[this.#at];
+      const c = this.#c.s[this.#c.at];
       if (c === undefined || c === "|" || c === ")") break;
-      const start = this.#at;
+      const start = this.#c.at;
       const atom = this.#atom(frame, items);
       if (atom === TRANSPARENT) {
         // `a(?#…)+`, `a\E+`: the quantifier is the item's before them.
         this.#skipExtended();
-        if (bare !== null && QUANTIFIER.test(this.#s.slice(this.#at))) {
+        if (bare !== null && QUANTIFIER.test(this.#c.s.slice(this.#c.at))) {
           items[items.length - 1] = this.#quantified(bare[0], bare[1]);
           bare = null;
         }
@@ -208,15 +165,15 @@ class Parser {
   #skipExtended(): void {
     if (!this.#opts.x) return;
     for (;;) {
-      const c = this.#s[this.#at];
+      const c = this.#c.s[this.#c.at];
       if (
         c === " " || c === "\t" || c === "\n" || c === "\v" || c === "\f" ||
         c === "\r"
       ) {
-        this.#at++;
+        this.#c.at++;
       } else if (c === "#") {
-        const nl = this.#s.indexOf("\n", this.#at);
-        this.#at = nl < 0 ? this.#s.length : nl + 1;
+        const nl = this.#c.s.indexOf("\n", this.#c.at);
+        this.#c.at = nl < 0 ? this.#c.s.length : nl + 1;
       } else return;
     }
   }
@@ -244,15 +201,21 @@ class Parser {
 
   /** One item, or `null` for what matches nothing (`(?i)`, `\E`, a comment). */
   #atom(frame: Frame, items: PcreNode[]): PcreNode | null {
-    const s = this.#s;
-    const c = s[this.#at]!;
-    const start = this.#at;
-    this.#at++;
+    const s = this.#c.s;
+    const c = s[this.#c.at]!;
+    const start = this.#c.at;
+    this.#c.at++;
     switch (c) {
       case "(":
         return this.#group(frame, start);
-      case "[":
-        return { kind: "set", set: this.#class() };
+      case "[": {
+        const { set, negate } = readClass(this.#c, this.#opts.xx);
+        // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
+        return {
+          kind: "set",
+          set: negate ? negated(this.#fold(set)) : this.#fold(set),
+        };
+      }
       case ".": {
         const set = negated(emptySet());
         if (!this.#opts.s) set.bits[0x0a] = false;
@@ -282,7 +245,7 @@ class Parser {
 
   /** `{n}`, `{n,}`, `{n,m}` at `at`: [min, max, end], or `null` (a literal `{`). */
   #braces(at: number): [number, number, number] | null {
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.#s.slice(at));
+    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.#c.s.slice(at));
     if (m === null) return null;
     const min = Number(m[1]);
     const max = m[2] === undefined
@@ -299,21 +262,21 @@ class Parser {
   }
 
   #quantified(atom: PcreNode, start: number): PcreNode {
-    const s = this.#s;
-    const c = s[this.#at];
+    const s = this.#c.s;
+    const c = s[this.#c.at];
     let min: number;
     let max: number;
     if (c === "*") [min, max] = [0, Infinity];
     else if (c === "+") [min, max] = [1, Infinity];
     else if (c === "?") [min, max] = [0, 1];
     else if (c === "{") {
-      const braces = this.#braces(this.#at);
+      const braces = this.#braces(this.#c.at);
       if (braces === null) return atom;
       [min, max] = braces;
-      this.#at = braces[2] - 1;
+      this.#c.at = braces[2] - 1;
     } else return atom;
-    const at = this.#at;
-    this.#at++;
+    const at = this.#c.at;
+    this.#c.at++;
     if (atom.kind === "anchor") {
       fail("quantifier does not follow a repeatable item", at);
     }
@@ -328,8 +291,10 @@ class Parser {
     }
     let lazy = this.#opts.U;
     let possessive = false;
-    if (s[this.#at] === "?") [lazy, this.#at] = [!lazy, this.#at + 1];
-    else if (s[this.#at] === "+") [possessive, this.#at] = [true, this.#at + 1];
+    if (s[this.#c.at] === "?") [lazy, this.#c.at] = [!lazy, this.#c.at + 1];
+    else if (s[this.#c.at] === "+") {
+      [possessive, this.#c.at] = [true, this.#c.at + 1];
+    }
     this.#groups.repeated(atom, min, max, start);
     const repeat: PcreNode = {
       kind: "repeat",
@@ -368,39 +333,39 @@ class Parser {
   }
 
   #group(frame: Frame, start: number): PcreNode | null {
-    const s = this.#s;
-    if (s[this.#at] === "*") unsupported("a (*VERB)", start);
-    if (s[this.#at] !== "?") {
+    const s = this.#c.s;
+    if (s[this.#c.at] === "*") unsupported("a (*VERB)", start);
+    if (s[this.#c.at] !== "?") {
       return this.#body(frame, start, this.#opts.n ? null : "", "group");
     }
-    this.#at++;
-    const c = s[this.#at];
+    this.#c.at++;
+    const c = s[this.#c.at];
     if (c === "#") {
-      const close = s.indexOf(")", this.#at);
+      const close = s.indexOf(")", this.#c.at);
       if (close < 0) fail("missing ) after (?# comment", null);
-      this.#at = close + 1;
+      this.#c.at = close + 1;
       return TRANSPARENT;
     }
-    if (c === ":") return this.#at++, this.#body(frame, start, null, "group");
+    if (c === ":") return this.#c.at++, this.#body(frame, start, null, "group");
     if (c === "=" || c === "!") {
-      return this.#at++, this.#body(frame, start, null, c);
+      return this.#c.at++, this.#body(frame, start, null, c);
     }
-    if (c === "<" && (s[this.#at + 1] === "=" || s[this.#at + 1] === "!")) {
-      this.#at += 2;
+    if (c === "<" && (s[this.#c.at + 1] === "=" || s[this.#c.at + 1] === "!")) {
+      this.#c.at += 2;
       return this.#body(
         frame,
         start,
         null,
-        s[this.#at - 1] === "=" ? "<=" : "<!",
+        s[this.#c.at - 1] === "=" ? "<=" : "<!",
       );
     }
     if (c === ">") {
-      this.#at++;
+      this.#c.at++;
       const inner = this.#body(frame, start, null, "group");
       return this.#atomic(inner.kind === "group" ? inner.body : inner, start);
     }
     if (c === "|") {
-      this.#at++;
+      this.#c.at++;
       const before = this.#groups.count;
       const node = this.#body(frame, start, null, "group");
       if (this.#groups.count !== before) {
@@ -408,17 +373,17 @@ class Parser {
       }
       return node;
     }
-    if (c === "P" && s[this.#at + 1] === "=") {
-      this.#at += 2;
+    if (c === "P" && s[this.#c.at + 1] === "=") {
+      this.#c.at += 2;
       const name = this.#name(")");
       return this.#backref(name, start + 4);
     }
-    if (c === "P" && s[this.#at + 1] === "<") {
-      this.#at += 2;
+    if (c === "P" && s[this.#c.at + 1] === "<") {
+      this.#c.at += 2;
       return this.#body(frame, start, this.#name(">"), "group");
     }
     if (c === "<" || c === "'") {
-      this.#at++;
+      this.#c.at++;
       return this.#body(
         frame,
         start,
@@ -429,17 +394,17 @@ class Parser {
     if (c === undefined) return fail("missing closing parenthesis", null);
     if (/[imnsxUJ^-]/.test(c) || c === ")") return this.#options(frame, start);
     if (/[0-9+R&C(P]/.test(c)) {
-      unsupported(`"(?${c}" (recursion, conditionals, callouts)`, this.#at);
+      unsupported(`"(?${c}" (recursion, conditionals, callouts)`, this.#c.at);
     }
-    return fail("unrecognized character after (? or (?-", this.#at);
+    return fail("unrecognized character after (? or (?-", this.#c.at);
   }
 
   /** `(?imnsxU-imnsxU)` or `(?…:body)`. */
   #options(frame: Frame, start: number): PcreNode | null {
-    const s = this.#s;
+    const s = this.#c.s;
     const opts = { ...this.#opts };
     let on = true;
-    if (s[this.#at] === "^") {
+    if (s[this.#c.at] === "^") {
       Object.assign(opts, {
         i: false,
         s: false,
@@ -447,16 +412,16 @@ class Parser {
         xx: false,
         n: false,
       });
-      this.#at++;
+      this.#c.at++;
     }
     for (;;) {
-      const c = s[this.#at];
+      const c = s[this.#c.at];
       if (c === undefined) fail("missing closing parenthesis", null);
       if (c === ")" || c === ":") break;
       if (c === "-") on = false;
-      else if (c === "x" && s[this.#at + 1] === "x") {
+      else if (c === "x" && s[this.#c.at + 1] === "x") {
         opts.x = opts.xx = on;
-        this.#at++;
+        this.#c.at++;
       } else if (
         c === "i" || c === "s" || c === "x" || c === "n" || c === "U"
       ) {
@@ -466,16 +431,16 @@ class Parser {
         // Harmless until a name is used twice.
         if (on) this.#dupnames = true;
       } else if (c === "m") {
-        if (on) unsupported("(?m): multiline ^ and $", this.#at);
-      } else fail("unrecognized character after (? or (?-", this.#at);
-      this.#at++;
+        if (on) unsupported("(?m): multiline ^ and $", this.#c.at);
+      } else fail("unrecognized character after (? or (?-", this.#c.at);
+      this.#c.at++;
     }
-    if (s[this.#at] === ")") {
-      this.#at++;
+    if (s[this.#c.at] === ")") {
+      this.#c.at++;
       this.#opts = opts;
       return null;
     }
-    this.#at++;
+    this.#c.at++;
     const saved = this.#opts;
     this.#opts = opts;
     const node = this.#body(frame, start, null, "group");
@@ -485,8 +450,8 @@ class Parser {
 
   /** A group name up to `end`. */
   #name(end: string): string {
-    const s = this.#s;
-    const at = this.#at;
+    const s = this.#c.s;
+    const at = this.#c.at;
     if (/\d/.test(s[at] ?? "")) {
       fail("subpattern name must start with a non-digit", at);
     }
@@ -494,17 +459,17 @@ class Parser {
     if (m === null) {
       return fail("subpattern name expected", s[at] === undefined ? null : at);
     }
-    this.#at += m[0].length;
+    this.#c.at += m[0].length;
     if (m[0].length > 32) {
-      fail("subpattern name is too long (maximum 32 code units)", this.#at);
+      fail("subpattern name is too long (maximum 32 code units)", this.#c.at);
     }
-    if (s[this.#at] !== end) {
+    if (s[this.#c.at] !== end) {
       fail(
         "syntax error in subpattern name (missing terminator?)",
-        s[this.#at] === undefined ? null : this.#at,
+        s[this.#c.at] === undefined ? null : this.#c.at,
       );
     }
-    this.#at++;
+    this.#c.at++;
     return m[0];
   }
 
@@ -523,10 +488,12 @@ class Parser {
       capture = this.#groups.count + 1;
       if (name !== "") {
         if (this.#names.has(name)) {
-          if (this.#dupnames) unsupported("a group name used twice", this.#at);
+          if (this.#dupnames) {
+            unsupported("a group name used twice", this.#c.at);
+          }
           fail(
             "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
-            this.#at,
+            this.#c.at,
           );
         }
         this.#names.set(name, capture);
@@ -538,8 +505,10 @@ class Parser {
       kind === "!" || kind === "<!",
     );
     const body = this.#alternation(inner);
-    if (this.#s[this.#at] !== ")") fail("missing closing parenthesis", null);
-    this.#at++;
+    if (this.#c.s[this.#c.at] !== ")") {
+      fail("missing closing parenthesis", null);
+    }
+    this.#c.at++;
     const ahead = kind === "=" || kind === "!";
     if (kind !== "group" && !ahead) this.#groups.lookbehind(body, start);
     const node: PcreNode = kind === "group"
@@ -560,11 +529,11 @@ class Parser {
 
   /** After `\` outside a class. */
   #escapeOutside(frame: Frame, items: PcreNode[]): PcreNode | null {
-    const s = this.#s;
-    const at = this.#at;
+    const s = this.#c.s;
+    const at = this.#c.at;
     const c = s[at];
     if (c === undefined) return fail("\\ at end of pattern", null);
-    this.#at++;
+    this.#c.at++;
     switch (c) {
       case "A":
       case "G":
@@ -580,9 +549,9 @@ class Parser {
       case "E":
         return TRANSPARENT;
       case "Q": {
-        const end = s.indexOf("\\E", this.#at);
-        const text = s.slice(this.#at, end < 0 ? s.length : end);
-        this.#at = end < 0 ? s.length : end + 2;
+        const end = s.indexOf("\\E", this.#c.at);
+        const text = s.slice(this.#c.at, end < 0 ? s.length : end);
+        this.#c.at = end < 0 ? s.length : end + 2;
         if (text === "") return TRANSPARENT;
         // The last char is the one a quantifier after `\E` repeats.
         for (const ch of text.slice(0, -1)) {
@@ -604,11 +573,11 @@ class Parser {
       const digits = /^\d+/.exec(s.slice(at))![0];
       const n = Number(digits);
       if (n < 10 || c === "8" || c === "9" || n <= this.#groups.count) {
-        this.#at = at + digits.length;
+        this.#c.at = at + digits.length;
         return this.#backref(n, at);
       }
     }
-    const code = this.#escapeChar(c, at, false);
+    const code = escapeChar(this.#c, c, at, false);
     if (code !== null) {
       return code > 0x7f && !/[A-Za-z0-9]/.test(c)
         ? this.#literal(code)
@@ -617,17 +586,17 @@ class Parser {
     const set = typeEscape(c);
     if (set !== null) return { kind: "set", set };
     void frame;
-    return this.#otherEscape(c, at);
+    return otherEscape(c, at);
   }
 
   /** `\g{n}`, `\g{-n}`, `\gn`, `\g{name}`, `\k<name>`, `\k'name'`, `\k{name}`. */
   #namedRef(c: string, at: number): PcreNode {
-    const s = this.#s;
-    const open = s[this.#at];
+    const s = this.#c.s;
+    const open = s[this.#c.at];
     if (c === "g") {
-      const m = /^(?:\{(-?\d+)\}|(-?\d+))/.exec(s.slice(this.#at));
+      const m = /^(?:\{(-?\d+)\}|(-?\d+))/.exec(s.slice(this.#c.at));
       if (m !== null) {
-        this.#at += m[0].length;
+        this.#c.at += m[0].length;
         let n = Number(m[1] ?? m[2]);
         if (n < 0) n = this.#groups.count + 1 + n;
         if (n <= 0) fail("reference to non-existent subpattern", at + 1);
@@ -639,7 +608,7 @@ class Parser {
       if (open !== "{") {
         fail(
           "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
-          open === undefined ? null : this.#at,
+          open === undefined ? null : this.#c.at,
         );
       }
     }
@@ -653,257 +622,11 @@ class Parser {
     if (end === null) {
       return fail(
         "\\k is not followed by a braced, angle-bracketed, or quoted name",
-        open === undefined ? null : this.#at,
+        open === undefined ? null : this.#c.at,
       );
     }
-    this.#at++;
-    const nameAt = this.#at;
+    this.#c.at++;
+    const nameAt = this.#c.at;
     return this.#backref(this.#name(end), nameAt);
-  }
-
-  /** Escapes PCRE2 knows that the gateway does not run. */
-  #otherEscape(c: string, at: number): never {
-    if ("KXCpP".includes(c)) {
-      return unsupported(`"\\${c}"`, at - 1);
-    }
-    if (/[A-Za-z0-9]/.test(c)) {
-      return fail("unrecognized character follows \\", at);
-    }
-    throw new Error("unreachable");
-  }
-
-  /**
-   * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
-   * a non-alphanumeric char), or `null` for a class or assertion.
-   */
-  #escapeChar(c: string, at: number, inClass: boolean): number | null {
-    const s = this.#s;
-    const simple: Record<string, number> = {
-      a: 7,
-      e: 0x1b,
-      f: 0x0c,
-      n: 0x0a,
-      r: 0x0d,
-      t: 0x09,
-    };
-    if (c in simple) return simple[c]!;
-    if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
-    if (c === "x") {
-      if (s[this.#at] === "{") {
-        const m = /^\{([0-9a-fA-F]*)\}/.exec(s.slice(this.#at));
-        if (m === null || m[1] === "") {
-          // PCRE2 10.42 takes `\x{` without hex and `}` as `x{`.
-          return fail("unsupported escape", at);
-        }
-        this.#at += m[0].length;
-        const code = parseInt(m[1]!, 16);
-        if (code > 0xff) {
-          fail(
-            "character code point value in \\x{} or \\o{} is too large",
-            this.#at - 1,
-          );
-        }
-        return code;
-      }
-      const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(this.#at))![0];
-      this.#at += m.length;
-      return m === "" ? 0 : parseInt(m, 16);
-    }
-    if (c === "o" && s[this.#at] === "{") {
-      const m = /^\{([0-7]+)\}/.exec(s.slice(this.#at));
-      if (m === null) return unsupported("\\o{…} other than octal digits", at);
-      this.#at += m[0].length;
-      const code = parseInt(m[1]!, 8);
-      if (code > 0xff) {
-        fail(
-          "character code point value in \\x{} or \\o{} is too large",
-          this.#at - 1,
-        );
-      }
-      return code;
-    }
-    if (c === "c") {
-      const next = s[this.#at];
-      if (next === undefined) return fail("\\c at end of pattern", null);
-      const code = next.charCodeAt(0);
-      if (code < 0x20 || code > 0x7e) {
-        return fail(
-          "\\c must be followed by a printable ASCII character",
-          this.#at,
-        );
-      }
-      this.#at++;
-      return next.toUpperCase().charCodeAt(0) ^ 0x40;
-    }
-    if (c === "0" || (inClass && isOctal(c))) {
-      let digits = c;
-      while (digits.length < 3 && isOctal(s[this.#at])) digits += s[this.#at++];
-      return parseInt(digits, 8) & 0xff;
-    }
-    if (c >= "1" && c <= "7") {
-      // Outside a class, `\nnn` past the groups so far is octal.
-      let digits = c;
-      while (digits.length < 3 && isOctal(s[this.#at])) digits += s[this.#at++];
-      return parseInt(digits, 8) & 0xff;
-    }
-    return null;
-  }
-
-  /** A class from after its `[` to its `]`. */
-  #class(): ByteSet {
-    const s = this.#s;
-    const set = emptySet();
-    let negate = false;
-    if (s[this.#at] === "^") [negate, this.#at] = [true, this.#at + 1];
-    let first = true;
-    let quoted = false;
-    /** The last single char added, which a `-` may make a range from. */
-    let last: number | null = null;
-    for (;;) {
-      const c = s[this.#at];
-      if (c === undefined) {
-        return fail("missing terminating ] for character class", null);
-      }
-      if (quoted) {
-        if (c === "\\" && s[this.#at + 1] === "E") {
-          quoted = false;
-          this.#at += 2;
-          continue;
-        }
-        last = this.#quotedChar(set, c.charCodeAt(0));
-        this.#at++;
-        first = false;
-        continue;
-      }
-      if (c === "]" && !first) break;
-      first = false;
-      if (this.#opts.xx && (c === " " || c === "\t")) {
-        this.#at++;
-        continue;
-      }
-      if (c === "[" && /^\[[:.=]/.test(s.slice(this.#at))) {
-        const m = /^\[:(\^?)([a-z]+):\]/.exec(s.slice(this.#at));
-        if (m === null) {
-          if (/^\[[.=]/.test(s.slice(this.#at))) {
-            fail("POSIX collating elements are not supported", this.#at);
-          }
-          // `[:` without its `:]`: a literal `[`.
-          set.bits[last = 0x5b] = true;
-          this.#at++;
-          continue;
-        }
-        const make = POSIX_CLASSES[m[2]!];
-        if (make === undefined) {
-          fail("unknown POSIX class name", this.#at + 2 + m[1]!.length);
-        }
-        addSet(set, m[1] === "^" ? negated(make!()) : make!());
-        this.#at += m[0].length;
-        if (
-          s[this.#at] === "-" && s[this.#at + 1] !== "]" &&
-          s[this.#at + 1] !== undefined
-        ) {
-          fail("invalid range in character class", this.#at);
-        }
-        last = null;
-        continue;
-      }
-      if (
-        c === "-" && last !== null && s[this.#at + 1] !== "]" &&
-        s[this.#at + 1] !== undefined
-      ) {
-        const toAt = this.#at + 1;
-        if (/^\[:\^?[a-z]+:\]/.test(s.slice(toAt))) {
-          fail("invalid range in character class", toAt + 1);
-        }
-        this.#at = toAt;
-        const to = this.#classItem(true);
-        if (to === null || typeof to !== "number") {
-          fail(
-            "invalid range in character class",
-            this.#at - (typeof to === "object" && to !== null ? 0 : 0),
-          );
-        }
-        if ((to as number) < last) {
-          fail("range out of order in character class", this.#at - 1);
-        }
-        for (let b = last + 1; b <= (to as number); b++) set.bits[b] = true;
-        last = null;
-        continue;
-      }
-      if (c === "\\" && s[this.#at + 1] === "Q") {
-        quoted = true;
-        this.#at += 2;
-        continue;
-      }
-      if (c === "\\" && s[this.#at + 1] === "E") {
-        this.#at += 2;
-        continue;
-      }
-      const item = this.#classItem(false);
-      if (typeof item === "number") set.bits[last = item] = true;
-      else if (item !== null) {
-        if (s[this.#at] === "-" && s[this.#at + 1] !== "]") {
-          fail("invalid range in character class", this.#at);
-        }
-        addSet(set, item);
-        last = null;
-      }
-    }
-    this.#at++;
-    // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
-    return negate ? negated(this.#fold(set)) : this.#fold(set);
-  }
-
-  /** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */
-  #quotedChar(set: ByteSet, code: number): number {
-    if (code > 0x7f) {
-      unsupported(
-        "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
-        this.#at,
-      );
-    }
-    set.bits[code] = true;
-    return code;
-  }
-
-  /** One class item at the cursor: a char, a type's set. */
-  #classItem(rangeEnd: boolean): number | ByteSet | null {
-    const s = this.#s;
-    const c = s[this.#at]!;
-    this.#at++;
-    if (c !== "\\") {
-      const code = c.charCodeAt(0);
-      if (code > 0x7f) {
-        unsupported(
-          "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
-          this.#at - 1,
-        );
-      }
-      return code;
-    }
-    const e = s[this.#at];
-    if (e === undefined) return fail("\\ at end of pattern", null);
-    const at = this.#at;
-    this.#at++;
-    if (e === "b") return 0x08;
-    if (e.charCodeAt(0) > 0x7f) {
-      unsupported(
-        "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
-        at,
-      );
-    }
-    // In a class `\8` and `\9` are the digits (PCRE2).
-    if (e === "8" || e === "9") return e.charCodeAt(0);
-    const code = this.#escapeChar(e, at, true);
-    if (code !== null) return code;
-    const set = typeEscape(e);
-    if (set !== null && e !== "N") {
-      if (rangeEnd) fail("invalid range in character class", this.#at);
-      return set;
-    }
-    if ("BRXNAzZGgkKQE".includes(e)) {
-      return fail("escape sequence is invalid in character class", at);
-    }
-    return this.#otherEscape(e, at);
   }
 }
