@@ -68,6 +68,11 @@ class DollarRegExp extends RegExp {
   readonly #finals: FinalDollar[] | null;
   readonly #captures: number;
 
+  /** `split`, `matchAll` and the like make plain copies. */
+  static override get [Symbol.species](): RegExpConstructor {
+    return RegExp;
+  }
+
   constructor(
     source: string,
     flags: string,
