@@ -44,11 +44,15 @@ export function otherEscape(c: string, at: number): never {
 /**
  * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
  * a non-alphanumeric char), or `null` for a class or assertion.
+ *
+ * @param cur The pattern, read from after the escape's letter.
+ * @param c The letter after `\`.
+ * @param inClass Inside `[...]` (`\1` is octal there).
+ * @returns The char's code, or `null`.
  */
 export function escapeChar(
   cur: Cursor,
   c: string,
-  at: number,
   inClass: boolean,
 ): number | null {
   const s = cur.s;
@@ -62,39 +66,13 @@ export function escapeChar(
   };
   if (c in simple) return simple[c]!;
   if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
+  if ((c === "x" || c === "o") && s[cur.at] === "{") {
+    return braced(cur, c === "x" ? 16 : 8);
+  }
   if (c === "x") {
-    if (s[cur.at] === "{") {
-      const m = /^\{([0-9a-fA-F]*)\}/.exec(s.slice(cur.at));
-      if (m === null || m[1] === "") {
-        // PCRE2 10.42 takes `\x{` without hex and `}` as `x{`.
-        return fail("unsupported escape", at);
-      }
-      cur.at += m[0].length;
-      const code = parseInt(m[1]!, 16);
-      if (code > 0xff) {
-        fail(
-          "character code point value in \\x{} or \\o{} is too large",
-          cur.at - 1,
-        );
-      }
-      return code;
-    }
     const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(cur.at))![0];
     cur.at += m.length;
     return m === "" ? 0 : parseInt(m, 16);
-  }
-  if (c === "o" && s[cur.at] === "{") {
-    const m = /^\{([0-7]+)\}/.exec(s.slice(cur.at));
-    if (m === null) return unsupported("\\o{…} other than octal digits", at);
-    cur.at += m[0].length;
-    const code = parseInt(m[1]!, 8);
-    if (code > 0xff) {
-      fail(
-        "character code point value in \\x{} or \\o{} is too large",
-        cur.at - 1,
-      );
-    }
-    return code;
   }
   if (c === "c") {
     const next = s[cur.at];
@@ -121,6 +99,54 @@ export function escapeChar(
     return parseInt(digits, 8) & 0xff;
   }
   return null;
+}
+
+/** `\x{hh}` or `\o{ooo}` from its `{`, with PCRE2's refusals. */
+function braced(cur: Cursor, base: 8 | 16): number {
+  const s = cur.s;
+  const digit = base === 16 ? /[0-9a-fA-F]/ : /[0-7]/;
+  let p = cur.at + 1;
+  const first = p;
+  while (p < s.length && digit.test(s[p]!)) p++;
+  if (p === first && (p >= s.length || s[p] === "}")) {
+    fail(
+      "digits missing in \\x{} or \\o{} or \\N{U+}",
+      p >= s.length ? null : p,
+    );
+  }
+  if (s[p] !== "}") {
+    fail(
+      base === 16
+        ? "non-hex character in \\x{} (closing brace missing?)"
+        : "non-octal character in \\o{} (closing brace missing?)",
+      p >= s.length ? s.length - 1 : p,
+    );
+  }
+  cur.at = p + 1;
+  const code = parseInt(s.slice(first, p), base);
+  if (code > 0xff) {
+    fail("character code point value in \\x{} or \\o{} is too large", p);
+  }
+  return code;
+}
+
+/**
+ * Where a POSIX item that starts at `at` (`[:`, `[.`, `[=`) has its
+ * closing `:]` (or `.]`, `=]`), or -1: PCRE2's check_posix_syntax().
+ *
+ * @param s The pattern.
+ * @param at The `[`.
+ * @returns The offset of the terminator before `]`, or -1.
+ */
+export function posixEnd(s: string, at: number): number {
+  const term = s[at + 1];
+  if (term !== ":" && term !== "." && term !== "=") return -1;
+  for (let p = at + 2; p + 1 < s.length; p++) {
+    if (s[p] === "\\" && (s[p + 1] === "]" || s[p + 1] === "\\")) p++;
+    else if ((s[p] === "[" && s[p + 1] === term) || s[p] === "]") return -1;
+    else if (s[p] === term && s[p + 1] === "]") return p;
+  }
+  return -1;
 }
 
 /**
@@ -158,21 +184,26 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       cur.at++;
       continue;
     }
-    if (c === "[" && /^\[[:.=]/.test(s.slice(cur.at))) {
-      const m = /^\[:(\^?)([a-z]+):\]/.exec(s.slice(cur.at));
-      if (m === null) {
-        if (/^\[[.=]/.test(s.slice(cur.at))) {
-          fail("POSIX collating elements are not supported", cur.at);
-        }
-        // `[:` without its `:]`: a literal `[`.
-        set.bits[last = 0x5b] = true;
-        cur.at++;
-        continue;
+    const posix = c === "[" ? posixEnd(s, cur.at) : -1;
+    if (c === "[" && posix < 0) {
+      // `[` that opens no POSIX item is itself.
+      set.bits[last = 0x5b] = true;
+      cur.at++;
+      continue;
+    }
+    if (posix >= 0) {
+      if (s[cur.at + 1] !== ":") {
+        fail("POSIX collating elements are not supported", cur.at);
       }
-      const make = POSIX_CLASSES[m[2]!];
+      const name = s.slice(cur.at + 2, posix);
+      const m = ["", /^\^/.test(name) ? "^" : "", name.replace(/^\^/, "")];
+      const make = Object.hasOwn(POSIX_CLASSES, m[2]!)
+        ? POSIX_CLASSES[m[2]!]
+        : undefined;
       if (make === undefined) {
         fail("unknown POSIX class name", cur.at + 2 + m[1]!.length);
       }
+      m[0] = s.slice(cur.at, posix + 2);
       addSet(set, m[1] === "^" ? negated(make!()) : make!());
       cur.at += m[0].length;
       if (
@@ -270,7 +301,7 @@ function classItem(cur: Cursor, rangeEnd: boolean): number | ByteSet | null {
   }
   // In a class `\8` and `\9` are the digits (PCRE2).
   if (e === "8" || e === "9") return e.charCodeAt(0);
-  const code = escapeChar(cur, e, at, true);
+  const code = escapeChar(cur, e, true);
   if (code !== null) return code;
   const set = typeEscape(e);
   if (set !== null && e !== "N") {

@@ -22,6 +22,7 @@ import {
   type Cursor,
   escapeChar,
   otherEscape,
+  posixEnd,
   readClass,
 } from "./pcre_escapes.ts";
 import { fail, type PcreNode, unsupported } from "./pcre_tree.ts";
@@ -209,6 +210,14 @@ class Parser {
       case "(":
         return this.#group(frame, start);
       case "[": {
+        if (posixEnd(this.#c.s, start) >= 0) {
+          fail(
+            this.#c.s[start + 1] === ":"
+              ? "POSIX named classes are supported only within a class"
+              : "POSIX collating elements are not supported",
+            start,
+          );
+        }
         const { set, negate } = readClass(this.#c, this.#opts.xx);
         // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
         return {
@@ -377,6 +386,12 @@ class Parser {
       this.#c.at += 2;
       const name = this.#name(")");
       return this.#backref(name, start + 4);
+    }
+    if (c === "P" && s[this.#c.at + 1] === undefined) {
+      return fail("missing closing parenthesis", null);
+    }
+    if (c === "P" && !"<=>".includes(s[this.#c.at + 1]!)) {
+      return fail("unrecognized character after (?P", this.#c.at + 1);
     }
     if (c === "P" && s[this.#c.at + 1] === "<") {
       this.#c.at += 2;
@@ -577,7 +592,7 @@ class Parser {
         return this.#backref(n, at);
       }
     }
-    const code = escapeChar(this.#c, c, at, false);
+    const code = escapeChar(this.#c, c, false);
     if (code !== null) {
       return code > 0x7f && !/[A-Za-z0-9]/.test(c)
         ? this.#literal(code)
@@ -602,9 +617,9 @@ class Parser {
         if (n <= 0) fail("reference to non-existent subpattern", at + 1);
         return this.#backref(n, at + 1);
       }
-      if (open === "<" || open === "'") {
-        unsupported("a subroutine call \\g<…>", at);
-      }
+      const call = /^(?:<([+-]?\d+|[A-Za-z_]\w*)>|'([+-]?\d+|[A-Za-z_]\w*)')/
+        .exec(s.slice(this.#c.at));
+      if (call !== null) unsupported("a subroutine call \\g<…>", at);
       if (open !== "{") {
         fail(
           "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",

@@ -4,7 +4,10 @@
  * and each URI gets the same verdict (no match, or the match and its
  * captures); a pattern nginx refuses is refused with nginx's `[emerg]`
  * line, and one the gateway cannot run as PCRE2 does is refused by the
- * gateway alone (nginx takes it), never run as something else.
+ * gateway alone (nginx takes it), never run as something else. Besides the
+ * written table, a seeded generator draws 250 patterns (nested groups,
+ * classes, options, lazy and possessive repeats, `$`, `\z`, `\Z`) and
+ * URIs with newlines and spaces.
  */
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -13,6 +16,7 @@ import { bothSides, PROCESS, TEMP } from "../_same_conf.ts";
 import { nginxTestOutput } from "../_nginx.ts";
 import { nginxPrefix } from "../_prefix.ts";
 import { refusals } from "./_conf.ts";
+import { compileRegex } from "../../src/engine/regex.ts";
 
 /** A pattern, `~*` or `~`, and the request targets it is tried on. */
 interface Case {
@@ -127,6 +131,7 @@ const CASES: Case[] = [
   { pattern: "(?i)^/I7(?:[a-c]++|X)z", uris: ["/i7ABz", "/i7xz"] },
   { pattern: "^/i8\\Ga\\b", uris: ["/i8a", "/i8ab"] },
   { pattern: "^/i9\\d{2,}?(\\d*)", uris: ["/i91234"] },
+  { pattern: "^/j1[[:alpha]]+$", uris: ["/j1a:]", "/j1ph]"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -137,6 +142,12 @@ const NGINX_REFUSES = [
   "[a-[:digit:]]",
   "a{2}{3}",
   "[[.a.]]",
+  "[:alpha:]",
+  "[[:al-pha:]]",
+  "\\x{g}",
+  "\\x{41",
+  "\\o{",
+  "(?Pa)",
   "[\\d-z]",
   "[a-\\d]",
   "(?<=a+)b",
@@ -196,8 +207,8 @@ const GATEWAY_REFUSES = [
 const quoted = (pattern: string) =>
   `"${pattern.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 
-function conf(port: number): string {
-  const servers = CASES.map(({ pattern, caseless }, i) =>
+function conf(port: number, cases: readonly Case[] = CASES): string {
+  const servers = cases.map(({ pattern, caseless }, i) =>
     `  server {
     listen 127.0.0.1:${port};
     server_name p${i};
@@ -232,7 +243,7 @@ async function verdict(
 }
 
 Deno.test("a regex matches and captures on the gateway what it does in nginx 1.22", async () => {
-  await using both = await bothSides(conf);
+  await using both = await bothSides((port) => conf(port));
   const want: string[] = [];
   const got: string[] = [];
   for (const [i, { pattern, uris }] of CASES.entries()) {
@@ -394,4 +405,132 @@ ${TEMP}
     await answers(both.gateway.port),
     await answers(both.nginx.port),
   );
+});
+
+/** A seeded generator (a linear congruence), the same table each run. */
+function generator(seed: number): <T>(xs: readonly T[]) => T {
+  let state = seed;
+  return (xs) => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return xs[state % xs.length]!;
+  };
+}
+
+const ATOMS = [
+  "a",
+  "b",
+  "x",
+  "A",
+  "\\d",
+  "\\w",
+  "\\s",
+  ".",
+  "\\.",
+  "[ab]",
+  "[^a]",
+  "[a-c]",
+  "[^B]",
+  "[[:alpha:]]",
+  "[^[:digit:]]",
+  "\\h",
+  "\\W",
+  "\\S",
+  "\\v",
+  "\\R",
+  "\\N",
+  "(a)\\1",
+  "(?i:B)",
+  "(?-i)a",
+  "(?=a)",
+  "(?<=a)",
+  "(?!b)",
+  "\\b",
+  "\\B",
+  "(?x) a",
+];
+const QUANTIFIERS = [
+  "",
+  "",
+  "",
+  "*",
+  "+",
+  "?",
+  "{1,2}",
+  "*?",
+  "+?",
+  "??",
+  "{2}",
+  "*+",
+  "++",
+];
+const SUBJECT_PARTS = [
+  "a",
+  "b",
+  "x",
+  "1",
+  "-",
+  "%20",
+  "%0A",
+  "%0D",
+  "%09",
+  "A",
+  "B",
+  "ab",
+  "_",
+];
+
+/** Generated patterns the gateway takes, each with generated URIs. */
+function generatedCases(count: number): Case[] {
+  const pick = generator(1);
+  const sequence = (depth: number): string => {
+    let out = "";
+    for (let i = pick([1, 2, 3]); i > 0; i--) {
+      const kind = depth < 2 ? pick([0, 1, 2, 3, 3, 3, 3, 3, 3, 3]) : 3;
+      const atom = kind === 0
+        ? `(${sequence(depth + 1)}|${sequence(depth + 1)})`
+        : kind === 1
+        ? `(?:${sequence(depth + 1)})`
+        : kind === 2
+        ? `(${sequence(depth + 1)})`
+        : pick(ATOMS);
+      out += atom + pick(QUANTIFIERS);
+    }
+    return out;
+  };
+  const cases: Case[] = [];
+  // Bounded: a pattern the gateway refuses is drawn again.
+  for (let i = 0; cases.length < count && i < count * 10; i++) {
+    const caseless = pick([false, true]);
+    const pattern = pick(["", "", "(?i)", "(?s)"]) + pick(["^/", "/", ""]) +
+      sequence(0) + pick(["", "$", "$", "\\z", "\\Z"]);
+    try {
+      compileRegex(pattern, caseless);
+    } catch {
+      continue;
+    }
+    const uris = Array.from({ length: 6 }, () => {
+      let uri = "/";
+      for (let n = pick([0, 1, 2, 3, 4]); n > 0; n--) {
+        uri += pick(SUBJECT_PARTS);
+      }
+      return uri;
+    });
+    cases.push({ pattern, caseless, uris });
+  }
+  return cases;
+}
+
+Deno.test("generated regexes match and capture on the gateway what they do in nginx 1.22", async () => {
+  const cases = generatedCases(250);
+  await using both = await bothSides((port) => conf(port, cases));
+  const want: string[] = [];
+  const got: string[] = [];
+  for (const [i, { pattern, uris }] of cases.entries()) {
+    for (const uri of uris) {
+      const label = `${pattern} ${uri}: `;
+      want.push(label + await verdict(both.nginx.port, `p${i}`, uri));
+      got.push(label + await verdict(both.gateway.port, `p${i}`, uri));
+    }
+  }
+  deepStrictEqual(got, want);
 });
