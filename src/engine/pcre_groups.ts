@@ -50,8 +50,14 @@ export function minWidth(node: PcreNode): number {
       return node.min;
     case "seq":
       return node.items.reduce((n, x) => n + minWidth(x), 0);
-    case "alt":
-      return Math.min(...node.branches.map(minWidth));
+    case "alt": {
+      // A loop, not `Math.min(...)`: a branch list may pass the argument limit.
+      let least = Infinity;
+      for (const branch of node.branches) {
+        least = Math.min(least, minWidth(branch));
+      }
+      return least;
+    }
     case "group":
       return minWidth(node.body);
     case "repeat":

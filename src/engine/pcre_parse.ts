@@ -50,6 +50,8 @@ export interface ParsedPcre {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+/** The set of each byte (0-255), and of each byte caseless (256-511). */
+const CHAR_SETS: ByteSet[] = [];
 /** What PCRE2 reads as a quantifier. */
 const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
 /** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
@@ -79,6 +81,8 @@ class Parser {
   #caseSensitiveLetter = false;
   /** The group being read. */
   #current: Frame;
+  /** Groups open, the whole pattern counted. */
+  #depth = 0;
   /** `(?J)` was read: PCRE2 takes a name used twice. */
   #dupnames = false;
 
@@ -119,6 +123,10 @@ class Parser {
 
   /** Branches up to `)` or the end; options set inside end with the group. */
   #alternation(frame: Frame): PcreNode {
+    // PCRE2's PARENS_NEST_LIMIT; it also bounds this reader's recursion.
+    if (++this.#depth > 251) {
+      fail("parentheses are too deeply nested", this.#c.at);
+    }
     const saved = { ...this.#opts };
     const outer = this.#current;
     this.#current = frame;
@@ -130,6 +138,7 @@ class Parser {
     }
     this.#opts = saved;
     this.#current = outer;
+    this.#depth--;
     return branches.length === 1 ? branches[0]! : { kind: "alt", branches };
   }
 
@@ -186,9 +195,19 @@ class Parser {
 
   /** A byte as a node: a set of it (both cases when caseless). */
   #char(code: number): PcreNode {
-    const set = emptySet();
-    set.bits[code] = true;
-    return { kind: "set", set: this.#fold(set) };
+    // One set per byte and case rule, shared: a long pattern of plain
+    // chars made one 256-entry set each (no set is changed once made).
+    const key = this.#opts.i ? code + 256 : code;
+    let set = CHAR_SETS[key];
+    if (set === undefined) {
+      set = emptySet();
+      set.bits[code] = true;
+      CHAR_SETS[key] = set = this.#opts.i ? folded(set) : set;
+    }
+    if (!this.#opts.i && /[A-Za-z]/.test(String.fromCharCode(code))) {
+      this.#caseSensitiveLetter = true;
+    }
+    return { kind: "set", set };
   }
 
   #fold(set: ByteSet): ByteSet {

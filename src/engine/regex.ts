@@ -114,6 +114,9 @@ class DollarRegExp extends RegExp {
   }
 }
 
+/** The longest pattern taken: nginx.conf's parameters end at 4096 bytes. */
+const MAX_SOURCE = 4096;
+
 /**
  * Compiles a location, `rewrite`, `if`, `map` or other regex of nginx.conf.
  *
@@ -135,6 +138,15 @@ class DollarRegExp extends RegExp {
  * ```
  */
 export function compileRegex(source: string, caseless: boolean): RegExp {
+  if (source.length > MAX_SOURCE) {
+    // nginx reads no parameter this long (`too long parameter`, its 4096-byte
+    // NGX_CONF_BUFFER); the bound keeps a hostile file's load short.
+    throw new ValueError(
+      `regex "${
+        source.slice(0, 64)
+      }…" is not supported: longer than ${MAX_SOURCE} chars, the longest parameter nginx reads`,
+    );
+  }
   let parsed: ParsedPcre;
   try {
     parsed = parsePcre(source, caseless);
@@ -156,6 +168,19 @@ export function compileRegex(source: string, caseless: boolean): RegExp {
   }
   // A caseless backreference needs the flag (the letters are spelled out).
   const flags = parsed.caselessBackref ? "i" : "";
+  try {
+    return written(parsed, flags);
+  } catch (error) {
+    // V8's own bounds (an expression too large to compile).
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new ValueError(
+      `regex "${source}" is not supported: ${error.message}`,
+    );
+  }
+}
+
+/** The JavaScript expression (or pair) for a parsed pattern. */
+function written(parsed: ParsedPcre, flags: string): RegExp {
   const plain = emit(parsed.root, new Emit("plain"));
   const lookahead = emit(parsed.root, new Emit("lookahead"));
   if (plain === lookahead) return new RegExp(plain, flags);

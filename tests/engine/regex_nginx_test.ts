@@ -148,6 +148,7 @@ const NGINX_REFUSES = [
   "\\x{41",
   "\\o{",
   "(?Pa)",
+  `${"(".repeat(251)}a${")".repeat(251)}`,
   "[\\d-z]",
   "[a-\\d]",
   "(?<=a+)b",
@@ -279,10 +280,13 @@ Deno.test("a regex nginx 1.22 refuses is refused with nginx's [emerg] line", asy
     await Deno.writeTextFile(conf, text);
     const output = await nginxTestOutput({ prefix: prefix.prefix, conf });
     const line = /\[emerg\] (.*) in \S+:\d+/.exec(output)?.[1] ?? output;
-    want.push(line);
+    // The offset PCRE2 names in a nesting refusal is not the gateway's.
+    want.push(line.replace(/(too deeply nested in ".*?") at ".*/, "$1"));
     got.push(
       refusals(text.slice("events {}\n".length))
-        .map((m) => m.replace(/ in \S+:\d+$/, "")).join("; "),
+        .map((m) => m.replace(/ in \S+:\d+$/, ""))
+        .map((m) => m.replace(/(too deeply nested in ".*?") at ".*/, "$1"))
+        .join("; "),
     );
   }
   deepStrictEqual(got, want);

@@ -7,7 +7,7 @@
  * ending in `%0A` too) or header would make them backtrack without bound.
  * What each pattern matches beside nginx: regex_nginx_test.ts.
  */
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { compileRegex } from "../../src/engine/regex.ts";
 import { compileText, describe, phases } from "./_conf.ts";
 import { startNginxSite } from "../_nginx.ts";
@@ -84,6 +84,22 @@ Deno.test("nginx for Windows compiles every location regex caseless, and no othe
       onWindows,
     ], uri);
   }
+});
+
+Deno.test("compileRegex() takes a pattern as long as nginx reads a parameter, and refuses a longer one", () => {
+  // nginx's lexer ends a parameter at its 4096-byte buffer.
+  for (
+    const source of ["a".repeat(4096), "[^a]".repeat(1024), "(a|b)".repeat(819)]
+  ) {
+    strictEqual(
+      compileRegex(source, true).test(source),
+      source.startsWith("a"),
+    );
+  }
+  throws(
+    () => compileRegex("a".repeat(4097), false),
+    /is not supported: longer than 4096 chars/,
+  );
 });
 
 /** A prefix with `conf/nginx.conf` holding `text`. */
