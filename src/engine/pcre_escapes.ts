@@ -187,7 +187,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
     const posix = c === "[" ? posixEnd(s, cur.at) : -1;
     if (c === "[" && posix < 0) {
       // `[` that opens no POSIX item is itself.
-      set.bits[last = 0x5b] = true;
+      set.bits[last = 0x5b] = 1;
       cur.at++;
       continue;
     }
@@ -234,7 +234,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       if ((to as number) < last) {
         fail("range out of order in character class", cur.at - 1);
       }
-      for (let b = last + 1; b <= (to as number); b++) set.bits[b] = true;
+      for (let b = last + 1; b <= (to as number); b++) set.bits[b] = 1;
       last = null;
       continue;
     }
@@ -248,7 +248,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       continue;
     }
     const item = classItem(cur, false);
-    if (typeof item === "number") set.bits[last = item] = true;
+    if (typeof item === "number") set.bits[last = item] = 1;
     else if (item !== null) {
       if (s[cur.at] === "-" && s[cur.at + 1] !== "]") {
         fail("invalid range in character class", cur.at);
@@ -269,7 +269,7 @@ function quotedChar(cur: Cursor, set: ByteSet, code: number): number {
       cur.at,
     );
   }
-  set.bits[code] = true;
+  set.bits[code] = 1;
   return code;
 }
 

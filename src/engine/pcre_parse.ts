@@ -52,6 +52,10 @@ export interface ParsedPcre {
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
 /** The set of each byte (0-255), and of each byte caseless (256-511). */
 const CHAR_SETS: ByteSet[] = [];
+/** `.` under `(?s)`, and without it (no newline), shared. */
+const ANY = negated(emptySet());
+const ANY_BUT_NEWLINE = negated(emptySet());
+ANY_BUT_NEWLINE.bits[0x0a] = 0;
 /** What PCRE2 reads as a quantifier. */
 const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
 /** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
@@ -201,7 +205,7 @@ class Parser {
     let set = CHAR_SETS[key];
     if (set === undefined) {
       set = emptySet();
-      set.bits[code] = true;
+      set.bits[code] = 1;
       CHAR_SETS[key] = set = this.#opts.i ? folded(set) : set;
     }
     if (!this.#opts.i && /[A-Za-z]/.test(String.fromCharCode(code))) {
@@ -244,11 +248,8 @@ class Parser {
           set: negate ? negated(this.#fold(set)) : this.#fold(set),
         };
       }
-      case ".": {
-        const set = negated(emptySet());
-        if (!this.#opts.s) set.bits[0x0a] = false;
-        return { kind: "set", set };
-      }
+      case ".":
+        return { kind: "set", set: this.#opts.s ? ANY : ANY_BUT_NEWLINE };
       case "^":
         return { kind: "anchor", which: "start" };
       case "$":

@@ -12,40 +12,42 @@
 
 /** Bytes 0-255 held by a set, and whether chars above 0xFF are too. */
 export interface ByteSet {
-  /** `bits[b]`: byte `b` is in the set. */
-  bits: boolean[];
+  /** `bits[b]` is 1: byte `b` is in the set. */
+  bits: Uint8Array;
   /** Chars above 0xFF are in the set (a negated class, `\D`, `.`). */
   wide: boolean;
+  /** Its JavaScript source once written ({@linkcode jsSet}); a set is not changed once read. */
+  js?: string;
 }
 
 /** An empty set. */
 export function emptySet(): ByteSet {
-  return { bits: new Array<boolean>(256).fill(false), wide: false };
+  return { bits: new Uint8Array(256), wide: false };
 }
 
 /** The set of the bytes `test` accepts. */
 function setOf(test: (b: number) => boolean): ByteSet {
   const set = emptySet();
-  for (let b = 0; b < 256; b++) set.bits[b] = test(b);
+  for (let b = 0; b < 256; b++) set.bits[b] = test(b) ? 1 : 0;
   return set;
 }
 
 /** The same set negated: the other bytes, and chars above 0xFF flipped. */
 export function negated(set: ByteSet): ByteSet {
-  return { bits: set.bits.map((x) => !x), wide: !set.wide };
+  return { bits: set.bits.map((x) => x ^ 1), wide: !set.wide };
 }
 
 /** Adds `from` into `into`. */
 export function addSet(into: ByteSet, from: ByteSet): void {
-  for (let b = 0; b < 256; b++) if (from.bits[b]) into.bits[b] = true;
+  for (let b = 0; b < 256; b++) into.bits[b]! |= from.bits[b]!;
   if (from.wide) into.wide = true;
 }
 
 /** The set with the other case of every ASCII letter added (PCRE2_CASELESS). */
 export function folded(set: ByteSet): ByteSet {
-  const out = { bits: [...set.bits], wide: set.wide };
+  const out = { bits: set.bits.slice(), wide: set.wide };
   for (let b = 0x41; b <= 0x5a; b++) {
-    if (set.bits[b] || set.bits[b + 32]) out.bits[b] = out.bits[b + 32] = true;
+    if (set.bits[b] || set.bits[b + 32]) out.bits[b] = out.bits[b + 32] = 1;
   }
   return out;
 }
@@ -119,7 +121,11 @@ export function jsChar(code: number): string {
 
 /** A set as JavaScript regex source: a char, a class or a negated class. */
 export function jsSet(set: ByteSet): string {
-  const members = set.wide ? set.bits.map((x) => !x) : set.bits;
+  return set.js ??= writeSet(set);
+}
+
+function writeSet(set: ByteSet): string {
+  const members = set.wide ? set.bits.map((x) => x ^ 1) : set.bits;
   let body = "";
   let count = 0;
   for (let b = 0; b < 256; b++) {
