@@ -69,7 +69,7 @@ export function indexLocations(
     const endings = fileEndings(loc.name);
     if (endings === null) return null;
     return new Set(
-      loc.match === "regex-caseless"
+      caseless || loc.match === "regex-caseless"
         ? endings.map((e) => e.toLowerCase())
         : endings,
     );
@@ -112,11 +112,15 @@ const ENDINGS =
 
 /**
  * What follows a URI's last `.`, or `/` (an ending no regex of
- * {@linkcode fileEndings}' shape takes) when it has none.
+ * {@linkcode fileEndings}' shape takes) when it has none. A final newline
+ * (`%0A`) is left out: PCRE2's `$` matches before it.
  */
 function uriEnding(uri: string): string {
   const dot = uri.lastIndexOf(".");
-  return dot < 0 ? "/" : uri.slice(dot + 1);
+  if (dot < 0) return "/";
+  return uri.charCodeAt(uri.length - 1) === 0x0a
+    ? uri.slice(dot + 1, -1)
+    : uri.slice(dot + 1);
 }
 
 /** Whether a location answers its name without the slash with a 301. */
@@ -221,7 +225,7 @@ export function findLocation(
       const endings = regexEndings?.[i];
       if (endings !== undefined && endings !== null) {
         ending ??= uriEnding(uri);
-        const key = loc.match === "regex-caseless"
+        const key = caseless || loc.match === "regex-caseless"
           ? (lower ??= ending.toLowerCase())
           : ending;
         if (!endings.has(key)) continue;

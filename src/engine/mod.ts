@@ -46,7 +46,7 @@ export {
   compileRewrite,
 } from "./rewrite_compile.ts";
 export { sendable, SENDABLE_STATUSES } from "./sendable_status.ts";
-export { compileRegex } from "./regex.ts";
+export { compileRegex, runsLinear } from "./regex.ts";
 export type { Referers } from "./referers.ts";
 export {
   addHostnameKey,

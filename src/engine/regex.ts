@@ -1,8 +1,19 @@
 /**
- * nginx's regular expressions (PCRE) as JavaScript's: the syntax real
- * configurations use is the same (classes, groups, anchors, `(?<name>)`),
- * and PCRE's `(?P<name>…)` is rewritten. Matching is done on the decoded
- * URI as a string, as nginx matches its decoded bytes.
+ * nginx's regular expressions (PCRE2 as nginx 1.22 compiles them: no UTF,
+ * caseless for `~*`) as JavaScript's. Each pattern is read as PCRE2 reads
+ * it (pcre_parse.ts) and written again as a JavaScript expression that
+ * matches and captures what PCRE2 does, or refused when loaded: with
+ * nginx's `pcre2_compile() failed: …` line where PCRE2 refuses it, with the
+ * reason where PCRE2 takes it but JavaScript cannot run it the same way (an
+ * atomic group, a backreference to a group that may not have taken part).
+ * A pattern is never run as something else: `[[:alnum:]]`, `\z`, `\h`,
+ * `\Q…\E`, `(?i)` mean what they mean in nginx, and `.`, `\s`, `$` too
+ * (`.` takes `\r`; `\s` no U+00A0; `$` matches before a final newline).
+ *
+ * The subject is the gateway's text (the decoded URI, fields as one char
+ * per byte): on ASCII the two are the same bytes. Where a subject holds a
+ * char above U+007F, nginx matches its UTF-8 bytes and the gateway the
+ * char (README: **regex-bytes**).
  *
  * A client chooses the text these expressions run on (URI, `Host`, any
  * header a `map` reads), so an expression that backtracks without bound
@@ -11,23 +22,110 @@
  * 500 (`pcre2_match() failed: -47`); V8 has no such limit, but the gateway
  * runs with `--enable-experimental-regexp-engine-on-excessive-backtracks`
  * (scripts/compile.ts), which finishes such a match in linear time. That
- * engine takes no `i` flag, so a caseless (`~*`) expression is compiled
- * with both cases of each ASCII letter spelled out, as PCRE without UTF
- * folds only ASCII. Backreferences and lookarounds keep the backtracking
- * engine alone (the linear one cannot run them).
+ * engine takes no `i` flag, so a caseless expression is written with both
+ * cases of each ASCII letter spelled out, as PCRE2 without UTF folds only
+ * ASCII. Backreferences and lookaheads keep the backtracking engine alone
+ * (the linear one cannot run them).
  *
  * @module
  */
 
 import { ValueError } from "./complex_value.ts";
+import {
+  type ParsedPcre,
+  parsePcre,
+  PcreError,
+  type PcreNode,
+} from "./pcre_parse.ts";
+import { jsChar, jsSet } from "./pcre_sets.ts";
 
 /**
- * Compiles a location, `rewrite`, `if` or `map` regex.
+ * A final `$` of the newline variant: its `(\n?)` group, and the captures
+ * that enclose it (they end where it does).
+ */
+interface FinalDollar {
+  index: number;
+  enclosing: number[];
+  names: string[];
+}
+
+/**
+ * An expression with a `$` (or `\Z`): PCRE2's matches at the end and before
+ * a newline that ends the subject; JavaScript's only at the end. A subject
+ * that ends in a newline (a URI with `%0A`) gets a variant of its own:
+ * where every such `$` ends the pattern, it is `(\n?)$`, which V8's linear
+ * engine still runs, and the newline taken is given back from the match
+ * and the captures around it; otherwise it is `(?=\n?$)`, on the
+ * backtracking engine. Every other subject runs the expression as written
+ * with JavaScript's `$`. Each is a RegExp of its own: `super.exec` on this
+ * subclass left V8's fast path (about 10 ns a call), a plain RegExp's
+ * `exec` does not.
+ */
+class DollarRegExp extends RegExp {
+  readonly #plain: RegExp;
+  readonly #atNewline: RegExp;
+  /** The variant's final `$`s, or `null` for the lookahead variant. */
+  readonly #finals: FinalDollar[] | null;
+  readonly #captures: number;
+
+  /** `split`, `matchAll` and the like make plain copies. */
+  static override get [Symbol.species](): RegExpConstructor {
+    return RegExp;
+  }
+
+  constructor(
+    source: string,
+    flags: string,
+    atNewline: string,
+    finals: FinalDollar[] | null,
+    captures: number,
+  ) {
+    super(source, flags);
+    this.#plain = new RegExp(source, flags);
+    this.#atNewline = new RegExp(atNewline, flags);
+    this.#finals = finals;
+    this.#captures = captures;
+  }
+
+  /** The newline variant runs on V8's linear engine too. */
+  get linearAtNewline(): boolean {
+    return this.#finals !== null;
+  }
+
+  /** PCRE2's match of `subject`. */
+  override exec(subject: string): RegExpExecArray | null {
+    if (subject.charCodeAt(subject.length - 1) !== 0x0a) {
+      return this.#plain.exec(subject);
+    }
+    const m = this.#atNewline.exec(subject);
+    if (m === null || this.#finals === null) return m;
+    for (const final of this.#finals) {
+      if (m[final.index] !== "\n") continue;
+      // PCRE2's `$` matched before the newline: the match ends there.
+      m[0] = m[0].slice(0, -1);
+      for (const g of final.enclosing) m[g] = m[g]!.slice(0, -1);
+      for (const name of final.names) {
+        m.groups![name] = m.groups![name]!.slice(0, -1);
+      }
+      break;
+    }
+    m.length = this.#captures + 1;
+    return m;
+  }
+}
+
+/** The longest pattern taken: nginx.conf's parameters end at 4096 bytes. */
+const MAX_SOURCE = 4096;
+
+/**
+ * Compiles a location, `rewrite`, `if`, `map` or other regex of nginx.conf.
  *
  * @param source The expression as written.
- * @param caseless `~*`: without regard to case.
+ * @param caseless PCRE2_CASELESS: `~*`, `server_name`, every location
+ * regex of nginx for Windows.
  * @returns The expression.
- * @throws {ValueError} With nginx's `pcre_compile() failed` message.
+ * @throws {ValueError} With nginx's `pcre2_compile() failed` message, or
+ * the gateway's `regex "…" is not supported: …` one.
  *
  * @example Usage
  * ```ts
@@ -36,157 +134,193 @@ import { ValueError } from "./complex_value.ts";
  *
  * strictEqual(compileRegex("^/api/(?P<rest>.*)$", false).exec("/api/x")?.groups?.rest, "x");
  * strictEqual(compileRegex("\\.JS$", true).test("/app.js"), true);
+ * strictEqual(compileRegex("^/a/[[:alnum:]]+\\z", false).test("/a/b1"), true);
  * ```
  */
 export function compileRegex(source: string, caseless: boolean): RegExp {
-  const translated = source.replaceAll("(?P<", "(?<");
-  let regex: RegExp;
-  try {
-    regex = new RegExp(translated, caseless ? "i" : "");
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+  if (source.length > MAX_SOURCE) {
+    // nginx reads no parameter this long (`too long parameter`, its 4096-byte
+    // NGX_CONF_BUFFER); the bound keeps a hostile file's load short.
     throw new ValueError(
-      `pcre_compile() failed: ${
-        why.replace(/^Invalid regular expression: /, "")
-      } in "${source}"`,
+      `regex "${
+        source.slice(0, 64)
+      }…" is not supported: longer than ${MAX_SOURCE} chars, the longest parameter nginx reads`,
     );
   }
-  if (!caseless) return regex;
-  const folded = caselessSource(translated);
-  if (folded === null) return regex;
+  let parsed: ParsedPcre;
   try {
-    return new RegExp(folded, "");
-  } catch {
-    // A construct the spelling does not know: the `i` flag, as written.
-    return regex;
+    parsed = parsePcre(source, caseless);
+  } catch (error) {
+    if (!(error instanceof PcreError)) throw error;
+    const at = error.at === null || error.at >= source.length
+      ? ""
+      : ` at "${source.slice(error.at)}"`;
+    throw new ValueError(
+      error.unsupported
+        ? `regex "${source}" is not supported: ${error.message}${at}`
+        : `pcre2_compile() failed: ${error.message} in "${source}"${at}`,
+    );
+  }
+  if (parsed.caselessBackref && parsed.caseSensitiveLetter) {
+    throw new ValueError(
+      `regex "${source}" is not supported: a caseless backreference in an expression partly with regard to case`,
+    );
+  }
+  // A caseless backreference needs the flag (the letters are spelled out).
+  const flags = parsed.caselessBackref ? "i" : "";
+  try {
+    return written(parsed, flags);
+  } catch (error) {
+    // V8's own bounds (an expression too large to compile).
+    if (!(error instanceof SyntaxError)) throw error;
+    throw new ValueError(
+      `regex "${source}" is not supported: ${error.message}`,
+    );
   }
 }
 
-/** `a` → `A`, `A` → `a`; `null` for anything but an ASCII letter. */
-function otherCase(code: number): string | null {
-  if (code >= 0x61 && code <= 0x7a) return String.fromCharCode(code - 32);
-  if (code >= 0x41 && code <= 0x5a) return String.fromCharCode(code + 32);
-  return null;
-}
-
-/** The code a `\xHH` or `\uHHHH` escape at `at` stands for, and its length. */
-function hexEscape(source: string, at: number): [number, number] | null {
-  const kind = source[at + 1];
-  const digits = kind === "x" ? 2 : kind === "u" ? 4 : 0;
-  const hex = source.slice(at + 2, at + 2 + digits);
-  if (digits === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== digits) {
-    return null;
+/** The JavaScript expression (or pair) for a parsed pattern. */
+function written(parsed: ParsedPcre, flags: string): RegExp {
+  const plain = emit(parsed.root, new Emit("plain"));
+  const lookahead = emit(parsed.root, new Emit("lookahead"));
+  if (plain === lookahead) return new RegExp(plain, flags);
+  const consume = new Emit("consume");
+  let taken: string | null;
+  try {
+    taken = emit(parsed.root, consume);
+  } catch (error) {
+    if (error !== FALLBACK) throw error;
+    taken = null;
   }
-  return [parseInt(hex, 16), 2 + digits];
+  return taken === null
+    ? new DollarRegExp(plain, flags, lookahead, null, 0)
+    : new DollarRegExp(plain, flags, taken, consume.finals, consume.captures);
 }
 
 /**
- * The other case of every ASCII letter in the range `lo`..`hi` (codes), as
- * class items.
+ * Whether V8's linear engine can take over a match of a compiled
+ * expression that backtracks too long: not with a lookahead (also written
+ * for `a++`, `\R`, a `$` before more pattern) or a backreference.
+ *
+ * @param regex An expression from {@linkcode compileRegex}.
+ * @returns Whether every subject's match is bounded.
+ *
+ * @example Usage
+ * ```ts
+ * import { compileRegex, runsLinear } from "./regex.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(runsLinear(compileRegex("^(a+)+$", false)), true);
+ * strictEqual(runsLinear(compileRegex("^/a++b", false)), false);
+ * ```
  */
-function otherCaseRange(lo: number, hi: number): string {
-  let out = "";
-  for (const [from, to, shift] of [[0x61, 0x7a, -32], [0x41, 0x5a, 32]]) {
-    const a = Math.max(lo, from!);
-    const b = Math.min(hi, to!);
-    if (a > b) continue;
-    out += String.fromCharCode(a + shift!);
-    if (b > a) out += `-${String.fromCharCode(b + shift!)}`;
+export function runsLinear(regex: RegExp): boolean {
+  if (regex instanceof DollarRegExp && !regex.linearAtNewline) return false;
+  // Written chars are `\xHH`: `(?=` and `\1` are only what they mean.
+  return !/\(\?[=!]|\\[1-9]/.test(regex.source);
+}
+
+/** The consuming variant cannot be written: the lookahead one is used. */
+const FALLBACK = new Error("fallback");
+
+/** How `$` is written, and the groups counted on the way. */
+class Emit {
+  readonly mode: "plain" | "lookahead" | "consume";
+  /** JavaScript's groups so far. */
+  groups = 0;
+  /** PCRE2's captures. */
+  captures = 0;
+  /** The captures around the node being written: [number, name]. */
+  readonly open: [number, string | null][] = [];
+  readonly finals: FinalDollar[] = [];
+
+  constructor(mode: "plain" | "lookahead" | "consume") {
+    this.mode = mode;
   }
-  return out;
 }
 
 /**
- * The length of the class item at `at` (an escape or one char), and the
- * code it stands for when it is one char (`null` for `\d` and the like).
+ * A node as JavaScript source (no `u` flag). `final`: nothing follows the
+ * node in the whole pattern (a `$` there may take the newline).
  */
-function classAtom(source: string, at: number): [number, number | null] {
-  if (source[at] !== "\\") return [1, source.charCodeAt(at)];
-  const hex = hexEscape(source, at);
-  if (hex !== null) return [hex[1], hex[0]];
-  if (source[at + 1] === "c") return [3, null];
-  return [2, null];
-}
-
-/**
- * A source whose every ASCII letter matches both cases without the `i`
- * flag; `null` when it has a backreference (what it matches would depend
- * on the case the group matched) or ends inside a class.
- */
-export function caselessSource(source: string): string | null {
-  let out = "";
-  let at = 0;
-  while (at < source.length) {
-    const c = source[at]!;
-    if (c === "\\") {
-      const next = source[at + 1] ?? "";
-      if (/[1-9]/.test(next) || (next === "k" && source[at + 2] === "<")) {
-        return null;
-      }
-      const hex = hexEscape(source, at);
-      if (hex !== null) {
-        const other = otherCase(hex[0]);
-        const text = source.slice(at, at + hex[1]);
-        out += other === null ? text : `[${text}${other}]`;
-        at += hex[1];
-      } else {
-        const length = next === "c" ? 3 : 2;
-        out += source.slice(at, at + length);
-        at += length;
-      }
-    } else if (c === "[") {
-      const end = foldClass(source, at);
-      if (end === null) return null;
-      out += end[0];
-      at = end[1];
-    } else if (
-      c === "(" && source.startsWith("?<", at + 1) &&
-      source[at + 3] !== "=" && source[at + 3] !== "!"
-    ) {
-      // A group's name is not matched text.
-      const close = source.indexOf(">", at);
-      if (close < 0) return null;
-      out += source.slice(at, close + 1);
-      at = close + 1;
-    } else {
-      const other = otherCase(source.charCodeAt(at));
-      out += other === null ? c : `[${c}${other}]`;
-      at++;
+function emit(node: PcreNode, e: Emit, final = true): string {
+  switch (node.kind) {
+    case "set":
+      return jsSet(node.set);
+    case "text":
+      return jsChar(node.code);
+    case "seq":
+      return node.items.map((x, i) =>
+        emit(x, e, final && i === node.items.length - 1)
+      ).join("");
+    case "alt":
+      return node.branches.map((x) => emit(x, e, final)).join("|");
+    case "group": {
+      if (node.capture === null) return `(?:${emit(node.body, e, final)})`;
+      e.groups++;
+      e.captures++;
+      // A `(\n?)` before this group would renumber it.
+      if (e.groups !== node.capture) throw FALLBACK;
+      e.open.push([node.capture, node.name]);
+      const open = node.name === null ? "(" : `(?<${node.name}>`;
+      const body = emit(node.body, e, final);
+      e.open.pop();
+      return `${open}${body})`;
     }
-  }
-  return out;
-}
-
-/** The class starting at `at` with the other case of its letters added. */
-function foldClass(source: string, at: number): [string, number] | null {
-  let i = at + 1;
-  if (source[i] === "^") i++;
-  const start = i;
-  let extra = "";
-  // JavaScript's `[]` is an empty class: `]` right after `[` ends it.
-  while (i < source.length && source[i] !== "]") {
-    const [length, code] = classAtom(source, i);
-    const dash = i + length;
-    if (
-      source[dash] === "-" && dash + 1 < source.length &&
-      source[dash + 1] !== "]"
-    ) {
-      const [toLength, to] = classAtom(source, dash + 1);
-      if (code !== null && to !== null) extra += otherCaseRange(code, to);
-      // `[\d-z]` is `\d`, `-` and `z` (Annex B).
-      else if (code !== null) extra += otherCaseRange(code, code);
-      else if (to !== null) extra += otherCaseRange(to, to);
-      i = dash + 1 + toLength;
-      continue;
+    case "look":
+      if (e.mode === "consume" && node.ahead) throw FALLBACK;
+      return `(?${node.ahead ? "" : "<"}${node.negative ? "!" : "="}${
+        emit(node.body, e, false)
+      })`;
+    case "repeat": {
+      const body = node.body;
+      const inner = emit(body, e, final && node.max <= 1);
+      const atom = body.kind === "set" || body.kind === "text" ||
+          body.kind === "group" || body.kind === "backref"
+        ? inner
+        : `(?:${inner})`;
+      const { min, max } = node;
+      const q = min === 0 && max === Infinity
+        ? "*"
+        : min === 1 && max === Infinity
+        ? "+"
+        : min === 0 && max === 1
+        ? "?"
+        : max === Infinity
+        ? `{${min},}`
+        : min === max
+        ? `{${min}}`
+        : `{${min},${max}}`;
+      return `${atom}${q}${node.lazy ? "?" : ""}`;
     }
-    if (code !== null) extra += otherCaseRange(code, code);
-    i += length;
+    case "anchor":
+      switch (node.which) {
+        case "start":
+          return "^";
+        case "end":
+          return "$";
+        case "dollar":
+          if (e.mode === "plain") return "$";
+          if (e.mode === "lookahead") return "(?=\\n?$)";
+          if (!final) throw FALLBACK;
+          e.finals.push({
+            index: ++e.groups,
+            enclosing: e.open.map(([n]) => n),
+            names: e.open.flatMap(([, name]) => name === null ? [] : [name]),
+          });
+          return "(\\n?)$";
+        case "b":
+          return "\\b";
+        case "B":
+          return "\\B";
+      }
+      break;
+    case "backref":
+      if (e.mode === "consume") throw FALLBACK;
+      return `(?:\\${node.group})`;
+    case "raw":
+      if (e.mode === "consume") throw FALLBACK;
+      return `(?:${node.source})`;
   }
-  if (i >= source.length) return null;
-  // The added letters go first; a `-` that began the class is escaped so
-  // it does not join the last of them into a range.
-  const body = source[start] === "-"
-    ? `\\${source.slice(start, i)}`
-    : source.slice(start, i);
-  return [`${source.slice(at, start)}${extra}${body}]`, i + 1];
+  throw new Error("unreachable");
 }

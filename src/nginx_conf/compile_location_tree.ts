@@ -208,7 +208,15 @@ export class LocationTree {
       case "^~":
         return { match: "prefix-no-regex", name, regex: null, place };
       case "~":
-        return { match: "regex", name, regex: regexOf(false), place };
+        // nginx for Windows compiles every location regex caseless
+        // (ngx_http_core_regex_location: NGX_HAVE_CASELESS_FILESYSTEM);
+        // no other regex of nginx.conf is.
+        return {
+          match: "regex",
+          name,
+          regex: regexOf(this.#ctx.caseless),
+          place,
+        };
       case "~*":
         return { match: "regex-caseless", name, regex: regexOf(true), place };
       case "":

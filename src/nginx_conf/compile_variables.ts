@@ -157,10 +157,15 @@ export function setNames(
       if (d.block && d.name !== "types" && d.name !== "map") walk(d.block);
       // Named captures of regexes also become variables: nginx knows them
       // from every regex ngx_http_regex_compile reads. They are read from
-      // the request's own table.
+      // the request's own table. PCRE2's three spellings: `(?<n>`,
+      // `(?P<n>`, `(?'n'`.
       for (const regex of regexesOf(d)) {
-        for (const m of regex.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)) {
-          captures.add(m[1]!.toLowerCase());
+        for (
+          const m of regex.matchAll(
+            /\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')/g,
+          )
+        ) {
+          captures.add((m[1] ?? m[2])!.toLowerCase());
         }
       }
     }

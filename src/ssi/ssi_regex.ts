@@ -10,7 +10,7 @@
  * @module
  */
 
-import { compileRegex, ValueError } from "../engine/mod.ts";
+import { compileRegex, runsLinear, ValueError } from "../engine/mod.ts";
 
 /** Compiled patterns (or their refusals) kept at most. */
 export const REGEX_CACHE_SIZE = 64;
@@ -42,6 +42,11 @@ export function ssiRegex(pattern: string): RegExp | string {
   } else {
     try {
       made = compileRegex(pattern, false);
+      // What PCRE writes without them but JavaScript with: `a++`, `\R`.
+      if (!runsLinear(made)) {
+        made = `pcre_compile() failed: lookarounds and backreferences ` +
+          `are not run in SSI in "${pattern}"`;
+      }
     } catch (error) {
       if (!(error instanceof ValueError)) throw error;
       made = error.message;

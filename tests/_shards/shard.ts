@@ -58,6 +58,7 @@ export const FILE_SECONDS: Readonly<Record<string, number>> = {
   "response/expires_after_wait_test.ts": 3.8,
   "static/settled_proof_test.ts": 3.8,
   "windows_lane_test.ts": 3.8,
+  "engine/regex_nginx_test.ts": 3.7,
   "fastcgi/fastcgi_nginx_test.ts": 3.7,
   "static/built_in_static_test.ts": 3.6,
   "tls_start_test.ts": 3.6,

@@ -72,7 +72,7 @@ Deno.test("compileHttp() refuses gzip values nginx refuses, once each, with its 
       'invalid value "2.0"',
       'invalid value "sometimes"',
       '"gzip_min_length" directive invalid value',
-      'pcre_compile() failed: /(unclosed/i: Unterminated group in "(unclosed"',
+      'pcre2_compile() failed: missing closing parenthesis in "(unclosed"',
     ],
   );
 });

@@ -1,0 +1,315 @@
+/**
+ * PCRE2's escapes (`\\x{41}`, `\\101`, `\\cA`, ...) and classes (`[...]`, POSIX
+ * names inside), read as PCRE2 10.42 reads them without UTF.
+ *
+ * @module
+ */
+
+import {
+  addSet,
+  type ByteSet,
+  emptySet,
+  negated,
+  POSIX_CLASSES,
+  typeEscape,
+} from "./pcre_sets.ts";
+import { fail, unsupported } from "./pcre_tree.ts";
+
+/** The pattern and where it is being read. */
+export interface Cursor {
+  readonly s: string;
+  at: number;
+}
+
+/** A class as read. */
+export interface ClassRead {
+  set: ByteSet;
+  negate: boolean;
+}
+
+const isOctal = (c: string | undefined) =>
+  c !== undefined && c >= "0" && c <= "7";
+
+/** Escapes PCRE2 knows that the gateway does not run. */
+export function otherEscape(c: string, at: number): never {
+  if ("KXCpP".includes(c)) {
+    return unsupported(`"\\${c}"`, at - 1);
+  }
+  if (/[A-Za-z0-9]/.test(c)) {
+    return fail("unrecognized character follows \\", at);
+  }
+  throw new Error("unreachable");
+}
+
+/**
+ * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
+ * a non-alphanumeric char), or `null` for a class or assertion.
+ *
+ * @param cur The pattern, read from after the escape's letter.
+ * @param c The letter after `\`.
+ * @param inClass Inside `[...]` (`\1` is octal there).
+ * @returns The char's code, or `null`.
+ */
+export function escapeChar(
+  cur: Cursor,
+  c: string,
+  inClass: boolean,
+): number | null {
+  const s = cur.s;
+  const simple: Record<string, number> = {
+    a: 7,
+    e: 0x1b,
+    f: 0x0c,
+    n: 0x0a,
+    r: 0x0d,
+    t: 0x09,
+  };
+  if (c in simple) return simple[c]!;
+  if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
+  if ((c === "x" || c === "o") && s[cur.at] === "{") {
+    return braced(cur, c === "x" ? 16 : 8);
+  }
+  if (c === "x") {
+    const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(cur.at))![0];
+    cur.at += m.length;
+    return m === "" ? 0 : parseInt(m, 16);
+  }
+  if (c === "c") {
+    const next = s[cur.at];
+    if (next === undefined) return fail("\\c at end of pattern", null);
+    const code = next.charCodeAt(0);
+    if (code < 0x20 || code > 0x7e) {
+      return fail(
+        "\\c must be followed by a printable ASCII character",
+        cur.at,
+      );
+    }
+    cur.at++;
+    return next.toUpperCase().charCodeAt(0) ^ 0x40;
+  }
+  if (c === "0" || (inClass && isOctal(c))) {
+    let digits = c;
+    while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
+    return parseInt(digits, 8) & 0xff;
+  }
+  if (c >= "1" && c <= "7") {
+    // Outside a class, `\nnn` past the groups so far is octal.
+    let digits = c;
+    while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
+    return parseInt(digits, 8) & 0xff;
+  }
+  return null;
+}
+
+/** `\x{hh}` or `\o{ooo}` from its `{`, with PCRE2's refusals. */
+function braced(cur: Cursor, base: 8 | 16): number {
+  const s = cur.s;
+  const digit = base === 16 ? /[0-9a-fA-F]/ : /[0-7]/;
+  let p = cur.at + 1;
+  const first = p;
+  while (p < s.length && digit.test(s[p]!)) p++;
+  if (p === first && (p >= s.length || s[p] === "}")) {
+    fail(
+      "digits missing in \\x{} or \\o{} or \\N{U+}",
+      p >= s.length ? null : p,
+    );
+  }
+  if (s[p] !== "}") {
+    fail(
+      base === 16
+        ? "non-hex character in \\x{} (closing brace missing?)"
+        : "non-octal character in \\o{} (closing brace missing?)",
+      p >= s.length ? s.length - 1 : p,
+    );
+  }
+  cur.at = p + 1;
+  const code = parseInt(s.slice(first, p), base);
+  if (code > 0xff) {
+    fail("character code point value in \\x{} or \\o{} is too large", p);
+  }
+  return code;
+}
+
+/**
+ * Where a POSIX item that starts at `at` (`[:`, `[.`, `[=`) has its
+ * closing `:]` (or `.]`, `=]`), or -1: PCRE2's check_posix_syntax().
+ *
+ * @param s The pattern.
+ * @param at The `[`.
+ * @returns The offset of the terminator before `]`, or -1.
+ */
+export function posixEnd(s: string, at: number): number {
+  const term = s[at + 1];
+  if (term !== ":" && term !== "." && term !== "=") return -1;
+  for (let p = at + 2; p + 1 < s.length; p++) {
+    if (s[p] === "\\" && (s[p + 1] === "]" || s[p + 1] === "\\")) p++;
+    else if ((s[p] === "[" && s[p + 1] === term) || s[p] === "]") return -1;
+    else if (s[p] === term && s[p + 1] === "]") return p;
+  }
+  return -1;
+}
+
+/**
+ * A class from after its `[` to its `]`: its members as written, and
+ * whether it is negated (the caller folds case first, as PCRE2).
+ */
+export function readClass(cur: Cursor, xx: boolean): ClassRead {
+  const s = cur.s;
+  const set = emptySet();
+  let negate = false;
+  if (s[cur.at] === "^") [negate, cur.at] = [true, cur.at + 1];
+  let first = true;
+  let quoted = false;
+  /** The last single char added, which a `-` may make a range from. */
+  let last: number | null = null;
+  for (;;) {
+    const c = s[cur.at];
+    if (c === undefined) {
+      return fail("missing terminating ] for character class", null);
+    }
+    if (quoted) {
+      if (c === "\\" && s[cur.at + 1] === "E") {
+        quoted = false;
+        cur.at += 2;
+        continue;
+      }
+      last = quotedChar(cur, set, c.charCodeAt(0));
+      cur.at++;
+      first = false;
+      continue;
+    }
+    if (c === "]" && !first) break;
+    first = false;
+    if (xx && (c === " " || c === "\t")) {
+      cur.at++;
+      continue;
+    }
+    const posix = c === "[" ? posixEnd(s, cur.at) : -1;
+    if (c === "[" && posix < 0) {
+      // `[` that opens no POSIX item is itself.
+      set.bits[last = 0x5b] = 1;
+      cur.at++;
+      continue;
+    }
+    if (posix >= 0) {
+      if (s[cur.at + 1] !== ":") {
+        fail("POSIX collating elements are not supported", cur.at);
+      }
+      const name = s.slice(cur.at + 2, posix);
+      const m = ["", /^\^/.test(name) ? "^" : "", name.replace(/^\^/, "")];
+      const make = Object.hasOwn(POSIX_CLASSES, m[2]!)
+        ? POSIX_CLASSES[m[2]!]
+        : undefined;
+      if (make === undefined) {
+        fail("unknown POSIX class name", cur.at + 2 + m[1]!.length);
+      }
+      m[0] = s.slice(cur.at, posix + 2);
+      addSet(set, m[1] === "^" ? negated(make!()) : make!());
+      cur.at += m[0].length;
+      if (
+        s[cur.at] === "-" && s[cur.at + 1] !== "]" &&
+        s[cur.at + 1] !== undefined
+      ) {
+        fail("invalid range in character class", cur.at);
+      }
+      last = null;
+      continue;
+    }
+    if (
+      c === "-" && last !== null && s[cur.at + 1] !== "]" &&
+      s[cur.at + 1] !== undefined
+    ) {
+      const toAt = cur.at + 1;
+      if (/^\[:\^?[a-z]+:\]/.test(s.slice(toAt))) {
+        fail("invalid range in character class", toAt + 1);
+      }
+      cur.at = toAt;
+      const to = classItem(cur, true);
+      if (to === null || typeof to !== "number") {
+        fail(
+          "invalid range in character class",
+          cur.at - (typeof to === "object" && to !== null ? 0 : 0),
+        );
+      }
+      if ((to as number) < last) {
+        fail("range out of order in character class", cur.at - 1);
+      }
+      for (let b = last + 1; b <= (to as number); b++) set.bits[b] = 1;
+      last = null;
+      continue;
+    }
+    if (c === "\\" && s[cur.at + 1] === "Q") {
+      quoted = true;
+      cur.at += 2;
+      continue;
+    }
+    if (c === "\\" && s[cur.at + 1] === "E") {
+      cur.at += 2;
+      continue;
+    }
+    const item = classItem(cur, false);
+    if (typeof item === "number") set.bits[last = item] = 1;
+    else if (item !== null) {
+      if (s[cur.at] === "-" && s[cur.at + 1] !== "]") {
+        fail("invalid range in character class", cur.at);
+      }
+      addSet(set, item);
+      last = null;
+    }
+  }
+  cur.at++;
+  return { set, negate };
+}
+
+/** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */
+function quotedChar(cur: Cursor, set: ByteSet, code: number): number {
+  if (code > 0x7f) {
+    unsupported(
+      "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+      cur.at,
+    );
+  }
+  set.bits[code] = 1;
+  return code;
+}
+
+/** One class item at the cursor: a char, a type's set. */
+function classItem(cur: Cursor, rangeEnd: boolean): number | ByteSet | null {
+  const s = cur.s;
+  const c = s[cur.at]!;
+  cur.at++;
+  if (c !== "\\") {
+    const code = c.charCodeAt(0);
+    if (code > 0x7f) {
+      unsupported(
+        "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+        cur.at - 1,
+      );
+    }
+    return code;
+  }
+  const e = s[cur.at];
+  if (e === undefined) return fail("\\ at end of pattern", null);
+  const at = cur.at;
+  cur.at++;
+  if (e === "b") return 0x08;
+  if (e.charCodeAt(0) > 0x7f) {
+    unsupported(
+      "a non-ASCII char in a class (nginx matches one of its UTF-8 bytes)",
+      at,
+    );
+  }
+  // In a class `\8` and `\9` are the digits (PCRE2).
+  if (e === "8" || e === "9") return e.charCodeAt(0);
+  const code = escapeChar(cur, e, true);
+  if (code !== null) return code;
+  const set = typeEscape(e);
+  if (set !== null && e !== "N") {
+    if (rangeEnd) fail("invalid range in character class", cur.at);
+    return set;
+  }
+  if ("BRXNAzZGgkKQE".includes(e)) {
+    return fail("escape sequence is invalid in character class", at);
+  }
+  return otherEscape(e, at);
+}
