@@ -46,6 +46,13 @@ import { StaticHandler } from "./static_handler.ts";
 import { ProxyHandler } from "./proxy_handler.ts";
 import { SsiIncludes } from "./ssi_includes.ts";
 
+/** Where a refused request stands: its socket, its stage, its server. */
+type RefusalPlace = {
+  socket: { index: number; port: number };
+  stage: RefusalStage;
+  server: ServerConf;
+};
+
 /** The engine's routes, built once. */
 export class EngineRoute {
   /** The servers of every listening socket, and where their lines go. */
@@ -222,11 +229,7 @@ export class EngineRoute {
   answerRefusal(
     req: Request,
     request: EngineRequest,
-    where: {
-      socket: { index: number; port: number };
-      stage: RefusalStage;
-      server: ServerConf;
-    },
+    where: RefusalPlace,
     page: Response,
   ): Response | Promise<Response> {
     const conf = where.server.conf;
@@ -252,11 +255,7 @@ export class EngineRoute {
   #refusedVars(
     req: Request,
     request: EngineRequest,
-    where: {
-      socket: { index: number; port: number };
-      stage: RefusalStage;
-      server: ServerConf;
-    },
+    where: RefusalPlace,
   ): RequestVars {
     return refusedVars(req, request, {
       listen: this.#servers.listen(where.socket.index),
