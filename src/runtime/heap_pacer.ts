@@ -27,7 +27,7 @@ import { getHeapSpaceStatistics } from "node:v8";
 import type { Collect } from "./gc_pacer.ts";
 
 /** Heap growth between two collections of this pacer. */
-export const DEFAULT_SLACK_BYTES = 6 * 1024 * 1024;
+export const DEFAULT_SLACK_BYTES = 8 * 1024 * 1024;
 
 /** How often the heap is looked at. */
 export const DEFAULT_INTERVAL_MS = 1000;
