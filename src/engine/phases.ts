@@ -74,6 +74,11 @@ export type Content =
     headers?: [string, string][];
     /** A file the index module did not find: `"…" is not found (2: …)`. */
     notFound?: string;
+    /**
+     * A part of {@linkcode notFound}'s folder is a file, not a folder: the
+     * open failed with `ENOTDIR` (`20: Not a directory`), not `ENOENT`.
+     */
+    notADirectory?: boolean;
   };
 
 /**
@@ -351,13 +356,19 @@ function content(
         root: containmentRoot(conf, vars, root),
       };
     }
-    // ngx_http_index_error: no such folder.
+    // ngx_http_index_error: no such folder, with the error of the open of
+    // its first index file.
     const first = conf.index[0]?.evaluate(vars) ?? "index.html";
     return {
       kind: "status",
       conf,
       code: 404,
-      ...(conf.logNotFound ? { notFound: `${path}${first}` } : {}),
+      ...(conf.logNotFound
+        ? {
+          notFound: `${path}${first}`,
+          ...(underFile(path, io) ? { notADirectory: true } : {}),
+        }
+        : {}),
     };
   }
   return {
@@ -435,4 +446,24 @@ export function internalRedirect(
     }
   }
   return runPhases(server, vars, { state, io });
+}
+
+/**
+ * Whether a folder path runs through a file (`a.txt/` or `a.txt/b/`): an
+ * open below it fails with `ENOTDIR`, not `ENOENT`. Looked at only for a
+ * 404 whose line is written, up from the folder until a part exists.
+ */
+function underFile(
+  folder: string,
+  io: { fileKind: PhaseIo["fileKind"] },
+): boolean {
+  let at = folder.replace(/[\\/]+$/, "");
+  for (let i = 0; i < 64 && at.length > 0; i++) {
+    const kind = io.fileKind(at);
+    if (kind !== null) return kind === "file";
+    const cut = Math.max(at.lastIndexOf("/"), at.lastIndexOf("\\"));
+    if (cut <= 0) return false;
+    at = at.slice(0, cut);
+  }
+  return false;
 }

@@ -162,7 +162,13 @@ function decide(
         request.log({ level: "error", message: content.message });
       }
       if (content.notFound !== undefined) {
-        const osError = osErrorOf(new Deno.errors.NotFound());
+        // A folder that is a file: Linux's open says ENOTDIR (Windows'
+        // CreateFile has no such code for it).
+        const osError = osErrorOf(
+          content.notADirectory && Deno.build.os !== "windows"
+            ? new Deno.errors.NotADirectory()
+            : new Deno.errors.NotFound(),
+        );
         request.log({
           level: "error",
           message: `"${content.notFound}" is not found`,
