@@ -106,7 +106,9 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
   const server: ServerConf = {
     listens,
     names,
-    serverName: firstName.startsWith("~") ? "" : firstName,
+    // The first name as written, a regex's too (`~^…$`, nginx's
+    // cscf->server_name).
+    serverName: firstName,
     conf,
     named,
     place: { file: d.file, line: d.line },
