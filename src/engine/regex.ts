@@ -166,6 +166,12 @@ export function compileRegex(source: string, caseless: boolean): RegExp {
       `regex "${source}" is not supported: a caseless backreference in an expression partly with regard to case`,
     );
   }
+  const unbounded = unboundedBacktracking(parsed.root);
+  if (unbounded !== null) {
+    throw new ValueError(
+      `regex "${source}" is not supported: ${unbounded}`,
+    );
+  }
   // A caseless backreference needs the flag (the letters are spelled out).
   const flags = parsed.caselessBackref ? "i" : "";
   try {
@@ -177,6 +183,64 @@ export function compileRegex(source: string, caseless: boolean): RegExp {
       `regex "${source}" is not supported: ${error.message}`,
     );
   }
+}
+
+/**
+ * V8's linear engine, which finishes a match the backtracking one would not
+ * (the run flag `--enable-experimental-regexp-engine-on-excessive-backtracks`),
+ * takes no counted repeat over 16, nor nested ones whose bounds multiply past
+ * 16 (`kMaxReplicationFactor`, V8's experimental-compiler.cc; a `{n,}` counts
+ * n + 1). Such a pattern runs on the backtracking engine alone, with no
+ * bound: one request could hold the event loop for ever (`^/h/([a-z]{1,63}\.?)+$`
+ * on 34 letters and a `!`: over 10 s against 4 ms at `{1,16}`). Refused when
+ * it can backtrack without bound, a repeat holding a repeat or an
+ * alternation, or two unbounded repeats; a single counted repeat backtracks
+ * within its bound. Backreferences and lookarounds, which that engine takes
+ * in no form, are named in the README (regex-backtracking).
+ *
+ * @returns Why the pattern is refused, or `null`.
+ */
+function unboundedBacktracking(root: PcreNode): string | null {
+  let linear = true;
+  let nested = false;
+  let open = 0;
+  const walk = (node: PcreNode, factor: number, inRepeat: boolean): void => {
+    switch (node.kind) {
+      case "seq":
+        for (const item of node.items) walk(item, factor, inRepeat);
+        return;
+      case "alt":
+        if (inRepeat) nested = true;
+        for (const branch of node.branches) walk(branch, factor, inRepeat);
+        return;
+      case "group":
+      case "look":
+        walk(node.body, factor, inRepeat);
+        return;
+      case "repeat": {
+        const { min, max } = node;
+        if (min > 16 || (max !== Infinity && max > 16)) linear = false;
+        const local = max === Infinity ? min + 1 : max;
+        if (factor * local > 16) linear = false;
+        const repeats = max > 1;
+        if (repeats && inRepeat) nested = true;
+        if (max === Infinity) open++;
+        walk(node.body, factor * Math.min(local, 17), inRepeat || repeats);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  walk(root, 1, false);
+  if (linear) return null;
+  if (nested) {
+    return "a repeat over 16 times (or nested repeats over 16 together) around another repeat or an alternation can backtrack without bound (write + or * for the counted repeat)";
+  }
+  if (open > 1) {
+    return "a repeat over 16 times beside two unbounded repeats can backtrack without bound (write + or * for the counted repeat)";
+  }
+  return null;
 }
 
 /** The JavaScript expression (or pair) for a parsed pattern. */

@@ -152,6 +152,38 @@ http {
   }
 });
 
+Deno.test("compileRegex() refuses a pattern V8's linear engine cannot take when it can backtrack without bound", () => {
+  // [pattern, refused]: counted repeats over 16 (or nested ones whose
+  // bounds multiply past 16) leave only the backtracking engine.
+  const cases: [string, boolean][] = [
+    ["^/h/([a-z0-9-]{1,63}\\.?)+$", true],
+    ["^(a{1,20})+$", true],
+    ["^(?:a|a){1,30}$", true],
+    ["^(?:a{1,10}){1,10}$", true],
+    ["^/(?:a{0,17})*!", true],
+    ["^.*a{1,20}.*$", true],
+    ["^/(?:a{0,16})*!", false],
+    ["^/api/v[0-9]{1,20}/", false],
+    ["^/[a-z]{1,63}$", false],
+    ["^/x{2,40}(y|z)$", false],
+    ["^(a+)+$", false],
+    ["(?:a{1,4}){1,4}", false],
+  ];
+  for (const [pattern, refused] of cases) {
+    let message = "";
+    try {
+      compileRegex(pattern, false);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    strictEqual(
+      /can backtrack without bound/.test(message),
+      refused,
+      `${pattern}: ${message}`,
+    );
+  }
+});
+
 Deno.test("nginx answers 500 at PCRE's match limit where the gateway finds the answer", async () => {
   // NAMED DIFFERENCE "regex-backtracking": nginx stops PCRE at its match
   // limit, answers 500 and logs an [alert]; the gateway's linear engine
