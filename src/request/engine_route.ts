@@ -25,7 +25,7 @@ import {
   tunnelClosed,
 } from "../proxy/mod.ts";
 import type { UpstreamGroup } from "../upstream/mod.ts";
-import { gzipFilter } from "../response/mod.ts";
+import { filterHeaders, gzipFilter } from "../response/mod.ts";
 import type { StaticCache } from "../static/mod.ts";
 import { stubStatusResponse } from "../status.ts";
 import { AccessGate, endAccess, newAccessState } from "./access_gate.ts";
@@ -38,7 +38,7 @@ import type {
   LogScope,
 } from "./engine_request.ts";
 import type { FlowDeps } from "./flow_types.ts";
-import { answerRefused, serveRequest } from "./request_flow.ts";
+import { serveRequest } from "./request_flow.ts";
 import { type RefusalStage, refusedVars, requestVars } from "./request_vars.ts";
 import { RouteFlow } from "./route_flow.ts";
 import { hostName, ServerChoice, withAuthority } from "./server_choice.ts";
@@ -214,41 +214,33 @@ export class EngineRoute {
   }
 
   /**
-   * Answers a refused request (after {@linkcode refused}) as nginx's
-   * special response does, with the server level's `error_page` for its
-   * status and `add_header … always` (`answerRefused`); the gateway's own
-   * page as it is when the server has neither.
+   * Answers a refused request (after {@linkcode refused}) with the server
+   * level's `add_header … always`, as nginx's special response runs with
+   * the server's configuration; the gateway's own page as it is when it
+   * has none. Its `error_page` is not followed (README,
+   * refusal-error-page): the page's request would be made from what the
+   * refusal says cannot be read (a `Host` no URL takes, a body and fields
+   * nginx never reads).
    *
    * @param req The request.
    * @param request What the handler read of it.
    * @param where Its socket, how far nginx had read it, and the server
    * {@linkcode refused} chose.
    * @param page The gateway's own page for the refusal.
-   * @returns The answer.
+   * @returns The page.
    */
   answerRefusal(
     req: Request,
     request: EngineRequest,
     where: RefusalPlace,
     page: Response,
-  ): Response | Promise<Response> {
+  ): Response {
     const conf = where.server.conf;
-    if (
-      !conf.errorPages.has(page.status) &&
-      !conf.addHeaders.some((add) => add.always)
-    ) {
-      return page;
-    }
+    if (!conf.addHeaders.some((add) => add.always)) return page;
     const vars = request.vars ?? this.#refusedVars(req, request, where);
     request.vars = vars;
-    const flow = new RouteFlow(
-      vars,
-      request,
-      req,
-      where.socket.port,
-      where.server,
-    );
-    return answerRefused(req, where.server, flow, this.#flowDeps, page);
+    filterHeaders(page.headers, { status: page.status, conf, vars });
+    return page;
   }
 
   /** A refused request's variables, as far as nginx had read it. */

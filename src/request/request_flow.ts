@@ -28,7 +28,6 @@ import {
 } from "../proxy/mod.ts";
 import {
   errorResponse,
-  filterHeaders,
   isBuiltInError,
   makeResponse,
 } from "../response/mod.ts";
@@ -79,47 +78,6 @@ export function serveSubrequest(
   deps: FlowDeps,
 ): Response | Promise<Response> {
   return serveFrom(req, { server, request, deps, internal: true });
-}
-
-/**
- * A request refused before any location was chosen (an invalid `Host`, a
- * field nginx refuses, a target above the root), answered as nginx's
- * special response answers it: with the server level's `error_page` for
- * its status, if any (an internal redirect through the server's
- * locations), and its `add_header … always` on the gateway's own page
- * (ngx_http_special_response_handler runs with the server's configuration).
- *
- * @param req The request.
- * @param server The server that refused it.
- * @param request Its variables, log and origin.
- * @param deps The content handlers and file access.
- * @param refused The gateway's own page for the refusal.
- * @returns The page's answer, or the refusal with the server's fields.
- */
-export function answerRefused(
-  req: Request,
-  server: ServerConf,
-  request: FlowRequest,
-  deps: FlowDeps,
-  refused: Response,
-): Response | Promise<Response> {
-  const conf = server.conf;
-  request.answered = conf;
-  if (!conf.errorPages.has(refused.status)) {
-    filterHeaders(refused.headers, {
-      status: refused.status,
-      conf,
-      vars: request.vars,
-    });
-    return refused;
-  }
-  const state: PhaseState = {
-    cycles: 0,
-    internal: false,
-    caseless: deps.caseless,
-    body: request.declared,
-  };
-  return errorPage(req, refused, { server, conf, state }, { request, deps });
 }
 
 /** The phases from the server's level, then the content's answer. */
