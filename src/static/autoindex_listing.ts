@@ -188,11 +188,16 @@ function listOnce(req: AutoindexRequest, folder: string): Listing {
       if (target.kind === "outside") continue;
       if (target.kind === "inside") {
         info = target.info;
-      } else if (!(target.error instanceof Deno.errors.NotFound)) {
+      } else if (
+        !(target.error instanceof Deno.errors.NotFound ||
+          target.error instanceof Deno.errors.FilesystemLoop)
+      ) {
         if (statFailed(full, target.error, failures)) continue;
         return ended();
       }
-      // A link to nothing is listed as the link (ngx_de_link_info).
+      // A link to nothing, or in a loop, is listed as the link
+      // (ngx_http_autoindex_handler takes ENOENT and ELOOP to
+      // ngx_de_link_info).
     }
     entries.push({
       name: e.name,

@@ -283,5 +283,7 @@ function kernelPath(
 }
 
 function isBelow(realRoot: string, real: string): boolean {
-  return real === realRoot || real.startsWith(realRoot + sep);
+  // A root that ends in its separator (`/`, `C:\`) is its own prefix.
+  const prefix = realRoot.endsWith(sep) ? realRoot : realRoot + sep;
+  return real === realRoot || real.startsWith(prefix);
 }

@@ -39,6 +39,8 @@ function prepare(prefix: string): void {
     ["inlink", "in"], // a folder inside
     ["alink", "in/a.txt"], // a file inside
     ["updown", "../ai/in/deep"], // `..` in the target, staying inside
+    ["loop1", "loop2"], // two links in a loop: listed as links (ELOOP)
+    ["loop2", "loop1"],
   ];
   for (const [name, target] of links) {
     Deno.symlinkSync(target, join(ai, name));
@@ -164,6 +166,8 @@ Deno.test(
       "inlink/",
       "updown/",
       "alink",
+      "loop1",
+      "loop2",
     ]);
     deepStrictEqual(logLines(sides.nginx.prefix, "error.log"), []);
     deepStrictEqual(
