@@ -17,7 +17,7 @@ import {
   negated,
   typeEscape,
 } from "./pcre_sets.ts";
-import { type Frame, GroupChecks } from "./pcre_groups.ts";
+import { type Frame, GroupChecks, minWidth } from "./pcre_groups.ts";
 import {
   type Cursor,
   escapeChar,
@@ -325,6 +325,15 @@ class Parser {
       [possessive, this.#c.at] = [true, this.#c.at + 1];
     }
     this.#groups.repeated(atom, min, max, start);
+    if (minWidth(atom) === 0 && prefersEmpty(atom)) {
+      // PCRE2 takes a turn that matches nothing; JavaScript refuses an
+      // empty turn of a quantifier and tries the atom's next way, so what
+      // `(|b)?` or `(b??)?` take (and their captures) would differ.
+      unsupported(
+        "a repeated item that can match the empty string first (an empty branch before another, or a lazy repeat)",
+        start,
+      );
+    }
     const repeat: PcreNode = {
       kind: "repeat",
       body: atom,
@@ -663,5 +672,30 @@ class Parser {
     this.#c.at++;
     const nameAt = this.#c.at;
     return this.#backref(this.#name(end), nameAt);
+  }
+}
+
+/**
+ * Whether a node's first way through may match nothing where a later way
+ * matches something: a branch that can be empty before another branch, or
+ * a lazy repeat that may take no turn. A greedy repeat tries its turns
+ * first, so it prefers to match something.
+ */
+function prefersEmpty(node: PcreNode): boolean {
+  switch (node.kind) {
+    case "seq":
+      return node.items.some(prefersEmpty);
+    case "alt":
+      return node.branches.some((branch, i) =>
+        (i < node.branches.length - 1 && minWidth(branch) === 0) ||
+        prefersEmpty(branch)
+      );
+    case "group":
+    case "look":
+      return prefersEmpty(node.body);
+    case "repeat":
+      return (node.lazy && node.min === 0) || prefersEmpty(node.body);
+    default:
+      return false;
   }
 }

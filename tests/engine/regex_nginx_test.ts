@@ -202,6 +202,19 @@ const GATEWAY_REFUSES = [
   "é+",
   "(?<=a\\1)(b)",
   "^/e4(?i)(a)\\1",
+  // A turn that matches nothing taken first: PCRE2 takes it, JavaScript
+  // tries the next way.
+  "^/e1(|b)?(.*)$",
+  "^/e2(?:|b)+(.*)$",
+  "^/e3(b??)?(.*)$",
+  "^/e4(?<x>|b)?(?<y>.*)$",
+  "^/e5((?:[a-z]*?)*)",
+  "^/(x?|b)?c",
+  // A counted repeat V8's linear engine cannot take, able to backtrack
+  // without bound.
+  "^/h/([a-z0-9-]{1,63}\\.?)+$",
+  "^(?:a{1,10}){1,10}$",
+  "^.*a{1,20}.*$",
 ];
 
 /** A pattern as a double-quoted nginx.conf string. */
