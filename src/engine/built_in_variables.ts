@@ -105,12 +105,20 @@ function requestId(): string {
  */
 let hostname: string | undefined;
 
-function hostnameOnce(): string {
+/**
+ * The machine's name in lower case, read once: `$hostname`, and a
+ * `server_name $hostname` (ngx_http_core_server_name takes the cycle's).
+ *
+ * @returns The name, or `""` when it may not be read.
+ */
+export function machineHostname(): string {
+  if (hostname !== undefined) return hostname;
   try {
-    return Deno.hostname().toLowerCase();
+    hostname = Deno.hostname().toLowerCase();
   } catch {
-    return "";
+    hostname = "";
   }
+  return hostname;
 }
 
 /**
@@ -133,7 +141,7 @@ export const VARIABLES: Readonly<Record<string, VariableReader>> = {
   "is_args": (r) => r.args === "" ? "" : "?",
   // The `Host` field's name as read (or `$server_name`'s text, left as it is).
   "host": (r) => fieldText(r.host),
-  "hostname": () => hostname ??= hostnameOnce(),
+  "hostname": machineHostname,
   "remote_addr": (r) => r.remoteAddr,
   "binary_remote_addr": (r) => r.remoteAddr,
   "remote_port": (r) => String(r.remotePort),

@@ -74,3 +74,4 @@ export {
   type FastcgiSplit,
   fastcgiSplit,
 } from "./fastcgi_conf.ts";
+export { machineHostname } from "./built_in_variables.ts";

@@ -9,6 +9,7 @@
 import {
   type Listen,
   type LocationConf,
+  machineHostname,
   parseServerName,
   type ServerConf,
   type ServerName,
@@ -71,7 +72,9 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
   const ssl = serverSsl(level, ctx.ssl);
   const names: ServerName[] = [];
   for (const x of block.filter((x) => x.name === "server_name")) {
-    for (const arg of x.args) {
+    for (const written of x.args) {
+      // `$hostname` is the machine's name (ngx_http_core_server_name).
+      const arg = serverNameOf(written);
       if (arg === "" || arg === "_") continue;
       // The name goes into error lines as it is: nginx warns about
       // such names ("suspicious symbols"); the gateway refuses them.
@@ -88,8 +91,12 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
       }
     }
   }
-  const firstName = block.find((x) => x.name === "server_name")?.args[0] ??
-    "";
+  const first = serverNameOf(
+    block.find((x) => x.name === "server_name")?.args[0] ?? "",
+  );
+  // `$server_name`: the first name, a `.x.com`'s without its dot (nginx
+  // keeps `x.com` for it).
+  const firstName = first.startsWith(".") ? first.slice(1) : first;
   const conf = ctx.locations.location(level, {
     match: "prefix",
     name: "",
@@ -174,4 +181,9 @@ function listen(d: Directive, ctx: ServerContext): Listen[] {
     }
   }
   return [listen];
+}
+
+/** A `server_name` argument as nginx takes it: `$hostname` is the machine's. */
+function serverNameOf(arg: string): string {
+  return arg.toLowerCase() === "$hostname" ? machineHostname() : arg;
 }

@@ -41,3 +41,40 @@ ${TEMP}
   }
   deepStrictEqual(got[1], got[0]);
 });
+
+Deno.test("$server_name of a .name, a wildcard and $hostname is nginx's, and $hostname names the machine's server", async () => {
+  await using sides = await bothSides((port) =>
+    `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log off;
+  server { listen 127.0.0.1:${port}; return 200 "default"; }
+  server { listen 127.0.0.1:${port}; server_name .dot.com; return 200 "[$server_name]"; }
+  server { listen 127.0.0.1:${port}; server_name *.star.com; return 200 "[$server_name]"; }
+  server { listen 127.0.0.1:${port}; server_name www.x.*; return 200 "[$server_name]"; }
+  server { listen 127.0.0.1:${port}; server_name $hostname; return 200 "[$server_name]"; }
+}
+`
+  );
+  const hosts = [
+    "a.dot.com",
+    "dot.com",
+    "b.star.com",
+    "www.x.org",
+    Deno.hostname(),
+  ];
+  const got: string[][] = [];
+  for (const side of [sides.nginx, sides.gateway]) {
+    const pages: string[] = [];
+    for (const host of hosts) {
+      const raw = await rawRequest(
+        side.port,
+        `GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+      );
+      pages.push(`${host} ${raw.slice(raw.indexOf("\r\n\r\n") + 4)}`);
+    }
+    got.push(pages);
+  }
+  deepStrictEqual(got[1], got[0]);
+});
