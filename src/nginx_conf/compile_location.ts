@@ -129,6 +129,18 @@ export function locationSettings(
   identity: LocationIdentity,
   ctx: SettingsContext,
 ): LocationConf {
+  // One level takes `root` or `alias`, not both (ngx_http_core_root; one
+  // of a name twice is the parser's duplicate).
+  const paths = level.block.filter((d) =>
+    d.name === "root" || d.name === "alias"
+  );
+  const [first, second] = paths;
+  if (first && second && first.name !== second.name) {
+    ctx.fail(
+      second,
+      `"${second.name}" directive is duplicate, "${first.name}" directive was specified earlier`,
+    );
+  }
   const rootOrAlias = level.nearest(["root", "alias"]);
   const alias = rootOrAlias?.name === "alias" ? rootOrAlias : undefined;
   const passDirective = level.own("proxy_pass")[0];
