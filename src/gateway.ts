@@ -409,7 +409,7 @@ export function createGatewayHandler(
       host,
       referrer,
     });
-    return new RequestContext({
+    const ctx = new RequestContext({
       req,
       info,
       now,
@@ -425,6 +425,8 @@ export function createGatewayHandler(
       request,
       line,
     }, lines);
+    ctx.connectionRequests = deps.counter.lastRequests;
+    return ctx;
   }
 
   /**

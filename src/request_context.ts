@@ -76,6 +76,11 @@ export class ErrorLines {
     this.#referrer = fields.referrer;
   }
 
+  /** nginx's `*N`: the connection's number (`$connection`). */
+  get connection(): number {
+    return this.#connection;
+  }
+
   /**
    * Writes a line with the request's context; a line about the request
    * line has no header fields, as nginx's.
@@ -235,11 +240,18 @@ export class RequestContext implements EngineRequest {
   vars: EngineRequest["vars"] = null;
   /** The context of the request's error lines. */
   readonly lines: ErrorLines;
+  /** The requests its connection has carried, this one included. */
+  connectionRequests = 1;
   readonly #info: Deno.ServeHandlerInfo<Deno.NetAddr>;
   readonly #req: Request;
   #fields: FieldsRead | null;
   #log: ((event: RequestEvent) => void) | null = null;
   #length: Exclude<ContentLength, { kind: "invalid" }> | null = null;
+
+  /** nginx's `$connection`: its connection's number (`*N`). */
+  get connection(): number {
+    return this.lines.connection;
+  }
 
   /**
    * @param fields What the handler read of the request.

@@ -22,6 +22,8 @@ interface Peer {
   readonly serial: number;
   seen: number;
   placed: number;
+  /** Requests seen on it: nginx's `$connection_requests`. */
+  requests: number;
 }
 
 /** Options for {@linkcode ConnectionCounter}. */
@@ -36,6 +38,11 @@ export interface ConnectionCounterOptions {
 
 /** Assigns nginx-style connection numbers. */
 export class ConnectionCounter {
+  /**
+   * How many requests the connection {@linkcode forPeer} last named has
+   * carried, this one included (nginx's `$connection_requests`).
+   */
+  lastRequests = 0;
   #next = 1;
   #clients = 0;
   /**
@@ -105,6 +112,7 @@ export class ConnectionCounter {
         known.placed = now;
         this.#order.add(known);
       }
+      this.lastRequests = ++known.requests;
       return known.serial;
     }
     if (known !== undefined) this.#forget(known);
@@ -115,7 +123,9 @@ export class ConnectionCounter {
       serial: this.#take(),
       seen: now,
       placed: now,
+      requests: 1,
     };
+    this.lastRequests = 1;
     // Looked up again: #forget may have dropped the address's ports.
     this.#portsOf(hostname).set(port, entry);
     this.#order.add(entry);

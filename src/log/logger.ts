@@ -47,6 +47,10 @@ export type AccessEvent = Omit<AccessLogEntry, "time"> & {
    * when a line reads it (else 0).
    */
   requestLength?: number;
+  /** `$connection`: the connection's number (0 when not known). */
+  connection?: number;
+  /** `$connection_requests`: the requests on it (0 when not known). */
+  connectionRequests?: number;
   /** The upstream tries, for `$upstream_*`. */
   upstream?: readonly UpstreamTry[];
   /** The request's variables, for the engine's names and `if=`. */
@@ -284,8 +288,8 @@ function recordOf(event: AccessEvent, time: Date): LogRecord {
           ? event.userAgent
           : undefined) ?? null,
     },
-    connection: 0,
-    connectionRequests: 0,
+    connection: event.connection ?? 0,
+    connectionRequests: event.connectionRequests ?? 0,
     pipelined: false,
     status: event.status,
     bodyBytesSent: event.bodyBytesSent,

@@ -58,6 +58,10 @@ export interface AccessRequest {
    * stopped (`RouteFlow.bodyRead`); 0 when none was read.
    */
   readonly bodyReceived?: number;
+  /** `$connection`: its connection's number. */
+  readonly connection?: number;
+  /** `$connection_requests`: the requests its connection has carried. */
+  readonly connectionRequests?: number;
 }
 
 /**
@@ -204,6 +208,8 @@ export class PendingAccessLine {
       // has no head either: nginx's `$bytes_sent` 0.
       ...(this.#sent === undefined || this.#unread ? {} : { sent: this.#sent }),
       ...(this.#startMs === undefined ? {} : { startMs: this.#startMs }),
+      connection: this.#fields.connection ?? 0,
+      connectionRequests: this.#fields.connectionRequests ?? 0,
       ...(this.upstream === null || this.upstream.empty
         ? {}
         : { upstream: this.upstream.list() }),
