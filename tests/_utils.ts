@@ -671,14 +671,20 @@ export async function readRequest(
 }
 
 /**
- * Starts a raw upstream on 127.0.0.1:0. `script` runs for each accepted
- * connection with its 0-based index; the connection is closed afterwards
- * unless the script already did.
+ * Starts a raw upstream on 127.0.0.1:0 (or `options.port`: one of
+ * `refusedPort()`'s, for a server closed mid-test whose port must refuse
+ * from then on). `script` runs for each accepted connection with its
+ * 0-based index; the connection is closed afterwards unless the script
+ * already did.
  */
 export function startRawUpstream(
   script: (conn: Deno.Conn, index: number, up: RawUpstream) => Promise<void>,
+  options: { port?: number } = {},
 ): RawUpstream {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const listener = Deno.listen({
+    hostname: "127.0.0.1",
+    port: options.port ?? 0,
+  });
   const open = new Set<Deno.Conn>();
   const tasks: Promise<void>[] = [];
   const disposal = Promise.withResolvers<void>();

@@ -60,6 +60,9 @@ async function peerSequence(
   accepting: number,
   steps: Step[],
 ): Promise<{ nginx: Run; gateway: Run }> {
+  // On ports of the refused range: one closed mid-sequence must refuse
+  // from then on, and a port bound to 0 and closed went to another suite's
+  // server that bound port 0 meanwhile (nginx's next request reached it).
   const ups = Array.from(
     { length: accepting },
     () =>
@@ -69,7 +72,7 @@ async function peerSequence(
           conn,
           "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
         );
-      }),
+      }, { port: refusedPort() }),
   );
   const closed = new Set<number>();
   try {
