@@ -12,7 +12,6 @@
  * @module
  */
 
-import type { Directive } from "./parser.ts";
 import { nginxTimeMs } from "./values.ts";
 
 const TUNING = "it only tunes how nginx does its work";
@@ -125,7 +124,9 @@ function parseSize(text: string): number | null {
  * function says it (`"NAME" directive invalid number`, `invalid value
  * "x"`, …).
  *
- * @param d The directive, its count and place already checked.
+ * @param d The directive (its name and arguments), its count and place
+ * already checked; the shape is written here so the directive table and
+ * the parser need not import each other.
  * @returns The message, or `null` when nginx takes the value.
  *
  * @example Usage
@@ -137,7 +138,9 @@ function parseSize(text: string): number | null {
  * strictEqual(tuningProblem(d), '"map_hash_bucket_size" directive invalid number');
  * ```
  */
-export function tuningProblem(d: Directive): string | null {
+export function tuningProblem(
+  d: { readonly name: string; readonly args: readonly string[] },
+): string | null {
   const [first = ""] = d.args;
   if (NUMBERS.has(d.name) || d.name === "max_ranges") {
     return atoi(first) === null ? `"${d.name}" directive invalid number` : null;
