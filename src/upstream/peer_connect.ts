@@ -39,16 +39,28 @@ export async function connectPeer(
   peer.onConnect?.();
   const timer = new AbortController();
   const id = setTimeout(() => timer.abort(), connectMs);
-  watch.onAbort = () => timer.abort();
+  // The client's close does not abort the connect op: an op aborted as it
+  // completed left its socket in the runtime with no owner (in CLOSE-WAIT
+  // for good once the upstream gave up: about half of a hundred WebSocket
+  // handshakes whose client closed at once). The connect is given up on
+  // instead, and its socket closed whenever it comes.
+  const connecting = Deno.connect({
+    hostname: peer.hostname,
+    port: peer.port,
+    signal: timer.signal,
+  });
+  const left = Promise.withResolvers<null>();
+  watch.onAbort = () => left.resolve(null);
   try {
-    const conn = await Deno.connect({
-      hostname: peer.hostname,
-      port: peer.port,
-      signal: timer.signal,
-    });
+    const conn = await Promise.race([connecting, left.promise]);
+    if (conn === null || watch.aborted) {
+      connecting.then((late) => late.close(), () => {});
+      throw UpstreamError.clientClosed();
+    }
     conn.setNoDelay(true);
     return new Connection(conn);
   } catch (error) {
+    if (error instanceof UpstreamError) throw error;
     if (watch.aborted) throw UpstreamError.clientClosed(error);
     if (timer.signal.aborted) {
       throw upstreamTimeout("connecting to upstream", family);
