@@ -10,6 +10,30 @@
  * `\Q…\E`, `(?i)` mean what they mean in nginx, and `.`, `\s`, `$` too
  * (`.` takes `\r`; `\s` no U+00A0; `$` matches before a final newline).
  *
+ * Taken as PCRE2 takes them: POSIX classes (`[[:alnum:]]`), `\A`, `\z`,
+ * `\Z`, `\h`, `\v`, `\R`, `\Q…\E`, `\x{41}`, options `(?i)`, `(?s)`, `(?x)`,
+ * `(?U)`, `(?n)` (scoped too: `(?i:…)`, `(?-i)` mid-pattern), `(?#…)`,
+ * `(?P=name)`, `\g{-1}`. Refused with the reason (README regex-syntax):
+ * `\p`, `\X`, `\C`, `\K`, recursion, conditionals, callouts, `(*VERB)`s,
+ * `(?m)`, a name used twice under `(?J)`; an atomic group or possessive
+ * repeat other than one char or class repeated without bound (`[^/]*+`,
+ * `(?>a+)` are taken); a branch-reset group with captures; a backreference
+ * to a group that may not have taken part, in a lookbehind, or caseless in
+ * a pattern partly with regard to case; a repeated group holding a capture
+ * that may sit out a turn (`(?:(a)|b)+`) or able to match nothing
+ * (`(a?)+`); a repeated item that can match nothing first (`(|b)?`,
+ * `(b??)?`: PCRE2 takes the empty turn, JavaScript the next way); a
+ * non-ASCII char in a class or repeated (`[é]`, `é+`); a pattern over 4096
+ * chars; one V8's linear engine cannot take that could backtrack without
+ * bound ({@linkcode compileRegex}).
+ *
+ * On a subject with chars above U+007F (README regex-bytes) `\W`, `\S`,
+ * `\D`, `\H` also take the whole char, `\xA0`…`\xFF` and `\h` match the char
+ * of that code where nginx matches the byte, a caseless backreference
+ * folds a non-ASCII letter, and a non-ASCII char written in the pattern
+ * (`map $http_x ~é`) does not match a field's UTF-8 bytes (fields are a
+ * byte per char), where nginx's does.
+ *
  * The subject is the gateway's text (the decoded URI, fields as one char
  * per byte): on ASCII the two are the same bytes. Where a subject holds a
  * char above U+007F, nginx matches its UTF-8 bytes and the gateway the

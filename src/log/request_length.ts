@@ -11,6 +11,18 @@
  * without the spaces around them: README request-length). Computed only
  * for a line that reads it.
  *
+ * Where the count differs from nginx's: spaces around a value other than
+ * the one after the colon (`Host:t` counts a byte more, `Host:  t` one
+ * fewer); a line ended by a bare LF (counted as CRLF); a chunked body's
+ * framing (its data alone: `5`, CRLF, `hello`, CRLF, `0`, CRLF, CRLF counts
+ * 5, nginx 15); an absolute-form request line (logged, and counted, in
+ * origin form); HTTP/2 (the HTTP/1.1 form, where nginx counts the
+ * HPACK-coded fields); a client gone mid-body (the bytes Deno.serve handed
+ * over before it saw the close; what came with the close is lost with the
+ * connection); a head refused as too large (every line; nginx those before
+ * the refused one); a `map` of it read through another name alone (0: only
+ * a `log_format` or `if=` that names it makes the count).
+ *
  * @module
  */
 
