@@ -183,6 +183,14 @@ Deno.test({
       );
       rows[side] = { read, access: logLines(prefix, "access.log").sort() };
     }
+    // The rows ask what they mean to: a 304 of the file, the redirect.
+    const status = (name: string) =>
+      ((rows.nginx!.read as Record<string, { status: number }[]>)[name])![0]!
+        .status;
+    deepStrictEqual(
+      [status("static 304"), status("/redirect/497"), status("/url/494")],
+      [304, 301, 302],
+    );
     deepStrictEqual(rows.gateway, rows.nginx);
   },
 });
