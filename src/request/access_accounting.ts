@@ -19,6 +19,7 @@ import {
   type SentResponse,
   UpstreamTries,
 } from "../log/mod.ts";
+import { DISCARD_WANTS, discardedLength } from "./discarded_body.ts";
 import {
   isStreamedResponse,
   isUnread,
@@ -29,21 +30,6 @@ import {
 
 /** `HTTP/1.1 100 Continue` and the blank line. */
 const CONTINUE_BYTES = 25;
-
-/**
- * nginx's `lingering_timeout` default: how long a discarded body's next
- * bytes are waited for (ngx_http_discarded_request_body_handler).
- */
-const LINGERING_TIMEOUT_MS = 5000;
-/** nginx's `lingering_time` default: how long a body is discarded at most. */
-const LINGERING_TIME_MS = 30_000;
-/**
- * What nginx's `$content_length` holds of a chunked body discarded before
- * its end: the bytes its parser wants next, at least a large header
- * buffer (ngx_http_discard_request_body_filter: `ngx_max(rb->chunked->length,
- * large_client_header_buffers.size)`), 8k by default.
- */
-const DISCARD_WANTS = 8192;
 
 /** Requests whose access line is pending, for shutdown to give up on. */
 export interface InFlightRegistry {
@@ -345,37 +331,4 @@ export class PendingAccessLine {
       vars.bodyLength === undefined && !req.bodyUsed &&
       req.headers.has("transfer-encoding");
   }
-}
-
-/**
- * Reads a discarded chunked body to its end, as nginx's discarding does
- * once it answered: 0 when it ended (ngx_http_discard_request_body_filter
- * sets `content_length_n` to 0), else what nginx's parser still wanted
- * ({@linkcode DISCARD_WANTS}): the client left, or sent nothing for
- * `lingering_timeout`, or kept sending past `lingering_time`.
- */
-async function discardedLength(
-  body: ReadableStream<Uint8Array> | null,
-): Promise<number> {
-  if (body === null) return 0;
-  const reader = body.getReader();
-  const end = Date.now() + LINGERING_TIME_MS;
-  try {
-    // Bounded by lingering_time, each wait by lingering_timeout.
-    while (Date.now() < end) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const quiet = new Promise<null>((resolve) => {
-        timer = setTimeout(() => resolve(null), LINGERING_TIMEOUT_MS);
-      });
-      const read = await Promise.race([reader.read(), quiet]).finally(() =>
-        clearTimeout(timer)
-      );
-      if (read === null) break;
-      if (read.done) return 0;
-    }
-  } catch {
-    // The client left.
-  }
-  reader.cancel().catch(() => {});
-  return DISCARD_WANTS;
 }
