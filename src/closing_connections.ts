@@ -31,18 +31,26 @@
  * @module
  */
 
-import { isBuiltInError, makeResponse, STATUS_TEXT } from "./response/mod.ts";
+import {
+  errorStatus,
+  isBuiltInError,
+  makeResponse,
+  STATUS_TEXT,
+} from "./response/mod.ts";
 import { listHas } from "./routing/mod.ts";
 
 /**
  * The statuses after which nginx 1.22 drops keep-alive when it answers with
  * its own page (`ngx_http_special_response_handler`: 400, 413, 414, 500,
- * 501, and 495-497, sent as 400, which the gateway never makes).
+ * 501, and 495-497, sent as 400; not 494, sent as 400 too).
  */
 const CLOSING_STATUSES: ReadonlySet<number> = new Set([
   400,
   413,
   414,
+  495,
+  496,
+  497,
   500,
   501,
 ]);
@@ -93,7 +101,7 @@ export function dropsKeepalive(status: number): boolean {
 export function endsConnection(response: Response, http2: boolean): boolean {
   if (
     !http2 && isBuiltInError(response) &&
-    CLOSING_STATUSES.has(response.status)
+    CLOSING_STATUSES.has(errorStatus(response))
   ) {
     return true;
   }

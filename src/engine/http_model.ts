@@ -87,6 +87,12 @@ export interface HttpConf {
    */
   accessCountsRequest: boolean;
   /**
+   * Some access log's format or `if=` names `$content_length`: a chunked
+   * body the request did not read is discarded before its line, for the
+   * value nginx gives it then.
+   */
+  accessDiscardsBody: boolean;
+  /**
    * The main level's first `error_log` file, absolute, and its level: where
    * the start's `[emerg]` lines go, and the file the built-in page names.
    */

@@ -19,6 +19,7 @@
  */
 
 import { dirname } from "node:path";
+import { logLineBytes } from "./log_values.ts";
 
 /** Options for {@linkcode LogFile.open}. */
 export interface LogFileOptions {
@@ -48,8 +49,6 @@ export interface LogFileOptions {
 
 /** Retry a failed rotation (a file held open by another program) this late. */
 const ROTATE_RETRY_MS = 60_000;
-
-const encoder = new TextEncoder();
 
 /** An append-only, self-rotating log file. */
 export class LogFile {
@@ -205,7 +204,7 @@ export class LogFile {
    * @returns Whether the line was written.
    */
   write(line: string): boolean {
-    let bytes = encoder.encode(`${line}\n`);
+    let bytes = logLineBytes(`${line}\n`);
     const now = this.#now();
     if (this.#file === null || now - this.#lastCheck >= this.#checkIntervalMs) {
       if (this.#file === null) this.#reopen();
@@ -221,7 +220,7 @@ export class LogFile {
     if (file === null) return false;
     // A write cut short (a full disk) left part of a line: end it, so the
     // next line is not fused with it.
-    if (this.#partial) bytes = encoder.encode(`\n${line}\n`);
+    if (this.#partial) bytes = logLineBytes(`\n${line}\n`);
     try {
       let written = 0;
       while (written < bytes.length) {

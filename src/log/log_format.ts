@@ -47,6 +47,11 @@ export interface LogFormat {
    * its count, and its body read so that one cut short tells its bytes.
    */
   readonly readsLength: boolean;
+  /**
+   * The format names `$content_length`: a chunked body the request did not
+   * read is discarded before the line, as nginx's is, for its value.
+   */
+  readonly readsBodyLength: boolean;
   /** @internal The parts. */
   readonly ops: readonly Op[];
 }
@@ -116,6 +121,7 @@ export function compileLogFormat(
   const ops: Op[] = [];
   let readsFields = false;
   let readsLength = false;
+  let readsBodyLength = false;
   for (const arg of args.slice(first)) {
     let i = 0;
     while (i < arg.length) {
@@ -152,6 +158,7 @@ export function compileLogFormat(
       }
       if (varName === "") return invalid;
       readsLength ||= varName.toLowerCase() === "request_length";
+      readsBodyLength ||= varName.toLowerCase() === "content_length";
       const resolved = resolve(varName, scope);
       if (resolved === null) {
         return { ok: false, error: `unknown "${varName}" variable` };
@@ -171,6 +178,7 @@ export function compileLogFormat(
       text: args.slice(first).join(""),
       readsFields,
       readsLength,
+      readsBodyLength,
       ops,
     },
   };

@@ -84,7 +84,6 @@ export function formatSeconds(ms: number): string {
 }
 
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder();
 const HEX = "0123456789ABCDEF";
 
 /**
@@ -125,19 +124,63 @@ export function escapeLogValue(
 }
 
 /**
- * A ByteString as text, for the modes that copy bytes raw: UTF-8 stays as
- * it came; a byte that is not UTF-8 becomes U+FFFD, as a line of text
- * cannot hold it (nginx writes the byte).
+ * A ByteString as a line's text, for the modes that copy bytes as they are
+ * (`ngx_escape_json` and `escape=none` copy every byte above 0x7F): each
+ * such byte is held as the lone surrogate U+DC80–U+DCFF, which no decoded
+ * text holds, and {@linkcode logLineBytes} writes it back as that one
+ * byte, UTF-8 or not (Python's "surrogateescape"). Text (`utf-8`) is
+ * written as UTF-8, the bytes it was decoded from.
  */
 function asText(value: string, encoding: "utf-8" | "latin1"): string {
   if (encoding === "utf-8" || !/[\x80-\xff]/.test(value)) return value;
-  return utf8.decode(byteStringToBytes(value));
+  return value.replace(
+    /[\x80-\xff]/g,
+    (c) => String.fromCharCode(0xdc00 | c.charCodeAt(0)),
+  );
+}
+
+/**
+ * A log line's bytes: its text as UTF-8, except that a lone surrogate
+ * U+DC80–U+DCFF (a value's byte held by `escape=json` or `none`) is that
+ * one byte, as nginx copies it.
+ *
+ * @param line The line (its newline too).
+ * @returns The bytes to write.
+ *
+ * @example Usage
+ * ```ts
+ * import { escapeLogJson, logLineBytes } from "./log_values.ts";
+ * import { deepStrictEqual } from "node:assert/strict";
+ *
+ * const line = `ä${escapeLogJson("\xff\xc3\xa4", "latin1")}\n`;
+ * deepStrictEqual([...logLineBytes(line)], [0xc3, 0xa4, 0xff, 0xc3, 0xa4, 10]);
+ * ```
+ */
+export function logLineBytes(line: string): Uint8Array {
+  // A line of decoded text only (every line but one holding such a byte).
+  if (line.isWellFormed()) return encoder.encode(line);
+  const out = new Uint8Array(line.length * 3);
+  let at = 0;
+  let from = 0;
+  for (let i = 0; i < line.length; i++) {
+    const code = line.charCodeAt(i);
+    if (code < 0xdc80 || code > 0xdcff) continue;
+    const before = i === 0 ? 0 : line.charCodeAt(i - 1);
+    // The second half of a pair is a character's, not a byte's.
+    if (before >= 0xd800 && before <= 0xdbff) continue;
+    at += encoder.encodeInto(line.slice(from, i), out.subarray(at)).written;
+    out[at++] = code & 0xff;
+    from = i + 1;
+  }
+  at += encoder.encodeInto(line.slice(from), out.subarray(at)).written;
+  return out.subarray(0, at);
 }
 
 /**
  * Escapes a value as `ngx_escape_json` does (`escape=json`): `"` and `\`
  * get a backslash, control bytes become `\n`, `\r`, `\t`, `\b`, `\f` or
- * `\u00XX`, everything else is copied.
+ * `\u00XX`, everything else is copied (a byte above 0x7F as it came: see
+ * {@linkcode logLineBytes}).
  *
  * @param value The raw value.
  * @param encoding How `value` holds its bytes (see {@linkcode escapeLogValue}).
@@ -174,7 +217,8 @@ export function escapeLogJson(
 }
 
 /**
- * A value copied as it is (`escape=none`).
+ * A value copied as it is (`escape=none`; a byte above 0x7F as it came:
+ * see {@linkcode logLineBytes}).
  *
  * @param value The raw value.
  * @param encoding How `value` holds its bytes (see {@linkcode escapeLogValue}).

@@ -112,6 +112,12 @@ export interface Logger {
    */
   readonly accessCountsRequest: boolean;
   /**
+   * Some line reads `$content_length`: a chunked body the request did not
+   * read is discarded before the line is written (nginx's
+   * ngx_http_discard_request_body), for the length nginx gives it.
+   */
+  readonly accessDiscardsBody: boolean;
+  /**
    * The last line written at `error` or more severe, for the built-in page;
    * `null` before the first.
    */
@@ -169,6 +175,11 @@ export interface LoggerOptions {
    * @default {false}
    */
   accessCountsRequest?: boolean;
+  /**
+   * Some location's format or `if=` reads `$content_length`.
+   * @default {false}
+   */
+  accessDiscardsBody?: boolean;
   /**
    * The main level's error logs (lines about no request go there); when
    * absent, `errorLog` at `level`.
@@ -256,6 +267,8 @@ export function createLogger(options: LoggerOptions): Logger {
       (options.accessCopiesFields ?? false),
     accessCountsRequest: format.readsLength ||
       (options.accessCountsRequest ?? false),
+    accessDiscardsBody: format.readsBodyLength ||
+      (options.accessDiscardsBody ?? false),
     close() {
       // A file named by several logs is closed once.
       const sinks = new Set([...errors.sinks(), ...files.values()]);

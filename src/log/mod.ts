@@ -32,6 +32,7 @@ export {
   escapeLogJson,
   formatSeconds,
   formatTimeIso8601,
+  logLineBytes,
   unescapedLogValue,
 } from "./log_values.ts";
 export { ConnectionCounter } from "./connection_counter.ts";

@@ -232,6 +232,7 @@ class Compiler implements CompileContext {
       accessNeedsFields: this.logs.needsFields,
       accessCopiesFields: this.logs.copiesFields,
       accessCountsRequest: this.logs.countsRequest,
+      accessDiscardsBody: this.logs.discardsBody,
       errorLog: {
         path: errorLog?.path ??
           prefixed(this.options.prefix, "logs/error.log"),

@@ -110,7 +110,14 @@ function errorPages(
         ctx.fail(d, `value "${arg}" must be between 300 and 599`);
         continue;
       }
-      pages.set(code, { uri: value(ctx, d, uri), overwrite });
+      // ngx_http_core_error_page: 494-497's page without `=` is sent as
+      // their own pages are, with 400.
+      pages.set(code, {
+        uri: value(ctx, d, uri),
+        overwrite: overwrite === null && code >= 494 && code <= 497
+          ? 400
+          : overwrite,
+      });
     }
   }
   return pages;

@@ -53,6 +53,7 @@ export class LogsSeen {
   #fields = false;
   #copies = false;
   #counts = false;
+  #discards = false;
   #defaultList: AccessLogs | null = null;
 
   /** @param checks Where findings go, and what they read. */
@@ -88,6 +89,14 @@ export class LogsSeen {
    */
   get countsRequest(): boolean {
     return this.#counts;
+  }
+
+  /**
+   * Some access log's format or `if=` names `$content_length` (a `map`
+   * that reads it is not followed).
+   */
+  get discardsBody(): boolean {
+    return this.#discards;
   }
 
   /**
@@ -188,6 +197,12 @@ export class LogsSeen {
       (condition !== null && /\$\{?request_length\b/i.test(condition.text))
     ) {
       this.#counts = true;
+    }
+    if (
+      format.readsBodyLength ||
+      (condition !== null && /\$\{?content_length\b/i.test(condition.text))
+    ) {
+      this.#discards = true;
     }
     return {
       path: this.#file(d, prefixed(this.checks.prefix(), file)),

@@ -72,8 +72,11 @@ export interface BodyKeeper {
    * (ngx_http_request_body_chunked_filter).
    *
    * @param length The bytes received.
+   * @param unended The body was read unbuffered and its reading did not
+   * end (see `ProxyOptions.readsUnbuffered`): its bytes count, its length
+   * stays unknown.
    */
-  bodyRead?(length: number): void;
+  bodyRead?(length: number, unended?: boolean): void;
 }
 
 /**

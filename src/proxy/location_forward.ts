@@ -138,6 +138,11 @@ export class LocationForward extends PassForward<LocationProxyContext>
     return this;
   }
 
+  /** See `ProxyOptions.readsUnbuffered`. */
+  get readsUnbuffered(): boolean {
+    return this.buffering === null && this.version === "1.1";
+  }
+
   /** `http://host[:port]` for a rewritten `Location`, made when read. */
   get origin(): string {
     const request = this.#request;

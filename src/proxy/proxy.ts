@@ -22,7 +22,7 @@ import type {
   ProxyResult,
 } from "./proxy_options.ts";
 import { unsafeAccelMessage } from "./accel_redirect.ts";
-import { type BodyKeeper, STREAMED } from "./kept_body.ts";
+import { STREAMED } from "./kept_body.ts";
 import type { UpstreamTries } from "../log/mod.ts";
 import type {
   AttemptFailure,
@@ -72,7 +72,9 @@ function bodyReadFailed(
   // `$content_length`), as nginx counts each byte it read.
   const read = received ??
     (error instanceof UpstreamError ? error.bodyReceived : null);
-  if (read !== null && read !== undefined) options.keeper?.bodyRead?.(read);
+  if (read !== null && read !== undefined) {
+    options.keeper?.bodyRead?.(read, options.readsUnbuffered);
+  }
   const cause = error instanceof UpstreamError ? error.cause : error;
   if (
     cause instanceof Error && !(cause instanceof Deno.errors.BadResource) &&
@@ -277,7 +279,7 @@ function forwardRead(
       return { kind: "too-large", message: read.message };
     case "timeout":
       if (read.received !== undefined) {
-        options.keeper?.bodyRead?.(read.received);
+        options.keeper?.bodyRead?.(read.received, options.readsUnbuffered);
       }
       return { kind: "body-timeout" };
     case "read-failed":
@@ -320,7 +322,7 @@ function forward(
     (body.length === null || options.countsBody === true)
   ) {
     return walked.then((outcome) => {
-      streamedRead(outcome, body, options.keeper!);
+      streamedRead(outcome, body, options);
       if (outcome.kind === "no-live") tries?.noLive(options.group.name);
       return proxyResult(outcome);
     });
@@ -336,19 +338,21 @@ function forward(
  * What a body streamed upstream read of the client's: all of it once it
  * was sent (one without a declared length, `client_max_body_size 0`, then
  * has its size as the request's length, as nginx's once read), or the
- * bytes before its client left. Its head answered first, a body still on
+ * bytes before its client left or stalled (a length nginx does not know
+ * of a body it reads unbuffered). Its head answered first, a body still on
  * its way is not counted.
  */
 function streamedRead(
   outcome: PeerOutcome<Response>,
   body: { length: number | null; received?: number },
-  keeper: BodyKeeper,
+  options: ProxyOptions,
 ): void {
+  const keeper = options.keeper!;
   if (outcome.kind === "ok") {
     const read = body.received ?? body.length;
     if (read !== null) keeper.bodyRead?.(read);
   } else if (outcome.kind === "failed" && outcome.error.bodyReceived !== null) {
-    keeper.bodyRead?.(outcome.error.bodyReceived);
+    keeper.bodyRead?.(outcome.error.bodyReceived, options.readsUnbuffered);
   }
 }
 

@@ -97,6 +97,15 @@ export interface ProxyOptions {
    * the {@linkcode keeper}.
    */
   countsBody?: boolean;
+  /**
+   * nginx reads this location's body unbuffered
+   * (ngx_http_proxy_handler's `request_body_no_buffering`:
+   * `proxy_request_buffering off`, and a body without a length only to an
+   * HTTP/1.1 server): one whose reading did not end leaves
+   * `r->reading_body` set, so `$content_length` is not found for it
+   * (ngx_http_variable_content_length), its bytes still counted.
+   */
+  readsUnbuffered?: boolean;
   /** Where each try is recorded for the access line; none when `null`. */
   tries?: UpstreamTries | null;
   /**

@@ -19,6 +19,7 @@ import {
   type SentResponse,
   UpstreamTries,
 } from "../log/mod.ts";
+import { DISCARD_WANTS, discardedLength } from "./discarded_body.ts";
 import {
   isStreamedResponse,
   isUnread,
@@ -302,9 +303,32 @@ export class PendingAccessLine {
         this.#bytes = bytes;
         this.write();
       });
+    } else if (this.#logger.accessDiscardsBody && this.#discards(req)) {
+      // Taken now: once the exchange is over the request can no longer give it.
+      const body = req.body;
+      const vars = this.#fields.vars!;
+      const write = this.write;
+      completed.then(() => discardedLength(body), () => DISCARD_WANTS).then(
+        (length) => {
+          vars.bodyLength = length;
+          write();
+        },
+      );
     } else {
       completed.then(this.write, this.write);
     }
     return response;
+  }
+
+  /**
+   * A chunked body nothing read (a `return`, a static file): nginx
+   * discards it before the line (ngx_http_discard_request_body), and its
+   * `$content_length` is then what the discarding left.
+   */
+  #discards(req: Request): boolean {
+    const vars = this.#fields.vars;
+    return vars !== undefined && vars !== null &&
+      vars.bodyLength === undefined && !req.bodyUsed &&
+      req.headers.has("transfer-encoding");
   }
 }

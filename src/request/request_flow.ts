@@ -28,6 +28,7 @@ import {
 } from "../proxy/mod.ts";
 import {
   errorResponse,
+  errorStatus,
   isBuiltInError,
   makeResponse,
 } from "../response/mod.ts";
@@ -281,11 +282,12 @@ async function errorPage(
   // status and no line.
   for (;;) {
     if (closed || !uriChangesLeft(where.state)) return current;
-    const target = conf.errorPages.get(current.status);
+    // 494-497 find their own page, not 400's (r->err_status).
+    const status = errorStatus(current);
+    const target = conf.errorPages.get(status);
     if (target === undefined) return current;
     closed = !conf.recursiveErrorPages;
     const uri = target.uri.evaluate(request.vars);
-    const status = current.status;
     // ngx_http_special_response_handler drops keep-alive before it looks
     // for the page: the page answers, then the connection ends.
     if (isBuiltInError(current) && dropsKeepalive(status)) {

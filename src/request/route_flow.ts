@@ -110,11 +110,14 @@ export class RouteFlow implements FlowRequest {
    * it parsed.
    *
    * @param length The bytes received.
+   * @param unended The body was read unbuffered and did not end: nginx's
+   * `r->reading_body` is still set, and `$content_length` finds nothing
+   * (ngx_http_variable_content_length).
    */
-  bodyRead(length: number): void {
+  bodyRead(length: number, unended = false): void {
     const request = this.request;
     request.bodyReceived = length;
-    if (request.contentLength !== null) return;
+    if (request.contentLength !== null || unended) return;
     request.contentLength = length;
     request.lengthDigits = String(length);
     this.vars.bodyLength = length;

@@ -74,6 +74,8 @@ const SERVER_TOKEN = "station-gateway";
  * ```
  */
 export function errorPageBody(status: number): string {
+  // 498 (NGX_HTTP_CANCELED) has 404's page (ngx_http_error_pages).
+  if (status === 498) status = 404;
   const special = SPECIAL_400[status];
   if (special !== undefined) {
     // nginx's 494-497 pages (ngx_http_error_494_page …), sent with 400.
@@ -105,12 +107,12 @@ const SPECIAL_400: Readonly<Record<number, string>> = {
  * Whether nginx 1.22 has a page for a status (`ngx_http_error_pages`); any
  * other it answers with an empty body, `Content-Length: 0` and no type
  * (ngx_http_send_special_response: 407, 417-420, 422-428, 430-493, 499,
- * 506, 508 and up, a 2xx). 498's page is 404's: not made here.
+ * 506, 508 and up, a 2xx). 498's page is 404's, sent with 498.
  */
 function hasPage(status: number): boolean {
   return (status >= 301 && status <= 303) || status === 307 ||
     status === 308 || (status >= 400 && status <= 416 && status !== 407) ||
-    status === 421 || status === 429 || (status >= 494 && status <= 497) ||
+    status === 421 || status === 429 || (status >= 494 && status <= 498) ||
     (status >= 500 && status <= 505) || status === 507;
 }
 
@@ -176,11 +178,39 @@ export function errorResponse(
     headers,
   });
   builtIn.add(response);
+  if (wire !== status) special.set(response, status);
   return response;
 }
 
 /** Responses made by {@linkcode errorResponse}; a WeakSet lets them go. */
 const builtIn = new WeakSet<Response>();
+/** The 494-497 pages made, sent as 400, by the status they were made for. */
+const special = new WeakMap<Response, number>();
+
+/**
+ * The status nginx's special response handler was given for an answer
+ * (`r->err_status`): 494-497 for their pages, which go out as 400 and
+ * find the `error_page` of their own code, not 400's; any other answer's
+ * own status.
+ *
+ * @param response An answer.
+ * @returns Its status as `error_page` looks it up.
+ *
+ * @example Usage
+ * ```ts
+ * import { errorResponse, errorStatus } from "./error_response.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * const page = errorResponse(497);
+ * strictEqual(page.status, 400);
+ * strictEqual(errorStatus(page), 497);
+ * await page.body?.cancel();
+ * ```
+ */
+export function errorStatus(response: Response): number {
+  const status = response.status;
+  return status === 400 ? special.get(response) ?? status : status;
+}
 
 /**
  * Whether the gateway made this response itself with

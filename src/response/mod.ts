@@ -76,6 +76,7 @@ export {
   errorPageBody,
   errorResponse,
   type ErrorResponseOptions,
+  errorStatus,
   HEADER_TOO_LARGE,
   isBuiltInError,
   STATUS_TEXT,

@@ -143,6 +143,7 @@ function openLogs(
         accessNeedsFields: engine.accessNeedsFields,
         accessCopiesFields: engine.accessCopiesFields,
         accessCountsRequest: engine.accessCountsRequest,
+        accessDiscardsBody: engine.accessDiscardsBody,
         // `--error-log`/`--error-log-level` (or the config file) name the
         // main level's log in place of the file's.
         errorLogs: config.errorLog === engine.errorLog.path &&

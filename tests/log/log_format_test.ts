@@ -7,6 +7,7 @@ import {
   formatLogLine,
   formatTimeIso8601,
   formatTimeLocal,
+  logLineBytes,
   type LogRecord,
 } from "../../src/log/mod.ts";
 
@@ -124,7 +125,41 @@ const LINES: [string[], Partial<LogRecord>, string][] = [
 ];
 for (const [args, overrides, want] of LINES) {
   Deno.test(`formatLogLine() ${JSON.stringify(args)} as nginx writes it`, () => {
-    strictEqual(line(args, record(overrides)), want);
+    // The bytes the line is written as (UTF-8 text, a value's bytes as
+    // they came).
+    deepStrictEqual(
+      logLineBytes(line(args, record(overrides))),
+      new TextEncoder().encode(want),
+    );
+  });
+}
+
+// [arguments, the value's bytes (a ByteString), the bytes written]
+const BYTES: [string[], string, number[]][] = [
+  [["$remote_user"], "\u00ff\u00c3\u00a4", [
+    ...new TextEncoder().encode("\\xFF\\xC3\\xA4"),
+  ]],
+  [["escape=json", "$remote_user"], '\u00ff\u00c3\u00a4"', [
+    0xff,
+    0xc3,
+    0xa4,
+    0x5c,
+    0x22,
+  ]],
+  [["escape=none", "[$remote_user]"], "\u00ed\u00a0\u0080", [
+    0x5b,
+    0xed,
+    0xa0,
+    0x80,
+    0x5d,
+  ]],
+];
+for (const [args, user, want] of BYTES) {
+  Deno.test(`formatLogLine() ${JSON.stringify(args)} writes bytes above 0x7F as nginx: ${JSON.stringify(user)}`, () => {
+    deepStrictEqual(
+      [...logLineBytes(line(args, record({ remoteUser: user })))],
+      want,
+    );
   });
 }
 

@@ -10,6 +10,7 @@ import {
   compileLogFormat,
   formatLogLine,
   type LogFormat,
+  logLineBytes,
 } from "../../src/log/mod.ts";
 import { startNginx } from "../_nginx.ts";
 
@@ -100,7 +101,9 @@ Deno.test("log_format with escape=default|json|none writes what nginx 1.22 write
         const last = new TextDecoder().decode(logged).trimEnd().split("\n")
           .at(-1);
         strictEqual(
-          formatLogLine(formats.get(m)!, record),
+          new TextDecoder().decode(
+            logLineBytes(formatLogLine(formats.get(m)!, record)),
+          ),
           last,
           `${m} ${target}`,
         );
