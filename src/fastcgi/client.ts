@@ -225,8 +225,14 @@ async function writeBody(
         received += piece.length;
         if (piece.length === 0) continue;
         if (piece.length < GATHER_PIECE) {
-          gather ??= new WriteGather((block, length) =>
-            conn.write(stdinRecords(new Uint8Array(block, 0, length)))
+          gather ??= new WriteGather(
+            (block, length) =>
+              conn.write(stdinRecords(new Uint8Array(block, 0, length))),
+            0,
+            0,
+            // A read waiting for the client ends, and the write's error
+            // is thrown.
+            () => void reader.cancel().catch(() => {}),
           );
           const full = gather.add(piece);
           if (full !== null) await full;

@@ -119,6 +119,9 @@ export async function sendBody(
               options.write(new Uint8Array(room, HEAD_ROOM, length)),
           HEAD_ROOM,
           2,
+          // A read waiting for the client ends (done), and the loop
+          // throws the write's error.
+          () => void (plain ?? byob!).cancel().catch(() => {}),
         );
         // No promise per piece unless the block is full.
         const full = gather.add(data);

@@ -62,14 +62,24 @@ export class WriteGather {
   #writing: Promise<void> | null = null;
   #failed = false;
   #error: unknown = undefined;
+  #onFailed: (() => void) | undefined;
 
   /**
    * @param write Writes a block.
    * @param headRoom Bytes kept free before the data (a chunk-size line).
    * @param tailRoom Bytes kept free after it (a chunk's CRLF).
+   * @param onFailed Told when a write fails: a read of the client's body
+   * waiting meanwhile is to be given up (cancelled), so the failure is
+   * answered now, not after the client's next bytes or its timeout.
    */
-  constructor(write: GatherWrite, headRoom = 0, tailRoom = 0) {
+  constructor(
+    write: GatherWrite,
+    headRoom = 0,
+    tailRoom = 0,
+    onFailed?: () => void,
+  ) {
     this.#write = write;
+    this.#onFailed = onFailed;
     this.#headRoom = headRoom;
     const size = headRoom + BLOCK + tailRoom;
     this.#blocks = [new ArrayBuffer(size), new ArrayBuffer(size)];
@@ -130,6 +140,7 @@ export class WriteGather {
         this.#writing = null;
         this.#failed = true;
         this.#error = error;
+        this.#onFailed?.();
       },
     );
   }

@@ -229,3 +229,29 @@ Deno.test("sendBody() gathers small pieces that come while a write is under way,
     });
   }
 });
+
+Deno.test("sendBody() answers a gathered write's failure at once, not after the client's next bytes", async () => {
+  let pulls = 0;
+  // Two small pieces, then nothing until cancelled, as a client gone quiet.
+  const stream = new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      if (pulls++ < 2) controller.enqueue(enc.encode("ab"));
+    },
+  });
+  let writes = 0;
+  await rejects(
+    sendBody(stream, {
+      chunked: true,
+      // The first write is taken; the second (the gathered piece) fails
+      // while the body's read waits.
+      write: () =>
+        writes++ === 0
+          ? new Promise((resolve) => setTimeout(resolve, 0))
+          : Promise.reject(new Error("upstream gone")),
+      onReadError: (error) => new Error("client gone", { cause: error }),
+    }),
+    /upstream gone/,
+  );
+  strictEqual(writes, 2);
+});
