@@ -56,7 +56,9 @@ export type GatherWrite = (
 export class WriteGather {
   readonly #write: GatherWrite;
   readonly #headRoom: number;
-  readonly #blocks: [ArrayBuffer, ArrayBuffer];
+  readonly #size: number;
+  /** Made when first gathered into: a lone small piece needs one. */
+  readonly #blocks: [ArrayBuffer | null, ArrayBuffer | null] = [null, null];
   #current = 0;
   #filled = 0;
   #writing: Promise<void> | null = null;
@@ -81,8 +83,7 @@ export class WriteGather {
     this.#write = write;
     this.#onFailed = onFailed;
     this.#headRoom = headRoom;
-    const size = headRoom + BLOCK + tailRoom;
-    this.#blocks = [new ArrayBuffer(size), new ArrayBuffer(size)];
+    this.#size = headRoom + BLOCK + tailRoom;
   }
 
   /**
@@ -96,10 +97,8 @@ export class WriteGather {
   add(piece: Uint8Array): Promise<void> | null {
     if (this.#failed) throw this.#error;
     if (this.#filled + piece.length > BLOCK) return this.#addLater(piece);
-    new Uint8Array(this.#blocks[this.#current]!).set(
-      piece,
-      this.#headRoom + this.#filled,
-    );
+    const block = this.#blocks[this.#current] ??= new ArrayBuffer(this.#size);
+    new Uint8Array(block).set(piece, this.#headRoom + this.#filled);
     this.#filled += piece.length;
     if (this.#writing === null) this.#start();
     return null;
