@@ -2,9 +2,13 @@
  * A chunked request body of tens of thousands of one-byte chunks costs the
  * gateway per byte, not per piece: `Deno.serve` hands over each chunk as a
  * piece of its own, and the gateway gathers them into blocks before it
- * writes them to the body's temporary file. Measured on a gateway process
- * of its own (`/proc/PID/io` and `/proc/PID/stat`), for what only a
- * process shows: the write system calls and CPU of everything it runs.
+ * writes them to the body's temporary file (`proxy_request_buffering on`),
+ * or, streamed on as it comes (`off`), into one write of what came while
+ * the last was under way, to an HTTP server or as FastCGI records.
+ * Measured on a gateway process of its own (`/proc/PID/io` and
+ * `/proc/PID/stat`), for what only a process shows: the write system calls
+ * and CPU of everything it runs. Two processes: request buffering is one
+ * setting for the whole gateway.
  */
 import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import {
@@ -47,7 +51,7 @@ function letters(n: number): Uint8Array {
   return new Uint8Array(n).map((_, i) => 97 + i % 26);
 }
 
-/** The body framed as `n` one-byte chunks and the last chunk (RFC 9112 §7.1). */
+/** The body framed as one-byte chunks and the last chunk (RFC 9112 §7.1). */
 function oneByteChunks(body: Uint8Array): Uint8Array {
   const framed = new Uint8Array(body.length * 6 + 5);
   for (let i = 0; i < body.length; i++) {
