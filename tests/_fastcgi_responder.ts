@@ -19,6 +19,8 @@ export interface FastcgiSeen {
   params: [string, string][];
   /** The body, as latin1 text. */
   body: string;
+  /** The `STDIN` records that held it (the empty last one not counted). */
+  stdinRecords: number;
 }
 
 /** A running responder. */
@@ -240,7 +242,13 @@ function pairs(bytes: Uint8Array): [string, string][] {
 /** Reads one request's records; `null` when the connection ends first. */
 async function readRequest(conn: Deno.Conn): Promise<FastcgiSeen | null> {
   const state = { buf: new Uint8Array(0) };
-  const seen: FastcgiSeen = { role: 0, flags: 0, params: [], body: "" };
+  const seen: FastcgiSeen = {
+    role: 0,
+    flags: 0,
+    params: [],
+    body: "",
+    stdinRecords: 0,
+  };
   let params = new Uint8Array(0);
   for (let i = 0; i < 10_000; i++) {
     const head = await readExactly(conn, 8, state);
@@ -263,6 +271,7 @@ async function readRequest(conn: Deno.Conn): Promise<FastcgiSeen | null> {
     } else if (head[1] === 5) {
       if (length === 0) return seen;
       seen.body += latin1.decode(data);
+      seen.stdinRecords++;
     }
   }
   return null;

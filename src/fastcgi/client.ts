@@ -13,12 +13,14 @@
  */
 
 import {
+  GATHER_PIECE,
   type UpstreamCall,
   UpstreamError,
   type UpstreamReply,
   type UpstreamServerSpec,
   type UpstreamTimeouts,
   type UpstreamTransport,
+  WriteGather,
 } from "../upstream/mod.ts";
 import { STDIN_CHUNK, stdinRecords } from "./records.ts";
 import { readReply, type StderrLog } from "./reply_head.ts";
@@ -147,6 +149,9 @@ export class FastcgiTransport implements UpstreamTransport {
   }
 }
 
+/** Bytes asked for per read of a streamed body, Deno's socket chunk. */
+const STDIN_READ = 64 * 1024;
+
 /** The body as `STDIN` records, then the empty one that ends it. */
 async function writeBody(
   conn: TimedConn,
@@ -168,17 +173,32 @@ async function writeBody(
     }
   } else if (body?.kind === "stream") {
     // Each piece as it comes: nothing of the body is held past its write.
-    const reader = body.stream.getReader();
+    // Read into one reused buffer (its records are a copy): a default
+    // reader of Deno.serve's byte stream gives each piece a new 64 KiB
+    // buffer, which a body of one-byte chunks made a collector's storm.
+    let byob: ReadableStreamBYOBReader | null = null;
+    try {
+      byob = body.stream.getReader({ mode: "byob" });
+    } catch {
+      // Not a byte stream: a body built in JS rather than by Deno.serve.
+    }
+    const reader = byob ?? body.stream.getReader();
+    let buffer = new ArrayBuffer(byob === null ? 0 : STDIN_READ);
     // Each wait for the client's bytes is timed (client_body_timeout).
     const timer = body.timer;
     const cancel = timer && (() => void reader.cancel().catch(() => {}));
     let received = 0;
+    // Small pieces go as one record run (made at the first one): a chunked
+    // body of one-byte chunks was a record and a write per byte.
+    let gather: WriteGather | null = null;
     try {
       while (true) {
         let read: ReadableStreamReadResult<Uint8Array>;
         timer?.reading(cancel!);
         try {
-          read = await reader.read();
+          read = byob === null
+            ? await (reader as ReadableStreamDefaultReader<Uint8Array>).read()
+            : await byob.read(new Uint8Array(buffer));
         } catch (error) {
           // The client's body broke off: the client left, or sent bad
           // framing (the proxy's walk tells the two apart by the cause);
@@ -199,9 +219,29 @@ async function writeBody(
           body.received = received;
           break;
         }
-        received += read.value.length;
-        if (read.value.length > 0) await conn.write(stdinRecords(read.value));
+        const piece = read.value;
+        // A BYOB read detached `buffer`; the same memory came back.
+        if (byob !== null) buffer = piece.buffer as ArrayBuffer;
+        received += piece.length;
+        if (piece.length === 0) continue;
+        if (piece.length < GATHER_PIECE) {
+          gather ??= new WriteGather(
+            (block, length) =>
+              conn.write(stdinRecords(new Uint8Array(block, 0, length))),
+            0,
+            0,
+            // A read waiting for the client ends, and the write's error
+            // is thrown.
+            () => void reader.cancel().catch(() => {}),
+          );
+          const full = gather.add(piece);
+          if (full !== null) await full;
+          continue;
+        }
+        if (gather !== null) await gather.flush();
+        await conn.write(stdinRecords(piece));
       }
+      if (gather !== null) await gather.flush();
     } finally {
       reader.releaseLock();
     }

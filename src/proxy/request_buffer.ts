@@ -241,9 +241,20 @@ export async function readRequestBody(
         };
       }
       total += value.length;
+      // Pieces are gathered into the reader's block and kept or written a
+      // block at a time: a body costs per byte, not per piece (a chunked
+      // body of one-byte chunks is a piece per byte). A plain stream's
+      // piece (its own memory) is gathered only when small, and never for
+      // a body read whole into memory (one piece, as Deno.serve held it).
+      const gathered = reader.reused ||
+        (!inMemory && value.length < SMALL_PIECE);
+      if (gathered) reader.gather(value);
       if (temp === null) {
-        // A view of a buffer the next read reuses is kept as a copy.
-        chunks.push(reader.reused ? value.slice() : value);
+        if (!gathered) {
+          // After what the block gathered before it.
+          if (reader.gathered > 0) chunks.push(reader.take().slice());
+          chunks.push(value);
+        } else if (reader.full) chunks.push(reader.take().slice());
         held += value.length;
         // A chunked body fills nginx's buffer after what came with the
         // head (PREREAD) before it goes to a file.
@@ -264,22 +275,34 @@ export async function readRequestBody(
           return tempFailed(error, options.temp.dir, false);
         }
         options.onTempFile?.(temp.path);
-        const spill = chunks.splice(0);
+        // What was held, in one write; what the block still gathers goes
+        // with the block.
+        const failed = chunks.length === 0
+          ? null
+          : await writeTo(temp, join(chunks, held - reader.gathered));
+        chunks.length = 0;
         held = 0;
-        for (const chunk of spill) {
-          const failed = await writeTo(temp, chunk);
-          if (failed) {
-            reader.cancel();
-            return tempFailed(failed, temp.path, true);
-          }
+        if (failed) {
+          reader.cancel();
+          return tempFailed(failed, temp.path, true);
         }
         continue;
       }
-      const failed = await writeTo(temp, value);
+      let failed: unknown = null;
+      if (!gathered) {
+        if (reader.gathered > 0) failed = await writeTo(temp, reader.take());
+        failed ??= await writeTo(temp, value);
+      } else if (reader.full) {
+        failed = await writeTo(temp, reader.take());
+      }
       if (failed) {
         reader.cancel();
         return tempFailed(failed, temp.path, true);
       }
+    }
+    if (temp !== null && reader.gathered > 0) {
+      const failed = await writeTo(temp, reader.take());
+      if (failed) return tempFailed(failed, temp.path, true);
     }
     if (temp !== null) {
       // Read to the start again when it is sent.
@@ -300,6 +323,7 @@ export async function readRequestBody(
     if (temp !== null && !handed) temp.close();
   }
   if (total === 0) return { kind: "ready", body: null, temp: null };
+  if (reader.gathered > 0) chunks.push(reader.take());
   return {
     kind: "ready",
     body: {
@@ -309,6 +333,13 @@ export async function readRequestBody(
     temp: null,
   };
 }
+
+/**
+ * A plain stream's piece under this size is gathered (copied into a block)
+ * before it is kept or written; a larger one is kept as it came, which
+ * bounds the pieces a body is kept as by its bytes.
+ */
+const SMALL_PIECE = 4096;
 
 /** Writes a whole chunk to the file; the error, or `null`. */
 async function writeTo(

@@ -57,6 +57,7 @@ export type {
 } from "./types.ts";
 export { PEER_HOST_VALUE } from "./request_head.ts";
 export { BodyFile } from "./body_file.ts";
+export { GATHER_PIECE, WriteGather } from "./write_gather.ts";
 export { DEFAULT_HEAD_BUFFER, indexOfHeadEnd } from "./http1.ts";
 export {
   InvalidResponseError,

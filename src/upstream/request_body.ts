@@ -15,6 +15,7 @@
  */
 
 import type { BodyReadTimer } from "./types.ts";
+import { GATHER_PIECE, WriteGather } from "./write_gather.ts";
 
 /** Bytes asked for per read, Deno's own chunk size for socket streams. */
 const READ_SIZE = 64 * 1024;
@@ -86,6 +87,9 @@ export async function sendBody(
     (plain ?? byob!).cancel().catch(() => {});
   });
   let received = 0;
+  // Small pieces are gathered (made at the first one): a chunked body of
+  // one-byte chunks was a write per byte.
+  let gather: WriteGather | null = null;
   try {
     while (true) {
       let next: ReadableStreamReadResult<Uint8Array>;
@@ -107,6 +111,25 @@ export async function sendBody(
       if (plain === null) buffer = data.buffer as ArrayBuffer;
       if (data.length === 0) continue;
       received += data.length;
+      if (data.length < GATHER_PIECE) {
+        gather ??= new WriteGather(
+          options.chunked
+            ? (room, length) => options.write(frameInPlace(room, length))
+            : (room, length) =>
+              options.write(new Uint8Array(room, HEAD_ROOM, length)),
+          HEAD_ROOM,
+          2,
+          // A read waiting for the client ends (done), and the loop
+          // throws the write's error.
+          () => void (plain ?? byob!).cancel().catch(() => {}),
+        );
+        // No promise per piece unless the block is full.
+        const full = gather.add(data);
+        if (full !== null) await full;
+        continue;
+      }
+      // A larger piece goes as it is, after what was gathered.
+      if (gather !== null) await gather.flush();
       if (!options.chunked) {
         await options.write(data);
         continue;
@@ -121,6 +144,7 @@ export async function sendBody(
       }
       await options.write(frameInPlace(room, data.length));
     }
+    if (gather !== null) await gather.flush();
   } finally {
     (plain ?? byob!).releaseLock();
   }

@@ -76,7 +76,9 @@ Deno.test("sendBody() passes a byte stream through unframed", async () => {
 });
 
 Deno.test("sendBody() reads a byte stream into one reused buffer", async () => {
-  const { writes } = await collect(byteStream([10, 20, 30, 40]), true);
+  // Pieces large enough to be written as they are, not gathered.
+  const sizes = [20_000, 30_000, 40_000, 50_000];
+  const { writes } = await collect(byteStream(sizes), true);
   strictEqual(writes.length, 5);
   // Each read transferred the previous buffer back into the stream, so every
   // view but the last chunk's (and the constant last chunk) is detached: the
@@ -148,4 +150,108 @@ Deno.test("sendBody() stops at a failed write and releases the stream", async ()
   );
   strictEqual(stream.locked, false);
   await stream.cancel();
+});
+
+/**
+ * Sends a byte stream of `sizes` through `sendBody`, each write settling
+ * on the event loop's next turn, after every read the stream can answer
+ * at once: pieces come faster than the upstream takes them, as a
+ * chunked body of tiny chunks already received does. Returns each write's
+ * text.
+ */
+async function collectSlowly(
+  sizes: number[],
+  chunked: boolean,
+): Promise<string[]> {
+  const writes: string[] = [];
+  let i = 0;
+  const stream = new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: 64 * 1024,
+    pull(controller) {
+      const size = sizes[i++];
+      if (size === undefined) {
+        controller.close();
+        controller.byobRequest?.respond(0);
+        return;
+      }
+      const view = controller.byobRequest!.view as Uint8Array;
+      view.fill(97 + (i % 26), 0, size);
+      controller.byobRequest!.respond(size);
+    },
+  });
+  await sendBody(stream, {
+    chunked,
+    write: (bytes) => {
+      writes.push(dec.decode(bytes));
+      return new Promise((resolve) => setTimeout(resolve, 0));
+    },
+    onReadError: (error) => new Error("client gone", { cause: error }),
+  });
+  return writes;
+}
+
+/** A chunked body decoded. */
+function unchunk(text: string): string {
+  let body = "";
+  for (let at = 0;;) {
+    const eol = text.indexOf("\r\n", at);
+    const size = parseInt(text.slice(at, eol), 16);
+    if (size === 0) return body;
+    body += text.slice(eol + 2, eol + 2 + size);
+    at = eol + 2 + size + 2;
+  }
+}
+
+Deno.test("sendBody() gathers small pieces that come while a write is under way, in order, around larger ones", async (t) => {
+  // [piece sizes, the writes' body bytes]
+  const cases: [number[], number[]][] = [
+    // The first at once, the rest together once it is written.
+    [[1, 1, 1, 1, 1, 1], [1, 5]],
+    [Array(1000).fill(1), [1, 999]],
+    // A full block (64 KiB) waits for the write under way, then goes.
+    [Array(70_000).fill(1), [1, 65_536, 4463]],
+    // A larger piece goes as it is, after what was gathered before it.
+    [[3, 20_000, 5, 6, 7, 30_000, 1], [3, 20_000, 5, 13, 30_000, 1]],
+  ];
+  for (const [sizes, written] of cases) {
+    await t.step(`${sizes.length} pieces`, async () => {
+      const body = sizes.map((n, i) =>
+        String.fromCharCode(97 + ((i + 1) % 26)).repeat(n)
+      ).join("");
+      const plain = await collectSlowly(sizes, false);
+      strictEqual(plain.join(""), body);
+      deepStrictEqual(plain.map((w) => w.length), written);
+      const framed = await collectSlowly(sizes, true);
+      strictEqual(unchunk(framed.join("")), body);
+      // And the last chunk.
+      strictEqual(framed.length, written.length + 1);
+    });
+  }
+});
+
+Deno.test("sendBody() answers a gathered write's failure at once, not after the client's next bytes", async () => {
+  let pulls = 0;
+  // Two small pieces, then nothing until cancelled, as a client gone quiet.
+  const stream = new ReadableStream({
+    type: "bytes",
+    pull(controller) {
+      if (pulls++ < 2) controller.enqueue(enc.encode("ab"));
+    },
+  });
+  let writes = 0;
+  await rejects(
+    sendBody(stream, {
+      chunked: true,
+      // The first write is taken; the second (the gathered piece) fails
+      // while the body's read waits.
+      write: () =>
+        writes++ === 0
+          ? new Promise((resolve) => setTimeout(resolve, 0))
+          : Promise.reject(new Error("upstream gone")),
+      onReadError: (error) => new Error("client gone", { cause: error }),
+    }),
+    /upstream gone/,
+  );
+  strictEqual(writes, 2);
 });
