@@ -216,6 +216,7 @@ class Compiler implements CompileContext {
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
     access.finish();
+    this.upstreams.finish();
     // The start's lines go to a file the gateway opens: the main level's
     // first (a `stderr` one has no file: nginx's default is used then).
     const errorLog = errorLogs.find((log) => log.path !== "stderr");
