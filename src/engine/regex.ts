@@ -145,7 +145,7 @@ const MAX_SOURCE = 4096;
  * Compiles a location, `rewrite`, `if`, `map` or other regex of nginx.conf.
  *
  * @param source The expression as written.
- * @param caseless PCRE2_CASELESS: `~*`, `server_name`, every location
+ * @param caseless PCRE2_CASELESS: `~*`, a `server_name` with an upper-case letter, every location
  * regex of nginx for Windows.
  * @returns The expression.
  * @throws {ValueError} With nginx's `pcre2_compile() failed` message, or
