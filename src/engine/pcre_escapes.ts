@@ -43,17 +43,17 @@ export function otherEscape(c: string, at: number): never {
 
 /**
  * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
- * a non-alphanumeric char), or `null` for a class or assertion.
+ * a non-alphanumeric char), or `null` for a class or assertion, with
+ * PCRE2's refusals (check_escape()). A digit `1`…`7` here is octal: the
+ * caller has taken a backreference (outside a class) first.
  *
  * @param cur The pattern, read from after the escape's letter.
  * @param c The letter after `\`.
- * @param inClass Inside `[...]` (`\1` is octal there).
  * @returns The char's code, or `null`.
  */
 export function escapeChar(
   cur: Cursor,
   c: string,
-  inClass: boolean,
 ): number | null {
   const s = cur.s;
   const simple: Record<string, number> = {
@@ -66,8 +66,23 @@ export function escapeChar(
   };
   if (c in simple) return simple[c]!;
   if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
+  if ("FlLuU".includes(c)) {
+    // Perl's case escapes; `\u`, `\U` only with PCRE2_ALT_BSUX (check_escape()).
+    return fail(NOT_PERL, cur.at >= s.length ? null : cur.at);
+  }
+  if (c === "N") {
+    nBrace(cur);
+    return null;
+  }
   if ((c === "x" || c === "o") && s[cur.at] === "{") {
     return braced(cur, c === "x" ? 16 : 8);
+  }
+  if (c === "o") {
+    return fail(
+      "missing opening brace after \\o",
+      // At the end PCRE2 steps back onto the `o`.
+      cur.at >= s.length ? cur.at - 1 : cur.at,
+    );
   }
   if (c === "x") {
     const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(cur.at))![0];
@@ -87,18 +102,47 @@ export function escapeChar(
     cur.at++;
     return next.toUpperCase().charCodeAt(0) ^ 0x40;
   }
-  if (c === "0" || (inClass && isOctal(c))) {
+  if (isOctal(c)) {
+    // `\0…` always, `\1`…`\7` in a class or past the groups so far.
     let digits = c;
     while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
-    return parseInt(digits, 8) & 0xff;
-  }
-  if (c >= "1" && c <= "7") {
-    // Outside a class, `\nnn` past the groups so far is octal.
-    let digits = c;
-    while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
-    return parseInt(digits, 8) & 0xff;
+    const code = parseInt(digits, 8);
+    if (code > 0xff) {
+      fail(
+        "octal value is greater than \\377 in 8-bit non-UTF-8 mode",
+        cur.at >= s.length ? null : cur.at,
+      );
+    }
+    return code;
   }
   return null;
+}
+
+/** PCRE2's ERR37. */
+const NOT_PERL = "PCRE2 does not support \\F, \\L, \\l, \\N{name}, \\U, or \\u";
+
+/**
+ * After `\N`: a `{` must open a quantifier (`\N{2,3}`), as PCRE2's
+ * check_escape() reads it: `\N{U+…}` is Unicode mode's only, any other
+ * `\N{…}` is Perl's `\N{name}`. The cursor stays after the `N`.
+ */
+function nBrace(cur: Cursor): void {
+  const s = cur.s;
+  if (s[cur.at] !== "{") return;
+  const at = cur.at >= s.length ? null : cur.at;
+  if (s[cur.at + 1] === "U" && s[cur.at + 2] === "+") {
+    fail("\\N{U+dddd} is supported only in Unicode (UTF) mode", at);
+  }
+  const m = /^\{(\d*)(,(\d*))?\}/.exec(s.slice(cur.at));
+  if (m === null || m[1] === "") fail(NOT_PERL, at);
+  const min = Number(m![1]);
+  const max = m![3] === undefined || m![3] === "" ? null : Number(m![3]);
+  if (min > 65535 || (max !== null && max > 65535)) {
+    fail("number too big in {} quantifier", at);
+  }
+  if (max !== null && max < min) {
+    fail("numbers out of order in {} quantifier", at);
+  }
 }
 
 /** `\x{hh}` or `\o{ooo}` from its `{`, with PCRE2's refusals. */
@@ -301,14 +345,22 @@ function classItem(cur: Cursor, rangeEnd: boolean): number | ByteSet | null {
   }
   // In a class `\8` and `\9` are the digits (PCRE2).
   if (e === "8" || e === "9") return e.charCodeAt(0);
-  const code = escapeChar(cur, e, true);
+  const code = escapeChar(cur, e);
   if (code !== null) return code;
   const set = typeEscape(e);
   if (set !== null && e !== "N") {
     if (rangeEnd) fail("invalid range in character class", cur.at);
     return set;
   }
-  if ("BRXNAzZGgkKQE".includes(e)) {
+  // In a class `\g` is the letter (check_escape()).
+  if (e === "g") return 0x67;
+  if (e === "N") {
+    return fail(
+      "\\N is not supported in a class",
+      cur.at >= s.length ? null : cur.at,
+    );
+  }
+  if ("BRXAzZGkKC".includes(e)) {
     return fail("escape sequence is invalid in character class", at);
   }
   return otherEscape(e, at);

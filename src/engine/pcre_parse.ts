@@ -50,6 +50,8 @@ export interface ParsedPcre {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+/** PCRE2's MAX_GROUP_NUMBER. */
+const MAX_GROUP = 65535;
 /** The set of each byte (0-255), and of each byte caseless (256-511). */
 const CHAR_SETS: ByteSet[] = [];
 /** `.` under `(?s)`, and without it (no newline), shared. */
@@ -233,6 +235,21 @@ class Parser {
       case "(":
         return this.#group(frame, start);
       case "[": {
+        // `[[:<:]]`, `[[:>:]]`: PCRE2 reads them as `\b(?=\w)`, `\b(?<=\w)`.
+        const word = /^\[:([<>]):\]\]/.exec(s.slice(this.#c.at));
+        if (word !== null) {
+          this.#c.at += 6;
+          const w = typeEscape("w")!;
+          return {
+            kind: "seq",
+            items: [{ kind: "anchor", which: "b" }, {
+              kind: "look",
+              ahead: word[1] === "<",
+              negative: false,
+              body: { kind: "set", set: w },
+            }],
+          };
+        }
         if (posixEnd(this.#c.s, start) >= 0) {
           fail(
             this.#c.s[start + 1] === ":"
@@ -309,7 +326,8 @@ class Parser {
     if (atom.kind === "anchor") {
       fail("quantifier does not follow a repeatable item", at);
     }
-    if (atom.kind === "look") {
+    // A seq is `[[:<:]]`: PCRE2 repeats its lookaround.
+    if (atom.kind === "look" || atom.kind === "seq") {
       unsupported("a repeated assertion", at);
     }
     if (atom.kind === "text") {
@@ -388,6 +406,9 @@ class Parser {
     if (c === "=" || c === "!") {
       return this.#c.at++, this.#body(frame, start, null, c);
     }
+    if (c === "*" || (c === "<" && s[this.#c.at + 1] === "*")) {
+      unsupported("a non-atomic assertion (?*…) or (?<*…)", start);
+    }
     if (c === "<" && (s[this.#c.at + 1] === "=" || s[this.#c.at + 1] === "!")) {
       this.#c.at += 2;
       return this.#body(
@@ -448,7 +469,10 @@ class Parser {
     const s = this.#c.s;
     const opts = { ...this.#opts };
     let on = true;
+    /** One `-` at most, and none after `^` (PCRE2's ERR94). */
+    let hyphen = true;
     if (s[this.#c.at] === "^") {
+      hyphen = false;
       Object.assign(opts, {
         i: false,
         s: false,
@@ -462,8 +486,10 @@ class Parser {
       const c = s[this.#c.at];
       if (c === undefined) fail("missing closing parenthesis", null);
       if (c === ")" || c === ":") break;
-      if (c === "-") on = false;
-      else if (c === "x" && s[this.#c.at + 1] === "x") {
+      if (c === "-") {
+        if (!hyphen) fail("invalid hyphen in option setting", this.#c.at);
+        [on, hyphen] = [false, false];
+      } else if (c === "x" && s[this.#c.at + 1] === "x") {
         opts.x = opts.xx = on;
         this.#c.at++;
       } else if (
@@ -618,10 +644,17 @@ class Parser {
       const n = Number(digits);
       if (n < 10 || c === "8" || c === "9" || n <= this.#groups.count) {
         this.#c.at = at + digits.length;
-        return this.#backref(n, at);
+        if (n > MAX_GROUP) {
+          fail(
+            "subpattern number is too big",
+            this.#c.at >= s.length ? null : this.#c.at,
+          );
+        }
+        // PCRE2 names a reference by its last char.
+        return this.#backref(n, this.#c.at - 1);
       }
     }
-    const code = escapeChar(this.#c, c, false);
+    const code = escapeChar(this.#c, c);
     if (code !== null) {
       return code > 0x7f && !/[A-Za-z0-9]/.test(c)
         ? this.#literal(code)
@@ -633,19 +666,60 @@ class Parser {
     return otherEscape(c, at);
   }
 
+  /**
+   * The number of `\g{n}`, `\g{-n}`, `\g{+n}`, `\gn`, `\g-n` (cursor after
+   * `g`), with PCRE2's refusals (check_escape(), read_number()), or `null`
+   * (a name follows); a refusal of a braced one is named at its `{`.
+   */
+  #groupNumber(): number | null {
+    const s = this.#c.s;
+    const braced = s[this.#c.at] === "{";
+    const m = /^([+-]?)(\d+)/.exec(s.slice(this.#c.at + (braced ? 1 : 0)));
+    if (m === null) return null;
+    const from = this.#c.at + (braced ? 1 : 0);
+    const where = (end: number) =>
+      braced ? this.#c.at : end >= s.length ? null : end;
+    // Digits read up to the one past the bound.
+    let n = 0;
+    for (let i = 0; i < m[2]!.length; i++) {
+      n = n * 10 + Number(m[2]![i]);
+      const bound = m[1] === "+" ? MAX_GROUP - this.#groups.count : MAX_GROUP;
+      if (n > bound) {
+        fail(
+          "subpattern number is too big",
+          where(from + m[1]!.length + i + 1),
+        );
+      }
+    }
+    const end = from + m[0].length;
+    if (m[1] !== "" && n === 0) {
+      fail("a relative value of zero is not allowed", where(end));
+    }
+    if (m[1] === "-" && n > this.#groups.count) {
+      fail("reference to non-existent subpattern", where(end));
+    }
+    if (braced && s[end] !== "}") {
+      fail(
+        "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
+        this.#c.at,
+      );
+    }
+    this.#c.at = braced ? end + 1 : end;
+    if (m[1] === "+") n += this.#groups.count;
+    else if (m[1] === "-") n = this.#groups.count + 1 - n;
+    if (n <= 0) {
+      fail("reference to non-existent subpattern", where(this.#c.at));
+    }
+    return n;
+  }
+
   /** `\g{n}`, `\g{-n}`, `\gn`, `\g{name}`, `\k<name>`, `\k'name'`, `\k{name}`. */
   #namedRef(c: string, at: number): PcreNode {
     const s = this.#c.s;
     const open = s[this.#c.at];
     if (c === "g") {
-      const m = /^(?:\{(-?\d+)\}|(-?\d+))/.exec(s.slice(this.#c.at));
-      if (m !== null) {
-        this.#c.at += m[0].length;
-        let n = Number(m[1] ?? m[2]);
-        if (n < 0) n = this.#groups.count + 1 + n;
-        if (n <= 0) fail("reference to non-existent subpattern", at + 1);
-        return this.#backref(n, at + 1);
-      }
+      const n = this.#groupNumber();
+      if (n !== null) return this.#backref(n, this.#c.at - 1);
       const call = /^(?:<([+-]?\d+|[A-Za-z_]\w*)>|'([+-]?\d+|[A-Za-z_]\w*)')/
         .exec(s.slice(this.#c.at));
       if (call !== null) unsupported("a subroutine call \\g<…>", at);

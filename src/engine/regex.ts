@@ -10,11 +10,13 @@
  * `\Q…\E`, `(?i)` mean what they mean in nginx, and `.`, `\s`, `$` too
  * (`.` takes `\r`; `\s` no U+00A0; `$` matches before a final newline).
  *
- * Taken as PCRE2 takes them: POSIX classes (`[[:alnum:]]`), `\A`, `\z`,
+ * Taken as PCRE2 takes them: POSIX classes (`[[:alnum:]]`), the word
+ * start and end `[[:<:]]`, `[[:>:]]`, `\A`, `\z`,
  * `\Z`, `\h`, `\v`, `\R`, `\Q…\E`, `\x{41}`, options `(?i)`, `(?s)`, `(?x)`,
  * `(?U)`, `(?n)` (scoped too: `(?i:…)`, `(?-i)` mid-pattern), `(?#…)`,
  * `(?P=name)`, `\g{-1}`. Refused with the reason (README regex-syntax):
  * `\p`, `\X`, `\C`, `\K`, recursion, conditionals, callouts, `(*VERB)`s,
+ * non-atomic assertions (`(?*…)`),
  * `(?m)`, a name used twice under `(?J)`; an atomic group or possessive
  * repeat other than one char or class repeated without bound (`[^/]*+`,
  * `(?>a+)` are taken); a branch-reset group with captures; a backreference

@@ -132,6 +132,16 @@ const CASES: Case[] = [
   { pattern: "^/i8\\Ga\\b", uris: ["/i8a", "/i8ab"] },
   { pattern: "^/i9\\d{2,}?(\\d*)", uris: ["/i91234"] },
   { pattern: "^/j1[[:alpha]]+$", uris: ["/j1a:]", "/j1ph]"] },
+  // PCRE2's word starts and ends, `\g` in a class, `\N{n}`, relative
+  // references.
+  {
+    pattern: "^/k1/[[:<:]]ab[[:>:]]",
+    uris: ["/k1/ab", "/k1/abc", "/k1/ab-"],
+  },
+  { pattern: "^/k2[\\g]+$", uris: ["/k2gg", "/k2x", "/k2%5C"] },
+  { pattern: "^/k3\\N{2}$", uris: ["/k3ab", "/k3a", "/k3a%0A"] },
+  { pattern: "^/k4(a)(b)\\g-2\\g{-1}", uris: ["/k4abab", "/k4abba"] },
+  { pattern: "^/k5\\o{101}\\0101\\177", uris: ["/k5AA1%7F", "/k5aA1%7F"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -176,6 +186,38 @@ const NGINX_REFUSES = [
   "(?P=",
   "(?#abc",
   "(?P<1a>x)",
+  // PCRE2's escape refusals: Perl's `\N{name}` and case escapes, octal
+  // past a byte, `\o` without braces, group numbers out of range.
+  "\\N{,2}",
+  "\\N{}",
+  "a\\N{U+41}",
+  "\\N{99999}",
+  "\\N{3,2}",
+  "[a\\N]",
+  "[\\N{,2}]",
+  "\\400",
+  "^/[\\777]",
+  "\\Fa",
+  "\\l",
+  "a\\Ub",
+  "\\u",
+  "\\o",
+  "\\ox",
+  "\\o{400}",
+  "[\\kx]",
+  "\\g0",
+  "\\g{0}a",
+  "(a)\\g{-0}",
+  "(a)\\g{+0}b",
+  "\\g{99999}",
+  "\\g70000a",
+  "\\99999",
+  "(a)\\g{-2}",
+  "(a)\\g-2b",
+  "\\g{1}a",
+  "\\81a",
+  "(?i-s-x)a",
+  "(?^-i)a",
 ];
 
 /** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
@@ -215,6 +257,10 @@ const GATEWAY_REFUSES = [
   "^/h/([a-z0-9-]{1,63}\\.?)+$",
   "^(?:a{1,10}){1,10}$",
   "^.*a{1,20}.*$",
+  // Non-atomic assertions; a forward reference.
+  "(?*a)",
+  "(?<*a)b",
+  "\\g{+1}(a)",
 ];
 
 /** A pattern as a double-quoted nginx.conf string. */
