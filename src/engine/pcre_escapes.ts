@@ -25,6 +25,8 @@ export interface Cursor {
 export interface ClassRead {
   set: ByteSet;
   negate: boolean;
+  /** Its single chars as PCRE2 parsed them, `null` with anything else (pcre_size.ts). */
+  literals: number[] | null;
 }
 
 const isOctal = (c: string | undefined) =>
@@ -206,6 +208,11 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
   let quoted = false;
   /** The last single char added, which a `-` may make a range from. */
   let last: number | null = null;
+  let literals: number[] | null = [];
+  const literal = (code: number) => {
+    literals?.push(code);
+    return code;
+  };
   for (;;) {
     const c = s[cur.at];
     if (c === undefined) {
@@ -217,7 +224,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
         cur.at += 2;
         continue;
       }
-      last = quotedChar(cur, set, c.charCodeAt(0));
+      last = literal(quotedChar(cur, set, c.charCodeAt(0)));
       cur.at++;
       first = false;
       continue;
@@ -231,7 +238,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
     const posix = c === "[" ? posixEnd(s, cur.at) : -1;
     if (c === "[" && posix < 0) {
       // `[` that opens no POSIX item is itself.
-      set.bits[last = 0x5b] = 1;
+      set.bits[last = literal(0x5b)] = 1;
       cur.at++;
       continue;
     }
@@ -249,6 +256,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       }
       m[0] = s.slice(cur.at, posix + 2);
       addSet(set, m[1] === "^" ? negated(make!()) : make!());
+      literals = null;
       cur.at += m[0].length;
       if (
         s[cur.at] === "-" && s[cur.at + 1] !== "]" &&
@@ -279,6 +287,8 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
         fail("range out of order in character class", cur.at - 1);
       }
       for (let b = last + 1; b <= (to as number); b++) set.bits[b] = 1;
+      // `[a-a]` is PCRE2's one char.
+      if (to !== last) literals = null;
       last = null;
       continue;
     }
@@ -292,8 +302,9 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       continue;
     }
     const item = classItem(cur, false);
-    if (typeof item === "number") set.bits[last = item] = 1;
+    if (typeof item === "number") set.bits[last = literal(item)] = 1;
     else if (item !== null) {
+      literals = null;
       if (s[cur.at] === "-" && s[cur.at + 1] !== "]") {
         fail("invalid range in character class", cur.at);
       }
@@ -302,7 +313,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
     }
   }
   cur.at++;
-  return { set, negate };
+  return { set, negate, literals };
 }
 
 /** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */

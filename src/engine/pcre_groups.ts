@@ -67,8 +67,13 @@ export function minWidth(node: PcreNode): number {
   }
 }
 
-/** The one number of chars a node matches, or `null` when it varies. */
-function fixedWidth(node: PcreNode): number | null {
+/**
+ * The one number of chars a node matches, or `null` when it varies.
+ *
+ * @param node A parsed node.
+ * @returns Its width, or `null`.
+ */
+export function fixedWidth(node: PcreNode): number | null {
   switch (node.kind) {
     case "set":
     case "text":

@@ -26,6 +26,12 @@ import {
   readClass,
 } from "./pcre_escapes.ts";
 import { fail, type PcreNode, unsupported } from "./pcre_tree.ts";
+import {
+  BRACKETS,
+  compiledLength,
+  MAX_PATTERN_SIZE,
+  nodeLength,
+} from "./pcre_size.ts";
 
 export { PcreError, type PcreNode } from "./pcre_tree.ts";
 
@@ -118,6 +124,9 @@ class Parser {
       if (n === undefined || n > this.#groups.count) {
         fail("reference to non-existent subpattern", at);
       }
+    }
+    if (compiledLength(root) > MAX_PATTERN_SIZE) {
+      fail("regular expression is too large", null);
     }
     if (this.#groups.deferred !== null) throw this.#groups.deferred;
     return {
@@ -246,7 +255,7 @@ class Parser {
               kind: "look",
               ahead: word[1] === "<",
               negative: false,
-              body: { kind: "set", set: w },
+              body: { kind: "set", set: w, code: 1 },
             }],
           };
         }
@@ -258,15 +267,20 @@ class Parser {
             start,
           );
         }
-        const { set, negate } = readClass(this.#c, this.#opts.xx);
+        const { set, negate, literals } = readClass(this.#c, this.#opts.xx);
         // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
         return {
           kind: "set",
           set: negate ? negated(this.#fold(set)) : this.#fold(set),
+          code: classLength(negate, literals),
         };
       }
       case ".":
-        return { kind: "set", set: this.#opts.s ? ANY : ANY_BUT_NEWLINE };
+        return {
+          kind: "set",
+          set: this.#opts.s ? ANY : ANY_BUT_NEWLINE,
+          code: 1,
+        };
       case "^":
         return { kind: "anchor", which: "start" };
       case "$":
@@ -359,7 +373,7 @@ class Parser {
       max,
       lazy: possessive ? false : lazy,
     };
-    return possessive ? this.#atomic(repeat, at) : repeat;
+    return possessive ? this.#atomic(repeat, at, false) : repeat;
   }
 
   /**
@@ -367,13 +381,16 @@ class Parser {
    * equivalent: an unbounded repeat of one set (`X*+`, `(?>X+)`) takes every
    * X it can and gives none back, as `X*(?!X)` does.
    */
-  #atomic(node: PcreNode, at: number): PcreNode {
+  #atomic(node: PcreNode, at: number, group: boolean): PcreNode {
     if (
       node.kind === "repeat" && node.max === Infinity && !node.lazy &&
       node.body.kind === "set"
     ) {
+      // PCRE2's code: the repeat's possessive opcode, or a ONCE group.
+      const code = nodeLength(node) + (group ? BRACKETS : 0);
       return {
         kind: "seq",
+        code,
         items: [node, {
           kind: "look",
           ahead: true,
@@ -421,7 +438,11 @@ class Parser {
     if (c === ">") {
       this.#c.at++;
       const inner = this.#body(frame, start, null, "group");
-      return this.#atomic(inner.kind === "group" ? inner.body : inner, start);
+      return this.#atomic(
+        inner.kind === "group" ? inner.body : inner,
+        start,
+        true,
+      );
     }
     if (c === "|") {
       this.#c.at++;
@@ -661,7 +682,7 @@ class Parser {
         : this.#char(code);
     }
     const set = typeEscape(c);
-    if (set !== null) return { kind: "set", set };
+    if (set !== null) return { kind: "set", set, code: 1 };
     void frame;
     return otherEscape(c, at);
   }
@@ -747,6 +768,18 @@ class Parser {
     const nameAt = this.#c.at;
     return this.#backref(this.#name(end), nameAt);
   }
+}
+
+/**
+ * PCRE2's length of a class (compile_branch()): one char, one char
+ * negated, or a letter and its other case are compiled as a char.
+ */
+function classLength(negate: boolean, literals: number[] | null): number {
+  if (literals?.length === 1) return 2;
+  if (negate || literals?.length !== 2) return 33;
+  const [c, d] = literals as [number, number];
+  const other = /[A-Za-z]/.test(String.fromCharCode(c)) ? c ^ 0x20 : c;
+  return other !== c && d === other ? 2 : 33;
 }
 
 /**

@@ -142,6 +142,9 @@ const CASES: Case[] = [
   { pattern: "^/k3\\N{2}$", uris: ["/k3ab", "/k3a", "/k3a%0A"] },
   { pattern: "^/k4(a)(b)\\g-2\\g{-1}", uris: ["/k4abab", "/k4abba"] },
   { pattern: "^/k5\\o{101}\\0101\\177", uris: ["/k5AA1%7F", "/k5aA1%7F"] },
+  // Just within PCRE2's 64 KiB of code.
+  { pattern: "^/k6(?:[Aa]b){0,3854}$", uris: ["/k6", "/k6Abab", "/k6aB"] },
+  { pattern: "^/k7(ab){5460}", uris: ["/k7ab"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -218,6 +221,12 @@ const NGINX_REFUSES = [
   "\\81a",
   "(?i-s-x)a",
   "(?^-i)a",
+  // Code past PCRE2's 64 KiB: a counted repeat of a group copies it.
+  "(ab){5461}",
+  "(?:[ab]c){1599}",
+  "(?:a|b){0,6000}",
+  "x(?:(?:ab){1,9}){2000}",
+  "^(?:(?<=ab)\\d{2,5}|[^/]+?){1000,3000}",
 ];
 
 /** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
