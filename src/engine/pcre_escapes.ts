@@ -203,7 +203,16 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
   const s = cur.s;
   const set = emptySet();
   let negate = false;
-  if (s[cur.at] === "^") [negate, cur.at] = [true, cur.at + 1];
+  // PCRE2 skips `\E`, `\Q\E` (and under `(?xx)` spaces and tabs) before
+  // and after a leading `^`: the first char after them may be a `]`.
+  for (;;) {
+    if (s.startsWith("\\E", cur.at)) cur.at += 2;
+    else if (s.startsWith("\\Q\\E", cur.at)) cur.at += 4;
+    else if (xx && (s[cur.at] === " " || s[cur.at] === "\t")) cur.at++;
+    else if (!negate && s[cur.at] === "^") {
+      [negate, cur.at] = [true, cur.at + 1];
+    } else break;
+  }
   let first = true;
   let quoted = false;
   /** The last single char added, which a `-` may make a range from. */
@@ -267,11 +276,12 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       last = null;
       continue;
     }
+    // Under `(?xx)` spaces and tabs may stand between `-` and the range's end.
+    let toAt = cur.at + 1;
+    while (xx && (s[toAt] === " " || s[toAt] === "\t")) toAt++;
     if (
-      c === "-" && last !== null && s[cur.at + 1] !== "]" &&
-      s[cur.at + 1] !== undefined
+      c === "-" && last !== null && s[toAt] !== "]" && s[toAt] !== undefined
     ) {
-      const toAt = cur.at + 1;
       if (/^\[:\^?[a-z]+:\]/.test(s.slice(toAt))) {
         fail("invalid range in character class", toAt + 1);
       }

@@ -224,8 +224,13 @@ export class GroupChecks {
   lookbehind(body: PcreNode, start: number): void {
     if (hasBackref(body)) unsupported("a backreference in a lookbehind", start);
     const branches = body.kind === "alt" ? body.branches : [body];
-    if (branches.some((b) => fixedWidth(b) === null)) {
+    const widths = branches.map(fixedWidth);
+    if (widths.some((w) => w === null)) {
       throw new PcreError("lookbehind assertion is not fixed length", start);
+    }
+    // PCRE2's LOOKBEHIND_MAX (get_branchlength()).
+    if (widths.some((w) => w! > 65535)) {
+      throw new PcreError("lookbehind assertion is too long", start);
     }
   }
 }

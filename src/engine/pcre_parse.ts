@@ -186,6 +186,24 @@ class Parser {
     return items.length === 1 ? items[0]! : { kind: "seq", items };
   }
 
+  /**
+   * What PCRE2 reads past before a quantifier's `?` or `+` (parse_regex()):
+   * `\E`, an empty `\Q\E`, `(?#…)`, under `(?x)` spaces and comments
+   * (`a?\E?` is `a??`).
+   */
+  #skipQuiet(): void {
+    const s = this.#c.s;
+    for (;;) {
+      this.#skipExtended();
+      const at = this.#c.at;
+      if (s.startsWith("\\E", at)) this.#c.at += 2;
+      else if (s.startsWith("\\Q\\E", at)) this.#c.at += 4;
+      else if (s.startsWith("(?#", at) && s.includes(")", at)) {
+        this.#c.at = s.indexOf(")", at) + 1;
+      } else return;
+    }
+  }
+
   /** Spaces and `#` comments under `(?x)`. */
   #skipExtended(): void {
     if (!this.#opts.x) return;
@@ -352,6 +370,7 @@ class Parser {
     }
     let lazy = this.#opts.U;
     let possessive = false;
+    this.#skipQuiet();
     if (s[this.#c.at] === "?") [lazy, this.#c.at] = [!lazy, this.#c.at + 1];
     else if (s[this.#c.at] === "+") {
       [possessive, this.#c.at] = [true, this.#c.at + 1];

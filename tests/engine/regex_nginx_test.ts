@@ -145,6 +145,15 @@ const CASES: Case[] = [
   // Just within PCRE2's 64 KiB of code.
   { pattern: "^/k6(?:[Aa]b){0,3854}$", uris: ["/k6", "/k6Abab", "/k6aB"] },
   { pattern: "^/k7(ab){5460}", uris: ["/k7ab"] },
+  // A class's leading `\E` and `^`, `(?xx)` spaces in a range, and what
+  // stands between a quantifier and its `?`.
+  { pattern: "^/k8[\\E]a]+$", uris: ["/k8]a", "/k8b"] },
+  { pattern: "^/k9[\\E^a]$", uris: ["/k9b", "/k9a", "/k9^"] },
+  { pattern: "(?xx)^/l1[a- c]+$", uris: ["/l1abc", "/l1%20", "/l1d"] },
+  { pattern: "(?xx)^/l2[ ^a]+$", uris: ["/l2bc", "/l2a"] },
+  { pattern: "^/l3(a+)\\E?(.*)", uris: ["/l3aaa"] },
+  { pattern: "^/l4(a+)(?#c)?(.*)", uris: ["/l4aaa"] },
+  { pattern: "(?x)^/l5(a+) ?(.*)", uris: ["/l5aaa"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -227,6 +236,11 @@ const NGINX_REFUSES = [
   "(?:a|b){0,6000}",
   "x(?:(?:ab){1,9}){2000}",
   "^(?:(?<=ab)\\d{2,5}|[^/]+?){1000,3000}",
+  "^/(?<=a{40000}b{40000})",
+  "(?<=x|a{65535}b)c",
+  // A class's leading `\E` is skipped: its `]` is a member.
+  "[\\E]",
+  "a?\\E?+",
 ];
 
 /** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
