@@ -13,10 +13,10 @@ import {
   POSIX_CLASSES,
   typeEscape,
 } from "./pcre_sets.ts";
-import { fail, unsupported } from "./pcre_tree.ts";
+import { type Deferred, fail, unsupported } from "./pcre_tree.ts";
 
-/** The pattern and where it is being read. */
-export interface Cursor {
+/** The pattern, where it is being read, and a refusal waiting for its end. */
+export interface Cursor extends Deferred {
   readonly s: string;
   at: number;
 }

@@ -25,7 +25,7 @@ import {
   posixEnd,
   readClass,
 } from "./pcre_escapes.ts";
-import { fail, type PcreNode, unsupported } from "./pcre_tree.ts";
+import { defer, fail, type PcreNode, unsupported } from "./pcre_tree.ts";
 import {
   BRACKETS,
   compiledLength,
@@ -66,6 +66,47 @@ const ANY_BUT_NEWLINE = negated(emptySet());
 ANY_BUT_NEWLINE.bits[0x0a] = 0;
 /** What PCRE2 reads as a quantifier. */
 const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
+/** The option settings PCRE2 reads at the start of a pattern (pso_list). */
+const START_OPTION =
+  /^\(\*(?:UTF|UCP|NOTEMPTY|NOTEMPTY_ATSTART|NO_AUTO_POSSESS|NO_DOTSTAR_ANCHOR|NO_JIT|NO_START_OPT|CR|LF|CRLF|ANY|NUL|ANYCRLF|BSR_ANYCRLF|BSR_UNICODE|(?:LIMIT_MATCH|LIMIT_HEAP|LIMIT_DEPTH|LIMIT_RECURSION)=\d+)\)/;
+/** PCRE2's verbs (`(*:NAME)` is `(*MARK:NAME)`). */
+const VERBS = new Set([
+  "",
+  "MARK",
+  "ACCEPT",
+  "F",
+  "FAIL",
+  "COMMIT",
+  "PRUNE",
+  "SKIP",
+  "THEN",
+]);
+/**
+ * PCRE2's alpha assertions and what each is: a lookaround, an atomic
+ * group, a non-atomic lookaround (`*=`), a script run (`group`).
+ */
+const ALPHA_ASSERTIONS = new Map<
+  string,
+  "=" | "!" | "<=" | "<!" | ">" | "*=" | "*<=" | "group"
+>([
+  ["pla", "="],
+  ["positive_lookahead", "="],
+  ["plb", "<="],
+  ["positive_lookbehind", "<="],
+  ["nla", "!"],
+  ["negative_lookahead", "!"],
+  ["nlb", "<!"],
+  ["negative_lookbehind", "<!"],
+  ["napla", "*="],
+  ["non_atomic_positive_lookahead", "*="],
+  ["naplb", "*<="],
+  ["non_atomic_positive_lookbehind", "*<="],
+  ["atomic", ">"],
+  ["sr", "group"],
+  ["asr", "group"],
+  ["script_run", "group"],
+  ["atomic_script_run", "group"],
+]);
 /** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
 const TRANSPARENT: PcreNode = { kind: "seq", items: [] };
 
@@ -99,7 +140,7 @@ class Parser {
   #dupnames = false;
 
   constructor(source: string, caseless: boolean) {
-    this.#c = { s: source, at: 0 };
+    this.#c = { s: source, at: 0, later: null };
     this.#opts = {
       i: caseless,
       s: false,
@@ -112,12 +153,16 @@ class Parser {
   }
 
   parse(): ParsedPcre {
-    if (this.#c.s.startsWith("(*")) {
+    if (START_OPTION.test(this.#c.s)) {
       unsupported("a leading (*VERB) option setting", 0);
     }
     const root = this.#alternation(this.#current);
     if (this.#c.at < this.#c.s.length) {
       fail("unmatched closing parenthesis", this.#c.at);
+    }
+    // PCRE2 checks lookbehinds, then references and size as it compiles.
+    if (this.#groups.lookbehindError !== null) {
+      throw this.#groups.lookbehindError;
     }
     for (const [ref, at] of this.#refs) {
       const n = typeof ref === "number" ? ref : this.#names.get(ref);
@@ -128,7 +173,8 @@ class Parser {
     if (compiledLength(root) > MAX_PATTERN_SIZE) {
       fail("regular expression is too large", null);
     }
-    if (this.#groups.deferred !== null) throw this.#groups.deferred;
+    const later = this.#c.later ?? this.#groups.deferred;
+    if (later !== null) throw later;
     return {
       root,
       caselessBackref: this.#caselessBackref,
@@ -360,10 +406,11 @@ class Parser {
     }
     // A seq is `[[:<:]]`: PCRE2 repeats its lookaround.
     if (atom.kind === "look" || atom.kind === "seq") {
-      unsupported("a repeated assertion", at);
+      defer(this.#c, "a repeated assertion", at);
     }
     if (atom.kind === "text") {
-      unsupported(
+      defer(
+        this.#c,
         "a repeated non-ASCII char (nginx repeats its last byte)",
         at,
       );
@@ -380,7 +427,8 @@ class Parser {
       // PCRE2 takes a turn that matches nothing; JavaScript refuses an
       // empty turn of a quantifier and tries the atom's next way, so what
       // `(|b)?` or `(b??)?` take (and their captures) would differ.
-      unsupported(
+      defer(
+        this.#c,
         "a repeated item that can match the empty string first (an empty branch before another, or a lazy repeat)",
         start,
       );
@@ -418,15 +466,17 @@ class Parser {
         }],
       };
     }
-    return unsupported(
+    defer(
+      this.#c,
       "an atomic group or possessive quantifier other than on one char or class repeated without bound",
       at,
     );
+    return node;
   }
 
   #group(frame: Frame, start: number): PcreNode | null {
     const s = this.#c.s;
-    if (s[this.#c.at] === "*") unsupported("a (*VERB)", start);
+    if (s[this.#c.at] === "*") return this.#verb(frame, start);
     if (s[this.#c.at] !== "?") {
       return this.#body(frame, start, this.#opts.n ? null : "", "group");
     }
@@ -443,7 +493,9 @@ class Parser {
       return this.#c.at++, this.#body(frame, start, null, c);
     }
     if (c === "*" || (c === "<" && s[this.#c.at + 1] === "*")) {
-      unsupported("a non-atomic assertion (?*…) or (?<*…)", start);
+      defer(this.#c, "a non-atomic assertion (?*…) or (?<*…)", start);
+      this.#c.at += c === "*" ? 1 : 2;
+      return this.#body(frame, start, null, c === "*" ? "=" : "<=");
     }
     if (c === "<" && (s[this.#c.at + 1] === "=" || s[this.#c.at + 1] === "!")) {
       this.#c.at += 2;
@@ -468,7 +520,7 @@ class Parser {
       const before = this.#groups.count;
       const node = this.#body(frame, start, null, "group");
       if (this.#groups.count !== before) {
-        unsupported("a branch reset group (?|…) with captures", start);
+        defer(this.#c, "a branch reset group (?|…) with captures", start);
       }
       return node;
     }
@@ -497,11 +549,81 @@ class Parser {
       );
     }
     if (c === undefined) return fail("missing closing parenthesis", null);
+    if (c === "+" && !/[0-9]/.test(s[this.#c.at + 1] ?? "")) {
+      fail("digit expected after (?+ or (?-", this.#c.at);
+    }
+    if (c === "-" && /[0-9]/.test(s[this.#c.at + 1] ?? "")) {
+      unsupported(`"(?-" (recursion)`, this.#c.at);
+    }
     if (/[imnsxUJ^-]/.test(c) || c === ")") return this.#options(frame, start);
     if (/[0-9+R&C(P]/.test(c)) {
       unsupported(`"(?${c}" (recursion, conditionals, callouts)`, this.#c.at);
     }
     return fail("unrecognized character after (? or (?-", this.#c.at);
+  }
+
+  /**
+   * `(*VERB)`, `(*VERB:NAME)` or an alpha assertion `(*pla:…)`, checked as
+   * PCRE2's parse_regex() checks them: the assertions PCRE2 spells both
+   * ways are read as their `(?…)` forms, the rest refused once the whole
+   * pattern is read (they matter to backtracking JavaScript does not do).
+   */
+  #verb(frame: Frame, start: number): PcreNode | null {
+    const s = this.#c.s;
+    let p = start + 2;
+    if (p >= s.length || s[p] === ")") {
+      // `(*` is no group: its `*` quantifies nothing.
+      fail("quantifier does not follow a repeatable item", start + 1);
+    }
+    const name = /^\w*/.exec(s.slice(p))![0];
+    p += name.length;
+    const at = p >= s.length ? null : p;
+    if (name.length > 32) {
+      fail("subpattern name is too long (maximum 32 code units)", at);
+    }
+    if (/^[a-z]/.test(name)) {
+      const kind = ALPHA_ASSERTIONS.get(name);
+      if (s[p] !== ":" || kind === undefined) {
+        return fail("(*alpha_assertion) not recognized", at);
+      }
+      this.#c.at = p + 1;
+      if (kind === ">") {
+        const inner = this.#body(frame, start, null, "group");
+        return this.#atomic(
+          inner.kind === "group" ? inner.body : inner,
+          start,
+          true,
+        );
+      }
+      if (kind === "group") {
+        defer(this.#c, "a script run (*sr:…)", start);
+      } else if (kind === "*=" || kind === "*<=") {
+        defer(this.#c, "a non-atomic assertion (*napla:…)", start);
+      }
+      return this.#body(
+        frame,
+        start,
+        null,
+        kind === "*=" ? "=" : kind === "*<=" ? "<=" : kind,
+      );
+    }
+    if (s[p] !== ":" && s[p] !== ")") {
+      fail("(*VERB) not recognized or malformed", at);
+    }
+    if (!VERBS.has(name)) fail("(*VERB) not recognized or malformed", p);
+    // An empty argument is none.
+    if (s[p] === ":" && s[p + 1] === ")") p++;
+    if ((name === "" || name === "MARK") && s[p] !== ":") {
+      fail("(*MARK) must have an argument", p);
+    }
+    const close = s.indexOf(")", p);
+    if (close < 0) fail("(*VERB) not recognized or malformed", null);
+    this.#c.at = close + 1;
+    defer(this.#c, "a (*VERB)", start);
+    // Only (*ACCEPT) may be repeated: an empty group stands for it.
+    return name === "ACCEPT"
+      ? { kind: "group", capture: null, name: null, body: TRANSPARENT }
+      : null;
   }
 
   /** `(?imnsxU-imnsxU)` or `(?…:body)`. */
@@ -541,7 +663,7 @@ class Parser {
         // Harmless until a name is used twice.
         if (on) this.#dupnames = true;
       } else if (c === "m") {
-        if (on) unsupported("(?m): multiline ^ and $", this.#c.at);
+        if (on) defer(this.#c, "(?m): multiline ^ and $", this.#c.at);
       } else fail("unrecognized character after (? or (?-", this.#c.at);
       this.#c.at++;
     }
@@ -597,16 +719,15 @@ class Parser {
     if (name !== null) {
       capture = this.#groups.count + 1;
       if (name !== "") {
-        if (this.#names.has(name)) {
-          if (this.#dupnames) {
-            unsupported("a group name used twice", this.#c.at);
-          }
+        if (!this.#names.has(name)) this.#names.set(name, capture);
+        else if (this.#dupnames) {
+          defer(this.#c, "a group name used twice", this.#c.at);
+        } else {
           fail(
             "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
             this.#c.at,
           );
         }
-        this.#names.set(name, capture);
       }
     }
     const inner = this.#groups.open(
@@ -703,6 +824,15 @@ class Parser {
     const set = typeEscape(c);
     if (set !== null) return { kind: "set", set, code: 1 };
     void frame;
+    if (c === "X" || c === "C" || c === "K") {
+      // Refused once the pattern is read; what stands for them is never
+      // run: a char for `\X` and `\C`, no char for `\K`, which PCRE2
+      // does not let a quantifier follow.
+      defer(this.#c, `"\\${c}"`, at - 1);
+      return c === "K"
+        ? { kind: "anchor", which: "b" }
+        : { kind: "set", set: ANY, code: 1 };
+    }
     return otherEscape(c, at);
   }
 

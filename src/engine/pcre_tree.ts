@@ -63,3 +63,22 @@ export const fail = (message: string, at: number | null): never => {
 export const unsupported = (message: string, at: number | null): never => {
   throw new PcreError(message, at, true);
 };
+
+/**
+ * Where refusals of what PCRE2 takes wait while the pattern is read: a
+ * refusal of PCRE2's own further on comes first, as nginx's `[emerg]`
+ * names it.
+ */
+export interface Deferred {
+  /** The first refusal waiting, or `null`. */
+  later: PcreError | null;
+}
+
+/** Refuses, once the whole pattern is read, what JavaScript cannot run as PCRE2 does. */
+export const defer = (
+  sink: Deferred,
+  message: string,
+  at: number | null,
+): void => {
+  sink.later ??= new PcreError(message, at, true);
+};

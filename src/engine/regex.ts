@@ -14,9 +14,12 @@
  * start and end `[[:<:]]`, `[[:>:]]`, `\A`, `\z`,
  * `\Z`, `\h`, `\v`, `\R`, `\Q…\E`, `\x{41}`, options `(?i)`, `(?s)`, `(?x)`,
  * `(?U)`, `(?n)` (scoped too: `(?i:…)`, `(?-i)` mid-pattern), `(?#…)`,
- * `(?P=name)`, `\g{-1}`. Refused with the reason (README regex-syntax):
+ * `(?P=name)`, `\g{-1}`, the alpha assertions (`(*pla:…)`, `(*nlb:…)`,
+ * `(*atomic:…)`). Refused with the reason (README regex-syntax), most
+ * once the whole pattern is read as PCRE2 reads it (PCRE2's own refusal
+ * of a later part is nginx's, so it comes first):
  * `\p`, `\X`, `\C`, `\K`, recursion, conditionals, callouts, `(*VERB)`s,
- * non-atomic assertions (`(?*…)`),
+ * non-atomic assertions (`(?*…)`), script runs,
  * `(?m)`, a name used twice under `(?J)`; an atomic group or possessive
  * repeat other than one char or class repeated without bound (`[^/]*+`,
  * `(?>a+)` are taken); a branch-reset group with captures; a backreference

@@ -154,6 +154,13 @@ const CASES: Case[] = [
   { pattern: "^/l3(a+)\\E?(.*)", uris: ["/l3aaa"] },
   { pattern: "^/l4(a+)(?#c)?(.*)", uris: ["/l4aaa"] },
   { pattern: "(?x)^/l5(a+) ?(.*)", uris: ["/l5aaa"] },
+  // Alpha assertions: PCRE2's other spelling of lookarounds and atomic groups.
+  {
+    pattern: "^/l6(*pla:a)(*nlb:b)(\\w)(*positive_lookbehind:a)",
+    uris: ["/l6ab", "/l6b"],
+  },
+  { pattern: "^/l7(*atomic:[ab]+)b", uris: ["/l7abb", "/l7a"] },
+  { pattern: "^/l8(*nla:x)(*negative_lookahead:y)\\w", uris: ["/l8a", "/l8x"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -241,6 +248,21 @@ const NGINX_REFUSES = [
   // A class's leading `\E` is skipped: its `]` is a member.
   "[\\E]",
   "a?\\E?+",
+  // Verbs and alpha assertions PCRE2 does not know, or malformed.
+  "(*)",
+  "a(*",
+  "(*FOO)",
+  "(*MARK)",
+  "(*MARK:)",
+  "a(*ACCEPT",
+  "(*foo:a)",
+  "(*pla)",
+  "(?+a)",
+  // PCRE2's own error further on comes before the gateway's refusal.
+  "(?m)^a(",
+  "a\\Kb)",
+  "(?>a|ab)\\N{,2}",
+  "(*COMMIT)a\\400",
 ];
 
 /** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
@@ -284,6 +306,12 @@ const GATEWAY_REFUSES = [
   "(?*a)",
   "(?<*a)b",
   "\\g{+1}(a)",
+  "(*napla:a)",
+  "(*sr:a)",
+  "(*COMMIT)a",
+  "a(*:m)b",
+  "(a)(?-1)",
+  "a\\Xb",
 ];
 
 /** A pattern as a double-quoted nginx.conf string. */
