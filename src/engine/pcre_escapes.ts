@@ -386,3 +386,56 @@ function classItem(cur: Cursor, rangeEnd: boolean): number | ByteSet | null {
   }
   return otherEscape(e, at);
 }
+
+/** PCRE2's MAX_GROUP_NUMBER. */
+export const MAX_GROUP = 65535;
+
+/**
+ * The number of `\g{n}`, `\g{-n}`, `\g{+n}`, `\gn`, `\g-n` (cursor after
+ * `g`), with PCRE2's refusals (check_escape(), read_number()), or `null`
+ * (a name follows); a refusal of a braced one is named at its `{`.
+ *
+ * @param cur The pattern, read from after the `g`.
+ * @param count The groups opened so far.
+ * @returns The group's number, or `null`.
+ */
+export function groupNumber(cur: Cursor, count: number): number | null {
+  const s = cur.s;
+  const braced = s[cur.at] === "{";
+  const m = /^([+-]?)(\d+)/.exec(s.slice(cur.at + (braced ? 1 : 0)));
+  if (m === null) return null;
+  const from = cur.at + (braced ? 1 : 0);
+  const where = (end: number) => braced ? cur.at : end >= s.length ? null : end;
+  // Digits read up to the one past the bound.
+  let n = 0;
+  for (let i = 0; i < m[2]!.length; i++) {
+    n = n * 10 + Number(m[2]![i]);
+    const bound = m[1] === "+" ? MAX_GROUP - count : MAX_GROUP;
+    if (n > bound) {
+      fail(
+        "subpattern number is too big",
+        where(from + m[1]!.length + i + 1),
+      );
+    }
+  }
+  const end = from + m[0].length;
+  if (m[1] !== "" && n === 0) {
+    fail("a relative value of zero is not allowed", where(end));
+  }
+  if (m[1] === "-" && n > count) {
+    fail("reference to non-existent subpattern", where(end));
+  }
+  if (braced && s[end] !== "}") {
+    fail(
+      "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
+      cur.at,
+    );
+  }
+  cur.at = braced ? end + 1 : end;
+  if (m[1] === "+") n += count;
+  else if (m[1] === "-") n = count + 1 - n;
+  if (n <= 0) {
+    fail("reference to non-existent subpattern", where(cur.at));
+  }
+  return n;
+}

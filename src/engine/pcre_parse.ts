@@ -18,9 +18,12 @@ import {
   typeEscape,
 } from "./pcre_sets.ts";
 import { type Frame, GroupChecks, minWidth } from "./pcre_groups.ts";
+import { readVerb, startsWithOption } from "./pcre_verbs.ts";
 import {
   type Cursor,
   escapeChar,
+  groupNumber,
+  MAX_GROUP,
   otherEscape,
   posixEnd,
   readClass,
@@ -28,6 +31,7 @@ import {
 import { defer, fail, type PcreNode, unsupported } from "./pcre_tree.ts";
 import {
   BRACKETS,
+  classLength,
   compiledLength,
   MAX_PATTERN_SIZE,
   nodeLength,
@@ -56,8 +60,6 @@ export interface ParsedPcre {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
-/** PCRE2's MAX_GROUP_NUMBER. */
-const MAX_GROUP = 65535;
 /** The set of each byte (0-255), and of each byte caseless (256-511). */
 const CHAR_SETS: ByteSet[] = [];
 /** `.` under `(?s)`, and without it (no newline), shared. */
@@ -66,47 +68,6 @@ const ANY_BUT_NEWLINE = negated(emptySet());
 ANY_BUT_NEWLINE.bits[0x0a] = 0;
 /** What PCRE2 reads as a quantifier. */
 const QUANTIFIER = /^(?:[*+?]|\{\d+(?:,\d*)?\})/;
-/** The option settings PCRE2 reads at the start of a pattern (pso_list). */
-const START_OPTION =
-  /^\(\*(?:UTF|UCP|NOTEMPTY|NOTEMPTY_ATSTART|NO_AUTO_POSSESS|NO_DOTSTAR_ANCHOR|NO_JIT|NO_START_OPT|CR|LF|CRLF|ANY|NUL|ANYCRLF|BSR_ANYCRLF|BSR_UNICODE|(?:LIMIT_MATCH|LIMIT_HEAP|LIMIT_DEPTH|LIMIT_RECURSION)=\d+)\)/;
-/** PCRE2's verbs (`(*:NAME)` is `(*MARK:NAME)`). */
-const VERBS = new Set([
-  "",
-  "MARK",
-  "ACCEPT",
-  "F",
-  "FAIL",
-  "COMMIT",
-  "PRUNE",
-  "SKIP",
-  "THEN",
-]);
-/**
- * PCRE2's alpha assertions and what each is: a lookaround, an atomic
- * group, a non-atomic lookaround (`*=`), a script run (`group`).
- */
-const ALPHA_ASSERTIONS = new Map<
-  string,
-  "=" | "!" | "<=" | "<!" | ">" | "*=" | "*<=" | "group"
->([
-  ["pla", "="],
-  ["positive_lookahead", "="],
-  ["plb", "<="],
-  ["positive_lookbehind", "<="],
-  ["nla", "!"],
-  ["negative_lookahead", "!"],
-  ["nlb", "<!"],
-  ["negative_lookbehind", "<!"],
-  ["napla", "*="],
-  ["non_atomic_positive_lookahead", "*="],
-  ["naplb", "*<="],
-  ["non_atomic_positive_lookbehind", "*<="],
-  ["atomic", ">"],
-  ["sr", "group"],
-  ["asr", "group"],
-  ["script_run", "group"],
-  ["atomic_script_run", "group"],
-]);
 /** An item that is no item at all (`(?#…)`, `\E`, an empty `\Q\E`). */
 const TRANSPARENT: PcreNode = { kind: "seq", items: [] };
 
@@ -153,7 +114,7 @@ class Parser {
   }
 
   parse(): ParsedPcre {
-    if (START_OPTION.test(this.#c.s)) {
+    if (startsWithOption(this.#c.s)) {
       unsupported("a leading (*VERB) option setting", 0);
     }
     const root = this.#alternation(this.#current);
@@ -563,67 +524,39 @@ class Parser {
   }
 
   /**
-   * `(*VERB)`, `(*VERB:NAME)` or an alpha assertion `(*pla:…)`, checked as
-   * PCRE2's parse_regex() checks them: the assertions PCRE2 spells both
-   * ways are read as their `(?…)` forms, the rest refused once the whole
-   * pattern is read (they matter to backtracking JavaScript does not do).
+   * `(*VERB)`, `(*VERB:NAME)` or an alpha assertion `(*pla:…)`: the
+   * assertions PCRE2 spells both ways are read as their `(?…)` forms, the
+   * rest refused once the whole pattern is read (they steer backtracking
+   * JavaScript does not do).
    */
   #verb(frame: Frame, start: number): PcreNode | null {
-    const s = this.#c.s;
-    let p = start + 2;
-    if (p >= s.length || s[p] === ")") {
-      // `(*` is no group: its `*` quantifies nothing.
-      fail("quantifier does not follow a repeatable item", start + 1);
+    const verb = readVerb(this.#c, start);
+    if (verb.kind === "verb") {
+      defer(this.#c, "a (*VERB)", start);
+      // Only (*ACCEPT) may be repeated: an empty group stands for it.
+      return verb.name === "ACCEPT"
+        ? { kind: "group", capture: null, name: null, body: TRANSPARENT }
+        : null;
     }
-    const name = /^\w*/.exec(s.slice(p))![0];
-    p += name.length;
-    const at = p >= s.length ? null : p;
-    if (name.length > 32) {
-      fail("subpattern name is too long (maximum 32 code units)", at);
-    }
-    if (/^[a-z]/.test(name)) {
-      const kind = ALPHA_ASSERTIONS.get(name);
-      if (s[p] !== ":" || kind === undefined) {
-        return fail("(*alpha_assertion) not recognized", at);
-      }
-      this.#c.at = p + 1;
-      if (kind === ">") {
-        const inner = this.#body(frame, start, null, "group");
-        return this.#atomic(
-          inner.kind === "group" ? inner.body : inner,
-          start,
-          true,
-        );
-      }
-      if (kind === "group") {
-        defer(this.#c, "a script run (*sr:…)", start);
-      } else if (kind === "*=" || kind === "*<=") {
-        defer(this.#c, "a non-atomic assertion (*napla:…)", start);
-      }
-      return this.#body(
-        frame,
+    const form = verb.form;
+    if (form === ">") {
+      const inner = this.#body(frame, start, null, "group");
+      return this.#atomic(
+        inner.kind === "group" ? inner.body : inner,
         start,
-        null,
-        kind === "*=" ? "=" : kind === "*<=" ? "<=" : kind,
+        true,
       );
     }
-    if (s[p] !== ":" && s[p] !== ")") {
-      fail("(*VERB) not recognized or malformed", at);
+    if (form === "group") defer(this.#c, "a script run (*sr:…)", start);
+    else if (form === "*=" || form === "*<=") {
+      defer(this.#c, "a non-atomic assertion (*napla:…)", start);
     }
-    if (!VERBS.has(name)) fail("(*VERB) not recognized or malformed", p);
-    // An empty argument is none.
-    if (s[p] === ":" && s[p + 1] === ")") p++;
-    if ((name === "" || name === "MARK") && s[p] !== ":") {
-      fail("(*MARK) must have an argument", p);
-    }
-    const close = s.indexOf(")", p);
-    if (close < 0) fail("(*VERB) not recognized or malformed", null);
-    this.#c.at = close + 1;
-    defer(this.#c, "a (*VERB)", start);
-    // Only (*ACCEPT) may be repeated: an empty group stands for it.
-    return name === "ACCEPT"
-      ? { kind: "group", capture: null, name: null, body: TRANSPARENT }
-      : null;
+    return this.#body(
+      frame,
+      start,
+      null,
+      form === "*=" ? "=" : form === "*<=" ? "<=" : form,
+    );
   }
 
   /** `(?imnsxU-imnsxU)` or `(?…:body)`. */
@@ -836,59 +769,12 @@ class Parser {
     return otherEscape(c, at);
   }
 
-  /**
-   * The number of `\g{n}`, `\g{-n}`, `\g{+n}`, `\gn`, `\g-n` (cursor after
-   * `g`), with PCRE2's refusals (check_escape(), read_number()), or `null`
-   * (a name follows); a refusal of a braced one is named at its `{`.
-   */
-  #groupNumber(): number | null {
-    const s = this.#c.s;
-    const braced = s[this.#c.at] === "{";
-    const m = /^([+-]?)(\d+)/.exec(s.slice(this.#c.at + (braced ? 1 : 0)));
-    if (m === null) return null;
-    const from = this.#c.at + (braced ? 1 : 0);
-    const where = (end: number) =>
-      braced ? this.#c.at : end >= s.length ? null : end;
-    // Digits read up to the one past the bound.
-    let n = 0;
-    for (let i = 0; i < m[2]!.length; i++) {
-      n = n * 10 + Number(m[2]![i]);
-      const bound = m[1] === "+" ? MAX_GROUP - this.#groups.count : MAX_GROUP;
-      if (n > bound) {
-        fail(
-          "subpattern number is too big",
-          where(from + m[1]!.length + i + 1),
-        );
-      }
-    }
-    const end = from + m[0].length;
-    if (m[1] !== "" && n === 0) {
-      fail("a relative value of zero is not allowed", where(end));
-    }
-    if (m[1] === "-" && n > this.#groups.count) {
-      fail("reference to non-existent subpattern", where(end));
-    }
-    if (braced && s[end] !== "}") {
-      fail(
-        "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
-        this.#c.at,
-      );
-    }
-    this.#c.at = braced ? end + 1 : end;
-    if (m[1] === "+") n += this.#groups.count;
-    else if (m[1] === "-") n = this.#groups.count + 1 - n;
-    if (n <= 0) {
-      fail("reference to non-existent subpattern", where(this.#c.at));
-    }
-    return n;
-  }
-
   /** `\g{n}`, `\g{-n}`, `\gn`, `\g{name}`, `\k<name>`, `\k'name'`, `\k{name}`. */
   #namedRef(c: string, at: number): PcreNode {
     const s = this.#c.s;
     const open = s[this.#c.at];
     if (c === "g") {
-      const n = this.#groupNumber();
+      const n = groupNumber(this.#c, this.#groups.count);
       if (n !== null) return this.#backref(n, this.#c.at - 1);
       const call = /^(?:<([+-]?\d+|[A-Za-z_]\w*)>|'([+-]?\d+|[A-Za-z_]\w*)')/
         .exec(s.slice(this.#c.at));
@@ -917,18 +803,6 @@ class Parser {
     const nameAt = this.#c.at;
     return this.#backref(this.#name(end), nameAt);
   }
-}
-
-/**
- * PCRE2's length of a class (compile_branch()): one char, one char
- * negated, or a letter and its other case are compiled as a char.
- */
-function classLength(negate: boolean, literals: number[] | null): number {
-  if (literals?.length === 1) return 2;
-  if (negate || literals?.length !== 2) return 33;
-  const [c, d] = literals as [number, number];
-  const other = /[A-Za-z]/.test(String.fromCharCode(c)) ? c ^ 0x20 : c;
-  return other !== c && d === other ? 2 : 33;
 }
 
 /**

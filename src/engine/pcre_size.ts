@@ -110,3 +110,22 @@ function repeatLength(body: PcreNode, min: number, max: number): number {
   else length = max === Infinity || max === min + 1 ? 6 : 8;
   return Math.max(item, length);
 }
+
+/**
+ * PCRE2's length of a class (compile_branch()): one char, one char
+ * negated, or a letter and its other case are compiled as a char.
+ *
+ * @param negate The class is negated.
+ * @param literals Its single chars as parsed, `null` with anything else.
+ * @returns Its code units.
+ */
+export function classLength(
+  negate: boolean,
+  literals: number[] | null,
+): number {
+  if (literals?.length === 1) return 2;
+  if (negate || literals?.length !== 2) return 33;
+  const [c, d] = literals as [number, number];
+  const other = /[A-Za-z]/.test(String.fromCharCode(c)) ? c ^ 0x20 : c;
+  return other !== c && d === other ? 2 : 33;
+}
