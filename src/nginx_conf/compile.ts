@@ -148,7 +148,7 @@ class Compiler implements CompileContext {
     if (http.length > 1) this.fail(http[1]!, '"http" directive is duplicate');
     const block = this.accepted(http[0]!.block!);
     const maps = declareMaps(block, this);
-    const names = setNames(block);
+    const names = setNames(block, (d, message) => this.fail(d, message));
     this.scope = new Variables(maps, names.set, names.captures);
     this.settings = {
       scope: this.scope,

@@ -16,6 +16,7 @@ import {
   type MapConf,
   sortWildcards,
   ValueError,
+  Variables,
 } from "../engine/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import { compileGeo } from "./compile_geo.ts";
@@ -139,13 +140,17 @@ export function compileMaps(
 
 /**
  * Names `set` assigns anywhere in the block (nginx registers them at parse
- * time), and the named captures of its regexes.
+ * time), and the named captures of its regexes. A capture named after a
+ * variable nginx keeps read-only (`(?<uri>…)`) is refused as
+ * `ngx_http_add_variable` refuses it.
  *
  * @param block The `http` block's directives.
+ * @param fail Where such a refusal goes.
  * @returns The names, lower case.
  */
 export function setNames(
   block: readonly Directive[],
+  fail: (d: Directive, message: string) => void = () => {},
 ): { set: Set<string>; captures: Set<string> } {
   const set = new Set<string>();
   const captures = new Set<string>();
@@ -165,7 +170,10 @@ export function setNames(
             /\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')/g,
           )
         ) {
-          captures.add((m[1] ?? m[2])!.toLowerCase());
+          const name = (m[1] ?? m[2])!;
+          const refusal = Variables.assignRefusal(name);
+          if (refusal?.startsWith("the duplicate ")) fail(d, refusal);
+          captures.add(name.toLowerCase());
         }
       }
     }
