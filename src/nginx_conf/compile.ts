@@ -37,6 +37,7 @@ import { dirname } from "node:path";
 import type { CompileContext } from "./compile_context.ts";
 import { acceptedDirectives } from "./compile_check.ts";
 import { compileMaps, declareMaps, setNames } from "./compile_variables.ts";
+import { checkNameKeys } from "./server_names_check.ts";
 import { Upstreams } from "./compile_upstream.ts";
 import { fastcgiPass, type PassContext, proxyPass } from "./compile_pass.ts";
 import { compileServer, type ServerContext } from "./compile_server.ts";
@@ -215,6 +216,7 @@ class Compiler implements CompileContext {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
+    checkNameKeys(servers, (message) => this.fail(null, message));
     access.finish();
     this.upstreams.finish();
     // The start's lines go to a file the gateway opens: the main level's
