@@ -47,6 +47,12 @@ export function declareMaps(
       ctx.fail(d, `invalid variable name "${name}"`);
       continue;
     }
+    // ngx_http_add_variable: a variable nginx keeps read-only is no map's.
+    const refusal = Variables.assignRefusal(name.slice(1));
+    if (refusal?.startsWith("the duplicate ")) {
+      ctx.fail(d, refusal);
+      continue;
+    }
     // Filled by compileMaps: a map's values may read other maps.
     maps.set(name.slice(1).toLowerCase(), {
       source: constantValue(""),
@@ -72,6 +78,9 @@ export function compileMaps(
   ctx: CompileContext,
 ): void {
   for (const d of block) {
+    const declared = d.args.at(-1)?.slice(1).toLowerCase() ?? "";
+    // A name declareMaps refused.
+    if (!maps.has(declared)) continue;
     if (d.name === "geo" && d.args.at(-1)!.startsWith("$")) {
       const name = d.args.at(-1)!.slice(1).toLowerCase();
       Object.assign(maps.get(name)!, compileGeo(d, ctx));
@@ -92,6 +101,7 @@ export function compileMaps(
     // ngx_http_map: `hostnames` and `volatile` alone on a line are flags;
     // `hostnames` makes the keys after it wildcard keys.
     let hostnames = false;
+    let hasDefault = false;
     for (const entry of d.block ?? []) {
       const [key, val] = [entry.name, entry.args[0]];
       if (entry.args.length === 0 && key === "hostnames") {
@@ -104,6 +114,11 @@ export function compileMaps(
         continue;
       }
       if (key === "default") {
+        if (hasDefault) {
+          ctx.fail(entry, "duplicate default map parameter");
+          continue;
+        }
+        hasDefault = true;
         conf.defaultValue = ctx.value(entry, val);
       } else if (key.startsWith("~")) {
         const caseless = key.startsWith("~*");

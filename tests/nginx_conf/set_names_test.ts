@@ -5,8 +5,9 @@
  * phase's it is read from; a changeable one (`$ssl_*`) and a prefix
  * name (`$http_x`) are assigned; the changeable ones whose own handler the
  * gateway lacks are refused as not supported. A regex's named capture
- * (`(?<uri>…)`) is a variable nginx adds too: the same names are refused,
- * the changeable ones taken. Checked against nginx itself.
+ * (`(?<uri>…)`) and a `map`, `geo` or `split_clients` variable are
+ * variables nginx adds too: the same names are refused, the changeable
+ * ones taken. Checked against nginx itself.
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { join } from "node:path";
@@ -125,6 +126,44 @@ Deno.test("a regex's named capture takes the names nginx 1.22 lets it take, and 
       `${name}: ${
         refusals(captureConf(name)).map((e) => e.replace(/ in \/n\/.*$/, ""))
           .join("; ")
+      }`,
+    );
+  }
+  deepStrictEqual(ours, theirs);
+});
+
+/** `http` lines that declare variables, and a map's second default. */
+const DECLARED: string[] = [
+  ...NAMES.map(([name]) => `map $host $${name} { a 1; }`),
+  "geo $uri { default 1; }",
+  "geo $remote_addr $Host { default 1; }",
+  "geo $g { default 1; }",
+  "split_clients $host $uri { 50% a; * b; }",
+  "split_clients $host $s { 50% a; * b; }",
+  "map $host $m { default 1; default 2; }",
+  "map $host $m { default 1; a 2; }",
+];
+
+Deno.test("map, geo and split_clients take the variable names nginx 1.22 lets them take, and one default a map", async () => {
+  await using p = await nginxPrefix("", {
+    name: "declared-names-",
+    dirs: ["logs"],
+  });
+  const theirs: string[] = [];
+  const ours: string[] = [];
+  for (const line of DECLARED) {
+    const http = `http {
+  ${line}
+  server { listen 127.0.0.1:1; }
+}`;
+    await Deno.writeTextFile(p.conf, `events {}\n${http}`);
+    const text = await nginxTestOutput({ prefix: p.prefix, conf: p.conf });
+    theirs.push(
+      `${line}: ${/\[emerg\] (?:\d+#\d+: )?(.*) in \//.exec(text)?.[1] ?? ""}`,
+    );
+    ours.push(
+      `${line}: ${
+        refusals(http).map((e) => e.replace(/ in \/n\/.*$/, "")).join("; ")
       }`,
     );
   }
