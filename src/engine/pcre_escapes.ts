@@ -13,10 +13,10 @@ import {
   POSIX_CLASSES,
   typeEscape,
 } from "./pcre_sets.ts";
-import { fail, unsupported } from "./pcre_tree.ts";
+import { type Deferred, fail, unsupported } from "./pcre_tree.ts";
 
-/** The pattern and where it is being read. */
-export interface Cursor {
+/** The pattern, where it is being read, and a refusal waiting for its end. */
+export interface Cursor extends Deferred {
   readonly s: string;
   at: number;
 }
@@ -25,6 +25,8 @@ export interface Cursor {
 export interface ClassRead {
   set: ByteSet;
   negate: boolean;
+  /** Its single chars as PCRE2 parsed them, `null` with anything else (pcre_size.ts). */
+  literals: number[] | null;
 }
 
 const isOctal = (c: string | undefined) =>
@@ -43,17 +45,17 @@ export function otherEscape(c: string, at: number): never {
 
 /**
  * The char an escape stands for (`\n`, `\x41`, `\x{41}`, `\101`, `\cA`,
- * a non-alphanumeric char), or `null` for a class or assertion.
+ * a non-alphanumeric char), or `null` for a class or assertion, with
+ * PCRE2's refusals (check_escape()). A digit `1`…`7` here is octal: the
+ * caller has taken a backreference (outside a class) first.
  *
  * @param cur The pattern, read from after the escape's letter.
  * @param c The letter after `\`.
- * @param inClass Inside `[...]` (`\1` is octal there).
  * @returns The char's code, or `null`.
  */
 export function escapeChar(
   cur: Cursor,
   c: string,
-  inClass: boolean,
 ): number | null {
   const s = cur.s;
   const simple: Record<string, number> = {
@@ -66,8 +68,23 @@ export function escapeChar(
   };
   if (c in simple) return simple[c]!;
   if (!/[A-Za-z0-9]/.test(c)) return c.charCodeAt(0);
+  if ("FlLuU".includes(c)) {
+    // Perl's case escapes; `\u`, `\U` only with PCRE2_ALT_BSUX (check_escape()).
+    return fail(NOT_PERL, cur.at >= s.length ? null : cur.at);
+  }
+  if (c === "N") {
+    nBrace(cur);
+    return null;
+  }
   if ((c === "x" || c === "o") && s[cur.at] === "{") {
     return braced(cur, c === "x" ? 16 : 8);
+  }
+  if (c === "o") {
+    return fail(
+      "missing opening brace after \\o",
+      // At the end PCRE2 steps back onto the `o`.
+      cur.at >= s.length ? cur.at - 1 : cur.at,
+    );
   }
   if (c === "x") {
     const m = /^[0-9a-fA-F]{0,2}/.exec(s.slice(cur.at))![0];
@@ -87,18 +104,47 @@ export function escapeChar(
     cur.at++;
     return next.toUpperCase().charCodeAt(0) ^ 0x40;
   }
-  if (c === "0" || (inClass && isOctal(c))) {
+  if (isOctal(c)) {
+    // `\0…` always, `\1`…`\7` in a class or past the groups so far.
     let digits = c;
     while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
-    return parseInt(digits, 8) & 0xff;
-  }
-  if (c >= "1" && c <= "7") {
-    // Outside a class, `\nnn` past the groups so far is octal.
-    let digits = c;
-    while (digits.length < 3 && isOctal(s[cur.at])) digits += s[cur.at++];
-    return parseInt(digits, 8) & 0xff;
+    const code = parseInt(digits, 8);
+    if (code > 0xff) {
+      fail(
+        "octal value is greater than \\377 in 8-bit non-UTF-8 mode",
+        cur.at >= s.length ? null : cur.at,
+      );
+    }
+    return code;
   }
   return null;
+}
+
+/** PCRE2's ERR37. */
+const NOT_PERL = "PCRE2 does not support \\F, \\L, \\l, \\N{name}, \\U, or \\u";
+
+/**
+ * After `\N`: a `{` must open a quantifier (`\N{2,3}`), as PCRE2's
+ * check_escape() reads it: `\N{U+…}` is Unicode mode's only, any other
+ * `\N{…}` is Perl's `\N{name}`. The cursor stays after the `N`.
+ */
+function nBrace(cur: Cursor): void {
+  const s = cur.s;
+  if (s[cur.at] !== "{") return;
+  const at = cur.at >= s.length ? null : cur.at;
+  if (s[cur.at + 1] === "U" && s[cur.at + 2] === "+") {
+    fail("\\N{U+dddd} is supported only in Unicode (UTF) mode", at);
+  }
+  const m = /^\{(\d*)(,(\d*))?\}/.exec(s.slice(cur.at));
+  if (m === null || m[1] === "") fail(NOT_PERL, at);
+  const min = Number(m![1]);
+  const max = m![3] === undefined || m![3] === "" ? null : Number(m![3]);
+  if (min > 65535 || (max !== null && max > 65535)) {
+    fail("number too big in {} quantifier", at);
+  }
+  if (max !== null && max < min) {
+    fail("numbers out of order in {} quantifier", at);
+  }
 }
 
 /** `\x{hh}` or `\o{ooo}` from its `{`, with PCRE2's refusals. */
@@ -157,11 +203,25 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
   const s = cur.s;
   const set = emptySet();
   let negate = false;
-  if (s[cur.at] === "^") [negate, cur.at] = [true, cur.at + 1];
+  // PCRE2 skips `\E`, `\Q\E` (and under `(?xx)` spaces and tabs) before
+  // and after a leading `^`: the first char after them may be a `]`.
+  for (;;) {
+    if (s.startsWith("\\E", cur.at)) cur.at += 2;
+    else if (s.startsWith("\\Q\\E", cur.at)) cur.at += 4;
+    else if (xx && (s[cur.at] === " " || s[cur.at] === "\t")) cur.at++;
+    else if (!negate && s[cur.at] === "^") {
+      [negate, cur.at] = [true, cur.at + 1];
+    } else break;
+  }
   let first = true;
   let quoted = false;
   /** The last single char added, which a `-` may make a range from. */
   let last: number | null = null;
+  let literals: number[] | null = [];
+  const literal = (code: number) => {
+    literals?.push(code);
+    return code;
+  };
   for (;;) {
     const c = s[cur.at];
     if (c === undefined) {
@@ -173,7 +233,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
         cur.at += 2;
         continue;
       }
-      last = quotedChar(cur, set, c.charCodeAt(0));
+      last = literal(quotedChar(cur, set, c.charCodeAt(0)));
       cur.at++;
       first = false;
       continue;
@@ -187,7 +247,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
     const posix = c === "[" ? posixEnd(s, cur.at) : -1;
     if (c === "[" && posix < 0) {
       // `[` that opens no POSIX item is itself.
-      set.bits[last = 0x5b] = 1;
+      set.bits[last = literal(0x5b)] = 1;
       cur.at++;
       continue;
     }
@@ -205,6 +265,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       }
       m[0] = s.slice(cur.at, posix + 2);
       addSet(set, m[1] === "^" ? negated(make!()) : make!());
+      literals = null;
       cur.at += m[0].length;
       if (
         s[cur.at] === "-" && s[cur.at + 1] !== "]" &&
@@ -215,11 +276,12 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       last = null;
       continue;
     }
+    // Under `(?xx)` spaces and tabs may stand between `-` and the range's end.
+    let toAt = cur.at + 1;
+    while (xx && (s[toAt] === " " || s[toAt] === "\t")) toAt++;
     if (
-      c === "-" && last !== null && s[cur.at + 1] !== "]" &&
-      s[cur.at + 1] !== undefined
+      c === "-" && last !== null && s[toAt] !== "]" && s[toAt] !== undefined
     ) {
-      const toAt = cur.at + 1;
       if (/^\[:\^?[a-z]+:\]/.test(s.slice(toAt))) {
         fail("invalid range in character class", toAt + 1);
       }
@@ -235,6 +297,8 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
         fail("range out of order in character class", cur.at - 1);
       }
       for (let b = last + 1; b <= (to as number); b++) set.bits[b] = 1;
+      // `[a-a]` is PCRE2's one char.
+      if (to !== last) literals = null;
       last = null;
       continue;
     }
@@ -248,8 +312,9 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
       continue;
     }
     const item = classItem(cur, false);
-    if (typeof item === "number") set.bits[last = item] = 1;
+    if (typeof item === "number") set.bits[last = literal(item)] = 1;
     else if (item !== null) {
+      literals = null;
       if (s[cur.at] === "-" && s[cur.at + 1] !== "]") {
         fail("invalid range in character class", cur.at);
       }
@@ -258,7 +323,7 @@ export function readClass(cur: Cursor, xx: boolean): ClassRead {
     }
   }
   cur.at++;
-  return { set, negate };
+  return { set, negate, literals };
 }
 
 /** Adds a `\Q…\E` char to a class; refuses one above 0x7F (text). */
@@ -301,15 +366,76 @@ function classItem(cur: Cursor, rangeEnd: boolean): number | ByteSet | null {
   }
   // In a class `\8` and `\9` are the digits (PCRE2).
   if (e === "8" || e === "9") return e.charCodeAt(0);
-  const code = escapeChar(cur, e, true);
+  const code = escapeChar(cur, e);
   if (code !== null) return code;
   const set = typeEscape(e);
   if (set !== null && e !== "N") {
     if (rangeEnd) fail("invalid range in character class", cur.at);
     return set;
   }
-  if ("BRXNAzZGgkKQE".includes(e)) {
+  // In a class `\g` is the letter (check_escape()).
+  if (e === "g") return 0x67;
+  if (e === "N") {
+    return fail(
+      "\\N is not supported in a class",
+      cur.at >= s.length ? null : cur.at,
+    );
+  }
+  if ("BRXAzZGkKC".includes(e)) {
     return fail("escape sequence is invalid in character class", at);
   }
   return otherEscape(e, at);
+}
+
+/** PCRE2's MAX_GROUP_NUMBER. */
+export const MAX_GROUP = 65535;
+
+/**
+ * The number of `\g{n}`, `\g{-n}`, `\g{+n}`, `\gn`, `\g-n` (cursor after
+ * `g`), with PCRE2's refusals (check_escape(), read_number()), or `null`
+ * (a name follows); a refusal of a braced one is named at its `{`.
+ *
+ * @param cur The pattern, read from after the `g`.
+ * @param count The groups opened so far.
+ * @returns The group's number, or `null`.
+ */
+export function groupNumber(cur: Cursor, count: number): number | null {
+  const s = cur.s;
+  const braced = s[cur.at] === "{";
+  const m = /^([+-]?)(\d+)/.exec(s.slice(cur.at + (braced ? 1 : 0)));
+  if (m === null) return null;
+  const from = cur.at + (braced ? 1 : 0);
+  const where = (end: number) => braced ? cur.at : end >= s.length ? null : end;
+  // Digits read up to the one past the bound.
+  let n = 0;
+  for (let i = 0; i < m[2]!.length; i++) {
+    n = n * 10 + Number(m[2]![i]);
+    const bound = m[1] === "+" ? MAX_GROUP - count : MAX_GROUP;
+    if (n > bound) {
+      fail(
+        "subpattern number is too big",
+        where(from + m[1]!.length + i + 1),
+      );
+    }
+  }
+  const end = from + m[0].length;
+  if (m[1] !== "" && n === 0) {
+    fail("a relative value of zero is not allowed", where(end));
+  }
+  if (m[1] === "-" && n > count) {
+    fail("reference to non-existent subpattern", where(end));
+  }
+  if (braced && s[end] !== "}") {
+    fail(
+      "\\g is not followed by a braced, angle-bracketed, or quoted name/number or by a plain number",
+      cur.at,
+    );
+  }
+  cur.at = braced ? end + 1 : end;
+  if (m[1] === "+") n += count;
+  else if (m[1] === "-") n = count + 1 - n;
+  if (n <= 0) {
+    fail("reference to non-existent subpattern", where(cur.at));
+  }
+  return n;
 }

@@ -36,10 +36,6 @@ export interface Frame {
   closed: boolean;
 }
 
-const unsupported = (message: string, at: number): never => {
-  throw new PcreError(message, at, true);
-};
-
 /** The least number of chars a node matches. */
 export function minWidth(node: PcreNode): number {
   switch (node.kind) {
@@ -67,8 +63,13 @@ export function minWidth(node: PcreNode): number {
   }
 }
 
-/** The one number of chars a node matches, or `null` when it varies. */
-function fixedWidth(node: PcreNode): number | null {
+/**
+ * The one number of chars a node matches, or `null` when it varies.
+ *
+ * @param node A parsed node.
+ * @returns Its width, or `null`.
+ */
+export function fixedWidth(node: PcreNode): number | null {
   switch (node.kind) {
     case "set":
     case "text":
@@ -126,8 +127,13 @@ export class GroupChecks {
   count = 0;
   readonly #byNumber: Frame[] = [];
   readonly #frames = new WeakMap<PcreNode, Frame>();
-  /** The first backreference refused, reported once the groups are known. */
+  /**
+   * The first group or backreference the gateway refuses, reported once
+   * PCRE2 has read the whole pattern.
+   */
   deferred: PcreError | null = null;
+  /** PCRE2's first lookbehind refusal, made once it has read the whole pattern. */
+  lookbehindError: PcreError | null = null;
 
   /** The whole pattern's frame. */
   root(): Frame {
@@ -187,16 +193,18 @@ export class GroupChecks {
       ? frame.captures
       : frame.captures.slice(1);
     if (atom.kind === "group" && minWidth(atom.body) === 0) {
-      unsupported(
+      this.deferred ??= new PcreError(
         "a repeated group that can match the empty string holds a capture",
         at,
+        true,
       );
     }
     for (const capture of inner) {
       if (!mandatoryWithin(capture, frame)) {
-        unsupported(
+        this.deferred ??= new PcreError(
           "a repeated group holds a capture that may sit out a turn (PCRE2 keeps the earlier turn's)",
           at,
+          true,
         );
       }
     }
@@ -217,10 +225,27 @@ export class GroupChecks {
 
   /** A lookbehind's body: fixed length per branch, as PCRE2 10.42 takes. */
   lookbehind(body: PcreNode, start: number): void {
-    if (hasBackref(body)) unsupported("a backreference in a lookbehind", start);
+    if (hasBackref(body)) {
+      this.deferred ??= new PcreError(
+        "a backreference in a lookbehind",
+        start,
+        true,
+      );
+      return;
+    }
     const branches = body.kind === "alt" ? body.branches : [body];
-    if (branches.some((b) => fixedWidth(b) === null)) {
-      throw new PcreError("lookbehind assertion is not fixed length", start);
+    const widths = branches.map(fixedWidth);
+    if (widths.some((w) => w === null)) {
+      this.lookbehindError ??= new PcreError(
+        "lookbehind assertion is not fixed length",
+        start,
+      );
+    } else if (widths.some((w) => w! > 65535)) {
+      // PCRE2's LOOKBEHIND_MAX (get_branchlength()).
+      this.lookbehindError ??= new PcreError(
+        "lookbehind assertion is too long",
+        start,
+      );
     }
   }
 }

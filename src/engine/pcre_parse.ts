@@ -18,14 +18,24 @@ import {
   typeEscape,
 } from "./pcre_sets.ts";
 import { type Frame, GroupChecks, minWidth } from "./pcre_groups.ts";
+import { readVerb, startsWithOption } from "./pcre_verbs.ts";
 import {
   type Cursor,
   escapeChar,
+  groupNumber,
+  MAX_GROUP,
   otherEscape,
   posixEnd,
   readClass,
 } from "./pcre_escapes.ts";
-import { fail, type PcreNode, unsupported } from "./pcre_tree.ts";
+import { defer, fail, type PcreNode, unsupported } from "./pcre_tree.ts";
+import {
+  BRACKETS,
+  classLength,
+  compiledLength,
+  MAX_PATTERN_SIZE,
+  nodeLength,
+} from "./pcre_size.ts";
 
 export { PcreError, type PcreNode } from "./pcre_tree.ts";
 
@@ -91,7 +101,7 @@ class Parser {
   #dupnames = false;
 
   constructor(source: string, caseless: boolean) {
-    this.#c = { s: source, at: 0 };
+    this.#c = { s: source, at: 0, later: null };
     this.#opts = {
       i: caseless,
       s: false,
@@ -104,12 +114,16 @@ class Parser {
   }
 
   parse(): ParsedPcre {
-    if (this.#c.s.startsWith("(*")) {
+    if (startsWithOption(this.#c.s)) {
       unsupported("a leading (*VERB) option setting", 0);
     }
     const root = this.#alternation(this.#current);
     if (this.#c.at < this.#c.s.length) {
       fail("unmatched closing parenthesis", this.#c.at);
+    }
+    // PCRE2 checks lookbehinds, then references and size as it compiles.
+    if (this.#groups.lookbehindError !== null) {
+      throw this.#groups.lookbehindError;
     }
     for (const [ref, at] of this.#refs) {
       const n = typeof ref === "number" ? ref : this.#names.get(ref);
@@ -117,7 +131,11 @@ class Parser {
         fail("reference to non-existent subpattern", at);
       }
     }
-    if (this.#groups.deferred !== null) throw this.#groups.deferred;
+    if (compiledLength(root) > MAX_PATTERN_SIZE) {
+      fail("regular expression is too large", null);
+    }
+    const later = this.#c.later ?? this.#groups.deferred;
+    if (later !== null) throw later;
     return {
       root,
       caselessBackref: this.#caselessBackref,
@@ -173,6 +191,24 @@ class Parser {
       if (item === atom) bare = [atom, start];
     }
     return items.length === 1 ? items[0]! : { kind: "seq", items };
+  }
+
+  /**
+   * What PCRE2 reads past before a quantifier's `?` or `+` (parse_regex()):
+   * `\E`, an empty `\Q\E`, `(?#…)`, under `(?x)` spaces and comments
+   * (`a?\E?` is `a??`).
+   */
+  #skipQuiet(): void {
+    const s = this.#c.s;
+    for (;;) {
+      this.#skipExtended();
+      const at = this.#c.at;
+      if (s.startsWith("\\E", at)) this.#c.at += 2;
+      else if (s.startsWith("\\Q\\E", at)) this.#c.at += 4;
+      else if (s.startsWith("(?#", at) && s.includes(")", at)) {
+        this.#c.at = s.indexOf(")", at) + 1;
+      } else return;
+    }
   }
 
   /** Spaces and `#` comments under `(?x)`. */
@@ -233,6 +269,21 @@ class Parser {
       case "(":
         return this.#group(frame, start);
       case "[": {
+        // `[[:<:]]`, `[[:>:]]`: PCRE2 reads them as `\b(?=\w)`, `\b(?<=\w)`.
+        const word = /^\[:([<>]):\]\]/.exec(s.slice(this.#c.at));
+        if (word !== null) {
+          this.#c.at += 6;
+          const w = typeEscape("w")!;
+          return {
+            kind: "seq",
+            items: [{ kind: "anchor", which: "b" }, {
+              kind: "look",
+              ahead: word[1] === "<",
+              negative: false,
+              body: { kind: "set", set: w, code: 1 },
+            }],
+          };
+        }
         if (posixEnd(this.#c.s, start) >= 0) {
           fail(
             this.#c.s[start + 1] === ":"
@@ -241,15 +292,20 @@ class Parser {
             start,
           );
         }
-        const { set, negate } = readClass(this.#c, this.#opts.xx);
+        const { set, negate, literals } = readClass(this.#c, this.#opts.xx);
         // PCRE2 adds the other case before it negates: `[^a]` takes no `A`.
         return {
           kind: "set",
           set: negate ? negated(this.#fold(set)) : this.#fold(set),
+          code: classLength(negate, literals),
         };
       }
       case ".":
-        return { kind: "set", set: this.#opts.s ? ANY : ANY_BUT_NEWLINE };
+        return {
+          kind: "set",
+          set: this.#opts.s ? ANY : ANY_BUT_NEWLINE,
+          code: 1,
+        };
       case "^":
         return { kind: "anchor", which: "start" };
       case "$":
@@ -309,17 +365,20 @@ class Parser {
     if (atom.kind === "anchor") {
       fail("quantifier does not follow a repeatable item", at);
     }
-    if (atom.kind === "look") {
-      unsupported("a repeated assertion", at);
+    // A seq is `[[:<:]]`: PCRE2 repeats its lookaround.
+    if (atom.kind === "look" || atom.kind === "seq") {
+      defer(this.#c, "a repeated assertion", at);
     }
     if (atom.kind === "text") {
-      unsupported(
+      defer(
+        this.#c,
         "a repeated non-ASCII char (nginx repeats its last byte)",
         at,
       );
     }
     let lazy = this.#opts.U;
     let possessive = false;
+    this.#skipQuiet();
     if (s[this.#c.at] === "?") [lazy, this.#c.at] = [!lazy, this.#c.at + 1];
     else if (s[this.#c.at] === "+") {
       [possessive, this.#c.at] = [true, this.#c.at + 1];
@@ -329,7 +388,8 @@ class Parser {
       // PCRE2 takes a turn that matches nothing; JavaScript refuses an
       // empty turn of a quantifier and tries the atom's next way, so what
       // `(|b)?` or `(b??)?` take (and their captures) would differ.
-      unsupported(
+      defer(
+        this.#c,
         "a repeated item that can match the empty string first (an empty branch before another, or a lazy repeat)",
         start,
       );
@@ -341,7 +401,7 @@ class Parser {
       max,
       lazy: possessive ? false : lazy,
     };
-    return possessive ? this.#atomic(repeat, at) : repeat;
+    return possessive ? this.#atomic(repeat, at, false) : repeat;
   }
 
   /**
@@ -349,13 +409,16 @@ class Parser {
    * equivalent: an unbounded repeat of one set (`X*+`, `(?>X+)`) takes every
    * X it can and gives none back, as `X*(?!X)` does.
    */
-  #atomic(node: PcreNode, at: number): PcreNode {
+  #atomic(node: PcreNode, at: number, group: boolean): PcreNode {
     if (
       node.kind === "repeat" && node.max === Infinity && !node.lazy &&
       node.body.kind === "set"
     ) {
+      // PCRE2's code: the repeat's possessive opcode, or a ONCE group.
+      const code = nodeLength(node) + (group ? BRACKETS : 0);
       return {
         kind: "seq",
+        code,
         items: [node, {
           kind: "look",
           ahead: true,
@@ -364,15 +427,17 @@ class Parser {
         }],
       };
     }
-    return unsupported(
+    defer(
+      this.#c,
       "an atomic group or possessive quantifier other than on one char or class repeated without bound",
       at,
     );
+    return node;
   }
 
   #group(frame: Frame, start: number): PcreNode | null {
     const s = this.#c.s;
-    if (s[this.#c.at] === "*") unsupported("a (*VERB)", start);
+    if (s[this.#c.at] === "*") return this.#verb(frame, start);
     if (s[this.#c.at] !== "?") {
       return this.#body(frame, start, this.#opts.n ? null : "", "group");
     }
@@ -388,6 +453,11 @@ class Parser {
     if (c === "=" || c === "!") {
       return this.#c.at++, this.#body(frame, start, null, c);
     }
+    if (c === "*" || (c === "<" && s[this.#c.at + 1] === "*")) {
+      defer(this.#c, "a non-atomic assertion (?*…) or (?<*…)", start);
+      this.#c.at += c === "*" ? 1 : 2;
+      return this.#body(frame, start, null, c === "*" ? "=" : "<=");
+    }
     if (c === "<" && (s[this.#c.at + 1] === "=" || s[this.#c.at + 1] === "!")) {
       this.#c.at += 2;
       return this.#body(
@@ -400,14 +470,18 @@ class Parser {
     if (c === ">") {
       this.#c.at++;
       const inner = this.#body(frame, start, null, "group");
-      return this.#atomic(inner.kind === "group" ? inner.body : inner, start);
+      return this.#atomic(
+        inner.kind === "group" ? inner.body : inner,
+        start,
+        true,
+      );
     }
     if (c === "|") {
       this.#c.at++;
       const before = this.#groups.count;
       const node = this.#body(frame, start, null, "group");
       if (this.#groups.count !== before) {
-        unsupported("a branch reset group (?|…) with captures", start);
+        defer(this.#c, "a branch reset group (?|…) with captures", start);
       }
       return node;
     }
@@ -436,6 +510,12 @@ class Parser {
       );
     }
     if (c === undefined) return fail("missing closing parenthesis", null);
+    if (c === "+" && !/[0-9]/.test(s[this.#c.at + 1] ?? "")) {
+      fail("digit expected after (?+ or (?-", this.#c.at);
+    }
+    if (c === "-" && /[0-9]/.test(s[this.#c.at + 1] ?? "")) {
+      unsupported(`"(?-" (recursion)`, this.#c.at);
+    }
     if (/[imnsxUJ^-]/.test(c) || c === ")") return this.#options(frame, start);
     if (/[0-9+R&C(P]/.test(c)) {
       unsupported(`"(?${c}" (recursion, conditionals, callouts)`, this.#c.at);
@@ -443,12 +523,51 @@ class Parser {
     return fail("unrecognized character after (? or (?-", this.#c.at);
   }
 
+  /**
+   * `(*VERB)`, `(*VERB:NAME)` or an alpha assertion `(*pla:…)`: the
+   * assertions PCRE2 spells both ways are read as their `(?…)` forms, the
+   * rest refused once the whole pattern is read (they steer backtracking
+   * JavaScript does not do).
+   */
+  #verb(frame: Frame, start: number): PcreNode | null {
+    const verb = readVerb(this.#c, start);
+    if (verb.kind === "verb") {
+      defer(this.#c, "a (*VERB)", start);
+      // Only (*ACCEPT) may be repeated: an empty group stands for it.
+      return verb.name === "ACCEPT"
+        ? { kind: "group", capture: null, name: null, body: TRANSPARENT }
+        : null;
+    }
+    const form = verb.form;
+    if (form === ">") {
+      const inner = this.#body(frame, start, null, "group");
+      return this.#atomic(
+        inner.kind === "group" ? inner.body : inner,
+        start,
+        true,
+      );
+    }
+    if (form === "group") defer(this.#c, "a script run (*sr:…)", start);
+    else if (form === "*=" || form === "*<=") {
+      defer(this.#c, "a non-atomic assertion (*napla:…)", start);
+    }
+    return this.#body(
+      frame,
+      start,
+      null,
+      form === "*=" ? "=" : form === "*<=" ? "<=" : form,
+    );
+  }
+
   /** `(?imnsxU-imnsxU)` or `(?…:body)`. */
   #options(frame: Frame, start: number): PcreNode | null {
     const s = this.#c.s;
     const opts = { ...this.#opts };
     let on = true;
+    /** One `-` at most, and none after `^` (PCRE2's ERR94). */
+    let hyphen = true;
     if (s[this.#c.at] === "^") {
+      hyphen = false;
       Object.assign(opts, {
         i: false,
         s: false,
@@ -462,8 +581,10 @@ class Parser {
       const c = s[this.#c.at];
       if (c === undefined) fail("missing closing parenthesis", null);
       if (c === ")" || c === ":") break;
-      if (c === "-") on = false;
-      else if (c === "x" && s[this.#c.at + 1] === "x") {
+      if (c === "-") {
+        if (!hyphen) fail("invalid hyphen in option setting", this.#c.at);
+        [on, hyphen] = [false, false];
+      } else if (c === "x" && s[this.#c.at + 1] === "x") {
         opts.x = opts.xx = on;
         this.#c.at++;
       } else if (
@@ -475,7 +596,7 @@ class Parser {
         // Harmless until a name is used twice.
         if (on) this.#dupnames = true;
       } else if (c === "m") {
-        if (on) unsupported("(?m): multiline ^ and $", this.#c.at);
+        if (on) defer(this.#c, "(?m): multiline ^ and $", this.#c.at);
       } else fail("unrecognized character after (? or (?-", this.#c.at);
       this.#c.at++;
     }
@@ -531,16 +652,15 @@ class Parser {
     if (name !== null) {
       capture = this.#groups.count + 1;
       if (name !== "") {
-        if (this.#names.has(name)) {
-          if (this.#dupnames) {
-            unsupported("a group name used twice", this.#c.at);
-          }
+        if (!this.#names.has(name)) this.#names.set(name, capture);
+        else if (this.#dupnames) {
+          defer(this.#c, "a group name used twice", this.#c.at);
+        } else {
           fail(
             "two named subpatterns have the same name (PCRE2_DUPNAMES not set)",
             this.#c.at,
           );
         }
-        this.#names.set(name, capture);
       }
     }
     const inner = this.#groups.open(
@@ -618,18 +738,34 @@ class Parser {
       const n = Number(digits);
       if (n < 10 || c === "8" || c === "9" || n <= this.#groups.count) {
         this.#c.at = at + digits.length;
-        return this.#backref(n, at);
+        if (n > MAX_GROUP) {
+          fail(
+            "subpattern number is too big",
+            this.#c.at >= s.length ? null : this.#c.at,
+          );
+        }
+        // PCRE2 names a reference by its last char.
+        return this.#backref(n, this.#c.at - 1);
       }
     }
-    const code = escapeChar(this.#c, c, false);
+    const code = escapeChar(this.#c, c);
     if (code !== null) {
       return code > 0x7f && !/[A-Za-z0-9]/.test(c)
         ? this.#literal(code)
         : this.#char(code);
     }
     const set = typeEscape(c);
-    if (set !== null) return { kind: "set", set };
+    if (set !== null) return { kind: "set", set, code: 1 };
     void frame;
+    if (c === "X" || c === "C" || c === "K") {
+      // Refused once the pattern is read; what stands for them is never
+      // run: a char for `\X` and `\C`, no char for `\K`, which PCRE2
+      // does not let a quantifier follow.
+      defer(this.#c, `"\\${c}"`, at - 1);
+      return c === "K"
+        ? { kind: "anchor", which: "b" }
+        : { kind: "set", set: ANY, code: 1 };
+    }
     return otherEscape(c, at);
   }
 
@@ -638,14 +774,8 @@ class Parser {
     const s = this.#c.s;
     const open = s[this.#c.at];
     if (c === "g") {
-      const m = /^(?:\{(-?\d+)\}|(-?\d+))/.exec(s.slice(this.#c.at));
-      if (m !== null) {
-        this.#c.at += m[0].length;
-        let n = Number(m[1] ?? m[2]);
-        if (n < 0) n = this.#groups.count + 1 + n;
-        if (n <= 0) fail("reference to non-existent subpattern", at + 1);
-        return this.#backref(n, at + 1);
-      }
+      const n = groupNumber(this.#c, this.#groups.count);
+      if (n !== null) return this.#backref(n, this.#c.at - 1);
       const call = /^(?:<([+-]?\d+|[A-Za-z_]\w*)>|'([+-]?\d+|[A-Za-z_]\w*)')/
         .exec(s.slice(this.#c.at));
       if (call !== null) unsupported("a subroutine call \\g<…>", at);

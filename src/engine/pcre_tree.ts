@@ -9,10 +9,18 @@ import type { ByteSet } from "./pcre_sets.ts";
 
 /** A node of a parsed expression. */
 export type PcreNode =
-  | { kind: "set"; set: ByteSet }
+  /**
+   * `code`: PCRE2's length for it (a type or `.` 1, a char 2, a class 33;
+   * pcre_size.ts), 2 when absent.
+   */
+  | { kind: "set"; set: ByteSet; code?: number }
   /** A char above 0x7F written in the pattern: its UTF-8 bytes in nginx. */
   | { kind: "text"; code: number }
-  | { kind: "seq"; items: PcreNode[] }
+  /**
+   * `code`: PCRE2's length where it compiles the sequence as one item of
+   * its own (a possessive repeat, an atomic group, `[[:<:]]`).
+   */
+  | { kind: "seq"; items: PcreNode[]; code?: number }
   | { kind: "alt"; branches: PcreNode[] }
   | {
     kind: "group";
@@ -54,4 +62,23 @@ export const fail = (message: string, at: number | null): never => {
 /** Refuses what PCRE2 takes and JavaScript cannot run the same way. */
 export const unsupported = (message: string, at: number | null): never => {
   throw new PcreError(message, at, true);
+};
+
+/**
+ * Where refusals of what PCRE2 takes wait while the pattern is read: a
+ * refusal of PCRE2's own further on comes first, as nginx's `[emerg]`
+ * names it.
+ */
+export interface Deferred {
+  /** The first refusal waiting, or `null`. */
+  later: PcreError | null;
+}
+
+/** Refuses, once the whole pattern is read, what JavaScript cannot run as PCRE2 does. */
+export const defer = (
+  sink: Deferred,
+  message: string,
+  at: number | null,
+): void => {
+  sink.later ??= new PcreError(message, at, true);
 };

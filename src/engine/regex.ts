@@ -10,11 +10,16 @@
  * `\Q…\E`, `(?i)` mean what they mean in nginx, and `.`, `\s`, `$` too
  * (`.` takes `\r`; `\s` no U+00A0; `$` matches before a final newline).
  *
- * Taken as PCRE2 takes them: POSIX classes (`[[:alnum:]]`), `\A`, `\z`,
+ * Taken as PCRE2 takes them: POSIX classes (`[[:alnum:]]`), the word
+ * start and end `[[:<:]]`, `[[:>:]]`, `\A`, `\z`,
  * `\Z`, `\h`, `\v`, `\R`, `\Q…\E`, `\x{41}`, options `(?i)`, `(?s)`, `(?x)`,
  * `(?U)`, `(?n)` (scoped too: `(?i:…)`, `(?-i)` mid-pattern), `(?#…)`,
- * `(?P=name)`, `\g{-1}`. Refused with the reason (README regex-syntax):
+ * `(?P=name)`, `\g{-1}`, the alpha assertions (`(*pla:…)`, `(*nlb:…)`,
+ * `(*atomic:…)`). Refused with the reason (README regex-syntax), most
+ * once the whole pattern is read as PCRE2 reads it (PCRE2's own refusal
+ * of a later part is nginx's, so it comes first):
  * `\p`, `\X`, `\C`, `\K`, recursion, conditionals, callouts, `(*VERB)`s,
+ * non-atomic assertions (`(?*…)`), script runs,
  * `(?m)`, a name used twice under `(?J)`; an atomic group or possessive
  * repeat other than one char or class repeated without bound (`[^/]*+`,
  * `(?>a+)` are taken); a branch-reset group with captures; a backreference
@@ -145,7 +150,7 @@ const MAX_SOURCE = 4096;
  * Compiles a location, `rewrite`, `if`, `map` or other regex of nginx.conf.
  *
  * @param source The expression as written.
- * @param caseless PCRE2_CASELESS: `~*`, `server_name`, every location
+ * @param caseless PCRE2_CASELESS: `~*`, a `server_name` with an upper-case letter, every location
  * regex of nginx for Windows.
  * @returns The expression.
  * @throws {ValueError} With nginx's `pcre2_compile() failed` message, or

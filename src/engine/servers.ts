@@ -71,7 +71,12 @@ export interface ListenGroup {
 export function parseServerName(name: string): ServerName {
   if (name.startsWith("~")) {
     const text = name.slice(1);
-    return { kind: "regex", regex: compileRegex(text, true), text };
+    // Caseless only when the text holds an upper-case letter
+    // (ngx_http_core_server_name): on the host nginx lower-cases, a
+    // pattern without one matches case-sensitively (`[[:upper:]]`, `\x41`
+    // never match).
+    const caseless = /[A-Z]/.test(text);
+    return { kind: "regex", regex: compileRegex(text, caseless), text };
   }
   const lower = name.toLowerCase();
   if (lower.startsWith("*.")) {

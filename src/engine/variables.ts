@@ -351,9 +351,11 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
-   * Why `set` may not assign a name, as `ngx_http_add_variable` refuses a
-   * variable nginx keeps read-only (every one but `NGX_HTTP_VAR_CHANGEABLE`
-   * ones; a prefix such as `http_` is no variable of its own there).
+   * Why `set` (or a regex's named capture) may not take a name, as
+   * `ngx_http_add_variable` refuses a variable nginx keeps read-only (every
+   * one but `NGX_HTTP_VAR_CHANGEABLE` ones; a prefix such as `http_` is no
+   * variable of its own there, but `http_host` and the others the core
+   * names are).
    *
    * @param name The name as written, without `$`.
    * @returns nginx's message, the gateway's for a changeable variable
@@ -377,11 +379,35 @@ export class Variables implements VariableScope, LogVariableScope {
         ? null
         : `"set $${name}" is not supported: ${changeable}`;
     }
-    const builtIn = VARIABLES[key] !== undefined ||
+    const builtIn = VARIABLES[key] !== undefined || NAMED_FIELDS.has(key) ||
       (recordValue(key) !== null && !/^(?:sent_)?http_/.test(key));
     return builtIn ? `the duplicate "${name}" variable` : null;
   }
 }
+
+/**
+ * The field variables nginx's core registers by name
+ * (ngx_http_core_variables; Debian's build has `http_via` and
+ * `http_x_forwarded_for`): read-only like the other variables, where the
+ * rest of `http_` and `sent_http_` is a prefix.
+ */
+const NAMED_FIELDS = new Set([
+  "http_host",
+  "http_user_agent",
+  "http_referer",
+  "http_via",
+  "http_x_forwarded_for",
+  "http_cookie",
+  "sent_http_content_type",
+  "sent_http_content_length",
+  "sent_http_location",
+  "sent_http_last_modified",
+  "sent_http_connection",
+  "sent_http_keep_alive",
+  "sent_http_transfer_encoding",
+  "sent_http_cache_control",
+  "sent_http_link",
+]);
 
 /** Whether a flat field list (name, value, …) has a field of a name. */
 function hasField(fields: readonly string[], name: string): boolean {

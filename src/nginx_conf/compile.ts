@@ -37,6 +37,7 @@ import { dirname } from "node:path";
 import type { CompileContext } from "./compile_context.ts";
 import { acceptedDirectives } from "./compile_check.ts";
 import { compileMaps, declareMaps, setNames } from "./compile_variables.ts";
+import { checkNameKeys } from "./server_names_check.ts";
 import { Upstreams } from "./compile_upstream.ts";
 import { fastcgiPass, type PassContext, proxyPass } from "./compile_pass.ts";
 import { compileServer, type ServerContext } from "./compile_server.ts";
@@ -148,7 +149,7 @@ class Compiler implements CompileContext {
     if (http.length > 1) this.fail(http[1]!, '"http" directive is duplicate');
     const block = this.accepted(http[0]!.block!);
     const maps = declareMaps(block, this);
-    const names = setNames(block);
+    const names = setNames(block, (d, message) => this.fail(d, message));
     this.scope = new Variables(maps, names.set, names.captures);
     this.settings = {
       scope: this.scope,
@@ -215,7 +216,9 @@ class Compiler implements CompileContext {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
+    checkNameKeys(servers, (message) => this.fail(null, message));
     access.finish();
+    this.upstreams.finish();
     // The start's lines go to a file the gateway opens: the main level's
     // first (a `stderr` one has no file: nginx's default is used then).
     const errorLog = errorLogs.find((log) => log.path !== "stderr");

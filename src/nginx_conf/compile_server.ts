@@ -27,6 +27,7 @@ import {
   sslOn,
 } from "./compile_ssl.ts";
 import type { Directive } from "./parser.ts";
+import { serverNameProblem } from "./server_names_check.ts";
 import { listenParameter, listenSetting } from "./values.ts";
 
 /** What compiling a server needs from the compiler, made once. */
@@ -74,6 +75,11 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
   for (const x of block.filter((x) => x.name === "server_name")) {
     for (const written of x.args) {
       // `$hostname` is the machine's name (ngx_http_core_server_name).
+      const problem = serverNameProblem(written);
+      if (problem !== null) {
+        ctx.fail(x, problem);
+        break;
+      }
       const arg = serverNameOf(written);
       if (arg === "" || arg === "_") continue;
       // The name goes into error lines as it is: nginx warns about

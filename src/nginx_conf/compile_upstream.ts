@@ -22,6 +22,7 @@ import { parseUpstreamAddress } from "../upstream/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import type { Directive } from "./parser.ts";
 import { nginxTimeMs, type Parsed } from "./values.ts";
+import { parseSize, tuningProblem } from "./directives_tuning.ts";
 
 /** An `upstream{}` block's balancing method. */
 type UpstreamBalance = NonNullable<UpstreamConf["balance"]>;
@@ -33,6 +34,12 @@ export class Upstreams {
   /** The groups a `fastcgi_pass` names, by their key. */
   readonly fastcgiGroups = new Map<string, UpstreamConf>();
   readonly #ctx: CompileContext;
+  /**
+   * The blocks' `zone`s by name and the size declared (0: none yet), as
+   * `ngx_shared_memory_add()` keeps them: blocks may share a zone, one
+   * of them giving its size.
+   */
+  readonly #zones = new Map<string, number>();
 
   /** @param ctx Where refusals go, the directive check and the value compiler. */
   constructor(ctx: CompileContext) {
@@ -71,6 +78,13 @@ export class Upstreams {
     const servers: UpstreamServerConf[] = [];
     let keepalive = 0;
     let hashed = false;
+    // `zone` is ignored (one process keeps the state), so not accepted;
+    // its name and size are still nginx's checks.
+    for (const entry of d.block ?? []) {
+      const { name, args } = entry;
+      if (name !== "zone" || args.length < 1 || args.length > 2) continue;
+      if (tuningProblem(entry) === null) this.#zone(entry);
+    }
     for (const entry of this.#ctx.accepted(d.block ?? [])) {
       if (entry.name === "ip_hash" || entry.name === "hash") hashed = true;
       if (entry.name === "keepalive") {
@@ -130,6 +144,32 @@ export class Upstreams {
       balance,
       ...(hashKey ? { hashKey } : {}),
     });
+  }
+
+  /**
+   * nginx's check when it starts: a `zone` that no block gave a size is
+   * refused (`ngx_init_cycle`, without a place).
+   */
+  finish(): void {
+    for (const [name, size] of this.#zones) {
+      if (size === 0) {
+        this.#ctx.fail(null, `zero size shared memory zone "${name}"`);
+      }
+    }
+  }
+
+  /** A block's `zone NAME [SIZE]` (its value checked already). */
+  #zone(d: Directive): void {
+    const name = d.args[0]!;
+    const size = d.args[1] === undefined ? 0 : parseSize(d.args[1]) ?? 0;
+    const known = this.#zones.get(name) || size;
+    this.#zones.set(name, known);
+    if (size !== 0 && size !== known) {
+      this.#ctx.fail(
+        d,
+        `the size ${size} of shared memory zone "${name}" conflicts with already declared size ${known}`,
+      );
+    }
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   type MapConf,
   sortWildcards,
   ValueError,
+  Variables,
 } from "../engine/mod.ts";
 import type { CompileContext } from "./compile_context.ts";
 import { compileGeo } from "./compile_geo.ts";
@@ -46,6 +47,12 @@ export function declareMaps(
       ctx.fail(d, `invalid variable name "${name}"`);
       continue;
     }
+    // ngx_http_add_variable: a variable nginx keeps read-only is no map's.
+    const refusal = Variables.assignRefusal(name.slice(1));
+    if (refusal?.startsWith("the duplicate ")) {
+      ctx.fail(d, refusal);
+      continue;
+    }
     // Filled by compileMaps: a map's values may read other maps.
     maps.set(name.slice(1).toLowerCase(), {
       source: constantValue(""),
@@ -71,6 +78,9 @@ export function compileMaps(
   ctx: CompileContext,
 ): void {
   for (const d of block) {
+    const declared = d.args.at(-1)?.slice(1).toLowerCase() ?? "";
+    // A name declareMaps refused.
+    if (!maps.has(declared)) continue;
     if (d.name === "geo" && d.args.at(-1)!.startsWith("$")) {
       const name = d.args.at(-1)!.slice(1).toLowerCase();
       Object.assign(maps.get(name)!, compileGeo(d, ctx));
@@ -91,6 +101,7 @@ export function compileMaps(
     // ngx_http_map: `hostnames` and `volatile` alone on a line are flags;
     // `hostnames` makes the keys after it wildcard keys.
     let hostnames = false;
+    let hasDefault = false;
     for (const entry of d.block ?? []) {
       const [key, val] = [entry.name, entry.args[0]];
       if (entry.args.length === 0 && key === "hostnames") {
@@ -103,6 +114,11 @@ export function compileMaps(
         continue;
       }
       if (key === "default") {
+        if (hasDefault) {
+          ctx.fail(entry, "duplicate default map parameter");
+          continue;
+        }
+        hasDefault = true;
         conf.defaultValue = ctx.value(entry, val);
       } else if (key.startsWith("~")) {
         const caseless = key.startsWith("~*");
@@ -139,13 +155,17 @@ export function compileMaps(
 
 /**
  * Names `set` assigns anywhere in the block (nginx registers them at parse
- * time), and the named captures of its regexes.
+ * time), and the named captures of its regexes. A capture named after a
+ * variable nginx keeps read-only (`(?<uri>…)`) is refused as
+ * `ngx_http_add_variable` refuses it.
  *
  * @param block The `http` block's directives.
+ * @param fail Where such a refusal goes.
  * @returns The names, lower case.
  */
 export function setNames(
   block: readonly Directive[],
+  fail: (d: Directive, message: string) => void = () => {},
 ): { set: Set<string>; captures: Set<string> } {
   const set = new Set<string>();
   const captures = new Set<string>();
@@ -165,7 +185,10 @@ export function setNames(
             /\(\?(?:P?<([A-Za-z_][A-Za-z0-9_]*)>|'([A-Za-z_][A-Za-z0-9_]*)')/g,
           )
         ) {
-          captures.add((m[1] ?? m[2])!.toLowerCase());
+          const name = (m[1] ?? m[2])!;
+          const refusal = Variables.assignRefusal(name);
+          if (refusal?.startsWith("the duplicate ")) fail(d, refusal);
+          captures.add(name.toLowerCase());
         }
       }
     }

@@ -109,8 +109,13 @@ function seconds(text: string): boolean {
   return !/ms/.test(text) && nginxTimeMs(text) !== null;
 }
 
-/** `ngx_parse_size`: a number and `k`, `m` or `g`. */
-function parseSize(text: string): number | null {
+/**
+ * `ngx_parse_size`: a number and `k`, `m` or `g`.
+ *
+ * @param text The value as written.
+ * @returns Its bytes, or `null` when nginx refuses it.
+ */
+export function parseSize(text: string): number | null {
   const m = /^(\d+)([kKmMgG]?)$/.exec(text);
   if (m === null) return null;
   const scale = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[

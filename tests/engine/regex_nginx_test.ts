@@ -132,6 +132,35 @@ const CASES: Case[] = [
   { pattern: "^/i8\\Ga\\b", uris: ["/i8a", "/i8ab"] },
   { pattern: "^/i9\\d{2,}?(\\d*)", uris: ["/i91234"] },
   { pattern: "^/j1[[:alpha]]+$", uris: ["/j1a:]", "/j1ph]"] },
+  // PCRE2's word starts and ends, `\g` in a class, `\N{n}`, relative
+  // references.
+  {
+    pattern: "^/k1/[[:<:]]ab[[:>:]]",
+    uris: ["/k1/ab", "/k1/abc", "/k1/ab-"],
+  },
+  { pattern: "^/k2[\\g]+$", uris: ["/k2gg", "/k2x", "/k2%5C"] },
+  { pattern: "^/k3\\N{2}$", uris: ["/k3ab", "/k3a", "/k3a%0A"] },
+  { pattern: "^/k4(a)(b)\\g-2\\g{-1}", uris: ["/k4abab", "/k4abba"] },
+  { pattern: "^/k5\\o{101}\\0101\\177", uris: ["/k5AA1%7F", "/k5aA1%7F"] },
+  // Just within PCRE2's 64 KiB of code.
+  { pattern: "^/k6(?:[Aa]b){0,3854}$", uris: ["/k6", "/k6Abab", "/k6aB"] },
+  { pattern: "^/k7(ab){5460}", uris: ["/k7ab"] },
+  // A class's leading `\E` and `^`, `(?xx)` spaces in a range, and what
+  // stands between a quantifier and its `?`.
+  { pattern: "^/k8[\\E]a]+$", uris: ["/k8]a", "/k8b"] },
+  { pattern: "^/k9[\\E^a]$", uris: ["/k9b", "/k9a", "/k9^"] },
+  { pattern: "(?xx)^/l1[a- c]+$", uris: ["/l1abc", "/l1%20", "/l1d"] },
+  { pattern: "(?xx)^/l2[ ^a]+$", uris: ["/l2bc", "/l2a"] },
+  { pattern: "^/l3(a+)\\E?(.*)", uris: ["/l3aaa"] },
+  { pattern: "^/l4(a+)(?#c)?(.*)", uris: ["/l4aaa"] },
+  { pattern: "(?x)^/l5(a+) ?(.*)", uris: ["/l5aaa"] },
+  // Alpha assertions: PCRE2's other spelling of lookarounds and atomic groups.
+  {
+    pattern: "^/l6(*pla:a)(*nlb:b)(\\w)(*positive_lookbehind:a)",
+    uris: ["/l6ab", "/l6b"],
+  },
+  { pattern: "^/l7(*atomic:[ab]+)b", uris: ["/l7abb", "/l7a"] },
+  { pattern: "^/l8(*nla:x)(*negative_lookahead:y)\\w", uris: ["/l8a", "/l8x"] },
 ];
 
 /** Patterns nginx 1.22 refuses (its `[emerg]` line is the gateway's too). */
@@ -176,6 +205,64 @@ const NGINX_REFUSES = [
   "(?P=",
   "(?#abc",
   "(?P<1a>x)",
+  // PCRE2's escape refusals: Perl's `\N{name}` and case escapes, octal
+  // past a byte, `\o` without braces, group numbers out of range.
+  "\\N{,2}",
+  "\\N{}",
+  "a\\N{U+41}",
+  "\\N{99999}",
+  "\\N{3,2}",
+  "[a\\N]",
+  "[\\N{,2}]",
+  "\\400",
+  "^/[\\777]",
+  "\\Fa",
+  "\\l",
+  "a\\Ub",
+  "\\u",
+  "\\o",
+  "\\ox",
+  "\\o{400}",
+  "[\\kx]",
+  "\\g0",
+  "\\g{0}a",
+  "(a)\\g{-0}",
+  "(a)\\g{+0}b",
+  "\\g{99999}",
+  "\\g70000a",
+  "\\99999",
+  "(a)\\g{-2}",
+  "(a)\\g-2b",
+  "\\g{1}a",
+  "\\81a",
+  "(?i-s-x)a",
+  "(?^-i)a",
+  // Code past PCRE2's 64 KiB: a counted repeat of a group copies it.
+  "(ab){5461}",
+  "(?:[ab]c){1599}",
+  "(?:a|b){0,6000}",
+  "x(?:(?:ab){1,9}){2000}",
+  "^(?:(?<=ab)\\d{2,5}|[^/]+?){1000,3000}",
+  "^/(?<=a{40000}b{40000})",
+  "(?<=x|a{65535}b)c",
+  // A class's leading `\E` is skipped: its `]` is a member.
+  "[\\E]",
+  "a?\\E?+",
+  // Verbs and alpha assertions PCRE2 does not know, or malformed.
+  "(*)",
+  "a(*",
+  "(*FOO)",
+  "(*MARK)",
+  "(*MARK:)",
+  "a(*ACCEPT",
+  "(*foo:a)",
+  "(*pla)",
+  "(?+a)",
+  // PCRE2's own error further on comes before the gateway's refusal.
+  "(?m)^a(",
+  "a\\Kb)",
+  "(?>a|ab)\\N{,2}",
+  "(*COMMIT)a\\400",
 ];
 
 /** Patterns nginx 1.22 takes that JavaScript cannot run as PCRE2 does. */
@@ -215,6 +302,16 @@ const GATEWAY_REFUSES = [
   "^/h/([a-z0-9-]{1,63}\\.?)+$",
   "^(?:a{1,10}){1,10}$",
   "^.*a{1,20}.*$",
+  // Non-atomic assertions; a forward reference.
+  "(?*a)",
+  "(?<*a)b",
+  "\\g{+1}(a)",
+  "(*napla:a)",
+  "(*sr:a)",
+  "(*COMMIT)a",
+  "a(*:m)b",
+  "(a)(?-1)",
+  "a\\Xb",
 ];
 
 /** A pattern as a double-quoted nginx.conf string. */

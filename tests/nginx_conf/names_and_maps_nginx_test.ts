@@ -217,3 +217,60 @@ Deno.test(
     deepStrictEqual(ours, theirs);
   },
 );
+
+/**
+ * Regex server names against the host nginx lower-cases: a pattern is
+ * caseless only when its text holds an upper-case letter
+ * (ngx_http_core_server_name), so `[[:upper:]]` or `\x41` in one without
+ * such a letter never matches, and `(?-i)` after one turns it off again.
+ */
+function regexNamesConf(port: number): string {
+  const listen = `listen 127.0.0.1:${port}`;
+  const named = (name: string, body: string) =>
+    `  server { ${listen}; server_name "${name}"; return 200 "${body}"; }\n`;
+  return `${PROCESS}error_log logs/error.log;
+events {}
+http {
+${TEMP}
+  access_log logs/access.log;
+  server { ${listen} default_server; server_name default; return 200 "default"; }
+${named("~^[[:upper:]]+\\\\.up\\\\.com$", "up")}${
+    named("~^\\\\x41bc\\\\.hex\\\\.com$", "hex")
+  }${named("~^[\\\\x41-\\\\x5a]+\\\\.range\\\\.com$", "range")}${
+    named("~^WWW\\\\.Upper\\\\.com$", "upper")
+  }${named("~^(?-i)Mix\\\\.com$", "mix")}${named("~^(?i)cap\\\\.com$", "cap")}${
+    named("~^[^A]+\\\\.neg\\\\.com$", "neg")
+  }${named("~^[^a]+\\\\.neg2\\\\.com$", "neg2")}${
+    named("~^(?<sub>[a-z]+)\\\\.Sub\\\\.com$", "sub=$sub")
+  }${named("~^(?<low>[a-z]+)\\\\.low\\\\.com$", "low=$low")}}
+`;
+}
+
+const REGEX_NAMES: [string, string, string][] = [
+  "ABC.up.com",
+  "abc.up.com",
+  "abc.hex.com",
+  "Abc.hex.com",
+  "ABC.range.com",
+  "abc.range.com",
+  "WWW.UPPER.COM",
+  "www.upper.com",
+  "mix.com",
+  "Mix.com",
+  "CAP.com",
+  "a.neg.com",
+  "b.neg.com",
+  "A.neg2.com",
+  "B.neg2.com",
+  "ABC.sub.com",
+  "Abc.LOW.com",
+].map((host) => [host, "/", ""]);
+
+Deno.test(
+  "regex server names match the lower-cased host caseless only when their text holds an upper-case letter, as nginx 1.22",
+  NEEDS,
+  async () => {
+    const { ours, theirs } = await bothAnswers(regexNamesConf, REGEX_NAMES);
+    deepStrictEqual(ours, theirs);
+  },
+);

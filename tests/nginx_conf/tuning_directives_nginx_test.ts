@@ -226,6 +226,53 @@ http {
   },
 );
 
+/**
+ * `upstream {}` blocks' `zone`s: blocks may share one, one of them giving
+ * its size; a zone no block sizes is refused when nginx starts (its
+ * `[emerg]` names no place).
+ */
+const ZONE_ROWS: string[] = [
+  "upstream u { zone z; server 127.0.0.1:1; }",
+  "upstream u { zone z; server 127.0.0.1:1; } upstream v { zone z 64k; server 127.0.0.1:1; }",
+  "upstream v { zone z 64k; server 127.0.0.1:1; } upstream u { zone z; server 127.0.0.1:1; }",
+  "upstream v { zone z 64k; server 127.0.0.1:1; } upstream u { zone z 128k; server 127.0.0.1:1; }",
+  "upstream v { zone z 64k; server 127.0.0.1:1; } upstream u { zone z 64k; server 127.0.0.1:1; }",
+  "upstream u { zone z 64k; server 127.0.0.1:1; } upstream v { zone Z; server 127.0.0.1:1; }",
+  "upstream u { zone z; zone y 64k; server 127.0.0.1:1; }",
+  "upstream u { zone z; server 127.0.0.1:1; } upstream v { zone y 64k; server 127.0.0.1:1; }",
+  "upstream u { zone z 1k; server 127.0.0.1:1; }",
+];
+
+Deno.test(
+  "an upstream zone without a size is refused unless another block gives it one, and sizes must agree, as nginx 1.22",
+  NEEDS,
+  async () => {
+    await using p = await nginxPrefix("", { name: "zones-", dirs: ["logs"] });
+    const theirs: string[] = [];
+    const mine: string[] = [];
+    for (const upstreams of ZONE_ROWS) {
+      await Deno.writeTextFile(
+        p.conf,
+        `events {}
+http {
+  ${upstreams}
+  server { listen 127.0.0.1:1; location / { proxy_pass http://u; } }
+}
+`,
+      );
+      const nginx = emergOf(
+        await nginxTestOutput({ prefix: p.prefix, conf: p.conf }),
+      );
+      theirs.push(`${upstreams} => ${nginx}`);
+      // A refusal nginx makes when it starts is placed in the file.
+      mine.push(
+        `${upstreams} => ${ours(p.conf).replace(/ in \/\S+$/, "")}`,
+      );
+    }
+    deepStrictEqual(mine, theirs);
+  },
+);
+
 /** `max_ranges` beside nginx: 0 answers no range and no Accept-Ranges. */
 function rangesConf(port: number): string {
   return `${PROCESS}error_log logs/error.log;
