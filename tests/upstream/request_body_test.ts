@@ -164,22 +164,7 @@ async function collectSlowly(
   chunked: boolean,
 ): Promise<string[]> {
   const writes: string[] = [];
-  let i = 0;
-  const stream = new ReadableStream({
-    type: "bytes",
-    autoAllocateChunkSize: 64 * 1024,
-    pull(controller) {
-      const size = sizes[i++];
-      if (size === undefined) {
-        controller.close();
-        controller.byobRequest?.respond(0);
-        return;
-      }
-      const view = controller.byobRequest!.view as Uint8Array;
-      view.fill(97 + (i % 26), 0, size);
-      controller.byobRequest!.respond(size);
-    },
-  });
+  const stream = byteStream(sizes);
   await sendBody(stream, {
     chunked,
     write: (bytes) => {
