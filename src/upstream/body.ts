@@ -134,88 +134,13 @@ export function streamBody(
     controller.error(e);
   };
   return new ReadableStream<Uint8Array>({
+    // Reads until a piece for the client, the end or a failure: a pull that
+    // enqueues nothing is not called again (`highWaterMark: 0` and the
+    // client's one pending read), so a read that brought a chunk's size,
+    // its CRLF or a trailer alone stalled the body with no read pending
+    // and no timer to end it.
     pull: async (controller) => {
-      let chunk: Uint8Array | null;
-      if (first !== null) {
-        chunk = first;
-        first = null;
-      } else {
-        try {
-          chunk = await source.read(c);
-        } catch (error) {
-          if (cancelled || watch.aborted) {
-            c.close();
-            call.onEnd?.(tryIndex);
-            return controller.error(UpstreamError.clientClosed(error));
-          }
-          return fail(
-            controller,
-            error instanceof TimerExpired
-              ? upstreamTimeout("reading upstream", source.family)
-              : upstreamErrorFromOs(error, "reading upstream", source.family),
-          );
-        }
-      }
-      if (chunk === null) {
-        if (framing.kind === "close") {
-          c.close();
-          call.onEnd?.(tryIndex);
-          return controller.close();
-        }
-        return fail(
-          controller,
-          new UpstreamError("upstream prematurely closed connection", {
-            kind: "premature-close",
-            action: "reading upstream",
-          }),
-        );
-      }
-      // Each chunk holds a buffer of its own until Deno.serve has sent it.
-      source.gcPacer.add(chunk.buffer.byteLength);
-      if (decoder !== null) {
-        let out;
-        try {
-          out = decoder.push(chunk);
-        } catch (error) {
-          if (!(error instanceof ChunkedFormatError)) throw error;
-          return fail(
-            controller,
-            new UpstreamError("upstream sent invalid chunked response", {
-              kind: "invalid-response",
-              action: "reading upstream",
-            }),
-          );
-        }
-        // One chunk per read, as nginx's chunked filter writes one per
-        // read: the client's framing (and `$body_bytes_sent`) match it.
-        // Each read has its own buffer (readSome), so one piece needs no copy.
-        if (out.data.length === 1) controller.enqueue(out.data[0]!);
-        else if (out.data.length > 1) controller.enqueue(joined(out.data));
-        if (decoder.done) {
-          endOfAnswer(c, {
-            extra: chunk.subarray(out.used),
-            reusable,
-            call,
-            warning: AFTER_FINAL_CHUNK,
-            tryIndex,
-          }, source.release);
-          controller.close();
-        }
-        return;
-      }
-      const take = Math.min(left, chunk.length);
-      controller.enqueue(chunk.subarray(0, take));
-      left -= take;
-      if (left === 0) {
-        endOfAnswer(c, {
-          extra: chunk.subarray(take),
-          reusable,
-          call,
-          warning: MORE_THAN_LENGTH,
-          tryIndex,
-        }, source.release);
-        controller.close();
-      }
+      while (!(await pullOnce(controller)));
     },
     cancel: () => {
       // The client went away mid-body: this connection is unusable.
@@ -224,6 +149,103 @@ export function streamBody(
       call.onEnd?.(tryIndex);
     },
   }, { highWaterMark: 0 });
+
+  /**
+   * One read's part of a pull: `true` once the client was given a piece,
+   * the stream ended or failed; `false` when the read held no body bytes.
+   */
+  async function pullOnce(
+    controller: ReadableStreamDefaultController<Uint8Array>,
+  ): Promise<boolean> {
+    let chunk: Uint8Array | null;
+    if (first !== null) {
+      chunk = first;
+      first = null;
+    } else {
+      try {
+        chunk = await source.read(c);
+      } catch (error) {
+        if (cancelled || watch.aborted) {
+          c.close();
+          call.onEnd?.(tryIndex);
+          controller.error(UpstreamError.clientClosed(error));
+          return true;
+        }
+        fail(
+          controller,
+          error instanceof TimerExpired
+            ? upstreamTimeout("reading upstream", source.family)
+            : upstreamErrorFromOs(error, "reading upstream", source.family),
+        );
+        return true;
+      }
+    }
+    if (chunk === null) {
+      if (framing.kind === "close") {
+        c.close();
+        call.onEnd?.(tryIndex);
+        controller.close();
+        return true;
+      }
+      fail(
+        controller,
+        new UpstreamError("upstream prematurely closed connection", {
+          kind: "premature-close",
+          action: "reading upstream",
+        }),
+      );
+      return true;
+    }
+    // Each chunk holds a buffer of its own until Deno.serve has sent it.
+    source.gcPacer.add(chunk.buffer.byteLength);
+    if (decoder !== null) {
+      let out;
+      try {
+        out = decoder.push(chunk);
+      } catch (error) {
+        if (!(error instanceof ChunkedFormatError)) throw error;
+        fail(
+          controller,
+          new UpstreamError("upstream sent invalid chunked response", {
+            kind: "invalid-response",
+            action: "reading upstream",
+          }),
+        );
+        return true;
+      }
+      // One chunk per read, as nginx's chunked filter writes one per
+      // read: the client's framing (and `$body_bytes_sent`) match it.
+      // Each read has its own buffer (readSome), so one piece needs no copy.
+      if (out.data.length === 1) controller.enqueue(out.data[0]!);
+      else if (out.data.length > 1) controller.enqueue(joined(out.data));
+      if (decoder.done) {
+        endOfAnswer(c, {
+          extra: chunk.subarray(out.used),
+          reusable,
+          call,
+          warning: AFTER_FINAL_CHUNK,
+          tryIndex,
+        }, source.release);
+        controller.close();
+        return true;
+      }
+      return out.data.length > 0;
+    }
+    const take = Math.min(left, chunk.length);
+    controller.enqueue(chunk.subarray(0, take));
+    left -= take;
+    if (left === 0) {
+      endOfAnswer(c, {
+        extra: chunk.subarray(take),
+        reusable,
+        call,
+        warning: MORE_THAN_LENGTH,
+        tryIndex,
+      }, source.release);
+      controller.close();
+    }
+    return true;
+  }
 }
 
 function joined(pieces: Uint8Array[]): Uint8Array {

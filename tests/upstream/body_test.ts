@@ -102,3 +102,68 @@ Deno.test("streamBody() fails on a premature close and tells the call", async ()
   strictEqual(c.closed, true);
   deepStrictEqual(h.released, []);
 });
+
+Deno.test("streamBody() reads on when a piece of a chunked body holds no data: the client gets the whole body", async (t) => {
+  // Each read of the source returns the next piece, so the pieces come
+  // apart exactly as listed (an upstream writing a chunk's size, its data
+  // and its CRLF separately, or trailers after the last chunk). A pull
+  // that enqueued nothing was never called again: the body stalled with
+  // no read pending, so no timer could end it.
+  const cases: [name: string, rest: string, pieces: string[], body: string][] =
+    [
+      ["size with the head", "5\r\n", ["hello\r\n0\r\n\r\n"], "hello"],
+      ["size alone", "", ["5\r\n", "hello\r\n", "0\r\n\r\n"], "hello"],
+      [
+        "CRLF alone",
+        "5\r\nhello",
+        ["\r\n", "5\r\n", "world\r\n0\r\n\r\n"],
+        "helloworld",
+      ],
+      ["last chunk alone", "5\r\nhello\r\n", ["0\r\n", "\r\n"], "hello"],
+      [
+        "trailers apart",
+        "5\r\nhello\r\n0\r\n",
+        ["X-T: 1\r\n", "\r\n"],
+        "hello",
+      ],
+      ["extension, byte by byte", "", [..."3;x=y\r\nabc\r\n0\r\n\r\n"], "abc"],
+    ];
+  for (const [name, rest, pieces, body] of cases) {
+    await t.step(name, async () => {
+      await using pair = await loopbackPair();
+      const h = harness();
+      let next = 0;
+      h.source.read = () => {
+        const piece = pieces[next++];
+        return Promise.resolve(
+          piece === undefined ? null : new TextEncoder().encode(piece),
+        );
+      };
+      const c = new Connection(pair.client);
+      const stream = streamBody(c, {
+        call: h.call,
+        watch: h.watch,
+        framing: { kind: "chunked" },
+        rest: new TextEncoder().encode(rest),
+        reusable: true,
+      }, h.source);
+      // Bounded: before the fix the read below never settled.
+      const stalled = Promise.withResolvers<never>();
+      const guard = setTimeout(
+        () => stalled.reject(new Error(`stalled after ${next} reads`)),
+        5000,
+      );
+      try {
+        const got = await Promise.race([
+          new Response(stream).bytes(),
+          stalled.promise,
+        ]);
+        strictEqual(text(got), body);
+      } finally {
+        clearTimeout(guard);
+      }
+      strictEqual(next, pieces.length);
+      deepStrictEqual(h.released, [c]);
+    });
+  }
+});
