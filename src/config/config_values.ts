@@ -208,7 +208,7 @@ export function pathProblem(
  * @param name The setting's name, for the error.
  * @param family Whose rules to apply.
  * @returns The value.
- * @throws {TypeError} When the OS cannot take it as a path.
+ * @throws {TypeError} When it is empty or the OS cannot take it as a path.
  *
  * @example Usage
  * ```ts
@@ -223,6 +223,14 @@ export function parsePath(
   name: string,
   family: OsFamily = currentOsFamily(),
 ): string {
+  // Resolved against the program's folder, an empty path is that folder:
+  // a `root` of it served the config and the logs (an unset variable in a
+  // deployment script). nginx.conf paths are nginx's to read.
+  if (value === "") {
+    throw new TypeError(
+      `Cannot parse ${name} "": expected a path, not an empty value`,
+    );
+  }
   const problem = pathProblem(value, family);
   if (problem !== null) {
     throw new TypeError(`Cannot parse ${name} "${value}": ${problem}`);

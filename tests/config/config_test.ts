@@ -125,3 +125,24 @@ Deno.test("resolveConfig() refuses a NUL in any path setting, from the file or a
     });
   }
 });
+
+Deno.test("resolveConfig() refuses an empty path setting, from the file or a flag: it would be the program's own folder", async (t) => {
+  // An unset variable in a deployment script gives `--root ""`: served,
+  // the program's folder held its config and logs.
+  const cases: [string, Record<string, string>][] = [
+    ["root", { root: "" }],
+    ["error-log", { errorLog: "" }],
+    ["access-log", { accessLog: "" }],
+    ["client-body-temp-path", { clientBodyTempPath: "" }],
+  ];
+  for (const [name, settings] of cases) {
+    await t.step(name, () => {
+      const expected = {
+        name: "TypeError",
+        message: `Cannot parse ${name} "": expected a path, not an empty value`,
+      };
+      throws(() => resolveConfig(settings, {}, "/opt/gw"), expected);
+      throws(() => resolveConfig({}, settings, "/opt/gw"), expected);
+    });
+  }
+});
