@@ -128,7 +128,11 @@ export function parseConfigFile(text: string, path: string): FileInput {
   const out: Record<string, unknown> = {};
   for (let [key, value] of Object.entries(data)) {
     if (key === "$schema" || key === "$comment") continue;
-    const type = FILE_KEYS[key as keyof FileInput];
+    // Own keys only: `toString` or `constructor` found on the prototype
+    // were taken for keys, with a function's text for their type.
+    const type = Object.hasOwn(FILE_KEYS, key)
+      ? FILE_KEYS[key as keyof FileInput]
+      : undefined;
     if (type === undefined) {
       const near = closestWord(key, Object.keys(FILE_KEYS));
       throw new TypeError(

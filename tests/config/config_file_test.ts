@@ -67,3 +67,25 @@ Deno.test("parseConfigFile() takes numbers where people write them: a port, seco
     throws(() => parseConfigFile(text, "f"), /^TypeError: key "\w+" must be a/);
   }
 });
+
+Deno.test("parseConfigFile() takes only its own keys: a name on Object's prototype is an unknown key", async (t) => {
+  for (
+    const key of [
+      "toString",
+      "constructor",
+      "hasOwnProperty",
+      "valueOf",
+      "__proto__",
+      "isPrototypeOf",
+    ]
+  ) {
+    await t.step(key, () => {
+      throws(
+        () => parseConfigFile(`{${JSON.stringify(key)}: 1}`, "gw.json"),
+        (error: unknown) =>
+          error instanceof TypeError &&
+          error.message.startsWith(`unknown key "${key}" in gw.json`),
+      );
+    });
+  }
+});
