@@ -4,7 +4,7 @@
  * with `--unseen`, the set kept for one final measure) checked by `nginx -t`
  * and the gateway's `--check`, then run side by side by nginx 1.22 and the
  * gateway on the same requests; one row per file and the totals. `--unseen2`
- * to `--unseen9` run the later unseen sets the same way (`--NAME` for any
+ * to `--unseen10` run the later unseen sets the same way (`--NAME` for any
  * set of `CASE_SETS`). `--tally` prints the directive tally of corpus and
  * holdout instead (of an unseen set alone with its flag: the text only,
  * nothing runs); `--only NAME` runs one
@@ -14,7 +14,7 @@
  * it must find no difference).
  *
  * ```sh
- * deno run -A scripts/corpus_report.ts [--holdout|--unseen|--unseen2|--unseen3|--unseen4|--unseen5|--unseen6|--unseen7|--unseen8|--unseen9] [--only NAME] [--strict] [--tally] [--against-nginx]
+ * deno run -A scripts/corpus_report.ts [--holdout|--unseen|--unseen2|--unseen3|--unseen4|--unseen5|--unseen6|--unseen7|--unseen8|--unseen9|--unseen10] [--only NAME] [--strict] [--tally] [--against-nginx]
  * ```
  *
  * @module

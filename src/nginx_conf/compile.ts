@@ -37,7 +37,7 @@ import { dirname } from "node:path";
 import type { CompileContext } from "./compile_context.ts";
 import { acceptedDirectives } from "./compile_check.ts";
 import { compileMaps, declareMaps, setNames } from "./compile_variables.ts";
-import { checkNameKeys } from "./server_names_check.ts";
+import { checkNameKeys, hashedNames } from "./server_names_check.ts";
 import { Upstreams } from "./compile_upstream.ts";
 import { fastcgiPass, type PassContext, proxyPass } from "./compile_pass.ts";
 import { compileServer, type ServerContext } from "./compile_server.ts";
@@ -47,7 +47,10 @@ import { LocationTree } from "./compile_location_tree.ts";
 export interface CompileResult {
   /** The model, when nothing was refused. */
   conf: HttpConf | null;
-  /** `[warn]` texts, each ending `in FILE:LINE`. */
+  /**
+   * `[warn]` texts, each ending `in FILE:LINE`, but for those nginx says
+   * with no place (a server name hashed twice).
+   */
   warnings: string[];
   /** `[emerg]` texts, each ending `in FILE:LINE`; empty when `conf` is set. */
   errors: string[];
@@ -209,14 +212,21 @@ class Compiler implements CompileContext {
         caseless: this.options.caseless,
       }),
     };
-    const servers = block.filter((d) => d.name === "server").map((d) =>
-      compileServer(d, serverContext)
-    );
+    const serverBlocks = block.filter((d) => d.name === "server");
+    const servers = serverBlocks.map((d) => compileServer(d, serverContext));
     if (servers.length === 0) {
       this.fail(http[0]!, 'no "server" block in "http"');
     }
     checkSslPorts(servers, this.ssl, this.sslRefused);
-    checkNameKeys(servers, (message) => this.fail(null, message));
+    checkNameKeys(
+      servers.map((s, i) => ({
+        listens: s.listens,
+        names: hashedNames(serverBlocks[i]!),
+      })),
+      (message) => this.fail(null, message),
+      // nginx says it as it builds the hash, with no place in the file.
+      (message) => this.warnings.push(message),
+    );
     access.finish();
     this.upstreams.finish();
     // The start's lines go to a file the gateway opens: the main level's

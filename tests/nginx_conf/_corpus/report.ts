@@ -25,6 +25,7 @@ export const CASE_SETS = [
   "unseen7",
   "unseen8",
   "unseen9",
+  "unseen10",
 ] as const;
 
 /** A set of case folders under tests/testdata/nginx_conf. */
