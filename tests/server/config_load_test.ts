@@ -232,12 +232,18 @@ Deno.test("startup() ends a config file's mistake with what the file wants, not 
   }
 });
 
-Deno.test("startup() warns once, at start, that the client-app folder is missing (nginx would 404 each request)", async () => {
+Deno.test("startup() warns once, at start, that the client-app folder is missing (nginx would 404 each request), in the log whatever its level", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    for (
-      const [root, warned] of [[`${dir}/html`, true], [dir, false]] as const
-    ) {
+    const cases = [
+      [`${dir}/html`, true, "warn"],
+      [dir, false, "warn"],
+      // What the start warns of is written at nginx's start level
+      // (notice), whatever the file's: the default level too.
+      [`${dir}/html`, true, "error"],
+      [`${dir}/html`, true, "crit"],
+    ] as const;
+    for (const [root, warned, level] of cases) {
       const err: string[] = [];
       const start = await startup(
         [
@@ -247,9 +253,8 @@ Deno.test("startup() warns once, at start, that the client-app folder is missing
           `${dir}/error.log`,
           "--access-log",
           "off",
-          // nginx's default level (error) leaves warnings out of the log.
           "--error-log-level",
-          "warn",
+          level,
         ],
         { version: "t", baseDir: dir, out() {}, err: (t) => void err.push(t) },
       );
@@ -265,6 +270,46 @@ Deno.test("startup() warns once, at start, that the client-app folder is missing
       strictEqual(log.includes(`[warn]`) && log.includes(line), warned, log);
       await Deno.remove(`${dir}/error.log`).catch(() => {});
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startup() that fails writes nginx's warnings before its [emerg] line, not the gateway's notes of what it ignores", async () => {
+  // nginx 1.22 writes a conflicting name's [warn] to the log it starts
+  // with, at notice whatever `error_log` says, then the [emerg].
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/conf`);
+    await Deno.writeTextFile(
+      `${dir}/conf/nginx.conf`,
+      `events {}
+error_log logs/error.log error;
+http {
+  access_log off;
+  server { listen 127.0.0.1:1; server_name a; }
+  server { listen 127.0.0.1:1; server_name a; }
+  bogus_directive on;
+}
+`,
+    );
+    const err: string[] = [];
+    const start = await startup(
+      ["--nginx-conf", `${dir}/conf/nginx.conf`],
+      { version: "t", baseDir: dir, out() {}, err: (t) => void err.push(t) },
+    );
+    strictEqual("exitCode" in start && start.exitCode, 1);
+    const log = (await Deno.readTextFile(`${dir}/logs/error.log`))
+      .trimEnd().split("\n").map((l) => l.replace(/^.*? \[/, "["));
+    deepStrictEqual(
+      log,
+      [
+        '[warn] 0: conflicting server name "a" on 127.0.0.1:1, ignored',
+        `[emerg] 0: unknown directive "bogus_directive" in ${dir}/conf/nginx.conf:7`,
+      ].map((l) => l.replace(" 0: ", ` ${Deno.pid}#${Deno.pid}: `)),
+    );
+    // The note stays on stderr.
+    match(err.join(""), /\[warn\] "events" is ignored: /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
