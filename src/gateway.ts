@@ -395,9 +395,12 @@ export function createGatewayHandler(
       : absoluteAuthority(req.url, host, target, scheme);
     const sent = requestLine(req, { host, target, http2, scheme, authority });
     if (served2) http2 = false;
-    const line = http2
-      ? LINE_OK
-      : checkRequestLine(req.method, sent, config.largeClientHeaderBuffers);
+    const line = http2 ? LINE_OK : checkRequestLine(
+      req.method,
+      sent,
+      config.largeClientHeaderBuffers,
+      authority === null ? null : { url: req.url, authority },
+    );
     // A 414 is logged with what nginx held of the line.
     const request = line.kind === "reject" ? line.request : sent;
     const lines = new ErrorLines(logger, {

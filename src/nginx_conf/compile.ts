@@ -42,6 +42,7 @@ import { Upstreams } from "./compile_upstream.ts";
 import { fastcgiPass, type PassContext, proxyPass } from "./compile_pass.ts";
 import { compileServer, type ServerContext } from "./compile_server.ts";
 import { LocationTree } from "./compile_location_tree.ts";
+import { ListenAddresses } from "./listen_addresses.ts";
 
 /** The outcome of compiling. */
 export interface CompileResult {
@@ -205,6 +206,7 @@ class Compiler implements CompileContext {
       accepted: (block) => this.accepted(block),
       ssl: this.ssl,
       sslRefused: this.sslRefused,
+      listenAddresses: new ListenAddresses(),
       locations: new LocationTree({
         fail: (d, message) => this.fail(d, message),
         accepted: (block) => this.accepted(block),

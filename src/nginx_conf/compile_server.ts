@@ -26,6 +26,7 @@ import {
   type SslContext,
   sslOn,
 } from "./compile_ssl.ts";
+import type { ListenAddresses } from "./listen_addresses.ts";
 import type { Directive } from "./parser.ts";
 import { serverNameProblem } from "./server_names_check.ts";
 import { listenParameter, listenSetting } from "./values.ts";
@@ -41,6 +42,8 @@ export interface ServerContext
   readonly sslRefused: Set<ServerConf>;
   /** Compiles the server's levels. */
   readonly locations: LocationTree;
+  /** The `http` block's `listen` addresses so far, checked as nginx's. */
+  readonly listenAddresses: ListenAddresses;
 }
 
 /**
@@ -55,7 +58,7 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
   const block = ctx.accepted(d.block!);
   const level = new Level(ctx.http, block);
   const listens = block.filter((x) => x.name === "listen").flatMap((x) =>
-    listen(x, ctx)
+    listen(x, ctx, block)
   );
   if (listens.length === 0) {
     listens.push({
@@ -133,8 +136,11 @@ export function compileServer(d: Directive, ctx: ServerContext): ServerConf {
   return server;
 }
 
-/** A `listen` directive's socket, with nginx's parameters read or refused. */
-function listen(d: Directive, ctx: ServerContext): Listen[] {
+/**
+ * A `listen` directive's socket, with nginx's parameters read or refused,
+ * and checked against the sockets before it (`server`: the server's block).
+ */
+function listen(d: Directive, ctx: ServerContext, server: object): Listen[] {
   const [address = "", ...params] = d.args;
   const parsed = listenSetting(address);
   if (!parsed.ok) {
@@ -164,6 +170,7 @@ function listen(d: Directive, ctx: ServerContext): Listen[] {
     http2: false,
     text: address,
   };
+  let tuned = false;
   for (const param of params) {
     if (param === "default_server" || param === "default") {
       listen.defaultServer = true;
@@ -180,12 +187,15 @@ function listen(d: Directive, ctx: ServerContext): Listen[] {
         `"listen … ${param}" is not supported: the gateway serves HTTP/1.1 and HTTP/2 over TCP`,
       );
     } else {
+      tuned = true;
       ctx.warn(
         d,
         `"listen … ${param}" is ignored: it only tunes how nginx does its work`,
       );
     }
   }
+  const duplicate = ctx.listenAddresses.add(listen, server, tuned);
+  if (duplicate !== null) ctx.fail(d, duplicate);
   return [listen];
 }
 

@@ -105,7 +105,7 @@ export function relay(
       origin,
       contentLength: reply.length,
     });
-    const body = reply.body;
+    const body = reply.body ?? headBody(status, headers);
     if (
       !conf.gzip.enabled || !conf.proxyBuffering ||
       !(body instanceof Uint8Array) || conf.ssi !== undefined
@@ -138,6 +138,23 @@ export function relay(
         : "upstream sent invalid header",
     );
   }
+}
+
+/**
+ * The body of an answer that came without one: a HEAD answer (the only
+ * such here but 204, 205 and 304) whose upstream gave no length is an
+ * empty stream, for which Deno.serve writes no `Content-Length`, as nginx
+ * writes none; for `null` it writes `Content-Length: 0`.
+ */
+function headBody(
+  status: number,
+  headers: readonly (readonly [string, string])[],
+): ReadableStream<Uint8Array> | null {
+  if (status === 204 || status === 205 || status === 304) return null;
+  for (let i = 0; i < headers.length; i++) {
+    if (headers[i]![0] === "content-length") return null;
+  }
+  return new ReadableStream({ start: (c) => c.close() });
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type ListenGroup,
   type ServerConf,
 } from "../engine/mod.ts";
-import { isValidHost } from "../routing/mod.ts";
+import { hostNameOf, isValidHost } from "../routing/mod.ts";
 import { copyFields, type FieldNames } from "../runtime/mod.ts";
 import type { EngineRequest, LogScope } from "./engine_request.ts";
 
@@ -23,7 +23,8 @@ let lastHost: string | null = null;
 let lastName = "";
 
 /**
- * `$host`: the `Host` name without port, lower case (ngx_http_validate_host).
+ * `$host`: the `Host` name without port, lower case (ngx_http_validate_host,
+ * `hostNameOf`).
  *
  * @param host The `Host` field, or `null`.
  * @returns The name; empty when there is none.
@@ -31,20 +32,9 @@ let lastName = "";
 export function hostName(host: string | null): string {
   if (host === null || host === "") return "";
   if (host === lastHost) return lastName;
-  lastName = nameOf(host);
+  lastName = hostNameOf(host);
   lastHost = host;
   return lastName;
-}
-
-/** The name of a `Host` that is not empty. */
-function nameOf(host: string): string {
-  const end = host.startsWith("[")
-    ? host.indexOf("]") + 1
-    : host.lastIndexOf(":") < 0
-    ? host.length
-    : host.lastIndexOf(":");
-  const name = host.slice(0, end).toLowerCase();
-  return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
 /**

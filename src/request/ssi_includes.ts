@@ -65,6 +65,7 @@ export class SsiIncludes {
       log: ssiLog(flow.request, response),
       include: this.#includer(flow, budget, depth),
       logged: loggedUpstream,
+      endsInclude: upstreamBodyFailed,
       store: budget.store,
     });
   }
@@ -151,6 +152,17 @@ function ssiLog(
         ? { level: "error", message, action: "sending response to client" }
         : { level: "error", message, action: "sending to client", upstream },
     );
+}
+
+/**
+ * An upstream's failure after its head (cut short, timed out, a bad
+ * chunk): nginx flushes what it relayed and finalizes the subrequest with
+ * the flush's code (`ngx_http_upstream_finalize_request`), so the include
+ * ends there and the page goes on. One before the head that makes no
+ * answer (an upgrade in a subrequest) ends the page.
+ */
+function upstreamBodyFailed(error: unknown): boolean {
+  return error instanceof UpstreamError && error.action === "reading upstream";
 }
 
 /** A relayed body's failure, logged by the upstream client as it failed. */

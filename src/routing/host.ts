@@ -47,6 +47,49 @@ let lastValid: string | null = null;
 let lastValidOnWindows = false;
 
 function validHost(host: string, windows: boolean): boolean {
+  return nameLength(host, windows, true) > 0;
+}
+
+/**
+ * The name of a `Host` as nginx keeps it for `$host` and the server's
+ * choice (ngx_http_validate_host): up to the first `:` outside a leading
+ * `[...]` (`a:80:80` is `a`), one trailing dot dropped when the last dot
+ * of the whole value ends the name (`a.:8.0` keeps its dot, as nginx
+ * does), ASCII letters in lower case (`ngx_strlow`: bytes above 0x7f as
+ * they are). Not checked: {@linkcode isValidHost} says whether it is
+ * valid.
+ *
+ * @param host The field's value (or an absolute-form line's authority).
+ * @returns The name; empty when there is none.
+ *
+ * @example Usage
+ * ```ts
+ * import { hostNameOf } from "./host.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(hostNameOf("Admin.Local:80:80"), "admin.local");
+ * strictEqual(hostNameOf("[::1]:8081"), "[::1]");
+ * strictEqual(hostNameOf("a.:80"), "a");
+ * ```
+ */
+export function hostNameOf(host: string): string {
+  const name = host.slice(0, Math.max(0, nameLength(host, false, false)));
+  for (let i = 0; i < name.length; i++) {
+    if (name.charCodeAt(i) > 0x7f) return asciiLower(name);
+  }
+  return name.toLowerCase();
+}
+
+/** ASCII letters in lower case, other chars (bytes) as they are. */
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/**
+ * ngx_http_validate_host's walk: the name's length (`host_len`), or -1
+ * for a value it refuses when `strict`.
+ */
+function nameLength(host: string, windows: boolean, strict: boolean): number {
   let dot = -2;
   let nameEnd = host.length;
   // 0: the name, 1: inside `[...]`, 2: after the name (the port).
@@ -55,7 +98,7 @@ function validHost(host: string, windows: boolean): boolean {
     const ch = host.charCodeAt(i);
     switch (ch) {
       case 0x2e: // "."
-        if (dot === i - 1) return false;
+        if (dot === i - 1 && strict) return -1;
         dot = i;
         break;
       case 0x3a: // ":"
@@ -74,10 +117,11 @@ function validHost(host: string, windows: boolean): boolean {
         }
         break;
       default:
-        if (ch === 0x2f || (windows && ch === 0x5c)) return false;
-        if (ch <= 0x20 || ch === 0x7f) return false;
+        if (!strict) break;
+        if (ch === 0x2f || (windows && ch === 0x5c)) return -1;
+        if (ch <= 0x20 || ch === 0x7f) return -1;
     }
   }
   if (dot === nameEnd - 1) nameEnd--;
-  return nameEnd > 0;
+  return nameEnd;
 }

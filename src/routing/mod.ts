@@ -43,7 +43,7 @@ export type { CheckEvent, RejectStatus } from "./request_checks.ts";
 export type { LineVerdict } from "./request_line_checks.ts";
 export type { FieldsRead } from "./read_fields.ts";
 export type { ContentLength } from "./content_length.ts";
-export { isValidHost } from "./host.ts";
+export { hostNameOf, isValidHost } from "./host.ts";
 export { DEFAULT_HEADER_BUFFERS } from "./header_buffers.ts";
 export type { HeaderBuffers } from "./header_buffers.ts";
 export { listElements, listHas } from "./field_lists.ts";

@@ -14,9 +14,14 @@
  * {@linkcode FLUSH_BYTES}, and one command's output at most is made ahead
  * of the client; an include's answer is sent a piece at a time, as the
  * client reads, before the page goes on. An include that fails is logged
- * (where it failed had not), and one whose body fails ends the page with
- * an error, as `ngx_http_terminate_request` cuts the client's connection;
- * a client that leaves ends the page and lets go of what an include holds.
+ * (where it failed had not). One whose upstream fails after its head (cut
+ * short, timed out) ends there and the page goes on, as nginx finalizes
+ * such a subrequest as done (`ngx_http_upstream_finalize_request` flushes
+ * and finalizes with the flush's code): its `stub` if it sent nothing, its
+ * `set=` variable what it read. Any other failure of an include's body
+ * ends the page with an error, as `ngx_http_terminate_request` cuts the
+ * client's connection; a client that leaves ends the page and lets go of
+ * what an include holds.
  *
  * @module
  */
@@ -28,6 +33,11 @@ import { SsiContext, type SsiRequest } from "./context.ts";
 import { MAX_STATE, type SsiStore } from "./store.ts";
 import { byteStringFromBytes } from "../runtime/mod.ts";
 import { SsiParser } from "./parser.ts";
+
+/** An include's body that failed, read as ended. */
+const ENDED: ReadableStreamReadDoneResult<Uint8Array> = Object.freeze({
+  done: true,
+});
 
 /** Output held before it is handed to the client. */
 export const FLUSH_BYTES = 16384;
@@ -54,6 +64,11 @@ export interface SsiFilterInput {
    * body's error line); others are logged by the filter.
    */
   logged?: (error: unknown) => boolean;
+  /**
+   * Whether an include's body failure ends that include only (an
+   * upstream's, after its head); others end the page. None when not given.
+   */
+  endsInclude?: (error: unknown) => boolean;
   /**
    * The main request's SSI variables and captures, shared with its
    * includes' filters; a new one when not given.
@@ -225,8 +240,13 @@ function ssiStream(
           } catch (error) {
             if (cancelled) return;
             failed(error);
-            controller.error(error);
-            return leave(error);
+            if (input.endsInclude?.(error) !== true) {
+              controller.error(error);
+              return leave(error);
+            }
+            // Its reader is done with (errored); the stub below if it
+            // sent nothing.
+            read = ENDED;
           }
           if (cancelled) return;
           if (!read.done) {
@@ -268,12 +288,14 @@ function ssiStream(
             }
             stubbed = stub;
           } else if (answer !== null) {
-            const error = await keepAnswer(answer, set, ctx);
+            const error = await keepAnswer(answer, set, ctx, input);
             if (cancelled) return;
             if (error !== null) {
               failed(error.cause);
-              controller.error(error.cause);
-              return leave(error.cause);
+              if (input.endsInclude?.(error.cause) !== true) {
+                controller.error(error.cause);
+                return leave(error.cause);
+              }
             }
           }
           continue;
@@ -314,7 +336,9 @@ function ssiStream(
 /**
  * `include … set=`: a successful answer's body (below 300, as
  * `ngx_http_ssi_set_variable` takes it) kept in the variable, read up to
- * the bound of SSI variables; an error's body is dropped.
+ * the bound of SSI variables; an error's body is dropped. A body whose
+ * failure ends the include only keeps what was read before it (nginx's
+ * in-memory buffer as the subrequest ended).
  *
  * @returns `null`, or the failure of a body that errored.
  */
@@ -322,6 +346,7 @@ async function keepAnswer(
   answer: Response,
   name: string,
   ctx: SsiContext,
+  input: SsiFilterInput,
 ): Promise<{ cause: unknown } | null> {
   const body = answer.body;
   if (body === null) return null;
@@ -332,13 +357,16 @@ async function keepAnswer(
   const reader = body.getReader();
   const pieces: Uint8Array[] = [];
   let size = 0;
+  let failure: { cause: unknown } | null = null;
   // Bounded by MAX_STATE: past it the rest is not read.
   for (;;) {
     let read: ReadableStreamReadResult<Uint8Array>;
     try {
       read = await reader.read();
     } catch (cause) {
-      return { cause };
+      if (input.endsInclude?.(cause) !== true) return { cause };
+      failure = { cause };
+      break;
     }
     if (read.done) break;
     pieces.push(read.value);
@@ -355,5 +383,5 @@ async function keepAnswer(
     at += piece.length;
   }
   ctx.keep(name, byteStringFromBytes(bytes));
-  return null;
+  return failure;
 }

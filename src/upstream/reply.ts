@@ -38,16 +38,23 @@ export function replyWithBody(
   },
   source: BodySource,
 ): UpstreamReply {
+  // A 1xx here is refused (`relay`), what follows it unread: its
+  // connection is not kept (nginx: `u->keepalive = 0` for a 101).
   const reusable = keepsAlive(head) && framing.kind !== "close" &&
-    call.keepalive !== false && !c.abandoned;
+    call.keepalive !== false && !c.abandoned && head.status >= 200;
   if (framing.kind === "none") {
     // A bodiless answer (HEAD, 1xx, 204, 304): whatever came after its
-    // head is not part of it.
+    // head is not part of it. A 1xx here is no interim answer (a 101 to a
+    // request without Upgrade, a 099): nginx 1.22 relays it with what
+    // follows as its body, the gateway refuses it with one line of its
+    // own (`relay`), and no line about that body.
     endOfAnswer(c, {
       extra: rest,
       reusable,
       call,
-      warning: call.method === "HEAD" ? null : MORE_THAN_LENGTH,
+      warning: call.method === "HEAD" || head.status < 200
+        ? null
+        : MORE_THAN_LENGTH,
       tryIndex: call.tryIndex,
     }, source.release);
     return { head, body: null, length: null };

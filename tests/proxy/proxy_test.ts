@@ -176,19 +176,19 @@ Deno.test("gateway never lets the request target choose the upstream host", asyn
   deepStrictEqual(upstream.seen.map((r) => r.target), [
     "/evil.example/x",
     "/x",
-    "/y",
     "/@evil.example/z",
     "/evil.example/w",
     "/x",
   ]);
-  // "//evil.example/x" is a static path; a Host with "/" gets 400, one
-  // with "@" is served as nginx serves it (ngx_http_validate_host), and
-  // still reaches only the configured upstream.
+  // "//evil.example/x" is a static path; a target's authority with "@"
+  // and a Host with "/" get 400, a Host with "@" is served as nginx serves
+  // it (ngx_http_parse_request_line, ngx_http_validate_host), and still
+  // reaches only the configured upstream.
   deepStrictEqual(statuses, [
     "404",
     "200",
     "200",
-    "200",
+    "400",
     "200",
     "200",
     "400",
