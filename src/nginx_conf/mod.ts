@@ -15,7 +15,6 @@ import { requestReading } from "./map_body.ts";
 import { builtInConf, type BuiltInSettings } from "./built_in.ts";
 
 export { builtInConf, type BuiltInSettings } from "./built_in.ts";
-export { isIgnoredNote } from "./ignored_note.ts";
 import type { HttpConf } from "../engine/mod.ts";
 import { loadCertificatePair, type PairIo } from "../tls/mod.ts";
 import { type ConfIo, NginxConfError, parseNginxConf } from "./parser.ts";

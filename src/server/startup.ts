@@ -15,7 +15,7 @@
 import { checkConfig, type CheckOptions } from "./check.ts";
 import { type CliOptions, parseCliArgs, UsageError } from "../config/mod.ts";
 import { DEFAULT_SETTINGS, type GatewayConfig } from "../config/mod.ts";
-import { builtInConf, isIgnoredNote } from "../nginx_conf/mod.ts";
+import { builtInConf } from "../nginx_conf/mod.ts";
 import {
   absolutePath,
   loadConfig,
@@ -25,13 +25,7 @@ import {
 } from "./config_load.ts";
 import { formatConsoleLine, writeEmergLine } from "../log/mod.ts";
 import { LogFile } from "../log/mod.ts";
-import {
-  createLogger,
-  type ErrorTarget,
-  isLevelEnabled,
-  type LineSink,
-  type Logger,
-} from "../log/mod.ts";
+import { createLogger, type LineSink, type Logger } from "../log/mod.ts";
 import type { OsFamily } from "../runtime/mod.ts";
 import { formatUsage } from "../config/mod.ts";
 
@@ -86,10 +80,9 @@ function report(
     err: context.err,
     ...(context.family === undefined ? {} : { family: context.family }),
   };
-  // nginx's own warnings before the failure, as the log it starts with
-  // holds them; the gateway's notes of what it ignores are not among them.
-  const warnings = (failure.warnings ?? []).filter((w) => !isIgnoredNote(w));
-  writeEmergLine({ ...failure, warnings }, where);
+  // What the start warned of before it failed goes before the [emerg], as
+  // nginx's start log holds its warnings (ngx_log_init: notice).
+  writeEmergLine(failure, where);
   for (const message of failure.more ?? []) writeEmergLine({ message }, where);
   return { exitCode: failure.exitCode };
 }
@@ -153,47 +146,16 @@ function openLogs(
         accessCopiesFields: engine.accessCopiesFields,
         accessCountsRequest: engine.accessCountsRequest,
         accessDiscardsBody: engine.accessDiscardsBody,
-        errorLogs: mainErrorLogs(config),
+        // `--error-log`/`--error-log-level` (or the config file) name the
+        // main level's log in place of the file's.
+        errorLogs: config.errorLog === engine.errorLog.path &&
+            config.errorLogLevel === engine.errorLog.level
+          ? engine.errorLogs
+          : [{ path: config.errorLog, level: config.errorLogLevel }],
       }
       : {}),
   });
   return logger;
-}
-
-/**
- * The main level's error logs: the file's, or those that
- * `--error-log`/`--error-log-level` (or the config file) name in their place.
- */
-function mainErrorLogs(config: GatewayConfig): readonly ErrorTarget[] {
-  const engine = config.engine;
-  return engine !== undefined && config.errorLog === engine.errorLog.path &&
-      config.errorLogLevel === engine.errorLog.level
-    ? engine.errorLogs
-    : [{ path: config.errorLog, level: config.errorLogLevel }];
-}
-
-/**
- * Writes what the start warns of to the main level's error logs whatever
- * their level: nginx writes its configuration's warnings to the log it
- * starts with, at `notice` (ngx_log_init), before the file's own levels
- * apply, and a station has no console to read them on. The gateway's own
- * notes of what it ignores, lines nginx never writes, follow the level.
- */
-function warnAtStart(
-  logger: Logger,
-  config: GatewayConfig,
-  message: string,
-): void {
-  if (isIgnoredNote(message)) {
-    logger.error({ level: "warn", message });
-    return;
-  }
-  const logs = mainErrorLogs(config).map((log) =>
-    isLevelEnabled("notice", log.level)
-      ? log
-      : { ...log, level: "notice" as const }
-  );
-  logger.errorTo(logs, { level: "warn", message });
 }
 
 /** `--check`: the findings on stderr, as `nginx -t` prints them. */
@@ -321,7 +283,7 @@ export async function startup(
   }
   const logger = openLogs(config, context);
   if ("exitCode" in logger) return report(logger, config.errorLog, context);
-  for (const w of warnings) warnAtStart(logger, config, w);
+  for (const w of warnings) logger.error({ level: "warn", message: w });
   // nginx starts without its root and answers 404, naming the file in an
   // [error] line per request; the gateway serves its built-in page there,
   // so the missing folder is said once, at start, where the log is read
@@ -329,7 +291,7 @@ export async function startup(
   const root = await missingRoot(config.root);
   if (root !== null) {
     context.err(formatConsoleLine("warn", root));
-    warnAtStart(logger, config, root);
+    logger.error({ level: "warn", message: root });
   }
   return { config, logger };
 }

@@ -136,12 +136,12 @@ Deno.test(
   "the first server keeps a name given twice, and the start's error log says the second was ignored",
   NEEDS,
   async () => {
-    // nginx writes its start's warnings to the log it starts with (`-e`
-    // here; a station's logs/error.log), at `notice` (ngx_log_init) whatever
-    // level the file sets; the gateway to its main error log, as well.
+    // At `warn`, the gateway writes its start's warnings to its error log;
+    // nginx writes them to the log it starts with (`-e` here; a station's
+    // logs/error.log, at `notice`, ngx_log_init).
     await using sides = await bothSides((port) =>
       `${PROCESS}events {}
-error_log logs/error.log error;
+error_log logs/error.log warn;
 http {
 ${TEMP}
   access_log off;
