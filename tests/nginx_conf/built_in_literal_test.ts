@@ -12,6 +12,7 @@ import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { join } from "node:path";
 import {
   DEFAULT_SETTINGS,
+  pathProblem,
   resolveConfig,
   type SettingsInput,
 } from "../../src/config/mod.ts";
@@ -67,21 +68,24 @@ const SETTINGS: SettingRow[] = [
     text: (v) => `/srv/${v}`,
     input: (root) => ({ root }),
     read: (conf) => conf.servers[0]!.conf.root.constant,
-    refused: () => false,
+    // What the OS cannot take as a path (Windows: quotes, controls).
+    refused: (text) => pathProblem(text) !== null,
   },
   {
     name: "access-log",
     text: (v) => `/srv/${v}.log`,
     input: (accessLog) => ({ accessLog }),
     read: (conf) => conf.accessLog.path,
-    refused: () => false,
+    // What the OS cannot take as a path (Windows: quotes, controls).
+    refused: (text) => pathProblem(text) !== null,
   },
   {
     name: "error-log",
     text: (v) => `/srv/${v}.log`,
     input: (errorLog) => ({ errorLog }),
     read: (conf) => conf.errorLog.path,
-    refused: () => false,
+    // What the OS cannot take as a path (Windows: quotes, controls).
+    refused: (text) => pathProblem(text) !== null,
   },
   ...([
     ["cache-html", "cacheHtml", (c: HttpConf) => cacheMap(c).regexes[0]!.value],
@@ -156,8 +160,13 @@ Deno.test("every setting the built-in configuration writes comes back as written
   deepStrictEqual(wrong, []);
 });
 
-/** A folder whose name holds what nginx's text reads, with the app's files. */
-const ROOT_NAME = 'c$ "q" \\x;{}#é';
+/**
+ * A folder whose name holds what nginx's text reads, with the app's files
+ * (on Windows without the quote and backslash its names cannot hold).
+ */
+const ROOT_NAME = Deno.build.os === "windows"
+  ? "c$ 'q' ;{}#é"
+  : 'c$ "q" \\x;{}#é';
 
 /**
  * A station's folder: logs, and the same client app in `app` and in
@@ -311,11 +320,9 @@ Deno.test("a client-app folder and log files named with $, quotes, backslashes a
   await waitFor(() => read(accessLog).split("\n").length > 2);
   match(read(accessLog), /"GET \/index\.html HTTP\/1\.1" 200 /);
   await waitFor(() => read(errorLog).includes("gone.css"));
-  // nginx's open() line names the file under the folder as written.
-  ok(
-    read(errorLog).includes(`open() "${s.root}/gone.css" failed`),
-    read(errorLog),
-  );
+  // nginx's open() (CreateFile()) line names the folder as written, then
+  // the URI.
+  ok(read(errorLog).includes(`"${s.root}/gone.css" failed`), read(errorLog));
 });
 
 /**
@@ -332,7 +339,27 @@ function forNginx(printed: string): string {
     .replace("http {\n", `http {\n${TEMP}\n`);
 }
 
-Deno.test("--print-config writes such settings as an nginx.conf nginx reads with the same meaning", async () => {
+Deno.test({
+  name:
+    "a Windows administrative share's folder and log file are the client-app folder and access log as written",
+  ignore: Deno.build.os !== "windows",
+}, () => {
+  const config = resolveConfig(DEFAULT_SETTINGS, {
+    root: "\\\\server\\c$\\app",
+    accessLog: "\\\\server\\c$\\logs\\access.log",
+  }, "C:\\gw");
+  const conf = compileBuiltIn(config, { caseless: true });
+  deepStrictEqual([conf.servers[0]!.conf.root.constant, conf.accessLog.path], [
+    "\\\\server\\c$\\app",
+    "\\\\server\\c$\\logs\\access.log",
+  ]);
+});
+
+Deno.test({
+  name:
+    "--print-config writes such settings as an nginx.conf nginx reads with the same meaning",
+  ignore: Deno.build.os !== "linux",
+}, async () => {
   await using s = takeStation();
   const cache = 'private="Set-Cookie", a#b;c{d}\\e é';
   const settings = (port: number, logs: string) => [
