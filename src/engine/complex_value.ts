@@ -88,7 +88,7 @@ export function constantValue(text: string): ComplexValue {
  * @param scope Resolves names.
  * @param fold Take a variable whose value is the same for every request
  * ({@linkcode VariableScope.constant}) as text: a path written with
- * nginx's literal-`$` idiom (`C:\\share\\c${dollar}\\app`) is then a
+ * nginx's literal-`$` idiom (`\\server\c${dollar}\app`) is then a
  * constant, checked and opened as one at start. Only where nginx's
  * behaviour does not change with whether a value has variables.
  * @returns The compiled value.
