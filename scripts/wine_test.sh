@@ -125,6 +125,7 @@ SUITES=(
   tests/engine/phases_test.ts
   tests/nginx_conf/station_test.ts
   tests/nginx_conf/task_test.ts
+  tests/nginx_conf/built_in_literal_test.ts
 )
 if [ $# -gt 0 ]; then SUITES=("$@"); fi
 wine "$W/deno.exe" test --allow-net --allow-read --allow-write --allow-run \

@@ -22,6 +22,7 @@ import {
   parseHeaderValue,
   parseLevel,
   parsePath,
+  parseServerName,
   parseSize,
   parseStatusPath,
   parseSwitch,
@@ -152,19 +153,12 @@ export function resolveConfig(
       `Cannot parse upstream-keepalive "${s.upstreamKeepalive}": expected a whole number from 0 to ${MAX_UPSTREAM_KEEPALIVE}`,
     );
   }
-  // nginx's blanks are space, tab, CR and LF (ngx_conf_read_token): a
-  // no-break space typed into a file's `server_name` is part of the name.
-  if (s.serverName === "" || /[ \t\r\n"]/.test(s.serverName)) {
-    throw new TypeError(
-      `Cannot parse server-name "${s.serverName}": expected a name without spaces or quotes`,
-    );
-  }
   return {
     listen: parseListen(s.listen),
     upstreams: upstreamList(s.upstream),
     upstreamGroup: parseGroupName(s.upstreamGroup),
     root: absolute(baseDir, parsePath(s.root, "root")),
-    serverName: s.serverName,
+    serverName: parseServerName(s.serverName),
     errorLog: absolute(baseDir, parsePath(s.errorLog, "error-log")),
     accessLog: s.accessLog === "off"
       ? null

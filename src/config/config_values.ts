@@ -131,12 +131,27 @@ export function parseSwitch(value: string, name: string): boolean {
 
 /**
  * Parses a `Cache-Control` value of the cache policy: trimmed, not empty,
- * no control characters (it is written into response heads as it is).
+ * no control characters (it is written into response heads as it is), no
+ * `$`. The value becomes a `map` value of the built-in configuration, where
+ * nginx reads `$name` as a variable (ngx_http_map, a complex value): a
+ * `$http_x` there would send what a client puts in its `X` field as the
+ * response's caching policy. No Cache-Control directive (RFC 9111 §5.2 and
+ * its registry) is written with a `$`, so one here is a variable meant to
+ * be read, and is refused rather than sent as text.
  *
  * @param value The text.
  * @param name The setting's name, for the error.
  * @returns The trimmed value.
- * @throws {TypeError} When empty or holding a control character.
+ * @throws {TypeError} When empty or holding a control character or `$`.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseHeaderValue } from "./config_values.ts";
+ * import { strictEqual, throws } from "node:assert/strict";
+ *
+ * strictEqual(parseHeaderValue(' private="Set-Cookie" ', "cache-html"), 'private="Set-Cookie"');
+ * throws(() => parseHeaderValue("$http_x", "cache-html"), /cannot hold "\$"/);
+ * ```
  */
 export function parseHeaderValue(value: string, name: string): string {
   // deno-lint-ignore no-control-regex
@@ -145,7 +160,51 @@ export function parseHeaderValue(value: string, name: string): string {
       `Cannot parse ${name} "${value}": expected a Cache-Control value such as no-cache`,
     );
   }
+  if (value.includes("$")) {
+    throw new TypeError(
+      `Cannot parse ${name} "${value}": a Cache-Control value cannot hold "$" (nginx would read a variable there, not text)`,
+    );
+  }
   return value.trim();
+}
+
+/**
+ * Parses `--server-name`: the `server:` field of error-log lines and
+ * `$server_name`, written as the built-in configuration's `server_name`.
+ * Refused where `server_name` would not keep the name as written
+ * (ngx_http_core_server_name): blanks and quotes, a leading `~` (a regex,
+ * which nginx then matches each request's `Host` against), a leading `.`
+ * (dropped from the field), `*` (a wildcard, or a name nginx refuses) and
+ * `$` (`$hostname` is the machine's name). A host name needs none of them;
+ * `;`, `{`, `}`, `#`, `'` and `\` are written quoted and kept as they are.
+ *
+ * @param value The text.
+ * @returns The name.
+ * @throws {TypeError} On any of those.
+ *
+ * @example Usage
+ * ```ts
+ * import { parseServerName } from "./config_values.ts";
+ * import { strictEqual, throws } from "node:assert/strict";
+ *
+ * strictEqual(parseServerName("station-7"), "station-7");
+ * throws(() => parseServerName("~^(.+)$"), /Cannot parse server-name/);
+ * ```
+ */
+export function parseServerName(value: string): string {
+  // nginx's blanks are space, tab, CR and LF (ngx_conf_read_token): a
+  // no-break space typed into a file's `server_name` is part of the name.
+  if (value === "" || /[ \t\r\n"]/.test(value)) {
+    throw new TypeError(
+      `Cannot parse server-name "${value}": expected a name without spaces or quotes`,
+    );
+  }
+  if (/^[~.]|[*$]/.test(value)) {
+    throw new TypeError(
+      `Cannot parse server-name "${value}": expected a host name: nginx's server_name reads a leading "~" or ".", "*" and "$" as a pattern, not as text`,
+    );
+  }
+  return value;
 }
 
 /**

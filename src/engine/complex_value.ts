@@ -24,6 +24,14 @@ export interface VariableScope {
    * @param name Without `$`.
    */
   reader(name: string): VariableReader | null;
+  /**
+   * The value of `$name` when it is the same for every request (a `geo`
+   * with only a `default`, never `set`), else `null`: a value compiled
+   * with `fold` takes it as text.
+   *
+   * @param name Without `$`, lower case.
+   */
+  constant?(name: string): string | null;
 }
 
 /** A compiled value. */
@@ -78,6 +86,11 @@ export function constantValue(text: string): ComplexValue {
  *
  * @param text The value as written (quotes already removed).
  * @param scope Resolves names.
+ * @param fold Take a variable whose value is the same for every request
+ * ({@linkcode VariableScope.constant}) as text: a path written with
+ * nginx's literal-`$` idiom (`\\server\c${dollar}\app`) is then a
+ * constant, checked and opened as one at start. Only where nginx's
+ * behaviour does not change with whether a value has variables.
  * @returns The compiled value.
  * @throws {ValueError} With nginx's message for a bad or unknown name.
  *
@@ -91,13 +104,27 @@ export function constantValue(text: string): ComplexValue {
  * strictEqual(v.evaluate({} as never), "a1-1b");
  * ```
  */
-export function compileValue(text: string, scope: VariableScope): ComplexValue {
+export function compileValue(
+  text: string,
+  scope: VariableScope,
+  fold = false,
+): ComplexValue {
   if (!text.includes("$")) return constantValue(text);
   const parts: (string | VariableReader)[] = [];
   let usesCaptures = false;
+  const literal = (s: string) => {
+    const last = parts.length - 1;
+    if (typeof parts[last] === "string") parts[last] += s;
+    else parts.push(s);
+  };
   for (const part of valueParts(text)) {
+    const fixed = fold && typeof part !== "string" && part.name !== undefined
+      ? scope.constant?.(part.name.toLowerCase()) ?? null
+      : null;
     if (typeof part === "string") {
-      parts.push(part);
+      literal(part);
+    } else if (fixed !== null) {
+      literal(fixed);
     } else if (part.capture !== undefined) {
       const n = part.capture;
       parts.push((r) => r.captures[n] ?? "");
@@ -111,6 +138,10 @@ export function compileValue(text: string, scope: VariableScope): ComplexValue {
     }
   }
   const only = parts.length === 1 ? parts[0]! : null;
+  if (typeof only === "string") {
+    // Every variable folded: the value as text, its written form kept.
+    return { text, constant: only, usesCaptures, evaluate: () => only };
+  }
   if (typeof only === "function") {
     // One variable alone (`$host`, `$station_upgrade`): its reader's value,
     // without a loop or a string built per request.

@@ -46,6 +46,14 @@ export interface MapConf {
     lookup(address: string, forwardedFor: string): string;
     forwardedFor: ComplexValue | null;
   };
+  /**
+   * A `geo` block whose one entry is `default VALUE`: that value, the same
+   * for every request, taken as written (geo values are not variables).
+   * nginx's idiom for a literal `$` in a value that reads variables
+   * (`geo $dollar { default "$"; }`, then `${dollar}`); a path folds it in
+   * when the configuration is compiled (`VariableScope.constant`).
+   */
+  fixed?: string;
 }
 
 /** A whole configuration. */

@@ -173,6 +173,20 @@ export class Variables implements VariableScope, LogVariableScope {
   }
 
   /**
+   * The value of a name that is the same for every request: a `geo` whose
+   * one entry is `default` (its value is text, ngx_http_geo), unless a
+   * `set` or a named capture can change it for a request.
+   *
+   * @param name Lower case, without `$`.
+   * @returns The value, or `null`.
+   */
+  constant(name: string): string | null {
+    const fixed = this.#maps.get(name)?.fixed;
+    if (fixed === undefined) return null;
+    return this.#set.has(name) || this.#captures.has(name) ? null : fixed;
+  }
+
+  /**
    * The reader for a name, one for each name: a value reads `undefined`
    * (nginx's `not_found`) as empty, a log line as `-`.
    *

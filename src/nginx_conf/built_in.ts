@@ -42,10 +42,34 @@ export type BuiltInSettings = Pick<
   | "keepApiPrefix"
 >;
 
-/** A value as the nginx lexer reads it back. */
+/**
+ * A value as the nginx lexer reads it back (ngx_conf_read_token): quoted
+ * when it holds a blank, `;`, `{`, `}`, a quote, `#`, `\` or `$`, with `\`
+ * and `"` escaped, so each comes back as written. For an argument nginx
+ * reads variables in, {@linkcode literal}.
+ */
 function q(value: string): string {
   if (value !== "" && !/[\s;{}"'#\\$]/.test(value)) return value;
   return `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/**
+ * The variable a literal `$` is written as. nginx has no escape for `$`
+ * in a value it reads variables in (ngx_http_script_compile: `$name`,
+ * `${name}`, `$1`…`$9`, any other `$` an error); its idiom is a `geo`
+ * variable, whose values are text (ngx_http_geo), read as `${…}`.
+ */
+const DOLLAR = "station_dollar";
+
+/**
+ * An argument nginx reads variables in (`root`, `access_log`'s file, a
+ * `map`'s value) as the text written: each `$` as `${station_dollar}`. A
+ * path folds it back when the configuration is compiled (a constant, as
+ * for nginx, opened and checked at start; nothing per request). A folder
+ * such as `\\server\c$\app` (a Windows administrative share) is one.
+ */
+function literal(value: string): string {
+  return q(value.replaceAll("$", `\${${DOLLAR}}`));
 }
 
 /** A fingerprinted asset name, as bundlers write them (`app.3f9a2c1b.js`). */
@@ -90,6 +114,17 @@ export function builtInConf(s: BuiltInSettings): string {
   const add = (indent: number, text: string) =>
     lines.push(`${"    ".repeat(indent)}${text}`);
   add(0, "# station-gateway's configuration from its flags and config file.");
+  // Each setting comes back as written, or was refused by its parser
+  // (`config/`) where nginx's reading of the directive would change it:
+  // - error_log's file is text to nginx (ngx_log_set_log): q();
+  // - root, access_log's file, the Cache-Control values read variables:
+  //   literal() (a Cache-Control value with `$` is refused first: no
+  //   directive is written with one, so it is a variable meant to be read);
+  // - server_name: q(); a leading `~` or `.`, `*` and `$` are refused
+  //   (patterns and `$hostname` to nginx);
+  // - the status path, error pages, API prefix, upstream group and
+  //   addresses are refused beyond URI and host characters, so none needs
+  //   quoting, and they are written as they are.
   add(0, `error_log ${q(s.errorLog)} ${s.errorLogLevel};`);
   add(0, "http {");
   add(1, "types {");
@@ -101,7 +136,19 @@ export function builtInConf(s: BuiltInSettings): string {
   for (const [type, exts] of byType) add(2, `${type} ${exts.join(" ")};`);
   add(1, "}");
   add(1, "default_type application/octet-stream;");
-  add(1, `access_log ${s.accessLog === null ? "off" : q(s.accessLog)};`);
+  const written = [
+    s.root,
+    s.accessLog ?? "",
+    s.cachePolicy.html,
+    s.cachePolicy.fingerprinted,
+    s.cachePolicy.other,
+  ];
+  if (written.some((v) => v.includes("$"))) {
+    add(1, `geo $${DOLLAR} {`);
+    add(2, `default ${q("$")};`);
+    add(1, "}");
+  }
+  add(1, `access_log ${s.accessLog === null ? "off" : literal(s.accessLog)};`);
   if (s.statusPath !== null) add(1, `station_status ${q(s.statusPath)};`);
   // A WebSocket goes through only when the client's Connection names
   // upgrade (RFC 6455 §4.2.1); otherwise no Upgrade or Connection is sent
@@ -115,9 +162,9 @@ export function builtInConf(s: BuiltInSettings): string {
   add(2, '"" "";');
   add(1, "}");
   add(1, "map $uri $station_cache_control {");
-  add(2, `default ${q(s.cachePolicy.other)};`);
-  add(2, `"~*\\.html?$" ${q(s.cachePolicy.html)};`);
-  add(2, `${q(FINGERPRINTED)} ${q(s.cachePolicy.fingerprinted)};`);
+  add(2, `default ${literal(s.cachePolicy.other)};`);
+  add(2, `"~*\\.html?$" ${literal(s.cachePolicy.html)};`);
+  add(2, `${q(FINGERPRINTED)} ${literal(s.cachePolicy.fingerprinted)};`);
   add(1, "}");
   if (s.spaFallback) {
     add(1, 'map "$uri|$http_accept" $station_app_route {');
@@ -139,7 +186,7 @@ export function builtInConf(s: BuiltInSettings): string {
   add(1, "server {");
   for (const l of listenText(s.listen)) add(2, `listen ${l};`);
   add(2, `server_name ${q(s.serverName)};`);
-  add(2, `root ${q(s.root)};`);
+  add(2, `root ${literal(s.root)};`);
   add(2, `client_max_body_size ${s.clientMaxBodySize};`);
   add(2, `log_not_found ${s.logNotFound ? "on" : "off"};`);
   if (s.underscoresInHeaders) add(2, "underscores_in_headers on;");

@@ -66,14 +66,19 @@ export function flag(level: Level, name: string, fallback: boolean): boolean {
   return d === undefined ? fallback : d.args[0]!.toLowerCase() === "on";
 }
 
-/** A directive's argument compiled as a value; a refusal is collected. */
+/**
+ * A directive's argument compiled as a value; a refusal is collected.
+ * `fold` takes a variable that is the same for every request as text
+ * (`compileValue`'s).
+ */
 export function value(
   ctx: Pick<SettingsContext, "scope" | "fail">,
   d: Directive,
   text: string,
+  fold = false,
 ): ComplexValue {
   try {
-    return compileValue(text, ctx.scope);
+    return compileValue(text, ctx.scope, fold);
   } catch (error) {
     if (!(error instanceof ValueError)) throw error;
     ctx.fail(d, error.message);

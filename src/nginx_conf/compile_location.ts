@@ -60,7 +60,12 @@ function pathValue(
   // the `open()` lines naming them) have no `//`. `root /` keeps its
   // slash here: the folder must stay a path the containment can resolve.
   if (root && text.length > 1 && text.endsWith("/")) text = text.slice(0, -1);
-  const compiled = d === undefined ? constantValue(text) : value(ctx, d, text);
+  // A `${dollar}` of nginx's literal-`$` idiom (a geo with only a
+  // default) is text here: the folder is a constant, as it is for nginx,
+  // which makes the same path for every request.
+  const compiled = d === undefined
+    ? constantValue(text)
+    : value(ctx, d, text, true);
   if (compiled.constant !== null) {
     return constantValue(prefixed(ctx.prefix, compiled.constant));
   }

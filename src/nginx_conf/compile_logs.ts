@@ -150,7 +150,12 @@ export class LogsSeen {
       this.checks.fail(d, `"access_log ${file}" is not supported: ${problem}`);
       return null;
     }
-    if (/\$[A-Za-z_{]/.test(file)) {
+    // A file named with variables is opened per request by nginx; one
+    // whose only variables are the same for every request (nginx's
+    // literal-`$` idiom, `${dollar}` of a geo with only a default) names
+    // one file, opened at start.
+    const path = /\$[A-Za-z_{]/.test(file) ? this.#constantPath(file) : file;
+    if (path === null) {
       this.checks.fail(
         d,
         `"access_log ${file}" is not supported: the gateway opens its log files at start`,
@@ -205,10 +210,20 @@ export class LogsSeen {
       this.#discards = true;
     }
     return {
-      path: this.#file(d, prefixed(this.checks.prefix(), file)),
+      path: this.#file(d, prefixed(this.checks.prefix(), path)),
       format,
       condition,
     };
+  }
+
+  /** The path a file with variables names, when it is the same for every request. */
+  #constantPath(file: string): string | null {
+    try {
+      return compileValue(file, this.checks.scope(), true).constant;
+    } catch (error) {
+      if (!(error instanceof ValueError)) throw error;
+      return null;
+    }
   }
 
   #condition(d: Directive, text: string): ComplexValue | null {

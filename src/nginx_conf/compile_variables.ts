@@ -53,12 +53,20 @@ export function declareMaps(
       ctx.fail(d, refusal);
       continue;
     }
-    // Filled by compileMaps: a map's values may read other maps.
+    // Filled by compileMaps: a map's values may read other maps. A geo's
+    // lone `default` is known now, for every value compiled after.
+    const only = d.name === "geo" && d.block?.length === 1
+      ? d.block[0]!
+      : undefined;
+    const fixed = only?.name === "default" && only.args.length === 1
+      ? only.args[0]!
+      : undefined;
     maps.set(name.slice(1).toLowerCase(), {
       source: constantValue(""),
       exact: new Map(),
       regexes: [],
       defaultValue: constantValue(""),
+      ...(fixed === undefined ? {} : { fixed }),
     });
   }
   return maps;

@@ -226,6 +226,9 @@ function loadCertificates(conf: HttpConf, io?: PairIo): string | null {
  * The process-level settings of a compiled configuration: what the gateway
  * binds and the logs it opens (the first server's first `listen`), and what
  * the built-in page and `--check` probe (the first proxied upstream).
+ * No `serverName`: that setting is the built-in configuration's
+ * `server_name`, and the engine's servers keep their own (a `*.x` or `~…`
+ * name there is nginx's to read, not a setting to refuse).
  */
 function engineSettings(conf: HttpConf): NginxSettings {
   const server = conf.servers[0]!;
@@ -238,7 +241,6 @@ function engineSettings(conf: HttpConf): NginxSettings {
     errorLog: conf.errorLog.path,
     errorLogLevel: conf.errorLog.level,
     accessLog: conf.accessLog.path ?? "off",
-    serverName: server.serverName === "" ? "localhost" : server.serverName,
     // The engine checks these per location and answers error_page itself.
     clientMaxBodySize: "0",
     errorPage: "off",

@@ -21,9 +21,20 @@ export type NginxSettings = SettingsInput;
  * @param prefix The prefix, absolute, without a trailing separator.
  * @param value The path from the file.
  * @returns The absolute path.
+ *
+ * @example Usage
+ * ```ts
+ * import { prefixed } from "./paths.ts";
+ * import { strictEqual } from "node:assert/strict";
+ *
+ * strictEqual(prefixed("/n", "html"), "/n/html");
+ * strictEqual(prefixed("\\\\srv\\c$\\", "\\\\srv\\c$\\app"), "\\\\srv\\c$\\app");
+ * ```
  */
 export function prefixed(prefix: string, value: string): string {
-  const windows = /^[A-Za-z]:[\\/]/.test(prefix);
+  // A prefix on a share (`\\server\c$\`: the built-in configuration's is
+  // its root's folder) is a Windows one as much as a drive's.
+  const windows = /^[A-Za-z]:[\\/]/.test(prefix) || /^\\\\[^\\]/.test(prefix);
   const absolute = value.startsWith("/") ||
     (windows && (/^[A-Za-z]:[\\/]/.test(value) || value.startsWith("\\")));
   if (absolute) return value;

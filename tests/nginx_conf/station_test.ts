@@ -40,7 +40,7 @@ Deno.test("loadNginxConf() finds globbed and nested includes under the conf fold
   deepStrictEqual(
     [
       result.settings.listen,
-      result.settings.serverName,
+      result.engine.servers[0]!.serverName,
       result.settings.upstream,
       result.settings.root,
     ],
