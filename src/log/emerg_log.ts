@@ -27,8 +27,8 @@ export interface EmergLogOptions {
 }
 
 /**
- * Writes one `[emerg]` line, after the start's warnings, to the first error
- * log that opens: the one named, else the default. Never throws; when no log opens, says so on
+ * Writes one `[emerg]` line to the first error log that opens: the one
+ * named, else the default. Never throws; when no log opens, says so on
  * stderr as nginx does (`[alert] could not open error log file: …`).
  *
  * @param event The message and its OS error.
@@ -50,12 +50,7 @@ export interface EmergLogOptions {
  * ```
  */
 export function writeEmergLine(
-  event: {
-    message: string;
-    osError?: OsErrorText;
-    /** Written first, at `warn`: what the start warned of before it failed. */
-    warnings?: readonly string[];
-  },
+  event: { message: string; osError?: OsErrorText },
   options: EmergLogOptions,
 ): boolean {
   const paths = [
@@ -70,16 +65,7 @@ export function writeEmergLine(
       first ??= [path, error];
       continue;
     }
-    // At nginx's start level (ngx_log_init: notice), so that the warnings
-    // before the failure are there too.
-    const logger = createLogger({
-      errorLog: file,
-      accessLog: null,
-      level: "notice",
-    });
-    for (const message of event.warnings ?? []) {
-      logger.error({ level: "warn", message });
-    }
+    const logger = createLogger({ errorLog: file, accessLog: null });
     logger.error({
       level: "emerg",
       message: event.message,

@@ -80,8 +80,6 @@ function report(
     err: context.err,
     ...(context.family === undefined ? {} : { family: context.family }),
   };
-  // What the start warned of before it failed goes before the [emerg], as
-  // nginx's start log holds its warnings (ngx_log_init: notice).
   writeEmergLine(failure, where);
   for (const message of failure.more ?? []) writeEmergLine({ message }, where);
   return { exitCode: failure.exitCode };
