@@ -153,13 +153,25 @@ export function portTaken(error: unknown): boolean {
 
 /**
  * A port on 127.0.0.1 that refuses connections, and keeps refusing: drawn
- * from 30000–32767, where no {@linkcode freePort} server of a suite running
- * beside this one starts (a port shared by two tests that both want a
- * refusal is harmless; one another test serves on answered 404 where a 502
- * was expected). A port a test listens on comes from {@linkcode freePort}.
+ * from 30000–31999, where no server of this suite or one running beside it
+ * starts (a port shared by two tests that both want a refusal is harmless;
+ * one another test serves on answered 404 where a 502 was expected). A port
+ * a test listens on comes from {@linkcode freePort}, or from
+ * {@linkcode closingPort} when it must refuse once closed.
  */
 export function refusedPort(): number {
-  return drawPort(30_000, 32_768);
+  return drawPort(30_000, 32_000);
+}
+
+/**
+ * A port for a server a test closes mid-test and whose port must refuse from
+ * then on: drawn from 32000–32767, apart from {@linkcode refusedPort}'s (a
+ * refused port a server listened on answered another test's connect, which
+ * expected a refusal) and from the ports bound to 0, which another suite's
+ * server can take once this one closes.
+ */
+export function closingPort(): number {
+  return drawPort(32_000, 32_768);
 }
 
 /** An in-process gateway on a real socket, with captured log lines. */

@@ -8,6 +8,7 @@
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { bothLogged, startNginx } from "../_nginx.ts";
 import {
+  closingPort,
   finalStatus as status,
   maskErrorLine,
   rawRequest,
@@ -60,9 +61,9 @@ async function peerSequence(
   accepting: number,
   steps: Step[],
 ): Promise<{ nginx: Run; gateway: Run }> {
-  // On ports of the refused range: one closed mid-sequence must refuse
-  // from then on, and a port bound to 0 and closed went to another suite's
-  // server that bound port 0 meanwhile (nginx's next request reached it).
+  // On closing ports: one closed mid-sequence must refuse from then on, and
+  // a port bound to 0 and closed went to another suite's server that bound
+  // port 0 meanwhile (nginx's next request reached it).
   const ups = Array.from(
     { length: accepting },
     () =>
@@ -72,7 +73,7 @@ async function peerSequence(
           conn,
           "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
         );
-      }, { port: refusedPort() }),
+      }, { port: closingPort() }),
   );
   const closed = new Set<number>();
   try {
