@@ -153,6 +153,11 @@ function redirectCycle(conf: LocationConf, target: string): Content {
   };
 }
 
+/** A rewrite nginx cannot go on from: its 500 and line. */
+function failed(conf: LocationConf, outcome: { message: string }): Content {
+  return { kind: "status", conf, code: 500, message: outcome.message };
+}
+
 function cycle(conf: LocationConf, uri: string): Content {
   return {
     kind: "status",
@@ -187,6 +192,7 @@ export function runPhases(
     if (outcome.kind === "return") {
       return { ...outcome, conf: server.conf };
     }
+    if (outcome.kind === "error") return failed(server.conf, outcome);
   }
   let conf: LocationConf = server.conf;
   let named = options.named;
@@ -230,6 +236,7 @@ export function runPhases(
       if (outcome.kind === "return") {
         return { ...outcome, conf };
       }
+      if (outcome.kind === "error") return failed(conf, outcome);
       if (
         outcome.kind === "last" || (outcome.kind === "next" && run.uriChanged)
       ) {
@@ -336,10 +343,13 @@ function content(
     // redirect to it; none, and the folder exists: 403.
     for (const index of conf.index) {
       const name = index.evaluate(vars);
-      const candidate = name.startsWith("/")
-        ? mapUri(conf, vars, name).path
-        : path + name;
-      if (io.fileKind(candidate) === "file") {
+      // ngx_http_index_handler: an absolute index is redirected to as it
+      // is, untested; any other is opened to test it, and whatever opens
+      // is redirected to (a folder too, and the folder itself for an empty
+      // value: a redirect to the same URI, until the cycle's 500).
+      if (
+        name.startsWith("/") || io.fileKind(path + name) !== null
+      ) {
         return internalRedirect(
           server,
           vars,

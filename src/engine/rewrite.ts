@@ -26,7 +26,9 @@ export type RewriteOutcome =
   | { kind: "next" } // ran to the end; `uriChanged` tells whether to search again
   | { kind: "last" } // search locations again now
   | { kind: "break" } // stop rewriting, stay in the location
-  | { kind: "return"; code: number; text: string | null };
+  | { kind: "return"; code: number; text: string | null }
+  // nginx answers 500 itself, with this line at `error`
+  | { kind: "error"; message: string };
 
 /** What a program reads and changes besides the request's variables. */
 export interface RewriteRun {
@@ -167,6 +169,10 @@ function applyRewrite(
       code: op.flag === "permanent" ? 301 : 302,
       text: location,
     };
+  }
+  if (path === "") {
+    // ngx_http_script_regex_end_code: no URI to search locations with.
+    return { kind: "error", message: "the rewritten URI has a zero length" };
   }
   vars.uri = path;
   if (args !== null) {

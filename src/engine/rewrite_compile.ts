@@ -69,6 +69,8 @@ export function compileRewrite(
   scope: VariableScope,
 ): RewriteOp {
   const [source = "", replacement = "", flag] = args;
+  // ngx_http_rewrite refuses it before the regex is compiled.
+  if (replacement === "") throw new ValueError("empty replacement");
   const regex = compileRegex(source, false);
   if (
     flag !== undefined && flag !== "last" && flag !== "break" &&

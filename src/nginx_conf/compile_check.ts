@@ -96,6 +96,7 @@ export function checkDirective(
       return false;
     }
   }
+  if (d.name === "index" && !indexAccepted(d, ctx)) return false;
   const problem = tuningProblem(d);
   if (problem !== null) {
     ctx.fail(d, problem);
@@ -115,4 +116,30 @@ export function checkDirective(
     );
   }
   return false;
+}
+
+/**
+ * `index`'s own checks (ngx_http_index_set_index), in its order: an
+ * absolute name before the last is warned about (the index module
+ * redirects to it untested, so no later name is ever tried), an empty one
+ * refused, in words that name the first argument whichever is empty.
+ */
+function indexAccepted(
+  d: Directive,
+  ctx: Pick<CompileContext, "fail" | "warn">,
+): boolean {
+  for (let i = 0; i < d.args.length; i++) {
+    const name = d.args[i]!;
+    if (name.startsWith("/") && i !== d.args.length - 1) {
+      ctx.warn(
+        d,
+        'only the last index in "index" directive should be absolute',
+      );
+    }
+    if (name === "") {
+      ctx.fail(d, `index "${d.args[0]}" in "index" directive is invalid`);
+      return false;
+    }
+  }
+  return true;
 }

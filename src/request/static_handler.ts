@@ -10,6 +10,7 @@
 
 import type { Content, PhaseIo } from "../engine/mod.ts";
 import {
+  kernelName,
   MAX_SETTLE_WAIT_MS,
   serveFile,
   type ServeFileOptions,
@@ -49,7 +50,11 @@ export class StaticHandler {
    * of a request was a fifth of a cached static answer's CPU, profiled).
    */
   readonly io: PhaseIo = {
-    fileKind: (path) => kindOf(this.cache.stat(path)),
+    fileKind: (path) => {
+      // `..` or a trailing slash: what stat() makes of the name.
+      const named = kernelName(path);
+      return typeof named === "string" ? kindOf(this.cache.stat(named)) : null;
+    },
   };
   readonly #deps: Pick<EngineRouteDeps, "defaultPage">;
 

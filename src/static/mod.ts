@@ -44,6 +44,7 @@ export {
   type TypesTable,
   uriExtension,
 } from "./nginx_types.ts";
+export { kernelName } from "./os_names.ts";
 export { serveFile } from "./serve_file.ts";
 export type { ServeFileConf, ServeFileOptions } from "./serve_file_options.ts";
 export { CONTENT_TYPES, contentTypeFor } from "./media_types.ts";

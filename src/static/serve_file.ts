@@ -45,6 +45,7 @@ import {
   type StaticResult,
 } from "./static_results.ts";
 import { isRefusedWindowsName } from "./windows_names.ts";
+import { kernelName } from "./os_names.ts";
 
 /**
  * Serves the file at `options.path` as nginx's static module does under the
@@ -152,6 +153,14 @@ function planServe(ctx: FileServe): StaticPlan {
   ) {
     // ngx_win32_check_filename answers these as ENOENT.
     return done(openFailed(ctx, new Deno.errors.NotFound("(os error 2)")));
+  }
+  const named = kernelName(path, family);
+  if (named !== path) {
+    // `..` in an internal URI: what open() makes of the name, not Deno's
+    // lexical reading of it; nginx's line keeps the name as it was.
+    if (typeof named !== "string") return done(openFailed(ctx, named));
+    ctx.o = { ...o, path: named };
+    return planServe(ctx);
   }
   if (
     conf.gzipStatic !== "off" && method !== "POST" &&
