@@ -73,8 +73,11 @@ export function phases(
   const files = options.files ?? {};
   let content = runPhases(conf.servers[0]!, vars, {
     state: { cycles: 0, internal: false, caseless: conf.caseless },
-    // A folder is asked for with or without its trailing slash.
-    io: { fileKind: (path) => files[path.replace(/(.)\/$/, "$1")] ?? null },
+    io: {
+      family: "linux",
+      // A folder is asked for with or without its trailing slash.
+      fileKind: (path) => files[path.replace(/(.)\/$/, "$1")] ?? null,
+    },
   });
   // The access phases pass here: these tables are about the other phases.
   for (let i = 0; content.kind === "access" && i < 20; i++) {
