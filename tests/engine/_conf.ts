@@ -10,10 +10,15 @@ import {
 import { varsWith } from "../_location_conf.ts";
 
 /**
- * Compiles `http { … }` text (an `events {}` is added); throws with every
- * refusal when the engine refuses it.
+ * Compiles `http { … }` text (an `events {}` is added) under a prefix
+ * (`/n`, or a folder of the test's: relative paths land in it); throws
+ * with every refusal when the engine refuses it.
  */
-export function compileText(http: string, caseless = false): HttpConf {
+export function compileText(
+  http: string,
+  caseless = false,
+  prefix = "/n",
+): HttpConf {
   const text = `events {}\n${http}`;
   const directives = parseNginxConf("/n/conf/nginx.conf", {
     readTextFile: () => text,
@@ -21,7 +26,7 @@ export function compileText(http: string, caseless = false): HttpConf {
   });
   const result = compileHttp(directives, {
     file: "/n/conf/nginx.conf",
-    prefix: "/n",
+    prefix,
     caseless,
   });
   if (result.conf === null) throw new Error(result.errors.join("\n"));

@@ -22,6 +22,7 @@ import {
 import { serveFile, StaticCache } from "../../src/static/mod.ts";
 import { compileText, describe, requestVars } from "./_conf.ts";
 import { tempDir } from "../_prefix.ts";
+import { join } from "node:path";
 
 /** Names a client sends that nginx for Windows answers as missing. */
 const REFUSED = [
@@ -145,11 +146,14 @@ interface Phase {
   asks?: string[];
 }
 
-/** The phases, serving `HTML` (which holds `index.html` and `app/`). */
-const phasesServing = (HTML: string): Phase[] => [
+/**
+ * The phases, serving the prefix's `html` (which holds `index.html` and
+ * `app/`), the folder `html` as the compiled configuration names it.
+ */
+const phasesServing = (html: string): Phase[] => [
   {
     name: "try_files $uri $uri/ @app",
-    server: `root ${HTML};
+    server: `root html;
       location / { try_files $uri $uri/ @app; }
       location @app { return 200 app; }`,
     target: (n) => `/${n}`,
@@ -158,79 +162,79 @@ const phasesServing = (HTML: string): Phase[] => [
   },
   {
     name: "index",
-    server: `root ${HTML}; location / { index index.html; }`,
+    server: `root html; location / { index index.html; }`,
     target: (n) => `/${n}/`,
     want: "status 404",
   },
   {
     name: "index $arg_i",
-    server: `root ${HTML}; location / { index $arg_i index.html; }`,
+    server: `root html; location / { index $arg_i index.html; }`,
     target: (n) => `/app/?i=${n}`,
     // The next index file is looked for; the folder has none.
-    want: `403 ${HTML}/app/`,
+    want: `403 ${html}/app/`,
   },
   {
     name: "if (-f $request_filename)",
-    server: `root ${HTML};
+    server: `root html;
       location / { if (-f $request_filename) { return 200 file; } return 404; }`,
     target: (n) => `/${n}`,
     want: "return 404",
   },
   {
     name: "if (-d $request_filename)",
-    server: `root ${HTML};
+    server: `root html;
       location / { if (-d $request_filename) { return 200 dir; } return 404; }`,
     target: (n) => `/${n}`,
     want: "return 404",
   },
   {
     name: "if (!-e $request_filename)",
-    server: `root ${HTML};
+    server: `root html;
       location / { if (!-e $request_filename) { return 404; } return 200 e; }`,
     target: (n) => `/${n}`,
     want: "return 404",
   },
   {
     name: "if (-x $request_filename)",
-    server: `root ${HTML};
+    server: `root html;
       location / { if (-x $request_filename) { return 200 x; } return 404; }`,
     target: (n) => `/${n}`,
     want: "return 404",
   },
   {
     name: "alias and try_files",
-    server: `location /files/ { alias ${HTML}/; try_files $uri =404; }`,
+    server: `location /files/ { alias html/; try_files $uri =404; }`,
     target: (n) => `/files/${n}`,
     want: "status 404",
   },
   {
     name: "alias",
-    server: `location /files/ { alias ${HTML}/; }`,
+    server: `location /files/ { alias html/; }`,
     target: (n) => `/files/${n}`,
     want: "static 404",
   },
   {
     name: "autoindex",
-    server: `root ${HTML}; location / { autoindex on; }`,
+    server: `root html; location / { autoindex on; }`,
     target: (n) => `/${n}/`,
     want: "status 404",
   },
   {
     name: "error_page",
-    server: `root ${HTML}; location / { }`,
+    server: `root html; location / { }`,
     target: () => "/missing.html",
     errorPage: (n) => `/${n}`,
     want: "static 404",
   },
   {
     name: "static file",
-    server: `root ${HTML}; location / { }`,
+    server: `root html; location / { }`,
     target: (n) => `/${n}`,
     want: "static 404",
   },
   {
     name: "root of variables",
-    server: `root ${HTML}/$arg_site; location / { }`,
+    server: `root html/$arg_site; location / { }`,
     target: (n) => `/index.html?site=${n}`,
     want: "static 404",
     // A root's short names are taken as the configuration's (a station's
@@ -241,11 +245,16 @@ const phasesServing = (HTML: string): Phase[] => [
 ];
 
 Deno.test("a name nginx for Windows refuses reaches no stat or open from any phase, and is answered as a missing file", async (t) => {
-  await using html = await tempDir("gw-winnames-");
-  await Deno.writeTextFile(`${html.path}/index.html`, "index");
-  await Deno.mkdir(`${html.path}/app`);
-  for (const phase of phasesServing(html.path)) {
-    const conf = compileText(`http { server { ${phase.server} } }`, true);
+  await using prefix = await tempDir("gw-winnames-");
+  const html = join(prefix.path, "html");
+  await Deno.mkdir(join(html, "app"), { recursive: true });
+  await Deno.writeTextFile(join(html, "index.html"), "index");
+  for (const phase of phasesServing(html)) {
+    const conf = compileText(
+      `http { server { ${phase.server} } }`,
+      true,
+      prefix.path,
+    );
     await t.step(phase.name, () => {
       // The control: an ordinary name is asked of the file system.
       const control = run(
