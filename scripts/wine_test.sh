@@ -123,6 +123,8 @@ SUITES=(
   tests/nginx_conf/compile_access_test.ts
   tests/access/user_file_cache_test.ts
   tests/engine/phases_test.ts
+  tests/engine/phases_windows_names_test.ts
+  tests/runtime/request_path_test.ts
   tests/nginx_conf/station_test.ts
   tests/nginx_conf/task_test.ts
   tests/nginx_conf/built_in_literal_test.ts

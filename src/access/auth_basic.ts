@@ -11,10 +11,16 @@
 import type { ComplexValue, RequestVars } from "../engine/mod.ts";
 import { escapeErrorLogText, type LogLevel } from "../log/mod.ts";
 import type { OsErrorText } from "../runtime/mod.ts";
-import { currentOsFamily, fieldBytes } from "../runtime/mod.ts";
+import {
+  currentOsFamily,
+  fieldBytes,
+  osErrorText,
+  type OsFamily,
+  refusedRequestPath,
+} from "../runtime/mod.ts";
 import { parseBasicCredentials } from "./basic_credentials.ts";
 import type { PasswordChecker } from "./password_checker.ts";
-import { lookupUser } from "./user_file.ts";
+import { lookupUser, type UserLookup } from "./user_file.ts";
 import type { UserFileCache } from "./user_file_cache.ts";
 
 /** One error-log line an access check asks for; the caller adds the request's fields. */
@@ -136,10 +142,16 @@ export async function checkAuthBasic(
   // nginx writes the user's bytes raw; the error log shows UTF-8 as text
   // and escapes other bytes, as it does for header values.
   const shown = escapeErrorLogText(user, "latin1");
-  const lookup = conf.users === undefined
+  const family = currentOsFamily();
+  // A user file of variables is the request's: a name nginx for Windows
+  // refuses is its ENOENT, never opened (ngx_win32_check_filename). Its
+  // short names are the configuration's (`C:\PROGRA~1\…`).
+  const lookup = refusedRequestPath(path, family, path.length)
+    ? refusedFile(family)
+    : conf.users === undefined
     ? await lookupUser(path, user)
     : await conf.users.lookup(path, user);
-  const call = currentOsFamily() === "windows" ? "CreateFile()" : "open()";
+  const call = family === "windows" ? "CreateFile()" : "open()";
   switch (lookup.kind) {
     case "open-failed":
       return {
@@ -210,4 +222,13 @@ export async function checkAuthBasic(
         line: null,
       };
   }
+}
+
+/** A refused user file's lookup: nginx's `ENOENT` (2), so its 403 and line. */
+function refusedFile(family: OsFamily): UserLookup {
+  return {
+    kind: "open-failed",
+    osError: { code: 2, text: osErrorText(2, family) },
+    missing: true,
+  };
 }

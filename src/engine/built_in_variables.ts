@@ -12,7 +12,12 @@ import type { RequestVars } from "./variables.ts";
 import { mapUri } from "./uri_map.ts";
 import { PEER_HOST_VALUE } from "../upstream/mod.ts";
 import { parseBasicCredentials } from "../access/mod.ts";
-import { fieldText, firstLine } from "../runtime/mod.ts";
+import {
+  currentOsFamily,
+  fieldText,
+  firstLine,
+  refusedRequestPath,
+} from "../runtime/mod.ts";
 import { OTHER_VARIABLES } from "./other_variables.ts";
 import { cookieValue } from "./cookie_field.ts";
 
@@ -81,7 +86,10 @@ function field(r: RequestVars, name: string): string | undefined {
  * be resolved (nginx logs the failure and has no value).
  */
 function realRoot(root: string): string {
-  if (root === "") return root;
+  // A root of variables is the request's: its names are checked first.
+  if (root === "" || refusedRequestPath(root, currentOsFamily(), root.length)) {
+    return root;
+  }
   try {
     return Deno.realPathSync(root);
   } catch {

@@ -15,6 +15,7 @@ import { type RewriteRun, runRewrite, setCaptures } from "./rewrite.ts";
 import type { RequestVars } from "./variables.ts";
 import { containmentRoot, mapUri } from "./uri_map.ts";
 import { type DeclaredBody, tooLarge } from "./body_size.ts";
+import { type OsFamily, refusedRequestPath } from "../runtime/mod.ts";
 
 export { type DeclaredBody, mapUri };
 
@@ -108,10 +109,34 @@ export function hasAccessPhase(conf: LocationConf): boolean {
     conf.limitReq !== null || conf.limitConn !== null;
 }
 
-/** What the phases read besides the request. */
+/**
+ * What the phases read besides the request. Every path they test passes
+ * {@linkcode refusedRequestPath} first (`fileTest`): a name nginx for
+ * Windows refuses never reaches `fileKind`.
+ */
 export interface PhaseIo {
+  /** Whose file names the OS opens (nginx for Windows refuses some). */
+  family: OsFamily;
   /** What a path is: a file, a folder, or nothing. */
   fileKind(path: string): "file" | "dir" | null;
+}
+
+/**
+ * A file test of the phases (`try_files`, `index`, `if (-f …)`): a name
+ * nginx for Windows refuses is missing, as `ngx_win32_check_filename`'s
+ * `ENOENT` makes it, and is never asked of the OS (a `stat` of `COM1` opens
+ * the serial port).
+ *
+ * @param io The phases' file access.
+ * @param path The path to test.
+ * @param from Where the request's own part begins (the root's length).
+ */
+function fileTest(
+  io: PhaseIo,
+  path: string,
+  from: number,
+): "file" | "dir" | null {
+  return refusedRequestPath(path, io.family, from) ? null : io.fileKind(path);
 }
 
 /** Where the phases start: a new request, or an internal redirect. */
@@ -266,8 +291,18 @@ function rewriteRun(vars: RequestVars, io: PhaseIo): RewriteRun {
     uriChanged: false,
     rewritten: false,
     location: null,
-    fileKind: (p) => io.fileKind(p),
+    fileKind: (p) => fileTest(io, p, p.includes("~") ? rootOf(vars, p) : 0),
   };
+}
+
+/**
+ * How much of an `if (-f …)` value is the location's root: its short
+ * names (`C:\PROGRA~1\…`) are the configuration's, not the request's.
+ */
+function rootOf(vars: RequestVars, path: string): number {
+  if (vars.location === undefined) return 0;
+  const { root } = mapUri(vars.location, vars);
+  return path.startsWith(root) ? root.length : 0;
 }
 
 /**
@@ -280,12 +315,14 @@ function tryName(
   conf: LocationConf,
   vars: RequestVars,
   name: string,
-): { path: string; uri: string } {
+): { path: string; uri: string; from: number } {
   if (conf.alias === null || conf.regex !== null) {
-    return { path: mapUri(conf, vars, name).path, uri: name };
+    const { root, path } = mapUri(conf, vars, name);
+    return { path, uri: name, from: root.length };
   }
   const rest = name.startsWith(conf.name) ? name.slice(conf.name.length) : name;
-  return { path: conf.alias.evaluate(vars) + rest, uri: conf.name + rest };
+  const alias = conf.alias.evaluate(vars);
+  return { path: alias + rest, uri: conf.name + rest, from: alias.length };
 }
 
 /** try_files, then the content handler's choice. */
@@ -306,7 +343,7 @@ function content(
       let name = file.evaluate(vars);
       if (folder && name.endsWith("/")) name = name.slice(0, -1);
       const tried = tryName(conf, vars, name);
-      const kind = io.fileKind(tried.path);
+      const kind = fileTest(io, tried.path, tried.from);
       if (kind !== null && (kind === "dir") === folder) {
         vars.uri = tried.uri;
         hit = true;
@@ -348,7 +385,7 @@ function content(
       // is redirected to (a folder too, and the folder itself for an empty
       // value: a redirect to the same URI, until the cycle's 500).
       if (
-        name.startsWith("/") || io.fileKind(path + name) !== null
+        name.startsWith("/") || fileTest(io, path + name, root.length) !== null
       ) {
         return internalRedirect(
           server,
@@ -358,7 +395,7 @@ function content(
         );
       }
     }
-    if (io.fileKind(path) === "dir") {
+    if (fileTest(io, path, root.length) === "dir") {
       return {
         kind: "index-forbidden",
         conf,
@@ -376,7 +413,7 @@ function content(
       ...(conf.logNotFound
         ? {
           notFound: `${path}${first}`,
-          ...(underFile(path, io) ? { notADirectory: true } : {}),
+          ...(underFile(path, io, root.length) ? { notADirectory: true } : {}),
         }
         : {}),
     };
@@ -463,13 +500,10 @@ export function internalRedirect(
  * open below it fails with `ENOTDIR`, not `ENOENT`. Looked at only for a
  * 404 whose line is written, up from the folder until a part exists.
  */
-function underFile(
-  folder: string,
-  io: { fileKind: PhaseIo["fileKind"] },
-): boolean {
+function underFile(folder: string, io: PhaseIo, from: number): boolean {
   let at = folder.replace(/[\\/]+$/, "");
   for (let i = 0; i < 64 && at.length > 0; i++) {
-    const kind = io.fileKind(at);
+    const kind = fileTest(io, at, from);
     if (kind !== null) return kind === "file";
     const cut = Math.max(at.lastIndexOf("/"), at.lastIndexOf("\\"));
     if (cut <= 0) return false;

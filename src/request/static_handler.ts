@@ -21,7 +21,12 @@ import type { EngineRouteDeps } from "./engine_request.ts";
 import type { FlowRequest } from "./flow_types.ts";
 import type { RouteFlow } from "./route_flow.ts";
 import { Subrequest } from "./subrequest.ts";
-import { carryFirstLines, derivedRequest } from "../runtime/mod.ts";
+import {
+  carryFirstLines,
+  currentOsFamily,
+  derivedRequest,
+  refusedRequestPath,
+} from "../runtime/mod.ts";
 
 /**
  * What an error page's file does not act on: nginx's filters see the
@@ -50,6 +55,7 @@ export class StaticHandler {
    * of a request was a fifth of a cached static answer's CPU, profiled).
    */
   readonly io: PhaseIo = {
+    family: currentOsFamily(),
     fileKind: (path) => {
       // `..` or a trailing slash: what stat() makes of the name.
       const named = kernelName(path);
@@ -186,8 +192,12 @@ function withoutAsks(req: Request): Request {
   return page;
 }
 
-/** What a path is, without following a failure into an exception. */
+/**
+ * What a root is, without following a failure into an exception (a root
+ * of variables is the request's: it passes the check of its names first).
+ */
 function fileKind(path: string): "file" | "dir" | null {
+  if (refusedRequestPath(path, currentOsFamily(), path.length)) return null;
   try {
     return kindOf(Deno.statSync(path));
   } catch {

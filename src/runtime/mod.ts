@@ -31,6 +31,11 @@ export {
 } from "./os_errors.ts";
 export type { OsErrorText, OsFamily } from "./os_errors.ts";
 export {
+  isDosDeviceName,
+  refusedRequestPath,
+  refusedWindowsPath,
+} from "./request_path.ts";
+export {
   ignoredField,
   keepsUnderscores,
   NGINX_FIELD_NAMES,

@@ -9,7 +9,7 @@
  *
  * Dot-files are served as any file, as nginx serves them. Only names that
  * could open something other than a file below the folder are refused, as
- * nginx for Windows refuses them (`static/windows_names.ts`); links leaving
+ * nginx for Windows refuses them (`runtime/request_path.ts`); links leaving
  * the folder are refused on the opened handle (`static/containment.ts`).
  *
  * Its options are in `serve_file_options.ts`, the `.gz` of `gzip_static` in
@@ -29,7 +29,7 @@ import {
   markGzipVary,
   streamedResponse,
 } from "../response/mod.ts";
-import { currentOsFamily } from "../runtime/mod.ts";
+import { currentOsFamily, refusedRequestPath } from "../runtime/mod.ts";
 import { openInsideRoot } from "./containment.ts";
 import { done, planFile, type StaticPlan } from "./file_plan.ts";
 import { fileRequest } from "./file_request.ts";
@@ -44,7 +44,6 @@ import {
   statFile,
   type StaticResult,
 } from "./static_results.ts";
-import { isRefusedWindowsName } from "./windows_names.ts";
 import { kernelName } from "./os_names.ts";
 
 /**
@@ -146,12 +145,9 @@ function planServe(ctx: FileServe): StaticPlan {
     // index file found the content phase answers 403 with its line.
     return done(directoryIndexForbidden(path, head));
   }
-  if (
-    path.includes("\0") ||
-    (family === "windows" &&
-      isRefusedWindowsName(path.slice(o.root.length)))
-  ) {
-    // ngx_win32_check_filename answers these as ENOENT.
+  if (refusedRequestPath(path, family, o.root.length)) {
+    // ngx_win32_check_filename answers these as ENOENT, before any open:
+    // the sidecar's, the stat's and the containment's.
     return done(openFailed(ctx, new Deno.errors.NotFound("(os error 2)")));
   }
   const named = kernelName(path, family);

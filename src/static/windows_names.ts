@@ -4,8 +4,13 @@
  * name another stream of a file, a device, or another file by its short
  * name. nginx answers them as missing files (`ENOENT`).
  *
+ * The rules are `runtime/request_path.ts`'s, the one check every path a
+ * request made passes before an OS call.
+ *
  * @module
  */
+
+import { isDosDeviceName, refusedWindowsPath } from "../runtime/mod.ts";
 
 /**
  * Tells whether a path below the root is one nginx for Windows would not
@@ -29,47 +34,7 @@
  * ```
  */
 export function isRefusedWindowsName(relative: string): boolean {
-  for (const segment of relative.split(/[\\/]/)) {
-    // Dots alone: nginx skips dots after a slash (its sw_after_slash).
-    if (/^\.*$/.test(segment)) continue;
-    if (segment.includes(":")) return true;
-    if (/[. ]$/.test(segment)) return true;
-    if (/~\d/.test(segment)) return true;
-    if (isDosDeviceName(segment)) return true;
-  }
-  return false;
+  return refusedWindowsPath(relative, 0);
 }
 
-/**
- * Win32's device names, superscript digits included (`COM¹`), the
- * console's `CONIN$` and `CONOUT$`, and `CLOCK$`, which older Windows still
- * opens as a device.
- */
-const DOS_DEVICE =
-  /^(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$|clock\$)$/i;
-
-/**
- * Whether a file name opens a device on Windows: Win32 compares the name
- * before its first dot, trailing spaces stripped (`RtlIsDosDeviceName_U`),
- * so `con`, `NUL.txt`, `com1 .js` and `conout$.log` all open a device (a
- * serial port, the console) wherever they appear in a path.
- *
- * @param segment One name of a path.
- * @returns Whether it names a device.
- *
- * @example Usage
- * ```ts
- * import { isDosDeviceName } from "./windows_names.ts";
- * import { strictEqual } from "node:assert/strict";
- *
- * strictEqual(isDosDeviceName("COM1 .txt"), true);
- * strictEqual(isDosDeviceName("console.js"), false);
- * ```
- */
-export function isDosDeviceName(segment: string): boolean {
-  const dot = segment.indexOf(".");
-  let end = dot < 0 ? segment.length : dot;
-  // A loop, not `/ +$/`: that regex is quadratic on a long run of spaces.
-  while (end > 0 && segment.charCodeAt(end - 1) === 0x20) end--;
-  return end <= 7 && DOS_DEVICE.test(segment.slice(0, end));
-}
+export { isDosDeviceName };

@@ -10,10 +10,15 @@ import {
 import { varsWith } from "../_location_conf.ts";
 
 /**
- * Compiles `http { … }` text (an `events {}` is added); throws with every
- * refusal when the engine refuses it.
+ * Compiles `http { … }` text (an `events {}` is added) under a prefix
+ * (`/n`, or a folder of the test's: relative paths land in it); throws
+ * with every refusal when the engine refuses it.
  */
-export function compileText(http: string, caseless = false): HttpConf {
+export function compileText(
+  http: string,
+  caseless = false,
+  prefix = "/n",
+): HttpConf {
   const text = `events {}\n${http}`;
   const directives = parseNginxConf("/n/conf/nginx.conf", {
     readTextFile: () => text,
@@ -21,7 +26,7 @@ export function compileText(http: string, caseless = false): HttpConf {
   });
   const result = compileHttp(directives, {
     file: "/n/conf/nginx.conf",
-    prefix: "/n",
+    prefix,
     caseless,
   });
   if (result.conf === null) throw new Error(result.errors.join("\n"));
@@ -73,8 +78,11 @@ export function phases(
   const files = options.files ?? {};
   let content = runPhases(conf.servers[0]!, vars, {
     state: { cycles: 0, internal: false, caseless: conf.caseless },
-    // A folder is asked for with or without its trailing slash.
-    io: { fileKind: (path) => files[path.replace(/(.)\/$/, "$1")] ?? null },
+    io: {
+      family: "linux",
+      // A folder is asked for with or without its trailing slash.
+      fileKind: (path) => files[path.replace(/(.)\/$/, "$1")] ?? null,
+    },
   });
   // The access phases pass here: these tables are about the other phases.
   for (let i = 0; content.kind === "access" && i < 20; i++) {

@@ -53,7 +53,7 @@ function run(
     caseless: false,
     body,
   };
-  const io = { fileKind: () => null };
+  const io = { family: "linux" as const, fileKind: () => null };
   const server = CONF.servers[0]!;
   const vars = requestVars(target, { method: "POST" });
   const outcome: PhaseOutcome = redirect === undefined

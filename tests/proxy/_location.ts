@@ -308,7 +308,7 @@ function choose(
   const state = { cycles: 0, internal: false, caseless: false };
   const content = runPhases(where, vars, {
     state,
-    io: { fileKind: () => null },
+    io: { family: "linux", fileKind: () => null },
   });
   if (content.kind !== "proxy") return null;
   const changed = vars.uri !== uri || vars.args !== args || content.rewritten;
