@@ -191,6 +191,8 @@ Deno.test(
 /** What blocks a rotation, staged in the log's folder (`dir`) at `path`. */
 interface Blockage {
   name: string;
+  /** Not stageable on this system. */
+  ignore?: boolean;
   /** Stages it; `false`: not stageable here (the row is skipped). */
   stage(dir: string, path: string): boolean;
   /** Undoes what the folder's removal cannot (attributes). */
@@ -199,7 +201,12 @@ interface Blockage {
   drops?: boolean;
 }
 
-/** `chattr` (root on Linux): `+i` keeps a file from being renamed, replaced or deleted, as a program holding it open without `FILE_SHARE_DELETE` does on Windows; `+a` also keeps it from being emptied. */
+/**
+ * `chattr` (root on Linux): `+i` keeps a file from being renamed, replaced
+ * or deleted, as a program holding it open without `FILE_SHARE_DELETE` does
+ * on Windows; `+a` also keeps it from being emptied. Wine stages neither a
+ * held file nor a read-only one that refuses its replacement.
+ */
 function chattr(flags: string, path: string): boolean {
   if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
   try {
@@ -212,6 +219,9 @@ function chattr(flags: string, path: string): boolean {
     return false; // no chattr, or a file system without the attributes
   }
 }
+
+/** `chattr` is root's on Linux. */
+const ROOT_ON_LINUX = Deno.build.os === "linux" && Deno.uid() === 0;
 
 /** A non-empty folder at `at` (the operator's, or anyone's). */
 function folderAt(at: string): void {
@@ -242,6 +252,7 @@ const BLOCKAGES: Blockage[] = [
   },
   ...[1, 3].map((slot): Blockage => ({
     name: `a file held at .${slot} (chattr +i)`,
+    ignore: !ROOT_ON_LINUX,
     stage: (_dir, path) => {
       Deno.writeTextFileSync(`${path}.${slot}`, "held\n");
       return chattr("+i", `${path}.${slot}`);
@@ -250,6 +261,7 @@ const BLOCKAGES: Blockage[] = [
   })),
   {
     name: "a folder that cannot be written",
+    ignore: Deno.build.os === "windows",
     stage: (dir) => {
       if (Deno.build.os === "windows") return false;
       if (Deno.uid() === 0) return chattr("+i", dir);
@@ -263,6 +275,7 @@ const BLOCKAGES: Blockage[] = [
   },
   {
     name: "the log itself held (chattr +a: appends only)",
+    ignore: !ROOT_ON_LINUX,
     stage: (_dir, path) => chattr("+a", path),
     undo: (_dir, path) => void chattr("-a", path),
     drops: true,
@@ -270,7 +283,11 @@ const BLOCKAGES: Blockage[] = [
 ];
 
 for (const blockage of BLOCKAGES) {
-  Deno.test(`LogFile.write() stays within its limit with ${blockage.name} in the way`, () => {
+  Deno.test({
+    name:
+      `LogFile.write() stays within its limit with ${blockage.name} in the way`,
+    ignore: blockage.ignore ?? false,
+  }, () => {
     const dir = Deno.makeTempDirSync();
     const logs = `${dir}/logs`;
     const path = `${logs}/access.log`;
