@@ -9,7 +9,9 @@
  * the path still names the open file: when another process renamed it (the
  * nginx way of rotating, which Windows allows because Rust opens files with
  * `FILE_SHARE_DELETE`) or deleted it, the next line goes to a new file at the
- * path. It also rotates by size itself, keeping a fixed number of old files.
+ * path. It also rotates by size itself, keeping a fixed number of old files;
+ * a rotation that fails (a folder or a held file in a slot) still never lets
+ * a file pass the size, so the logs take at most `(keep + 1) × maxBytes`.
  *
  * Not LogTape's file sink (`@std/log`'s successor): it keeps writing to a
  * renamed file, either buffers lines in memory or `fsync`s every one, and
@@ -19,12 +21,14 @@
  */
 
 import { dirname } from "node:path";
+import { osErrorOf } from "../runtime/mod.ts";
 import { logLineBytes } from "./log_values.ts";
 
 /** Options for {@linkcode LogFile.open}. */
 export interface LogFileOptions {
   /**
-   * Rotate before the file would exceed this many bytes; `0` never rotates.
+   * Rotate before the file would exceed this many bytes (a line longer than
+   * that alone is the one exception); `0` never rotates.
    *
    * @default {16 * 1024 * 1024}
    */
@@ -47,7 +51,10 @@ export interface LogFileOptions {
   onError?: (message: string) => void;
 }
 
-/** Retry a failed rotation (a file held open by another program) this late. */
+/**
+ * Retry a rotation that could neither move nor empty the file (held open
+ * by another program) this late; lines past the limit are dropped until.
+ */
 const ROTATE_RETRY_MS = 60_000;
 
 /** An append-only, self-rotating log file. */
@@ -58,6 +65,10 @@ export class LogFile {
   #ino: number | null = null;
   #lastCheck = 0;
   #nextRotateTry = 0;
+  /** Neither rotated nor emptied: lines past `maxBytes` are dropped. */
+  #blocked = false;
+  /** Rotation failures told since the last clean rotation. */
+  #told = new Set<string>();
   /** The file ends inside a line: the next line starts on a new one. */
   #partial = false;
   #maxBytes: number;
@@ -172,28 +183,84 @@ export class LogFile {
     }
   }
 
+  /**
+   * Makes room for the next line, never by letting the file pass
+   * `maxBytes`. Each old file moves up one slot (the oldest is replaced);
+   * one that cannot move (a folder or a file held open in the slot above,
+   * the folder not writable) is deleted instead, so the slots that still
+   * work keep the newest lines. When the file itself cannot take `.1`, it
+   * takes the first slot that was freed above; with none, its lines are
+   * deleted (it is emptied in place); when it cannot be emptied either,
+   * lines past `maxBytes` are dropped until a try a minute later succeeds.
+   * Each failure is told once until a rotation succeeds again (a blocked
+   * slot fails at every rotation: a line each time would fill the log it
+   * is about).
+   */
   #rotate(): void {
     this.#closeFile();
-    try {
-      if (this.#keep === 0) {
-        Deno.removeSync(this.#path);
-      } else {
-        for (let i = this.#keep - 1; i >= 1; i--) {
-          try {
-            Deno.renameSync(`${this.#path}.${i}`, `${this.#path}.${i + 1}`);
-          } catch (error) {
-            if (!(error instanceof Deno.errors.NotFound)) throw error;
-          }
-        }
-        Deno.renameSync(this.#path, `${this.#path}.1`);
-      }
-    } catch (error) {
-      // Typically Windows error 32: another program holds the file without
-      // sharing delete access. Keep appending and try again later.
-      this.#nextRotateTry = this.#now() + ROTATE_RETRY_MS;
-      this.#onError(`cannot rotate log file "${this.#path}": ${error}`);
+    this.#blocked = false;
+    const path = this.#path;
+    let clean = true;
+    for (let i = this.#keep - 1; i >= 1; i--) {
+      const from = `${path}.${i}`;
+      const error = attempt(() => Deno.renameSync(from, `${path}.${i + 1}`));
+      if (error === null) continue;
+      clean = false;
+      const removed = attempt(() => Deno.removeSync(from));
+      this.#tell(
+        `rename() "${from}" to "${path}.${i + 1}" failed${osText(error)}, ${
+          removed === null
+            ? `"${from}" deleted instead`
+            : `and unlink() "${from}" failed${osText(removed)}`
+        }`,
+      );
     }
+    const moved = this.#keep === 0
+      ? attempt(() => Deno.removeSync(path))
+      : attempt(() => Deno.renameSync(path, `${path}.1`));
+    if (moved !== null) {
+      clean = false;
+      const what = this.#keep === 0
+        ? `unlink() "${path}" failed`
+        : `rename() "${path}" to "${path}.1" failed`;
+      // A slot above a blocked one was freed by the moves: the lines keep
+      // a place there, still older as the number grows.
+      let slot = 2;
+      while (
+        slot <= this.#keep &&
+        attempt(() => Deno.renameSync(path, `${path}.${slot}`)) !== null
+      ) slot++;
+      const emptied = slot <= this.#keep
+        ? null
+        : attempt(() => Deno.truncateSync(path, 0));
+      if (slot <= this.#keep) {
+        this.#tell(
+          `${what}${osText(moved)}, moved to "${path}.${slot}" instead`,
+        );
+      } else if (emptied === null) {
+        this.#tell(`${what}${osText(moved)}, its lines deleted instead`);
+      } else {
+        // Typically Windows error 32: another program holds the file
+        // without sharing delete and write access. Lines past the limit
+        // are dropped; the rotation is tried again later.
+        this.#tell(
+          `${what}${osText(moved)}, and truncate() failed${
+            osText(emptied)
+          }: lines past ${this.#maxBytes} bytes are dropped`,
+        );
+        this.#blocked = true;
+        this.#nextRotateTry = this.#now() + ROTATE_RETRY_MS;
+      }
+    }
+    if (clean) this.#told.clear();
     this.#reopen();
+  }
+
+  /** Reports a rotation failure once until a rotation succeeds. */
+  #tell(failure: string): void {
+    if (this.#told.has(failure)) return;
+    this.#told.add(failure);
+    this.#onError(`cannot rotate log file "${this.#path}": ${failure}`);
   }
 
   /**
@@ -212,9 +279,14 @@ export class LogFile {
     }
     if (
       this.#maxBytes > 0 && this.#size > 0 &&
-      this.#size + bytes.length > this.#maxBytes && now >= this.#nextRotateTry
+      this.#size + bytes.length > this.#maxBytes
     ) {
-      this.#rotate();
+      if (!this.#blocked || now >= this.#nextRotateTry) this.#rotate();
+      // The file could be neither rotated nor emptied (told once): the
+      // limit holds, the line is lost.
+      if (this.#blocked && this.#size + bytes.length > this.#maxBytes) {
+        return false;
+      }
     }
     const file = this.#file;
     if (file === null) return false;
@@ -241,6 +313,22 @@ export class LogFile {
   close(): void {
     this.#closeFile();
   }
+}
+
+/** Runs a file operation; its error, or `null` (a missing file is no error). */
+function attempt(operation: () => void): unknown {
+  try {
+    operation();
+    return null;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? null : error;
+  }
+}
+
+/** ` (21: Is a directory)`: an OS error as nginx words it. */
+function osText(error: unknown): string {
+  const os = osErrorOf(error);
+  return os === undefined ? ` (${error})` : ` (${os.code}: ${os.text})`;
 }
 
 /** Whether a non-empty file's last byte is a newline (`true` if unreadable). */

@@ -166,6 +166,8 @@ export class StaticHandler {
       }
       return result.response;
     }
+    // Only a streamed (uncached) file's answer has a body to tell through.
+    if (result.body !== undefined) result.body.sink = request.log;
     if (result.failure) {
       request.log({
         level: result.failure.level,

@@ -95,6 +95,9 @@ function isDescriptorExhaustion(os: OsErrorText | undefined): boolean {
   return os !== undefined && [23, 24, 10024].includes(os.code);
 }
 
+/** Kinds of log file failure counted apart before the counts start over. */
+const MAX_LOG_FAILURE_KINDS = 256;
+
 /**
  * Whether the nth failure of a spell is logged: the 1st, 2nd, 4th, 8th …, so
  * a listener refilled for months writes a few dozen lines, not millions.
@@ -248,7 +251,12 @@ export class FaultPolicy {
   #recent: number[] = [];
   #exit = Promise.withResolvers<number>();
   #exiting = false;
-  /** Failures so far of each log file (as many entries as files opened). */
+  /**
+   * Failures so far of each log file, by what failed (its message names the
+   * file): a rotation's failures are each told once by the file, and each
+   * must reach the log, not only the 1st, 2nd, 4th … of the file. A few
+   * per file; cleared past {@linkcode MAX_LOG_FAILURE_KINDS}.
+   */
   #logFailures = new Map<string, number>();
   /** A log file's failure is being written: a failure of that write is not told again. */
   #writingLogFault = false;
@@ -320,8 +328,15 @@ export class FaultPolicy {
    */
   logFileFailed(path: string, message: string): void {
     if (this.#writingLogFault) return;
-    const failures = (this.#logFailures.get(path) ?? 0) + 1;
-    this.#logFailures.set(path, failures);
+    const key = `${path}\n${message}`;
+    const known = this.#logFailures.get(key);
+    if (
+      known === undefined && this.#logFailures.size >= MAX_LOG_FAILURE_KINDS
+    ) {
+      this.#logFailures.clear();
+    }
+    const failures = (known ?? 0) + 1;
+    this.#logFailures.set(key, failures);
     this.#writingLogFault = true;
     try {
       this.report({ kind: "log-file", message, failures });

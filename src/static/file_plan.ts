@@ -35,6 +35,8 @@ export type StaticPlan =
   | {
     kind: "stream";
     file: Deno.FsFile;
+    /** The file's path, for a failure's line. */
+    path: string;
     start: number;
     length: number;
     status: number;
@@ -288,7 +290,7 @@ export function planFile(
     return done({ response: errorResponse(404, { head }) });
   }
   // Too big to cache, or shrank while read: streamed from the same handle,
-  // from its start again (fileSlice fails the body rather than send short).
+  // from its start again (FileBody cuts the body rather than send it short).
   if (cached !== null) {
     try {
       file.seekSync(0, Deno.SeekMode.Start);
@@ -297,5 +299,14 @@ export function planFile(
       return done(fsFailure(error, servedPath, family));
     }
   }
-  return { kind: "stream", file, start, length, status, headers, framed };
+  return {
+    kind: "stream",
+    file,
+    path: servedPath,
+    start,
+    length,
+    status,
+    headers,
+    framed,
+  };
 }

@@ -29,13 +29,17 @@ import {
   markGzipVary,
   streamedResponse,
 } from "../response/mod.ts";
-import { currentOsFamily, refusedRequestPath } from "../runtime/mod.ts";
+import {
+  currentOsFamily,
+  type OsFamily,
+  refusedRequestPath,
+} from "../runtime/mod.ts";
 import { openInsideRoot } from "./containment.ts";
 import { done, planFile, type StaticPlan } from "./file_plan.ts";
 import { fileRequest } from "./file_request.ts";
 import { directoryIndexForbidden } from "./file_kind.ts";
 import { folderRedirect } from "./folder_redirect.ts";
-import { fileSlice } from "./file_slice.ts";
+import { FileBody } from "./file_slice.ts";
 import { gzipStatic } from "./gzip_static.ts";
 import type { FileServe, ServeFileOptions } from "./serve_file_options.ts";
 import {
@@ -73,8 +77,8 @@ export function serveFile(
     filtered: false,
   };
   const plan = planServe(ctx);
-  const result = plan.kind === "stream"
-    ? { response: streamed(plan) }
+  const result: StaticResult = plan.kind === "stream"
+    ? streamed(plan, ctx.family)
     : plan.kind === "done"
     ? plan.result
     // Containment waits for a folder that just changed (settled_proof.ts).
@@ -120,16 +124,23 @@ export function serveFile(
   return result;
 }
 
-/** The answer of a file streamed from its handle. */
-function streamed(plan: Extract<StaticPlan, { kind: "stream" }>): Response {
-  const response = streamedResponse(
-    plan.start === 0 && plan.status === 200
-      ? plan.file.readable
-      : fileSlice(plan.file, plan.start, plan.length),
-    { status: plan.status, headers: plan.headers },
-  );
+/**
+ * The answer of a file streamed from its handle, whole or a range: its
+ * body tells the request's log when the file ends short
+ * ({@linkcode FileBody}; `file.readable` would end the body quietly short,
+ * or send past the length when the file grew).
+ */
+function streamed(
+  plan: Extract<StaticPlan, { kind: "stream" }>,
+  family: OsFamily,
+): StaticResult {
+  const body = new FileBody(plan.file, plan.path, plan, family);
+  const response = streamedResponse(body.stream, {
+    status: plan.status,
+    headers: plan.headers,
+  });
   if (plan.framed) framedInOnePiece(response);
-  return response;
+  return { response, body };
 }
 
 /** The steps of `ngx_http_gzip_static_handler` and `ngx_http_static_handler`. */

@@ -15,6 +15,7 @@ import {
 import type { OsErrorText, OsFamily } from "../runtime/mod.ts";
 import { osErrorOf } from "../runtime/mod.ts";
 import type { StaticCache } from "./cache.ts";
+import type { FileBody } from "./file_slice.ts";
 import { statOrNull } from "./sync_fs.ts";
 
 export { etagFor } from "./validators.ts";
@@ -41,6 +42,11 @@ export interface StaticResult {
    * when the wait is over.
    */
   retryInMs?: number;
+  /**
+   * A file streamed after the head: the handler sets its `sink` to the
+   * request's log, where a file that ends short is told.
+   */
+  body?: FileBody;
 }
 
 /**

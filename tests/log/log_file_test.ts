@@ -187,3 +187,166 @@ Deno.test(
     }
   },
 );
+
+/** What blocks a rotation, staged in the log's folder (`dir`) at `path`. */
+interface Blockage {
+  name: string;
+  /** Not stageable on this system. */
+  ignore?: boolean;
+  /** Stages it; `false`: not stageable here (the row is skipped). */
+  stage(dir: string, path: string): boolean;
+  /** Undoes what the folder's removal cannot (attributes). */
+  undo?(dir: string, path: string): void;
+  /** Lines past the limit are dropped rather than the file emptied. */
+  drops?: boolean;
+}
+
+/**
+ * `chattr` (root on Linux): `+i` keeps a file from being renamed, replaced
+ * or deleted, as a program holding it open without `FILE_SHARE_DELETE` does
+ * on Windows; `+a` also keeps it from being emptied. Wine stages neither a
+ * held file nor a read-only one that refuses its replacement.
+ */
+function chattr(flags: string, path: string): boolean {
+  if (Deno.build.os !== "linux" || Deno.uid() !== 0) return false;
+  try {
+    return new Deno.Command("chattr", {
+      args: [flags, path],
+      stdout: "null",
+      stderr: "null",
+    }).outputSync().success;
+  } catch {
+    return false; // no chattr, or a file system without the attributes
+  }
+}
+
+/** `chattr` is root's on Linux. */
+const ROOT_ON_LINUX = Deno.build.os === "linux" && Deno.uid() === 0;
+
+/** A non-empty folder at `at` (the operator's, or anyone's). */
+function folderAt(at: string): void {
+  Deno.removeSync(at);
+  Deno.mkdirSync(at);
+  Deno.writeTextFileSync(`${at}/inside`, "x");
+}
+
+function statOrNull(path: string): Deno.FileInfo | null {
+  try {
+    return Deno.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+const BLOCKAGES: Blockage[] = [
+  ...[1, 2, 3].map((slot): Blockage => ({
+    name: `a folder at .${slot}`,
+    stage: (_dir, path) => (folderAt(`${path}.${slot}`), true),
+  })),
+  {
+    name: "a folder at every slot",
+    stage: (_dir, path) => {
+      for (let slot = 1; slot <= 3; slot++) folderAt(`${path}.${slot}`);
+      return true;
+    },
+  },
+  ...[1, 3].map((slot): Blockage => ({
+    name: `a file held at .${slot} (chattr +i)`,
+    ignore: !ROOT_ON_LINUX,
+    stage: (_dir, path) => {
+      Deno.writeTextFileSync(`${path}.${slot}`, "held\n");
+      return chattr("+i", `${path}.${slot}`);
+    },
+    undo: (_dir, path) => void chattr("-i", `${path}.${slot}`),
+  })),
+  {
+    name: "a folder that cannot be written",
+    ignore: Deno.build.os === "windows",
+    stage: (dir) => {
+      if (Deno.build.os === "windows") return false;
+      if (Deno.uid() === 0) return chattr("+i", dir);
+      Deno.chmodSync(dir, 0o555);
+      return true;
+    },
+    undo: (dir) => {
+      if (Deno.uid() === 0) chattr("-i", dir);
+      else Deno.chmodSync(dir, 0o755);
+    },
+  },
+  {
+    name: "the log itself held (chattr +a: appends only)",
+    ignore: !ROOT_ON_LINUX,
+    stage: (_dir, path) => chattr("+a", path),
+    undo: (_dir, path) => void chattr("-a", path),
+    drops: true,
+  },
+];
+
+for (const blockage of BLOCKAGES) {
+  Deno.test({
+    name:
+      `LogFile.write() stays within its limit with ${blockage.name} in the way`,
+    ignore: blockage.ignore ?? false,
+  }, () => {
+    const dir = Deno.makeTempDirSync();
+    const logs = `${dir}/logs`;
+    const path = `${logs}/access.log`;
+    const max = 4096;
+    const keep = 3;
+    const errors: string[] = [];
+    try {
+      const log = LogFile.open(path, {
+        maxBytes: max,
+        keep,
+        onError: (m) => errors.push(m),
+      });
+      // A few rotations first, so every slot holds a file.
+      const line = (i: number) =>
+        `line ${String(i).padStart(5, "0")} ${"x".repeat(40)}`;
+      let i = 0;
+      for (; i < 400; i++) log.write(line(i));
+      strictEqual(errors.length, 0);
+      if (!blockage.stage(logs, path)) {
+        log.close();
+        return; // not stageable on this system (needs root's chattr)
+      }
+      try {
+        let written = 0;
+        for (; i < 3400; i++) if (log.write(line(i))) written++;
+        log.close();
+        let total = 0;
+        for (const name of [path, ...[1, 2, 3].map((n) => `${path}.${n}`)]) {
+          const info = statOrNull(name);
+          if (info === null || !info.isFile) continue;
+          strictEqual(info.size <= max, true, `${name}: ${info.size} bytes`);
+          total += info.size;
+        }
+        strictEqual(total <= (keep + 1) * max, true, `${total} bytes`);
+        // Each failure told once, not once per rotation.
+        strictEqual(errors.length > 0, true, "the failure is told");
+        deepStrictEqual(errors, [...new Set(errors)]);
+        strictEqual(errors.length <= keep + 1, true, errors.join("\n"));
+        for (const e of errors) {
+          strictEqual(
+            e.startsWith(`cannot rotate log file "${path}": `),
+            true,
+            e,
+          );
+          strictEqual(/\(\d+: [A-Z]/.test(e), true, e);
+        }
+        if (blockage.drops) {
+          strictEqual(written < 3000, true, "lines past the limit dropped");
+          strictEqual(errors.some((e) => e.includes("are dropped")), true);
+        } else {
+          strictEqual(written, 3000);
+          // The newest line is in the log itself.
+          strictEqual(lines(path).at(-1), line(3399));
+        }
+      } finally {
+        blockage.undo?.(logs, path);
+      }
+    } finally {
+      Deno.removeSync(dir, { recursive: true });
+    }
+  });
+}

@@ -218,7 +218,7 @@ Deno.test("FaultPolicy resolves exited with 1 when a fault ends the process", as
   match(lines[2]!, /\[emerg\]/);
 });
 
-Deno.test("FaultPolicy writes a log file's failure to the main log, the 1st, 2nd, 4th … of each file, and never again for its own write", () => {
+Deno.test("FaultPolicy writes a log file's failure to the main log, the 1st, 2nd, 4th … of each failure of each file, and never again for its own write", () => {
   const lines: string[] = [];
   let policy: FaultPolicy | null = null;
   const logger = createLogger({
@@ -239,11 +239,22 @@ Deno.test("FaultPolicy writes a log file's failure to the main log, the 1st, 2nd
   }
   policy.logFileFailed("/b.log", 'cannot reopen log file "/b.log"');
   policy.logFileFailed("/main.log", 'cannot write log file "/main.log"');
+  // A rotation's failures, each told once by the file: each is logged,
+  // however many failures of the file came before.
+  for (const slot of [1, 2, 3]) {
+    policy.logFileFailed(
+      "/loc.log",
+      `cannot rotate log file "/loc.log": rename() ".${slot}" failed`,
+    );
+  }
   deepStrictEqual(lines, [
     '[alert] 1#1: cannot write log file "/loc.log"',
     '[alert] 1#1: cannot write log file "/loc.log", 2 times',
     '[alert] 1#1: cannot write log file "/loc.log", 4 times',
     '[alert] 1#1: cannot reopen log file "/b.log"',
     '[alert] 1#1: cannot write log file "/main.log"',
+    '[alert] 1#1: cannot rotate log file "/loc.log": rename() ".1" failed',
+    '[alert] 1#1: cannot rotate log file "/loc.log": rename() ".2" failed',
+    '[alert] 1#1: cannot rotate log file "/loc.log": rename() ".3" failed',
   ]);
 });
