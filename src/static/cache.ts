@@ -4,7 +4,9 @@
  * millisecond, so a redeploy is visible from the next millisecond and no
  * file is held open. A file enters the cache only as read from a handle that
  * `openInsideRoot` proved inside the root, under that handle's identity, so
- * a name swapped for a link to another file never matches a cached entry.
+ * a name swapped for a link to another file never matches a cached entry;
+ * and with the root it was proved inside, so one path asked for under
+ * another location's folder (a link that leads out of it) is proved again.
  * Async file operations each cost a hop to Deno's blocking thread pool,
  * which for a small file costs more than reading it; a sync `stat` and a
  * memory copy do not. There is no file watcher instead of the `stat`: on
@@ -34,6 +36,8 @@ export interface CachedFile extends CachedBody {
   dev: number | null;
   /** Birth time in ms, where the platform reports one. */
   birthMs: number | null;
+  /** The folder the file was proved inside (`openInsideRoot`'s root). */
+  root: string;
 }
 
 /** Options for {@linkcode StaticCache}. */
@@ -98,16 +102,21 @@ export class StaticCache {
 
   /**
    * The cached copy of `path` when it was read from the very file a `stat`
-   * just taken describes (same device, inode, size and mtime); it then
-   * becomes the most recently used.
+   * just taken describes (same device, inode, size and mtime) and proved
+   * inside the same root; it then becomes the most recently used. A copy
+   * proved inside another folder is no proof for this one: a path through a
+   * link may lie inside one location's folder and outside another's.
    *
    * @param path The file.
    * @param info Its `stat`, taken for this request.
+   * @param root The folder it must lie inside.
    * @returns The cached bytes, or `null`.
    */
-  lookup(path: string, info: Deno.FileInfo): CachedBody | null {
+  lookup(path: string, info: Deno.FileInfo, root: string): CachedBody | null {
     const hit = this.#entries.get(path);
-    if (hit === undefined || !matches(hit, info)) return null;
+    if (hit === undefined || hit.root !== root || !matches(hit, info)) {
+      return null;
+    }
     if (this.#newest !== path) {
       this.#entries.delete(path); // refresh its place in the LRU order
       this.#entries.set(path, hit);
@@ -123,8 +132,9 @@ export class StaticCache {
    * open for the caller to close.
    *
    * @param path The file's name, the cache key.
-   * @param file The open file, proved inside the root.
+   * @param file The open file, proved inside `root`.
    * @param info Its `fstat`.
+   * @param root The folder it was proved inside.
    * @returns The bytes, or `null`.
    * @throws {Error} When reading fails.
    *
@@ -137,9 +147,11 @@ export class StaticCache {
    * Deno.writeTextFileSync(`${dir}/a.txt`, "one");
    * const cache = new StaticCache();
    * using file = Deno.openSync(`${dir}/a.txt`);
-   * const body = cache.load(`${dir}/a.txt`, file, file.statSync())!;
+   * const body = cache.load(`${dir}/a.txt`, file, file.statSync(), dir)!;
    * strictEqual(new TextDecoder().decode(body.bytes), "one");
-   * strictEqual(cache.lookup(`${dir}/a.txt`, Deno.statSync(`${dir}/a.txt`)), body);
+   * const info = Deno.statSync(`${dir}/a.txt`);
+   * strictEqual(cache.lookup(`${dir}/a.txt`, info, dir), body);
+   * strictEqual(cache.lookup(`${dir}/a.txt`, info, "/"), null);
    * Deno.removeSync(dir, { recursive: true });
    * ```
    */
@@ -147,6 +159,7 @@ export class StaticCache {
     path: string,
     file: Deno.FsFile,
     info: Deno.FileInfo,
+    root: string,
   ): CachedBody | null {
     if (info.size > this.#maxFile) return null;
     const old = this.#entries.get(path);
@@ -166,6 +179,7 @@ export class StaticCache {
       ino: info.ino ?? null,
       dev: info.ino === null ? null : info.dev,
       birthMs: info.birthtime?.getTime() ?? null,
+      root,
     };
     this.#entries.set(path, entry);
     this.#newest = path;
