@@ -7,7 +7,7 @@
  * (about 0.3 s of CPU to start) does not change.
  */
 import { dirname, join } from "node:path";
-import { htmlAhead, startNginxSite } from "../_nginx.ts";
+import { htmlAhead, type HtmlFiles, startNginxSite } from "../_nginx.ts";
 import {
   maskAccessLine,
   maskErrorLine,
@@ -108,15 +108,13 @@ function observe(
  * @param files Each site's files, as `startSideBySide` will be given them.
  */
 export function sideBySideAhead(
-  files: readonly (Record<string, string> | undefined)[],
+  files: readonly (HtmlFiles | undefined)[],
 ): void {
   htmlAhead(files.map(withLogs));
 }
 
 /** A site's files and the logs folder beside them. */
-function withLogs(
-  files: Record<string, string> | undefined,
-): Record<string, string> {
+function withLogs(files: HtmlFiles | undefined): HtmlFiles {
   // Writing a file there makes the folder before nginx opens its logs.
   return { ...files, "../logs/.keep": "" };
 }
@@ -132,7 +130,7 @@ function withLogs(
 export async function startSideBySide(site: {
   http?: string[];
   server: string;
-  files?: Record<string, string>;
+  files?: HtmlFiles;
 }): Promise<SideBySide> {
   const nginx = await startNginxSite({
     ...site,
