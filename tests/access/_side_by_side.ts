@@ -7,7 +7,7 @@
  * (about 0.3 s of CPU to start) does not change.
  */
 import { dirname, join } from "node:path";
-import { htmlAhead, type HtmlFiles, startNginxSite } from "../_nginx.ts";
+import { htmlAhead, startNginxSite } from "../_nginx.ts";
 import {
   maskAccessLine,
   maskErrorLine,
@@ -108,13 +108,15 @@ function observe(
  * @param files Each site's files, as `startSideBySide` will be given them.
  */
 export function sideBySideAhead(
-  files: readonly (HtmlFiles | undefined)[],
+  files: readonly (Record<string, string> | undefined)[],
 ): void {
   htmlAhead(files.map(withLogs));
 }
 
 /** A site's files and the logs folder beside them. */
-function withLogs(files: HtmlFiles | undefined): HtmlFiles {
+function withLogs(
+  files: Record<string, string> | undefined,
+): Record<string, string> {
   // Writing a file there makes the folder before nginx opens its logs.
   return { ...files, "../logs/.keep": "" };
 }
@@ -130,7 +132,7 @@ function withLogs(files: HtmlFiles | undefined): HtmlFiles {
 export async function startSideBySide(site: {
   http?: string[];
   server: string;
-  files?: HtmlFiles;
+  files?: Record<string, string>;
 }): Promise<SideBySide> {
   const nginx = await startNginxSite({
     ...site,
