@@ -36,8 +36,12 @@ export interface CachedFile extends CachedBody {
   dev: number | null;
   /** Birth time in ms, where the platform reports one. */
   birthMs: number | null;
-  /** The folder the file was proved inside (`openInsideRoot`'s root). */
-  root: string;
+  /**
+   * The folders the file was proved inside (`openInsideRoot`'s roots): one
+   * path may be served by two locations (`root html` and
+   * `location /s/ { alias html/s/; }`), each proving it for its own.
+   */
+  roots: string[];
 }
 
 /** Options for {@linkcode StaticCache}. */
@@ -66,6 +70,9 @@ export interface StaticCacheOptions {
  * objects: 8,192 files at most in the default 32 MiB.
  */
 export const ENTRY_OVERHEAD_BYTES = 4096;
+
+/** Roots one cached file is remembered as proved inside, at most. */
+const MAX_ROOTS = 8;
 
 /** How long a missing precompressed sidecar is remembered as missing. */
 const ABSENT_TTL_MS = 1000;
@@ -114,7 +121,10 @@ export class StaticCache {
    */
   lookup(path: string, info: Deno.FileInfo, root: string): CachedBody | null {
     const hit = this.#entries.get(path);
-    if (hit === undefined || hit.root !== root || !matches(hit, info)) {
+    if (
+      hit === undefined || !matches(hit, info) ||
+      (hit.roots[0] !== root && !hit.roots.includes(root))
+    ) {
       return null;
     }
     if (this.#newest !== path) {
@@ -128,6 +138,8 @@ export class StaticCache {
   /**
    * Reads an open file whole and caches it under `path` with the identity
    * of its `fstat`; `null` when it is too big to cache (stream it instead).
+   * The same file cached under `path` already (proved inside another root)
+   * is not read again: `root` joins the roots it was proved inside.
    * The file is read from the handle, never reopened by name, and is left
    * open for the caller to close.
    *
@@ -163,6 +175,12 @@ export class StaticCache {
   ): CachedBody | null {
     if (info.size > this.#maxFile) return null;
     const old = this.#entries.get(path);
+    if (old !== undefined && matches(old, info)) {
+      // The same file, now proved inside another root as well.
+      if (old.roots.length >= MAX_ROOTS) old.roots.shift();
+      old.roots.push(root);
+      return old;
+    }
     if (old) this.#forget(path, old);
     const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
@@ -179,7 +197,7 @@ export class StaticCache {
       ino: info.ino ?? null,
       dev: info.ino === null ? null : info.dev,
       birthMs: info.birthtime?.getTime() ?? null,
-      root,
+      roots: [root],
     };
     this.#entries.set(path, entry);
     this.#newest = path;

@@ -357,7 +357,7 @@ Deno.test("StaticCache charges each file its objects: a folder of tiny files fil
   }
 });
 
-Deno.test("StaticCache.lookup() misses a file proved inside another root: the path is proved again for this one", () => {
+Deno.test("StaticCache.lookup() misses a file proved inside another root; proved for this one too, its one copy serves both", () => {
   const dir = Deno.makeTempDirSync();
   try {
     const cache = new StaticCache();
@@ -374,6 +374,14 @@ Deno.test("StaticCache.lookup() misses a file proved inside another root: the pa
         cache.lookup(path, info, `${dir}/lnk`) === null,
       ],
       [true, false],
+    );
+    // Proved inside `root $D` too (a location of its own): both roots hit
+    // the one copy, read once.
+    const first = cache.lookup(path, info, `${dir}/lnk`);
+    strictEqual(cache.load(path, file, info, dir), first);
+    deepStrictEqual(
+      [cache.lookup(path, info, dir), cache.lookup(path, info, `${dir}/lnk`)],
+      [first, first],
     );
   } finally {
     Deno.removeSync(dir, { recursive: true });
