@@ -42,6 +42,14 @@ export interface ComplexValue {
   readonly constant: string | null;
   /** Whether it reads `$1`…`$9`. */
   readonly usesCaptures: boolean;
+  /**
+   * With variables, the part the configuration fixes (a `root`'s or an
+   * `alias`'s folder, `uri_map.ts` `containmentRoot()`): the text before
+   * its first variable, or when it begins with one, that variable and the
+   * text after it. Absent when the value is constant; its `text` is the
+   * whole value's.
+   */
+  readonly folder?: ComplexValue;
   /** The value for a request. */
   evaluate(r: RequestVars): string;
 }
@@ -137,6 +145,38 @@ export function compileValue(
       parts.push(reader);
     }
   }
+  return {
+    ...joined(text, parts, usesCaptures),
+    folder: folderOf(text, parts, usesCaptures),
+  };
+}
+
+/**
+ * The part of a value a configuration fixes (`ComplexValue.folder`): its
+ * text before its first variable, whatever variable that is (a capture
+ * numbered or named, a `set` variable): what comes after may be a client's.
+ * A value that begins with a variable has nothing fixed before it, so its
+ * first variable and the text after it count (`root $base/$host`: the
+ * folder `$base/`), as the configuration's own.
+ */
+function folderOf(
+  text: string,
+  parts: readonly (string | VariableReader)[],
+  usesCaptures: boolean,
+): ComplexValue {
+  const first = parts[0]!;
+  if (typeof first === "string") return constantValue(first);
+  const second = parts[1];
+  const lead = typeof second === "string" ? [first, second] : [first];
+  return joined(text, lead, usesCaptures);
+}
+
+/** A value of literal parts and variable readers, joined per request. */
+function joined(
+  text: string,
+  parts: readonly (string | VariableReader)[],
+  usesCaptures: boolean,
+): ComplexValue {
   const only = parts.length === 1 ? parts[0]! : null;
   if (typeof only === "string") {
     // Every variable folded: the value as text, its written form kept.

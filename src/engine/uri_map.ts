@@ -35,10 +35,22 @@ export function mapUri(
 }
 
 /**
- * The folder a location's file must stay inside: its root, or for a regex
- * location's `alias` (the captures build the whole path) the alias as it
- * reads without its captures, up to its last slash: the files of
- * `location ~ ^/dl/(.*)$ { alias /srv/files/$1; }` stay in `/srv/files`.
+ * The folder a location's file must stay inside (**links-outside**): the
+ * folder its `root` or `alias` names before any variable. What a variable
+ * brings may be a client's (a capture, numbered or named; a `set` variable
+ * made of one), and a `..` or a link in it must not climb out:
+ *
+ * - without variables, the `root` or `alias` itself; a regex location's
+ *   `alias` without variables names the file, so its folder;
+ * - with variables, the text before the first one (`alias /srv/w$1`: `/srv/w`;
+ *   `alias /srv/w/$p`: `/srv/w/`; `alias /srv/$1/x/$2`: `/srv/`), a folder
+ *   as an `alias` without variables is one (`alias /srv/w/img_$1` keeps its
+ *   files in a folder `/srv/w/img_`, as `location /i/ { alias /srv/w/img_; }`
+ *   does); a value that begins with a variable, that variable and the text
+ *   after it (`root $base/$host`: `$base/`).
+ *
+ * Relative paths count from the prefix, as the value's; `..` in the text is
+ * resolved where the proof measures the path (`node:path` `relative`).
  *
  * @param conf The location.
  * @param vars The request.
@@ -50,15 +62,12 @@ export function containmentRoot(
   vars: RequestVars,
   root: string,
 ): string {
-  if (conf.alias === null || conf.regex === null) return root;
-  const captures = vars.captures;
-  vars.captures = [];
-  let literal: string;
-  try {
-    literal = conf.alias.evaluate(vars);
-  } finally {
-    vars.captures = captures;
+  const value = conf.alias ?? conf.root;
+  // A constant `root` (the common path) is the folder as it is.
+  if (value.constant !== null) {
+    if (conf.alias === null || conf.regex === null) return root;
+    const slash = Math.max(root.lastIndexOf("/"), root.lastIndexOf("\\"));
+    return slash > 0 ? root.slice(0, slash) : root;
   }
-  const slash = Math.max(literal.lastIndexOf("/"), literal.lastIndexOf("\\"));
-  return slash > 0 ? literal.slice(0, slash) : literal;
+  return value.folder === undefined ? root : value.folder.evaluate(vars);
 }

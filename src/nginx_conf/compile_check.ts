@@ -61,6 +61,16 @@ export function checkDirective(
     );
     return false;
   }
+  if (d.name === "root" || d.name === "alias") {
+    const own = ownPathVariable(d.args[0]!);
+    if (own !== null) {
+      ctx.fail(
+        d,
+        `the $${own} variable cannot be used in the "${d.name}" directive`,
+      );
+      return false;
+    }
+  }
   if (
     (d.name === "root" || d.name === "alias") && !d.args[0]!.includes("$")
   ) {
@@ -142,4 +152,22 @@ function indexAccepted(
     }
   }
   return true;
+}
+
+/**
+ * `$document_root` or `$realpath_root` in a `root` or `alias`: each is read
+ * from that very directive, so nginx refuses them at load
+ * (ngx_http_core_root). nginx looks for the names in lower case alone; a
+ * name in other letters reads the same variable, which nginx evaluates
+ * until it meets itself (`cycle while evaluating variable`, then a path of
+ * the text repeated); the gateway refuses those too.
+ */
+function ownPathVariable(path: string): string | null {
+  const lower = path.toLowerCase();
+  for (const name of ["document_root", "realpath_root"]) {
+    if (lower.includes(`$${name}`) || lower.includes(`\${${name}}`)) {
+      return name;
+    }
+  }
+  return null;
 }

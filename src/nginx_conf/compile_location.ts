@@ -74,6 +74,20 @@ function pathValue(
     constant: null,
     usesCaptures: compiled.usesCaptures,
     evaluate: (r) => prefixed(ctx.prefix, compiled.evaluate(r)),
+    ...(compiled.folder === undefined
+      ? {}
+      : { folder: prefixedValue(ctx.prefix, compiled.folder) }),
+  };
+}
+
+/** A value made absolute against the prefix, as nginx's `ngx_get_full_name`. */
+function prefixedValue(prefix: string, v: ComplexValue): ComplexValue {
+  if (v.constant !== null) return constantValue(prefixed(prefix, v.constant));
+  return {
+    text: v.text,
+    constant: null,
+    usesCaptures: v.usesCaptures,
+    evaluate: (r) => prefixed(prefix, v.evaluate(r)),
   };
 }
 

@@ -105,7 +105,7 @@ export function templatedByShape(
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a.js`, "let a = 1;");
  * using file = Deno.openSync(`${dir}/a.js`);
- * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync())!;
+ * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync(), dir)!;
  * const fields: [string, string][] = [["content-type", "text/javascript"]];
  * const one = templatedFileResponse(cached, 200, fields);
  * const two = templatedFileResponse(cached, 200, [...fields]);

@@ -4,7 +4,9 @@
  * millisecond, so a redeploy is visible from the next millisecond and no
  * file is held open. A file enters the cache only as read from a handle that
  * `openInsideRoot` proved inside the root, under that handle's identity, so
- * a name swapped for a link to another file never matches a cached entry.
+ * a name swapped for a link to another file never matches a cached entry;
+ * and with the root it was proved inside, so one path asked for under
+ * another location's folder (a link that leads out of it) is proved again.
  * Async file operations each cost a hop to Deno's blocking thread pool,
  * which for a small file costs more than reading it; a sync `stat` and a
  * memory copy do not. There is no file watcher instead of the `stat`: on
@@ -34,6 +36,12 @@ export interface CachedFile extends CachedBody {
   dev: number | null;
   /** Birth time in ms, where the platform reports one. */
   birthMs: number | null;
+  /**
+   * The folders the file was proved inside (`openInsideRoot`'s roots): one
+   * path may be served by two locations (`root html` and
+   * `location /s/ { alias html/s/; }`), each proving it for its own.
+   */
+  roots: string[];
 }
 
 /** Options for {@linkcode StaticCache}. */
@@ -62,6 +70,9 @@ export interface StaticCacheOptions {
  * objects: 8,192 files at most in the default 32 MiB.
  */
 export const ENTRY_OVERHEAD_BYTES = 4096;
+
+/** Roots one cached file is remembered as proved inside, at most. */
+const MAX_ROOTS = 8;
 
 /** How long a missing precompressed sidecar is remembered as missing. */
 const ABSENT_TTL_MS = 1000;
@@ -98,16 +109,24 @@ export class StaticCache {
 
   /**
    * The cached copy of `path` when it was read from the very file a `stat`
-   * just taken describes (same device, inode, size and mtime); it then
-   * becomes the most recently used.
+   * just taken describes (same device, inode, size and mtime) and proved
+   * inside the same root; it then becomes the most recently used. A copy
+   * proved inside another folder is no proof for this one: a path through a
+   * link may lie inside one location's folder and outside another's.
    *
    * @param path The file.
    * @param info Its `stat`, taken for this request.
+   * @param root The folder it must lie inside.
    * @returns The cached bytes, or `null`.
    */
-  lookup(path: string, info: Deno.FileInfo): CachedBody | null {
+  lookup(path: string, info: Deno.FileInfo, root: string): CachedBody | null {
     const hit = this.#entries.get(path);
-    if (hit === undefined || !matches(hit, info)) return null;
+    if (
+      hit === undefined || !matches(hit, info) ||
+      (hit.roots[0] !== root && !hit.roots.includes(root))
+    ) {
+      return null;
+    }
     if (this.#newest !== path) {
       this.#entries.delete(path); // refresh its place in the LRU order
       this.#entries.set(path, hit);
@@ -119,12 +138,15 @@ export class StaticCache {
   /**
    * Reads an open file whole and caches it under `path` with the identity
    * of its `fstat`; `null` when it is too big to cache (stream it instead).
+   * The same file cached under `path` already (proved inside another root)
+   * is not read again: `root` joins the roots it was proved inside.
    * The file is read from the handle, never reopened by name, and is left
    * open for the caller to close.
    *
    * @param path The file's name, the cache key.
-   * @param file The open file, proved inside the root.
+   * @param file The open file, proved inside `root`.
    * @param info Its `fstat`.
+   * @param root The folder it was proved inside.
    * @returns The bytes, or `null`.
    * @throws {Error} When reading fails.
    *
@@ -137,9 +159,11 @@ export class StaticCache {
    * Deno.writeTextFileSync(`${dir}/a.txt`, "one");
    * const cache = new StaticCache();
    * using file = Deno.openSync(`${dir}/a.txt`);
-   * const body = cache.load(`${dir}/a.txt`, file, file.statSync())!;
+   * const body = cache.load(`${dir}/a.txt`, file, file.statSync(), dir)!;
    * strictEqual(new TextDecoder().decode(body.bytes), "one");
-   * strictEqual(cache.lookup(`${dir}/a.txt`, Deno.statSync(`${dir}/a.txt`)), body);
+   * const info = Deno.statSync(`${dir}/a.txt`);
+   * strictEqual(cache.lookup(`${dir}/a.txt`, info, dir), body);
+   * strictEqual(cache.lookup(`${dir}/a.txt`, info, "/"), null);
    * Deno.removeSync(dir, { recursive: true });
    * ```
    */
@@ -147,9 +171,16 @@ export class StaticCache {
     path: string,
     file: Deno.FsFile,
     info: Deno.FileInfo,
+    root: string,
   ): CachedBody | null {
     if (info.size > this.#maxFile) return null;
     const old = this.#entries.get(path);
+    if (old !== undefined && matches(old, info)) {
+      // The same file, now proved inside another root as well.
+      if (old.roots.length >= MAX_ROOTS) old.roots.shift();
+      old.roots.push(root);
+      return old;
+    }
     if (old) this.#forget(path, old);
     const bytes = readWhole(file, info.size);
     // Changing right now: serve, do not keep.
@@ -166,6 +197,7 @@ export class StaticCache {
       ino: info.ino ?? null,
       dev: info.ino === null ? null : info.dev,
       birthMs: info.birthtime?.getTime() ?? null,
+      roots: [root],
     };
     this.#entries.set(path, entry);
     this.#newest = path;

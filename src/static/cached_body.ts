@@ -75,7 +75,7 @@ export function sharedStream(
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(`${dir}/a.js`, "let a = 1;");
  * using file = Deno.openSync(`${dir}/a.js`);
- * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync())!;
+ * const cached = new StaticCache().load(`${dir}/a.js`, file, file.statSync(), dir)!;
  * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
  * strictEqual(await wholeFileResponse(cached, {}).text(), "let a = 1;");
  * Deno.removeSync(dir, { recursive: true });

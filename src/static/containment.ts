@@ -29,7 +29,8 @@
  *   the change times of the folders on the path (`static/settled_proof.ts`):
  *   a folder swapped for a link and back in between moves its parent's
  *   change time, so it is caught; a folder changed in the last 50 ms is
- *   waited for (`unsettled`). A file proved once is known by its identity.
+ *   waited for (`unsettled`). A file proved once is known by its root, path
+ *   and identity.
  * - Under Wine, Unix symlinks are no reparse points and `lstat` follows
  *   them, so there this check cannot tell a link from its target; Wine is
  *   no witness for the Windows branch.

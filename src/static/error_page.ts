@@ -53,7 +53,8 @@ export function errorPageResponse(
   const path = join(options.root, ...segments);
   const info = options.cache ? options.cache.stat(path) : statOrNull(path);
   if (info === null || !info.isFile) return null;
-  let body: CachedBody | null = options.cache?.lookup(path, info) ?? null;
+  let body: CachedBody | null =
+    options.cache?.lookup(path, info, options.root) ?? null;
   let served = info;
   let stream: ReadableStream<Uint8Array> | null = null;
   if (body === null) {
@@ -63,7 +64,8 @@ export function errorPageResponse(
     try {
       body = options.head
         ? null
-        : options.cache?.load(path, opened.file, served) ?? null;
+        : options.cache?.load(path, opened.file, served, options.root) ??
+          null;
     } catch {
       opened.file.close();
       return null;

@@ -144,7 +144,7 @@ export function planFile(
   const given = headers.length;
   const servedPath = served.path;
   let servedInfo = served.info;
-  let cached = cache?.lookup(servedPath, servedInfo) ?? null;
+  let cached = cache?.lookup(servedPath, servedInfo, ctx.root) ?? null;
   let file: Deno.FsFile | null = null;
   if (cached === null) {
     const opened = openInsideRoot(
@@ -264,7 +264,7 @@ export function planFile(
   }
   if (file !== null) {
     try {
-      cached = cache?.load(servedPath, file, servedInfo) ?? null;
+      cached = cache?.load(servedPath, file, servedInfo, ctx.root) ?? null;
     } catch (error) {
       file.close();
       return done(fsFailure(error, servedPath, family));

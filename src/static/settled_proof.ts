@@ -29,9 +29,13 @@
  * A folder changed lately is not yet proof: the caller
  * waits and asks again ({@linkcode Proof} `unsettled`). A path through a
  * link inside the root is proved on its real path the same way. A file once
- * proved is remembered by its identity, size and times (4,096 at most), so
- * a served file costs no look-up at all until it changes; an inode number
- * reused by a file elsewhere differs in its birth time, size or mtime.
+ * proved is remembered by the root and path it was proved for with its
+ * identity, size and times (4,096 at most), so a served file costs no
+ * look-up at all until it changes; an inode number reused by a file
+ * elsewhere differs in its birth time, size or mtime. The root and path are
+ * part of what is remembered: a file proved inside one location's folder
+ * (`alias /srv/private/`) says nothing of a link reaching it from another's
+ * (`root /srv/html`, `/srv/html/lnk -> ../private`).
  *
  * On Windows a user who may write a folder's attributes can set its
  * `ChangeTime` (`SetFileInformationByHandle`); the README says what that
@@ -116,7 +120,7 @@ const OUTSIDE: Proof = { kind: "outside" };
  */
 export type Within = (at: string) => void;
 
-/** Identities proved inside, least recently used first. */
+/** Roots, paths and identities proved inside, least recently used first. */
 const known = new Map<string, true>();
 
 /**
@@ -149,10 +153,18 @@ export function sameFile(a: Deno.FileInfo, b: Deno.FileInfo): boolean {
     a.birthtime?.getTime() === b.birthtime?.getTime();
 }
 
-/** The remembered identity of a proved file; none without an inode. */
-function identityKey(info: Deno.FileInfo): string | null {
+/**
+ * What is remembered of a proof: the root and the path it was made for
+ * (NUL, which no path holds, between them) and the file's identity; none
+ * without an inode.
+ */
+function proofKey(
+  root: string,
+  path: string,
+  info: Deno.FileInfo,
+): string | null {
   if (info.ino === null) return null;
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.birthtime?.getTime()}`;
+  return `${root}\0${path}\0${info.dev}:${info.ino}:${info.size}:${info.mtime?.getTime()}:${info.birthtime?.getTime()}`;
 }
 
 /**
@@ -202,7 +214,7 @@ export function proveSettledInside(
   within?: Within,
 ): Proof {
   const { hook } = options;
-  const key = within === undefined ? identityKey(info) : null;
+  const key = within === undefined ? proofKey(root, path, info) : null;
   if (key !== null && known.delete(key)) {
     known.set(key, true);
     return INSIDE;

@@ -32,7 +32,7 @@ function withEntry(
 
 function load(cache: StaticCache, path: string) {
   using file = Deno.openSync(path);
-  return cache.load(path, file, file.statSync())!;
+  return cache.load(path, file, file.statSync(), "/")!;
 }
 
 Deno.test("templatedFileResponse() answers each request with the file's bytes and fields, from one template while they stay the same", async (t) => {

@@ -19,12 +19,15 @@ function assertSameBytes(got: Uint8Array, want: Uint8Array, what = "body") {
   strictEqual(at, -1, `${what}: first difference`);
 }
 
+/** The folder the files of these tests count as proved inside. */
+const ROOT = "/";
+
 /** A file's entry as the handler gets it: a hit, else read from a handle. */
 function read(cache: StaticCache, path: string) {
-  const hit = cache.lookup(path, Deno.statSync(path));
+  const hit = cache.lookup(path, Deno.statSync(path), ROOT);
   if (hit !== null) return hit;
   using file = Deno.openSync(path);
-  return cache.load(path, file, file.statSync());
+  return cache.load(path, file, file.statSync(), ROOT);
 }
 
 /** Reads a file into the cache and returns its entry. */
@@ -208,7 +211,11 @@ Deno.test("StaticCache leaves the least recently used file first, whichever was 
       }
       for (const file of asks) read(cache, `${dir}/${file}`);
       const held = [...new Set(asks)].filter((file) =>
-        cache.lookup(`${dir}/${file}`, Deno.statSync(`${dir}/${file}`)) !==
+        cache.lookup(
+          `${dir}/${file}`,
+          Deno.statSync(`${dir}/${file}`),
+          ROOT,
+        ) !==
           null
       );
       deepStrictEqual(held.sort(), kept, name);
@@ -249,12 +256,12 @@ Deno.test("StaticCache.lookup() misses another file of the same size and mtime",
     Deno.utimeSync(`${dir}/b.js`, 1_000_000, 1_000_000);
     read(cache, `${dir}/a.js`);
     strictEqual(
-      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/b.js`)),
+      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/b.js`), ROOT),
       null,
     );
     Deno.renameSync(`${dir}/b.js`, `${dir}/a.js`);
     strictEqual(
-      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`)),
+      cache.lookup(`${dir}/a.js`, Deno.statSync(`${dir}/a.js`), ROOT),
       null,
     );
   } finally {
@@ -341,10 +348,41 @@ Deno.test("StaticCache charges each file its objects: a folder of tiny files fil
       read(cache, `${dir}/f${i}`);
     }
     const held = Array.from({ length: 10 }, (_, i) => `${dir}/f${i}`).filter(
-      (path) => cache.lookup(path, Deno.statSync(path)) !== null,
+      (path) => cache.lookup(path, Deno.statSync(path), ROOT) !== null,
     );
     deepStrictEqual(held, [`${dir}/f7`, `${dir}/f8`, `${dir}/f9`]);
     strictEqual(cache.totalBytes, 3 * (2 + E));
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
+Deno.test("StaticCache.lookup() misses a file proved inside another root; proved for this one too, its one copy serves both", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const cache = new StaticCache();
+    const path = `${dir}/lnk/a.js`;
+    Deno.mkdirSync(`${dir}/lnk`);
+    Deno.writeTextFileSync(path, "private");
+    using file = Deno.openSync(path);
+    // Proved inside `alias $D/lnk/`; asked for under `root $D`.
+    cache.load(path, file, file.statSync(), `${dir}/lnk`);
+    const info = Deno.statSync(path);
+    deepStrictEqual(
+      [
+        cache.lookup(path, info, dir) === null,
+        cache.lookup(path, info, `${dir}/lnk`) === null,
+      ],
+      [true, false],
+    );
+    // Proved inside `root $D` too (a location of its own): both roots hit
+    // the one copy, read once.
+    const first = cache.lookup(path, info, `${dir}/lnk`);
+    strictEqual(cache.load(path, file, info, dir), first);
+    deepStrictEqual(
+      [cache.lookup(path, info, dir), cache.lookup(path, info, `${dir}/lnk`)],
+      [first, first],
+    );
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }

@@ -181,3 +181,32 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "proveSettledInside() remembers a proof for its root and path only: a link from another root to a proved file is outside",
+  { ignore: !LINKS },
+  async () => {
+    const { dir, root } = tree();
+    try {
+      // secret/a.js is another location's (`alias $D/secret/`); html/out
+      // leads there from the root.
+      const secret = join(dir, "secret");
+      const outside = join(secret, "a.js");
+      await Deno.symlink("../secret", join(root, "out"));
+      await settled(secret, outside);
+      const through = join(root, "out", "a.js");
+      // Twice: the first answer must not be remembered as the file's.
+      deepStrictEqual(
+        [
+          prove(secret, outside),
+          prove(root, through),
+          prove(secret, outside),
+          prove(root, through),
+        ],
+        ["inside", "outside", "inside", "outside"],
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
