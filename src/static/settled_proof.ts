@@ -260,6 +260,14 @@ function provedChain(
 ): Proof | "link" {
   const rel = relative(root, path);
   if (rel === "") {
+    // An alias naming a file (`location = /favicon.ico { alias …/f.ico; }`)
+    // is its own folder: inside when what was opened is what that
+    // configured name designates now (its path is the configuration's,
+    // links too, as a root's own path is).
+    if (info.isFile) {
+      hook?.("root", root);
+      return sameFile(Deno.statSync(root), info) ? INSIDE : OUTSIDE;
+    }
     if (within === undefined || !info.isDirectory) return OUTSIDE;
     within(root);
     return INSIDE;

@@ -62,6 +62,9 @@ ${TEMP}
     location ~ ^/u/(\\w+)/(.*)$ { alias ./$1/x/$2; }
     location ~ ^/img/(.*)$ { alias w/img_$1; }
     location ~ ^/v/(.*)$ { set $site w; alias ./$site/$1; }
+    location = /favicon.ico { alias w/img_a.png; }
+    location /one { alias w/f.txt; }
+    location = /lf.txt { alias html/lnk/p.txt; }
   }
 }
 `;
@@ -103,6 +106,12 @@ const ROWS: [string, string, string, boolean][] = [
   // folder is $D.
   ["/v/f.txt", "200 WF", "200 WF", false],
   ["/v/lnk/p.txt", "200 PRIVATE", "200 PRIVATE", false],
+  // An alias naming a file (favicon.ico, robots.txt): the file is its own
+  // folder (it was 403 with the link line). Its whole path is the
+  // configuration's, links too, as a root's own path is.
+  ["/favicon.ico", "200 IMG", "200 IMG", false],
+  ["/one", "200 WF", "200 WF", false],
+  ["/lf.txt", "200 PRIVATE", "200 PRIVATE", false],
 ];
 
 /** `200 BODY`, or the status alone. */
