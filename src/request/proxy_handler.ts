@@ -50,6 +50,14 @@ export class ProxyHandler {
    * when they are streamed.
    */
   readonly #buffering: RequestBuffering | undefined;
+  /**
+   * The same settings whatever `proxy_request_buffering` says: a chunked
+   * body to an HTTP/1.0 upstream is read whole first, as nginx reads it
+   * (ngx_http_proxy_handler sets no `request_body_no_buffering` for a
+   * chunked body unless the version is 1.1): HTTP/1.0 has no chunked
+   * framing (RFC 9112 §6.1).
+   */
+  readonly #wholeBody: RequestBuffering | undefined;
   /** `client_body_timeout` of every body being read: one interval. */
   readonly #bodyDeadlines = new BodyDeadlines();
   /**
@@ -72,14 +80,13 @@ export class ProxyHandler {
       timeoutMs: body.clientBodyTimeoutMs,
       deadlines: this.#bodyDeadlines,
     };
-    this.#buffering = body?.proxyRequestBuffering
-      ? {
-        bufferSize: body.clientBodyBufferSize,
-        timeoutMs: body.clientBodyTimeoutMs,
-        temp: new TempFiles(body.clientBodyTempPath),
-        deadlines: this.#bodyDeadlines,
-      }
-      : undefined;
+    this.#wholeBody = body === undefined ? undefined : {
+      bufferSize: body.clientBodyBufferSize,
+      timeoutMs: body.clientBodyTimeoutMs,
+      temp: new TempFiles(body.clientBodyTempPath),
+      deadlines: this.#bodyDeadlines,
+    };
+    this.#buffering = body?.proxyRequestBuffering ? this.#wholeBody : undefined;
     this.#registry = new UpstreamRegistry(conf.upstreams, {
       ...(deps.onConnect ? { onConnect: deps.onConnect } : {}),
       ...(deps.transport ? { transport: deps.transport } : {}),
@@ -183,7 +190,12 @@ export class ProxyHandler {
         ? request.clientFields ?? null
         : null,
       tries: request.tries,
-      buffering: this.#buffering,
+      buffering: this.#buffering ??
+        (request.fields.transferEncoding !== null &&
+            content.conf.fastcgi === undefined &&
+            content.conf.proxyHttpVersion === "1.0"
+          ? this.#wholeBody
+          : undefined),
       bodyTimeout: this.#bodyTimeout,
       // Read when a rewritten Location needs it, not made per request.
       originOf: flow,
