@@ -88,13 +88,11 @@ async function post(port: number, path: string, body: string) {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
     let chunks = "";
-    for (
-      let at = 0, size = 1;
-      at < body.length;
-      at += size, size = size % 5 + 1
-    ) {
-      const piece = body.slice(at, at + size);
+    let at = 0;
+    for (let i = 0; at < body.length; i++) {
+      const piece = body.slice(at, at + i % 5 + 1);
       chunks += `${piece.length.toString(16)}\r\n${piece}\r\n`;
+      at += piece.length;
     }
     await writeText(
       conn,
