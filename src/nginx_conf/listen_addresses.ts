@@ -50,9 +50,10 @@ export class ListenAddresses {
    */
   add(listen: Listen, server: object, tuned: boolean): string | null {
     // As nginx prints the socket's address (`addr_text`).
-    const text = listen.hostname.includes(":")
-      ? `[${listen.hostname}]:${listen.port}`
-      : `${listen.hostname}:${listen.port}`;
+    const host = resolvedIpv4(listen.hostname) ?? listen.hostname;
+    const text = host.includes(":")
+      ? `[${host}]:${listen.port}`
+      : `${host}:${listen.port}`;
     const seen = this.#seen.get(text);
     if (seen === undefined) {
       this.#seen.set(text, {
@@ -74,4 +75,39 @@ export class ListenAddresses {
     }
     return null;
   }
+}
+
+/**
+ * An IPv4 address nginx's `ngx_inet_addr` does not read (fewer than four
+ * parts, hex, octal), as getaddrinfo then resolves it (inet_aton: each
+ * part decimal, `0`-led octal or `0x` hex, the last filling the bytes
+ * left), dotted: `127.1` and `2130706433` are `127.0.0.1`. Four decimal
+ * parts are `ngx_inet_addr`'s, read as written (`127.000.000.001`).
+ *
+ * @param host The `listen` address as written.
+ * @returns The dotted address, or `null` when it is not such a number.
+ */
+function resolvedIpv4(host: string): string | null {
+  const parts = host.split(".");
+  if (parts.length > 4 || parts.length === 0) return null;
+  if (parts.length === 4 && parts.every((p) => /^\d{1,3}$/.test(p))) {
+    return null;
+  }
+  const values: number[] = [];
+  for (const part of parts) {
+    if (/^0x[0-9a-f]+$/i.test(part)) values.push(parseInt(part, 16));
+    else if (/^0[0-7]*$/.test(part)) values.push(parseInt(part, 8));
+    else if (/^[1-9]\d*$/.test(part)) values.push(Number(part));
+    else return null;
+  }
+  const last = values.pop()!;
+  if (values.some((v) => v > 255) || last >= 256 ** (4 - values.length)) {
+    return null;
+  }
+  let address = last;
+  for (let i = 0; i < values.length; i++) {
+    address += values[i]! * 256 ** (3 - i);
+  }
+  return [24, 16, 8, 0].map((shift) => Math.floor(address / 2 ** shift) % 256)
+    .join(".");
 }
