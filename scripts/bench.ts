@@ -522,10 +522,11 @@ function locationsConf(lab: Lab, port: number, many: boolean): string {
       ),
     ].join("\n    ")
     : "";
-  return `events {}
+  // The main level's log named, as in tlsConf.
+  return `error_log ${lab.dir}/gw-conf-error.log;
+events {}
 http {
   access_log off;
-  error_log ${lab.dir}/gw-conf-error.log;
   client_max_body_size 2m;
   upstream app { server 127.0.0.1:${lab.upstreamPort}; keepalive 64; }
   server {
@@ -549,10 +550,12 @@ http {
  */
 function tlsConf(lab: Lab, port: number, name: string): string {
   const { dir, www, upstreamPort, cert } = lab;
-  return `events {}
+  // The main level's log named: the default one is logs/error.log under
+  // the prefix, the folder above the lab's (/tmp).
+  return `error_log ${dir}/${name}-error.log crit;
+events {}
 http {
   access_log off;
-  error_log ${dir}/${name}-error.log crit;
   client_max_body_size 2m;
   keepalive_requests 1000000;
   types { text/html html; application/javascript js; }
