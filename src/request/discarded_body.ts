@@ -3,6 +3,15 @@
  * answered (ngx_http_discard_request_body), for the `$content_length` an
  * access line then reads: only when a line reads it.
  *
+ * Where it differs from nginx (README, discarded-body-length): nginx's
+ * figure for a body cut short is what its chunk parser still wanted, at
+ * least a `large_client_header_buffers` buffer, so more than 8192 for a cut
+ * inside a chunk over 8 KiB or with larger buffers; the wait is nginx's
+ * default `lingering_timeout`, not the configured one; and the body is read
+ * once the exchange is over, when a body whose end came after the answer
+ * can no longer be read (Deno.serve has read it for the next request), so
+ * it counts as cut where nginx logs 0.
+ *
  * @module
  */
 
